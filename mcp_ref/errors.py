@@ -1,0 +1,111 @@
+"""Error classes and the JSON-RPC error codes the spec uses.
+
+Three kinds of fault, after h11's ``_util.py``:
+
+* :class:`LocalProtocolError` -- *we* were asked to do something the spec
+  forbids (send a request for a capability the peer lacks, answer a request
+  twice, encode a type the negotiated revision does not have). Raised before
+  anything reaches the wire.
+* :class:`RemoteProtocolError` -- the *peer* broke the spec. Carries the code
+  of the error response it maps to.
+* :class:`MCPError` -- the peer answered one of our requests with a JSON-RPC
+  error response.
+
+Every one of them carries an :class:`ErrorCode` (or, for ``MCPError``, the
+integer the peer sent, which may lie outside the enum).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+__all__ = [
+    "ErrorCode",
+    "MCPRefError",
+    "ProtocolError",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "DecodeError",
+    "MCPError",
+    "ConnectionClosed",
+    "RequestTimeout",
+]
+
+
+class ErrorCode(enum.IntEnum):
+    """JSON-RPC error codes named by the MCP spec (and JSON-RPC 2.0 itself).
+
+    Spec codes only: never 0, never an HTTP status. Implementation-specific
+    codes live in -32000..-32099 (schema.ts, "JSON-RPC types"); mcp_ref does
+    not invent any.
+    """
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    # server/resources#error-handling
+    RESOURCE_NOT_FOUND = -32002
+    # client/elicitation#url-elicitation-required-error
+    URL_ELICITATION_REQUIRED = -32042
+
+
+class MCPRefError(Exception):
+    """Base of every exception mcp_ref raises on purpose."""
+
+
+class ProtocolError(MCPRefError):
+    """A breach of the protocol. ``code`` is the JSON-RPC code it maps to."""
+
+    def __init__(self, message: str, code: int = ErrorCode.INVALID_REQUEST, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = int(code)
+        self.data = data
+
+
+class LocalProtocolError(ProtocolError):
+    """We were asked to break the spec; nothing was sent."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke the spec."""
+
+
+class DecodeError(RemoteProtocolError):
+    """A JSON value does not match the type it should decode to.
+
+    ``path`` is the dotted location of the first problem ("params.arguments"),
+    and ``str(err)`` reads "params.arguments: expected object".
+    """
+
+    def __init__(self, path: str, problem: str, code: int = ErrorCode.INVALID_PARAMS) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}" if path else problem, code)
+
+
+class MCPError(MCPRefError):
+    """The peer answered our request with a JSON-RPC error response."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ConnectionClosed(MCPRefError):
+    """The session ended (EOF, transport failure or shutdown) before an answer came."""
+
+
+class RequestTimeout(MCPRefError):
+    """A request received no response within its timeout; a cancellation was sent."""
+
+    def __init__(self, method: str, timeout: float, kind: str = "idle") -> None:
+        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout); request cancelled")
+        self.method = method
+        self.timeout = timeout
+        self.kind = kind

@@ -1,0 +1,84 @@
+"""Conventions shared by every module of the data model.
+
+* Classes are ``attrs.frozen(kw_only=True)`` and take their names from
+  ``schema.ts`` verbatim; fields are snake_case. The wire name of a field is
+  its name in camelCase, except ``meta`` which is ``_meta``. A field may name
+  another wire key with ``metadata={"wire": "..."}``.
+* An optional field has the default ``None`` and is left out of the JSON when
+  it is ``None``. A required field has no default and is always written, so a
+  required nullable field (``Task.ttl``) is written as ``null``.
+* Revisions: a class that first appears after 2025-03-26 is decorated with
+  :func:`since`; a field that first appears later than its class carries
+  ``metadata=NEW_IN_2025_06_18`` or ``NEW_IN_2025_11_25``. Encoding for an
+  older revision leaves such fields out and refuses such classes.
+* Open types (``Result`` and everything that extends it; TypeScript index
+  signature ``[key: string]: unknown``) have an ``extra`` field that keeps the
+  keys this model does not know and writes them back out.
+* Unions whose members cannot be told apart by a literal field register a
+  discriminator function with :func:`discriminate`.
+"""
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
+
+__all__ = [
+    "REVISIONS",
+    "LATEST_PROTOCOL_VERSION",
+    "JSONRPC_VERSION",
+    "NEW_IN_2025_06_18",
+    "NEW_IN_2025_11_25",
+    "since",
+    "since_of",
+    "discriminate",
+    "UNION_DISCRIMINATORS",
+    "EXTRA",
+    "wire_name",
+]
+
+#: The revisions mcp_ref negotiates, oldest first.
+REVISIONS: Final = ("2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_PROTOCOL_VERSION: Final = "2025-11-25"
+JSONRPC_VERSION: Final = "2.0"
+
+NEW_IN_2025_06_18: Final[Mapping[str, Any]] = {"since": "2025-06-18"}
+NEW_IN_2025_11_25: Final[Mapping[str, Any]] = {"since": "2025-11-25"}
+#: metadata of the catch-all field of open types
+EXTRA: Final[Mapping[str, Any]] = {"extra": True}
+
+T = TypeVar("T", bound=type)
+
+
+def since(revision: str) -> Callable[[T], T]:
+    """Mark a class as first defined in ``revision``."""
+    if revision not in REVISIONS:
+        raise ValueError(f"unknown revision {revision!r}")
+
+    def mark(cls: T) -> T:
+        cls.__mcp_since__ = revision  # type: ignore[attr-defined]
+        return cls
+
+    return mark
+
+
+def since_of(cls: type) -> str:
+    """The revision a class first appears in (2025-03-26 when unmarked)."""
+    return getattr(cls, "__mcp_since__", REVISIONS[0])
+
+
+#: union type -> function(json value) -> member class (or None: not decidable)
+UNION_DISCRIMINATORS: dict[Any, Callable[[Any], type | None]] = {}
+
+
+def discriminate(union: Any, chooser: Callable[[Any], type | None]) -> None:
+    """Register how to pick the member of ``union`` a JSON value decodes to."""
+    UNION_DISCRIMINATORS[union] = chooser
+
+
+def wire_name(field_name: str, metadata: Mapping[str, Any] | None = None) -> str:
+    """The JSON key of a field: ``meta`` -> ``_meta``, snake_case -> camelCase."""
+    if metadata and "wire" in metadata:
+        return str(metadata["wire"])
+    if field_name == "meta":
+        return "_meta"
+    head, *rest = field_name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)

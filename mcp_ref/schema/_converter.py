@@ -1,0 +1,460 @@
+"""The one cattrs converter: JSON values <-> attrs classes.
+
+One converter *definition* (:func:`_build`), instantiated once per protocol
+revision: structuring is identical in all of them (decoding is tolerant of
+newer fields), unstructuring for an older revision leaves out the fields that
+revision lacks and refuses classes it does not have (LocalProtocolError,
+before anything reaches the wire). See ``spec_notes/schema.md``.
+
+Structuring is strict: no coercion of any kind (``"1"`` is not an integer,
+``true`` is not a number), and every failure is a :class:`DecodeError` whose
+path names the wire keys, e.g. ``params.arguments: expected object``.
+"""
+
+import functools
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_unstructure_fn, override
+
+from ..errors import DecodeError, ErrorCode, LocalProtocolError
+from ._base import LATEST_PROTOCOL_VERSION, REVISIONS, UNION_DISCRIMINATORS, since_of, wire_name
+
+__all__ = ["converter_for", "encode", "decode", "wire_fields", "WireField"]
+
+T = TypeVar("T")
+_NoneType = type(None)
+
+
+@attrs.frozen
+class WireField:
+    """How one attrs field appears on the wire."""
+
+    name: str
+    wire: str
+    type: Any
+    required: bool  # required on the wire (schema requiredness)
+    since: str
+    extra: bool  # the catch-all of an open type
+
+
+def _is_literal(tp: Any) -> bool:
+    return get_origin(tp) is Literal
+
+
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (Union, types.UnionType)
+
+
+@functools.cache
+def wire_fields(cls: type) -> tuple[WireField, ...]:
+    """The wire layout of an attrs class of the data model."""
+    attrs.resolve_types(cls)
+    out = []
+    cls_since = since_of(cls)
+    for f in attrs.fields(cls):
+        md = f.metadata or {}
+        # A field is required on the wire when it has no default, or when it
+        # is a constant / discriminator (a non-optional Literal with a default,
+        # such as ``jsonrpc``, ``method`` or a content block's ``type``).
+        required = f.default is attrs.NOTHING or (_is_literal(f.type) and f.default is not None)
+        out.append(
+            WireField(
+                name=f.name,
+                wire=wire_name(f.name, md),
+                type=f.type,
+                required=required and not md.get("extra", False),
+                since=max(cls_since, md.get("since", cls_since)),
+                extra=bool(md.get("extra", False)),
+            )
+        )
+    return tuple(out)
+
+
+# -- structuring ---------------------------------------------------------------
+
+_JSON_TYPE_NAMES = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    dict: "object",
+    list: "array",
+    _NoneType: "null",
+}
+
+
+def _describe(tp: Any) -> str:
+    if tp in _JSON_TYPE_NAMES:
+        return _JSON_TYPE_NAMES[tp]
+    if _is_literal(tp):
+        return "one of " + ", ".join(repr(v) for v in get_args(tp))
+    origin = get_origin(tp)
+    if origin in _JSON_TYPE_NAMES:
+        return _JSON_TYPE_NAMES[origin]
+    if origin in (Mapping, typing.Mapping):
+        return "object"
+    if attrs.has(tp):
+        return "object"
+    if _is_union(tp):
+        return " or ".join(dict.fromkeys(_describe(a) for a in get_args(tp)))
+    return getattr(tp, "__name__", repr(tp))
+
+
+def _fail(expected: Any) -> DecodeError:
+    return DecodeError("", f"expected {expected if isinstance(expected, str) else _describe(expected)}")
+
+
+def _structure_str(value: Any, _: Any) -> str:
+    if type(value) is not str:
+        raise _fail(str)
+    return value
+
+
+def _structure_int(value: Any, _: Any) -> int:
+    if type(value) is not int:
+        # JSON has one number type; 3.0 is accepted as the integer 3 only when
+        # a peer's encoder wrote it so. Never coerce strings or booleans.
+        if type(value) is float and value.is_integer():
+            return int(value)
+        raise _fail(int)
+    return value
+
+
+def _structure_float(value: Any, _: Any) -> float:
+    if type(value) is int or type(value) is float:
+        return value  # kept as given, so it re-encodes to the same JSON
+    raise _fail(float)
+
+
+def _structure_bool(value: Any, _: Any) -> bool:
+    if type(value) is not bool:
+        raise _fail(bool)
+    return value
+
+
+def _structure_any(value: Any, _: Any) -> Any:
+    return value
+
+
+def _prefix(err: DecodeError, segment: str | int) -> DecodeError:
+    seg = f"[{segment}]" if isinstance(segment, int) else segment
+    if not err.path:
+        path = seg
+    elif err.path.startswith("["):
+        path = seg + err.path
+    else:
+        path = f"{seg}.{err.path}"
+    new = DecodeError(path, err.problem, err.code)
+    new.__cause__ = err.__cause__
+    return new
+
+
+class _Factories:
+    """Hook factories bound to one converter."""
+
+    def __init__(self, conv: cattrs.Converter, revision: str) -> None:
+        self.conv = conv
+        self.revision = revision
+
+    # ---- structure
+    def literal(self, tp: Any) -> Callable[[Any, Any], Any]:
+        allowed = get_args(tp)
+        expected = _describe(tp)
+
+        def structure(value: Any, _: Any) -> Any:
+            # bool is an int in Python: compare types as well as values
+            for a in allowed:
+                if value == a and type(value) is type(a):
+                    return a
+            raise _fail(expected)
+
+        return structure
+
+    def list_(self, tp: Any) -> Callable[[Any, Any], Any]:
+        args = get_args(tp)
+        item = args[0] if args else Any
+        if item is Any:
+
+            def structure_any_list(value: Any, _: Any) -> Any:
+                if type(value) is not list:
+                    raise _fail(list)
+                return value
+
+            return structure_any_list
+        conv = self.conv
+
+        def structure(value: Any, _: Any) -> Any:
+            if type(value) is not list:
+                raise _fail(list)
+            hook = conv.get_structure_hook(item)
+            out = []
+            for i, v in enumerate(value):
+                try:
+                    out.append(hook(v, item))
+                except DecodeError as e:
+                    raise _prefix(e, i) from None
+            return out
+
+        return structure
+
+    def dict_(self, tp: Any) -> Callable[[Any, Any], Any]:
+        args = get_args(tp)
+        val = args[1] if len(args) == 2 else Any
+        if val is Any or val is object:
+
+            def structure_any_dict(value: Any, _: Any) -> Any:
+                if type(value) is not dict:
+                    raise _fail(dict)
+                return value
+
+            return structure_any_dict
+        conv = self.conv
+
+        def structure(value: Any, _: Any) -> Any:
+            if type(value) is not dict:
+                raise _fail(dict)
+            hook = conv.get_structure_hook(val)
+            out = {}
+            for k, v in value.items():
+                try:
+                    out[k] = hook(v, val)
+                except DecodeError as e:
+                    raise _prefix(e, k) from None
+            return out
+
+        return structure
+
+    def union(self, tp: Any) -> Callable[[Any, Any], Any]:
+        members = get_args(tp)
+        optional = _NoneType in members
+        members = tuple(m for m in members if m is not _NoneType)
+        conv = self.conv
+        expected = _describe(tp)
+        chooser = UNION_DISCRIMINATORS.get(tp)
+        if chooser is None and len(members) > 1 and all(attrs.has(m) for m in members):
+            chooser = _literal_discriminator(members)
+        inner: Any = members[0] if len(members) == 1 else Union[members]  # noqa: UP007
+
+        def structure(value: Any, _: Any) -> Any:
+            if value is None:
+                if optional:
+                    return None
+                raise _fail(expected)
+            if len(members) == 1:
+                return conv.get_structure_hook(inner)(value, inner)
+            if chooser is not None:
+                if type(value) is not dict:
+                    raise _fail(dict)
+                cls = chooser(value)
+                if cls is not None:
+                    return conv.get_structure_hook(cls)(value, cls)
+            # Try each member in turn; the first that decodes wins. The most
+            # demanding members (most required keys) go first.
+            first_err: DecodeError | None = None
+            for m in _by_demand(members):
+                try:
+                    return conv.get_structure_hook(m)(value, m)
+                except DecodeError as e:
+                    first_err = first_err or e
+            if chooser is not None and first_err is not None:
+                raise first_err
+            raise _fail(expected)
+
+        return structure
+
+    def attrs_class(self, cls: type) -> Callable[[Any, Any], Any]:
+        fields = wire_fields(cls)
+        plain = [f for f in fields if not f.extra]
+        extra_name = next((f.name for f in fields if f.extra), None)
+        known = frozenset(f.wire for f in plain)
+        conv = self.conv
+        hooks: dict[str, Callable[[Any, Any], Any]] = {}
+
+        def structure(value: Any, _: Any) -> Any:
+            if type(value) is not dict:
+                raise _fail(dict)
+            kwargs: dict[str, Any] = {}
+            for f in plain:
+                if f.wire in value:
+                    hook = hooks.get(f.name)
+                    if hook is None:
+                        hook = hooks[f.name] = conv.get_structure_hook(f.type)
+                    try:
+                        kwargs[f.name] = hook(value[f.wire], f.type)
+                    except DecodeError as e:
+                        raise _prefix(e, f.wire) from None
+                elif f.required:
+                    raise DecodeError(f.wire, "required field missing")
+            if extra_name is not None and len(value) > len(kwargs):
+                kwargs[extra_name] = {k: v for k, v in value.items() if k not in known}
+            try:
+                return cls(**kwargs)
+            except (TypeError, ValueError) as e:  # a validator of the class refused
+                raise DecodeError("", str(e)) from e
+
+        return structure
+
+    # ---- unstructure
+    def attrs_unstructure(self, cls: type) -> Callable[[Any], Any]:
+        revision = self.revision
+        if since_of(cls) > revision:
+            name = cls.__name__
+
+            def refuse(obj: Any) -> Any:
+                raise LocalProtocolError(
+                    f"{name} does not exist in protocol revision {revision}", ErrorCode.INVALID_REQUEST
+                )
+
+            return refuse
+        overrides: dict[str, Any] = {}
+        extra_name = None
+        for f in wire_fields(cls):
+            if f.extra:
+                extra_name = f.name
+                overrides[f.name] = override(omit=True)
+            elif f.since > revision:
+                overrides[f.name] = override(omit=True)
+            else:
+                optional = attrs.fields_dict(cls)[f.name].default is None
+                overrides[f.name] = override(rename=f.wire, omit_if_default=optional)
+        fn = make_dict_unstructure_fn(cls, self.conv, **overrides)
+        if extra_name is not None:
+            fn = _merging_extra(fn, extra_name)
+        if cls.__subclasses__():
+            # A field typed with a base class (``result: Result``) may hold a
+            # subclass instance: encode what is there, not what is declared.
+            fn = self._by_runtime_class(cls, fn)
+        return fn
+
+    def _by_runtime_class(self, cls: type, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        conv = self.conv
+
+        def dispatch(obj: Any) -> Any:
+            if obj.__class__ is cls:
+                return fn(obj)
+            return conv.unstructure(obj)
+
+        return dispatch
+
+
+def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any], Any]:
+    def with_extra(obj: Any) -> Any:
+        out = fn(obj)
+        extra = getattr(obj, extra_name)
+        if extra:
+            for k, v in extra.items():
+                out.setdefault(k, v)  # a known field always wins over a stray key
+        return out
+
+    return with_extra
+
+
+def _literal_discriminator(members: tuple[type, ...]) -> Callable[[Any], type | None] | None:
+    """Find a key whose literal values tell the members apart."""
+    candidates: set[str] | None = None
+    for m in members:
+        keys = {f.wire for f in wire_fields(m) if _literal_values(f.type)}
+        candidates = keys if candidates is None else candidates & keys
+    for key in sorted(candidates or ()):
+        table: dict[Any, type] = {}
+        default: type | None = None
+        ok = True
+        for m in members:
+            f = next(f for f in wire_fields(m) if f.wire == key)
+            if not f.required:
+                if default is not None:
+                    ok = False
+                default = m
+            for v in _literal_values(f.type):
+                if v in table:
+                    ok = False
+                table[v] = m
+        if ok:
+            return lambda value, _t=table, _k=key, _d=default: (
+                _t.get(value[_k]) if _k in value and type(value[_k]) is str else (_d if _k not in value else None)
+            )
+    return None
+
+
+def _literal_values(tp: Any) -> tuple[Any, ...]:
+    if _is_literal(tp):
+        return get_args(tp)
+    if _is_union(tp):
+        vals: tuple[Any, ...] = ()
+        for a in get_args(tp):
+            if a is _NoneType:
+                continue
+            if not _is_literal(a):
+                return ()
+            vals += get_args(a)
+        return vals
+    return ()
+
+
+def _by_demand(members: tuple[Any, ...]) -> list[Any]:
+    def demand(m: Any) -> int:
+        return -sum(1 for f in wire_fields(m) if f.required) if attrs.has(m) else 0
+
+    return sorted(members, key=demand)
+
+
+def _is_list(tp: Any) -> bool:
+    return tp is list or get_origin(tp) is list
+
+
+def _is_dict(tp: Any) -> bool:
+    return tp is dict or get_origin(tp) in (dict, Mapping, typing.Mapping)
+
+
+def _identity(obj: Any) -> Any:
+    return obj
+
+
+def _build(revision: str) -> cattrs.Converter:
+    conv = cattrs.Converter()
+    fac = _Factories(conv, revision)
+    conv.register_structure_hook(str, _structure_str)
+    conv.register_structure_hook(int, _structure_int)
+    conv.register_structure_hook(float, _structure_float)
+    conv.register_structure_hook(bool, _structure_bool)
+    conv.register_structure_hook_func(lambda t: t is Any or t is object, _structure_any)
+    conv.register_structure_hook_factory(_is_literal, fac.literal)
+    conv.register_structure_hook_factory(_is_list, fac.list_)
+    conv.register_structure_hook_factory(_is_dict, fac.dict_)
+    conv.register_structure_hook_factory(_is_union, fac.union)
+    conv.register_structure_hook_factory(attrs.has, fac.attrs_class)
+    # JSON values held as Any / dict[str, Any] / list[Any] are already JSON.
+    conv.register_unstructure_hook_func(
+        lambda t: t is Any or (_is_dict(t) and get_args(t)[1:] in ((Any,), (object,), ())), _identity
+    )
+    conv.register_unstructure_hook_factory(attrs.has, fac.attrs_unstructure)
+    return conv
+
+
+@functools.cache
+def converter_for(revision: str = LATEST_PROTOCOL_VERSION) -> cattrs.Converter:
+    """The converter that encodes for ``revision`` (decoding is the same in all)."""
+    if revision not in REVISIONS:
+        raise LocalProtocolError(f"unsupported protocol revision {revision!r}")
+    return _build(revision)
+
+
+def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
+    """Turn a model instance into JSON-ready Python values for ``revision``."""
+    return converter_for(revision).unstructure(obj)
+
+
+def decode(value: Any, tp: type[T] | Any) -> T:
+    """Decode a JSON value into ``tp``; :class:`DecodeError` names the failing path."""
+    conv = converter_for(LATEST_PROTOCOL_VERSION)
+    try:
+        return conv.get_structure_hook(tp)(value, tp)  # type: ignore[no-any-return]
+    except DecodeError:
+        raise
+    except RecursionError as e:
+        raise DecodeError("", "value nested too deeply") from e

@@ -1,0 +1,122 @@
+"""schema.ts "JSON-RPC types" and "Empty result": the message envelopes.
+
+The engine reads envelopes straight off the decoded JSON (``mcp_ref.basic.jsonrpc``)
+and uses these classes for the typed messages it builds and emits; they are
+also what the completeness tests hold against schema.json.
+"""
+
+from typing import Any, Literal
+
+from attrs import field, frozen
+
+from ._base import EXTRA
+
+__all__ = [
+    "RequestId",
+    "ProgressToken",
+    "Cursor",
+    "RequestParams",
+    "NotificationParams",
+    "Request",
+    "Notification",
+    "Result",
+    "EmptyResult",
+    "Error",
+    "JSONRPCRequest",
+    "JSONRPCNotification",
+    "JSONRPCResultResponse",
+    "JSONRPCErrorResponse",
+    "JSONRPCResponse",
+    "JSONRPCMessage",
+]
+
+#: A request id: a string or an integer, never null, never coerced.
+RequestId = str | int
+ProgressToken = str | int
+Cursor = str
+
+
+@frozen(kw_only=True)
+class RequestParams:
+    """Params every request may carry. ``meta`` may hold ``progressToken``."""
+
+    meta: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class NotificationParams:
+    meta: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class Request:
+    """A request with untyped params (``schema.ts`` ``Request``)."""
+
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class Result:
+    """Base of every result. Open: unknown keys are kept in ``extra`` and re-emitted."""
+
+    meta: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
+
+
+#: A response that indicates success but carries no data.
+EmptyResult = Result
+
+
+@frozen(kw_only=True)
+class Error:
+    code: int
+    message: str
+    data: Any = None
+
+
+@frozen(kw_only=True)
+class JSONRPCRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class JSONRPCNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: str
+    params: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class JSONRPCResultResponse:
+    """A successful response (named ``JSONRPCResponse`` in 2025-06-18 and earlier)."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId
+    result: Result
+
+
+@frozen(kw_only=True)
+class JSONRPCErrorResponse:
+    """An error response (``JSONRPCError`` before 2025-11-25).
+
+    ``id`` is absent only when the request's id could not be read
+    (basic/index#error-responses).
+    """
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    error: Error
+    id: RequestId | None = None
+
+
+JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse
+JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse

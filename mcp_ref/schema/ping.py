@@ -1,0 +1,17 @@
+"""schema.ts "Ping"."""
+
+from typing import Literal
+
+from attrs import frozen
+
+from .jsonrpc import RequestId, RequestParams
+
+__all__ = ["PingRequest"]
+
+
+@frozen(kw_only=True)
+class PingRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["ping"] = "ping"
+    id: RequestId
+    params: RequestParams | None = None

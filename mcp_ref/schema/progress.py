@@ -1,0 +1,24 @@
+"""schema.ts "Progress notifications"."""
+
+from typing import Literal
+
+from attrs import frozen
+
+from .jsonrpc import NotificationParams, ProgressToken
+
+__all__ = ["ProgressNotificationParams", "ProgressNotification"]
+
+
+@frozen(kw_only=True)
+class ProgressNotificationParams(NotificationParams):
+    progress_token: ProgressToken
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@frozen(kw_only=True)
+class ProgressNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/progress"] = "notifications/progress"
+    params: ProgressNotificationParams
