@@ -28,6 +28,7 @@ __all__ = [
     "RemoteProtocolError",
     "DecodeError",
     "MCPError",
+    "MessageTooLarge",
     "ConnectionClosed",
     "RequestTimeout",
 ]
@@ -85,6 +86,19 @@ class DecodeError(RemoteProtocolError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}" if path else problem, code)
+
+
+class MessageTooLarge(RemoteProtocolError):
+    """A transport discarded an incoming message longer than its limit.
+
+    The transport stays usable: the oversized message was skipped whole, and
+    the session answers with an Invalid Request error (the id is unknowable).
+    """
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"message of at least {size} bytes exceeds the limit of {limit} bytes", ErrorCode.INVALID_REQUEST)
+        self.size = size
+        self.limit = limit
 
 
 class MCPError(MCPRefError):
