@@ -31,6 +31,7 @@ __all__ = [
     "MessageTooLarge",
     "ConnectionClosed",
     "RequestTimeout",
+    "UnsupportedProtocolVersion",
 ]
 
 
@@ -123,3 +124,15 @@ class RequestTimeout(MCPRefError):
         self.method = method
         self.timeout = timeout
         self.kind = kind
+
+
+class UnsupportedProtocolVersion(MCPRefError):
+    """(client) The server answered initialize with a version we do not speak.
+
+    The session is closed (basic/lifecycle#12: the client disconnects).
+    """
+
+    def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
+        super().__init__(f"server chose protocol version {offered!r}; this client supports {', '.join(supported)}")
+        self.offered = offered
+        self.supported = supported

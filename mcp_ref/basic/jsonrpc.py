@@ -1,0 +1,191 @@
+"""JSON-RPC 2.0 as MCP uses it (basic/index#messages): framing-free codec.
+
+:func:`loads` parses one message (or, where the revision allows, a batch);
+:func:`classify` tells requests, notifications, results and errors apart and
+checks the envelope; :func:`dumps` writes compact UTF-8 JSON with no newline.
+
+Ids are strings or integers, never null and never coerced: ``"1"`` and ``1``
+name different requests.
+"""
+
+import json
+from typing import Any
+
+from attrs import frozen
+
+from ..errors import ErrorCode, RemoteProtocolError
+
+__all__ = [
+    "RawRequest",
+    "RawNotification",
+    "RawResult",
+    "RawError",
+    "RawMessage",
+    "InvalidMessage",
+    "loads",
+    "dumps",
+    "classify",
+    "is_valid_id",
+    "BATCH_REVISIONS",
+]
+
+#: Revisions in which a JSON array of messages (a batch) is allowed (2025-03-26 only).
+BATCH_REVISIONS = frozenset({"2025-03-26"})
+
+
+@frozen
+class RawRequest:
+    id: str | int
+    method: str
+    params: dict[str, Any] | None
+    obj: dict[str, Any]
+
+
+@frozen
+class RawNotification:
+    method: str
+    params: dict[str, Any] | None
+    obj: dict[str, Any]
+
+
+@frozen
+class RawResult:
+    id: str | int
+    result: dict[str, Any]
+
+
+@frozen
+class RawError:
+    id: str | int | None
+    code: int
+    message: str
+    data: Any
+    has_data: bool
+
+
+RawMessage = RawRequest | RawNotification | RawResult | RawError
+
+
+class InvalidMessage(RemoteProtocolError):
+    """The peer sent something that is not a valid MCP JSON-RPC message.
+
+    ``reply_id`` is the id to answer with (None when it could not be read);
+    ``replyable`` is False when the faulty message was a response, which is
+    never answered.
+    """
+
+    def __init__(self, message: str, code: int, reply_id: str | int | None = None, replyable: bool = True) -> None:
+        super().__init__(message, code)
+        self.reply_id = reply_id
+        self.replyable = replyable
+
+
+def is_valid_id(value: Any) -> bool:
+    """[basic/index#4, #5] a request id is a string or an integer, never null (nor bool, nor float)."""
+    t = type(value)
+    return t is str or t is int
+
+
+def _no_constants(name: str) -> Any:
+    # NaN and Infinity are Python extensions, not JSON
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON text; anything that is not JSON is a Parse error (-32700)."""
+    try:
+        if isinstance(data, bytes | bytearray | memoryview):
+            text = bytes(data).decode("utf-8")
+        else:
+            text = data
+        return json.loads(text, parse_constant=_no_constants)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InvalidMessage(f"Parse error: {_short(e)}", ErrorCode.PARSE_ERROR) from e
+
+
+def _short(e: BaseException) -> str:
+    s = str(e) or type(e).__name__
+    return s if len(s) <= 200 else s[:197] + "..."
+
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON. ``ensure_ascii=False`` keeps it compact; JSON strings
+    escape control characters, so the result never holds a raw newline."""
+    return _encoder.encode(obj).encode("utf-8")
+
+
+def classify(obj: Any) -> RawMessage:
+    """Check the JSON-RPC envelope of one message and say what it is.
+
+    Raises :class:`InvalidMessage` (-32600, or -32602 for params that are not an
+    object) for anything else.
+    """
+    if type(obj) is not dict:
+        raise InvalidMessage("Invalid Request: a message must be a JSON object", ErrorCode.INVALID_REQUEST)
+    has_id = "id" in obj
+    raw_id = obj.get("id")
+    id_ok = is_valid_id(raw_id)
+    reply_id = raw_id if id_ok else None
+    # [basic/index#3] every message follows JSON-RPC 2.0: the version member is exactly "2.0"
+    if obj.get("jsonrpc") != "2.0":
+        raise InvalidMessage('Invalid Request: "jsonrpc" must be "2.0"', ErrorCode.INVALID_REQUEST, reply_id)
+    if "method" in obj:
+        method = obj["method"]
+        if type(method) is not str:
+            raise InvalidMessage('Invalid Request: "method" must be a string', ErrorCode.INVALID_REQUEST, reply_id)
+        if "result" in obj or "error" in obj:
+            raise InvalidMessage(
+                "Invalid Request: a message cannot be both a request and a response",
+                ErrorCode.INVALID_REQUEST,
+                reply_id,
+            )
+        params = obj.get("params")
+        if "params" in obj and type(params) is not dict:
+            raise InvalidMessage(
+                'Invalid params: "params" must be an object', ErrorCode.INVALID_PARAMS, reply_id, replyable=has_id
+            )
+        if has_id:
+            if not id_ok:
+                # [basic/index#4, #5] string or integer id, never null
+                raise InvalidMessage(
+                    "Invalid Request: request id must be a string or an integer (not null)", ErrorCode.INVALID_REQUEST
+                )
+            return RawRequest(raw_id, method, params, obj)
+        # [basic/index#14] a notification carries no id (its absence is what makes it one)
+        return RawNotification(method, params, obj)
+    if "result" in obj and "error" in obj:
+        raise InvalidMessage(
+            "Invalid response: both result and error", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
+        )
+    if "result" in obj:
+        # [basic/index#7, #8] a result response carries the request's id and a result object
+        if not id_ok:
+            raise InvalidMessage(
+                "Invalid response: result without a valid id", ErrorCode.INVALID_REQUEST, replyable=False
+            )
+        result = obj["result"]
+        if type(result) is not dict:
+            raise InvalidMessage(
+                "Invalid response: result must be an object", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
+            )
+        return RawResult(raw_id, result)
+    if "error" in obj:
+        err = obj["error"]
+        # [basic/index#10] the id may be missing (or null, in JSON-RPC 2.0 terms) only when unreadable
+        if has_id and raw_id is not None and not id_ok:
+            raise InvalidMessage("Invalid response: bad id", ErrorCode.INVALID_REQUEST, replyable=False)
+        # [basic/index#11, #12] error has an integer code and a string message
+        if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
+            raise InvalidMessage(
+                "Invalid response: error must have an integer code and a string message",
+                ErrorCode.INVALID_REQUEST,
+                reply_id,
+                replyable=False,
+            )
+        return RawError(reply_id, err["code"], err["message"], err.get("data"), "data" in err)
+    raise InvalidMessage(
+        "Invalid Request: neither a request, a notification nor a response", ErrorCode.INVALID_REQUEST, reply_id
+    )

@@ -1,0 +1,201 @@
+"""basic/lifecycle: phases, version negotiation and capability rules.
+
+Everything here is data plus small pure functions; the engine
+(:mod:`mcp_ref.connection`) consults it on every send and receive.
+
+Phases (basic/lifecycle#lifecycle-phases), per role:
+
+========================  ===========================================================
+``AWAITING_INIT``         nothing initialised yet (client: initialize not yet sent;
+                          server: initialize not yet received)
+``INITIALIZING``          client: initialize sent, no answer yet; server: initialize
+                          received, not answered yet
+``AWAITING_INITIALIZED``  client: answer received, notifications/initialized not yet
+                          sent; server: answered, notifications/initialized not received
+``OPERATING``             normal operation
+``CLOSED``                the connection ended (or negotiation failed)
+========================  ===========================================================
+
+The tables say what may be *sent* and what is *accepted* in each phase; a
+method missing from a phase's entry is the protocol error (DESIGN.md section 3).
+"""
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..schema._base import REVISIONS
+
+__all__ = [
+    "Role",
+    "Phase",
+    "SUPPORTED_VERSIONS",
+    "negotiate_version",
+    "ANY",
+    "SEND_REQUESTS",
+    "SEND_NOTIFICATIONS",
+    "ACCEPT_REQUESTS",
+    "ACCEPT_NOTIFICATIONS",
+    "phase_allows",
+    "REQUEST_CAPABILITY",
+    "NOTIFICATION_CAPABILITY",
+    "TASK_REQUEST_CAPABILITY",
+    "has_capability",
+]
+
+
+class Role(enum.Enum):
+    CLIENT = "client"
+    SERVER = "server"
+
+
+class Phase(enum.Enum):
+    AWAITING_INIT = "awaiting-init"
+    INITIALIZING = "initializing"
+    AWAITING_INITIALIZED = "awaiting-initialized"
+    OPERATING = "operating"
+    CLOSED = "closed"
+
+
+#: Newest first: what mcp_ref offers and accepts.
+SUPPORTED_VERSIONS: Final = tuple(reversed(REVISIONS))
+
+
+def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
+    """(server) The version to answer an initialize request with.
+
+    [basic/lifecycle#9] the requested version when we support it;
+    [basic/lifecycle#10, #11] otherwise our latest -- lifecycle#version-negotiation.
+    """
+    return requested if requested in supported else supported[0]
+
+
+#: Marker: every method is allowed in this phase.
+ANY: Final = "*"
+
+_R, _S = Role.CLIENT, Role.SERVER
+_P = Phase
+
+# What each side may SEND in each phase.
+SEND_REQUESTS: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
+    # [basic/lifecycle#1, #2] initialization comes first and the client starts it
+    (_R, _P.AWAITING_INIT): frozenset({"initialize"}),
+    # [basic/lifecycle#5] only pings while the initialize request is unanswered
+    (_R, _P.INITIALIZING): frozenset({"ping"}),
+    (_R, _P.AWAITING_INITIALIZED): frozenset({"ping"}),
+    (_R, _P.OPERATING): frozenset({ANY}),
+    (_S, _P.AWAITING_INIT): frozenset(),
+    # [basic/lifecycle#6] only pings before notifications/initialized
+    (_S, _P.INITIALIZING): frozenset({"ping"}),
+    (_S, _P.AWAITING_INITIALIZED): frozenset({"ping"}),
+    (_S, _P.OPERATING): frozenset({ANY}),
+}
+
+SEND_NOTIFICATIONS: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
+    (_R, _P.AWAITING_INIT): frozenset(),
+    (_R, _P.INITIALIZING): frozenset({"notifications/cancelled"}),
+    # [basic/lifecycle#4] the client announces it is ready
+    (_R, _P.AWAITING_INITIALIZED): frozenset({"notifications/initialized", "notifications/cancelled"}),
+    (_R, _P.OPERATING): frozenset({ANY}),
+    (_S, _P.AWAITING_INIT): frozenset(),
+    # [basic/lifecycle#6] logging (and progress/cancel bookkeeping) is allowed before initialized
+    (_S, _P.INITIALIZING): frozenset({"notifications/message", "notifications/progress", "notifications/cancelled"}),
+    (_S, _P.AWAITING_INITIALIZED): frozenset(
+        {"notifications/message", "notifications/progress", "notifications/cancelled"}
+    ),
+    (_S, _P.OPERATING): frozenset({ANY}),
+}
+
+# What each side ACCEPTS from its peer in each phase; anything else is refused
+# (requests get an error reply, notifications are ignored and reported).
+ACCEPT_REQUESTS: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
+    (_S, _P.AWAITING_INIT): frozenset({"initialize", "ping"}),
+    (_S, _P.INITIALIZING): frozenset({"ping"}),
+    # Once the server has answered initialize, the client may go on; it is
+    # lenient on purpose: on HTTP, requests may overtake notifications/initialized.
+    (_S, _P.AWAITING_INITIALIZED): frozenset({ANY}),
+    (_S, _P.OPERATING): frozenset({ANY}),
+    (_R, _P.AWAITING_INIT): frozenset({"ping"}),
+    (_R, _P.INITIALIZING): frozenset({"ping"}),
+    (_R, _P.AWAITING_INITIALIZED): frozenset({"ping"}),
+    (_R, _P.OPERATING): frozenset({ANY}),
+}
+
+ACCEPT_NOTIFICATIONS: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
+    (_S, _P.AWAITING_INIT): frozenset({"notifications/cancelled"}),
+    (_S, _P.INITIALIZING): frozenset({"notifications/cancelled"}),
+    (_S, _P.AWAITING_INITIALIZED): frozenset({ANY}),
+    (_S, _P.OPERATING): frozenset({ANY}),
+    (_R, _P.AWAITING_INIT): frozenset({"notifications/message"}),
+    (_R, _P.INITIALIZING): frozenset({"notifications/message", "notifications/progress", "notifications/cancelled"}),
+    (_R, _P.AWAITING_INITIALIZED): frozenset({ANY}),
+    (_R, _P.OPERATING): frozenset({ANY}),
+}
+
+
+def phase_allows(table: Mapping[tuple[Role, Phase], frozenset[str]], role: Role, phase: Phase, method: str) -> bool:
+    allowed = table.get((role, phase), frozenset())
+    return ANY in allowed or method in allowed
+
+
+# -- capabilities ---------------------------------------------------------------
+
+# [basic/lifecycle#14] only negotiated capabilities are used. Each request
+# method names the capability path the *receiver* must have declared (in the
+# JSON form of its capabilities object). Methods absent here need none.
+REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
+    # client -> server
+    "resources/list": ("resources",),
+    "resources/templates/list": ("resources",),
+    "resources/read": ("resources",),
+    "resources/subscribe": ("resources", "subscribe"),
+    "resources/unsubscribe": ("resources", "subscribe"),
+    "prompts/list": ("prompts",),
+    "prompts/get": ("prompts",),
+    "tools/list": ("tools",),
+    "tools/call": ("tools",),
+    "logging/setLevel": ("logging",),
+    "completion/complete": ("completions",),
+    # server -> client
+    "sampling/createMessage": ("sampling",),
+    "elicitation/create": ("elicitation",),
+    "roots/list": ("roots",),
+    # both directions (basic/utilities/tasks#capabilities)
+    "tasks/get": ("tasks",),
+    "tasks/result": ("tasks",),
+    "tasks/list": ("tasks", "list"),
+    "tasks/cancel": ("tasks", "cancel"),
+}
+
+# Notifications the *sender* may emit only with a capability of its own
+# (list_changed flags, logging, subscriptions) or of the receiver.
+NOTIFICATION_CAPABILITY: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
+    "notifications/message": ("own", ("logging",)),
+    "notifications/tools/list_changed": ("own", ("tools", "listChanged")),
+    "notifications/prompts/list_changed": ("own", ("prompts", "listChanged")),
+    "notifications/resources/list_changed": ("own", ("resources", "listChanged")),
+    "notifications/resources/updated": ("own", ("resources", "subscribe")),
+    "notifications/roots/list_changed": ("own", ("roots", "listChanged")),
+    "notifications/elicitation/complete": ("peer", ("elicitation", "url")),
+}
+
+# Task augmentation of a request needs the receiver's tasks.requests.<...> entry
+# (basic/utilities/tasks#capability-negotiation).
+TASK_REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
+    "tools/call": ("tasks", "requests", "tools", "call"),
+    "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),
+    "elicitation/create": ("tasks", "requests", "elicitation", "create"),
+}
+
+
+def has_capability(capabilities: Mapping[str, Any] | None, path: tuple[str, ...]) -> bool:
+    """Whether a capabilities object (JSON form) declares ``path``.
+
+    An object (even empty) declares the capability; a boolean flag must be true.
+    """
+    node: Any = capabilities
+    for key in path:
+        if type(node) is not dict or key not in node:
+            return False
+        node = node[key]
+    return node is not None and node is not False

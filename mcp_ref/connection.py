@@ -1,0 +1,686 @@
+"""The sans-IO protocol engine: one MCP connection, as a state machine.
+
+Synchronous, deterministic, no clock and no I/O (the h11 contract, DESIGN.md
+section 2). The runtime feeds it what arrived and asks it for what to send::
+
+    conn = Connection(Role.CLIENT, capabilities=ClientCapabilities())
+    rid, data = conn.send_request("initialize", params)   # bytes to write
+    events = conn.receive_message(data_from_peer)         # list of events
+    data = conn.send_response(rid, result)                # LocalProtocolError if not allowed
+    data = conn.send_cancel(rid, "user pressed stop")
+
+Every ``send_*`` method checks the spec *before* producing bytes and raises
+:class:`LocalProtocolError` when asked to break it (wrong phase, capability the
+peer lacks, method missing from the negotiated revision, answering a cancelled
+request, ...); nothing is recorded when it raises. ``receive_message`` never
+raises for peer faults: it reports them as events, with an error reply to send
+where the spec wants one.
+
+Time belongs to the runtime: the engine records only what happened, e.g. that
+an outgoing request was cancelled, so that a late response is reported as
+:class:`~mcp_ref.events.LateResponseIgnored`.
+"""
+
+from collections import Counter, OrderedDict
+from typing import Any, Literal
+
+import attrs
+
+from .basic import lifecycle as lc
+from .basic.jsonrpc import (
+    BATCH_REVISIONS,
+    InvalidMessage,
+    RawError,
+    RawNotification,
+    RawRequest,
+    RawResult,
+    classify,
+    dumps,
+    is_valid_id,
+    loads,
+)
+from .basic.lifecycle import Phase, Role
+from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
+from .events import (
+    CancellationIgnored,
+    CancellationReceived,
+    ErrorReceived,
+    ErrorWithoutId,
+    Event,
+    Initialized,
+    InvalidResponse,
+    LateResponseIgnored,
+    MessageRejected,
+    NotificationIgnored,
+    NotificationReceived,
+    ProgressIgnored,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    UnknownResponse,
+    VersionRejected,
+)
+from .schema import messages as m
+from .schema._base import LATEST_PROTOCOL_VERSION
+from .schema._converter import converter_for, decode
+from .schema.cancellation import CancelledNotification, CancelledNotificationParams
+from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
+from .schema.progress import ProgressNotification, ProgressNotificationParams
+from .schema.tasks import CreateTaskResult
+from .schema.lifecycle import ClientCapabilities, Implementation, ServerCapabilities
+
+__all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
+
+#: how many cancelled / finished request ids and tokens are remembered to tell
+#: a late message from an unknown one
+_MEMORY = 1024
+
+
+@attrs.define(slots=True)
+class OutgoingRequest:
+    """A request we sent. ``state``: pending -> answered | cancelled."""
+
+    id: RequestId
+    method: str
+    result_type: Any
+    progress_token: ProgressToken | None
+    task: bool
+    last_progress: float | None = None
+    state: Literal["pending", "cancelled"] = "pending"
+
+
+@attrs.define(slots=True)
+class IncomingRequest:
+    """A request the peer sent us. ``state``: running -> answered | cancel-requested."""
+
+    id: RequestId
+    method: str
+    progress_token: ProgressToken | None
+    task: bool
+    last_progress: float | None = None
+    state: Literal["running", "cancel-requested"] = "running"
+
+
+class Connection:
+    """One side of one MCP session, without I/O."""
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        capabilities: ClientCapabilities | ServerCapabilities | None = None,
+        supported_versions: tuple[str, ...] = lc.SUPPORTED_VERSIONS,
+    ) -> None:
+        if not supported_versions or any(v not in lc.SUPPORTED_VERSIONS for v in supported_versions):
+            raise ValueError(f"supported_versions must be a non-empty subset of {lc.SUPPORTED_VERSIONS}")
+        self.role = role
+        self.phase = Phase.AWAITING_INIT
+        self.supported_versions = supported_versions
+        if capabilities is None:
+            capabilities = ClientCapabilities() if role is Role.CLIENT else ServerCapabilities()
+        expected = ClientCapabilities if role is Role.CLIENT else ServerCapabilities
+        if not isinstance(capabilities, expected):
+            raise TypeError(f"a {role.value} declares {expected.__name__}, not {type(capabilities).__name__}")
+        self.capabilities = capabilities
+        self._own_caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(capabilities)
+        #: negotiated protocol version (None until negotiated)
+        self.protocol_version: str | None = None
+        #: the version the client asked for (both roles record it)
+        self.requested_version: str | None = None
+        self.peer_capabilities: ClientCapabilities | ServerCapabilities | None = None
+        self._peer_caps: dict[str, Any] | None = None
+        self.peer_info: Implementation | None = None
+        #: what was ignored or refused, by reason -- for cross-checking peers
+        self.stats: Counter[str] = Counter()
+        self._next_id = 0
+        self._outgoing: dict[RequestId, OutgoingRequest] = {}
+        self._incoming: dict[RequestId, IncomingRequest] = {}
+        self._tokens: dict[ProgressToken, RequestId] = {}
+        self._cancelled_out: OrderedDict[RequestId, str] = OrderedDict()
+        self._finished_tokens: OrderedDict[ProgressToken, None] = OrderedDict()
+        self._finished_in: OrderedDict[RequestId, None] = OrderedDict()
+        if role is Role.CLIENT:
+            self._req_out, self._req_in = m.CLIENT_REQUESTS, m.SERVER_REQUESTS
+            self._note_out, self._note_in = m.CLIENT_NOTIFICATIONS, m.SERVER_NOTIFICATIONS
+        else:
+            self._req_out, self._req_in = m.SERVER_REQUESTS, m.CLIENT_REQUESTS
+            self._note_out, self._note_in = m.SERVER_NOTIFICATIONS, m.CLIENT_NOTIFICATIONS
+
+    # -- introspection ---------------------------------------------------------
+
+    @property
+    def revision(self) -> str:
+        """The revision messages are encoded for now (latest until negotiated)."""
+        return self.protocol_version or self.requested_version or LATEST_PROTOCOL_VERSION
+
+    def outgoing(self, rid: RequestId) -> OutgoingRequest | None:
+        return self._outgoing.get(rid)
+
+    def incoming(self, rid: RequestId) -> IncomingRequest | None:
+        return self._incoming.get(rid)
+
+    @property
+    def pending_outgoing(self) -> list[RequestId]:
+        return [rid for rid, r in self._outgoing.items() if r.state == "pending"]
+
+    def peer_has(self, *path: str) -> bool:
+        """Whether the peer declared the capability at ``path`` (JSON names)."""
+        return lc.has_capability(self._peer_caps, path)
+
+    def we_have(self, *path: str) -> bool:
+        return lc.has_capability(self._own_caps, path)
+
+    # -- encoding --------------------------------------------------------------
+
+    def _encode(self, message: Any) -> bytes:
+        return dumps(converter_for(self.revision).unstructure(message))
+
+    def _error_bytes(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+        err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
+        out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
+        if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
+            # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
+            # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
+            out["id"] = None
+        return dumps(out)
+
+    # -- sending -----------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.phase is Phase.CLOSED:
+            raise LocalProtocolError("the connection is closed")
+
+    def _check_method_revision(self, method: str) -> None:
+        since = m.method_since(method)
+        if since > self.revision:
+            # [basic/lifecycle#14] respect the negotiated protocol version
+            raise LocalProtocolError(
+                f"{method} does not exist in the negotiated protocol revision {self.revision}",
+                ErrorCode.METHOD_NOT_FOUND,
+            )
+
+    def send_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        progress_token: ProgressToken | bool | None = None,
+    ) -> tuple[RequestId, bytes]:
+        """Encode a request; returns its id and the bytes to write.
+
+        ``progress_token``: ``True`` to have one generated, a str/int to use
+        that one (it must be unique among active requests), None for none.
+        """
+        self._check_open()
+        cls = self._req_out.get(method)
+        if cls is None:
+            raise LocalProtocolError(f"a {self.role.value} does not send {method!r} requests", ErrorCode.METHOD_NOT_FOUND)
+        self._check_method_revision(method)
+        if not lc.phase_allows(lc.SEND_REQUESTS, self.role, self.phase, method):
+            # [basic/lifecycle#1, #5, #6] phase table -- lifecycle#initialization
+            raise LocalProtocolError(f"cannot send {method} in phase {self.phase.value}")
+        params_type = m.PARAMS_TYPES[method]
+        if params is None:
+            if _params_required(cls):
+                raise LocalProtocolError(f"{method} requires params of type {params_type.__name__}", ErrorCode.INVALID_PARAMS)
+        elif not isinstance(params, params_type):
+            raise LocalProtocolError(
+                f"{method} takes {params_type.__name__}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
+            )
+        task = getattr(params, "task", None) is not None
+        if method != "initialize":
+            cap = lc.REQUEST_CAPABILITY.get(method)
+            if cap is not None and not self.peer_has(*cap):
+                # [basic/lifecycle#14] only negotiated capabilities
+                raise LocalProtocolError(
+                    f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
+                    ErrorCode.METHOD_NOT_FOUND,
+                )
+            if task:
+                tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
+                if tcap is None or not self.peer_has(*tcap):
+                    # [basic/utilities/tasks#capability-negotiation] no task augmentation without tasks.requests.*
+                    raise LocalProtocolError(
+                        f"the peer did not declare {'.'.join(tcap or ('tasks',))}: {method} cannot be task-augmented"
+                    )
+        token: ProgressToken | None = None
+        if progress_token is not None and progress_token is not False:
+            if not hasattr(params_type, "__attrs_attrs__") or "meta" not in attrs.fields_dict(params_type):
+                raise LocalProtocolError(f"{method} params carry no _meta: progress cannot be requested")
+            rid = self._peek_id()
+            token = rid if progress_token is True else progress_token
+            if not is_valid_id(token):
+                # [basic/utilities/progress#1] tokens are strings or integers
+                raise LocalProtocolError("a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS)
+            if token in self._tokens:
+                # [basic/utilities/progress#2] unique across active requests
+                raise LocalProtocolError(f"progress token {token!r} is already in use by an active request")
+            base = params if params is not None else params_type()
+            params = attrs.evolve(base, meta={**(base.meta or {}), "progressToken": token})
+        rid = self._peek_id()
+        if method == "initialize":
+            if params.protocol_version not in self.supported_versions:
+                # [basic/lifecycle#7] the client proposes a version it supports
+                raise LocalProtocolError(f"protocol version {params.protocol_version!r} is not one we support")
+            self.requested_version = params.protocol_version
+        message = cls(id=rid, params=params)
+        try:
+            data = self._encode(message)
+        except LocalProtocolError:
+            if method == "initialize":
+                self.requested_version = None
+            raise
+        self._next_id += 1
+        result_type = CreateTaskResult if task else m.RESULT_TYPES[method]
+        self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
+        if token is not None:
+            self._tokens[token] = rid
+        if method == "initialize":
+            self.phase = Phase.INITIALIZING
+        return rid, data
+
+    def _peek_id(self) -> int:
+        # [basic/index#6] ids are never reused within the session: a counter
+        while self._next_id in self._outgoing or self._next_id in self._cancelled_out:
+            self._next_id += 1
+        return self._next_id
+
+    def send_notification(self, method: str, params: Any = None) -> bytes:
+        """Encode a notification (not cancellation or progress: see send_cancel / send_progress)."""
+        self._check_open()
+        if method in ("notifications/cancelled", "notifications/progress"):
+            raise LocalProtocolError(f"use send_{'cancel' if 'cancel' in method else 'progress'}() for {method}")
+        cls = self._note_out.get(method)
+        if cls is None:
+            raise LocalProtocolError(f"a {self.role.value} does not send {method!r}", ErrorCode.METHOD_NOT_FOUND)
+        self._check_method_revision(method)
+        if not lc.phase_allows(lc.SEND_NOTIFICATIONS, self.role, self.phase, method):
+            raise LocalProtocolError(f"cannot send {method} in phase {self.phase.value}")
+        rule = lc.NOTIFICATION_CAPABILITY.get(method)
+        if rule is not None:
+            whose, path = rule
+            ok = self.we_have(*path) if whose == "own" else self.peer_has(*path)
+            if not ok:
+                raise LocalProtocolError(
+                    f"{method} needs the {'.'.join(path)} capability ({'ours' if whose == 'own' else 'the peer'}'s)"
+                )
+        params_type = m.PARAMS_TYPES[method]
+        if params is None:
+            if _params_required(cls):
+                raise LocalProtocolError(f"{method} requires params of type {params_type.__name__}", ErrorCode.INVALID_PARAMS)
+        elif not isinstance(params, params_type):
+            raise LocalProtocolError(
+                f"{method} takes {params_type.__name__}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
+            )
+        data = self._encode(cls(params=params))
+        if method == "notifications/initialized":
+            # [basic/lifecycle#4] the client is ready: operation begins
+            self.phase = Phase.OPERATING
+        return data
+
+    def _incoming_for_reply(self, rid: RequestId) -> IncomingRequest:
+        self._check_open()
+        req = self._incoming.get(rid)
+        if req is None:
+            raise LocalProtocolError(f"no request {rid!r} is awaiting a response (unknown or already answered)")
+        if req.state == "cancel-requested":
+            # [basic/utilities/cancellation#4] no response to a cancelled request
+            raise LocalProtocolError(f"request {rid!r} was cancelled by the peer: no response may be sent")
+        return req
+
+    def send_response(self, rid: RequestId, result: Any) -> bytes:
+        """Encode the result of an incoming request and retire it."""
+        req = self._incoming_for_reply(rid)
+        expected = CreateTaskResult if req.task else m.RESULT_TYPES[req.method]
+        if not isinstance(result, expected):
+            raise LocalProtocolError(
+                f"the result of {req.method} is {expected.__name__}, not {type(result).__name__}", ErrorCode.INTERNAL_ERROR
+            )
+        if req.method == "initialize":
+            if result.protocol_version not in self.supported_versions:
+                # [basic/lifecycle#10] answer with a version we support
+                raise LocalProtocolError(f"cannot answer initialize with unsupported version {result.protocol_version!r}")
+            self.protocol_version = result.protocol_version
+        try:
+            data = self._encode(JSONRPCResultResponse(id=rid, result=result))
+        except LocalProtocolError:
+            if req.method == "initialize":
+                self.protocol_version = None
+            raise
+        if req.method == "initialize":
+            self.phase = Phase.AWAITING_INITIALIZED
+        self._retire_incoming(req)
+        return data
+
+    def send_error(self, rid: RequestId, code: int, message: str, data: Any = None) -> bytes:
+        """Encode an error response to an incoming request and retire it."""
+        req = self._incoming_for_reply(rid)
+        if type(code) is not int and not isinstance(code, int):
+            raise LocalProtocolError("error codes are integers")  # [basic/index#12]
+        out = self._error_bytes(rid, int(code), message, data)
+        if req.method == "initialize":
+            self.phase = Phase.AWAITING_INIT
+            self.requested_version = None
+        self._retire_incoming(req)
+        return out
+
+    def finish_cancelled(self, rid: RequestId) -> None:
+        """Retire an incoming request the peer cancelled, without any response."""
+        req = self._incoming.get(rid)
+        if req is None:
+            raise LocalProtocolError(f"no request {rid!r} in flight")
+        if req.state != "cancel-requested":
+            raise LocalProtocolError(f"request {rid!r} was not cancelled: answer it")
+        self._retire_incoming(req)
+
+    def _retire_incoming(self, req: IncomingRequest) -> None:
+        del self._incoming[req.id]
+        _remember(self._finished_in, req.id)
+
+    def send_cancel(self, rid: RequestId, reason: str | None = None) -> bytes:
+        """Cancel one of our in-flight requests (basic/utilities/cancellation)."""
+        self._check_open()
+        req = self._outgoing.get(rid)
+        if req is None or req.state != "pending":
+            # [basic/utilities/cancellation#1] only requests still in progress
+            raise LocalProtocolError(f"request {rid!r} is not in flight")
+        if req.method == "initialize":
+            # [basic/utilities/cancellation#2] initialize is never cancelled
+            raise LocalProtocolError("the initialize request cannot be cancelled")
+        if req.task:
+            # [basic/utilities/cancellation#3] task-augmented requests are cancelled with tasks/cancel
+            raise LocalProtocolError("a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled")
+        params = CancelledNotificationParams(request_id=rid, reason=reason)
+        data = self._encode(CancelledNotification(params=params))
+        self.abandon(rid)
+        return data
+
+    def abandon(self, rid: RequestId) -> None:
+        """Stop waiting for an outgoing request without telling the peer.
+
+        A response arriving later is reported as LateResponseIgnored
+        (cancellation#6). Used by send_cancel and when a session closes.
+        """
+        req = self._outgoing.pop(rid, None)
+        if req is None:
+            return
+        self._release_token(req)
+        _remember(self._cancelled_out, rid, req.method)
+
+    def send_progress(
+        self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None
+    ) -> bytes | None:
+        """Progress for an incoming request; None when the requestor asked for none."""
+        self._check_open()
+        req = self._incoming.get(rid)
+        if req is None:
+            # [basic/utilities/progress#14] progress stops once the request completed
+            raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
+        if req.progress_token is None:
+            return None
+        if type(progress) not in (int, float) or (total is not None and type(total) not in (int, float)):
+            raise LocalProtocolError("progress and total are numbers", ErrorCode.INVALID_PARAMS)
+        if req.last_progress is not None and not progress > req.last_progress:
+            # [basic/utilities/progress#4] the value increases with every notification
+            raise LocalProtocolError(
+                f"progress must increase: {progress!r} after {req.last_progress!r}", ErrorCode.INVALID_PARAMS
+            )
+        params = ProgressNotificationParams(
+            progress_token=req.progress_token, progress=progress, total=total, message=message
+        )
+        data = self._encode(ProgressNotification(params=params))
+        req.last_progress = progress
+        return data
+
+    def close(self) -> list[RequestId]:
+        """The connection ended: returns the ids of our requests left unanswered."""
+        pending = self.pending_outgoing
+        for rid in list(self._outgoing):
+            self.abandon(rid)
+        self.phase = Phase.CLOSED
+        return pending
+
+    # -- receiving ---------------------------------------------------------------
+
+    def receive_message(self, data: bytes | str) -> list[Event]:
+        """Feed one incoming message (one JSON text); get what it means."""
+        if self.phase is Phase.CLOSED:
+            self.stats["after-close"] += 1
+            return []
+        try:
+            obj = loads(data)
+        except InvalidMessage as e:
+            # [basic/index#10] a parse error is answered without an id
+            self.stats["parse-error"] += 1
+            return [MessageRejected(e, self._error_bytes(None, e.code, e.message))]
+        if type(obj) is list:
+            if self.protocol_version not in BATCH_REVISIONS:
+                self.stats["batch-refused"] += 1
+                err = InvalidMessage(
+                    f"Invalid Request: JSON-RPC batches are not allowed in protocol revision {self.revision}",
+                    ErrorCode.INVALID_REQUEST,
+                )
+                return [MessageRejected(err, self._error_bytes(None, err.code, err.message))]
+            if not obj:
+                err = InvalidMessage("Invalid Request: empty batch", ErrorCode.INVALID_REQUEST)
+                return [MessageRejected(err, self._error_bytes(None, err.code, err.message))]
+            events: list[Event] = []
+            for item in obj:
+                events.extend(self._receive_one(item))
+            return events
+        return self._receive_one(obj)
+
+    def _receive_one(self, obj: Any) -> list[Event]:
+        try:
+            raw = classify(obj)
+        except InvalidMessage as e:
+            self.stats["invalid-message"] += 1
+            reply = self._error_bytes(e.reply_id, e.code, e.message) if e.replyable else None
+            return [MessageRejected(e, reply)]
+        if type(raw) is RawRequest:
+            return self._on_request(raw)
+        if type(raw) is RawNotification:
+            return self._on_notification(raw)
+        if type(raw) is RawResult:
+            return self._on_result(raw)
+        assert type(raw) is RawError
+        return self._on_error(raw)
+
+    def _reject(self, rid: RequestId | None, code: int, message: str) -> list[Event]:
+        self.stats[f"rejected:{int(code)}"] += 1
+        return [MessageRejected(RemoteProtocolError(message, code), self._error_bytes(rid, code, message))]
+
+    def _on_request(self, raw: RawRequest) -> list[Event]:
+        rid, method = raw.id, raw.method
+        cls = self._req_in.get(method)
+        if cls is None or m.method_since(method) > self.revision:
+            return self._reject(rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+        if rid in self._incoming:
+            # [basic/index#6] an id still in flight was used again
+            return self._reject(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+        if not lc.phase_allows(lc.ACCEPT_REQUESTS, self.role, self.phase, method):
+            if method == "initialize":
+                return self._reject(rid, ErrorCode.INVALID_REQUEST, "Invalid Request: already initialized")
+            # [basic/lifecycle#5, #6] requests other than ping wait for initialization
+            return self._reject(
+                rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {method} is not allowed before initialization"
+            )
+        cap = lc.REQUEST_CAPABILITY.get(method)
+        if cap is not None and not self.we_have(*cap):
+            # an undeclared capability is an unknown method for us
+            return self._reject(rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method} ({'.'.join(cap)} not declared)")
+        try:
+            message = decode(raw.obj, cls)
+        except DecodeError as e:
+            return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}")
+        params = message.params
+        meta = getattr(params, "meta", None)
+        token = meta.get("progressToken") if meta else None
+        if token is not None and not is_valid_id(token):
+            # [basic/utilities/progress#1]
+            return self._reject(
+                rid, ErrorCode.INVALID_PARAMS, "Invalid params: params._meta.progressToken: expected string or integer"
+            )
+        task = False
+        if getattr(params, "task", None) is not None:
+            tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
+            # [basic/utilities/tasks#...] without the capability the task metadata is ignored
+            task = tcap is not None and self.we_have(*tcap)
+        if method == "initialize":
+            self.requested_version = params.protocol_version
+            self.peer_capabilities = params.capabilities
+            self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(params.capabilities)
+            self.peer_info = params.client_info
+            self.phase = Phase.INITIALIZING
+        self._incoming[rid] = IncomingRequest(rid, method, token, task)
+        return [RequestReceived(rid, method, params, message, token)]
+
+    def _on_notification(self, raw: RawNotification) -> list[Event]:
+        method = raw.method
+        cls = self._note_in.get(method)
+        if cls is None or m.method_since(method) > self.revision:
+            self.stats["notification:unknown"] += 1
+            return [NotificationIgnored(method, "unknown notification method")]
+        if not lc.phase_allows(lc.ACCEPT_NOTIFICATIONS, self.role, self.phase, method):
+            self.stats["notification:phase"] += 1
+            return [NotificationIgnored(method, f"not allowed in phase {self.phase.value}")]
+        try:
+            message = decode(raw.obj, cls)
+        except DecodeError as e:
+            if method == "notifications/cancelled":
+                # [basic/utilities/cancellation#10] malformed cancellations are ignored
+                self.stats["cancel:malformed"] += 1
+                return [CancellationIgnored((raw.params or {}).get("requestId"), None, f"malformed: {e}")]
+            self.stats["notification:invalid"] += 1
+            return [NotificationIgnored(method, f"invalid params: {e}")]
+        if method == "notifications/cancelled":
+            return self._on_cancelled(message.params)
+        if method == "notifications/progress":
+            return self._on_progress(message.params)
+        events: list[Event] = []
+        if method == "notifications/initialized":
+            if self.phase is Phase.AWAITING_INITIALIZED:
+                self.phase = Phase.OPERATING
+                assert self.protocol_version is not None
+                events.append(Initialized(self.protocol_version))
+            else:
+                self.stats["notification:phase"] += 1
+                return [NotificationIgnored(method, f"not expected in phase {self.phase.value}")]
+        events.append(NotificationReceived(method, message.params, message))
+        return events
+
+    def _on_cancelled(self, params: Any) -> list[Event]:
+        rid, reason = params.request_id, params.reason
+        req = self._incoming.get(rid) if rid is not None else None
+        why = None
+        if rid is None:
+            why = "no requestId"
+        elif req is None:
+            # [basic/utilities/cancellation#5, #10] unknown or already finished: ignore
+            why = "request already finished" if rid in self._finished_in else "unknown request id"
+        elif req.method == "initialize":
+            why = "initialize cannot be cancelled"  # [basic/utilities/cancellation#2]
+        elif req.task:
+            why = "task-augmented request: use tasks/cancel"  # [basic/utilities/cancellation#3]
+        elif req.state == "cancel-requested":
+            why = "already cancelled"
+        if why is not None:
+            self.stats[f"cancel:{why}"] += 1
+            return [CancellationIgnored(rid, reason, why)]
+        assert req is not None
+        req.state = "cancel-requested"
+        return [CancellationReceived(req.id, reason)]
+
+    def _on_progress(self, params: Any) -> list[Event]:
+        token, value = params.progress_token, params.progress
+        rid = self._tokens.get(token)
+        why = None
+        if rid is None:
+            # [basic/utilities/progress#7] only tokens of active requests
+            why = "after completion" if token in self._finished_tokens else "unknown token"
+        else:
+            req = self._outgoing[rid]
+            if req.last_progress is not None and not value > req.last_progress:
+                why = "not increasing"  # [basic/utilities/progress#4]
+        if why is not None:
+            self.stats[f"progress:{why}"] += 1
+            return [ProgressIgnored(token, value, why)]
+        assert rid is not None
+        req = self._outgoing[rid]
+        req.last_progress = value
+        return [ProgressReceived(rid, token, value, params.total, params.message)]
+
+    def _release_token(self, req: OutgoingRequest) -> None:
+        if req.progress_token is not None and self._tokens.get(req.progress_token) == req.id:
+            del self._tokens[req.progress_token]
+            _remember(self._finished_tokens, req.progress_token)
+
+    def _take_outgoing(self, rid: RequestId) -> OutgoingRequest | list[Event]:
+        req = self._outgoing.pop(rid, None)
+        if req is not None:
+            if not req.task:
+                # a task's token stays valid until the task is terminal (progress#9);
+                # the tasks runtime releases it
+                self._release_token(req)
+            return req
+        if rid in self._cancelled_out:
+            # [basic/utilities/cancellation#6] ignore responses after cancelling
+            self.stats["late-response"] += 1
+            return [LateResponseIgnored(rid, self._cancelled_out[rid])]
+        self.stats["unknown-response"] += 1
+        return [UnknownResponse(rid)]
+
+    def _on_result(self, raw: RawResult) -> list[Event]:
+        req = self._take_outgoing(raw.id)
+        if isinstance(req, list):
+            return req
+        try:
+            result = decode(raw.result, req.result_type)
+        except DecodeError as e:
+            self.stats["invalid-result"] += 1
+            err = RemoteProtocolError(f"invalid {req.method} result: result.{e}" if e.path else f"invalid result: {e}")
+            if req.method == "initialize":
+                self.phase = Phase.CLOSED
+            return [InvalidResponse(req.id, req.method, err)]
+        if req.method == "initialize":
+            return self._on_initialize_result(req, result)
+        return [ResponseReceived(req.id, req.method, result)]
+
+    def _on_initialize_result(self, req: OutgoingRequest, result: Any) -> list[Event]:
+        if result.protocol_version not in self.supported_versions:
+            # [basic/lifecycle#12] we cannot speak the offered version: disconnect
+            self.phase = Phase.CLOSED
+            return [
+                VersionRejected(result.protocol_version, self.supported_versions),
+                ResponseReceived(req.id, req.method, result),
+            ]
+        self.protocol_version = result.protocol_version
+        self.peer_capabilities = result.capabilities
+        self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(result.capabilities)
+        self.peer_info = result.server_info
+        self.phase = Phase.AWAITING_INITIALIZED
+        return [ResponseReceived(req.id, req.method, result)]
+
+    def _on_error(self, raw: RawError) -> list[Event]:
+        error = Error(code=raw.code, message=raw.message, data=raw.data)
+        if raw.id is None:
+            self.stats["error-without-id"] += 1
+            return [ErrorWithoutId(error)]
+        req = self._take_outgoing(raw.id)
+        if isinstance(req, list):
+            return req
+        if req.method == "initialize":
+            self.phase = Phase.CLOSED
+        return [ErrorReceived(req.id, req.method, error)]
+
+
+def _params_required(message_cls: type) -> bool:
+    return attrs.fields_dict(message_cls)["params"].default is attrs.NOTHING
+
+
+def _remember(store: "OrderedDict[Any, Any]", key: Any, value: Any = None) -> None:
+    store[key] = value
+    store.move_to_end(key)
+    while len(store) > _MEMORY:
+        store.popitem(last=False)
+

@@ -1,0 +1,180 @@
+"""What the engine reports when a message arrives.
+
+:meth:`mcp_ref.connection.Connection.receive_message` turns one incoming
+message into a list of these facts. They are plain records: the engine has
+already updated its state, and the runtime decides what to do (start a
+handler, wake a waiting caller, log). Events that carry ``reply`` hold an
+encoded error response the runtime must send.
+"""
+
+from typing import Any
+
+from attrs import frozen
+
+from .errors import ProtocolError
+from .schema.jsonrpc import Error, ProgressToken, RequestId
+
+__all__ = [
+    "Event",
+    "RequestReceived",
+    "NotificationReceived",
+    "ResponseReceived",
+    "ErrorReceived",
+    "InvalidResponse",
+    "CancellationReceived",
+    "CancellationIgnored",
+    "ProgressReceived",
+    "ProgressIgnored",
+    "LateResponseIgnored",
+    "UnknownResponse",
+    "ErrorWithoutId",
+    "MessageRejected",
+    "NotificationIgnored",
+    "Initialized",
+    "VersionRejected",
+]
+
+
+@frozen
+class Event:
+    """Base class of engine events."""
+
+
+@frozen
+class RequestReceived(Event):
+    """A valid request for a method we serve; a handler should answer it.
+
+    ``message`` is the typed request (``CallToolRequest`` ...); ``params`` its
+    params (or None); ``progress_token`` the token the requestor asked
+    progress under, if any.
+    """
+
+    id: RequestId
+    method: str
+    params: Any
+    message: Any
+    progress_token: ProgressToken | None = None
+
+
+@frozen
+class NotificationReceived(Event):
+    method: str
+    params: Any
+    message: Any
+
+
+@frozen
+class ResponseReceived(Event):
+    """The result of one of our requests, decoded into its result type."""
+
+    id: RequestId
+    method: str
+    result: Any
+
+
+@frozen
+class ErrorReceived(Event):
+    """The peer answered one of our requests with an error response."""
+
+    id: RequestId
+    method: str
+    error: Error
+
+
+@frozen
+class InvalidResponse(Event):
+    """A response to one of our requests whose result does not decode."""
+
+    id: RequestId
+    method: str
+    error: ProtocolError
+
+
+@frozen
+class CancellationReceived(Event):
+    """The peer cancelled a request of theirs that we are still handling."""
+
+    request_id: RequestId
+    reason: str | None
+
+
+@frozen
+class CancellationIgnored(Event):
+    """A cancellation we ignore (unknown id, already answered, malformed)."""
+
+    request_id: Any
+    reason: str | None
+    why: str
+
+
+@frozen
+class ProgressReceived(Event):
+    """Progress for one of our requests, in arrival order."""
+
+    request_id: RequestId
+    progress_token: ProgressToken
+    progress: float
+    total: float | None
+    message: str | None
+
+
+@frozen
+class ProgressIgnored(Event):
+    """Progress we drop: unknown token, not increasing, or after completion."""
+
+    progress_token: Any
+    progress: Any
+    why: str
+
+
+@frozen
+class LateResponseIgnored(Event):
+    """A response to a request we had cancelled (cancellation#6)."""
+
+    id: RequestId
+    method: str
+
+
+@frozen
+class UnknownResponse(Event):
+    """A response whose id matches no request of ours."""
+
+    id: RequestId
+
+
+@frozen
+class ErrorWithoutId(Event):
+    """An error response with no id: the peer could not read one of our messages."""
+
+    error: Error
+
+
+@frozen
+class MessageRejected(Event):
+    """An incoming message broke the protocol; ``reply`` (if any) must be sent."""
+
+    error: ProtocolError
+    reply: bytes | None
+
+
+@frozen
+class NotificationIgnored(Event):
+    """A notification we do not act on (unknown method, bad params, wrong phase)."""
+
+    method: Any
+    why: str
+
+
+@frozen
+class Initialized(Event):
+    """The lifecycle reached the operation phase (basic/lifecycle#operation)."""
+
+    protocol_version: str
+
+
+@frozen
+class VersionRejected(Event):
+    """(client) The server answered with a protocol version we do not support."""
+
+    offered: str
+    supported: tuple[str, ...]

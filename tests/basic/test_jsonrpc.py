@@ -1,0 +1,144 @@
+"""The JSON-RPC codec: parse errors, envelope checks, ids never coerced."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_ref.basic.jsonrpc import (
+    InvalidMessage,
+    RawError,
+    RawNotification,
+    RawRequest,
+    RawResult,
+    classify,
+    dumps,
+    loads,
+)
+from mcp_ref.errors import ErrorCode
+
+
+@pytest.mark.parametrize("text", [b"{", b"not json", b"\xff\xfe", "[1,", b"", b'{"a":1}}'])
+def test_not_json_is_a_parse_error(text: bytes | str) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        loads(text)
+    assert info.value.code == ErrorCode.PARSE_ERROR == -32700
+
+
+@pytest.mark.req("basic/index#3")
+def test_jsonrpc_version_must_be_2_0() -> None:
+    for bad in ({"id": 1, "method": "ping"}, {"jsonrpc": "1.0", "id": 1, "method": "ping"}, {"jsonrpc": 2.0}):
+        with pytest.raises(InvalidMessage) as info:
+            classify(bad)
+        assert info.value.code == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.req("basic/index#4", "basic/index#5")
+@pytest.mark.parametrize("bad_id", [None, True, 1.5, [1], {"a": 1}])
+def test_request_ids_are_strings_or_integers_never_null(bad_id: object) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        classify({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
+    assert info.value.code == ErrorCode.INVALID_REQUEST
+    assert info.value.reply_id is None  # an unreadable id is not echoed
+
+
+@pytest.mark.req("basic/index#4")
+def test_ids_are_never_coerced() -> None:
+    a = classify({"jsonrpc": "2.0", "id": "1", "method": "ping"})
+    b = classify({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert isinstance(a, RawRequest) and isinstance(b, RawRequest)
+    assert a.id == "1" and type(a.id) is str
+    assert b.id == 1 and type(b.id) is int
+    assert a.id != b.id
+
+
+@pytest.mark.req("basic/index#14")
+def test_a_message_without_id_is_a_notification() -> None:
+    raw = classify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert isinstance(raw, RawNotification)
+    assert raw.params is None
+
+
+def test_params_must_be_an_object() -> None:
+    with pytest.raises(InvalidMessage) as info:
+        classify({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": [1, 2]})
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert info.value.reply_id == 3 and info.value.replyable
+    with pytest.raises(InvalidMessage) as info:
+        classify({"jsonrpc": "2.0", "method": "notifications/progress", "params": "x"})
+    assert not info.value.replyable  # notifications are never answered
+
+
+@pytest.mark.req("basic/index#7", "basic/index#8")
+def test_result_responses_need_an_id_and_an_object_result() -> None:
+    raw = classify({"jsonrpc": "2.0", "id": "a", "result": {}})
+    assert raw == RawResult("a", {})
+    for bad in ({"jsonrpc": "2.0", "result": {}}, {"jsonrpc": "2.0", "id": 1, "result": 5}):
+        with pytest.raises(InvalidMessage) as info:
+            classify(bad)
+        assert not info.value.replyable  # a bad response is never answered
+
+
+@pytest.mark.req("basic/index#10", "basic/index#11", "basic/index#12")
+def test_error_responses() -> None:
+    raw = classify({"jsonrpc": "2.0", "id": 7, "error": {"code": -32601, "message": "nope", "data": [1]}})
+    assert raw == RawError(7, -32601, "nope", [1], True)
+    # an unreadable id: absent (2025-11-25) or null (JSON-RPC 2.0)
+    assert classify({"jsonrpc": "2.0", "error": {"code": -32700, "message": "x"}}) == RawError(
+        None, -32700, "x", None, False
+    )
+    assert isinstance(classify({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": "x"}}), RawError)
+    for err in ({"code": "1", "message": "x"}, {"code": 1.5, "message": "x"}, {"code": 1}, {"message": "x"}, "boom"):
+        with pytest.raises(InvalidMessage):
+            classify({"jsonrpc": "2.0", "id": 1, "error": err})
+
+
+def test_neither_request_nor_response() -> None:
+    with pytest.raises(InvalidMessage) as info:
+        classify({"jsonrpc": "2.0", "id": 4})
+    assert info.value.code == ErrorCode.INVALID_REQUEST and info.value.reply_id == 4
+    with pytest.raises(InvalidMessage):
+        classify({"jsonrpc": "2.0", "id": 4, "method": "ping", "result": {}})
+    with pytest.raises(InvalidMessage):
+        classify({"jsonrpc": "2.0", "id": 4, "result": {}, "error": {"code": 1, "message": "m"}})
+
+
+def test_dumps_is_compact_utf8_without_newlines() -> None:
+    data = dumps({"text": "line1\nline2\r\u2028é", "n": [1, 2]})
+    assert b"\n" not in data and b"\r" not in data
+    assert b" " not in data
+    assert "é".encode() in data  # UTF-8, not \u escapes
+    assert json.loads(data) == {"text": "line1\nline2\r\u2028é", "n": [1, 2]}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_classify_never_crashes(value: object) -> None:
+    try:
+        raw = classify(value)
+    except InvalidMessage as e:
+        assert e.code in (ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_PARAMS)
+    else:
+        assert isinstance(raw, RawRequest | RawNotification | RawResult | RawError)
+
+
+@given(st.binary(max_size=64))
+def test_loads_never_crashes(data: bytes) -> None:
+    try:
+        loads(data)
+    except InvalidMessage as e:
+        assert e.code == ErrorCode.PARSE_ERROR
+
+
+@pytest.mark.parametrize("text", ["NaN", '{"a": Infinity}', "-Infinity"])
+def test_non_json_constants_are_parse_errors(text: str) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        loads(text)
+    assert info.value.code == ErrorCode.PARSE_ERROR

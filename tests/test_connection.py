@@ -1,0 +1,515 @@
+"""The sans-IO engine: lifecycle, correlation, capabilities, cancellation and progress bookkeeping."""
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_ref.basic.lifecycle import Phase, Role
+from mcp_ref.connection import Connection
+from mcp_ref.errors import ErrorCode, LocalProtocolError
+from mcp_ref.events import (
+    CancellationIgnored,
+    CancellationReceived,
+    ErrorReceived,
+    ErrorWithoutId,
+    Initialized,
+    InvalidResponse,
+    LateResponseIgnored,
+    MessageRejected,
+    NotificationReceived,
+    ProgressIgnored,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    UnknownResponse,
+    VersionRejected,
+)
+from mcp_ref.schema.content import ResourceLink, TextContent
+from mcp_ref.schema.elicitation import ElicitRequestFormParams
+from mcp_ref.schema.jsonrpc import Result
+from mcp_ref.schema.lifecycle import (
+    ClientCapabilities,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListChangedCapability,
+    ServerCapabilities,
+)
+from mcp_ref.schema.pagination import PaginatedRequestParams
+from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult
+
+CLIENT_INFO = Implementation(name="c", version="1")
+SERVER_INFO = Implementation(name="s", version="1")
+TOOLS = ServerCapabilities(tools=ListChangedCapability())
+
+
+def wire(data: bytes) -> Any:
+    return json.loads(data)
+
+
+def init_params(version: str = "2025-11-25", caps: ClientCapabilities | None = None) -> InitializeRequestParams:
+    return InitializeRequestParams(protocol_version=version, capabilities=caps or ClientCapabilities(), client_info=CLIENT_INFO)
+
+
+def handshake(
+    client_version: str = "2025-11-25",
+    server_caps: ServerCapabilities = TOOLS,
+    client_caps: ClientCapabilities | None = None,
+) -> tuple[Connection, Connection]:
+    client = Connection(Role.CLIENT, capabilities=client_caps or ClientCapabilities())
+    server = Connection(Role.SERVER, capabilities=server_caps)
+    rid, data = client.send_request("initialize", init_params(client_version, client_caps))
+    (ev,) = server.receive_message(data)
+    assert isinstance(ev, RequestReceived) and ev.method == "initialize"
+    result = InitializeResult(protocol_version=client_version, capabilities=server_caps, server_info=SERVER_INFO)
+    events = client.receive_message(server.send_response(rid, result))
+    assert [type(e) for e in events] == [ResponseReceived]
+    events = server.receive_message(client.send_notification("notifications/initialized"))
+    assert [type(e) for e in events] == [Initialized, NotificationReceived]
+    return client, server
+
+
+# -- lifecycle -------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/lifecycle#1", "basic/lifecycle#2", "basic/lifecycle#3", "basic/lifecycle#4")
+def test_handshake_walks_the_phases() -> None:
+    client = Connection(Role.CLIENT)
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    assert client.phase is server.phase is Phase.AWAITING_INIT
+    rid, data = client.send_request("initialize", init_params())
+    assert client.phase is Phase.INITIALIZING
+    msg = wire(data)
+    assert msg["method"] == "initialize" and msg["params"]["clientInfo"] == {"name": "c", "version": "1"}
+    server.receive_message(data)
+    assert server.phase is Phase.INITIALIZING
+    result = InitializeResult(protocol_version="2025-11-25", capabilities=TOOLS, server_info=SERVER_INFO)
+    reply = server.send_response(rid, result)
+    assert server.phase is Phase.AWAITING_INITIALIZED
+    assert wire(reply)["result"]["capabilities"] == {"tools": {}}
+    client.receive_message(reply)
+    assert client.phase is Phase.AWAITING_INITIALIZED
+    assert client.peer_info == SERVER_INFO and client.peer_has("tools")
+    events = server.receive_message(client.send_notification("notifications/initialized"))
+    assert isinstance(events[0], Initialized)
+    assert client.phase is server.phase is Phase.OPERATING
+    assert client.protocol_version == server.protocol_version == "2025-11-25"
+
+
+@pytest.mark.req("basic/lifecycle#1", "basic/lifecycle#5")
+def test_client_sends_only_initialize_then_only_ping_before_the_answer() -> None:
+    client = Connection(Role.CLIENT)
+    with pytest.raises(LocalProtocolError):
+        client.send_request("ping")  # initialize comes first
+    client.send_request("initialize", init_params())
+    with pytest.raises(LocalProtocolError):
+        client.send_request("tools/list")
+    rid, data = client.send_request("ping")
+    assert wire(data) == {"jsonrpc": "2.0", "id": rid, "method": "ping"}
+
+
+@pytest.mark.req("basic/lifecycle#6")
+def test_server_sends_only_ping_and_logging_before_initialized() -> None:
+    client = Connection(Role.CLIENT, capabilities=ClientCapabilities(roots=None))
+    server = Connection(Role.SERVER, capabilities=ServerCapabilities(logging={}))
+    rid, data = client.send_request("initialize", init_params())
+    server.receive_message(data)
+    server.send_response(rid, InitializeResult(protocol_version="2025-11-25", capabilities=server.capabilities, server_info=SERVER_INFO))  # type: ignore[arg-type]
+    with pytest.raises(LocalProtocolError):
+        server.send_request("roots/list")
+    server.send_request("ping")
+    from mcp_ref.schema.logging import LoggingMessageNotificationParams
+
+    server.send_notification("notifications/message", LoggingMessageNotificationParams(level="info", data="hi"))
+
+
+@pytest.mark.req("basic/lifecycle#5")
+def test_server_refuses_requests_before_initialize() -> None:
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    reply = wire(ev.reply)
+    assert reply["id"] == 1 and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+    # ping is answered in every phase
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
+    assert isinstance(ev, RequestReceived)
+
+
+def test_second_initialize_is_refused() -> None:
+    client, server = handshake()
+    (ev,) = server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}))
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.req("basic/lifecycle#9")
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26"])
+def test_negotiated_version_is_the_clients_when_supported(version: str) -> None:
+    client, server = handshake(version)
+    assert client.protocol_version == server.protocol_version == version
+
+
+@pytest.mark.req("basic/lifecycle#10", "basic/lifecycle#11")
+def test_server_answers_an_unknown_version_with_its_latest() -> None:
+    from mcp_ref.basic.lifecycle import negotiate_version
+
+    assert negotiate_version("1999-01-01") == "2025-11-25"
+    assert negotiate_version("2025-06-18") == "2025-06-18"
+    assert negotiate_version("2024-11-05", ("2025-06-18", "2025-03-26")) == "2025-06-18"
+
+
+@pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22")
+def test_client_rejects_a_version_it_does_not_support() -> None:
+    client = Connection(Role.CLIENT, supported_versions=("2025-11-25",))
+    rid, _ = client.send_request("initialize", init_params())
+    reply = {"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2024-11-05", "capabilities": {},
+                                                    "serverInfo": {"name": "old", "version": "0"}}}
+    events = client.receive_message(json.dumps(reply))
+    assert isinstance(events[0], VersionRejected) and events[0].offered == "2024-11-05"
+    assert client.phase is Phase.CLOSED
+    with pytest.raises(LocalProtocolError):
+        client.send_request("ping")
+
+
+@pytest.mark.req("basic/lifecycle#7")
+def test_client_proposes_only_versions_it_supports() -> None:
+    client = Connection(Role.CLIENT, supported_versions=("2025-11-25",))
+    with pytest.raises(LocalProtocolError):
+        client.send_request("initialize", init_params("2025-06-18"))
+    assert client.phase is Phase.AWAITING_INIT
+
+
+# -- capabilities -----------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/lifecycle#14")
+def test_no_request_for_a_capability_the_peer_lacks() -> None:
+    client, server = handshake(server_caps=ServerCapabilities())
+    with pytest.raises(LocalProtocolError, match="tools"):
+        client.send_request("tools/list")
+    with pytest.raises(LocalProtocolError, match="sampling"):
+        from mcp_ref.schema.sampling import CreateMessageRequestParams
+
+        server.send_request("sampling/createMessage", CreateMessageRequestParams(messages=[], max_tokens=5))
+    assert client.pending_outgoing == [] and server.pending_outgoing == []
+
+
+@pytest.mark.req("basic/lifecycle#14")
+def test_incoming_request_for_an_undeclared_capability_is_method_not_found() -> None:
+    client, server = handshake(server_caps=ServerCapabilities())
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":"x","method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply) == {"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "Method not found: tools/list (tools not declared)"}}
+
+
+def test_unknown_method_and_wrong_direction_are_method_not_found() -> None:
+    client, server = handshake()
+    for method in ("no/such", "sampling/createMessage"):
+        (ev,) = server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 5, "method": method, "params": {}}))
+        assert isinstance(ev, MessageRejected) and ev.reply is not None
+        assert wire(ev.reply)["error"]["code"] == ErrorCode.METHOD_NOT_FOUND
+
+
+def test_invalid_params_name_the_path() -> None:
+    client, server = handshake()
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":[1]}}')
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    err = wire(ev.reply)["error"]
+    assert err["code"] == ErrorCode.INVALID_PARAMS
+    assert "params.arguments: expected object" in err["message"]
+    # the session goes on
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":6,"method":"tools/list"}')
+    assert isinstance(ev, RequestReceived)
+
+
+# -- correlation ----------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/index#6", "basic/index#7")
+def test_ids_are_unique_and_results_are_correlated_and_typed() -> None:
+    client, server = handshake()
+    ids = [client.send_request("tools/list")[0] for _ in range(3)]
+    assert len(set(ids)) == 3
+    reply = server_reply(server, client, ids[1], ListToolsResult(tools=[]))
+    assert reply == [ResponseReceived(ids[1], "tools/list", ListToolsResult(tools=[]))]
+    assert set(client.pending_outgoing) == {ids[0], ids[2]}
+
+
+def server_reply(server: Connection, client: Connection, rid: Any, result: Any) -> list[Any]:
+    return client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": json.loads(encode_result(result))}))
+
+
+def encode_result(result: Any) -> str:
+    from mcp_ref.schema._converter import encode
+
+    return json.dumps(encode(result))
+
+
+def test_string_and_integer_ids_are_distinct_requests() -> None:
+    client, server = handshake()
+    (a,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    (b,) = server.receive_message(b'{"jsonrpc":"2.0","id":"1","method":"tools/list"}')
+    assert isinstance(a, RequestReceived) and isinstance(b, RequestReceived)
+    assert wire(server.send_response("1", ListToolsResult(tools=[])))["id"] == "1"
+    assert wire(server.send_response(1, ListToolsResult(tools=[])))["id"] == 1
+
+
+@pytest.mark.req("basic/index#6")
+def test_an_id_reused_while_in_flight_is_refused() -> None:
+    client, server = handshake()
+    server.receive_message(b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST
+    server.send_response(7, ListToolsResult(tools=[]))  # the first one is still answerable
+
+
+def test_unknown_response_and_error_without_id_are_events() -> None:
+    client, server = handshake()
+    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","id":12345,"result":{}}')
+    assert ev == UnknownResponse(12345)
+    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}')
+    assert isinstance(ev, ErrorWithoutId) and ev.error.code == -32700
+    assert client.stats["unknown-response"] == 1 and client.stats["error-without-id"] == 1
+
+
+def test_error_response_and_invalid_result() -> None:
+    client, server = handshake()
+    rid, _ = client.send_request("tools/list")
+    (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "boom"}}))
+    assert isinstance(ev, ErrorReceived) and ev.error.message == "boom"
+    rid, _ = client.send_request("tools/list")
+    (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": "nope"}}))
+    assert isinstance(ev, InvalidResponse) and "result.tools: expected array" in str(ev.error)
+
+
+@pytest.mark.req("basic/index#13")
+def test_notifications_are_never_answered() -> None:
+    client, server = handshake()
+    for data in (b'{"jsonrpc":"2.0","method":"no/such"}', b'{"jsonrpc":"2.0","method":"notifications/progress","params":"x"}',
+                 b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}'):
+        events = server.receive_message(data)
+        assert all(not isinstance(e, MessageRejected) or e.reply is None for e in events)
+
+
+def test_parse_error_gets_an_error_without_id() -> None:
+    client, server = handshake()
+    (ev,) = server.receive_message(b"{nope")
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply) == {"jsonrpc": "2.0", "error": {"code": -32700, "message": ev.error.message}}
+
+
+def test_parse_error_in_an_older_revision_uses_null_id() -> None:
+    client, server = handshake("2025-06-18")
+    (ev,) = server.receive_message(b"{nope")
+    assert ev.reply is not None and wire(ev.reply)["id"] is None  # type: ignore[attr-defined]
+
+
+# -- batches -------------------------------------------------------------------------------
+
+
+def test_batches_only_in_2025_03_26() -> None:
+    batch = b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"}]'
+    client, server = handshake("2025-11-25")
+    (ev,) = server.receive_message(batch)
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST
+    client, server = handshake("2025-03-26")
+    events = server.receive_message(batch)
+    assert isinstance(events[0], RequestReceived)
+    assert isinstance(server.receive_message(b"[]")[0], MessageRejected)
+
+
+# -- revisions -----------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/lifecycle#14")
+def test_encoding_follows_the_negotiated_revision() -> None:
+    client, server = handshake("2025-03-26")
+    server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}')
+    result = CallToolResult(content=[TextContent(text="x")], structured_content={"a": 1})
+    assert "structuredContent" not in wire(server.send_response(1, result))["result"]
+    server.receive_message(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}')
+    with pytest.raises(LocalProtocolError, match="ResourceLink"):
+        server.send_response(2, CallToolResult(content=[ResourceLink(uri="file:///a", name="a")]))
+    # nothing was recorded: the request can still be answered
+    server.send_response(2, CallToolResult(content=[TextContent(text="ok")]))
+
+
+def test_methods_missing_from_the_revision_are_refused_both_ways() -> None:
+    client, server = handshake("2025-03-26", client_caps=ClientCapabilities())
+    with pytest.raises(LocalProtocolError):
+        server.send_request("elicitation/create", ElicitRequestFormParams(message="m", requested_schema={"type": "object", "properties": {}}))  # type: ignore[arg-type]
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":3,"method":"tasks/list"}')
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply)["error"]["code"] == ErrorCode.METHOD_NOT_FOUND
+
+
+# -- cancellation bookkeeping --------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/utilities/cancellation#2")
+def test_initialize_cannot_be_cancelled() -> None:
+    client = Connection(Role.CLIENT)
+    rid, _ = client.send_request("initialize", init_params())
+    with pytest.raises(LocalProtocolError, match="initialize"):
+        client.send_cancel(rid)
+
+
+@pytest.mark.req("basic/utilities/cancellation#1", "basic/utilities/cancellation#6")
+def test_cancel_then_late_response_is_ignored() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/list")
+    server.receive_message(data)
+    note = client.send_cancel(rid, "changed my mind")
+    assert wire(note) == {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid, "reason": "changed my mind"}}
+    with pytest.raises(LocalProtocolError):
+        client.send_cancel(rid)  # no longer in flight
+    (ev,) = server.receive_message(note)
+    assert ev == CancellationReceived(rid, "changed my mind")
+    with pytest.raises(LocalProtocolError, match="cancelled"):
+        server.send_response(rid, ListToolsResult(tools=[]))
+    server.finish_cancelled(rid)
+    (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": []}}))
+    assert ev == LateResponseIgnored(rid, "tools/list")
+
+
+@pytest.mark.req("basic/utilities/cancellation#5", "basic/utilities/cancellation#10")
+def test_invalid_cancellations_are_ignored() -> None:
+    client, server = handshake()
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42}}')
+    assert isinstance(ev, CancellationIgnored) and ev.why == "unknown request id"
+    server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    server.send_response(1, ListToolsResult(tools=[]))
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
+    assert isinstance(ev, CancellationIgnored) and ev.why == "request already finished"
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}')
+    assert isinstance(ev, CancellationIgnored) and ev.why.startswith("malformed")
+
+
+# -- progress bookkeeping --------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/utilities/progress#1", "basic/utilities/progress#2")
+def test_progress_tokens_are_unique_and_preserved() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    assert wire(data)["params"]["_meta"] == {"progressToken": rid}
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="tok")
+    assert wire(data)["params"]["_meta"]["progressToken"] == "tok"
+    with pytest.raises(LocalProtocolError, match="in use"):
+        client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="tok")
+    with pytest.raises(LocalProtocolError):
+        client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")
+def test_progress_in_order_and_nonsense_ignored() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="p")
+    (req,) = server.receive_message(data)
+    assert isinstance(req, RequestReceived) and req.progress_token == "p"
+    events = []
+    for value in (1, 2.5):
+        note = server.send_progress(rid, value, total=10, message=f"at {value}")
+        assert note is not None
+        events += client.receive_message(note)
+    assert events == [ProgressReceived(rid, "p", 1, 10, "at 1"), ProgressReceived(rid, "p", 2.5, 10, "at 2.5")]
+    with pytest.raises(LocalProtocolError, match="increase"):
+        server.send_progress(rid, 2.5)
+    # a non-increasing value from a misbehaving peer is ignored and counted
+    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2}}')
+    assert ev == ProgressIgnored("p", 2, "not increasing")
+    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"zz","progress":2}}')
+    assert ev == ProgressIgnored("zz", 2, "unknown token")
+    client.receive_message(server.send_response(rid, CallToolResult(content=[])))
+    with pytest.raises(LocalProtocolError, match="after completion"):
+        server.send_progress(rid, 3)
+    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":9}}')
+    assert ev == ProgressIgnored("p", 9, "after completion")
+    assert client.stats["progress:not increasing"] == 1
+    assert client.stats["progress:unknown token"] == 1
+    assert client.stats["progress:after completion"] == 1
+
+
+def test_progress_is_a_no_op_without_a_token() -> None:
+    client, server = handshake()
+    server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}')
+    assert server.send_progress(1, 1) is None
+
+
+# -- API misuse --------------------------------------------------------------------------------------
+
+
+def test_wrong_params_type_and_missing_params_are_refused_before_sending() -> None:
+    client, server = handshake()
+    with pytest.raises(LocalProtocolError, match="CallToolRequestParams"):
+        client.send_request("tools/call", PaginatedRequestParams())
+    with pytest.raises(LocalProtocolError, match="requires params"):
+        client.send_request("tools/call")
+    with pytest.raises(LocalProtocolError):
+        server.send_response(12345, Result())
+    server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    with pytest.raises(LocalProtocolError, match="ListToolsResult"):
+        server.send_response(1, Result())
+    assert client.pending_outgoing == []
+
+
+def test_notifications_need_their_capability() -> None:
+    client, server = handshake(server_caps=ServerCapabilities(tools=ListChangedCapability(list_changed=False)))
+    with pytest.raises(LocalProtocolError, match="listChanged"):
+        server.send_notification("notifications/tools/list_changed")
+    with pytest.raises(LocalProtocolError, match="send_cancel"):
+        client.send_notification("notifications/cancelled")
+
+
+# -- hostile input ------------------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=10),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+methods = st.sampled_from(["ping", "tools/call", "tools/list", "notifications/cancelled", "notifications/progress",
+                           "initialize", "resources/read", "x"])
+
+
+@st.composite
+def messages(draw: st.DrawFn) -> Any:
+    msg: dict[str, Any] = {"jsonrpc": draw(st.sampled_from(["2.0", "2.0", "1.0"]))}
+    if draw(st.booleans()):
+        msg["id"] = draw(st.one_of(st.integers(), st.text(max_size=3), st.none(), st.booleans()))
+    kind = draw(st.sampled_from(["method", "result", "error", "none"]))
+    if kind == "method":
+        msg["method"] = draw(methods)
+        if draw(st.booleans()):
+            msg["params"] = draw(st.dictionaries(st.sampled_from(["name", "arguments", "requestId", "progressToken", "progress", "_meta", "uri"]), json_values, max_size=4))
+    elif kind == "result":
+        msg["result"] = draw(json_values)
+    elif kind == "error":
+        msg["error"] = draw(json_values)
+    return msg
+
+
+@settings(max_examples=300)
+@given(st.one_of(messages(), json_values))
+def test_hostile_input_never_crashes_and_replies_are_valid(value: Any) -> None:
+    client, server = handshake()
+    for conn in (client, server):
+        events = conn.receive_message(json.dumps(value))
+        for ev in events:
+            if isinstance(ev, MessageRejected) and ev.reply is not None:
+                reply = wire(ev.reply)
+                assert reply["jsonrpc"] == "2.0"
+                assert type(reply["error"]["code"]) is int and reply["error"]["code"] in {e.value for e in ErrorCode}
+                assert "id" not in reply or type(reply["id"]) in (str, int)
+    # the sessions still work
+    rid, data = client.send_request("tools/list")
+    events = server.receive_message(data)
+    assert any(isinstance(e, RequestReceived) and e.id == rid for e in events) or any(isinstance(e, MessageRejected) for e in events)
+
+
