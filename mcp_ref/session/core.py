@@ -1,0 +1,478 @@
+"""The trio runtime around one :class:`~mcp_ref.connection.Connection`.
+
+DESIGN.md section 4. One :class:`Session` per connection, owned by exactly one
+nursery (:func:`session_scope`); nothing it starts outlives it.
+
+* The receive loop is the only caller of ``Connection.receive_message``. It
+  dispatches events synchronously, so facts are applied in arrival order: a
+  response never overtakes progress that arrived before it, and a cancellation
+  processed before a handler's result suppresses that result.
+* One task and one CancelScope per incoming request; a peer's
+  ``notifications/cancelled`` cancels that scope with the given reason.
+* Outgoing requests all go through :meth:`Session.request`, which runs in the
+  caller's task: it sends, waits with an idle deadline that progress may push
+  forward (never past the maximum), and on timeout, caller cancellation or a
+  progress-callback error sends ``notifications/cancelled`` under a shielded
+  scope with a short grace deadline.
+* Writes go through one ``trio.StrictFIFOLock``.
+* On EOF every pending request fails with :class:`ConnectionClosed`.
+"""
+
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
+
+import attrs
+import trio
+
+from ..basic.lifecycle import Phase
+from ..connection import Connection
+from ..errors import (
+    ConnectionClosed,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    MessageTooLarge,
+    ProtocolError,
+    RequestTimeout,
+)
+from ..events import (
+    CancellationIgnored,
+    CancellationReceived,
+    ErrorReceived,
+    ErrorWithoutId,
+    Event,
+    Initialized,
+    InvalidResponse,
+    LateResponseIgnored,
+    MessageRejected,
+    NotificationIgnored,
+    NotificationReceived,
+    ProgressIgnored,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    UnknownResponse,
+    VersionRejected,
+)
+from ..schema.jsonrpc import ProgressToken, RequestId, Result
+
+__all__ = [
+    "Session",
+    "SessionConfig",
+    "RequestContext",
+    "RequestHandler",
+    "NotificationHandler",
+    "ProgressCallback",
+    "session_scope",
+]
+
+log = logging.getLogger("mcp_ref.session")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class RequestHandler(Protocol):
+    def __call__(self, ctx: "RequestContext", params: Any, /) -> Awaitable[Any]: ...
+
+
+NotificationHandler = Callable[["Session", Any], Awaitable[None]]
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfig:
+    """Timeouts and limits of a session (seconds; ``math.inf`` disables).
+
+    ``request_timeout``: idle timeout of an outgoing request (basic/lifecycle#17);
+    ``max_request_timeout``: the cap that progress can never extend (#21);
+    ``progress_resets_timeout``: progress for a request pushes its idle deadline (#20);
+    ``cancel_grace``: how long the shielded send of a cancellation may take;
+    ``max_concurrent_requests``: incoming requests handled at once (ping is exempt).
+    """
+
+    request_timeout: float = 60.0
+    max_request_timeout: float = 600.0
+    progress_resets_timeout: bool = True
+    cancel_grace: float = 5.0
+    max_concurrent_requests: int = 1000
+
+    def __attrs_post_init__(self) -> None:
+        for name in ("request_timeout", "max_request_timeout", "cancel_grace"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive")
+        if self.max_concurrent_requests < 1:
+            raise ValueError("max_concurrent_requests must be at least 1")
+
+
+@attrs.frozen
+class _Closed:
+    reason: str
+
+
+class RequestContext:
+    """What a request handler gets: the request, progress, and the session.
+
+    Explicit, never a contextvar: ``ctx.session`` sends nested requests to the
+    peer, ``await ctx.progress(...)`` reports progress (a no-op when the
+    requestor asked for none), ``ctx.cancel_scope`` is the scope the peer's
+    cancellation cancels.
+    """
+
+    def __init__(
+        self, session: "Session", request_id: RequestId, method: str, message: Any, cancel_scope: trio.CancelScope
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self.message = message
+        self.params = message.params
+        self.cancel_scope = cancel_scope
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return dict(getattr(self.params, "meta", None) or {})
+
+    @property
+    def progress_token(self) -> ProgressToken | None:
+        tok = self.meta.get("progressToken")
+        return tok if type(tok) in (str, int) else None
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress; raises LocalProtocolError if it does not increase."""
+        data = self.session.connection.send_progress(self.request_id, progress, total, message)
+        if data is not None:
+            await self.session.send_raw(data)
+
+
+class Session:
+    """The runtime of one connection. Build it with :func:`session_scope`."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        channel: trio.abc.Channel[bytes],
+        nursery: trio.Nursery,
+        *,
+        handlers: Mapping[str, RequestHandler] | None = None,
+        notification_handlers: Mapping[str, NotificationHandler] | None = None,
+        config: SessionConfig | None = None,
+    ) -> None:
+        self.connection = connection
+        self.channel = channel
+        self.config = config or SessionConfig()
+        self.handlers: dict[str, RequestHandler] = dict(handlers or {})
+        self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
+        self._nursery = nursery
+        self._write_lock = trio.StrictFIFOLock()
+        self._waiters: dict[RequestId, trio.MemorySendChannel[Any]] = {}
+        self._handler_scopes: dict[RequestId, trio.CancelScope] = {}
+        self._handler_limit = trio.CapacityLimiter(self.config.max_concurrent_requests)
+        self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived](math.inf)
+        self.closed = trio.Event()
+        self.initialized = trio.Event()
+        self.close_reason: str | None = None
+
+    # -- writing -------------------------------------------------------------------
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write one encoded message, serialised with every other writer."""
+        if self.closed.is_set():
+            raise ConnectionClosed(self.close_reason or "session closed")
+        try:
+            async with self._write_lock:
+                await self.channel.send(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            self._close(f"transport closed while sending: {e!r}")
+            raise ConnectionClosed(self.close_reason or "transport closed") from e
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (the engine checks phase, capability and revision)."""
+        await self.send_raw(self.connection.send_notification(method, params))
+
+    # -- outgoing requests: the one funnel -----------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        progress: ProgressCallback | None = None,
+        progress_token: ProgressToken | None = None,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_sent: Callable[[RequestId], None] | None = None,
+    ) -> Any:
+        """Send a request and wait for its result (typed per the method).
+
+        Raises :class:`MCPError` for an error response, :class:`RequestTimeout`
+        when ``timeout`` (idle; progress resets it when so configured) or
+        ``max_timeout`` passes, :class:`ConnectionClosed` if the session ends.
+        Abandoning it (timeout, caller cancelled, progress callback raised)
+        sends ``notifications/cancelled`` (basic/lifecycle#18).
+        """
+        if self.closed.is_set():
+            raise ConnectionClosed(self.close_reason or "session closed")
+        idle = self.config.request_timeout if timeout is None else timeout
+        cap = self.config.max_request_timeout if max_timeout is None else max_timeout
+        if not idle > 0 or not cap > 0:
+            raise ValueError("timeouts must be positive")
+        token: ProgressToken | bool | None = progress_token if progress_token is not None else (progress is not None)
+        rid, data = self.connection.send_request(method, params, progress_token=token or None)
+        inbox_send, inbox = trio.open_memory_channel[Any](math.inf)
+        self._waiters[rid] = inbox_send
+        if on_sent is not None:
+            on_sent(rid)
+        start = trio.current_time()
+        hard_deadline = start + cap
+        try:
+            await self.send_raw(data)
+            with trio.CancelScope(deadline=min(start + idle, hard_deadline)) as wait:
+                while True:
+                    item = await inbox.receive()
+                    if type(item) is ProgressReceived:
+                        if self.config.progress_resets_timeout:
+                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
+                            wait.deadline = min(trio.current_time() + idle, hard_deadline)
+                        if progress is not None:
+                            await progress(item.progress, item.total, item.message)
+                        continue
+                    return self._outcome(item)
+            kind = "maximum" if trio.current_time() >= hard_deadline else "idle"
+            await self._abandon(rid, f"timed out after {idle if kind == 'idle' else cap:g}s")
+            raise RequestTimeout(method, idle if kind == "idle" else cap, kind)
+        except BaseException as exc:
+            if self.connection.outgoing(rid) is not None:
+                await self._abandon(rid, _reason_for(exc))
+            raise
+        finally:
+            self._waiters.pop(rid, None)
+
+    def _outcome(self, item: Any) -> Any:
+        if type(item) is ResponseReceived:
+            return item.result
+        if type(item) is ErrorReceived:
+            raise MCPError(item.error.code, item.error.message, item.error.data)
+        if type(item) is InvalidResponse:
+            raise item.error
+        if type(item) is _Closed:
+            raise ConnectionClosed(item.reason)
+        raise AssertionError(f"unexpected inbox item {item!r}")
+
+    async def _abandon(self, rid: RequestId, reason: str) -> None:
+        """Stop waiting for ``rid``; tell the peer unless the spec forbids it."""
+        out = self.connection.outgoing(rid)
+        if out is None:
+            return
+        if out.method == "initialize" or out.task or self.closed.is_set():
+            # [basic/utilities/cancellation#2, #3] never a notification for these
+            self.connection.abandon(rid)
+            return
+        data = self.connection.send_cancel(rid, reason)
+        log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + self.config.cancel_grace
+            try:
+                await self.send_raw(data)
+            except ConnectionClosed:
+                pass  # the peer is gone: nothing left to cancel
+        if scope.cancelled_caught:
+            log.warning("could not send the cancellation of request %r within %gs", rid, self.config.cancel_grace)
+
+    # -- the receive loop ------------------------------------------------------------
+
+    async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        self._nursery.start_soon(self._notification_worker)
+        task_status.started()
+        reason = "end of stream"
+        try:
+            while True:
+                try:
+                    data = await self.channel.receive()
+                except trio.EndOfChannel:
+                    break
+                except MessageTooLarge as e:
+                    # the transport skipped it whole; the id is unknowable
+                    log.warning("%s", e)
+                    await self._send_quietly(
+                        self.connection._error_bytes(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
+                    )
+                    continue
+                except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+                    reason = f"transport closed: {e!r}"
+                    break
+                for event in self.connection.receive_message(data):
+                    await self._dispatch(event)
+                if self.connection.phase is Phase.CLOSED:
+                    reason = "the connection was closed by the protocol engine"
+                    break
+        finally:
+            self._close(reason)
+
+    async def _send_quietly(self, data: bytes) -> None:
+        """Send a protocol reply; a transport that is gone is the loop's next EOF."""
+        try:
+            await self.send_raw(data)
+        except ConnectionClosed:
+            log.debug("could not send a reply: the connection is closed")
+
+    async def _dispatch(self, event: Event) -> None:
+        t = type(event)
+        if t is RequestReceived:
+            assert isinstance(event, RequestReceived)
+            if event.method == "ping":
+                # [basic/utilities/ping#1] answered at once, in every phase, even when handlers are busy
+                await self._send_quietly(self.connection.send_response(event.id, _empty_result()))
+                return
+            scope = trio.CancelScope()
+            self._handler_scopes[event.id] = scope
+            self._nursery.start_soon(self._run_handler, event, scope, name=f"mcp handler {event.method} {event.id!r}")
+        elif t in (ResponseReceived, ErrorReceived, InvalidResponse, ProgressReceived):
+            rid = event.request_id if t is ProgressReceived else event.id  # type: ignore[attr-defined]
+            waiter = self._waiters.get(rid)
+            if waiter is not None:
+                waiter.send_nowait(event)
+            elif t is not ProgressReceived:
+                log.warning("response to request %r arrived with nobody waiting", rid)
+        elif t is CancellationReceived:
+            assert isinstance(event, CancellationReceived)
+            # [basic/utilities/cancellation#8] log the reason
+            log.info("peer cancelled request %r: %s", event.request_id, event.reason or "(no reason given)")
+            scope = self._handler_scopes.get(event.request_id)
+            if scope is not None:
+                # [basic/utilities/cancellation#4] stop processing: cancel the handler's scope
+                scope.cancel(reason=f"cancelled by peer: {event.reason or 'no reason given'}")
+        elif t is NotificationReceived:
+            assert isinstance(event, NotificationReceived)
+            self._notes_send.send_nowait(event)
+        elif t is Initialized:
+            self.initialized.set()
+        elif t is MessageRejected:
+            assert isinstance(event, MessageRejected)
+            log.warning("rejected a message from the peer: %s", event.error)
+            if event.reply is not None:
+                await self._send_quietly(event.reply)
+        elif t is VersionRejected:
+            assert isinstance(event, VersionRejected)
+            log.error("server offered protocol version %s; we support %s", event.offered, event.supported)
+        elif t in (CancellationIgnored, ProgressIgnored, NotificationIgnored, LateResponseIgnored):
+            # [basic/utilities/cancellation#10], [basic/utilities/progress#7]: ignored, logged, counted in connection.stats
+            log.info("ignored: %r", event)
+        elif t in (UnknownResponse, ErrorWithoutId):
+            log.warning("peer fault: %r", event)
+        else:
+            raise AssertionError(f"unhandled event {event!r}")
+
+    async def _notification_worker(self) -> None:
+        # Notifications are handled one at a time, in arrival order.
+        async for event in self._notes_recv:
+            handler = self.notification_handlers.get(event.method)
+            if handler is not None:
+                await handler(self, event.params)
+
+    async def _run_handler(self, event: RequestReceived, scope: trio.CancelScope) -> None:
+        rid = event.id
+        conn = self.connection
+        data: bytes | None = None
+        try:
+            async with self._handler_limit:
+                with scope:
+                    ctx = RequestContext(self, rid, event.method, event.message, scope)
+                    handler = self.handlers.get(event.method)
+                    try:
+                        if handler is None:
+                            raise ProtocolError(f"Method not found: {event.method}", ErrorCode.METHOD_NOT_FOUND)
+                        result = await handler(ctx, event.params)
+                    except trio.Cancelled:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - every failure becomes a wire error
+                        data = self._error_reply(rid, exc)
+                    else:
+                        req = conn.incoming(rid)
+                        if req is not None and req.state == "running":
+                            try:
+                                data = conn.send_response(rid, result)
+                            except LocalProtocolError as exc:
+                                log.error("handler for %s returned an unusable result: %s", event.method, exc)
+                                data = conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+            req = conn.incoming(rid)
+            if req is not None and req.state == "cancel-requested":
+                # [basic/utilities/cancellation#4] cancelled: drop any result, send nothing
+                conn.finish_cancelled(rid)
+                data = None
+            if data is not None:
+                await self._send_quietly(data)
+        finally:
+            self._handler_scopes.pop(rid, None)
+
+    def _error_reply(self, rid: RequestId, exc: Exception) -> bytes | None:
+        """One place where handler exceptions become wire errors (DESIGN.md section 4)."""
+        conn = self.connection
+        req = conn.incoming(rid)
+        if req is None or req.state != "running":
+            return None
+        if isinstance(exc, MCPError):
+            return conn.send_error(rid, exc.code, exc.message, exc.data)
+        if isinstance(exc, ProtocolError):
+            return conn.send_error(rid, exc.code, exc.message, exc.data)
+        # anything else: -32603 without internals; the traceback goes to our log
+        log.exception("handler for %s (request %r) failed", req.method, rid, exc_info=exc)
+        return conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+
+    # -- closing -------------------------------------------------------------------------
+
+    def _close(self, reason: str) -> None:
+        if self.closed.is_set():
+            return
+        self.close_reason = reason
+        self.closed.set()
+        self.connection.close()
+        for waiter in self._waiters.values():
+            waiter.send_nowait(_Closed(reason))
+        self._notes_send.close()
+        for scope in self._handler_scopes.values():
+            scope.cancel(reason=f"session closed: {reason}")
+
+    async def aclose(self, reason: str = "closed locally") -> None:
+        self._close(reason)
+        with trio.CancelScope(shield=True):
+            await self.channel.aclose()
+
+
+def _empty_result() -> Result:
+    return Result()
+
+
+def _reason_for(exc: BaseException) -> str:
+    if isinstance(exc, trio.Cancelled):
+        return "request abandoned by the caller"
+    return f"request abandoned: {type(exc).__name__}: {exc}"
+
+
+@asynccontextmanager
+async def session_scope(
+    connection: Connection,
+    channel: trio.abc.Channel[bytes],
+    *,
+    handlers: Mapping[str, RequestHandler] | None = None,
+    notification_handlers: Mapping[str, NotificationHandler] | None = None,
+    config: SessionConfig | None = None,
+) -> AsyncIterator[Session]:
+    """Run a session on ``channel``: one nursery, nothing outlives the block."""
+    async with trio.open_nursery() as nursery:
+        session = Session(
+            connection,
+            channel,
+            nursery,
+            handlers=handlers,
+            notification_handlers=notification_handlers,
+            config=config,
+        )
+        await nursery.start(session.run_receive_loop)
+        try:
+            yield session
+        finally:
+            await session.aclose()
+            nursery.cancel_scope.cancel(reason="session scope exited")
+
