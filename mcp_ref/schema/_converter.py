@@ -235,34 +235,55 @@ class _Factories:
         members = tuple(m for m in members if m is not _NoneType)
         conv = self.conv
         expected = _describe(tp)
+        if len(members) == 1:
+            only = members[0]
+
+            def structure_optional(value: Any, _: Any) -> Any:
+                if value is None:
+                    return None
+                return conv.get_structure_hook(only)(value, only)
+
+            return structure_optional
+        classes = tuple(m for m in members if attrs.has(m))
+        others = tuple(m for m in members if not attrs.has(m))
+        key: str | None = None
         chooser = UNION_DISCRIMINATORS.get(tp)
-        if chooser is None and len(members) > 1 and all(attrs.has(m) for m in members):
-            chooser = _literal_discriminator(members)
-        inner: Any = members[0] if len(members) == 1 else Union[members]  # noqa: UP007
+        if chooser is None and len(classes) > 1:
+            found = _literal_discriminator(classes)
+            if found is not None:
+                key, chooser = found
+        tags = sorted({repr(v) for m in classes for f in wire_fields(m) if f.wire == key for v in _literal_values(f.type)})
 
         def structure(value: Any, _: Any) -> Any:
             if value is None:
                 if optional:
                     return None
                 raise _fail(expected)
-            if len(members) == 1:
-                return conv.get_structure_hook(inner)(value, inner)
-            if chooser is not None:
-                if type(value) is not dict:
-                    raise _fail(dict)
-                cls = chooser(value)
-                if cls is not None:
-                    return conv.get_structure_hook(cls)(value, cls)
-            # Try each member in turn; the first that decodes wins. The most
-            # demanding members (most required keys) go first.
-            first_err: DecodeError | None = None
-            for m in _by_demand(members):
+            if type(value) is dict and classes:
+                if chooser is not None:
+                    cls = chooser(value)
+                    if cls is not None:
+                        return conv.get_structure_hook(cls)(value, cls)
+                    if key is not None:
+                        if key not in value:
+                            raise DecodeError(key, "required field missing")
+                        raise DecodeError(key, f"expected one of {', '.join(tags)}")
+                    raise _fail(f"one of the {_union_name(tp)} variants")
+                # No tag: the first member that decodes wins, the most
+                # demanding (most required keys) first.
+                first_err: DecodeError | None = None
+                for m in _by_demand(classes):
+                    try:
+                        return conv.get_structure_hook(m)(value, m)
+                    except DecodeError as e:
+                        first_err = first_err or e
+                assert first_err is not None
+                raise first_err
+            for m in others:
                 try:
                     return conv.get_structure_hook(m)(value, m)
-                except DecodeError as e:
-                    first_err = first_err or e
-            if chooser is not None and first_err is not None:
-                raise first_err
+                except DecodeError:
+                    continue
             raise _fail(expected)
 
         return structure
@@ -354,7 +375,7 @@ def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any],
     return with_extra
 
 
-def _literal_discriminator(members: tuple[type, ...]) -> Callable[[Any], type | None] | None:
+def _literal_discriminator(members: tuple[type, ...]) -> tuple[str, Callable[[Any], type | None]] | None:
     """Find a key whose literal values tell the members apart."""
     candidates: set[str] | None = None
     for m in members:
@@ -375,10 +396,22 @@ def _literal_discriminator(members: tuple[type, ...]) -> Callable[[Any], type | 
                     ok = False
                 table[v] = m
         if ok:
-            return lambda value, _t=table, _k=key, _d=default: (
-                _t.get(value[_k]) if _k in value and type(value[_k]) is str else (_d if _k not in value else None)
-            )
+            return key, _tag_chooser(key, table, default)
     return None
+
+
+def _tag_chooser(key: str, table: dict[Any, type], default: type | None) -> Callable[[Any], type | None]:
+    def choose(value: Any) -> type | None:
+        if key not in value:
+            return default
+        tag = value[key]
+        return table.get(tag) if type(tag) is str else None
+
+    return choose
+
+
+def _union_name(tp: Any) -> str:
+    return " | ".join(getattr(a, "__name__", repr(a)) for a in get_args(tp))
 
 
 def _literal_values(tp: Any) -> tuple[Any, ...]:

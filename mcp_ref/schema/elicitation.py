@@ -1,0 +1,311 @@
+"""schema.ts elicitation types (``elicitation/create``; new in 2025-06-18).
+
+The requested schema is a restricted subset of JSON Schema: a flat object
+whose properties are :data:`PrimitiveSchemaDefinition` values. The
+primitive-schema union has no single tag, so it registers a discriminator
+that looks at ``type`` and at which of ``enum`` / ``enumNames`` / ``oneOf`` /
+``items`` is present.
+"""
+
+from typing import Any, Literal
+
+from attrs import field, frozen
+
+from ._base import NEW_IN_2025_11_25, discriminate, since
+from .jsonrpc import RequestId, Result
+from .tasks import TaskMetadata
+
+__all__ = [
+    "StringSchema",
+    "NumberSchema",
+    "BooleanSchema",
+    "EnumOption",
+    "UntitledSingleSelectEnumSchema",
+    "TitledSingleSelectEnumSchema",
+    "StringEnumItems",
+    "TitledEnumItems",
+    "UntitledMultiSelectEnumSchema",
+    "TitledMultiSelectEnumSchema",
+    "LegacyTitledEnumSchema",
+    "SingleSelectEnumSchema",
+    "MultiSelectEnumSchema",
+    "EnumSchema",
+    "PrimitiveSchemaDefinition",
+    "ElicitationRequestedSchema",
+    "ElicitRequestFormParams",
+    "ElicitRequestURLParams",
+    "ElicitRequestParams",
+    "ElicitRequest",
+    "ElicitContentValue",
+    "ElicitResult",
+    "ElicitationCompleteNotificationParams",
+    "ElicitationCompleteNotification",
+    "URLElicitationRequiredErrorData",
+    "URLElicitationRequiredErrorDetail",
+    "URLElicitationRequiredError",
+]
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class StringSchema:
+    type: Literal["string"] = "string"
+    title: str | None = None
+    description: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    format: Literal["email", "uri", "date", "date-time"] | None = None
+    default: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class NumberSchema:
+    type: Literal["number", "integer"]
+    title: str | None = None
+    description: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    default: float | None = field(default=None, metadata=NEW_IN_2025_11_25)
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class BooleanSchema:
+    type: Literal["boolean"] = "boolean"
+    title: str | None = None
+    description: str | None = None
+    default: bool | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class EnumOption:
+    """One titled choice: ``const`` is the value, ``title`` what people see."""
+
+    const: str
+    title: str
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class UntitledSingleSelectEnumSchema:
+    type: Literal["string"] = "string"
+    enum: list[str]
+    title: str | None = None
+    description: str | None = None
+    default: str | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class TitledSingleSelectEnumSchema:
+    type: Literal["string"] = "string"
+    one_of: list[EnumOption]
+    title: str | None = None
+    description: str | None = None
+    default: str | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class StringEnumItems:
+    type: Literal["string"] = "string"
+    enum: list[str]
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class TitledEnumItems:
+    any_of: list[EnumOption]
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class UntitledMultiSelectEnumSchema:
+    type: Literal["array"] = "array"
+    items: StringEnumItems
+    title: str | None = None
+    description: str | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    default: list[str] | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class TitledMultiSelectEnumSchema:
+    type: Literal["array"] = "array"
+    items: TitledEnumItems
+    title: str | None = None
+    description: str | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    default: list[str] | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class LegacyTitledEnumSchema:
+    """The 2025-06-18 ``EnumSchema`` (``enumNames`` is deprecated in 2025-11-25)."""
+
+    type: Literal["string"] = "string"
+    enum: list[str]
+    enum_names: list[str] | None = None
+    title: str | None = None
+    description: str | None = None
+    default: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
+
+
+SingleSelectEnumSchema = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
+MultiSelectEnumSchema = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
+EnumSchema = (
+    UntitledSingleSelectEnumSchema
+    | TitledSingleSelectEnumSchema
+    | UntitledMultiSelectEnumSchema
+    | TitledMultiSelectEnumSchema
+    | LegacyTitledEnumSchema
+)
+PrimitiveSchemaDefinition = (
+    StringSchema
+    | NumberSchema
+    | BooleanSchema
+    | UntitledSingleSelectEnumSchema
+    | TitledSingleSelectEnumSchema
+    | UntitledMultiSelectEnumSchema
+    | TitledMultiSelectEnumSchema
+    | LegacyTitledEnumSchema
+)
+
+
+def _choose_primitive(value: Any) -> type | None:
+    kind = value.get("type")
+    if kind in ("number", "integer"):
+        return NumberSchema
+    if kind == "boolean":
+        return BooleanSchema
+    if kind == "array":
+        items = value.get("items")
+        if type(items) is dict and "anyOf" in items:
+            return TitledMultiSelectEnumSchema
+        return UntitledMultiSelectEnumSchema
+    if kind == "string":
+        if "oneOf" in value:
+            return TitledSingleSelectEnumSchema
+        if "enumNames" in value:
+            return LegacyTitledEnumSchema
+        if "enum" in value:
+            return UntitledSingleSelectEnumSchema
+        return StringSchema
+    return None
+
+
+def _choose_enum(value: Any) -> type | None:
+    chosen = _choose_primitive(value)
+    return chosen if chosen not in (StringSchema, NumberSchema, BooleanSchema) else None
+
+
+discriminate(PrimitiveSchemaDefinition, _choose_primitive)
+discriminate(EnumSchema, _choose_enum)
+discriminate(SingleSelectEnumSchema, _choose_enum)
+discriminate(MultiSelectEnumSchema, _choose_enum)
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class ElicitationRequestedSchema:
+    """A flat object schema of primitive properties."""
+
+    type: Literal["object"] = "object"
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: list[str] | None = None
+    schema: str | None = field(default=None, metadata={"wire": "$schema", **NEW_IN_2025_11_25})
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class ElicitRequestFormParams:
+    """Form mode; ``mode`` may be omitted (form is the default)."""
+
+    message: str
+    requested_schema: ElicitationRequestedSchema
+    mode: Literal["form"] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    task: TaskMetadata | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    meta: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class ElicitRequestURLParams:
+    """URL mode: the user completes the interaction out of band at ``url``."""
+
+    mode: Literal["url"] = "url"
+    message: str
+    elicitation_id: str
+    url: str
+    task: TaskMetadata | None = None
+    meta: dict[str, Any] | None = None
+
+
+ElicitRequestParams = ElicitRequestURLParams | ElicitRequestFormParams
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class ElicitRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["elicitation/create"] = "elicitation/create"
+    id: RequestId
+    params: ElicitRequestParams
+
+
+#: a submitted form value
+ElicitContentValue = str | int | bool | list[str]
+
+
+@frozen(kw_only=True)
+@since("2025-06-18")
+class ElicitResult(Result):
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, ElicitContentValue] | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class ElicitationCompleteNotificationParams:
+    elicitation_id: str
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class ElicitationCompleteNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
+    params: ElicitationCompleteNotificationParams
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class URLElicitationRequiredErrorData:
+    elicitations: list[ElicitRequestURLParams]
+    extra: dict[str, Any] = field(factory=dict, metadata={"extra": True})
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class URLElicitationRequiredErrorDetail:
+    """The ``error`` member: code -32042 and the elicitations to complete."""
+
+    code: Literal[-32042] = -32042
+    message: str
+    data: URLElicitationRequiredErrorData
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class URLElicitationRequiredError:
+    jsonrpc: Literal["2.0"] = "2.0"
+    error: URLElicitationRequiredErrorDetail
+    id: RequestId | None = None
+
+

@@ -1,0 +1,29 @@
+"""schema.ts "Pagination"."""
+
+from typing import Literal
+
+from attrs import frozen
+
+from .jsonrpc import Cursor, RequestId, RequestParams, Result
+
+__all__ = ["PaginatedRequestParams", "PaginatedRequest", "PaginatedResult"]
+
+
+@frozen(kw_only=True)
+class PaginatedRequestParams(RequestParams):
+    cursor: Cursor | None = None
+
+
+@frozen(kw_only=True)
+class PaginatedRequest:
+    """Any paginated list request (the concrete ones fix ``method``)."""
+
+    jsonrpc: Literal["2.0"] = "2.0"
+    id: RequestId
+    method: str
+    params: PaginatedRequestParams | None = None
+
+
+@frozen(kw_only=True)
+class PaginatedResult(Result):
+    next_cursor: Cursor | None = None

@@ -1,0 +1,87 @@
+"""schema.ts "Prompts"."""
+
+from typing import Any, Literal
+
+from attrs import field, frozen
+
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25
+from .content import ContentBlock, Role
+from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
+from .lifecycle import Icon
+from .pagination import PaginatedRequestParams, PaginatedResult
+
+__all__ = [
+    "PromptArgument",
+    "Prompt",
+    "PromptMessage",
+    "ListPromptsRequest",
+    "ListPromptsResult",
+    "GetPromptRequestParams",
+    "GetPromptRequest",
+    "GetPromptResult",
+    "PromptListChangedNotification",
+]
+
+
+@frozen(kw_only=True)
+class PromptArgument:
+    name: str
+    title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
+    description: str | None = None
+    required: bool | None = None
+
+
+@frozen(kw_only=True)
+class Prompt:
+    name: str
+    title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
+    description: str | None = None
+    arguments: list[PromptArgument] | None = None
+    icons: list[Icon] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
+
+
+@frozen(kw_only=True)
+class PromptMessage:
+    role: Role
+    content: ContentBlock
+
+
+@frozen(kw_only=True)
+class ListPromptsRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["prompts/list"] = "prompts/list"
+    id: RequestId
+    params: PaginatedRequestParams | None = None
+
+
+@frozen(kw_only=True)
+class ListPromptsResult(PaginatedResult):
+    prompts: list[Prompt]
+
+
+@frozen(kw_only=True)
+class GetPromptRequestParams(RequestParams):
+    name: str
+    arguments: dict[str, str] | None = None
+
+
+@frozen(kw_only=True)
+class GetPromptRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["prompts/get"] = "prompts/get"
+    id: RequestId
+    params: GetPromptRequestParams
+
+
+@frozen(kw_only=True)
+class GetPromptResult(Result):
+    messages: list[PromptMessage]
+    description: str | None = None
+
+
+@frozen(kw_only=True)
+class PromptListChangedNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
+    params: NotificationParams | None = None

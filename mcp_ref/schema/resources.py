@@ -1,0 +1,152 @@
+"""schema.ts "Resources"."""
+
+from typing import Any, Literal
+
+from attrs import field, frozen
+
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25
+from .content import Annotations, BlobResourceContents, TextResourceContents
+from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
+from .lifecycle import Icon
+from .pagination import PaginatedRequestParams, PaginatedResult
+
+__all__ = [
+    "Resource",
+    "ResourceTemplate",
+    "ListResourcesRequest",
+    "ListResourcesResult",
+    "ListResourceTemplatesRequest",
+    "ListResourceTemplatesResult",
+    "ResourceRequestParams",
+    "ReadResourceRequestParams",
+    "ReadResourceRequest",
+    "ReadResourceResult",
+    "ResourceListChangedNotification",
+    "SubscribeRequestParams",
+    "SubscribeRequest",
+    "UnsubscribeRequestParams",
+    "UnsubscribeRequest",
+    "ResourceUpdatedNotificationParams",
+    "ResourceUpdatedNotification",
+]
+
+
+@frozen(kw_only=True)
+class Resource:
+    uri: str
+    name: str
+    title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: Annotations | None = None
+    icons: list[Icon] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
+
+
+@frozen(kw_only=True)
+class ResourceTemplate:
+    uri_template: str
+    name: str
+    title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    icons: list[Icon] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
+
+
+@frozen(kw_only=True)
+class ListResourcesRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/list"] = "resources/list"
+    id: RequestId
+    params: PaginatedRequestParams | None = None
+
+
+@frozen(kw_only=True)
+class ListResourcesResult(PaginatedResult):
+    resources: list[Resource]
+
+
+@frozen(kw_only=True)
+class ListResourceTemplatesRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/templates/list"] = "resources/templates/list"
+    id: RequestId
+    params: PaginatedRequestParams | None = None
+
+
+@frozen(kw_only=True)
+class ListResourceTemplatesResult(PaginatedResult):
+    resource_templates: list[ResourceTemplate]
+
+
+@frozen(kw_only=True)
+class ResourceRequestParams(RequestParams):
+    """Params of every request about one resource."""
+
+    uri: str
+
+
+@frozen(kw_only=True)
+class ReadResourceRequestParams(ResourceRequestParams):
+    pass
+
+
+@frozen(kw_only=True)
+class ReadResourceRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/read"] = "resources/read"
+    id: RequestId
+    params: ReadResourceRequestParams
+
+
+@frozen(kw_only=True)
+class ReadResourceResult(Result):
+    contents: list[TextResourceContents | BlobResourceContents]
+
+
+@frozen(kw_only=True)
+class ResourceListChangedNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
+    params: NotificationParams | None = None
+
+
+@frozen(kw_only=True)
+class SubscribeRequestParams(ResourceRequestParams):
+    pass
+
+
+@frozen(kw_only=True)
+class SubscribeRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/subscribe"] = "resources/subscribe"
+    id: RequestId
+    params: SubscribeRequestParams
+
+
+@frozen(kw_only=True)
+class UnsubscribeRequestParams(ResourceRequestParams):
+    pass
+
+
+@frozen(kw_only=True)
+class UnsubscribeRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
+    id: RequestId
+    params: UnsubscribeRequestParams
+
+
+@frozen(kw_only=True)
+class ResourceUpdatedNotificationParams(NotificationParams):
+    uri: str
+
+
+@frozen(kw_only=True)
+class ResourceUpdatedNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
+    params: ResourceUpdatedNotificationParams

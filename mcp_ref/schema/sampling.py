@@ -1,0 +1,91 @@
+"""schema.ts "Sampling"."""
+
+from typing import Any, Literal
+
+from attrs import field, frozen
+
+from ._base import NEW_IN_2025_11_25, since
+from .content import AudioContent, ImageContent, Role, TextContent, ToolResultContent, ToolUseContent
+from .jsonrpc import RequestId, Result
+from .tasks import TaskAugmentedRequestParams
+from .tools import Tool
+
+__all__ = [
+    "SamplingMessageContentBlock",
+    "SamplingContent",
+    "SamplingMessage",
+    "ModelHint",
+    "ModelPreferences",
+    "ToolChoice",
+    "CreateMessageRequestParams",
+    "CreateMessageRequest",
+    "CreateMessageResult",
+]
+
+SamplingMessageContentBlock = TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent
+#: one block, or (2025-11-25) a list of blocks
+SamplingContent = (
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
+)
+
+
+@frozen(kw_only=True)
+class SamplingMessage:
+    role: Role
+    content: SamplingContent
+    meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+
+
+@frozen(kw_only=True)
+class ModelHint:
+    name: str | None = None
+
+
+@frozen(kw_only=True)
+class ModelPreferences:
+    """Priorities are numbers from 0 to 1."""
+
+    hints: list[ModelHint] | None = None
+    cost_priority: float | None = None
+    speed_priority: float | None = None
+    intelligence_priority: float | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class ToolChoice:
+    mode: Literal["auto", "required", "none"] | None = None
+
+
+@frozen(kw_only=True)
+class CreateMessageRequestParams(TaskAugmentedRequestParams):
+    messages: list[SamplingMessage]
+    max_tokens: int
+    model_preferences: ModelPreferences | None = None
+    system_prompt: str | None = None
+    include_context: Literal["none", "thisServer", "allServers"] | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    tools: list[Tool] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    tool_choice: ToolChoice | None = field(default=None, metadata=NEW_IN_2025_11_25)
+
+
+@frozen(kw_only=True)
+class CreateMessageRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    id: RequestId
+    params: CreateMessageRequestParams
+
+
+@frozen(kw_only=True)
+class CreateMessageResult(Result):
+    """``stop_reason`` is an open string ("endTurn", "stopSequence", "maxTokens", "toolUse", ...)."""
+
+    role: Role
+    content: SamplingContent
+    model: str
+    stop_reason: str | None = None
+
+

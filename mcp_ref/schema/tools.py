@@ -1,0 +1,103 @@
+"""schema.ts "Tools"."""
+
+from typing import Any, Literal
+
+from attrs import field, frozen
+
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, since
+from .content import ContentBlock
+from .jsonrpc import NotificationParams, RequestId, Result
+from .lifecycle import Icon
+from .pagination import PaginatedRequestParams, PaginatedResult
+from .tasks import TaskAugmentedRequestParams
+
+__all__ = [
+    "ToolAnnotations",
+    "ToolExecution",
+    "Tool",
+    "ListToolsRequest",
+    "ListToolsResult",
+    "CallToolRequestParams",
+    "CallToolRequest",
+    "CallToolResult",
+    "ToolListChangedNotification",
+]
+
+
+@frozen(kw_only=True)
+class ToolAnnotations:
+    """Hints about a tool's behaviour; untrusted unless the server is (server/tools#tool-annotations)."""
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+@frozen(kw_only=True)
+@since("2025-11-25")
+class ToolExecution:
+    task_support: Literal["forbidden", "optional", "required"] | None = None
+
+
+def _object_schema(instance: Any, attribute: Any, value: Any) -> None:
+    # inputSchema / outputSchema are JSON Schemas whose type is "object"
+    if value is not None and (type(value) is not dict or value.get("type") != "object"):
+        raise ValueError(f"{attribute.name}: expected a JSON Schema object with type 'object'")
+
+
+@frozen(kw_only=True)
+class Tool:
+    """``input_schema`` / ``output_schema`` are JSON Schema objects (dicts)."""
+
+    name: str
+    title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
+    description: str | None = None
+    input_schema: dict[str, Any] = field(validator=_object_schema)
+    output_schema: dict[str, Any] | None = field(default=None, validator=_object_schema, metadata=NEW_IN_2025_06_18)
+    annotations: ToolAnnotations | None = None
+    execution: ToolExecution | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    icons: list[Icon] | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
+
+
+@frozen(kw_only=True)
+class ListToolsRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tools/list"] = "tools/list"
+    id: RequestId
+    params: PaginatedRequestParams | None = None
+
+
+@frozen(kw_only=True)
+class ListToolsResult(PaginatedResult):
+    tools: list[Tool]
+
+
+@frozen(kw_only=True)
+class CallToolRequestParams(TaskAugmentedRequestParams):
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
+@frozen(kw_only=True)
+class CallToolRequest:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["tools/call"] = "tools/call"
+    id: RequestId
+    params: CallToolRequestParams
+
+
+@frozen(kw_only=True)
+class CallToolResult(Result):
+    content: list[ContentBlock]
+    structured_content: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
+    is_error: bool | None = None
+
+
+@frozen(kw_only=True)
+class ToolListChangedNotification:
+    jsonrpc: Literal["2.0"] = "2.0"
+    method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
+    params: NotificationParams | None = None
