@@ -175,6 +175,11 @@ class Connection:
     def _encode(self, message: Any) -> bytes:
         return dumps(converter_for(self.revision).unstructure(message))
 
+    def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+        """Encode an error response that answers no tracked request (e.g. an
+        unreadable message); for tracked requests use :meth:`send_error`."""
+        return self._error_bytes(rid, code, message, data)
+
     def _error_bytes(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
         out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
@@ -220,13 +225,7 @@ class Connection:
             # [basic/lifecycle#1, #5, #6] phase table -- lifecycle#initialization
             raise LocalProtocolError(f"cannot send {method} in phase {self.phase.value}")
         params_type = m.PARAMS_TYPES[method]
-        if params is None:
-            if _params_required(cls):
-                raise LocalProtocolError(f"{method} requires params of type {params_type.__name__}", ErrorCode.INVALID_PARAMS)
-        elif not isinstance(params, params_type):
-            raise LocalProtocolError(
-                f"{method} takes {params_type.__name__}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
-            )
+        _check_params(method, cls, params_type, params)
         task = getattr(params, "task", None) is not None
         if method != "initialize":
             cap = lc.REQUEST_CAPABILITY.get(method)
@@ -245,7 +244,8 @@ class Connection:
                     )
         token: ProgressToken | None = None
         if progress_token is not None and progress_token is not False:
-            if not hasattr(params_type, "__attrs_attrs__") or "meta" not in attrs.fields_dict(params_type):
+            meta_holder = type(params) if params is not None else params_type
+            if not attrs.has(meta_holder) or "meta" not in attrs.fields_dict(meta_holder):
                 raise LocalProtocolError(f"{method} params carry no _meta: progress cannot be requested")
             rid = self._peek_id()
             token = rid if progress_token is True else progress_token
@@ -304,14 +304,7 @@ class Connection:
                 raise LocalProtocolError(
                     f"{method} needs the {'.'.join(path)} capability ({'ours' if whose == 'own' else 'the peer'}'s)"
                 )
-        params_type = m.PARAMS_TYPES[method]
-        if params is None:
-            if _params_required(cls):
-                raise LocalProtocolError(f"{method} requires params of type {params_type.__name__}", ErrorCode.INVALID_PARAMS)
-        elif not isinstance(params, params_type):
-            raise LocalProtocolError(
-                f"{method} takes {params_type.__name__}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
-            )
+        _check_params(method, cls, m.PARAMS_TYPES[method], params)
         data = self._encode(cls(params=params))
         if method == "notifications/initialized":
             # [basic/lifecycle#4] the client is ready: operation begins
@@ -498,9 +491,9 @@ class Connection:
         if rid in self._incoming:
             # [basic/index#6] an id still in flight was used again
             return self._reject(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+        if method == "initialize" and self.phase is not Phase.AWAITING_INIT:
+            return self._reject(rid, ErrorCode.INVALID_REQUEST, "Invalid Request: already initialized")
         if not lc.phase_allows(lc.ACCEPT_REQUESTS, self.role, self.phase, method):
-            if method == "initialize":
-                return self._reject(rid, ErrorCode.INVALID_REQUEST, "Invalid Request: already initialized")
             # [basic/lifecycle#5, #6] requests other than ping wait for initialization
             return self._reject(
                 rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {method} is not allowed before initialization"
@@ -674,8 +667,18 @@ class Connection:
         return [ErrorReceived(req.id, req.method, error)]
 
 
-def _params_required(message_cls: type) -> bool:
-    return attrs.fields_dict(message_cls)["params"].default is attrs.NOTHING
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp)
+
+
+def _check_params(method: str, message_cls: type, params_type: Any, params: Any) -> None:
+    if params is None:
+        if attrs.fields_dict(message_cls)["params"].default is attrs.NOTHING:
+            raise LocalProtocolError(f"{method} requires params of type {_type_name(params_type)}", ErrorCode.INVALID_PARAMS)
+    elif not isinstance(params, params_type):
+        raise LocalProtocolError(
+            f"{method} takes {_type_name(params_type)}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
+        )
 
 
 def _remember(store: "OrderedDict[Any, Any]", key: Any, value: Any = None) -> None:

@@ -387,8 +387,10 @@ def test_invalid_cancellations_are_ignored() -> None:
     server.send_response(1, ListToolsResult(tools=[]))
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}')
     assert isinstance(ev, CancellationIgnored) and ev.why == "request already finished"
-    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":null}}')
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}')
     assert isinstance(ev, CancellationIgnored) and ev.why.startswith("malformed")
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}')
+    assert isinstance(ev, CancellationIgnored) and ev.why == "no requestId"
 
 
 # -- progress bookkeeping --------------------------------------------------------------------------

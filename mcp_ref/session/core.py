@@ -295,15 +295,14 @@ class Session:
                 except MessageTooLarge as e:
                     # the transport skipped it whole; the id is unknowable
                     log.warning("%s", e)
-                    await self._send_quietly(
-                        self.connection._error_bytes(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
-                    )
+                    reply = self.connection.error_reply(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
+                    self._nursery.start_soon(self._send_quietly, reply)
                     continue
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
                     reason = f"transport closed: {e!r}"
                     break
                 for event in self.connection.receive_message(data):
-                    await self._dispatch(event)
+                    self._dispatch(event)
                 if self.connection.phase is Phase.CLOSED:
                     reason = "the connection was closed by the protocol engine"
                     break
@@ -317,13 +316,15 @@ class Session:
         except ConnectionClosed:
             log.debug("could not send a reply: the connection is closed")
 
-    async def _dispatch(self, event: Event) -> None:
+    def _dispatch(self, event: Event) -> None:
         t = type(event)
         if t is RequestReceived:
             assert isinstance(event, RequestReceived)
             if event.method == "ping":
                 # [basic/utilities/ping#1] answered at once, in every phase, even when handlers are busy
-                await self._send_quietly(self.connection.send_response(event.id, _empty_result()))
+                # (sent from its own task: the receive loop never blocks on a write,
+                # so two peers with full pipes cannot deadlock each other)
+                self._nursery.start_soon(self._send_quietly, self.connection.send_response(event.id, _empty_result()))
                 return
             scope = trio.CancelScope()
             self._handler_scopes[event.id] = scope
@@ -352,7 +353,7 @@ class Session:
             assert isinstance(event, MessageRejected)
             log.warning("rejected a message from the peer: %s", event.error)
             if event.reply is not None:
-                await self._send_quietly(event.reply)
+                self._nursery.start_soon(self._send_quietly, event.reply)
         elif t is VersionRejected:
             assert isinstance(event, VersionRejected)
             log.error("server offered protocol version %s; we support %s", event.offered, event.supported)

@@ -1,0 +1,387 @@
+"""The trio session: handlers, errors, cancellation, timeouts, progress, EOF -- over the memory pair."""
+
+import json
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
+from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.tools import CallToolResult
+from mcp_ref.server.tools import ToolError
+from mcp_ref.session import RequestContext, Server, SessionConfig, open_session
+from mcp_ref.testing import memory_session_pair
+
+
+class Recorder(trio.abc.Channel[bytes]):
+    """Wraps a channel and records every message that passes, as JSON."""
+
+    def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
+        self.inner = inner
+        self.sent: list[Any] = []
+        self.received: list[Any] = []
+
+    async def send(self, value: bytes) -> None:
+        self.sent.append(json.loads(value))
+        await self.inner.send(value)
+
+    async def receive(self) -> bytes:
+        data = await self.inner.receive()
+        self.received.append(json.loads(data))
+        return data
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def make_server(**config: Any) -> Server:
+    server = Server("test", "1.0", config=SessionConfig(**config) if config else None)
+
+    @server.tool(description="echo")
+    async def echo(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return str(arguments.get("text", ""))
+
+    return server
+
+
+@asynccontextmanager
+async def recorded_pair(server: Server, **client_options: Any) -> AsyncIterator[tuple[Any, Recorder]]:
+    """A client session whose *server side* channel is recorded."""
+    client_end, server_end = memory_channel_pair()
+    rec = Recorder(server_end)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, rec)
+        async with open_session(client_end, **client_options) as client:
+            yield client, rec
+        nursery.cancel_scope.cancel()
+
+
+async def test_round_trip_over_memory() -> None:
+    async with memory_session_pair(make_server()) as client:
+        assert client.server_info.name == "test"
+        assert client.protocol_version == "2025-11-25"
+        await client.ping()
+        tools = await client.list_all_tools()
+        assert [t.name for t in tools] == ["echo"]
+        result = await client.call_tool("echo", {"text": "hi"})
+        assert result == CallToolResult(content=[TextContent(text="hi")])
+
+
+@pytest.mark.req("basic/lifecycle#9")
+async def test_client_may_propose_an_older_version() -> None:
+    async with memory_session_pair(make_server(), protocol_version="2025-03-26") as client:
+        assert client.protocol_version == "2025-03-26"
+        result = await client.call_tool("echo", {"text": "old"})
+        assert result.content == [TextContent(text="old")]
+
+
+async def test_handler_errors_become_wire_errors_without_internals() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def boom(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise RuntimeError("secret database password in message")
+
+    @server.tool()
+    async def refuse(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "bad day", {"why": 1})
+
+    @server.tool()
+    async def soft(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise ToolError("try another date")
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("boom")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+        assert "secret" not in info.value.message
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("refuse")
+        assert (info.value.code, info.value.message, info.value.data) == (-32602, "bad day", {"why": 1})
+        result = await client.call_tool("soft")
+        assert result.is_error is True and result.content == [TextContent(text="try another date")]
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("no-such-tool")
+        assert info.value.code == ErrorCode.INVALID_PARAMS
+        await client.ping()  # the session survives all of it
+
+
+@pytest.mark.req("basic/utilities/cancellation#4", "basic/utilities/cancellation#8")
+async def test_caller_cancellation_cancels_the_handler_and_no_response_is_sent(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+    started = trio.Event()
+    observed: list[str] = []
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            observed.append("cancelled")
+            raise
+        return "never"
+
+    async with recorded_pair(server) as (client, rec):
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(client.call_tool, "hang")
+                await started.wait()
+                scope.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        await client.ping()
+        assert observed == ["cancelled"]
+        cancels = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+        assert len(cancels) == 1
+        rid = cancels[0]["params"]["requestId"]
+        assert cancels[0]["params"]["reason"] == "request abandoned by the caller"
+        assert not [m for m in rec.sent if m.get("id") == rid]  # no response for the cancelled request
+
+
+@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#19")
+async def test_timeout_sends_cancellation_and_raises(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+    seen = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.set()
+        return "x"
+
+    async with recorded_pair(server) as (client, rec):
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await client.call_tool("hang", timeout=5)
+        assert trio.current_time() - start == pytest.approx(5)
+        assert info.value.kind == "idle" and info.value.timeout == 5
+        with trio.fail_after(1):
+            await seen.wait()
+        assert any(m.get("method") == "notifications/cancelled" for m in rec.received)
+
+
+@pytest.mark.req("basic/lifecycle#20", "basic/lifecycle#21")
+async def test_progress_resets_the_idle_timeout_but_not_the_maximum(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, int(arguments["steps"]) + 1):
+            await trio.sleep(4)
+            await ctx.progress(i, arguments["steps"])
+        return "done"
+
+    async with memory_session_pair(server) as client:
+        seen: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append(p)
+
+        result = await client.call_tool("slow", {"steps": 5}, progress=on_progress, timeout=5, max_timeout=100)
+        assert result.content == [TextContent(text="done")] and seen == [1, 2, 3, 4, 5]
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await client.call_tool("slow", {"steps": 10}, progress=on_progress, timeout=5, max_timeout=10)
+        assert info.value.kind == "maximum"
+        assert trio.current_time() - start == pytest.approx(10)
+
+
+@pytest.mark.req("basic/utilities/progress#3")
+async def test_progress_arrives_in_order_before_the_result() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def burst(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(100):
+            await ctx.progress(i + 1, 100, f"step {i + 1}")
+        return "end"
+
+    async with memory_session_pair(server) as client:
+        seen: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            await trio.sleep(0)  # a slow consumer must not lose or reorder anything
+            seen.append((p, total, message))
+
+        result = await client.call_tool("burst", progress=on_progress)
+        assert result.content == [TextContent(text="end")]
+        assert seen == [(i + 1, 100, f"step {i + 1}") for i in range(100)]
+
+
+async def test_progress_callback_error_abandons_the_request(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ticking(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, 1000):
+            await ctx.progress(i)
+            await trio.sleep(1)
+        return "x"
+
+    async with recorded_pair(server) as (client, rec):
+
+        async def explode(p: float, total: float | None, message: str | None) -> None:
+            raise ValueError("callback failed")
+
+        with pytest.raises(ValueError, match="callback failed"):
+            await client.call_tool("ticking", progress=explode)
+        await client.ping()
+        assert any(m.get("method") == "notifications/cancelled" for m in rec.received)
+
+
+async def test_handler_progress_must_increase() -> None:
+    server = make_server()
+    errors: list[str] = []
+
+    @server.tool()
+    async def bad(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(5)
+        try:
+            await ctx.progress(5)
+        except LocalProtocolError as e:
+            errors.append(str(e))
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+
+        async def ignore(p: float, total: float | None, message: str | None) -> None:
+            pass
+
+        await client.call_tool("bad", progress=ignore)
+        assert errors and "increase" in errors[0]
+
+
+@pytest.mark.req("basic/utilities/ping#1")
+async def test_ping_is_answered_while_every_handler_is_busy(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server(max_concurrent_requests=2)
+    release = trio.Event()
+
+    @server.tool()
+    async def block(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        return "released"
+
+    async with memory_session_pair(server) as client:
+        async with trio.open_nursery() as nursery:
+            for _ in range(4):
+                nursery.start_soon(client.call_tool, "block")
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.fail_after(1):
+                await client.ping()
+            release.set()
+
+
+async def test_eof_fails_pending_requests_with_connection_closed() -> None:
+    client_end, server_end = memory_channel_pair()
+    server = make_server()
+    started = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "x"
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        async with open_session(client_end) as client:
+            async with trio.open_nursery() as inner:
+
+                async def kill_server() -> None:
+                    await started.wait()
+                    await server_end.aclose()
+
+                inner.start_soon(kill_server)
+                with pytest.raises(ConnectionClosed):
+                    await client.call_tool("hang", timeout=math.inf)
+            with pytest.raises(ConnectionClosed):
+                await client.ping()
+
+
+@pytest.mark.req("basic/utilities/cancellation#7")
+async def test_cancel_racing_the_handlers_result_suppresses_the_response(autojump_clock: trio.abc.Clock) -> None:
+    """The handler finishes at the very moment the cancellation arrives: no response either way."""
+    server = make_server()
+    seq = trio.testing.Sequencer()
+
+    @server.tool()
+    async def racy(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        # The work completes without ever seeing Cancelled (shielded), while the
+        # cancellation is processed: only the engine's record of it keeps the
+        # result off the wire.
+        with trio.CancelScope(shield=True):
+            async with seq(1):
+                pass
+        return "finished"
+
+    client_end, server_end = memory_channel_pair()
+    rec = Recorder(server_end)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, rec)
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+        await client_end.send(json.dumps(init).encode())
+        await client_end.receive()
+        await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await client_end.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"racy"}}')
+        async with seq(0):
+            await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"race"}}')
+            await trio.testing.wait_all_tasks_blocked()
+        async with seq(2):
+            pass
+        await trio.testing.wait_all_tasks_blocked()
+        await client_end.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
+        reply = json.loads(await client_end.receive())
+        assert reply == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert not [m for m in rec.sent if m.get("id") == 1]
+        nursery.cancel_scope.cancel()
+
+
+async def test_invalid_json_gets_parse_error_and_session_continues() -> None:
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(make_server().serve, server_end)
+        await client_end.send(b"{this is not json")
+        reply = json.loads(await client_end.receive())
+        assert reply["error"]["code"] == -32700 and "id" not in reply
+        await client_end.send(b'{"jsonrpc":"2.0","id":"p","method":"ping"}')
+        assert json.loads(await client_end.receive()) == {"jsonrpc": "2.0", "id": "p", "result": {}}
+        nursery.cancel_scope.cancel()
+
+
+async def test_notification_handlers_run_in_arrival_order() -> None:
+    server = make_server()
+    got: list[str] = []
+    done = trio.Event()
+
+    async def on_roots_changed(session: Any, params: Any) -> None:
+        await trio.sleep(0)
+        got.append("roots")
+        if len(got) == 3:
+            done.set()
+
+    server.on_notification("notifications/roots/list_changed", on_roots_changed)
+    from mcp_ref.schema.lifecycle import ClientCapabilities, RootsCapability
+
+    caps = ClientCapabilities(roots=RootsCapability(list_changed=True))
+    async with memory_session_pair(server, capabilities=caps) as client:
+        for _ in range(3):
+            await client.notify("notifications/roots/list_changed")
+        with trio.fail_after(5):
+            await done.wait()
+    assert got == ["roots"] * 3
+
+
+def test_session_config_is_validated() -> None:
+    with pytest.raises(ValueError):
+        SessionConfig(request_timeout=0)
+    with pytest.raises(ValueError):
+        SessionConfig(max_concurrent_requests=0)
