@@ -1,0 +1,37 @@
+# mcp_ref -- `make run` runs the main job, `make test` installs and runs the tests.
+# Both create .venv on their own; dependencies are (re)installed when setup.cfg changes.
+
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test spec-coverage lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): setup.cfg pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test,http,validation]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m mcp_ref.cli demo
+
+test: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+spec-coverage:
+	@$(PYTHON) tools/manifest.py coverage
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check mcp_ref tests tools bench
+	$(VENV)/bin/mypy mcp_ref
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
