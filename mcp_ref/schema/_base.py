@@ -14,8 +14,13 @@
 * Open types (``Result`` and everything that extends it; TypeScript index
   signature ``[key: string]: unknown``) have an ``extra`` field that keeps the
   keys this model does not know and writes them back out.
+* A field whose *type* changed between revisions (not just appeared) records
+  the older type with :func:`older_type`; encoding for a revision before the
+  change refuses values that revision cannot express (LocalProtocolError).
 * Unions whose members cannot be told apart by a literal field register a
   discriminator function with :func:`discriminate`.
+* A validator that rejects a value raises :class:`FieldValueError` naming the
+  wire path, so a decode failure reads ``inputSchema.type: expected 'object'``.
 """
 
 from collections.abc import Callable, Mapping
@@ -32,6 +37,8 @@ __all__ = [
     "discriminate",
     "UNION_DISCRIMINATORS",
     "EXTRA",
+    "older_type",
+    "FieldValueError",
     "wire_name",
 ]
 
@@ -61,8 +68,32 @@ def since(revision: str) -> Callable[[T], T]:
 
 
 def since_of(cls: type) -> str:
-    """The revision a class first appears in (2025-03-26 when unmarked)."""
-    return getattr(cls, "__mcp_since__", REVISIONS[0])
+    """The revision a class first appears in (2025-03-26 when unmarked).
+
+    Read from the class itself, never inherited: ``CallToolRequestParams``
+    extends a base that may be newer or older than it.
+    """
+    return str(cls.__dict__.get("__mcp_since__", REVISIONS[0]))
+
+
+def older_type(changed_in: str, tp: Any, **more: Any) -> dict[str, Any]:
+    """Field metadata: before ``changed_in`` the field had type ``tp``.
+
+    ``tp`` without ``None`` means the field was required then. Combine with
+    other metadata: ``field(metadata={**NEW_IN_2025_06_18, **older_type(...)})``.
+    """
+    if changed_in not in REVISIONS:
+        raise ValueError(f"unknown revision {changed_in!r}")
+    return {"older": ((changed_in, tp),), **more}
+
+
+class FieldValueError(ValueError):
+    """A validator refused a value; ``path`` is the wire path inside the object."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
 
 
 #: union type -> function(json value) -> member class (or None: not decidable)

@@ -28,6 +28,7 @@ import attrs
 import trio
 
 from ..basic.lifecycle import Phase
+from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
@@ -461,7 +462,7 @@ async def session_scope(
     config: SessionConfig | None = None,
 ) -> AsyncIterator[Session]:
     """Run a session on ``channel``: one nursery, nothing outlives the block."""
-    async with trio.open_nursery() as nursery:
+    async with block_nursery() as (nursery, body):
         session = Session(
             connection,
             channel,
@@ -473,6 +474,9 @@ async def session_scope(
         await nursery.start(session.run_receive_loop)
         try:
             yield session
+        except BaseException as exc:
+            body.exc = exc
+            raise
         finally:
             await session.aclose()
             nursery.cancel_scope.cancel(reason="session scope exited")

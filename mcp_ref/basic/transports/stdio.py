@@ -33,6 +33,7 @@ import attrs
 import trio
 
 from ...errors import MessageTooLarge
+from ._nursery import block_nursery
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -281,11 +282,14 @@ async def open_process_channel(
         raise OSError(e.errno, f"cannot launch MCP server {command!r}: {e.strerror}") from e
     channel = ProcessChannel(process, max_message_size=max_message_size)
     try:
-        async with trio.open_nursery() as nursery:
+        async with block_nursery() as (nursery, body):
             if piped:
                 nursery.start_soon(_pump_stderr, process, channel, stderr)
             try:
                 yield channel
+            except BaseException as exc:
+                body.exc = exc
+                raise
             finally:
                 await _shutdown(process, channel, close_wait, term_wait)
                 nursery.cancel_scope.cancel(reason="server process shut down")
