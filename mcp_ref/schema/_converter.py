@@ -22,9 +22,9 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
-from ._base import LATEST_PROTOCOL_VERSION, REVISIONS, UNION_DISCRIMINATORS, since_of, wire_name
+from ._base import LATEST_PROTOCOL_VERSION, REVISIONS, UNION_DISCRIMINATORS, FieldValueError, since_of, wire_name
 
-__all__ = ["converter_for", "encode", "decode", "wire_fields", "WireField"]
+__all__ = ["converter_for", "encode", "decode", "wire_fields", "WireField", "conforms"]
 
 T = TypeVar("T")
 _NoneType = type(None)
@@ -40,6 +40,24 @@ class WireField:
     required: bool  # required on the wire (schema requiredness)
     since: str
     extra: bool  # the catch-all of an open type
+    #: ((revision the type changed in, the type before it), ...), oldest change first
+    older: tuple[tuple[str, Any], ...] = ()
+
+    def type_in(self, revision: str) -> Any:
+        """The field's type in ``revision`` (see :func:`older_type`)."""
+        for changed_in, tp in self.older:
+            if revision < changed_in:
+                return tp
+        return self.type
+
+    def required_in(self, revision: str) -> bool:
+        """Whether the field is required on the wire in ``revision``."""
+        if self.extra:
+            return False
+        tp = self.type_in(revision)
+        if tp is self.type:
+            return self.required
+        return _NoneType not in (get_args(tp) if _is_union(tp) else (tp,))
 
 
 def _is_literal(tp: Any) -> bool:
@@ -70,6 +88,7 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
                 required=required and not md.get("extra", False),
                 since=max(cls_since, md.get("since", cls_since)),
                 extra=bool(md.get("extra", False)),
+                older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
             )
         )
     return tuple(out)
@@ -290,32 +309,37 @@ class _Factories:
 
     def attrs_class(self, cls: type) -> Callable[[Any, Any], Any]:
         fields = wire_fields(cls)
-        plain = [f for f in fields if not f.extra]
+        # (attribute name, wire key, type, required), computed once per class
+        plain = [(f.name, f.wire, f.type, f.required) for f in fields if not f.extra]
         extra_name = next((f.name for f in fields if f.extra), None)
-        known = frozenset(f.wire for f in plain)
+        known = frozenset(f.wire for f in fields if not f.extra)
         conv = self.conv
-        hooks: dict[str, Callable[[Any, Any], Any]] = {}
+        # Field hooks are looked up on first use, not here: the model has
+        # mutually referring types, and a hook made eagerly would recurse.
+        hooks: list[Callable[[Any, Any], Any] | None] = [None] * len(plain)
 
         def structure(value: Any, _: Any) -> Any:
             if type(value) is not dict:
                 raise _fail(dict)
             kwargs: dict[str, Any] = {}
-            for f in plain:
-                if f.wire in value:
-                    hook = hooks.get(f.name)
+            for i, (name, wire, tp, required) in enumerate(plain):
+                if wire in value:
+                    hook = hooks[i]
                     if hook is None:
-                        hook = hooks[f.name] = conv.get_structure_hook(f.type)
+                        hook = hooks[i] = conv.get_structure_hook(tp)
                     try:
-                        kwargs[f.name] = hook(value[f.wire], f.type)
+                        kwargs[name] = hook(value[wire], tp)
                     except DecodeError as e:
-                        raise _prefix(e, f.wire) from None
-                elif f.required:
-                    raise DecodeError(f.wire, "required field missing")
+                        raise _prefix(e, wire) from None
+                elif required:
+                    raise DecodeError(wire, "required field missing")
             if extra_name is not None and len(value) > len(kwargs):
                 kwargs[extra_name] = {k: v for k, v in value.items() if k not in known}
             try:
                 return cls(**kwargs)
-            except (TypeError, ValueError) as e:  # a validator of the class refused
+            except FieldValueError as e:  # a validator of the class refused
+                raise DecodeError(e.path, e.problem) from None
+            except (TypeError, ValueError) as e:  # any other validator
                 raise DecodeError("", str(e)) from e
 
         return structure
@@ -334,6 +358,7 @@ class _Factories:
             return refuse
         overrides: dict[str, Any] = {}
         extra_name = None
+        checks: list[tuple[str, Any]] = []
         for f in wire_fields(cls):
             if f.extra:
                 extra_name = f.name
@@ -343,9 +368,14 @@ class _Factories:
             else:
                 optional = attrs.fields_dict(cls)[f.name].default is None
                 overrides[f.name] = override(rename=f.wire, omit_if_default=optional)
+                old = f.type_in(revision)
+                if old is not f.type:
+                    checks.append((f.name, old))
         fn = make_dict_unstructure_fn(cls, self.conv, **overrides)
         if extra_name is not None:
             fn = _merging_extra(fn, extra_name)
+        if checks:
+            fn = _checking_older_types(fn, cls.__name__, revision, checks)
         if cls.__subclasses__():
             # A field typed with a base class (``result: Result``) may hold a
             # subclass instance: encode what is there, not what is declared.
@@ -373,6 +403,55 @@ def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any],
         return out
 
     return with_extra
+
+
+def _checking_older_types(
+    fn: Callable[[Any], Any], name: str, revision: str, checks: list[tuple[str, Any]]
+) -> Callable[[Any], Any]:
+    """Refuse values an older revision cannot express (a field's type changed)."""
+
+    def checked(obj: Any) -> Any:
+        for attr, tp in checks:
+            value = getattr(obj, attr)
+            if not conforms(value, tp):
+                raise LocalProtocolError(
+                    f"{name}.{attr}: {_short(value)} cannot be expressed in protocol revision {revision}"
+                    f" (expected {_describe(tp)})",
+                    ErrorCode.INVALID_REQUEST,
+                )
+        return fn(obj)
+
+    return checked
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def conforms(value: Any, tp: Any) -> bool:
+    """Whether a model value (not JSON) fits the type ``tp``; no coercion."""
+    if tp is Any or tp is object:
+        return True
+    if tp is _NoneType or tp is None:
+        return value is None
+    if _is_union(tp):
+        return any(conforms(value, a) for a in get_args(tp))
+    if _is_literal(tp):
+        return any(value == a and type(value) is type(a) for a in get_args(tp))
+    if tp is float:
+        return type(value) in (int, float)
+    if tp in (str, int, bool):
+        return type(value) is tp
+    if _is_list(tp):
+        args = get_args(tp)
+        return type(value) is list and all(conforms(v, args[0] if args else Any) for v in value)
+    if _is_dict(tp):
+        args = get_args(tp)
+        return type(value) is dict and all(conforms(v, args[1] if len(args) == 2 else Any) for v in value.values())
+    if isinstance(tp, type):
+        return isinstance(value, tp)
+    return False
 
 
 def _literal_discriminator(members: tuple[type, ...]) -> tuple[str, Callable[[Any], type | None]] | None:

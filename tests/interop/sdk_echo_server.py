@@ -1,0 +1,19 @@
+"""An MCP server written with the official Python SDK (mcp 2.3.0), for interop tests."""
+
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("sdk-echo", instructions="official SDK peer for mcp_ref interop tests")
+
+
+@app.tool(description="Return the text unchanged.")
+def echo(text: str) -> str:
+    return text
+
+
+@app.tool(description="Add two integers.")
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+if __name__ == "__main__":
+    app.run()
