@@ -65,9 +65,9 @@ from .schema._base import LATEST_PROTOCOL_VERSION
 from .schema._converter import converter_for, decode
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
+from .schema.lifecycle import ClientCapabilities, Implementation, ServerCapabilities
 from .schema.progress import ProgressNotification, ProgressNotificationParams
 from .schema.tasks import CreateTaskResult
-from .schema.lifecycle import ClientCapabilities, Implementation, ServerCapabilities
 
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
 
@@ -219,7 +219,9 @@ class Connection:
         self._check_open()
         cls = self._req_out.get(method)
         if cls is None:
-            raise LocalProtocolError(f"a {self.role.value} does not send {method!r} requests", ErrorCode.METHOD_NOT_FOUND)
+            raise LocalProtocolError(
+                f"a {self.role.value} does not send {method!r} requests", ErrorCode.METHOD_NOT_FOUND
+            )
         self._check_method_revision(method)
         if not lc.phase_allows(lc.SEND_REQUESTS, self.role, self.phase, method):
             # [basic/lifecycle#1, #5, #6] phase table -- lifecycle#initialization
@@ -324,15 +326,18 @@ class Connection:
     def send_response(self, rid: RequestId, result: Any) -> bytes:
         """Encode the result of an incoming request and retire it."""
         req = self._incoming_for_reply(rid)
-        expected = CreateTaskResult if req.task else m.RESULT_TYPES[req.method]
+        expected: type[Any] = CreateTaskResult if req.task else m.RESULT_TYPES[req.method]
         if not isinstance(result, expected):
             raise LocalProtocolError(
-                f"the result of {req.method} is {expected.__name__}, not {type(result).__name__}", ErrorCode.INTERNAL_ERROR
+                f"the result of {req.method} is {expected.__name__}, not {type(result).__name__}",
+                ErrorCode.INTERNAL_ERROR,
             )
         if req.method == "initialize":
             if result.protocol_version not in self.supported_versions:
                 # [basic/lifecycle#10] answer with a version we support
-                raise LocalProtocolError(f"cannot answer initialize with unsupported version {result.protocol_version!r}")
+                raise LocalProtocolError(
+                    f"cannot answer initialize with unsupported version {result.protocol_version!r}"
+                )
             self.protocol_version = result.protocol_version
         try:
             data = self._encode(JSONRPCResultResponse(id=rid, result=result))
@@ -382,7 +387,9 @@ class Connection:
             raise LocalProtocolError("the initialize request cannot be cancelled")
         if req.task:
             # [basic/utilities/cancellation#3] task-augmented requests are cancelled with tasks/cancel
-            raise LocalProtocolError("a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled")
+            raise LocalProtocolError(
+                "a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled"
+            )
         params = CancelledNotificationParams(request_id=rid, reason=reason)
         data = self._encode(CancelledNotification(params=params))
         self.abandon(rid)
@@ -501,9 +508,11 @@ class Connection:
         cap = lc.REQUEST_CAPABILITY.get(method)
         if cap is not None and not self.we_have(*cap):
             # an undeclared capability is an unknown method for us
-            return self._reject(rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method} ({'.'.join(cap)} not declared)")
+            return self._reject(
+                rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method} ({'.'.join(cap)} not declared)"
+            )
         try:
-            message = decode(raw.obj, cls)
+            message: Any = decode(raw.obj, cls)
         except DecodeError as e:
             return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}")
         params = message.params
@@ -538,7 +547,7 @@ class Connection:
             self.stats["notification:phase"] += 1
             return [NotificationIgnored(method, f"not allowed in phase {self.phase.value}")]
         try:
-            message = decode(raw.obj, cls)
+            message: Any = decode(raw.obj, cls)
         except DecodeError as e:
             if method == "notifications/cancelled":
                 # [basic/utilities/cancellation#10] malformed cancellations are ignored
@@ -674,7 +683,9 @@ def _type_name(tp: Any) -> str:
 def _check_params(method: str, message_cls: type, params_type: Any, params: Any) -> None:
     if params is None:
         if attrs.fields_dict(message_cls)["params"].default is attrs.NOTHING:
-            raise LocalProtocolError(f"{method} requires params of type {_type_name(params_type)}", ErrorCode.INVALID_PARAMS)
+            raise LocalProtocolError(
+                f"{method} requires params of type {_type_name(params_type)}", ErrorCode.INVALID_PARAMS
+            )
     elif not isinstance(params, params_type):
         raise LocalProtocolError(
             f"{method} takes {_type_name(params_type)}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
@@ -686,4 +697,3 @@ def _remember(store: "OrderedDict[Any, Any]", key: Any, value: Any = None) -> No
     store.move_to_end(key)
     while len(store) > _MEMORY:
         store.popitem(last=False)
-

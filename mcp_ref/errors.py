@@ -97,7 +97,9 @@ class MessageTooLarge(RemoteProtocolError):
     """
 
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"message of at least {size} bytes exceeds the limit of {limit} bytes", ErrorCode.INVALID_REQUEST)
+        super().__init__(
+            f"message of at least {size} bytes exceeds the limit of {limit} bytes", ErrorCode.INVALID_REQUEST
+        )
         self.size = size
         self.limit = limit
 

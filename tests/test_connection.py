@@ -51,7 +51,9 @@ def wire(data: bytes) -> Any:
 
 
 def init_params(version: str = "2025-11-25", caps: ClientCapabilities | None = None) -> InitializeRequestParams:
-    return InitializeRequestParams(protocol_version=version, capabilities=caps or ClientCapabilities(), client_info=CLIENT_INFO)
+    return InitializeRequestParams(
+        protocol_version=version, capabilities=caps or ClientCapabilities(), client_info=CLIENT_INFO
+    )
 
 
 def handshake(
@@ -117,7 +119,9 @@ def test_server_sends_only_ping_and_logging_before_initialized() -> None:
     server = Connection(Role.SERVER, capabilities=ServerCapabilities(logging={}))
     rid, data = client.send_request("initialize", init_params())
     server.receive_message(data)
-    server.send_response(rid, InitializeResult(protocol_version="2025-11-25", capabilities=server.capabilities, server_info=SERVER_INFO))  # type: ignore[arg-type]
+    server.send_response(
+        rid, InitializeResult(protocol_version="2025-11-25", capabilities=server.capabilities, server_info=SERVER_INFO)
+    )  # type: ignore[arg-type]
     with pytest.raises(LocalProtocolError):
         server.send_request("roots/list")
     server.send_request("ping")
@@ -140,8 +144,20 @@ def test_server_refuses_requests_before_initialize() -> None:
 
 def test_second_initialize_is_refused() -> None:
     client, server = handshake()
-    (ev,) = server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}))
+    (ev,) = server.receive_message(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 99,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "1"},
+                },
+            }
+        )
+    )
     assert isinstance(ev, MessageRejected) and ev.reply is not None
     assert wire(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST
 
@@ -166,8 +182,11 @@ def test_server_answers_an_unknown_version_with_its_latest() -> None:
 def test_client_rejects_a_version_it_does_not_support() -> None:
     client = Connection(Role.CLIENT, supported_versions=("2025-11-25",))
     rid, _ = client.send_request("initialize", init_params())
-    reply = {"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": "2024-11-05", "capabilities": {},
-                                                    "serverInfo": {"name": "old", "version": "0"}}}
+    reply = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "result": {"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "old", "version": "0"}},
+    }
     events = client.receive_message(json.dumps(reply))
     assert isinstance(events[0], VersionRejected) and events[0].offered == "2024-11-05"
     assert client.phase is Phase.CLOSED
@@ -203,7 +222,11 @@ def test_incoming_request_for_an_undeclared_capability_is_method_not_found() -> 
     client, server = handshake(server_caps=ServerCapabilities())
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":"x","method":"tools/list"}')
     assert isinstance(ev, MessageRejected) and ev.reply is not None
-    assert wire(ev.reply) == {"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "Method not found: tools/list (tools not declared)"}}
+    assert wire(ev.reply) == {
+        "jsonrpc": "2.0",
+        "id": "x",
+        "error": {"code": -32601, "message": "Method not found: tools/list (tools not declared)"},
+    }
 
 
 def test_unknown_method_and_wrong_direction_are_method_not_found() -> None:
@@ -216,7 +239,9 @@ def test_unknown_method_and_wrong_direction_are_method_not_found() -> None:
 
 def test_invalid_params_name_the_path() -> None:
     client, server = handshake()
-    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":[1]}}')
+    (ev,) = server.receive_message(
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":[1]}}'
+    )
     assert isinstance(ev, MessageRejected) and ev.reply is not None
     err = wire(ev.reply)["error"]
     assert err["code"] == ErrorCode.INVALID_PARAMS
@@ -240,7 +265,9 @@ def test_ids_are_unique_and_results_are_correlated_and_typed() -> None:
 
 
 def server_reply(server: Connection, client: Connection, rid: Any, result: Any) -> list[Any]:
-    return client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": json.loads(encode_result(result))}))
+    return client.receive_message(
+        json.dumps({"jsonrpc": "2.0", "id": rid, "result": json.loads(encode_result(result))})
+    )
 
 
 def encode_result(result: Any) -> str:
@@ -280,7 +307,9 @@ def test_unknown_response_and_error_without_id_are_events() -> None:
 def test_error_response_and_invalid_result() -> None:
     client, server = handshake()
     rid, _ = client.send_request("tools/list")
-    (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "boom"}}))
+    (ev,) = client.receive_message(
+        json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "boom"}})
+    )
     assert isinstance(ev, ErrorReceived) and ev.error.message == "boom"
     rid, _ = client.send_request("tools/list")
     (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": "nope"}}))
@@ -290,8 +319,11 @@ def test_error_response_and_invalid_result() -> None:
 @pytest.mark.req("basic/index#13")
 def test_notifications_are_never_answered() -> None:
     client, server = handshake()
-    for data in (b'{"jsonrpc":"2.0","method":"no/such"}', b'{"jsonrpc":"2.0","method":"notifications/progress","params":"x"}',
-                 b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}'):
+    for data in (
+        b'{"jsonrpc":"2.0","method":"no/such"}',
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":"x"}',
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}',
+    ):
         events = server.receive_message(data)
         assert all(not isinstance(e, MessageRejected) or e.reply is None for e in events)
 
@@ -343,7 +375,10 @@ def test_encoding_follows_the_negotiated_revision() -> None:
 def test_methods_missing_from_the_revision_are_refused_both_ways() -> None:
     client, server = handshake("2025-03-26", client_caps=ClientCapabilities())
     with pytest.raises(LocalProtocolError):
-        server.send_request("elicitation/create", ElicitRequestFormParams(message="m", requested_schema={"type": "object", "properties": {}}))  # type: ignore[arg-type]
+        server.send_request(
+            "elicitation/create",
+            ElicitRequestFormParams(message="m", requested_schema={"type": "object", "properties": {}}),
+        )  # type: ignore[arg-type]
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":3,"method":"tasks/list"}')
     assert isinstance(ev, MessageRejected) and ev.reply is not None
     assert wire(ev.reply)["error"]["code"] == ErrorCode.METHOD_NOT_FOUND
@@ -366,7 +401,11 @@ def test_cancel_then_late_response_is_ignored() -> None:
     rid, data = client.send_request("tools/list")
     server.receive_message(data)
     note = client.send_cancel(rid, "changed my mind")
-    assert wire(note) == {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid, "reason": "changed my mind"}}
+    assert wire(note) == {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": rid, "reason": "changed my mind"},
+    }
     with pytest.raises(LocalProtocolError):
         client.send_cancel(rid)  # no longer in flight
     (ev,) = server.receive_message(note)
@@ -424,14 +463,20 @@ def test_progress_in_order_and_nonsense_ignored() -> None:
     with pytest.raises(LocalProtocolError, match="increase"):
         server.send_progress(rid, 2.5)
     # a non-increasing value from a misbehaving peer is ignored and counted
-    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2}}')
+    (ev,) = client.receive_message(
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2}}'
+    )
     assert ev == ProgressIgnored("p", 2, "not increasing")
-    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"zz","progress":2}}')
+    (ev,) = client.receive_message(
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"zz","progress":2}}'
+    )
     assert ev == ProgressIgnored("zz", 2, "unknown token")
     client.receive_message(server.send_response(rid, CallToolResult(content=[])))
     with pytest.raises(LocalProtocolError, match="after completion"):
         server.send_progress(rid, 3)
-    (ev,) = client.receive_message(b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":9}}')
+    (ev,) = client.receive_message(
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":9}}'
+    )
     assert ev == ProgressIgnored("p", 9, "after completion")
     assert client.stats["progress:not increasing"] == 1
     assert client.stats["progress:unknown token"] == 1
@@ -476,8 +521,18 @@ json_values = st.recursive(
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=12,
 )
-methods = st.sampled_from(["ping", "tools/call", "tools/list", "notifications/cancelled", "notifications/progress",
-                           "initialize", "resources/read", "x"])
+methods = st.sampled_from(
+    [
+        "ping",
+        "tools/call",
+        "tools/list",
+        "notifications/cancelled",
+        "notifications/progress",
+        "initialize",
+        "resources/read",
+        "x",
+    ]
+)
 
 
 @st.composite
@@ -489,7 +544,13 @@ def messages(draw: st.DrawFn) -> Any:
     if kind == "method":
         msg["method"] = draw(methods)
         if draw(st.booleans()):
-            msg["params"] = draw(st.dictionaries(st.sampled_from(["name", "arguments", "requestId", "progressToken", "progress", "_meta", "uri"]), json_values, max_size=4))
+            msg["params"] = draw(
+                st.dictionaries(
+                    st.sampled_from(["name", "arguments", "requestId", "progressToken", "progress", "_meta", "uri"]),
+                    json_values,
+                    max_size=4,
+                )
+            )
     elif kind == "result":
         msg["result"] = draw(json_values)
     elif kind == "error":
@@ -512,6 +573,6 @@ def test_hostile_input_never_crashes_and_replies_are_valid(value: Any) -> None:
     # the sessions still work
     rid, data = client.send_request("tools/list")
     events = server.receive_message(data)
-    assert any(isinstance(e, RequestReceived) and e.id == rid for e in events) or any(isinstance(e, MessageRejected) for e in events)
-
-
+    assert any(isinstance(e, RequestReceived) and e.id == rid for e in events) or any(
+        isinstance(e, MessageRejected) for e in events
+    )

@@ -20,9 +20,7 @@ def modules() -> list[Path]:
 def imports_of(path: Path) -> set[str]:
     """Absolute top-level names and resolved mcp_ref submodules a file imports."""
     rel = path.relative_to(ROOT).with_suffix("")
-    package = list(rel.parts[:-1]) if rel.name != "__init__" else list(rel.parts[:-1])
-    if rel.name == "__init__":
-        package = list(rel.parts[:-1])
+    package = list(rel.parts[:-1])
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -51,16 +49,33 @@ def test_schema_imports_only_attrs_cattrs_and_errors() -> None:
         if not rel(path).startswith("mcp_ref/schema/"):
             continue
         for name in imports_of(path):
-            ok = top(name) in STDLIB or top(name) in ("attrs", "cattrs") or name.startswith(("mcp_ref.schema", "mcp_ref.errors"))
+            ok = (
+                top(name) in STDLIB
+                or top(name) in ("attrs", "cattrs")
+                or name.startswith(("mcp_ref.schema", "mcp_ref.errors"))
+            )
             if not ok:
                 bad.append(f"{rel(path)} imports {name}")
     assert not bad, bad
 
 
-TRIO_FREE = ("mcp_ref/basic/", "mcp_ref/server/", "mcp_ref/client/", "mcp_ref/connection.py", "mcp_ref/events.py",
-             "mcp_ref/errors.py", "mcp_ref/schema/")
-TRIO_ALLOWED = ("mcp_ref/session/", "mcp_ref/basic/transports/", "mcp_ref/testing/", "mcp_ref/examples/",
-                "mcp_ref/cli.py", "mcp_ref/__init__.py")
+TRIO_FREE = (
+    "mcp_ref/basic/",
+    "mcp_ref/server/",
+    "mcp_ref/client/",
+    "mcp_ref/connection.py",
+    "mcp_ref/events.py",
+    "mcp_ref/errors.py",
+    "mcp_ref/schema/",
+)
+TRIO_ALLOWED = (
+    "mcp_ref/session/",
+    "mcp_ref/basic/transports/",
+    "mcp_ref/testing/",
+    "mcp_ref/examples/",
+    "mcp_ref/cli.py",
+    "mcp_ref/__init__.py",
+)
 
 
 def test_chapter_rules_and_engine_never_import_trio_or_h11() -> None:

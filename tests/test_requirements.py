@@ -27,9 +27,13 @@ def manifest() -> list[dict[str, Any]]:
 
 def _is_req_marker(func: ast.expr) -> bool:
     # pytest.mark.req(...) or mark.req(...)
-    return isinstance(func, ast.Attribute) and func.attr == "req" and (
-        (isinstance(func.value, ast.Attribute) and func.value.attr == "mark")
-        or (isinstance(func.value, ast.Name) and func.value.id == "mark")
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "req"
+        and (
+            (isinstance(func.value, ast.Attribute) and func.value.attr == "mark")
+            or (isinstance(func.value, ast.Name) and func.value.id == "mark")
+        )
     )
 
 

@@ -153,6 +153,7 @@ def classify(obj: Any) -> RawMessage:
                 raise InvalidMessage(
                     "Invalid Request: request id must be a string or an integer (not null)", ErrorCode.INVALID_REQUEST
                 )
+            assert type(raw_id) is str or type(raw_id) is int
             return RawRequest(raw_id, method, params, obj)
         # [basic/index#14] a notification carries no id (its absence is what makes it one)
         return RawNotification(method, params, obj)
@@ -171,6 +172,7 @@ def classify(obj: Any) -> RawMessage:
             raise InvalidMessage(
                 "Invalid response: result must be an object", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
             )
+        assert type(raw_id) is str or type(raw_id) is int
         return RawResult(raw_id, result)
     if "error" in obj:
         err = obj["error"]

@@ -1,27 +1,45 @@
 """The MCP data model: one attrs class per schema definition (see spec_notes/schema.md)."""
 
-from .jsonrpc import *  # noqa: F403
-from .cancellation import *  # noqa: F403
-from .lifecycle import *  # noqa: F403
-from .ping import *  # noqa: F403
-from .progress import *  # noqa: F403
-from .pagination import *  # noqa: F403
-from .content import *  # noqa: F403
-from .resources import *  # noqa: F403
-from .prompts import *  # noqa: F403
-from .tools import *  # noqa: F403
-from .tasks import *  # noqa: F403
-from .logging import *  # noqa: F403
-from .sampling import *  # noqa: F403
-from .completion import *  # noqa: F403
-from .roots import *  # noqa: F403
-from .elicitation import *  # noqa: F403
-from .messages import *  # noqa: F403
-from .legacy import *  # noqa: F403
+from . import (
+    cancellation,
+    completion,
+    content,
+    elicitation,
+    jsonrpc,
+    legacy,
+    lifecycle,
+    logging,
+    messages,
+    pagination,
+    ping,
+    progress,
+    prompts,
+    resources,
+    roots,
+    sampling,
+    tasks,
+    tools,
+)
 from ._base import LATEST_PROTOCOL_VERSION, REVISIONS
 from ._converter import decode, encode
-
-from . import jsonrpc, cancellation, lifecycle, ping, progress, pagination, content, resources, prompts, tools, tasks, logging, sampling, completion, roots, elicitation, messages, legacy  # noqa: E402,F401
+from .cancellation import *
+from .completion import *
+from .content import *
+from .elicitation import *
+from .jsonrpc import *
+from .legacy import *
+from .lifecycle import *
+from .logging import *
+from .messages import *
+from .pagination import *
+from .ping import *
+from .progress import *
+from .prompts import *
+from .resources import *
+from .roots import *
+from .sampling import *
+from .tasks import *
+from .tools import *
 
 __all__ = ["LATEST_PROTOCOL_VERSION", "REVISIONS", "decode", "encode"]
 __all__ += jsonrpc.__all__

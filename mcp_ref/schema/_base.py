@@ -39,6 +39,8 @@ __all__ = [
     "EXTRA",
     "older_type",
     "FieldValueError",
+    "UNIT_INTERVAL",
+    "in_unit_interval",
     "wire_name",
 ]
 
@@ -113,3 +115,13 @@ def wire_name(field_name: str, metadata: Mapping[str, Any] | None = None) -> str
         return "_meta"
     head, *rest = field_name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+#: metadata of a number the schema bounds to [0, 1] (priorities)
+UNIT_INTERVAL: Final[Mapping[str, Any]] = {"minimum": 0, "maximum": 1}
+
+
+def in_unit_interval(instance: Any, attribute: Any, value: Any) -> None:
+    """attrs validator: ``None`` or a number from 0 to 1 (NaN is not)."""
+    if value is not None and not 0 <= value <= 1:
+        raise FieldValueError(wire_name(attribute.name, attribute.metadata), "expected a number from 0 to 1")

@@ -271,7 +271,9 @@ class _Factories:
             found = _literal_discriminator(classes)
             if found is not None:
                 key, chooser = found
-        tags = sorted({repr(v) for m in classes for f in wire_fields(m) if f.wire == key for v in _literal_values(f.type)})
+        tags = sorted(
+            {repr(v) for m in classes for f in wire_fields(m) if f.wire == key for v in _literal_values(f.type)}
+        )
 
         def structure(value: Any, _: Any) -> Any:
             if value is None:
@@ -371,7 +373,7 @@ class _Factories:
                 old = f.type_in(revision)
                 if old is not f.type:
                     checks.append((f.name, old))
-        fn = make_dict_unstructure_fn(cls, self.conv, **overrides)
+        fn: Callable[[Any], Any] = make_dict_unstructure_fn(cls, self.conv, **overrides)
         if extra_name is not None:
             fn = _merging_extra(fn, extra_name)
         if checks:

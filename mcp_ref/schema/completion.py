@@ -77,5 +77,3 @@ class Completion:
 @frozen(kw_only=True)
 class CompleteResult(Result):
     completion: Completion
-
-

@@ -1,15 +1,20 @@
-"""Content blocks, annotations and resource contents (schema.ts "Content",
-"Resources" contents, and the sampling tool-use blocks).
+"""Content blocks, annotations and resource contents.
+
+schema.ts spreads these over "Resources" (resource contents), "Prompts"
+(``ResourceLink``, ``EmbeddedResource``), "Sampling" (text, image and audio
+blocks, the tool-use blocks, ``Annotations``) and the ``ContentBlock`` union;
+they live together here because prompts, tools and sampling all use them.
 
 ``ResourceLink`` repeats the fields of ``Resource`` instead of inheriting, so
-that this module does not depend on :mod:`.resources` (which depends on it).
+that this module does not depend on :mod:`.resources` (which depends on it),
+and so that a field typed ``Resource`` never holds a link.
 """
 
 from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, discriminate, since
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, UNIT_INTERVAL, discriminate, in_unit_interval, since
 from .lifecycle import Icon
 
 __all__ = [
@@ -34,10 +39,10 @@ Role = Literal["user", "assistant"]
 
 @frozen(kw_only=True)
 class Annotations:
-    """Hints for clients: who the data is for, how important, when it changed."""
+    """Hints for clients: who the data is for, how important (0..1), when it changed."""
 
     audience: list[Role] | None = None
-    priority: float | None = None
+    priority: float | None = field(default=None, validator=in_unit_interval, metadata=UNIT_INTERVAL)
     last_modified: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
@@ -51,7 +56,7 @@ class TextContent:
 
 @frozen(kw_only=True)
 class ImageContent:
-    """``data`` is base64."""
+    """``data`` is base64 (kept as the string the peer sent)."""
 
     type: Literal["image"] = "image"
     data: str
@@ -62,7 +67,7 @@ class ImageContent:
 
 @frozen(kw_only=True)
 class AudioContent:
-    """``data`` is base64."""
+    """``data`` is base64 (kept as the string the peer sent)."""
 
     type: Literal["audio"] = "audio"
     data: str
@@ -73,6 +78,8 @@ class AudioContent:
 
 @frozen(kw_only=True)
 class ResourceContents:
+    """What ``resources/read`` returns for one URI; see the two subclasses."""
+
     uri: str
     mime_type: str | None = None
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
@@ -115,13 +122,14 @@ class EmbeddedResource:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
+#: What prompts and tool results carry (``ResourceLink`` from 2025-06-18 on).
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 
 @frozen(kw_only=True)
 @since("2025-11-25")
 class ToolUseContent:
-    """(sampling) The model asks to call a tool."""
+    """(sampling) The model asks to call a tool; ``meta`` must be kept when sent back."""
 
     type: Literal["tool_use"] = "tool_use"
     id: str
@@ -143,7 +151,9 @@ class ToolResultContent:
     meta: dict[str, Any] | None = None
 
 
-def _resource_contents_kind(value: Any) -> type | None:
+def _resource_contents_kind(value: Any) -> type:
+    # No tag: ``blob`` marks binary contents, anything else is read as text
+    # (so a value with neither reports "text: required field missing").
     return BlobResourceContents if "blob" in value and "text" not in value else TextResourceContents
 
 

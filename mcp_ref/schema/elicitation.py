@@ -307,5 +307,3 @@ class URLElicitationRequiredError:
     jsonrpc: Literal["2.0"] = "2.0"
     error: URLElicitationRequiredErrorDetail
     id: RequestId | None = None
-
-

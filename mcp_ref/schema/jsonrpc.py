@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA
+from ._base import EXTRA, older_type
 
 __all__ = [
     "RequestId",
@@ -76,6 +76,12 @@ EmptyResult = Result
 
 @frozen(kw_only=True)
 class Error:
+    """The ``error`` member of an error response.
+
+    ``data`` is any JSON value; ``None`` leaves it out (a peer's explicit
+    ``"data": null`` therefore re-encodes without the key).
+    """
+
     code: int
     message: str
     data: Any = None
@@ -115,7 +121,8 @@ class JSONRPCErrorResponse:
 
     jsonrpc: Literal["2.0"] = "2.0"
     error: Error
-    id: RequestId | None = None
+    # 2025-06-18 and 2025-03-26 (``JSONRPCError``) required the id.
+    id: RequestId | None = field(default=None, metadata=older_type("2025-11-25", RequestId))
 
 
 JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse

@@ -10,14 +10,32 @@ from typing import Any
 from ._base import since_of
 from .cancellation import CancelledNotification
 from .completion import CompleteRequest, CompleteRequestParams, CompleteResult
-from .elicitation import ElicitationCompleteNotification, ElicitationCompleteNotificationParams, ElicitRequest, ElicitRequestParams, ElicitResult
+from .elicitation import (
+    ElicitationCompleteNotification,
+    ElicitationCompleteNotificationParams,
+    ElicitRequest,
+    ElicitRequestParams,
+    ElicitResult,
+)
 from .jsonrpc import NotificationParams, RequestParams, Result
 from .lifecycle import InitializedNotification, InitializeRequest, InitializeRequestParams, InitializeResult
-from .logging import LoggingMessageNotification, LoggingMessageNotificationParams, SetLevelRequest, SetLevelRequestParams
+from .logging import (
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
+    SetLevelRequest,
+    SetLevelRequestParams,
+)
 from .pagination import PaginatedRequestParams
 from .ping import PingRequest
 from .progress import ProgressNotification, ProgressNotificationParams
-from .prompts import GetPromptRequest, GetPromptRequestParams, GetPromptResult, ListPromptsRequest, ListPromptsResult, PromptListChangedNotification
+from .prompts import (
+    GetPromptRequest,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsRequest,
+    ListPromptsResult,
+    PromptListChangedNotification,
+)
 from .resources import (
     ListResourcesRequest,
     ListResourcesResult,
@@ -52,7 +70,14 @@ from .tasks import (
     TaskStatusNotification,
     TaskStatusNotificationParams,
 )
-from .tools import CallToolRequest, CallToolRequestParams, CallToolResult, ListToolsRequest, ListToolsResult, ToolListChangedNotification
+from .tools import (
+    CallToolRequest,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsRequest,
+    ListToolsResult,
+    ToolListChangedNotification,
+)
 
 __all__ = [
     "ClientRequest",
@@ -92,10 +117,21 @@ ClientRequest = (
     | CompleteRequest
 )
 ClientNotification = (
-    CancelledNotification | InitializedNotification | ProgressNotification | TaskStatusNotification | RootsListChangedNotification
+    CancelledNotification
+    | InitializedNotification
+    | ProgressNotification
+    | TaskStatusNotification
+    | RootsListChangedNotification
 )
 ClientResult = (
-    Result | GetTaskResult | GetTaskPayloadResult | CancelTaskResult | ListTasksResult | CreateMessageResult | ListRootsResult | ElicitResult
+    Result
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CreateMessageResult
+    | ListRootsResult
+    | ElicitResult
 )
 ServerRequest = (
     PingRequest

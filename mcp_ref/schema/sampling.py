@@ -87,5 +87,3 @@ class CreateMessageResult(Result):
     content: SamplingContent
     model: str
     stop_reason: str | None = None
-
-

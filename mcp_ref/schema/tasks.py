@@ -194,5 +194,3 @@ class TaskStatusNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
     params: TaskStatusNotificationParams
-
-

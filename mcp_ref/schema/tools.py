@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, since
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, FieldValueError, since, wire_name
 from .content import ContentBlock
 from .jsonrpc import NotificationParams, RequestId, Result
 from .lifecycle import Icon
@@ -42,14 +42,45 @@ class ToolExecution:
 
 
 def _object_schema(instance: Any, attribute: Any, value: Any) -> None:
-    # inputSchema / outputSchema are JSON Schemas whose type is "object"
-    if value is not None and (type(value) is not dict or value.get("type") != "object"):
-        raise ValueError(f"{attribute.name}: expected a JSON Schema object with type 'object'")
+    """``inputSchema`` / ``outputSchema``: a JSON Schema object whose ``type`` is "object".
+
+    Held as a plain dict (any JSON Schema keyword may appear and is kept);
+    only the keys schema.ts names are checked.
+    """
+    if value is None:
+        return
+    wire = wire_name(attribute.name, attribute.metadata)
+    if type(value) is not dict:
+        raise FieldValueError(wire, "expected object")
+    if "type" not in value:
+        raise FieldValueError(f"{wire}.type", "required field missing")
+    if value["type"] != "object" or type(value["type"]) is not str:
+        raise FieldValueError(f"{wire}.type", "expected one of 'object'")
+    if "properties" in value:
+        props = value["properties"]
+        if type(props) is not dict:
+            raise FieldValueError(f"{wire}.properties", "expected object")
+        for name, sub in props.items():
+            if type(sub) is not dict:
+                raise FieldValueError(f"{wire}.properties.{name}", "expected object")
+    if "required" in value:
+        req = value["required"]
+        if type(req) is not list:
+            raise FieldValueError(f"{wire}.required", "expected array")
+        for i, item in enumerate(req):
+            if type(item) is not str:
+                raise FieldValueError(f"{wire}.required[{i}]", "expected string")
+    if "$schema" in value and type(value["$schema"]) is not str:
+        raise FieldValueError(f"{wire}.$schema", "expected string")
 
 
 @frozen(kw_only=True)
 class Tool:
-    """``input_schema`` / ``output_schema`` are JSON Schema objects (dicts)."""
+    """A tool the server offers.
+
+    ``input_schema`` / ``output_schema`` are JSON Schema objects held as
+    dicts: every keyword survives a round trip, and ``type`` must be "object".
+    """
 
     name: str
     title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)

@@ -136,7 +136,9 @@ async def open_session(
     ``protocol_version`` is what we propose (default: our latest,
     basic/lifecycle#8); the server may answer with another we support.
     """
-    conn = Connection(Role.CLIENT, capabilities=capabilities or ClientCapabilities(), supported_versions=supported_versions)
+    conn = Connection(
+        Role.CLIENT, capabilities=capabilities or ClientCapabilities(), supported_versions=supported_versions
+    )
     async with session_scope(
         conn, channel, handlers=handlers, notification_handlers=notification_handlers, config=config
     ) as session:
@@ -180,5 +182,3 @@ async def open_stdio_client(
     async with open_process_channel(command, args, **proc_options) as channel:
         async with open_session(channel, **session_options) as client:
             yield client
-
-

@@ -341,10 +341,10 @@ class Session:
             assert isinstance(event, CancellationReceived)
             # [basic/utilities/cancellation#8] log the reason
             log.info("peer cancelled request %r: %s", event.request_id, event.reason or "(no reason given)")
-            scope = self._handler_scopes.get(event.request_id)
-            if scope is not None:
+            handler_scope = self._handler_scopes.get(event.request_id)
+            if handler_scope is not None:
                 # [basic/utilities/cancellation#4] stop processing: cancel the handler's scope
-                scope.cancel(reason=f"cancelled by peer: {event.reason or 'no reason given'}")
+                handler_scope.cancel(reason=f"cancelled by peer: {event.reason or 'no reason given'}")
         elif t is NotificationReceived:
             assert isinstance(event, NotificationReceived)
             self._notes_send.send_nowait(event)
@@ -359,7 +359,7 @@ class Session:
             assert isinstance(event, VersionRejected)
             log.error("server offered protocol version %s; we support %s", event.offered, event.supported)
         elif t in (CancellationIgnored, ProgressIgnored, NotificationIgnored, LateResponseIgnored):
-            # [basic/utilities/cancellation#10], [basic/utilities/progress#7]: ignored, logged, counted in connection.stats
+            # [basic/utilities/cancellation#10], [basic/utilities/progress#7]: ignored, logged, counted
             log.info("ignored: %r", event)
         elif t in (UnknownResponse, ErrorWithoutId):
             log.warning("peer fault: %r", event)
@@ -388,7 +388,7 @@ class Session:
                         result = await handler(ctx, event.params)
                     except trio.Cancelled:
                         raise
-                    except Exception as exc:  # noqa: BLE001 - every failure becomes a wire error
+                    except Exception as exc:
                         data = self._error_reply(rid, exc)
                     else:
                         req = conn.incoming(rid)
@@ -480,4 +480,3 @@ async def session_scope(
         finally:
             await session.aclose()
             nursery.cancel_scope.cancel(reason="session scope exited")
-

@@ -70,7 +70,7 @@ async def check_transport(client: ClientSession, *, large: int = LARGE_PAYLOAD_S
     """Run every check against a client connected to :func:`check_server`."""
     with trio.fail_after(60):
         await client.ping()
-        text = "héllo \u2028 wörld \U0001f600 \"quoted\" \\ back\nslash"
+        text = 'héllo \u2028 wörld \U0001f600 "quoted" \\ back\nslash'
         assert _text(await client.call_tool("echo", {"text": text})) == text
         big = "x" * large
         assert _text(await client.call_tool("echo", {"text": big})) == big

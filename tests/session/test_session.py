@@ -326,14 +326,24 @@ async def test_cancel_racing_the_handlers_result_suppresses_the_response(autojum
     rec = Recorder(server_end)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, rec)
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
         await client_end.send(json.dumps(init).encode())
         await client_end.receive()
         await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         await client_end.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"racy"}}')
         async with seq(0):
-            await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"race"}}')
+            await client_end.send(
+                b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"race"}}'
+            )
             await trio.testing.wait_all_tasks_blocked()
         async with seq(2):
             pass

@@ -71,7 +71,7 @@ class LineFramer:
         self._scan = 0  # no newline before this index
         self._skipping: int | None = None  # bytes of an oversized line skipped so far
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray) -> None:
         if self._start and self._start >= len(self._buf) // 2:
             del self._buf[: self._start]
             self._scan -= self._start
@@ -206,7 +206,7 @@ async def open_stdio_server_channel(
         os.dup2(devnull, 0)
         os.close(devnull)
         sys.stdout = sys.stderr
-        sys.stdin = open(os.devnull)  # noqa: SIM115 - restored and closed on exit
+        sys.stdin = open(os.devnull)
     channel = StdioMessageChannel(
         trio.lowlevel.FdStream(proto_out), trio.lowlevel.FdStream(proto_in), max_message_size=max_message_size
     )
@@ -331,7 +331,7 @@ async def _pump_stderr(process: trio.Process, channel: ProcessChannel, sink: Std
             item = framer.next_line() if data else framer.end()
             if item is None:
                 break
-            text = f"<{item.size} bytes skipped>" if type(item) is Oversized else item.decode("utf-8", "replace")
+            text = f"<{item.size} bytes skipped>" if isinstance(item, Oversized) else item.decode("utf-8", "replace")
             if callable(sink):
                 sink(text)
             else:
@@ -341,5 +341,3 @@ async def _pump_stderr(process: trio.Process, channel: ProcessChannel, sink: Std
                 break
         if not data:
             return
-
-

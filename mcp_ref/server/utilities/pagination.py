@@ -39,7 +39,9 @@ def read_cursor(kind: str, cursor: str) -> int:
         raise ProtocolError(f"Invalid params: invalid cursor {cursor!r}", ErrorCode.INVALID_PARAMS) from e
 
 
-def paginate(kind: str, items: Sequence[T], cursor: str | None, page_size: int = DEFAULT_PAGE_SIZE) -> tuple[list[T], str | None]:
+def paginate(
+    kind: str, items: Sequence[T], cursor: str | None, page_size: int = DEFAULT_PAGE_SIZE
+) -> tuple[list[T], str | None]:
     """One page of ``items`` and the cursor of the next (None on the last page)."""
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
