@@ -2,8 +2,9 @@
 
 from typing import Literal
 
-from attrs import frozen
+from attrs import field, frozen
 
+from ._base import older_type
 from .jsonrpc import NotificationParams, RequestId
 
 __all__ = ["CancelledNotificationParams", "CancelledNotification"]
@@ -13,7 +14,9 @@ __all__ = ["CancelledNotificationParams", "CancelledNotification"]
 class CancelledNotificationParams(NotificationParams):
     """``request_id`` is required for non-task requests and unused for tasks."""
 
-    request_id: RequestId | None = None
+    # Required until 2025-11-25, which made it optional (tasks are cancelled
+    # with tasks/cancel instead).
+    request_id: RequestId | None = field(default=None, metadata=older_type("2025-11-25", RequestId))
     reason: str | None = None
 
 

@@ -5,15 +5,19 @@ whose properties are :data:`PrimitiveSchemaDefinition` values. The
 primitive-schema union has no single tag, so it registers a discriminator
 that looks at ``type`` and at which of ``enum`` / ``enumNames`` / ``oneOf`` /
 ``items`` is present.
+
+The schema classes are *open* (``extra``): they are pieces of JSON Schema, and
+keywords outside the subset (``pattern``, ``$comment``, ...) are legal JSON
+Schema that a form renderer may honour, so they survive a round trip.
 """
 
 from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_11_25, discriminate, since
-from .jsonrpc import RequestId, Result
-from .tasks import TaskMetadata
+from ._base import EXTRA, NEW_IN_2025_11_25, discriminate, older_type, since
+from .jsonrpc import NotificationParams, RequestId, Result
+from .tasks import TaskAugmentedRequestParams
 
 __all__ = [
     "StringSchema",
@@ -56,6 +60,7 @@ class StringSchema:
     max_length: int | None = None
     format: Literal["email", "uri", "date", "date-time"] | None = None
     default: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -67,6 +72,7 @@ class NumberSchema:
     minimum: float | None = None
     maximum: float | None = None
     default: float | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -76,6 +82,7 @@ class BooleanSchema:
     title: str | None = None
     description: str | None = None
     default: bool | None = None
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -85,6 +92,7 @@ class EnumOption:
 
     const: str
     title: str
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -95,6 +103,7 @@ class UntitledSingleSelectEnumSchema:
     title: str | None = None
     description: str | None = None
     default: str | None = None
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -105,6 +114,7 @@ class TitledSingleSelectEnumSchema:
     title: str | None = None
     description: str | None = None
     default: str | None = None
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -112,12 +122,14 @@ class TitledSingleSelectEnumSchema:
 class StringEnumItems:
     type: Literal["string"] = "string"
     enum: list[str]
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
 @since("2025-11-25")
 class TitledEnumItems:
     any_of: list[EnumOption]
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -130,6 +142,7 @@ class UntitledMultiSelectEnumSchema:
     min_items: int | None = None
     max_items: int | None = None
     default: list[str] | None = None
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -142,6 +155,7 @@ class TitledMultiSelectEnumSchema:
     min_items: int | None = None
     max_items: int | None = None
     default: list[str] | None = None
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
@@ -155,6 +169,7 @@ class LegacyTitledEnumSchema:
     title: str | None = None
     description: str | None = None
     default: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 SingleSelectEnumSchema = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
@@ -220,31 +235,31 @@ class ElicitationRequestedSchema:
     properties: dict[str, PrimitiveSchemaDefinition]
     required: list[str] | None = None
     schema: str | None = field(default=None, metadata={"wire": "$schema", **NEW_IN_2025_11_25})
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)
 @since("2025-06-18")
-class ElicitRequestFormParams:
+class ElicitRequestFormParams(TaskAugmentedRequestParams):
     """Form mode; ``mode`` may be omitted (form is the default)."""
 
     message: str
     requested_schema: ElicitationRequestedSchema
     mode: Literal["form"] | None = field(default=None, metadata=NEW_IN_2025_11_25)
-    task: TaskMetadata | None = field(default=None, metadata=NEW_IN_2025_11_25)
-    meta: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True)
 @since("2025-11-25")
-class ElicitRequestURLParams:
-    """URL mode: the user completes the interaction out of band at ``url``."""
+class ElicitRequestURLParams(TaskAugmentedRequestParams):
+    """URL mode: the user completes the interaction out of band at ``url``.
+
+    ``elicitation_id`` is opaque: kept and compared as the exact string sent.
+    """
 
     mode: Literal["url"] = "url"
     message: str
     elicitation_id: str
     url: str
-    task: TaskMetadata | None = None
-    meta: dict[str, Any] | None = None
 
 
 ElicitRequestParams = ElicitRequestURLParams | ElicitRequestFormParams
@@ -259,20 +274,27 @@ class ElicitRequest:
     params: ElicitRequestParams
 
 
-#: a submitted form value
-ElicitContentValue = str | int | bool | list[str]
+#: A submitted form value. schema.ts types numbers as ``number``; schema.json
+#: narrows them to integers, which would refuse 2.5 typed into a "number"
+#: field -- mcp_ref follows schema.ts (spec_notes/schema.md).
+ElicitContentValue = str | int | float | bool | list[str]
 
 
 @frozen(kw_only=True)
 @since("2025-06-18")
 class ElicitResult(Result):
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, ElicitContentValue] | None = None
+    # lists of strings (multi-select answers) are new in 2025-11-25
+    content: dict[str, ElicitContentValue] | None = field(
+        default=None, metadata=older_type("2025-11-25", dict[str, str | int | float | bool] | None)
+    )
 
 
 @frozen(kw_only=True)
 @since("2025-11-25")
-class ElicitationCompleteNotificationParams:
+class ElicitationCompleteNotificationParams(NotificationParams):
+    """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
+
     elicitation_id: str
 
 
@@ -288,7 +310,7 @@ class ElicitationCompleteNotification:
 @since("2025-11-25")
 class URLElicitationRequiredErrorData:
     elicitations: list[ElicitRequestURLParams]
-    extra: dict[str, Any] = field(factory=dict, metadata={"extra": True})
+    extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
 @frozen(kw_only=True)

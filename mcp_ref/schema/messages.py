@@ -8,7 +8,7 @@ and the revision it first exists in.
 from typing import Any
 
 from ._base import since_of
-from .cancellation import CancelledNotification
+from .cancellation import CancelledNotification, CancelledNotificationParams
 from .completion import CompleteRequest, CompleteRequestParams, CompleteResult
 from .elicitation import (
     ElicitationCompleteNotification,
@@ -211,7 +211,7 @@ PARAMS_TYPES: dict[str, Any] = {
     "sampling/createMessage": CreateMessageRequestParams,
     "roots/list": RequestParams,
     "elicitation/create": ElicitRequestParams,
-    "notifications/cancelled": Any,  # see Connection.send_cancel
+    "notifications/cancelled": CancelledNotificationParams,
     "notifications/initialized": NotificationParams,
     "notifications/progress": ProgressNotificationParams,
     "notifications/tasks/status": TaskStatusNotificationParams,

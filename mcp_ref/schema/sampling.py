@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_11_25, since
+from ._base import NEW_IN_2025_11_25, UNIT_INTERVAL, in_unit_interval, older_type, since
 from .content import AudioContent, ImageContent, Role, TextContent, ToolResultContent, ToolUseContent
 from .jsonrpc import RequestId, Result
 from .tasks import TaskAugmentedRequestParams
@@ -29,10 +29,14 @@ SamplingContent = (
 )
 
 
+#: the content of a sampling message before 2025-11-25: one text, image or audio block
+_OLDER_SAMPLING_CONTENT = older_type("2025-11-25", TextContent | ImageContent | AudioContent)
+
+
 @frozen(kw_only=True)
 class SamplingMessage:
     role: Role
-    content: SamplingContent
+    content: SamplingContent = field(metadata=_OLDER_SAMPLING_CONTENT)
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_11_25)
 
 
@@ -46,9 +50,9 @@ class ModelPreferences:
     """Priorities are numbers from 0 to 1."""
 
     hints: list[ModelHint] | None = None
-    cost_priority: float | None = None
-    speed_priority: float | None = None
-    intelligence_priority: float | None = None
+    cost_priority: float | None = field(default=None, validator=in_unit_interval, metadata=UNIT_INTERVAL)
+    speed_priority: float | None = field(default=None, validator=in_unit_interval, metadata=UNIT_INTERVAL)
+    intelligence_priority: float | None = field(default=None, validator=in_unit_interval, metadata=UNIT_INTERVAL)
 
 
 @frozen(kw_only=True)
@@ -84,6 +88,6 @@ class CreateMessageResult(Result):
     """``stop_reason`` is an open string ("endTurn", "stopSequence", "maxTokens", "toolUse", ...)."""
 
     role: Role
-    content: SamplingContent
+    content: SamplingContent = field(metadata=_OLDER_SAMPLING_CONTENT)
     model: str
     stop_reason: str | None = None

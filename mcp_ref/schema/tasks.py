@@ -79,7 +79,9 @@ class CreateTaskResult(Result):
 
 @frozen(kw_only=True)
 @since("2025-11-25")
-class GetTaskRequestParams:
+class GetTaskRequestParams(RequestParams):
+    """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
+
     task_id: str
 
 
@@ -108,7 +110,9 @@ class GetTaskResult(Result):
 
 @frozen(kw_only=True)
 @since("2025-11-25")
-class GetTaskPayloadRequestParams:
+class GetTaskPayloadRequestParams(RequestParams):
+    """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
+
     task_id: str
 
 
@@ -132,7 +136,9 @@ class GetTaskPayloadResult(Result):
 
 @frozen(kw_only=True)
 @since("2025-11-25")
-class CancelTaskRequestParams:
+class CancelTaskRequestParams(RequestParams):
+    """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
+
     task_id: str
 
 
