@@ -31,6 +31,7 @@ __all__ = [
     "MessageTooLarge",
     "ConnectionClosed",
     "RequestTimeout",
+    "RequestCancelled",
     "UnsupportedProtocolVersion",
 ]
 
@@ -138,3 +139,12 @@ class UnsupportedProtocolVersion(MCPRefError):
         super().__init__(f"server chose protocol version {offered!r}; this client supports {', '.join(supported)}")
         self.offered = offered
         self.supported = supported
+
+
+class RequestCancelled(MCPRefError):
+    """We cancelled our own request explicitly (``PendingRequest.cancel``)."""
+
+    def __init__(self, method: str, reason: str | None) -> None:
+        super().__init__(f"{method}: cancelled ({reason or 'no reason given'})")
+        self.method = method
+        self.reason = reason

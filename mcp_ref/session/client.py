@@ -29,7 +29,15 @@ from ..schema.lifecycle import (
 )
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
-from .core import NotificationHandler, ProgressCallback, RequestHandler, Session, SessionConfig, session_scope
+from .core import (
+    NotificationHandler,
+    PendingRequest,
+    ProgressCallback,
+    RequestHandler,
+    Session,
+    SessionConfig,
+    session_scope,
+)
 
 __all__ = ["ClientSession", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO"]
 
@@ -70,7 +78,11 @@ class ClientSession:
 
     async def ping(self, *, timeout: float | None = None) -> None:
         """[basic/utilities/ping] an empty result, or RequestTimeout / MCPError."""
-        await self.session.request("ping", None, timeout=timeout)
+        await self.session.ping(timeout=timeout)
+
+    async def start_request(self, method: str, params: Any = None, **options: Any) -> PendingRequest:
+        """Send a request and get its handle: ``await h.result()``, ``await h.cancel(reason)``."""
+        return await self.session.start_request(method, params, **options)
 
     # -- tools -----------------------------------------------------------------------
 
@@ -156,6 +168,7 @@ async def open_session(
             raise UnsupportedProtocolVersion(result.protocol_version, supported_versions)
         # [basic/lifecycle#4] tell the server we are ready
         await session.notify("notifications/initialized")
+        session.initialized.set()
         yield ClientSession(session, result)
 
 

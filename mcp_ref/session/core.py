@@ -37,6 +37,7 @@ from ..errors import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    RequestCancelled,
     RequestTimeout,
 )
 from ..events import (
@@ -61,6 +62,7 @@ from ..events import (
 from ..schema.jsonrpc import ProgressToken, RequestId, Result
 
 __all__ = [
+    "PendingRequest",
     "Session",
     "SessionConfig",
     "RequestContext",
@@ -90,7 +92,13 @@ class SessionConfig:
     ``max_request_timeout``: the cap that progress can never extend (#21);
     ``progress_resets_timeout``: progress for a request pushes its idle deadline (#20);
     ``cancel_grace``: how long the shielded send of a cancellation may take;
-    ``max_concurrent_requests``: incoming requests handled at once (ping is exempt).
+    ``max_concurrent_requests``: incoming requests handled at once (ping is exempt);
+    ``keepalive_interval``: send a ping this often once initialised (None: never,
+    basic/utilities/ping#3, #4), each waiting ``keepalive_timeout``; after
+    ``keepalive_max_failures`` failures in a row the session closes (ping#7, #8);
+    ``progress_min_interval``: our handlers' progress notifications are sent at
+    most this often per request (progress#13); intermediate values in between are
+    dropped, a value that reaches ``total`` always goes out.
     """
 
     request_timeout: float = 60.0
@@ -98,18 +106,33 @@ class SessionConfig:
     progress_resets_timeout: bool = True
     cancel_grace: float = 5.0
     max_concurrent_requests: int = 1000
+    keepalive_interval: float | None = None
+    keepalive_timeout: float = 10.0
+    keepalive_max_failures: int = 3
+    progress_min_interval: float = 0.0
 
     def __attrs_post_init__(self) -> None:
-        for name in ("request_timeout", "max_request_timeout", "cancel_grace"):
+        for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
         if self.max_concurrent_requests < 1:
             raise ValueError("max_concurrent_requests must be at least 1")
+        if self.keepalive_interval is not None and not self.keepalive_interval > 0:
+            raise ValueError("keepalive_interval must be positive (or None)")
+        if self.keepalive_max_failures < 1:
+            raise ValueError("keepalive_max_failures must be at least 1")
+        if self.progress_min_interval < 0:
+            raise ValueError("progress_min_interval must not be negative")
 
 
 @attrs.frozen
 class _Closed:
     reason: str
+
+
+@attrs.frozen
+class _Cancelled:
+    reason: str | None
 
 
 class RequestContext:
@@ -130,6 +153,9 @@ class RequestContext:
         self.message = message
         self.params = message.params
         self.cancel_scope = cancel_scope
+        self._last_progress_sent: float | None = None
+        #: progress values not sent because of ``progress_min_interval``
+        self.progress_dropped = 0
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -141,10 +167,106 @@ class RequestContext:
         return tok if type(tok) in (str, int) else None
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress; raises LocalProtocolError if it does not increase."""
-        data = self.session.connection.send_progress(self.request_id, progress, total, message)
+        """Report progress; raises LocalProtocolError if it does not increase.
+
+        A no-op when the requestor asked for no progress; rate limited by
+        ``SessionConfig.progress_min_interval``.
+        """
+        interval = self.session.config.progress_min_interval
+        now = trio.current_time()
+        final = total is not None and progress >= total
+        conn = self.session.connection
+        last = self._last_progress_sent
+        if interval and last is not None and now - last < interval and not final:
+            # [basic/utilities/progress#13] rate limited: still checked, not sent
+            req = conn.incoming(self.request_id)
+            if req is not None and req.last_progress is not None and not progress > req.last_progress:
+                conn.send_progress(self.request_id, progress, total, message)  # raises the precise error
+            self.progress_dropped += 1
+            return
+        data = conn.send_progress(self.request_id, progress, total, message)
         if data is not None:
+            self._last_progress_sent = now
             await self.session.send_raw(data)
+
+
+class PendingRequest:
+    """One of our requests in flight.
+
+    ``await result()`` waits for the answer (at most once); ``await
+    cancel(reason)`` gives up on it explicitly: the peer is told
+    (``notifications/cancelled``) and a waiting ``result()`` raises
+    :class:`RequestCancelled`.
+    """
+
+    def __init__(
+        self,
+        session: "Session",
+        rid: RequestId,
+        method: str,
+        inbox: trio.MemoryReceiveChannel[Any],
+        progress: ProgressCallback | None,
+        idle: float,
+        cap: float,
+    ) -> None:
+        self.session = session
+        self.id = rid
+        self.method = method
+        self._inbox = inbox
+        self._progress = progress
+        self._idle = idle
+        self._start = trio.current_time()
+        self._hard_deadline = self._start + cap
+        self._cap = cap
+        self._waited = False
+
+    async def result(self) -> Any:
+        if self._waited:
+            raise RuntimeError("result() can be awaited only once")
+        self._waited = True
+        session = self.session
+        idle, hard = self._idle, self._hard_deadline
+        try:
+            with trio.CancelScope(deadline=min(self._start + idle, hard)) as wait:
+                while True:
+                    item = await self._inbox.receive()
+                    if type(item) is ProgressReceived:
+                        if session.config.progress_resets_timeout:
+                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
+                            wait.deadline = min(trio.current_time() + idle, hard)
+                        if self._progress is not None:
+                            # callbacks run here, in the caller's task: their exceptions reach the caller
+                            await self._progress(item.progress, item.total, item.message)
+                        continue
+                    return session._outcome(item, self.method)
+            kind = "maximum" if trio.current_time() >= hard else "idle"
+            limit = idle if kind == "idle" else self._cap
+            # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
+            await session._abandon(self.id, f"timed out after {limit:g}s ({kind} timeout)")
+            raise RequestTimeout(self.method, limit, kind)
+        except BaseException as exc:
+            await self._give_up(exc)
+            raise
+        finally:
+            session._waiters.pop(self.id, None)
+
+    async def cancel(self, reason: str | None = None) -> None:
+        """Cancel this request (LocalProtocolError for initialize and task-augmented requests)."""
+        session = self.session
+        out = session.connection.outgoing(self.id)
+        if out is None:
+            return  # already answered, timed out or cancelled
+        if out.method == "initialize" or out.task:
+            session.connection.send_cancel(self.id, reason)  # raises the precise LocalProtocolError
+        await session._abandon(self.id, reason or "cancelled by the requestor")
+        waiter = session._waiters.get(self.id)
+        if waiter is not None:
+            waiter.send_nowait(_Cancelled(reason))
+
+    async def _give_up(self, exc: BaseException) -> None:
+        if self.session.connection.outgoing(self.id) is not None:
+            await self.session._abandon(self.id, _reason_for(exc))
+        self.session._waiters.pop(self.id, None)
 
 
 class Session:
@@ -203,7 +325,6 @@ class Session:
         progress_token: ProgressToken | None = None,
         timeout: float | None = None,
         max_timeout: float | None = None,
-        on_sent: Callable[[RequestId], None] | None = None,
     ) -> Any:
         """Send a request and wait for its result (typed per the method).
 
@@ -212,6 +333,26 @@ class Session:
         ``max_timeout`` passes, :class:`ConnectionClosed` if the session ends.
         Abandoning it (timeout, caller cancelled, progress callback raised)
         sends ``notifications/cancelled`` (basic/lifecycle#18).
+        """
+        pending = await self.start_request(
+            method, params, progress=progress, progress_token=progress_token, timeout=timeout, max_timeout=max_timeout
+        )
+        return await pending.result()
+
+    async def start_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        progress: ProgressCallback | None = None,
+        progress_token: ProgressToken | None = None,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+    ) -> "PendingRequest":
+        """Send a request and return its handle at once (see :class:`PendingRequest`).
+
+        The timeouts start counting now; call ``await handle.result()`` to
+        wait for the answer and ``await handle.cancel(reason)`` to give up.
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
@@ -223,34 +364,15 @@ class Session:
         rid, data = self.connection.send_request(method, params, progress_token=token or None)
         inbox_send, inbox = trio.open_memory_channel[Any](math.inf)
         self._waiters[rid] = inbox_send
-        if on_sent is not None:
-            on_sent(rid)
-        start = trio.current_time()
-        hard_deadline = start + cap
+        pending = PendingRequest(self, rid, method, inbox, progress, idle, cap)
         try:
             await self.send_raw(data)
-            with trio.CancelScope(deadline=min(start + idle, hard_deadline)) as wait:
-                while True:
-                    item = await inbox.receive()
-                    if type(item) is ProgressReceived:
-                        if self.config.progress_resets_timeout:
-                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
-                            wait.deadline = min(trio.current_time() + idle, hard_deadline)
-                        if progress is not None:
-                            await progress(item.progress, item.total, item.message)
-                        continue
-                    return self._outcome(item)
-            kind = "maximum" if trio.current_time() >= hard_deadline else "idle"
-            await self._abandon(rid, f"timed out after {idle if kind == 'idle' else cap:g}s")
-            raise RequestTimeout(method, idle if kind == "idle" else cap, kind)
         except BaseException as exc:
-            if self.connection.outgoing(rid) is not None:
-                await self._abandon(rid, _reason_for(exc))
+            await pending._give_up(exc)
             raise
-        finally:
-            self._waiters.pop(rid, None)
+        return pending
 
-    def _outcome(self, item: Any) -> Any:
+    def _outcome(self, item: Any, method: str) -> Any:
         if type(item) is ResponseReceived:
             return item.result
         if type(item) is ErrorReceived:
@@ -259,6 +381,8 @@ class Session:
             raise item.error
         if type(item) is _Closed:
             raise ConnectionClosed(item.reason)
+        if type(item) is _Cancelled:
+            raise RequestCancelled(method, item.reason)
         raise AssertionError(f"unexpected inbox item {item!r}")
 
     async def _abandon(self, rid: RequestId, reason: str) -> None:
@@ -283,8 +407,37 @@ class Session:
 
     # -- the receive loop ------------------------------------------------------------
 
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """[basic/utilities/ping] an empty result back, or RequestTimeout / MCPError / ConnectionClosed."""
+        await self.request("ping", None, timeout=timeout)
+
+    async def _keepalive(self, interval: float) -> None:
+        await self.initialized.wait()
+        failures = 0
+        cfg = self.config
+        while not self.closed.is_set():
+            await trio.sleep(interval)
+            try:
+                await self.ping(timeout=cfg.keepalive_timeout)
+            except (RequestTimeout, MCPError, ProtocolError) as exc:
+                failures += 1
+                # [basic/utilities/ping#9] failures are logged
+                log.warning("keepalive ping %d/%d failed: %s", failures, cfg.keepalive_max_failures, exc)
+                if failures >= cfg.keepalive_max_failures:
+                    # [basic/utilities/ping#2, #7, #8] the connection is stale: close it
+                    reason = f"keepalive: {failures} consecutive pings failed (timeout {cfg.keepalive_timeout:g}s)"
+                    log.error("closing session: %s", reason)
+                    await self.aclose(reason)
+                    return
+            except ConnectionClosed:
+                return
+            else:
+                failures = 0
+
     async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self._nursery.start_soon(self._notification_worker)
+        if self.config.keepalive_interval is not None:
+            self._nursery.start_soon(self._keepalive, self.config.keepalive_interval)
         task_status.started()
         reason = "end of stream"
         try:

@@ -1,0 +1,114 @@
+"""basic/utilities/cancellation, both directions, on the memory pair."""
+
+import math
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.errors import LocalProtocolError, RequestCancelled
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing import memory_session_pair
+
+from ...session.test_session import make_server, recorded_pair
+
+
+def hanging_server() -> tuple[Server, list[str], trio.Event]:
+    server = make_server()
+    seen: list[str] = []
+    started = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            seen.append("handler cancelled")
+            raise
+        return "never"
+
+    return server, seen, started
+
+
+@pytest.mark.req("basic/utilities/cancellation#4", "basic/utilities/cancellation#6", "basic/utilities/cancellation#8")
+async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock) -> None:
+    server, seen, started = hanging_server()
+    async with recorded_pair(server) as (client, rec):
+        handle = await client.start_request("tools/call", _call("hang"), timeout=math.inf)
+        await started.wait()
+        await handle.cancel("user pressed stop")
+        with pytest.raises(RequestCancelled, match="user pressed stop"):
+            await handle.result()
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == ["handler cancelled"]
+        (note,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+        assert note["params"] == {"requestId": handle.id, "reason": "user pressed stop"}
+        assert not [m for m in rec.sent if m.get("id") == handle.id]
+        await handle.cancel("again")  # a second cancel is a no-op
+        await client.ping()
+
+
+@pytest.mark.req("basic/utilities/cancellation#2")
+async def test_initialize_is_never_cancelled_even_when_the_caller_gives_up(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+    from mcp_ref.session import open_session
+
+    client_end, server_end = memory_channel_pair()
+    with trio.move_on_after(5):
+        async with open_session(client_end):
+            pass  # the "server" never answers
+    sent = []
+    while True:
+        try:
+            sent.append(server_end._receive.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            break
+    assert len(sent) == 1 and b'"initialize"' in sent[0]  # no notifications/cancelled followed
+
+
+@pytest.mark.req("basic/utilities/cancellation#1")
+async def test_cancelling_a_finished_request_sends_nothing() -> None:
+    async with recorded_pair(make_server()) as (client, rec):
+        handle = await client.start_request("tools/call", _call("echo", {"text": "x"}))
+        await handle.result()
+        await handle.cancel("too late")
+        await client.ping()
+        assert not [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+
+
+async def test_result_can_be_awaited_once() -> None:
+    async with memory_session_pair(make_server()) as client:
+        handle = await client.start_request("ping")
+        await handle.result()
+        with pytest.raises(RuntimeError, match="once"):
+            await handle.result()
+
+
+@pytest.mark.req("basic/utilities/cancellation#3")
+def test_task_augmented_requests_refuse_notification_cancel() -> None:
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.connection import Connection
+    from mcp_ref.schema.lifecycle import ServerCapabilities, ServerTaskRequestsCapability, ServerTasksCapability
+    from mcp_ref.schema.lifecycle import ServerTaskToolsRequests, ListChangedCapability
+    from mcp_ref.schema.tasks import TaskMetadata
+    from mcp_ref.schema.tools import CallToolRequestParams
+
+    from ...test_connection import handshake
+
+    caps = ServerCapabilities(
+        tools=ListChangedCapability(),
+        tasks=ServerTasksCapability(requests=ServerTaskRequestsCapability(tools=ServerTaskToolsRequests(call={}))),
+    )
+    client, server = handshake(server_caps=caps)
+    rid, _ = client.send_request("tools/call", CallToolRequestParams(name="t", task=TaskMetadata(ttl=1000)))
+    with pytest.raises(LocalProtocolError, match="tasks/cancel"):
+        client.send_cancel(rid)
+    assert isinstance(client, Connection) and client.role is Role.CLIENT
+
+
+def _call(name: str, arguments: dict[str, Any] | None = None) -> Any:
+    from mcp_ref.schema.tools import CallToolRequestParams
+
+    return CallToolRequestParams(name=name, arguments=arguments)

@@ -1,0 +1,105 @@
+"""basic/utilities/ping: prompt answers, ping(timeout), keepalive with a failure threshold."""
+
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import ConnectionClosed, RequestTimeout
+from mcp_ref.session import Server, SessionConfig, open_session
+from mcp_ref.testing import memory_session_pair
+
+
+@pytest.mark.req("basic/utilities/ping#1")
+async def test_server_pings_the_client_too() -> None:
+    server = Server("s")
+    async with memory_session_pair(server):
+        (session,) = server.sessions
+        await session.ping(timeout=5)
+
+
+class Mute(trio.abc.Channel[bytes]):
+    """Passes messages through until muted; then swallows what the peer sends."""
+
+    def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
+        self.inner = inner
+        self.muted = False
+
+    async def send(self, value: bytes) -> None:
+        if not self.muted:
+            await self.inner.send(value)
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def _mute_server_pair(config: SessionConfig, nursery: trio.Nursery) -> tuple[Any, Mute]:
+    client_end, server_end = memory_channel_pair()
+    mute = Mute(server_end)
+    await nursery.start(Server("s").serve, mute)
+    return client_end, mute
+
+
+@pytest.mark.req("basic/utilities/ping#2", "basic/utilities/ping#5", "basic/utilities/ping#7")
+async def test_ping_timeout(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        client_end, mute = await _mute_server_pair(SessionConfig(), nursery)
+        async with open_session(client_end) as client:
+            mute.muted = True
+            start = trio.current_time()
+            with pytest.raises(RequestTimeout):
+                await client.ping(timeout=2.5)
+            assert trio.current_time() - start == pytest.approx(2.5)
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/ping#3", "basic/utilities/ping#4", "basic/utilities/ping#6", "basic/utilities/ping#8",
+    "basic/utilities/ping#9",
+)
+async def test_keepalive_closes_the_session_after_the_failure_threshold(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = SessionConfig(keepalive_interval=30, keepalive_timeout=5, keepalive_max_failures=3)
+    async with trio.open_nursery() as nursery:
+        client_end, mute = await _mute_server_pair(config, nursery)
+        async with open_session(client_end, config=config) as client:
+            await trio.sleep(100)  # three pings answered
+            assert not client.session.closed.is_set()
+            mute.muted = True
+            start = trio.current_time()
+            await client.session.closed.wait()
+            # three rounds of (interval + timeout) after the mute
+            assert trio.current_time() - start == pytest.approx(3 * 35, abs=30)
+            assert "keepalive: 3 consecutive pings failed" in (client.session.close_reason or "")
+            with pytest.raises(ConnectionClosed, match="keepalive"):
+                await client.ping()
+        nursery.cancel_scope.cancel()
+    assert [r for r in caplog.records if "keepalive ping" in r.getMessage()]
+
+
+async def test_keepalive_success_resets_the_count(autojump_clock: trio.abc.Clock) -> None:
+    config = SessionConfig(keepalive_interval=10, keepalive_timeout=1, keepalive_max_failures=2)
+    async with trio.open_nursery() as nursery:
+        client_end, mute = await _mute_server_pair(config, nursery)
+        async with open_session(client_end, config=config) as client:
+            for _ in range(3):  # fail once, succeed, fail once ... never twice in a row
+                mute.muted = True
+                await trio.sleep(11.5)
+                mute.muted = False
+                await trio.sleep(10)
+            assert not client.session.closed.is_set()
+        nursery.cancel_scope.cancel()
+
+
+def test_keepalive_config_is_validated() -> None:
+    with pytest.raises(ValueError):
+        SessionConfig(keepalive_interval=0)
+    with pytest.raises(ValueError):
+        SessionConfig(keepalive_max_failures=0)
+

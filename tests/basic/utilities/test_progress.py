@@ -1,0 +1,144 @@
+"""basic/utilities/progress over a live session: tokens, order, rate limits, what is ignored."""
+
+import json
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.session import RequestContext, SessionConfig, open_session
+from mcp_ref.testing import memory_session_pair
+
+from ...session.test_session import make_server, recorded_pair
+
+
+@pytest.mark.req("basic/utilities/progress#1", "basic/utilities/progress#2", "basic/utilities/progress#12")
+@pytest.mark.parametrize("token", ["job-7", 42, "42"])
+async def test_caller_chosen_tokens_are_kept_exactly(token: str | int) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def one(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        assert ctx.progress_token == token and type(ctx.progress_token) is type(token)
+        await ctx.progress(1)
+        return "ok"
+
+    async with recorded_pair(server) as (client, rec):
+        seen: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append(p)
+
+        await client.call_tool("one", progress=on_progress, progress_token=token)
+        assert seen == [1]
+        (note,) = [m for m in rec.sent if m.get("method") == "notifications/progress"]
+        assert note["params"]["progressToken"] == token and type(note["params"]["progressToken"]) is type(token)
+
+
+@pytest.mark.req("basic/utilities/progress#5", "basic/utilities/progress#6", "basic/utilities/progress#8")
+async def test_float_progress_and_messages() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def frac(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(0.25, 1.0, "a quarter")
+        await ctx.progress(0.5)  # total omitted when unknown
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        seen: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append((p, total, message))
+
+        await client.call_tool("frac", progress=on_progress)
+        assert seen == [(0.25, 1.0, "a quarter"), (0.5, None, None)]
+
+
+@pytest.mark.req("basic/utilities/progress#13")
+async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server(progress_min_interval=1.0)
+    dropped: list[int] = []
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, 101):
+            await ctx.progress(i, 100)
+            await trio.sleep(0.1)
+        dropped.append(ctx.progress_dropped)
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        seen: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append(p)
+
+        await client.call_tool("chatty", progress=on_progress)
+    assert seen[0] == 1 and seen[-1] == 100
+    assert 9 <= len(seen) <= 12  # about one per second over ten seconds, plus the final value
+    assert dropped == [100 - len(seen)]
+
+
+@pytest.mark.req("basic/utilities/progress#7", "basic/utilities/progress#14")
+async def test_bogus_progress_from_the_peer_is_ignored_and_counted(autojump_clock: trio.abc.Clock) -> None:
+    client_end, server_end = memory_channel_pair()
+    async with open_session_with_raw_server(client_end, server_end) as (client, raw):
+        async with trio.open_nursery() as nursery:
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            async def call() -> None:
+                await client.call_tool("x", progress=on_progress)
+
+            nursery.start_soon(call)
+            req = json.loads(await raw.receive())
+            token = req["params"]["_meta"]["progressToken"]
+            for value, tok in ((1, token), (1, token), (0.5, token), (2, "nope"), (3, token)):
+                note = {"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": tok, "progress": value}}
+                await raw.send(json.dumps(note).encode())
+            await raw.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}}).encode())
+            late = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 9}}
+            await raw.send(json.dumps(late).encode())
+        await trio.testing.wait_all_tasks_blocked()
+        assert seen == [1, 3]
+        stats = client.session.connection.stats
+        assert stats["progress:not increasing"] == 2
+        assert stats["progress:unknown token"] == 1
+        assert stats["progress:after completion"] == 1
+
+
+class open_session_with_raw_server:
+    """A client session whose server is played by the test, message by message."""
+
+    def __init__(self, client_end: Any, server_end: Any) -> None:
+        self.client_end, self.server_end = client_end, server_end
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        self._nursery_cm = trio.open_nursery()
+        nursery = await self._nursery_cm.__aenter__()
+        self._session_cm = open_session(self.client_end, config=SessionConfig())
+        ready: trio.Event = trio.Event()
+        holder: list[Any] = []
+
+        async def play_init() -> None:
+            req = json.loads(await self.server_end.receive())
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "raw", "version": "1"}}
+            await self.server_end.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}).encode())
+            json.loads(await self.server_end.receive())  # notifications/initialized
+            ready.set()
+
+        nursery.start_soon(play_init)
+        holder.append(await self._session_cm.__aenter__())
+        await ready.wait()
+        return holder[0], self.server_end
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._session_cm.__aexit__(*exc)
+        await self._nursery_cm.__aexit__(None, None, None)
