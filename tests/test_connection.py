@@ -77,7 +77,7 @@ def handshake(
 # -- lifecycle -------------------------------------------------------------------------
 
 
-@pytest.mark.req("basic/lifecycle#1", "basic/lifecycle#2", "basic/lifecycle#3", "basic/lifecycle#4")
+@pytest.mark.req("basic/index#1", "basic/lifecycle#1", "basic/lifecycle#2", "basic/lifecycle#3", "basic/lifecycle#4")
 def test_handshake_walks_the_phases() -> None:
     client = Connection(Role.CLIENT)
     server = Connection(Role.SERVER, capabilities=TOOLS)
@@ -576,3 +576,14 @@ def test_hostile_input_never_crashes_and_replies_are_valid(value: Any) -> None:
     assert any(isinstance(e, RequestReceived) and e.id == rid for e in events) or any(
         isinstance(e, MessageRejected) for e in events
     )
+
+
+@pytest.mark.req("basic/index#9")
+def test_results_keep_unknown_fields() -> None:
+    client, server = handshake()
+    rid, _ = client.send_request("tools/list")
+    (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": [], "vendor": {"x": 1}}}))
+    assert isinstance(ev, ResponseReceived)
+    assert ev.result.extra == {"vendor": {"x": 1}}
+    server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert wire(server.send_response(1, ev.result))["result"] == {"tools": [], "vendor": {"x": 1}}

@@ -70,7 +70,7 @@ def test_params_must_be_an_object() -> None:
     assert not info.value.replyable  # notifications are never answered
 
 
-@pytest.mark.req("basic/index#7", "basic/index#8")
+@pytest.mark.req("basic/index#7", "basic/index#8", "basic/index#9")
 def test_result_responses_need_an_id_and_an_object_result() -> None:
     raw = classify({"jsonrpc": "2.0", "id": "a", "result": {}})
     assert raw == RawResult("a", {})

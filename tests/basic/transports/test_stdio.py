@@ -163,6 +163,7 @@ async def test_no_orphan_when_the_body_fails_or_is_cancelled(tmp_path: Path) -> 
     assert all(p.returncode is not None for p in procs)
 
 
+@pytest.mark.req("basic/lifecycle#16")
 async def test_server_exiting_early_is_end_of_channel(tmp_path: Path) -> None:
     lines: list[str] = []
     async with open_process_channel(sys.executable, [script(tmp_path, "early", EXIT_EARLY)], stderr=lines.append) as ch:
