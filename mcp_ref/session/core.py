@@ -187,7 +187,18 @@ class RequestContext:
         data = conn.send_progress(self.request_id, progress, total, message)
         if data is not None:
             self._last_progress_sent = now
-            await self.session.send_raw(data)
+            await self.session.send_raw(data, self.request_id)
+
+    async def request(self, method: str, params: Any = None, **options: Any) -> Any:
+        """A request to the peer made while handling this one (e.g. sampling from a tool).
+
+        Transports that route by request keep it with this request's stream.
+        """
+        return await self.session.request(method, params, related_request_id=self.request_id, **options)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """A notification tied to this request (e.g. a log message while handling it)."""
+        await self.session.notify(method, params, related_request_id=self.request_id)
 
 
 class PendingRequest:
@@ -208,8 +219,10 @@ class PendingRequest:
         progress: ProgressCallback | None,
         idle: float,
         cap: float,
+        related: RequestId | None = None,
     ) -> None:
         self.session = session
+        self.related = related
         self.id = rid
         self.method = method
         self._inbox = inbox
@@ -242,7 +255,7 @@ class PendingRequest:
             kind = "maximum" if trio.current_time() >= hard else "idle"
             limit = idle if kind == "idle" else self._cap
             # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
-            await session._abandon(self.id, f"timed out after {limit:g}s ({kind} timeout)")
+            await session._abandon(self.id, f"timed out after {limit:g}s ({kind} timeout)", self.related)
             raise RequestTimeout(self.method, limit, kind)
         except BaseException as exc:
             await self._give_up(exc)
@@ -258,14 +271,14 @@ class PendingRequest:
             return  # already answered, timed out or cancelled
         if out.method == "initialize" or out.task:
             session.connection.send_cancel(self.id, reason)  # raises the precise LocalProtocolError
-        await session._abandon(self.id, reason or "cancelled by the requestor")
+        await session._abandon(self.id, reason or "cancelled by the requestor", self.related)
         waiter = session._waiters.get(self.id)
         if waiter is not None:
             waiter.send_nowait(_Cancelled(reason))
 
     async def _give_up(self, exc: BaseException) -> None:
         if self.session.connection.outgoing(self.id) is not None:
-            await self.session._abandon(self.id, _reason_for(exc))
+            await self.session._abandon(self.id, _reason_for(exc), self.related)
         self.session._waiters.pop(self.id, None)
 
 
@@ -296,23 +309,35 @@ class Session:
         self.closed = trio.Event()
         self.initialized = trio.Event()
         self.close_reason: str | None = None
+        self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
+            channel, "send_related", None
+        )
 
     # -- writing -------------------------------------------------------------------
 
-    async def send_raw(self, data: bytes) -> None:
-        """Write one encoded message, serialised with every other writer."""
+    async def send_raw(self, data: bytes, related: RequestId | None = None) -> None:
+        """Write one encoded message, serialised with every other writer.
+
+        ``related`` names the incoming request this message belongs to (its
+        response, its progress, a request made while handling it). Transports
+        that route by request (Streamable HTTP) implement
+        ``send_related(data, related_request_id)``; others just get ``send``.
+        """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
         try:
             async with self._write_lock:
-                await self.channel.send(data)
+                if self._send_related is not None:
+                    await self._send_related(data, related)
+                else:
+                    await self.channel.send(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
 
-    async def notify(self, method: str, params: Any = None) -> None:
+    async def notify(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> None:
         """Send a notification (the engine checks phase, capability and revision)."""
-        await self.send_raw(self.connection.send_notification(method, params))
+        await self.send_raw(self.connection.send_notification(method, params), related_request_id)
 
     # -- outgoing requests: the one funnel -----------------------------------------------
 
@@ -325,6 +350,7 @@ class Session:
         progress_token: ProgressToken | None = None,
         timeout: float | None = None,
         max_timeout: float | None = None,
+        related_request_id: RequestId | None = None,
     ) -> Any:
         """Send a request and wait for its result (typed per the method).
 
@@ -335,7 +361,13 @@ class Session:
         sends ``notifications/cancelled`` (basic/lifecycle#18).
         """
         pending = await self.start_request(
-            method, params, progress=progress, progress_token=progress_token, timeout=timeout, max_timeout=max_timeout
+            method,
+            params,
+            progress=progress,
+            progress_token=progress_token,
+            timeout=timeout,
+            max_timeout=max_timeout,
+            related_request_id=related_request_id,
         )
         return await pending.result()
 
@@ -348,6 +380,7 @@ class Session:
         progress_token: ProgressToken | None = None,
         timeout: float | None = None,
         max_timeout: float | None = None,
+        related_request_id: RequestId | None = None,
     ) -> "PendingRequest":
         """Send a request and return its handle at once (see :class:`PendingRequest`).
 
@@ -364,9 +397,9 @@ class Session:
         rid, data = self.connection.send_request(method, params, progress_token=token or None)
         inbox_send, inbox = trio.open_memory_channel[Any](math.inf)
         self._waiters[rid] = inbox_send
-        pending = PendingRequest(self, rid, method, inbox, progress, idle, cap)
+        pending = PendingRequest(self, rid, method, inbox, progress, idle, cap, related_request_id)
         try:
-            await self.send_raw(data)
+            await self.send_raw(data, related_request_id)
         except BaseException as exc:
             await pending._give_up(exc)
             raise
@@ -385,7 +418,7 @@ class Session:
             raise RequestCancelled(method, item.reason)
         raise AssertionError(f"unexpected inbox item {item!r}")
 
-    async def _abandon(self, rid: RequestId, reason: str) -> None:
+    async def _abandon(self, rid: RequestId, reason: str, related: RequestId | None = None) -> None:
         """Stop waiting for ``rid``; tell the peer unless the spec forbids it."""
         out = self.connection.outgoing(rid)
         if out is None:
@@ -399,7 +432,7 @@ class Session:
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.cancel_grace
             try:
-                await self.send_raw(data)
+                await self.send_raw(data, related)
             except ConnectionClosed:
                 pass  # the peer is gone: nothing left to cancel
         if scope.cancelled_caught:
@@ -463,10 +496,10 @@ class Session:
         finally:
             self._close(reason)
 
-    async def _send_quietly(self, data: bytes) -> None:
+    async def _send_quietly(self, data: bytes, related: RequestId | None = None) -> None:
         """Send a protocol reply; a transport that is gone is the loop's next EOF."""
         try:
-            await self.send_raw(data)
+            await self.send_raw(data, related)
         except ConnectionClosed:
             log.debug("could not send a reply: the connection is closed")
 
@@ -478,7 +511,8 @@ class Session:
                 # [basic/utilities/ping#1] answered at once, in every phase, even when handlers are busy
                 # (sent from its own task: the receive loop never blocks on a write,
                 # so two peers with full pipes cannot deadlock each other)
-                self._nursery.start_soon(self._send_quietly, self.connection.send_response(event.id, _empty_result()))
+                reply = self.connection.send_response(event.id, _empty_result())
+                self._nursery.start_soon(self._send_quietly, reply, event.id)
                 return
             scope = trio.CancelScope()
             self._handler_scopes[event.id] = scope
@@ -507,7 +541,8 @@ class Session:
             assert isinstance(event, MessageRejected)
             log.warning("rejected a message from the peer: %s", event.error)
             if event.reply is not None:
-                self._nursery.start_soon(self._send_quietly, event.reply)
+                related = getattr(event.error, "reply_id", None)
+                self._nursery.start_soon(self._send_quietly, event.reply, related)
         elif t is VersionRejected:
             assert isinstance(event, VersionRejected)
             log.error("server offered protocol version %s; we support %s", event.offered, event.supported)
@@ -557,7 +592,7 @@ class Session:
                 conn.finish_cancelled(rid)
                 data = None
             if data is not None:
-                await self._send_quietly(data)
+                await self._send_quietly(data, rid)
         finally:
             self._handler_scopes.pop(rid, None)
 
