@@ -53,6 +53,8 @@ class ErrorCode(enum.IntEnum):
     RESOURCE_NOT_FOUND = -32002
     # client/elicitation#url-elicitation-required-error
     URL_ELICITATION_REQUIRED = -32042
+    # client/sampling#error-handling: the user rejected a sampling request
+    USER_REJECTED = -1
 
 
 class MCPRefError(Exception):

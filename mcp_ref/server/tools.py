@@ -1,19 +1,33 @@
 """server/tools: the tool registry and the tools/list and tools/call rules.
 
 Sans-IO apart from awaiting the application's tool functions: no trio here.
-A tool function takes ``(ctx, arguments)`` and returns a
-:class:`CallToolResult`, a string (one text block) or a list of content
-blocks. Raising :class:`ToolError` reports a *tool execution error*
-(``isError: true``, server/tools#error-handling) that the model can see; an
-unknown tool is a protocol error (-32602); anything else a tool raises is an
-internal error (-32603) whose details stay in the server's log.
+
+A tool function takes ``(ctx, arguments)`` and returns one of:
+
+* a :class:`CallToolResult` (sent as is, after the checks below);
+* a string (one text block);
+* a list of content blocks;
+* a dict: *structured content* (server/tools#structured-content), also sent as
+  a JSON text block for clients that only read ``content`` (tools#15).
+
+Errors: raising :class:`ToolError` reports a *tool execution error*
+(``isError: true``) the model can see; arguments that fail the input schema
+are reported the same way (2025-11-25 asks for it, so the model can correct
+itself); an unknown tool is a protocol error (-32602); a structured result that
+breaks the tool's own output schema, or any other exception, is an internal
+error (-32603) whose details stay in the server's log.
 """
 
+import json
+import logging
+import re
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
 
+from ..basic.json_schema import Validate, compile_schema
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
@@ -21,13 +35,41 @@ from ..schema.pagination import PaginatedRequestParams
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
 from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
 
-__all__ = ["ToolError", "ToolFunction", "ToolRegistry", "as_call_tool_result"]
+__all__ = [
+    "ToolError",
+    "ToolNameWarning",
+    "ToolFunction",
+    "ToolRegistry",
+    "as_call_tool_result",
+    "check_tool_name",
+]
+
+log = logging.getLogger("mcp_ref.server.tools")
 
 ToolFunction = Callable[[Any, dict[str, Any]], Awaitable[Any]]
+
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 class ToolError(Exception):
     """Raised by a tool to report an execution error to the model (isError)."""
+
+
+class ToolNameWarning(UserWarning):
+    """A tool name outside the spec's guidance (server/tools#tool-names)."""
+
+
+def check_tool_name(name: str) -> list[str]:
+    """What is wrong with a tool name by the spec's guidance (empty if nothing)."""
+    problems = []
+    # [server/tools#7] 1 to 128 characters
+    if not 1 <= len(name) <= 128:
+        problems.append(f"length {len(name)} is outside 1..128")
+    # [server/tools#9, #10] letters, digits, underscore, hyphen and dot only
+    if name and not _NAME_CHARS.fullmatch(name):
+        bad = sorted({c for c in name if not _NAME_CHARS.fullmatch(c)})
+        problems.append(f"characters outside [A-Za-z0-9_.-]: {bad!r}")
+    return problems
 
 
 def as_call_tool_result(value: Any) -> CallToolResult:
@@ -36,23 +78,32 @@ def as_call_tool_result(value: Any) -> CallToolResult:
         return value
     if isinstance(value, str):
         return CallToolResult(content=[TextContent(text=value)])
+    if isinstance(value, dict):
+        return CallToolResult(content=[], structured_content=value)
     if isinstance(value, Sequence):
         return CallToolResult(content=list(value))
-    raise TypeError(f"a tool returns CallToolResult, str or a list of content blocks, not {type(value).__name__}")
+    raise TypeError(f"a tool returns CallToolResult, str, dict or a list of content blocks, not {type(value).__name__}")
 
 
 @attrs.define
 class _Entry:
     tool: Tool
     fn: ToolFunction
+    validate_input: Validate | None
+    validate_output: Validate | None
 
 
 class ToolRegistry:
-    """The tools a server offers, in registration order."""
+    """The tools a server offers, in registration order.
+
+    ``on_change`` (set by the server) is called when the list changes, so
+    sessions can be sent ``notifications/tools/list_changed`` (tools#4).
+    """
 
     def __init__(self, *, page_size: int = DEFAULT_PAGE_SIZE, list_changed: bool = True) -> None:
         self.page_size = page_size
         self.list_changed = list_changed
+        self.on_change: Callable[[], None] | None = None
         self._entries: dict[str, _Entry] = {}
 
     def __len__(self) -> int:
@@ -66,17 +117,32 @@ class ToolRegistry:
         return entry.tool if entry else None
 
     def add(self, tool: Tool, fn: ToolFunction) -> None:
+        """Register a tool; its schemas are checked now (basic/index#24)."""
         if tool.name in self._entries:
+            # [server/tools#11] names are unique within a server
             raise ValueError(f"a tool named {tool.name!r} is already registered")
-        self._entries[tool.name] = _Entry(tool, fn)
+        problems = check_tool_name(tool.name)
+        if problems:
+            warnings.warn(f"tool name {tool.name!r}: {'; '.join(problems)}", ToolNameWarning, stacklevel=3)
+        # [server/tools#5] inputSchema is a JSON Schema object (the model checks type "object")
+        validate_input = compile_schema(tool.input_schema)
+        validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
+        self._entries[tool.name] = _Entry(tool, fn, validate_input, validate_output)
+        self._changed()
 
     def remove(self, name: str) -> None:
         del self._entries[name]
+        self._changed()
 
-    def capability(self) -> ListChangedCapability | None:
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def capability(self) -> ListChangedCapability:
+        # [server/tools#3] servers with tools declare the tools capability
         return ListChangedCapability(list_changed=self.list_changed or None)
 
-    async def list(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+    async def list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         cursor = params.cursor if params is not None else None
         page, next_cursor = paginate("tools", [e.tool for e in self._entries.values()], cursor, self.page_size)
         return ListToolsResult(tools=page, next_cursor=next_cursor)
@@ -86,8 +152,36 @@ class ToolRegistry:
         if entry is None:
             # [server/tools#error-handling] unknown tool: a protocol error, invalid params
             raise ProtocolError(f"Unknown tool: {params.name}", ErrorCode.INVALID_PARAMS)
+        arguments = dict(params.arguments or {})
+        if entry.validate_input is not None:
+            errors = entry.validate_input(arguments)
+            if errors:
+                # [server/tools#20] inputs are validated; failures are tool execution errors
+                text = "Invalid arguments for tool " + repr(params.name) + ": " + "; ".join(errors)
+                return CallToolResult(content=[TextContent(text=text)], is_error=True)
         try:
-            value = await entry.fn(ctx, dict(params.arguments or {}))
+            value = await entry.fn(ctx, arguments)
         except ToolError as e:
             return CallToolResult(content=[TextContent(text=str(e))], is_error=True)
-        return as_call_tool_result(value)
+        result = as_call_tool_result(value)
+        return self._finish(entry, result)
+
+    def _finish(self, entry: _Entry, result: CallToolResult) -> CallToolResult:
+        structured = result.structured_content
+        if structured is None:
+            if entry.tool.output_schema is not None and not result.is_error:
+                log.error("tool %r declares an output schema but returned no structured content", entry.tool.name)
+                raise ProtocolError("Internal error", ErrorCode.INTERNAL_ERROR)
+            return result
+        if entry.validate_output is not None and not result.is_error:
+            errors = entry.validate_output(structured)
+            if errors:
+                # [server/tools#16] structured results conform to the output schema: ours did not
+                log.error(
+                    "tool %r returned structured content that breaks its output schema: %s", entry.tool.name, errors
+                )
+                raise ProtocolError("Internal error", ErrorCode.INTERNAL_ERROR)
+        if not result.content:
+            # [server/tools#15] the serialized JSON also goes in a text block
+            result = attrs.evolve(result, content=[TextContent(text=json.dumps(structured, ensure_ascii=False))])
+        return result

@@ -8,26 +8,58 @@
 
 The block owns the session's nursery: leaving it closes the session (and, for
 stdio, shuts the server process down as basic/lifecycle#shutdown describes).
+
+Client features are switched on by giving them: ``roots=`` (a list of roots or
+a :class:`RootsProvider`), ``sampling=`` (an async handler), ``elicitation=``
+(an async handler, with ``elicitation_modes``). Capabilities are declared from
+what is given, unless ``capabilities=`` says otherwise.
 """
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 
+from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
+from ..client.elicitation import ElicitationGuard, ElicitationHandler
+from ..client.roots import RootsProvider
+from ..client.sampling import SamplingGuard, SamplingHandler
 from ..connection import Connection
-from ..errors import UnsupportedProtocolVersion
+from ..errors import RemoteProtocolError, UnsupportedProtocolVersion
+from ..schema.completion import (
+    CompleteRequestParams,
+    CompleteResult,
+    CompletionArgument,
+    CompletionContext,
+    PromptReference,
+    ResourceTemplateReference,
+)
 from ..schema.jsonrpc import ProgressToken
 from ..schema.lifecycle import (
     ClientCapabilities,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
+    SamplingCapability,
     ServerCapabilities,
 )
+from ..schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
 from ..schema.pagination import PaginatedRequestParams
+from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt
+from ..schema.resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
+from ..schema.roots import Root
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
 from .core import (
     NotificationHandler,
@@ -39,17 +71,34 @@ from .core import (
     session_scope,
 )
 
-__all__ = ["ClientSession", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO"]
+__all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO"]
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
+log = logging.getLogger("mcp_ref.client")
+
+
+class InvalidToolResult(RemoteProtocolError):
+    """[server/tools#17] a tool's structured result breaks its declared output schema."""
 
 
 class ClientSession:
     """An initialised client session: typed calls to the server."""
 
-    def __init__(self, session: Session, init: InitializeResult) -> None:
+    def __init__(
+        self,
+        session: Session,
+        init: InitializeResult,
+        *,
+        roots: RootsProvider | None = None,
+        elicitation: ElicitationGuard | None = None,
+        validate_tool_results: bool = True,
+    ) -> None:
         self.session = session
         self.init_result = init
+        self.roots = roots
+        self.elicitation = elicitation
+        self.validate_tool_results = validate_tool_results
+        self._output_validators: dict[str, Validate | None] = {}
 
     @property
     def protocol_version(self) -> str:
@@ -73,6 +122,10 @@ class ClientSession:
         """Any request, through the session's one funnel (see Session.request)."""
         return await self.session.request(method, params, **options)
 
+    async def start_request(self, method: str, params: Any = None, **options: Any) -> PendingRequest:
+        """Send a request and get its handle: ``await h.result()``, ``await h.cancel(reason)``."""
+        return await self.session.start_request(method, params, **options)
+
     async def notify(self, method: str, params: Any = None) -> None:
         await self.session.notify(method, params)
 
@@ -80,27 +133,45 @@ class ClientSession:
         """[basic/utilities/ping] an empty result, or RequestTimeout / MCPError."""
         await self.session.ping(timeout=timeout)
 
-    async def start_request(self, method: str, params: Any = None, **options: Any) -> PendingRequest:
-        """Send a request and get its handle: ``await h.result()``, ``await h.cancel(reason)``."""
-        return await self.session.start_request(method, params, **options)
+    async def _all_pages(self, fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+        """Follow ``nextCursor`` to the end; cursors stay opaque (pagination#3, #4)."""
+        items: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            page = await fetch(cursor)
+            items.extend(getattr(page, field))
+            cursor = page.next_cursor
+            if cursor is None:
+                return items
+            if cursor in seen:
+                raise RemoteProtocolError(f"the server repeated the cursor {cursor!r}: pagination would never end")
+            seen.add(cursor)
+
+    @staticmethod
+    def _page(cursor: str | None) -> PaginatedRequestParams | None:
+        return PaginatedRequestParams(cursor=cursor) if cursor is not None else None
 
     # -- tools -----------------------------------------------------------------------
 
     async def list_tools(self, cursor: str | None = None, **options: Any) -> ListToolsResult:
-        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        result: ListToolsResult = await self.session.request("tools/list", params, **options)
+        result: ListToolsResult = await self.session.request("tools/list", self._page(cursor), **options)
+        for tool in result.tools:
+            self._remember_output_schema(tool)
         return result
 
     async def list_all_tools(self, **options: Any) -> list[Tool]:
-        """Follow ``nextCursor`` to the end (server/utilities/pagination#3)."""
-        tools: list[Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await self.list_tools(cursor, **options)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                return tools
+        return await self._all_pages(lambda c: self.list_tools(c, **options), "tools")
+
+    def _remember_output_schema(self, tool: Tool) -> None:
+        if tool.output_schema is None:
+            self._output_validators[tool.name] = None
+            return
+        try:
+            self._output_validators[tool.name] = compile_schema(tool.output_schema)
+        except ValueError as e:
+            log.warning("tool %r has an output schema we cannot use: %s", tool.name, e)
+            self._output_validators[tool.name] = None
 
     async def call_tool(
         self,
@@ -113,6 +184,8 @@ class ClientSession:
         max_timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult:
+        """Call a tool. A structured result is checked against the tool's output
+        schema (known from ``list_tools``) when the validation extra is installed."""
         params = CallToolRequestParams(
             name=name,
             arguments=dict(arguments) if arguments is not None else None,
@@ -126,7 +199,108 @@ class ClientSession:
             timeout=timeout,
             max_timeout=max_timeout,
         )
+        validate = self._output_validators.get(name)
+        if self.validate_tool_results and validate is not None and not result.is_error:
+            if result.structured_content is None:
+                raise InvalidToolResult(f"tool {name!r} declares an output schema but returned no structured content")
+            errors = validate(result.structured_content)
+            if errors:
+                # [server/tools#17] clients validate structured results
+                raise InvalidToolResult(f"tool {name!r} returned structured content breaking its schema: {errors}")
         return result
+
+    # -- resources ----------------------------------------------------------------------
+
+    async def list_resources(self, cursor: str | None = None, **options: Any) -> ListResourcesResult:
+        result: ListResourcesResult = await self.session.request("resources/list", self._page(cursor), **options)
+        return result
+
+    async def list_all_resources(self, **options: Any) -> list[Resource]:
+        return await self._all_pages(lambda c: self.list_resources(c, **options), "resources")
+
+    async def list_resource_templates(self, cursor: str | None = None, **options: Any) -> ListResourceTemplatesResult:
+        result: ListResourceTemplatesResult = await self.session.request(
+            "resources/templates/list", self._page(cursor), **options
+        )
+        return result
+
+    async def list_all_resource_templates(self, **options: Any) -> list[ResourceTemplate]:
+        return await self._all_pages(lambda c: self.list_resource_templates(c, **options), "resource_templates")
+
+    async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+        result: ReadResourceResult = await self.session.request(
+            "resources/read", ReadResourceRequestParams(uri=uri), **options
+        )
+        return result
+
+    async def subscribe_resource(self, uri: str, **options: Any) -> None:
+        await self.session.request("resources/subscribe", SubscribeRequestParams(uri=uri), **options)
+
+    async def unsubscribe_resource(self, uri: str, **options: Any) -> None:
+        await self.session.request("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), **options)
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    async def list_prompts(self, cursor: str | None = None, **options: Any) -> ListPromptsResult:
+        result: ListPromptsResult = await self.session.request("prompts/list", self._page(cursor), **options)
+        return result
+
+    async def list_all_prompts(self, **options: Any) -> list[Prompt]:
+        return await self._all_pages(lambda c: self.list_prompts(c, **options), "prompts")
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
+    ) -> GetPromptResult:
+        params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        result: GetPromptResult = await self.session.request("prompts/get", params, **options)
+        return result
+
+    # -- completion and logging -------------------------------------------------------------
+
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+        **options: Any,
+    ) -> CompleteResult:
+        params = CompleteRequestParams(
+            ref=ref,
+            argument=CompletionArgument(name=argument, value=value),
+            context=CompletionContext(arguments=dict(context)) if context is not None else None,
+        )
+        result: CompleteResult = await self.session.request("completion/complete", params, **options)
+        return result
+
+    async def set_logging_level(self, level: str, **options: Any) -> None:
+        await self.session.request("logging/setLevel", SetLevelRequestParams(level=level), **options)  # type: ignore[arg-type]
+
+    # -- roots ------------------------------------------------------------------------------
+
+    async def set_roots(self, roots: Iterable[Root]) -> None:
+        """Replace our roots; [client/roots#2] tell the server when listChanged was declared."""
+        if self.roots is None:
+            raise RuntimeError("this session was opened without roots")
+        self.roots.set(roots)
+        if self.roots.list_changed:
+            await self.session.notify("notifications/roots/list_changed")
+
+
+def _capabilities(
+    roots: RootsProvider | None,
+    sampling: SamplingGuard | None,
+    elicitation: ElicitationGuard | None,
+) -> ClientCapabilities:
+    return ClientCapabilities(
+        roots=roots.capability() if roots is not None else None,
+        sampling=(
+            SamplingCapability(tools={} if sampling.tools else None, context={} if sampling.context else None)
+            if sampling is not None
+            else None
+        ),
+        elicitation=elicitation.capability() if elicitation is not None else None,
+    )
 
 
 @asynccontextmanager
@@ -137,26 +311,59 @@ async def open_session(
     capabilities: ClientCapabilities | None = None,
     protocol_version: str | None = None,
     supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+    roots: Iterable[Root] | RootsProvider | None = None,
+    sampling: SamplingHandler | None = None,
+    sampling_tools: bool = False,
+    sampling_context: bool = False,
+    elicitation: ElicitationHandler | None = None,
+    elicitation_modes: Sequence[str] = ("form",),
+    on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]] | None = None,
+    on_list_changed: Callable[[str], Awaitable[None]] | None = None,
+    on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
+    on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
     initialize_timeout: float | None = None,
     initialize_meta: Mapping[str, Any] | None = None,
+    validate_tool_results: bool = True,
 ) -> AsyncIterator[ClientSession]:
     """Initialise an MCP session on ``channel`` and yield the client.
 
     ``protocol_version`` is what we propose (default: our latest,
     basic/lifecycle#8); the server may answer with another we support.
+    Callbacks: ``on_log(params)``, ``on_list_changed(kind)`` with kind
+    "tools" / "resources" / "prompts", ``on_resource_updated(uri)``,
+    ``on_elicitation_complete(elicitation_id)``.
     """
-    conn = Connection(
-        Role.CLIENT, capabilities=capabilities or ClientCapabilities(), supported_versions=supported_versions
+    roots_provider = roots if isinstance(roots, RootsProvider) or roots is None else RootsProvider(roots)
+    sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context) if sampling else None
+    unknown_modes = set(elicitation_modes) - {"form", "url"}
+    if unknown_modes:
+        raise ValueError(f"unknown elicitation modes {sorted(unknown_modes)}")
+    elicitation_guard = (
+        ElicitationGuard(elicitation, form="form" in elicitation_modes, url="url" in elicitation_modes)
+        if elicitation
+        else None
     )
-    async with session_scope(
-        conn, channel, handlers=handlers, notification_handlers=notification_handlers, config=config
-    ) as session:
+    table: dict[str, RequestHandler] = {}
+    if roots_provider is not None:
+        table["roots/list"] = roots_provider.handle
+    if sampling_guard is not None:
+        table["sampling/createMessage"] = sampling_guard
+    if elicitation_guard is not None:
+        table["elicitation/create"] = elicitation_guard
+    table.update(handlers or {})
+    notes = _notification_table(
+        on_log, on_list_changed, on_resource_updated, on_elicitation_complete, elicitation_guard
+    )
+    notes.update(notification_handlers or {})
+    caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
+    conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
+    async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
         params = InitializeRequestParams(
             protocol_version=protocol_version or supported_versions[0],
-            capabilities=conn.capabilities,  # type: ignore[arg-type]
+            capabilities=caps,
             client_info=client_info,
             meta=dict(initialize_meta) if initialize_meta else None,
         )
@@ -169,7 +376,58 @@ async def open_session(
         # [basic/lifecycle#4] tell the server we are ready
         await session.notify("notifications/initialized")
         session.initialized.set()
-        yield ClientSession(session, result)
+        yield ClientSession(
+            session,
+            result,
+            roots=roots_provider,
+            elicitation=elicitation_guard,
+            validate_tool_results=validate_tool_results,
+        )
+
+
+def _notification_table(
+    on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]] | None,
+    on_list_changed: Callable[[str], Awaitable[None]] | None,
+    on_resource_updated: Callable[[str], Awaitable[None]] | None,
+    on_elicitation_complete: Callable[[str], Awaitable[None]] | None,
+    elicitation: ElicitationGuard | None,
+) -> dict[str, NotificationHandler]:
+    table: dict[str, NotificationHandler] = {}
+    if on_log is not None:
+        log_cb = on_log
+
+        async def on_message(session: Session, params: Any) -> None:
+            await log_cb(params)
+
+        table["notifications/message"] = on_message
+    if on_list_changed is not None:
+        changed = on_list_changed
+        for kind in ("tools", "resources", "prompts"):
+
+            async def on_changed(session: Session, params: Any, kind: str = kind) -> None:
+                await changed(kind)
+
+            table[f"notifications/{kind}/list_changed"] = on_changed
+    if on_resource_updated is not None:
+        updated = on_resource_updated
+
+        async def on_updated(session: Session, params: Any) -> None:
+            await updated(params.uri)
+
+        table["notifications/resources/updated"] = on_updated
+    if elicitation is not None or on_elicitation_complete is not None:
+        complete_cb = on_elicitation_complete
+
+        async def on_complete(session: Session, params: Any) -> None:
+            if elicitation is not None and elicitation.complete(params.elicitation_id) is None:
+                # [client/elicitation#17] unknown or already completed: ignore
+                log.info("ignoring completion of unknown elicitation %r", params.elicitation_id)
+                return
+            if complete_cb is not None:
+                await complete_cb(params.elicitation_id)
+
+        table["notifications/elicitation/complete"] = on_complete
+    return table
 
 
 @asynccontextmanager

@@ -200,6 +200,32 @@ class RequestContext:
         """A notification tied to this request (e.g. a log message while handling it)."""
         await self.session.notify(method, params, related_request_id=self.request_id)
 
+    async def sample(self, params: Any, **options: Any) -> Any:
+        """sampling/createMessage to the client (needs its ``sampling`` capability)."""
+        return await self.request("sampling/createMessage", params, **options)
+
+    async def elicit(self, params: Any, **options: Any) -> Any:
+        """elicitation/create to the client (form or URL mode, as the params say)."""
+        return await self.request("elicitation/create", params, **options)
+
+    async def list_roots(self, **options: Any) -> Any:
+        """roots/list to the client (needs its ``roots`` capability)."""
+        return await self.request("roots/list", None, **options)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """Send a log message about this request if the client's level lets it through.
+
+        Returns whether it was sent (server/utilities/logging).
+        """
+        from ..schema.logging import LoggingMessageNotificationParams
+        from ..server.utilities.logging import passes
+
+        if not passes(level, self.session.log_level):
+            return False
+        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
+        await self.notify("notifications/message", params)
+        return True
+
 
 class PendingRequest:
     """One of our requests in flight.
@@ -312,6 +338,9 @@ class Session:
         self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
             channel, "send_related", None
         )
+        self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[bytes, RequestId | None]](math.inf)
+        #: (server side) the minimum level the client asked for with logging/setLevel
+        self.log_level: str | None = None
 
     # -- writing -------------------------------------------------------------------
 
@@ -334,6 +363,28 @@ class Session:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
+
+    def notify_soon(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> bool:
+        """Queue a notification from synchronous code (in the trio thread).
+
+        Encoded now (so it is checked now) and written in order by the
+        session's writer task. Returns False, sending nothing, when the session
+        is closed or this session may not receive it (a capability it did not
+        negotiate, a phase that forbids it) -- e.g. a list_changed broadcast.
+        """
+        if self.closed.is_set():
+            return False
+        try:
+            data = self.connection.send_notification(method, params)
+        except LocalProtocolError as e:
+            log.debug("not sending %s: %s", method, e)
+            return False
+        self._soon_send.send_nowait((data, related_request_id))
+        return True
+
+    async def _soon_writer(self) -> None:
+        async for data, related in self._soon_recv:
+            await self._send_quietly(data, related)
 
     async def notify(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> None:
         """Send a notification (the engine checks phase, capability and revision)."""
@@ -469,6 +520,7 @@ class Session:
 
     async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self._nursery.start_soon(self._notification_worker)
+        self._nursery.start_soon(self._soon_writer)
         if self.config.keepalive_interval is not None:
             self._nursery.start_soon(self._keepalive, self.config.keepalive_interval)
         task_status.started()
@@ -621,6 +673,7 @@ class Session:
         for waiter in self._waiters.values():
             waiter.send_nowait(_Closed(reason))
         self._notes_send.close()
+        self._soon_send.close()
         for scope in self._handler_scopes.values():
             scope.cancel(reason=f"session closed: {reason}")
 

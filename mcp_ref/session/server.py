@@ -1,4 +1,4 @@
-"""The server side: a handler table, feature registries, and ``serve``.
+"""The server side: feature registries, a handler table, and ``serve``.
 
 ::
 
@@ -12,9 +12,11 @@
         await nursery.start(server.serve, channel)   # one session per call
 
 Every connection gets its own engine and :class:`~mcp_ref.session.core.Session`;
-``serve`` returns when the peer goes away.
+``serve`` returns when the peer goes away. Capabilities are declared from
+what is registered when the session starts (basic/lifecycle#capability-negotiation).
 """
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -22,14 +24,24 @@ import trio
 
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Role, negotiate_version
 from ..connection import Connection
+from ..schema.content import Annotations
+from ..schema.jsonrpc import NotificationParams
 from ..schema.lifecycle import Icon, Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities
-from ..schema.tools import Tool, ToolAnnotations
+from ..schema.logging import LoggingMessageNotificationParams
+from ..schema.prompts import Prompt, PromptArgument
+from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
+from ..schema.tools import Tool, ToolAnnotations, ToolExecution
+from ..server.prompts import PromptFunction, PromptRegistry
+from ..server.resources import Completer, ReadFunction, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
+from ..server.utilities.completion import CompletionHandler
+from ..server.utilities.logging import MCPLogHandler, passes, set_log_level
 from .core import NotificationHandler, RequestContext, RequestHandler, Session, SessionConfig, session_scope
 
 __all__ = ["Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("mcp_ref.server")
 
 
 class Server:
@@ -47,6 +59,8 @@ class Server:
         instructions: str | None = None,
         supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         config: SessionConfig | None = None,
+        logging_capability: bool = True,
+        page_size: int = 100,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, description=description, website_url=website_url, icons=icons
@@ -54,9 +68,17 @@ class Server:
         self.instructions = instructions
         self.supported_versions = supported_versions
         self.config = config or SessionConfig()
-        self.tools = ToolRegistry()
+        self.logging_capability = logging_capability
+        self.tools = ToolRegistry(page_size=page_size)
+        self.resources = ResourceRegistry(page_size=page_size)
+        self.prompts = PromptRegistry(page_size=page_size)
+        self.completions = CompletionHandler(self.prompts, self.resources)
+        self.tools.on_change = lambda: self._broadcast("notifications/tools/list_changed")
+        self.resources.on_change = lambda: self._broadcast("notifications/resources/list_changed")
+        self.prompts.on_change = lambda: self._broadcast("notifications/prompts/list_changed")
         self._handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._has_completers = False
         #: sessions currently being served
         self.sessions: set[Session] = set()
 
@@ -86,6 +108,7 @@ class Server:
         output_schema: dict[str, Any] | None = None,
         annotations: ToolAnnotations | None = None,
         icons: list[Icon] | None = None,
+        task_support: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register ``fn(ctx, arguments)`` as a tool (name defaults to the function's)."""
@@ -94,14 +117,109 @@ class Server:
             tool = Tool(
                 name=name or fn.__name__,
                 title=title,
-                description=description if description is not None else (fn.__doc__ or "").strip() or None,
+                description=description if description is not None else _doc(fn),
                 input_schema=input_schema if input_schema is not None else {"type": "object"},
                 output_schema=output_schema,
                 annotations=annotations,
                 icons=icons,
+                execution=ToolExecution(task_support=task_support) if task_support is not None else None,  # type: ignore[arg-type]
                 meta=meta,
             )
             self.tools.add(tool, fn)
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+    ) -> Callable[[ReadFunction], ReadFunction]:
+        """Register ``fn(ctx)`` as the reader of a static resource."""
+
+        def register(fn: ReadFunction) -> ReadFunction:
+            self.resources.add(
+                Resource(
+                    uri=uri,
+                    name=name or fn.__name__,
+                    title=title,
+                    description=description if description is not None else _doc(fn),
+                    mime_type=mime_type,
+                    size=size,
+                    annotations=annotations,
+                    icons=icons,
+                ),
+                fn,
+            )
+            return fn
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        completers: dict[str, Completer] | None = None,
+    ) -> Callable[[TemplateReadFunction], TemplateReadFunction]:
+        """Register ``fn(ctx, uri, variables)`` as the reader of a URI template."""
+
+        def register(fn: TemplateReadFunction) -> TemplateReadFunction:
+            self.resources.add_template(
+                ResourceTemplate(
+                    uri_template=uri_template,
+                    name=name or fn.__name__,
+                    title=title,
+                    description=description if description is not None else _doc(fn),
+                    mime_type=mime_type,
+                    annotations=annotations,
+                    icons=icons,
+                ),
+                fn,
+                completers,
+            )
+            self._has_completers = self._has_completers or bool(completers)
+            return fn
+
+        return register
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: list[PromptArgument] | None = None,
+        icons: list[Icon] | None = None,
+        completers: dict[str, Completer] | None = None,
+    ) -> Callable[[PromptFunction], PromptFunction]:
+        """Register ``fn(ctx, arguments)`` as a prompt."""
+
+        def register(fn: PromptFunction) -> PromptFunction:
+            self.prompts.add(
+                Prompt(
+                    name=name or fn.__name__,
+                    title=title,
+                    description=description if description is not None else _doc(fn),
+                    arguments=arguments,
+                    icons=icons,
+                ),
+                fn,
+                completers,
+            )
+            self._has_completers = self._has_completers or bool(completers)
             return fn
 
         return register
@@ -110,13 +228,32 @@ class Server:
 
     def capabilities(self) -> ServerCapabilities:
         """Declared from what is registered (basic/lifecycle#capability-negotiation)."""
-        return ServerCapabilities(tools=self.tools.capability() if len(self.tools) else None)
+        return ServerCapabilities(
+            tools=self.tools.capability() if len(self.tools) else None,
+            resources=self.resources.capability() if len(self.resources) else None,
+            prompts=self.prompts.capability() if len(self.prompts) else None,
+            completions={} if self._has_completers else None,
+            logging={} if self.logging_capability else None,
+        )
 
     def handler_table(self) -> dict[str, RequestHandler]:
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
-            table["tools/list"] = self.tools.list
+            table["tools/list"] = self.tools.list_tools
             table["tools/call"] = self.tools.call
+        if len(self.resources):
+            table["resources/list"] = self.resources.list_resources
+            table["resources/templates/list"] = self.resources.list_templates
+            table["resources/read"] = self.resources.read
+            table["resources/subscribe"] = self.resources.subscribe_handler
+            table["resources/unsubscribe"] = self.resources.unsubscribe_handler
+        if len(self.prompts):
+            table["prompts/list"] = self.prompts.list_prompts
+            table["prompts/get"] = self.prompts.get
+        if self._has_completers:
+            table["completion/complete"] = self.completions.complete
+        if self.logging_capability:
+            table["logging/setLevel"] = set_log_level
         table.update(self._handlers)
         return table
 
@@ -129,6 +266,33 @@ class Server:
             server_info=self.info,
             instructions=self.instructions,
         )
+
+    # -- talking to every session -------------------------------------------------------------
+
+    def _broadcast(self, method: str, params: Any = None) -> None:
+        """Queue a notification on every initialised session that may receive it."""
+        for session in list(self.sessions):
+            if session.initialized.is_set():
+                session.notify_soon(method, params if params is not None else NotificationParams())
+
+    def resource_updated(self, uri: str) -> None:
+        """[server/resources#subscriptions] tell the sessions subscribed to ``uri``."""
+        params = ResourceUpdatedNotificationParams(uri=uri)
+        for session in self.resources.subscribers(uri):
+            if isinstance(session, Session):
+                session.notify_soon("notifications/resources/updated", params)
+
+    def log(self, level: str, data: Any, logger: str | None = None, *, session: Session | None = None) -> None:
+        """Send a log message to one session, or all, honouring each one's level."""
+        targets = [session] if session is not None else list(self.sessions)
+        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
+        for s in targets:
+            if s.initialized.is_set() and passes(level, s.log_level):
+                s.notify_soon("notifications/message", params)
+
+    def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
+        """A ``logging.Handler`` forwarding Python log records to every session (trio thread only)."""
+        return MCPLogHandler(lambda lvl, name, data: self.log(lvl, data, name), level)
 
     # -- serving -----------------------------------------------------------------------
 
@@ -153,6 +317,7 @@ class Server:
                 await session.closed.wait()
             finally:
                 self.sessions.discard(session)
+                self.resources.forget(session)
 
     async def serve_stdio(
         self, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED, **options: Any
@@ -169,3 +334,7 @@ class Server:
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
         return dict(self._notification_handlers)
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    return (fn.__doc__ or "").strip() or None

@@ -1,0 +1,1 @@
+"""Rules of the client chapters (roots, sampling, elicitation); no trio here."""

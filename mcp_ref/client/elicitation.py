@@ -1,0 +1,184 @@
+"""client/elicitation: form and URL mode, checked on both sides.
+
+Client side: :class:`ElicitationGuard` wraps the application's handler. It
+refuses modes the client did not declare (-32602, elicitation#34), gives the
+handler the form's defaults (elicitation#11), and checks an ``accept``
+answer against the requested schema before it leaves (elicitation#56).
+URL-mode completions (``notifications/elicitation/complete``) are matched to
+the URL elicitations this session saw; unknown ids are ignored (#17).
+
+Server side: raise :class:`URLElicitationRequired` from a handler to answer
+with the -32042 error carrying the URL elicitations to complete (#20-#23).
+"""
+
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import ErrorCode, MCPError, ProtocolError
+from ..schema._converter import encode
+from ..schema.elicitation import (
+    BooleanSchema,
+    ElicitationRequestedSchema,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    LegacyTitledEnumSchema,
+    NumberSchema,
+    StringSchema,
+    TitledMultiSelectEnumSchema,
+    TitledSingleSelectEnumSchema,
+    UntitledMultiSelectEnumSchema,
+    UntitledSingleSelectEnumSchema,
+)
+from ..schema.lifecycle import ElicitationCapability
+
+__all__ = [
+    "ElicitationHandler",
+    "ElicitationGuard",
+    "URLElicitationRequired",
+    "form_defaults",
+    "validate_form_content",
+    "check_url",
+]
+
+ElicitationHandler = Callable[[Any, ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]]
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+class URLElicitationRequired(MCPError):
+    """[client/elicitation#20-#23] the request needs these URL elicitations completed first."""
+
+    def __init__(
+        self, elicitations: Iterable[ElicitRequestURLParams], message: str = "URL elicitation required"
+    ) -> None:
+        items = list(elicitations)
+        if not items or not all(isinstance(e, ElicitRequestURLParams) for e in items):
+            # [client/elicitation#22, #23] a non-empty list of URL-mode elicitations with ids
+            raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
+        super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
+        self.elicitations = items
+
+
+def check_url(url: str) -> None:
+    """[client/elicitation#13] a URL elicitation carries an absolute URL."""
+    parts = urlsplit(url)
+    if not parts.scheme or not (parts.netloc or parts.scheme in ("mailto", "urn")):
+        raise ValueError(f"{url!r} is not a valid absolute URL")
+
+
+def form_defaults(schema: ElicitationRequestedSchema) -> dict[str, Any]:
+    """[client/elicitation#11] the default of every property that has one."""
+    return {name: prop.default for name, prop in schema.properties.items() if prop.default is not None}
+
+
+def _check_value(name: str, prop: Any, value: Any) -> str | None:
+    if isinstance(prop, StringSchema):
+        if type(value) is not str:
+            return f"{name}: expected a string"
+        if prop.min_length is not None and len(value) < prop.min_length:
+            return f"{name}: shorter than {prop.min_length}"
+        if prop.max_length is not None and len(value) > prop.max_length:
+            return f"{name}: longer than {prop.max_length}"
+        fmt = {"email": _EMAIL, "date": _DATE, "date-time": _DATETIME}.get(prop.format or "")
+        if fmt is not None and not fmt.fullmatch(value):
+            return f"{name}: not a valid {prop.format}"
+        if prop.format == "uri":
+            try:
+                check_url(value)
+            except ValueError:
+                return f"{name}: not a valid uri"
+        return None
+    if isinstance(prop, NumberSchema):
+        if type(value) not in (int, float) or (prop.type == "integer" and type(value) is not int):
+            return f"{name}: expected {'an integer' if prop.type == 'integer' else 'a number'}"
+        if prop.minimum is not None and value < prop.minimum:
+            return f"{name}: below {prop.minimum}"
+        if prop.maximum is not None and value > prop.maximum:
+            return f"{name}: above {prop.maximum}"
+        return None
+    if isinstance(prop, BooleanSchema):
+        return None if type(value) is bool else f"{name}: expected a boolean"
+    if isinstance(prop, UntitledSingleSelectEnumSchema | LegacyTitledEnumSchema):
+        return None if value in prop.enum else f"{name}: not one of {prop.enum}"
+    if isinstance(prop, TitledSingleSelectEnumSchema):
+        allowed = [o.const for o in prop.one_of]
+        return None if value in allowed else f"{name}: not one of {allowed}"
+    if isinstance(prop, UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema):
+        if type(value) is not list or any(type(v) is not str for v in value):
+            return f"{name}: expected a list of strings"
+        allowed = (
+            prop.items.enum if isinstance(prop, UntitledMultiSelectEnumSchema) else [o.const for o in prop.items.any_of]
+        )
+        bad = [v for v in value if v not in allowed]
+        if bad:
+            return f"{name}: {bad} not in {allowed}"
+        if prop.min_items is not None and len(value) < prop.min_items:
+            return f"{name}: fewer than {prop.min_items} items"
+        if prop.max_items is not None and len(value) > prop.max_items:
+            return f"{name}: more than {prop.max_items} items"
+        return None
+    return f"{name}: unsupported property schema"
+
+
+def validate_form_content(schema: ElicitationRequestedSchema, content: dict[str, Any]) -> list[str]:
+    """[client/elicitation#56, #57] what is wrong with submitted form data (empty if nothing)."""
+    problems = [f"{name}: required" for name in schema.required or () if name not in content]
+    for name, value in content.items():
+        prop = schema.properties.get(name)
+        if prop is None:
+            problems.append(f"{name}: not in the requested schema")
+            continue
+        problem = _check_value(name, prop, value)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+class ElicitationGuard:
+    """Wraps the application's handler with the checks of this chapter."""
+
+    def __init__(self, handler: ElicitationHandler, *, form: bool = True, url: bool = False) -> None:
+        if not (form or url):
+            # [client/elicitation#5] at least one mode
+            raise ValueError("an elicitation handler supports form mode, URL mode, or both")
+        self.handler = handler
+        self.form = form
+        self.url = url
+        #: URL elicitations seen and not completed yet (elicitationId -> params)
+        self.pending_urls: dict[str, ElicitRequestURLParams] = {}
+
+    def capability(self) -> ElicitationCapability:
+        # [client/elicitation#4] declared with the modes we support
+        return ElicitationCapability(form={} if self.form else None, url={} if self.url else None)
+
+    async def __call__(self, ctx: Any, params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
+        if isinstance(params, ElicitRequestURLParams):
+            if not self.url:
+                # [client/elicitation#34] a mode we did not declare: invalid params
+                raise ProtocolError("Invalid params: URL mode elicitation is not supported", ErrorCode.INVALID_PARAMS)
+            try:
+                check_url(params.url)
+            except ValueError as e:
+                raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
+            self.pending_urls[params.elicitation_id] = params
+            return await self.handler(ctx, params)
+        # [client/elicitation#9] no mode means form mode
+        if not self.form:
+            raise ProtocolError("Invalid params: form mode elicitation is not supported", ErrorCode.INVALID_PARAMS)
+        result = await self.handler(ctx, params)
+        if result.action == "accept":
+            problems = validate_form_content(params.requested_schema, dict(result.content or {}))
+            if problems:
+                raise ValueError("the elicitation answer does not match the requested schema: " + "; ".join(problems))
+        elif result.content is not None:
+            raise ValueError("content is only sent with action 'accept'")
+        return result
+
+    def complete(self, elicitation_id: str) -> ElicitRequestURLParams | None:
+        """[client/elicitation#17] the completed elicitation, or None for an unknown id (ignored)."""
+        return self.pending_urls.pop(elicitation_id, None)

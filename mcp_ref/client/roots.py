@@ -1,0 +1,52 @@
+"""client/roots: the roots a client exposes, and roots/list.
+
+Root URIs are ``file://`` URIs in this revision (roots#3); anything else is
+refused when set. Changing the roots of a session whose client declared
+``roots.listChanged`` sends ``notifications/roots/list_changed`` (roots#2;
+``ClientSession.set_roots``).
+"""
+
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..schema.jsonrpc import RequestParams
+from ..schema.lifecycle import RootsCapability
+from ..schema.roots import ListRootsResult, Root
+
+__all__ = ["RootsProvider", "check_root"]
+
+
+def check_root(root: Root) -> None:
+    """[client/roots#3, #5] a root is a file:// URI without traversal segments."""
+    parts = urlsplit(root.uri)
+    if parts.scheme != "file":
+        raise ValueError(f"root {root.uri!r}: roots must be file:// URIs")
+    if any(seg == ".." for seg in parts.path.split("/")):
+        raise ValueError(f"root {root.uri!r}: '..' segments are not allowed")
+
+
+class RootsProvider:
+    """The current roots; answers roots/list."""
+
+    def __init__(self, roots: Iterable[Root] = (), *, list_changed: bool = True) -> None:
+        self.list_changed = list_changed
+        self._roots: list[Root] = []
+        self.set(roots)
+
+    @property
+    def roots(self) -> list[Root]:
+        return list(self._roots)
+
+    def set(self, roots: Iterable[Root]) -> None:
+        new = list(roots)
+        for root in new:
+            check_root(root)
+        self._roots = new
+
+    def capability(self) -> RootsCapability:
+        # [client/roots#1] clients with roots declare the capability
+        return RootsCapability(list_changed=self.list_changed or None)
+
+    async def handle(self, ctx: Any, params: RequestParams | None) -> ListRootsResult:
+        return ListRootsResult(roots=list(self._roots))

@@ -1,0 +1,107 @@
+"""server/prompts: the prompt registry, prompts/list and prompts/get.
+
+A prompt function takes ``(ctx, arguments)`` (a dict of strings, already
+checked against the prompt's declared arguments) and returns a
+:class:`GetPromptResult`, a list of :class:`PromptMessage`, or a string (one
+user text message).
+"""
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import attrs
+
+from ..errors import ErrorCode, ProtocolError
+from ..schema.content import TextContent
+from ..schema.lifecycle import ListChangedCapability
+from ..schema.pagination import PaginatedRequestParams
+from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptMessage
+from .resources import Completer
+from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
+
+__all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result"]
+
+PromptFunction = Callable[[Any, dict[str, str]], Awaitable[Any]]
+
+
+def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult:
+    if isinstance(value, GetPromptResult):
+        return value
+    if isinstance(value, str):
+        return GetPromptResult(
+            description=description, messages=[PromptMessage(role="user", content=TextContent(text=value))]
+        )
+    if isinstance(value, Sequence):
+        return GetPromptResult(description=description, messages=list(value))
+    raise TypeError(f"a prompt returns GetPromptResult, str or a list of PromptMessage, not {type(value).__name__}")
+
+
+@attrs.define
+class _Entry:
+    prompt: Prompt
+    fn: PromptFunction
+    completers: dict[str, Completer]
+
+
+class PromptRegistry:
+    def __init__(self, *, page_size: int = DEFAULT_PAGE_SIZE, list_changed: bool = True) -> None:
+        self.page_size = page_size
+        self.list_changed = list_changed
+        self.on_change: Callable[[], None] | None = None
+        self._entries: dict[str, _Entry] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, prompt: Prompt, fn: PromptFunction, completers: dict[str, Completer] | None = None) -> None:
+        if prompt.name in self._entries:
+            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        declared = {a.name for a in prompt.arguments or ()}
+        unknown = set(completers or {}) - declared
+        if unknown:
+            raise ValueError(f"completers for arguments the prompt does not declare: {sorted(unknown)}")
+        self._entries[prompt.name] = _Entry(prompt, fn, dict(completers or {}))
+        if self.on_change is not None:
+            self.on_change()
+
+    def remove(self, name: str) -> None:
+        del self._entries[name]
+        if self.on_change is not None:
+            self.on_change()
+
+    def capability(self) -> ListChangedCapability:
+        # [server/prompts#1] servers with prompts declare the capability
+        return ListChangedCapability(list_changed=self.list_changed or None)
+
+    async def list_prompts(self, ctx: Any, params: PaginatedRequestParams | None) -> ListPromptsResult:
+        cursor = params.cursor if params is not None else None
+        page, nxt = paginate("prompts", [e.prompt for e in self._entries.values()], cursor, self.page_size)
+        return ListPromptsResult(prompts=page, next_cursor=nxt)
+
+    def _entry(self, name: str) -> _Entry:
+        entry = self._entries.get(name)
+        if entry is None:
+            # [server/prompts#6] invalid prompt name: -32602
+            raise ProtocolError(f"Invalid params: unknown prompt {name!r}", ErrorCode.INVALID_PARAMS)
+        return entry
+
+    async def get(self, ctx: Any, params: GetPromptRequestParams) -> GetPromptResult:
+        entry = self._entry(params.name)
+        arguments = dict(params.arguments or {})
+        declared = {a.name: a for a in entry.prompt.arguments or ()}
+        # [server/prompts#6, #7] arguments are checked before the prompt runs
+        missing = sorted(n for n, a in declared.items() if a.required and n not in arguments)
+        if missing:
+            raise ProtocolError(f"Invalid params: missing required arguments {missing}", ErrorCode.INVALID_PARAMS)
+        unknown = sorted(set(arguments) - set(declared))
+        if unknown:
+            raise ProtocolError(f"Invalid params: unknown arguments {unknown}", ErrorCode.INVALID_PARAMS)
+        value = await entry.fn(ctx, arguments)
+        return as_get_prompt_result(value, entry.prompt.description)
+
+    async def complete(self, ctx: Any, prompt: str, name: str, value: str, context: dict[str, str]) -> list[str]:
+        entry = self._entry(prompt)
+        if name not in {a.name for a in entry.prompt.arguments or ()}:
+            raise ProtocolError(f"Invalid params: prompt {prompt!r} has no argument {name!r}", ErrorCode.INVALID_PARAMS)
+        completer = entry.completers.get(name)
+        return await completer(ctx, value, context) if completer is not None else []

@@ -1,0 +1,207 @@
+"""server/resources: static resources, templates, reads and subscriptions.
+
+Sans-IO registry (no trio). A read function returns ``str`` (text),
+``bytes`` (sent base64 as a blob, resources#10), one ``TextResourceContents``
+/ ``BlobResourceContents`` or a list of them. A template's read function also
+gets the variables matched from the URI (RFC 6570, :mod:`.uri_template`).
+
+Subscriptions are kept per session key (whatever object the server uses to
+identify a session); :meth:`ResourceRegistry.subscribers` says who to notify
+when a resource changes.
+"""
+
+import base64
+import re
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+import attrs
+
+from ..errors import ErrorCode, MCPError, ProtocolError
+from ..schema.content import BlobResourceContents, TextResourceContents
+from ..schema.jsonrpc import Result
+from ..schema.lifecycle import ResourcesCapability
+from ..schema.pagination import PaginatedRequestParams
+from ..schema.resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
+from .uri_template import UriTemplate
+from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
+
+__all__ = ["ResourceRegistry", "ResourceNotFound", "ReadFunction", "TemplateReadFunction", "Completer", "check_uri"]
+
+ReadFunction = Callable[[Any], Awaitable[Any]]
+TemplateReadFunction = Callable[[Any, str, dict[str, str]], Awaitable[Any]]
+#: (ctx, partial value, already-resolved arguments) -> candidate values
+Completer = Callable[[Any, str, dict[str, str]], Awaitable[list[str]]]
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+class ResourceNotFound(MCPError):
+    """[server/resources#error-handling] -32002, with the URI in ``data``."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(ErrorCode.RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+
+
+def check_uri(uri: str) -> None:
+    """[server/resources#6, #8] a resource URI is an absolute RFC 3986 URI."""
+    if not _SCHEME.match(uri) or any(c.isspace() for c in uri):
+        raise ProtocolError(f"Invalid params: {uri!r} is not an absolute URI", ErrorCode.INVALID_PARAMS)
+
+
+def _contents(uri: str, mime_type: str | None, value: Any) -> list[TextResourceContents | BlobResourceContents]:
+    if isinstance(value, TextResourceContents | BlobResourceContents):
+        return [value]
+    if isinstance(value, str):
+        return [TextResourceContents(uri=uri, mime_type=mime_type, text=value)]
+    if isinstance(value, bytes | bytearray):
+        # [server/resources#10] binary data goes base64-encoded
+        return [BlobResourceContents(uri=uri, mime_type=mime_type, blob=base64.b64encode(value).decode("ascii"))]
+    if isinstance(value, list):
+        out: list[TextResourceContents | BlobResourceContents] = []
+        for item in value:
+            out.extend(_contents(uri, mime_type, item))
+        return out
+    raise TypeError(f"a resource read returns str, bytes or resource contents, not {type(value).__name__}")
+
+
+@attrs.define
+class _Static:
+    resource: Resource
+    read: ReadFunction
+
+
+@attrs.define
+class _Template:
+    template: ResourceTemplate
+    parsed: UriTemplate
+    read: TemplateReadFunction
+    completers: dict[str, Completer]
+
+
+class ResourceRegistry:
+    """What a server offers under ``resources/*``."""
+
+    def __init__(
+        self, *, page_size: int = DEFAULT_PAGE_SIZE, subscribe: bool = True, list_changed: bool = True
+    ) -> None:
+        self.page_size = page_size
+        self.subscribe = subscribe
+        self.list_changed = list_changed
+        self.on_change: Callable[[], None] | None = None
+        self._static: dict[str, _Static] = {}
+        self._templates: dict[str, _Template] = {}
+        self._subscriptions: dict[str, set[Hashable]] = {}
+
+    def __len__(self) -> int:
+        return len(self._static) + len(self._templates)
+
+    # -- registration -----------------------------------------------------------------
+
+    def add(self, resource: Resource, read: ReadFunction) -> None:
+        check_uri(resource.uri)
+        if resource.uri in self._static:
+            raise ValueError(f"a resource {resource.uri!r} is already registered")
+        self._static[resource.uri] = _Static(resource, read)
+        self._changed()
+
+    def add_template(
+        self,
+        template: ResourceTemplate,
+        read: TemplateReadFunction,
+        completers: dict[str, Completer] | None = None,
+    ) -> None:
+        parsed = UriTemplate(template.uri_template)
+        unknown = set(completers or {}) - set(parsed.variables)
+        if unknown:
+            raise ValueError(f"completers for variables the template does not have: {sorted(unknown)}")
+        self._templates[template.uri_template] = _Template(template, parsed, read, dict(completers or {}))
+        self._changed()
+
+    def remove(self, uri: str) -> None:
+        del self._static[uri]
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def capability(self) -> ResourcesCapability:
+        # [server/resources#1] servers with resources declare the capability
+        return ResourcesCapability(subscribe=self.subscribe or None, list_changed=self.list_changed or None)
+
+    # -- handlers ------------------------------------------------------------------------
+
+    async def list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        page, nxt = paginate("resources", [s.resource for s in self._static.values()], cursor, self.page_size)
+        return ListResourcesResult(resources=page, next_cursor=nxt)
+
+    async def list_templates(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
+        cursor = params.cursor if params is not None else None
+        items = [t.template for t in self._templates.values()]
+        page, nxt = paginate("templates", items, cursor, self.page_size)
+        return ListResourceTemplatesResult(resource_templates=page, next_cursor=nxt)
+
+    async def read(self, ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
+        uri = params.uri
+        check_uri(uri)
+        static = self._static.get(uri)
+        if static is not None:
+            value = await static.read(ctx)
+            return ReadResourceResult(contents=_contents(uri, static.resource.mime_type, value))
+        for t in self._templates.values():
+            variables = t.parsed.match(uri)
+            if variables is not None:
+                value = await t.read(ctx, uri, variables)
+                return ReadResourceResult(contents=_contents(uri, t.template.mime_type, value))
+        raise ResourceNotFound(uri)
+
+    def knows(self, uri: str) -> bool:
+        return uri in self._static or any(t.parsed.match(uri) is not None for t in self._templates.values())
+
+    async def subscribe_handler(self, ctx: Any, params: SubscribeRequestParams) -> Result:
+        check_uri(params.uri)
+        if not self.knows(params.uri):
+            raise ResourceNotFound(params.uri)
+        self._subscriptions.setdefault(params.uri, set()).add(ctx.session)
+        return Result()
+
+    async def unsubscribe_handler(self, ctx: Any, params: UnsubscribeRequestParams) -> Result:
+        check_uri(params.uri)
+        subs = self._subscriptions.get(params.uri)
+        if subs is not None:
+            subs.discard(ctx.session)
+            if not subs:
+                del self._subscriptions[params.uri]
+        return Result()
+
+    def subscribers(self, uri: str) -> set[Hashable]:
+        return set(self._subscriptions.get(uri, ()))
+
+    def forget(self, session: Hashable) -> None:
+        """Drop every subscription of a session that ended."""
+        for uri in list(self._subscriptions):
+            self._subscriptions[uri].discard(session)
+            if not self._subscriptions[uri]:
+                del self._subscriptions[uri]
+
+    # -- completion --------------------------------------------------------------------------
+
+    async def complete(self, ctx: Any, uri_template: str, name: str, value: str, context: dict[str, str]) -> list[str]:
+        t = self._templates.get(uri_template)
+        if t is None:
+            raise ProtocolError(f"Invalid params: no resource template {uri_template!r}", ErrorCode.INVALID_PARAMS)
+        if name not in t.parsed.variables:
+            raise ProtocolError(f"Invalid params: {uri_template!r} has no variable {name!r}", ErrorCode.INVALID_PARAMS)
+        completer = t.completers.get(name)
+        return await completer(ctx, value, context) if completer is not None else []

@@ -1,0 +1,64 @@
+"""server/utilities/logging: levels, filtering, and a bridge from Python logging.
+
+Each session has a minimum level (``logging/setLevel``; until the client sets
+one, every message goes out). Levels are the syslog severities of RFC 5424.
+:class:`MCPLogHandler` forwards Python ``logging`` records to sessions as
+``notifications/message``.
+"""
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import ErrorCode, ProtocolError
+from ...schema.jsonrpc import Result
+from ...schema.logging import LOGGING_LEVELS, SetLevelRequestParams
+
+__all__ = ["LEVEL_RANK", "python_level_to_mcp", "passes", "set_log_level", "MCPLogHandler"]
+
+LEVEL_RANK = {name: rank for rank, name in enumerate(LOGGING_LEVELS)}
+
+
+def python_level_to_mcp(levelno: int) -> str:
+    if levelno >= logging.CRITICAL:
+        return "critical"
+    if levelno >= logging.ERROR:
+        return "error"
+    if levelno >= logging.WARNING:
+        return "warning"
+    if levelno >= logging.INFO:
+        return "info"
+    return "debug"
+
+
+def passes(level: str, minimum: str | None) -> bool:
+    return minimum is None or LEVEL_RANK[level] >= LEVEL_RANK[minimum]
+
+
+async def set_log_level(ctx: Any, params: SetLevelRequestParams) -> Result:
+    """``logging/setLevel``: remember the session's minimum level (logging#2)."""
+    if params.level not in LEVEL_RANK:
+        # unreachable through the decoder (the level is a Literal); kept for direct callers
+        raise ProtocolError(f"Invalid params: unknown level {params.level!r}", ErrorCode.INVALID_PARAMS)
+    ctx.session.log_level = params.level
+    return Result()
+
+
+class MCPLogHandler(logging.Handler):
+    """A ``logging.Handler`` that sends records to MCP clients.
+
+    ``emit`` calls ``send(level, logger_name, data)`` synchronously; the
+    server passes a function that queues the notification on each session
+    (from the trio thread). The message text is the record's formatted
+    message; exception tracebacks are not sent (logging#6: no internals).
+    """
+
+    def __init__(self, send: Callable[[str, str, Any], None], level: int = logging.NOTSET) -> None:
+        super().__init__(level)
+        self._send = send
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._send(python_level_to_mcp(record.levelno), record.name, record.getMessage())
+        except Exception:
+            self.handleError(record)
