@@ -237,6 +237,9 @@ class Connection:
                     f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
                     ErrorCode.METHOD_NOT_FOUND,
                 )
+            problem = lc.params_capability_problem(method, params, self._peer_caps)
+            if problem is not None:
+                raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
             if task:
                 tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
                 if tcap is None or not self.peer_has(*tcap):

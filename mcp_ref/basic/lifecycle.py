@@ -41,6 +41,7 @@ __all__ = [
     "NOTIFICATION_CAPABILITY",
     "TASK_REQUEST_CAPABILITY",
     "has_capability",
+    "params_capability_problem",
 ]
 
 
@@ -199,3 +200,29 @@ def has_capability(capabilities: Mapping[str, Any] | None, path: tuple[str, ...]
             return False
         node = node[key]
     return node is not None and node is not False
+
+
+def params_capability_problem(method: str, params: Any, peer: Mapping[str, Any] | None) -> str | None:
+    """What the receiver lacks for *these params* (beyond the method's capability), or None.
+
+    [client/sampling#4] tool-enabled sampling needs ``sampling.tools``;
+    [client/sampling#6] context inclusion needs ``sampling.context``;
+    [client/elicitation#6] only modes the client declared: ``url`` needs
+    ``elicitation.url``, form needs ``elicitation.form`` (an empty
+    ``elicitation`` object means form, for clients older than 2025-11-25).
+    """
+    if method == "sampling/createMessage":
+        if getattr(params, "tools", None) is not None or getattr(params, "tool_choice", None) is not None:
+            if not has_capability(peer, ("sampling", "tools")):
+                return "tool-enabled sampling needs the client's sampling.tools capability"
+        if getattr(params, "include_context", None) in ("thisServer", "allServers"):
+            if not has_capability(peer, ("sampling", "context")):
+                return "includeContext other than none needs the client's sampling.context capability"
+    elif method == "elicitation/create":
+        declared = (peer or {}).get("elicitation") or {}
+        if getattr(params, "mode", None) == "url":
+            if "url" not in declared:
+                return "URL mode elicitation needs the client's elicitation.url capability"
+        elif "form" not in declared and "url" in declared:
+            return "form mode elicitation needs the client's elicitation.form capability"
+    return None

@@ -338,7 +338,7 @@ class Session:
         self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
             channel, "send_related", None
         )
-        self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[bytes, RequestId | None]](math.inf)
+        self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
         self.log_level: str | None = None
 
@@ -367,23 +367,25 @@ class Session:
     def notify_soon(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> bool:
         """Queue a notification from synchronous code (in the trio thread).
 
-        Encoded now (so it is checked now) and written in order by the
-        session's writer task. Returns False, sending nothing, when the session
-        is closed or this session may not receive it (a capability it did not
-        negotiate, a phase that forbids it) -- e.g. a list_changed broadcast.
+        Written in order by the session's writer task once the session is
+        initialised (so a broadcast racing the handshake is not lost). It is
+        encoded then; if this session may not receive it (a capability it did
+        not negotiate, e.g. a list_changed broadcast) it is skipped and logged
+        at DEBUG. Returns False when the session is already closed.
         """
         if self.closed.is_set():
             return False
-        try:
-            data = self.connection.send_notification(method, params)
-        except LocalProtocolError as e:
-            log.debug("not sending %s: %s", method, e)
-            return False
-        self._soon_send.send_nowait((data, related_request_id))
+        self._soon_send.send_nowait((method, params, related_request_id))
         return True
 
     async def _soon_writer(self) -> None:
-        async for data, related in self._soon_recv:
+        async for method, params, related in self._soon_recv:
+            await self.initialized.wait()
+            try:
+                data = self.connection.send_notification(method, params)
+            except LocalProtocolError as e:
+                log.debug("not sending %s on this session: %s", method, e)
+                continue
             await self._send_quietly(data, related)
 
     async def notify(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> None:

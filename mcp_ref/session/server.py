@@ -272,8 +272,7 @@ class Server:
     def _broadcast(self, method: str, params: Any = None) -> None:
         """Queue a notification on every initialised session that may receive it."""
         for session in list(self.sessions):
-            if session.initialized.is_set():
-                session.notify_soon(method, params if params is not None else NotificationParams())
+            session.notify_soon(method, params if params is not None else NotificationParams())
 
     def resource_updated(self, uri: str) -> None:
         """[server/resources#subscriptions] tell the sessions subscribed to ``uri``."""
@@ -287,7 +286,7 @@ class Server:
         targets = [session] if session is not None else list(self.sessions)
         params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
         for s in targets:
-            if s.initialized.is_set() and passes(level, s.log_level):
+            if passes(level, s.log_level):
                 s.notify_soon("notifications/message", params)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:

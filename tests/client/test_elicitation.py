@@ -1,0 +1,155 @@
+"""client/elicitation: form and URL modes, validation, defaults, completion, -32042."""
+
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref.client.elicitation import URLElicitationRequired, form_defaults, validate_form_content
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.schema._converter import decode
+from mcp_ref.schema.elicitation import (
+    ElicitationCompleteNotificationParams,
+    ElicitationRequestedSchema,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+)
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing import memory_session_pair
+
+SCHEMA = decode(
+    {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "default": "Ada"},
+            "age": {"type": "integer", "minimum": 0, "default": 36},
+            "email": {"type": "string", "format": "email"},
+            "color": {"type": "string", "enum": ["red", "green"]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "maxItems": 2},
+            "subscribe": {"type": "boolean", "default": False},
+        },
+        "required": ["name"],
+    },
+    ElicitationRequestedSchema,
+)
+
+
+def elicit_server(results: list[Any]) -> Server:
+    server = Server("elicitor")
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        if arguments.get("mode") == "url":
+            params: Any = ElicitRequestURLParams(
+                message="Connect your account", url="https://example.com/connect", elicitation_id="el-1"
+            )
+        else:
+            params = ElicitRequestFormParams(message="Who are you?", requested_schema=SCHEMA)
+        try:
+            results.append(await ctx.elicit(params))
+        except (MCPError, LocalProtocolError) as e:
+            results.append(e)
+        return "done"
+
+    @server.tool()
+    async def needs_auth(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise URLElicitationRequired(
+            [ElicitRequestURLParams(message="Authorize", url="https://example.com/auth", elicitation_id="el-2")]
+        )
+
+    @server.tool()
+    async def finish(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.session.notify(
+            "notifications/elicitation/complete", ElicitationCompleteNotificationParams(elicitation_id=arguments["id"])
+        )
+        return "sent"
+
+    return server
+
+
+async def accept_defaults(ctx: Any, params: Any) -> ElicitResult:
+    if isinstance(params, ElicitRequestURLParams):
+        return ElicitResult(action="accept")
+    return ElicitResult(action="accept", content=form_defaults(params.requested_schema))
+
+
+@pytest.mark.req("client/elicitation#4", "client/elicitation#9", "client/elicitation#10", "client/elicitation#11")
+async def test_form_mode_with_defaults() -> None:
+    results: list[Any] = []
+    async with memory_session_pair(elicit_server(results), elicitation=accept_defaults) as client:
+        caps = client.session.connection.capabilities
+        assert caps.elicitation is not None and caps.elicitation.form == {}  # type: ignore[union-attr]
+        await client.call_tool("ask")
+    assert results == [ElicitResult(action="accept", content={"name": "Ada", "age": 36, "subscribe": False})]
+
+
+@pytest.mark.req("client/elicitation#56", "client/elicitation#57")
+def test_form_validation() -> None:
+    assert validate_form_content(SCHEMA, {"name": "Bo", "email": "bo@example.com", "tags": ["a"]}) == []
+    problems = validate_form_content(SCHEMA, {"age": -1, "email": "nope", "color": "blue", "tags": ["a", "b", "c"], "x": 1})
+    text = "; ".join(problems)
+    for expected in ("name: required", "age: below", "email: not a valid email", "color: not one of", "tags:", "x: not in"):
+        assert expected in text
+
+
+async def test_invalid_answers_never_leave_the_client() -> None:
+    results: list[Any] = []
+
+    async def bad_answer(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"age": "old"})
+
+    async with memory_session_pair(elicit_server(results), elicitation=bad_answer) as client:
+        await client.call_tool("ask")
+    assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
+
+
+@pytest.mark.req("client/elicitation#5", "client/elicitation#6", "client/elicitation#34")
+async def test_modes_must_be_declared() -> None:
+    results: list[Any] = []
+    async with memory_session_pair(elicit_server(results), elicitation=accept_defaults) as client:
+        await client.call_tool("ask", {"mode": "url"})
+    # the server's engine refuses to send URL mode to a form-only client (elicitation#6)
+    assert isinstance(results[0], (LocalProtocolError, MCPError))
+    with pytest.raises(ValueError):
+        async with memory_session_pair(elicit_server(results), elicitation=accept_defaults, elicitation_modes=()):
+            pass
+
+
+@pytest.mark.req("client/elicitation#12", "client/elicitation#13", "client/elicitation#14", "client/elicitation#16",
+                 "client/elicitation#17")
+async def test_url_mode_and_completion() -> None:
+    results: list[Any] = []
+    completed: list[str] = []
+    got = trio.Event()
+
+    async def on_complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+        got.set()
+
+    async with memory_session_pair(
+        elicit_server(results), elicitation=accept_defaults, elicitation_modes=("form", "url"),
+        on_elicitation_complete=on_complete,
+    ) as client:
+        await client.call_tool("ask", {"mode": "url"})
+        await client.call_tool("finish", {"id": "unknown-id"})  # ignored
+        await client.call_tool("finish", {"id": "el-1"})
+        with trio.fail_after(5):
+            await got.wait()
+        await client.call_tool("finish", {"id": "el-1"})  # already completed: ignored
+        await client.ping()
+    assert results == [ElicitResult(action="accept")]
+    assert completed == ["el-1"]
+
+
+@pytest.mark.req("client/elicitation#20", "client/elicitation#21", "client/elicitation#22", "client/elicitation#23",
+                 "client/elicitation#33")
+async def test_url_elicitation_required_error() -> None:
+    async with memory_session_pair(elicit_server([])) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("needs_auth")
+    assert info.value.code == ErrorCode.URL_ELICITATION_REQUIRED == -32042
+    assert info.value.data == {"elicitations": [{"mode": "url", "message": "Authorize",
+                                                 "elicitationId": "el-2", "url": "https://example.com/auth"}]}
+    with pytest.raises(ValueError):
+        URLElicitationRequired([])

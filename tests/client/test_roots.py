@@ -1,0 +1,70 @@
+"""client/roots: the provider, roots/list from a server handler, list_changed."""
+
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref.errors import LocalProtocolError
+from mcp_ref.schema.roots import ListRootsResult, Root
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing import memory_session_pair
+
+
+def roots_server(seen: list[list[str]], changed: trio.Event) -> Server:
+    server = Server("roots")
+
+    @server.tool()
+    async def show_roots(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        result: ListRootsResult = await ctx.list_roots()
+        seen.append([r.uri for r in result.roots])
+        return ",".join(r.uri for r in result.roots)
+
+    async def on_changed(session: Any, params: Any) -> None:
+        changed.set()
+
+    server.on_notification("notifications/roots/list_changed", on_changed)
+    return server
+
+
+@pytest.mark.req("client/roots#1", "client/roots#2", "client/roots#8")
+async def test_roots_round_trip_and_change_notification() -> None:
+    seen: list[list[str]] = []
+    changed = trio.Event()
+    roots = [Root(uri="file:///home/me/project", name="project")]
+    async with memory_session_pair(roots_server(seen, changed), roots=roots) as client:
+        assert client.session.connection.capabilities.roots is not None  # type: ignore[union-attr]
+        await client.call_tool("show_roots")
+        await client.set_roots([Root(uri="file:///tmp/other")])
+        with trio.fail_after(5):
+            await changed.wait()
+        await client.call_tool("show_roots")
+    assert seen == [["file:///home/me/project"], ["file:///tmp/other"]]
+
+
+@pytest.mark.req("client/roots#3", "client/roots#5")
+def test_only_file_uris_without_traversal() -> None:
+    from mcp_ref.client.roots import RootsProvider
+
+    with pytest.raises(ValueError, match="file://"):
+        RootsProvider([Root(uri="https://example.com/")])
+    with pytest.raises(ValueError, match=r"\.\."):
+        RootsProvider([Root(uri="file:///home/../etc")])
+
+
+@pytest.mark.req("client/roots#4")
+async def test_server_cannot_ask_a_client_without_roots() -> None:
+    server = Server("s")
+    errors: list[str] = []
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await ctx.list_roots()
+        except LocalProtocolError as e:
+            errors.append(str(e))
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        await client.call_tool("ask")
+    assert errors and "roots" in errors[0]

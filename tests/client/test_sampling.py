@@ -1,0 +1,95 @@
+"""client/sampling: the handler, tool use rules, rejection, capability checks."""
+
+from typing import Any
+
+import pytest
+
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.client.sampling import SamplingRejected, check_sampling_request
+from mcp_ref.errors import ProtocolError
+from mcp_ref.schema.content import TextContent, ToolResultContent, ToolUseContent
+from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage, ToolChoice
+from mcp_ref.schema.tools import Tool
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing import memory_session_pair
+
+WEATHER = Tool(name="weather", input_schema={"type": "object"})
+
+
+def sampling_server(results: list[Any]) -> Server:
+    server = Server("sampler")
+
+    @server.tool()
+    async def ask_llm(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))],
+            max_tokens=100,
+            tools=[WEATHER] if arguments.get("tools") else None,
+        )
+        try:
+            result: CreateMessageResult = await ctx.sample(params)
+        except (MCPError, LocalProtocolError) as e:
+            results.append(e)
+            return "failed"
+        results.append(result)
+        return "ok"
+
+    return server
+
+
+async def fake_llm(ctx: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
+    (message,) = params.messages
+    assert isinstance(message.content, TextContent)
+    if message.content.text == "no":
+        raise SamplingRejected()
+    if params.tools:
+        return CreateMessageResult(
+            role="assistant", model="fake", stop_reason="toolUse",
+            content=[ToolUseContent(id="1", name="weather", input={"city": "Paris"})],
+        )
+    return CreateMessageResult(role="assistant", model="fake", content=TextContent(text=message.content.text.upper()))
+
+
+@pytest.mark.req("client/sampling#5", "client/sampling#1", "client/sampling#14")
+async def test_sampling_round_trip_and_rejection() -> None:
+    results: list[Any] = []
+    async with memory_session_pair(sampling_server(results), sampling=fake_llm) as client:
+        await client.call_tool("ask_llm", {"prompt": "hello"})
+        await client.call_tool("ask_llm", {"prompt": "no"})
+    assert results[0].content == TextContent(text="HELLO") and results[0].model == "fake"
+    assert isinstance(results[1], MCPError) and results[1].code == ErrorCode.USER_REJECTED == -1
+
+
+@pytest.mark.req("client/sampling#3", "client/sampling#4")
+async def test_tools_need_the_sampling_tools_capability() -> None:
+    results: list[Any] = []
+    async with memory_session_pair(sampling_server(results), sampling=fake_llm) as client:
+        await client.call_tool("ask_llm", {"prompt": "x", "tools": True})
+    assert isinstance(results[0], LocalProtocolError) and "sampling.tools" in str(results[0])
+    results.clear()
+    async with memory_session_pair(sampling_server(results), sampling=fake_llm, sampling_tools=True) as client:
+        await client.call_tool("ask_llm", {"prompt": "x", "tools": True})
+    assert isinstance(results[0], CreateMessageResult) and results[0].stop_reason == "toolUse"
+
+
+@pytest.mark.req("client/sampling#7", "client/sampling#8", "client/sampling#13", "client/sampling#15", "client/sampling#19")
+def test_tool_use_message_rules() -> None:
+    use = SamplingMessage(role="assistant", content=[ToolUseContent(id="a", name="weather", input={})])
+    good = SamplingMessage(role="user", content=[ToolResultContent(tool_use_id="a", content=[TextContent(text="sun")])])
+    mixed = SamplingMessage(
+        role="user",
+        content=[ToolResultContent(tool_use_id="a", content=[]), TextContent(text="and also")],
+    )
+    missing = SamplingMessage(role="user", content=[TextContent(text="forgot the result")])
+    ok = CreateMessageRequestParams(messages=[use, good], max_tokens=5, tools=[WEATHER], tool_choice=ToolChoice(mode="auto"))
+    check_sampling_request(ok, tools_declared=True)
+    for messages in ([use, mixed], [use, missing], [use]):
+        params = CreateMessageRequestParams(messages=messages, max_tokens=5, tools=[WEATHER])
+        if messages == [use]:
+            check_sampling_request(params, tools_declared=True)  # the answer may still come
+            continue
+        with pytest.raises(ProtocolError) as info:
+            check_sampling_request(params, tools_declared=True)
+        assert info.value.code == ErrorCode.INVALID_PARAMS
+    with pytest.raises(ProtocolError):
+        check_sampling_request(ok, tools_declared=False)

@@ -1,0 +1,91 @@
+"""server/prompts: listing, argument checks, every content kind, list_changed."""
+
+
+
+import pytest
+import trio
+
+from mcp_ref.errors import ErrorCode, MCPError
+from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp_ref.schema.prompts import GetPromptResult, PromptArgument, PromptMessage
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing import memory_session_pair
+
+
+def prompt_server() -> Server:
+    server = Server("prompts")
+
+    @server.prompt(description="A simple prompt")
+    async def simple(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        return "Say hello"
+
+    @server.prompt(
+        arguments=[PromptArgument(name="topic", required=True), PromptArgument(name="style", description="tone")],
+    )
+    async def with_args(ctx: RequestContext, arguments: dict[str, str]) -> list[PromptMessage]:
+        style = arguments.get("style", "plain")
+        return [PromptMessage(role="user", content=TextContent(text=f"Write about {arguments['topic']} ({style})"))]
+
+    @server.prompt()
+    async def rich(ctx: RequestContext, arguments: dict[str, str]) -> GetPromptResult:
+        return GetPromptResult(
+            description="every content kind",
+            messages=[
+                PromptMessage(role="user", content=ImageContent(data="iVBORw0KGgo=", mime_type="image/png")),
+                PromptMessage(role="user", content=AudioContent(data="UklGRg==", mime_type="audio/wav")),
+                PromptMessage(
+                    role="assistant",
+                    content=EmbeddedResource(resource=TextResourceContents(uri="test://doc", mime_type="text/plain", text="d")),
+                ),
+            ],
+        )
+
+    return server
+
+
+@pytest.mark.req("server/prompts#1", "server/prompts#8")
+async def test_capability_and_listing() -> None:
+    async with memory_session_pair(prompt_server()) as client:
+        assert client.server_capabilities.prompts is not None
+        prompts = {p.name: p for p in await client.list_all_prompts()}
+        assert set(prompts) == {"simple", "with_args", "rich"}
+        assert prompts["simple"].description == "A simple prompt"
+        assert [a.name for a in prompts["with_args"].arguments or []] == ["topic", "style"]
+
+
+@pytest.mark.req("server/prompts#3", "server/prompts#4", "server/prompts#5")
+async def test_get_with_every_content_kind() -> None:
+    async with memory_session_pair(prompt_server()) as client:
+        result = await client.get_prompt("simple")
+        assert result.messages == [PromptMessage(role="user", content=TextContent(text="Say hello"))]
+        result = await client.get_prompt("with_args", {"topic": "trio", "style": "terse"})
+        assert result.messages[0].content == TextContent(text="Write about trio (terse)")
+        rich = await client.get_prompt("rich")
+        kinds = [type(m.content) for m in rich.messages]
+        assert kinds == [ImageContent, AudioContent, EmbeddedResource]
+
+
+@pytest.mark.req("server/prompts#6", "server/prompts#7", "server/prompts#10")
+async def test_argument_checks() -> None:
+    async with memory_session_pair(prompt_server()) as client:
+        for name, args in (("nope", None), ("with_args", {}), ("with_args", {"topic": "x", "extra": "y"})):
+            with pytest.raises(MCPError) as info:
+                await client.get_prompt(name, args)
+            assert info.value.code == ErrorCode.INVALID_PARAMS
+
+
+@pytest.mark.req("server/prompts#2", "server/prompts#9")
+async def test_list_changed() -> None:
+    server = prompt_server()
+    got = trio.Event()
+
+    async def on_list_changed(kind: str) -> None:
+        assert kind == "prompts"
+        got.set()
+
+    async with memory_session_pair(server, on_list_changed=on_list_changed):
+        server.prompts.remove("simple")
+        with trio.fail_after(5):
+            await got.wait()
+
+

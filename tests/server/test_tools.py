@@ -1,0 +1,236 @@
+"""server/tools: registration, listing, calling, validation, structured content, list_changed."""
+
+import json
+import warnings
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.schema.content import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
+from mcp_ref.schema.tools import CallToolResult, ToolAnnotations
+from mcp_ref.server.tools import ToolError, ToolNameWarning, check_tool_name
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.client import InvalidToolResult
+from mcp_ref.testing import memory_session_pair
+
+ADD_SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+    "required": ["a", "b"],
+    "additionalProperties": False,
+}
+SUM_SCHEMA = {"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}
+
+
+def tool_server() -> Server:
+    server = Server("tools")
+
+    @server.tool(description="Add two integers", input_schema=ADD_SCHEMA, output_schema=SUM_SCHEMA,
+                 annotations=ToolAnnotations(read_only_hint=True), title="Adder")
+    async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"sum": arguments["a"] + arguments["b"]}
+
+    @server.tool(output_schema=SUM_SCHEMA)
+    async def liar(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"sum": "not a number"}
+
+    @server.tool()
+    async def links(ctx: RequestContext, arguments: dict[str, Any]) -> list[Any]:
+        return [
+            ResourceLink(uri="file:///a.txt", name="a.txt", mime_type="text/plain"),
+            EmbeddedResource(resource=TextResourceContents(uri="file:///b.txt", text="b")),
+        ]
+
+    return server
+
+
+@pytest.mark.req("server/tools#3", "server/tools#5")
+async def test_capability_and_listing() -> None:
+    async with memory_session_pair(tool_server()) as client:
+        assert client.server_capabilities.tools is not None
+        assert client.server_capabilities.tools.list_changed is True
+        tools = {t.name: t for t in await client.list_all_tools()}
+        assert tools["add"].input_schema == ADD_SCHEMA and tools["add"].title == "Adder"
+        assert tools["add"].annotations == ToolAnnotations(read_only_hint=True)
+        assert tools["links"].input_schema == {"type": "object"}
+
+
+@pytest.mark.req("server/tools#15", "server/tools#16", "server/tools#17")
+async def test_structured_content_with_text_for_older_clients() -> None:
+    async with memory_session_pair(tool_server()) as client:
+        await client.list_all_tools()
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert result.structured_content == {"sum": 5}
+        assert result.content == [TextContent(text=json.dumps({"sum": 5}))]
+
+
+@pytest.mark.req("server/tools#16")
+async def test_server_refuses_its_own_bad_structured_result() -> None:
+    async with memory_session_pair(tool_server()) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("liar")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR and info.value.message == "Internal error"
+
+
+@pytest.mark.req("server/tools#17")
+async def test_client_validates_structured_results() -> None:
+    server = Server("bad")
+
+    @server.tool(output_schema=SUM_SCHEMA)
+    async def liar(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text="x")], structured_content={"sum": "x"})
+
+    server.tools._entries["liar"].validate_output = None  # a server that does not check itself
+    async with memory_session_pair(server) as client:
+        await client.list_all_tools()
+        with pytest.raises(InvalidToolResult, match="sum"):
+            await client.call_tool("liar")
+
+
+@pytest.mark.req("server/tools#18", "server/tools#20")
+async def test_invalid_arguments_are_tool_execution_errors() -> None:
+    async with memory_session_pair(tool_server()) as client:
+        result = await client.call_tool("add", {"a": 1, "b": "two"})
+        assert result.is_error is True
+        assert "b" in result.content[0].text  # type: ignore[union-attr]
+        result = await client.call_tool("add", {"a": 1})
+        assert result.is_error is True and "required" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_tool_errors_and_unknown_tools() -> None:
+    server = Server("s")
+
+    @server.tool()
+    async def fail(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise ToolError("the date must be in the future")
+
+    async with memory_session_pair(server) as client:
+        result = await client.call_tool("fail")
+        assert result.is_error is True and result.content == [TextContent(text="the date must be in the future")]
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("nope")
+        assert info.value.code == ErrorCode.INVALID_PARAMS and "Unknown tool" in info.value.message
+
+
+@pytest.mark.req("server/tools#12", "server/tools#13")
+async def test_links_and_embedded_resources() -> None:
+    async with memory_session_pair(tool_server()) as client:
+        result = await client.call_tool("links")
+        assert isinstance(result.content[0], ResourceLink) and isinstance(result.content[1], EmbeddedResource)
+
+
+async def test_resource_links_are_refused_for_2025_03_26_clients() -> None:
+    async with memory_session_pair(tool_server(), protocol_version="2025-03-26") as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("links")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+
+
+@pytest.mark.req("server/tools#7", "server/tools#8", "server/tools#9", "server/tools#10")
+def test_tool_name_guidance() -> None:
+    assert check_tool_name("getUser") == [] and check_tool_name("admin.tools.list") == []
+    assert check_tool_name("DATA_EXPORT_v2") == []
+    assert check_tool_name("") and check_tool_name("x" * 129)
+    assert check_tool_name("has space") and check_tool_name("a,b")
+    server = Server("s")
+    with pytest.warns(ToolNameWarning, match="has space"):
+
+        @server.tool("has space")
+        async def spaced(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return ""
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @server.tool("Case")
+        async def upper(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return "upper"
+
+        @server.tool("case")
+        async def lower(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return "lower"  # names are case-sensitive: both exist
+
+
+@pytest.mark.req("server/tools#11")
+def test_names_are_unique() -> None:
+    server = Server("s")
+
+    @server.tool("t")
+    async def one(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return ""
+
+    with pytest.raises(ValueError, match="already registered"):
+
+        @server.tool("t")
+        async def two(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return ""
+
+
+@pytest.mark.req("basic/index#22", "basic/index#24")
+def test_bad_schemas_are_refused_at_registration() -> None:
+    from mcp_ref.basic.json_schema import InvalidSchema, UnsupportedDialect
+
+    server = Server("s")
+
+    async def fn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return ""
+
+    with pytest.raises(UnsupportedDialect):
+        server.tool("a", input_schema={"$schema": "http://example.com/my-dialect", "type": "object"})(fn)
+    with pytest.raises(InvalidSchema):
+        server.tool("b", input_schema={"type": "object", "properties": {"x": {"type": 5}}})(fn)
+
+
+@pytest.mark.req("basic/index#17", "basic/index#18", "basic/index#20", "basic/index#21")
+async def test_declared_dialects_are_honoured() -> None:
+    server = Server("s")
+
+    @server.tool(input_schema={"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                               "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}})
+    async def draft7(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    @server.tool(input_schema={"type": "object", "properties": {"v": {"type": "array",
+                               "prefixItems": [{"type": "string"}]}}})
+    async def default2020(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        assert (await client.call_tool("draft7", {"n": 0})).is_error is True
+        assert (await client.call_tool("draft7", {"n": 1})).is_error is not True
+        assert (await client.call_tool("default2020", {"v": [1]})).is_error is True  # 2020-12 prefixItems applies
+        assert (await client.call_tool("default2020", {"v": ["a"]})).is_error is not True
+
+
+@pytest.mark.req("server/tools#4")
+async def test_list_changed_is_sent_when_tools_change() -> None:
+    server = tool_server()
+    changed: list[str] = []
+    got = trio.Event()
+
+    async def on_list_changed(kind: str) -> None:
+        changed.append(kind)
+        got.set()
+
+    async with memory_session_pair(server, on_list_changed=on_list_changed) as client:
+
+        @server.tool()
+        async def late(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return "late"
+
+        with trio.fail_after(5):
+            await got.wait()
+        assert changed == ["tools"]
+        assert "late" in [t.name for t in await client.list_all_tools()]
+
+
+def test_list_changed_needs_the_capability() -> None:
+    from mcp_ref.schema.lifecycle import ListChangedCapability, ServerCapabilities
+
+    from ..test_connection import handshake
+
+    client, server = handshake(server_caps=ServerCapabilities(tools=ListChangedCapability()))
+    with pytest.raises(LocalProtocolError):
+        server.send_notification("notifications/tools/list_changed")

@@ -1,0 +1,107 @@
+"""server/utilities/logging: setLevel, filtering, notifications, the Python logging bridge."""
+
+import logging
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.schema.logging import LoggingMessageNotificationParams
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing import memory_session_pair
+
+
+def logging_server() -> Server:
+    server = Server("logs")
+
+    @server.tool()
+    async def chatter(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for level in ("debug", "info", "warning", "error"):
+            await ctx.log(level, {"step": level}, logger="chatter")
+        return "done"
+
+    return server
+
+
+async def collect(server: Server, level: str | None) -> list[LoggingMessageNotificationParams]:
+    got: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with memory_session_pair(server, on_log=on_log) as client:
+        assert client.server_capabilities.logging == {}
+        if level is not None:
+            await client.set_logging_level(level)
+        await client.call_tool("chatter")
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+    return got
+
+
+@pytest.mark.req("server/utilities/logging#1", "server/utilities/logging#2")
+async def test_level_filtering() -> None:
+    everything = await collect(logging_server(), None)
+    assert [m.level for m in everything] == ["debug", "info", "warning", "error"]
+    assert everything[0].logger == "chatter" and everything[0].data == {"step": "debug"}
+    warnings_up = await collect(logging_server(), "warning")
+    assert [m.level for m in warnings_up] == ["warning", "error"]
+
+
+async def test_missing_level_is_refused_before_sending() -> None:
+    from mcp_ref.errors import LocalProtocolError
+
+    async with memory_session_pair(logging_server()) as client:
+        with pytest.raises(LocalProtocolError, match="SetLevelRequestParams"):
+            await client.request("logging/setLevel", None)
+
+
+@pytest.mark.req("server/utilities/logging#3")
+async def test_invalid_level_from_a_raw_peer() -> None:
+    import json
+
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(logging_server().serve, server_end)
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+        await client_end.send(json.dumps(init).encode())
+        await client_end.receive()
+        await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await client_end.send(b'{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"loud"}}')
+        reply = json.loads(await client_end.receive())
+        assert reply["error"]["code"] == -32602 and "level" in reply["error"]["message"]
+        nursery.cancel_scope.cancel()
+
+
+async def test_python_logging_bridge() -> None:
+    server = logging_server()
+    got: list[LoggingMessageNotificationParams] = []
+    arrived = trio.Event()
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+        if len(got) == 2:
+            arrived.set()
+
+    logger = logging.getLogger("app.component")
+    logger.setLevel(logging.DEBUG)
+    handler = server.logging_handler()
+    logger.addHandler(handler)
+    try:
+        async with memory_session_pair(server, on_log=on_log) as client:
+            await client.set_logging_level("info")
+            logger.debug("too quiet")
+            logger.info("connected to %s", "db")
+            logger.error("disk full")
+            with trio.fail_after(5):
+                await arrived.wait()
+    finally:
+        logger.removeHandler(handler)
+    assert [(m.level, m.logger, m.data) for m in got] == [
+        ("info", "app.component", "connected to db"),
+        ("error", "app.component", "disk full"),
+    ]
