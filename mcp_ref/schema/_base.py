@@ -5,8 +5,10 @@
   its name in camelCase, except ``meta`` which is ``_meta``. A field may name
   another wire key with ``metadata={"wire": "..."}``.
 * An optional field has the default ``None`` and is left out of the JSON when
-  it is ``None``. A required field has no default and is always written, so a
-  required nullable field (``Task.ttl``) is written as ``null``.
+  it is ``None``; JSON ``null`` is *not* accepted for it (the schema does not
+  allow null there) unless the field is marked :data:`NULLABLE`. A required
+  field has no default and is always written, so a required nullable field
+  (``Task.ttl``) is written as ``null``.
 * Revisions: a class that first appears after 2025-03-26 is decorated with
   :func:`since`; a field that first appears later than its class carries
   ``metadata=NEW_IN_2025_06_18`` or ``NEW_IN_2025_11_25``. Encoding for an
@@ -37,6 +39,7 @@ __all__ = [
     "discriminate",
     "UNION_DISCRIMINATORS",
     "EXTRA",
+    "NULLABLE",
     "older_type",
     "FieldValueError",
     "UNIT_INTERVAL",
@@ -53,6 +56,8 @@ NEW_IN_2025_06_18: Final[Mapping[str, Any]] = {"since": "2025-06-18"}
 NEW_IN_2025_11_25: Final[Mapping[str, Any]] = {"since": "2025-11-25"}
 #: metadata of the catch-all field of open types
 EXTRA: Final[Mapping[str, Any]] = {"extra": True}
+#: metadata of an optional field that also accepts JSON null (decoded as None)
+NULLABLE: Final[Mapping[str, Any]] = {"nullable": True}
 
 T = TypeVar("T", bound=type)
 

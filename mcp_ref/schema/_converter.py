@@ -42,6 +42,9 @@ class WireField:
     extra: bool  # the catch-all of an open type
     #: ((revision the type changed in, the type before it), ...), oldest change first
     older: tuple[tuple[str, Any], ...] = ()
+    #: JSON null is a value of the field (not just "absent"): a required field
+    #: whose type includes None (``Task.ttl``), or one marked NULLABLE
+    nullable: bool = False
 
     def type_in(self, revision: str) -> Any:
         """The field's type in ``revision`` (see :func:`older_type`)."""
@@ -89,9 +92,24 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
                 since=max(cls_since, md.get("since", cls_since)),
                 extra=bool(md.get("extra", False)),
                 older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
+                nullable=bool(md.get("nullable")) or (f.default is attrs.NOTHING and _admits_none(f.type)),
             )
         )
     return tuple(out)
+
+
+def _admits_none(tp: Any) -> bool:
+    return tp is Any or tp is _NoneType or (_is_union(tp) and _NoneType in get_args(tp))
+
+
+def _without_none(tp: Any) -> Any:
+    """``X | None`` -> ``X``: the type an optional, non-nullable field decodes with."""
+    if not _is_union(tp):
+        return tp
+    args = tuple(a for a in get_args(tp) if a is not _NoneType)
+    if len(args) == len(get_args(tp)):
+        return tp
+    return args[0] if len(args) == 1 else Union[args]  # noqa: UP007
 
 
 # -- structuring ---------------------------------------------------------------
@@ -311,8 +329,12 @@ class _Factories:
 
     def attrs_class(self, cls: type) -> Callable[[Any, Any], Any]:
         fields = wire_fields(cls)
-        # (attribute name, wire key, type, required), computed once per class
-        plain = [(f.name, f.wire, f.type, f.required) for f in fields if not f.extra]
+        # (attribute name, wire key, type, required), computed once per class.
+        # An optional field may be absent but is not null unless nullable:
+        # ``"nextCursor": null`` is refused like any other wrong type.
+        plain = [
+            (f.name, f.wire, f.type if f.nullable else _without_none(f.type), f.required) for f in fields if not f.extra
+        ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
         conv = self.conv
@@ -418,12 +440,22 @@ def _checking_older_types(
             if not conforms(value, tp):
                 raise LocalProtocolError(
                     f"{name}.{attr}: {_short(value)} cannot be expressed in protocol revision {revision}"
-                    f" (expected {_describe(tp)})",
+                    f" (it takes {_type_names(tp)})",
                     ErrorCode.INVALID_REQUEST,
                 )
         return fn(obj)
 
     return checked
+
+
+def _type_names(tp: Any) -> str:
+    if _is_union(tp):
+        return " or ".join(_type_names(a) for a in get_args(tp))
+    if attrs.has(tp):
+        return str(tp.__name__)
+    if tp is _NoneType:
+        return "null"
+    return _describe(tp)
 
 
 def _short(value: Any) -> str:
@@ -563,11 +595,20 @@ def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
     return converter_for(revision).unstructure(obj)
 
 
-def decode(value: Any, tp: type[T] | Any) -> T:
-    """Decode a JSON value into ``tp``; :class:`DecodeError` names the failing path."""
+@typing.overload
+def decode(value: Any, tp: type[T]) -> T: ...
+
+
+@typing.overload
+def decode(value: Any, tp: Any) -> Any: ...
+
+
+def decode(value: Any, tp: Any) -> Any:
+    """Decode a JSON value into ``tp`` (a class, or a union / list / dict of
+    them); :class:`DecodeError` names the failing path."""
     conv = converter_for(LATEST_PROTOCOL_VERSION)
     try:
-        return conv.get_structure_hook(tp)(value, tp)  # type: ignore[no-any-return]
+        return conv.get_structure_hook(tp)(value, tp)
     except DecodeError:
         raise
     except RecursionError as e:

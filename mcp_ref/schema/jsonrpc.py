@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, older_type
+from ._base import EXTRA, NULLABLE, FieldValueError, older_type
 
 __all__ = [
     "RequestId",
@@ -36,11 +36,28 @@ ProgressToken = str | int
 Cursor = str
 
 
+def _request_meta(instance: Any, attribute: Any, value: Any) -> None:
+    """``_meta`` is any object; the one key the schema types is ``progressToken``."""
+    if value is None:
+        return
+    if type(value) is not dict:
+        raise FieldValueError("_meta", "expected object")
+    if "progressToken" in value:
+        token = value["progressToken"]
+        if type(token) is not str and type(token) is not int:
+            # [basic/utilities/progress#1] a progress token is a string or an integer
+            raise FieldValueError("_meta.progressToken", "expected string or integer")
+
+
 @frozen(kw_only=True)
 class RequestParams:
-    """Params every request may carry. ``meta`` may hold ``progressToken``."""
+    """Params every request may carry.
 
-    meta: dict[str, Any] | None = None
+    ``meta`` is held as a dict (extensions put their own keys there); the
+    schema types one key, ``progressToken``, and that type is checked.
+    """
+
+    meta: dict[str, Any] | None = field(default=None, validator=_request_meta)
 
 
 @frozen(kw_only=True)
@@ -121,8 +138,10 @@ class JSONRPCErrorResponse:
 
     jsonrpc: Literal["2.0"] = "2.0"
     error: Error
-    # 2025-06-18 and 2025-03-26 (``JSONRPCError``) required the id.
-    id: RequestId | None = field(default=None, metadata=older_type("2025-11-25", RequestId))
+    # 2025-06-18 and 2025-03-26 (``JSONRPCError``) required the id. JSON-RPC
+    # 2.0 writes null for an id that could not be read, so null is accepted
+    # (as None) though schema.json only allows leaving it out.
+    id: RequestId | None = field(default=None, metadata={**NULLABLE, **older_type("2025-11-25", RequestId)})
 
 
 JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse
