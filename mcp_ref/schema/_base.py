@@ -38,6 +38,7 @@ __all__ = [
     "since_of",
     "discriminate",
     "UNION_DISCRIMINATORS",
+    "DISCRIMINATOR_KEYS",
     "EXTRA",
     "NULLABLE",
     "older_type",
@@ -105,11 +106,17 @@ class FieldValueError(ValueError):
 
 #: union type -> function(json value) -> member class (or None: not decidable)
 UNION_DISCRIMINATORS: dict[Any, Callable[[Any], type | None]] = {}
+#: union type -> the key its chooser reads first (named in decode errors)
+DISCRIMINATOR_KEYS: dict[Any, str] = {}
 
 
-def discriminate(union: Any, chooser: Callable[[Any], type | None]) -> None:
-    """Register how to pick the member of ``union`` a JSON value decodes to."""
+def discriminate(union: Any, chooser: Callable[[Any], type | None], key: str | None = None) -> None:
+    """Register how to pick the member of ``union`` a JSON value (an object)
+    decodes to. ``chooser`` returns None when no member fits; ``key`` is the
+    field it mainly looks at, so the error can say "type: expected one of ..."."""
     UNION_DISCRIMINATORS[union] = chooser
+    if key is not None:
+        DISCRIMINATOR_KEYS[union] = key
 
 
 def wire_name(field_name: str, metadata: Mapping[str, Any] | None = None) -> str:

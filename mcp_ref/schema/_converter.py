@@ -22,7 +22,15 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
-from ._base import LATEST_PROTOCOL_VERSION, REVISIONS, UNION_DISCRIMINATORS, FieldValueError, since_of, wire_name
+from ._base import (
+    DISCRIMINATOR_KEYS,
+    LATEST_PROTOCOL_VERSION,
+    REVISIONS,
+    UNION_DISCRIMINATORS,
+    FieldValueError,
+    since_of,
+    wire_name,
+)
 
 __all__ = ["converter_for", "encode", "decode", "wire_fields", "WireField", "conforms"]
 
@@ -278,12 +286,22 @@ class _Factories:
             def structure_optional(value: Any, _: Any) -> Any:
                 if value is None:
                     return None
-                return conv.get_structure_hook(only)(value, only)
+                try:
+                    return conv.get_structure_hook(only)(value, only)
+                except DecodeError as e:
+                    if e.path:
+                        raise
+                    raise _fail(expected) from None  # "expected integer or null"
 
             return structure_optional
         classes = tuple(m for m in members if attrs.has(m))
         others = tuple(m for m in members if not attrs.has(m))
-        key: str | None = None
+        # JSON types a scalar member takes as they are (bool is not a number)
+        exact = {t for m in others if m in (str, int, float, bool) for t in ((int, float) if m is float else (m,))}
+        containers = tuple(m for m in others if m not in (str, int, float, bool))
+        lists = tuple(m for m in containers if _is_list(m))
+        dicts = tuple(m for m in containers if _is_dict(m))
+        key: str | None = DISCRIMINATOR_KEYS.get(tp)
         chooser = UNION_DISCRIMINATORS.get(tp)
         if chooser is None and len(classes) > 1:
             found = _literal_discriminator(classes)
@@ -318,7 +336,18 @@ class _Factories:
                         first_err = first_err or e
                 assert first_err is not None
                 raise first_err
-            for m in others:
+            # Scalars in a union are matched by their exact JSON type: an id
+            # or a progress token of 1.0 is not the integer 1 (ids are echoed
+            # verbatim), and a number field keeps 2 and 2.0 apart.
+            kind = type(value)
+            if kind in exact:
+                return value
+            # An array or object goes to the one array / object member, whose
+            # own error (with its path) is the useful one.
+            same_kind = lists if kind is list else dicts if kind is dict else ()
+            if len(same_kind) == 1:
+                return conv.get_structure_hook(same_kind[0])(value, same_kind[0])
+            for m in containers:
                 try:
                     return conv.get_structure_hook(m)(value, m)
                 except DecodeError:

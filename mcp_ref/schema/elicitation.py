@@ -193,37 +193,58 @@ PrimitiveSchemaDefinition = (
 )
 
 
+def _single_select(value: Any) -> type:
+    # type "string" with options: titled (oneOf), legacy (enumNames) or plain
+    # enum. An enum without enumNames is read as the untitled single select:
+    # the legacy shape without titles is the same JSON (spec_notes/schema.md).
+    if "oneOf" in value:
+        return TitledSingleSelectEnumSchema
+    if "enumNames" in value:
+        return LegacyTitledEnumSchema
+    return UntitledSingleSelectEnumSchema
+
+
+def _multi_select(value: Any) -> type:
+    items = value.get("items")
+    return TitledMultiSelectEnumSchema if type(items) is dict and "anyOf" in items else UntitledMultiSelectEnumSchema
+
+
 def _choose_primitive(value: Any) -> type | None:
     kind = value.get("type")
+    if kind == "string":
+        return _single_select(value) if "oneOf" in value or "enum" in value else StringSchema
     if kind in ("number", "integer"):
         return NumberSchema
     if kind == "boolean":
         return BooleanSchema
     if kind == "array":
-        items = value.get("items")
-        if type(items) is dict and "anyOf" in items:
-            return TitledMultiSelectEnumSchema
-        return UntitledMultiSelectEnumSchema
-    if kind == "string":
-        if "oneOf" in value:
-            return TitledSingleSelectEnumSchema
-        if "enumNames" in value:
-            return LegacyTitledEnumSchema
-        if "enum" in value:
-            return UntitledSingleSelectEnumSchema
-        return StringSchema
+        return _multi_select(value)
     return None
 
 
 def _choose_enum(value: Any) -> type | None:
-    chosen = _choose_primitive(value)
-    return chosen if chosen not in (StringSchema, NumberSchema, BooleanSchema) else None
+    kind = value.get("type")
+    if kind == "string":
+        return _single_select(value)
+    if kind == "array":
+        return _multi_select(value)
+    return None
 
 
-discriminate(PrimitiveSchemaDefinition, _choose_primitive)
-discriminate(EnumSchema, _choose_enum)
-discriminate(SingleSelectEnumSchema, _choose_enum)
-discriminate(MultiSelectEnumSchema, _choose_enum)
+def _choose_single(value: Any) -> type | None:
+    if value.get("type") != "string":
+        return None
+    return TitledSingleSelectEnumSchema if "oneOf" in value else UntitledSingleSelectEnumSchema
+
+
+def _choose_multi(value: Any) -> type | None:
+    return _multi_select(value) if value.get("type") == "array" else None
+
+
+discriminate(PrimitiveSchemaDefinition, _choose_primitive, key="type")
+discriminate(EnumSchema, _choose_enum, key="type")
+discriminate(SingleSelectEnumSchema, _choose_single, key="type")
+discriminate(MultiSelectEnumSchema, _choose_multi, key="type")
 
 
 @frozen(kw_only=True)
