@@ -1,4 +1,8 @@
-"""The MCP data model: one attrs class per schema definition (see spec_notes/schema.md)."""
+"""The MCP data model: one attrs class per schema definition (see spec_notes/schema.md).
+
+Everything public of every module is re-exported here; ``__all__`` is the
+concatenation of the modules' ``__all__`` (tests/schema/test_exports.py).
+"""
 
 from . import (
     cancellation,
@@ -20,8 +24,8 @@ from . import (
     tasks,
     tools,
 )
-from ._base import LATEST_PROTOCOL_VERSION, REVISIONS
-from ._converter import decode, encode
+from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS
+from ._converter import converter_for, decode, encode
 from .cancellation import *
 from .completion import *
 from .content import *
@@ -41,7 +45,7 @@ from .sampling import *
 from .tasks import *
 from .tools import *
 
-__all__ = ["LATEST_PROTOCOL_VERSION", "REVISIONS", "decode", "encode"]
+__all__ = ["LATEST_PROTOCOL_VERSION", "REVISIONS", "JSONRPC_VERSION", "decode", "encode", "converter_for"]
 __all__ += jsonrpc.__all__
 __all__ += cancellation.__all__
 __all__ += lifecycle.__all__

@@ -2,10 +2,13 @@
 
 The engine looks methods up here: which request class a method decodes to,
 per direction; its params and result types; whether it may be task-augmented;
-and the revision it first exists in.
+and the revision it first exists in. A method both sides send (``ping``,
+``tasks/*``, ``notifications/cancelled`` / ``progress`` / ``tasks/status``) is
+in both directions' tables. tests/schema/test_messages.py holds the tables
+against the spec's methods.tsv and the three schema.json files.
 """
 
-from typing import Any
+from typing import Any, get_args
 
 from ._base import since_of
 from .cancellation import CancelledNotification, CancelledNotificationParams
@@ -58,7 +61,6 @@ from .tasks import (
     CancelTaskRequest,
     CancelTaskRequestParams,
     CancelTaskResult,
-    CreateTaskResult,
     GetTaskPayloadRequest,
     GetTaskPayloadRequestParams,
     GetTaskPayloadResult,
@@ -94,7 +96,6 @@ __all__ = [
     "RESULT_TYPES",
     "TASK_AUGMENTABLE",
     "method_since",
-    "CreateTaskResult",
 ]
 
 ClientRequest = (
@@ -177,8 +178,6 @@ def _method(cls: type) -> str:
 
 
 def _table(union: Any) -> dict[str, type]:
-    from typing import get_args
-
     return {_method(cls): cls for cls in get_args(union)}
 
 
@@ -189,7 +188,8 @@ SERVER_REQUESTS: dict[str, type] = _table(ServerRequest)
 CLIENT_NOTIFICATIONS: dict[str, type] = _table(ClientNotification)
 SERVER_NOTIFICATIONS: dict[str, type] = _table(ServerNotification)
 
-#: method -> params type (a union for elicitation/create)
+#: method -> params type (a union for elicitation/create; the params class of
+#: a notification too)
 PARAMS_TYPES: dict[str, Any] = {
     "initialize": InitializeRequestParams,
     "ping": RequestParams,
@@ -255,5 +255,5 @@ _ALL = {**CLIENT_REQUESTS, **SERVER_REQUESTS, **CLIENT_NOTIFICATIONS, **SERVER_N
 
 
 def method_since(method: str) -> str:
-    """The revision ``method`` first exists in."""
+    """The revision ``method`` first exists in (KeyError for a method MCP does not have)."""
     return since_of(_ALL[method])

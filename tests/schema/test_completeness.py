@@ -7,7 +7,7 @@ spec_notes/schema.md), and the test fails if a listed difference goes away,
 so the list cannot go stale.
 """
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import pytest
@@ -215,3 +215,61 @@ INLINE_BEFORE: dict[str, set[str]] = {
         "ElicitRequestFormParams",
     },
 }
+
+
+def test_legacy_names_are_definitions_of_their_revision() -> None:
+    from mcp_ref.schema.legacy import LEGACY_NAMES
+
+    assert not [key for key in LEGACY_NAMES if key[1] not in defs(key[0])]
+
+
+def test_the_comparison_sees_each_kind_of_difference() -> None:
+    # The comparison must be able to fail: a field missing, one too many,
+    # requiredness, a scalar type, a literal and a union member.
+    @attrs.frozen(kw_only=True)
+    class Probe:
+        kind: Literal["a"] = "a"
+        count: int
+        name: str | None = None
+        extra_field: bool | None = None
+
+    def spec_of(**props: Any) -> Norm:
+        return ("object", tuple(sorted((k, t, r) for k, (t, r) in props.items())))
+
+    ours = class_shape(Probe, LATEST)
+    same = spec_of(
+        kind=(("const", "a"), True),
+        count=(("integer",), True),
+        name=(("string",), False),
+        extraField=(("boolean",), False),
+    )
+    assert _differences(ours, same, "", Probe, LATEST) == []
+    assert _differences(
+        ours,
+        spec_of(
+            kind=(("const", "a"), True), count=(("number",), True), name=(("string",), True), other=(("string",), False)
+        ),
+        "",
+        Probe,
+        LATEST,
+    ) == [
+        "count: integer in mcp_ref, number in the schema",
+        "extraField: only in mcp_ref",
+        "name: required=False in mcp_ref, True in the schema",
+        "other: missing from mcp_ref",
+    ]
+    assert _differences(
+        ours,
+        spec_of(
+            kind=(("const", "b"), True),
+            count=(("integer",), True),
+            name=(("union", frozenset({("string",), ("integer",)})), False),
+            extraField=(("boolean",), False),
+        ),
+        "",
+        Probe,
+        LATEST,
+    ) == [
+        "kind: const:'a' in mcp_ref, const:'b' in the schema",
+        "name: string in mcp_ref, (integer | string) in the schema",
+    ]
