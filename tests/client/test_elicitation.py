@@ -87,9 +87,18 @@ async def test_form_mode_with_defaults() -> None:
 @pytest.mark.req("client/elicitation#56", "client/elicitation#57")
 def test_form_validation() -> None:
     assert validate_form_content(SCHEMA, {"name": "Bo", "email": "bo@example.com", "tags": ["a"]}) == []
-    problems = validate_form_content(SCHEMA, {"age": -1, "email": "nope", "color": "blue", "tags": ["a", "b", "c"], "x": 1})
+    problems = validate_form_content(
+        SCHEMA, {"age": -1, "email": "nope", "color": "blue", "tags": ["a", "b", "c"], "x": 1}
+    )
     text = "; ".join(problems)
-    for expected in ("name: required", "age: below", "email: not a valid email", "color: not one of", "tags:", "x: not in"):
+    for expected in (
+        "name: required",
+        "age: below",
+        "email: not a valid email",
+        "color: not one of",
+        "tags:",
+        "x: not in",
+    ):
         assert expected in text
 
 
@@ -116,8 +125,13 @@ async def test_modes_must_be_declared() -> None:
             pass
 
 
-@pytest.mark.req("client/elicitation#12", "client/elicitation#13", "client/elicitation#14", "client/elicitation#16",
-                 "client/elicitation#17")
+@pytest.mark.req(
+    "client/elicitation#12",
+    "client/elicitation#13",
+    "client/elicitation#14",
+    "client/elicitation#16",
+    "client/elicitation#17",
+)
 async def test_url_mode_and_completion() -> None:
     results: list[Any] = []
     completed: list[str] = []
@@ -128,7 +142,9 @@ async def test_url_mode_and_completion() -> None:
         got.set()
 
     async with memory_session_pair(
-        elicit_server(results), elicitation=accept_defaults, elicitation_modes=("form", "url"),
+        elicit_server(results),
+        elicitation=accept_defaults,
+        elicitation_modes=("form", "url"),
         on_elicitation_complete=on_complete,
     ) as client:
         await client.call_tool("ask", {"mode": "url"})
@@ -142,14 +158,22 @@ async def test_url_mode_and_completion() -> None:
     assert completed == ["el-1"]
 
 
-@pytest.mark.req("client/elicitation#20", "client/elicitation#21", "client/elicitation#22", "client/elicitation#23",
-                 "client/elicitation#33")
+@pytest.mark.req(
+    "client/elicitation#20",
+    "client/elicitation#21",
+    "client/elicitation#22",
+    "client/elicitation#23",
+    "client/elicitation#33",
+)
 async def test_url_elicitation_required_error() -> None:
     async with memory_session_pair(elicit_server([])) as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("needs_auth")
     assert info.value.code == ErrorCode.URL_ELICITATION_REQUIRED == -32042
-    assert info.value.data == {"elicitations": [{"mode": "url", "message": "Authorize",
-                                                 "elicitationId": "el-2", "url": "https://example.com/auth"}]}
+    assert info.value.data == {
+        "elicitations": [
+            {"mode": "url", "message": "Authorize", "elicitationId": "el-2", "url": "https://example.com/auth"}
+        ]
+    }
     with pytest.raises(ValueError):
         URLElicitationRequired([])

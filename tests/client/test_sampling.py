@@ -4,9 +4,8 @@ from typing import Any
 
 import pytest
 
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.client.sampling import SamplingRejected, check_sampling_request
-from mcp_ref.errors import ProtocolError
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
 from mcp_ref.schema.content import TextContent, ToolResultContent, ToolUseContent
 from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage, ToolChoice
 from mcp_ref.schema.tools import Tool
@@ -44,7 +43,9 @@ async def fake_llm(ctx: Any, params: CreateMessageRequestParams) -> CreateMessag
         raise SamplingRejected()
     if params.tools:
         return CreateMessageResult(
-            role="assistant", model="fake", stop_reason="toolUse",
+            role="assistant",
+            model="fake",
+            stop_reason="toolUse",
             content=[ToolUseContent(id="1", name="weather", input={"city": "Paris"})],
         )
     return CreateMessageResult(role="assistant", model="fake", content=TextContent(text=message.content.text.upper()))
@@ -72,7 +73,9 @@ async def test_tools_need_the_sampling_tools_capability() -> None:
     assert isinstance(results[0], CreateMessageResult) and results[0].stop_reason == "toolUse"
 
 
-@pytest.mark.req("client/sampling#7", "client/sampling#8", "client/sampling#13", "client/sampling#15", "client/sampling#19")
+@pytest.mark.req(
+    "client/sampling#7", "client/sampling#8", "client/sampling#13", "client/sampling#15", "client/sampling#19"
+)
 def test_tool_use_message_rules() -> None:
     use = SamplingMessage(role="assistant", content=[ToolUseContent(id="a", name="weather", input={})])
     good = SamplingMessage(role="user", content=[ToolResultContent(tool_use_id="a", content=[TextContent(text="sun")])])
@@ -81,7 +84,9 @@ def test_tool_use_message_rules() -> None:
         content=[ToolResultContent(tool_use_id="a", content=[]), TextContent(text="and also")],
     )
     missing = SamplingMessage(role="user", content=[TextContent(text="forgot the result")])
-    ok = CreateMessageRequestParams(messages=[use, good], max_tokens=5, tools=[WEATHER], tool_choice=ToolChoice(mode="auto"))
+    ok = CreateMessageRequestParams(
+        messages=[use, good], max_tokens=5, tools=[WEATHER], tool_choice=ToolChoice(mode="auto")
+    )
     check_sampling_request(ok, tools_declared=True)
     for messages in ([use, mixed], [use, missing], [use]):
         params = CreateMessageRequestParams(messages=messages, max_tokens=5, tools=[WEATHER])

@@ -1,7 +1,5 @@
 """server/prompts: listing, argument checks, every content kind, list_changed."""
 
-
-
 import pytest
 import trio
 
@@ -35,7 +33,9 @@ def prompt_server() -> Server:
                 PromptMessage(role="user", content=AudioContent(data="UklGRg==", mime_type="audio/wav")),
                 PromptMessage(
                     role="assistant",
-                    content=EmbeddedResource(resource=TextResourceContents(uri="test://doc", mime_type="text/plain", text="d")),
+                    content=EmbeddedResource(
+                        resource=TextResourceContents(uri="test://doc", mime_type="text/plain", text="d")
+                    ),
                 ),
             ],
         )
@@ -87,5 +87,3 @@ async def test_list_changed() -> None:
         server.prompts.remove("simple")
         with trio.fail_after(5):
             await got.wait()
-
-

@@ -2,7 +2,6 @@
 
 import base64
 
-
 import pytest
 import trio
 
@@ -143,5 +142,3 @@ async def test_no_resources_no_capability() -> None:
 
         with pytest.raises(LocalProtocolError):
             await client.list_resources()
-
-

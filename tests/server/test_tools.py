@@ -27,8 +27,13 @@ SUM_SCHEMA = {"type": "object", "properties": {"sum": {"type": "integer"}}, "req
 def tool_server() -> Server:
     server = Server("tools")
 
-    @server.tool(description="Add two integers", input_schema=ADD_SCHEMA, output_schema=SUM_SCHEMA,
-                 annotations=ToolAnnotations(read_only_hint=True), title="Adder")
+    @server.tool(
+        description="Add two integers",
+        input_schema=ADD_SCHEMA,
+        output_schema=SUM_SCHEMA,
+        annotations=ToolAnnotations(read_only_hint=True),
+        title="Adder",
+    )
     async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
         return {"sum": arguments["a"] + arguments["b"]}
 
@@ -187,13 +192,19 @@ def test_bad_schemas_are_refused_at_registration() -> None:
 async def test_declared_dialects_are_honoured() -> None:
     server = Server("s")
 
-    @server.tool(input_schema={"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-                               "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}})
+    @server.tool(
+        input_schema={
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}},
+        }
+    )
     async def draft7(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         return "ok"
 
-    @server.tool(input_schema={"type": "object", "properties": {"v": {"type": "array",
-                               "prefixItems": [{"type": "string"}]}}})
+    @server.tool(
+        input_schema={"type": "object", "properties": {"v": {"type": "array", "prefixItems": [{"type": "string"}]}}}
+    )
     async def default2020(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         return "ok"
 

@@ -23,7 +23,9 @@ async def complete_many(ctx: RequestContext, value: str, context: dict[str, str]
 def completion_server() -> Server:
     server = Server("complete")
 
-    @server.prompt(arguments=[PromptArgument(name="language", required=True)], completers={"language": complete_language})
+    @server.prompt(
+        arguments=[PromptArgument(name="language", required=True)], completers={"language": complete_language}
+    )
     async def review(ctx: RequestContext, arguments: dict[str, str]) -> str:
         return f"Review this {arguments['language']} code"
 

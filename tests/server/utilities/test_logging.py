@@ -66,8 +66,16 @@ async def test_invalid_level_from_a_raw_peer() -> None:
     client_end, server_end = memory_channel_pair()
     async with trio.open_nursery() as nursery:
         await nursery.start(logging_server().serve, server_end)
-        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
         await client_end.send(json.dumps(init).encode())
         await client_end.receive()
         await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')

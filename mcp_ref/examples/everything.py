@@ -1,0 +1,588 @@
+"""Every feature of mcp_ref's server in one process.
+
+    python -m mcp_ref.examples.everything               # stdio
+    python -m mcp_ref.examples.everything --http --port 8000   # Streamable HTTP on 127.0.0.1
+
+Tools, resources, prompts, completion and logging, tools that make the server
+ask the client for sampling, elicitation (form and URL) and roots, and the
+fixtures the official conformance suite calls (``test_*``). Every tool says
+in its description what it does, so a person driving it from an MCP client
+can follow along.
+"""
+
+import argparse
+import base64
+import importlib
+import json
+import sys
+from typing import Any
+
+import trio
+
+from mcp_ref.client.elicitation import URLElicitationRequired
+from mcp_ref.errors import LocalProtocolError
+from mcp_ref.schema._converter import decode
+from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp_ref.schema.elicitation import (
+    ElicitationRequestedSchema,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+)
+from mcp_ref.schema.prompts import PromptArgument, PromptMessage
+from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage, ToolChoice
+from mcp_ref.schema.tools import Tool, ToolAnnotations
+from mcp_ref.server.tools import ToolError
+from mcp_ref.session import RequestContext, Server
+
+__all__ = ["build_server", "main"]
+
+#: a 1x1 red PNG
+RED_PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+)
+#: 0.01 s of silence, 8 kHz mono 8-bit WAV
+SILENT_WAV = (
+    b"RIFF"
+    + (36 + 80).to_bytes(4, "little")
+    + b"WAVEfmt "
+    + (16).to_bytes(4, "little")
+    + (1).to_bytes(2, "little")
+    + (1).to_bytes(2, "little")
+    + (8000).to_bytes(4, "little")
+    + (8000).to_bytes(4, "little")
+    + (1).to_bytes(2, "little")
+    + (8).to_bytes(2, "little")
+    + b"data"
+    + (80).to_bytes(4, "little")
+    + b"\x80" * 80
+)
+PNG_B64 = base64.b64encode(RED_PIXEL_PNG).decode()
+WAV_B64 = base64.b64encode(SILENT_WAV).decode()
+NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
+LANGUAGES = ["python", "javascript", "typescript", "rust", "go", "java", "kotlin", "haskell", "ocaml", "elixir"]
+
+
+def _text(result: Any) -> str:
+    return " ".join(getattr(b, "text", f"<{getattr(b, 'type', '?')}>") for b in result.content)
+
+
+def build_server() -> Server:
+    server = Server(
+        "mcp_ref-everything",
+        "0.1.0",
+        title="mcp_ref everything server",
+        description="Every feature of the mcp_ref reference implementation, for trying clients against",
+        instructions=(
+            "A test server. Tools named test_* are fixtures of the official conformance suite; the others "
+            "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging)."
+        ),
+    )
+    _demo_tools(server)
+    _conformance_tools(server)
+    _resources(server)
+    _prompts(server)
+    return server
+
+
+# -- demonstration tools -------------------------------------------------------------
+
+
+def _demo_tools(server: Server) -> None:
+    @server.tool(
+        description="Echo back the `text` you send.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True),
+    )
+    async def echo(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return str(arguments["text"])
+
+    @server.tool(
+        description='Add two numbers `a` and `b`; the result is structured ({"sum": ...}) and also given as text.',
+        input_schema={
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+        output_schema={"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]},
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"sum": arguments["a"] + arguments["b"]}
+
+    @server.tool(
+        description=(
+            "Work for `seconds` seconds (default 10), reporting progress every second. "
+            "Cancel it from your client to see cancellation reach the server."
+        ),
+        input_schema={"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 600}}},
+    )
+    async def long_running(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        seconds = float(arguments.get("seconds", 10))
+        steps = max(1, int(seconds))
+        for i in range(1, steps + 1):
+            await trio.sleep(seconds / steps)
+            await ctx.progress(i, steps, f"step {i} of {steps}")
+        return f"finished after {seconds:g}s"
+
+    @server.tool(
+        description="Send `count` progress notifications (default 10) as fast as possible, then return.",
+        input_schema={"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 100000}}},
+    )
+    async def progress_emitter(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        count = int(arguments.get("count", 10))
+        for i in range(1, count + 1):
+            await ctx.progress(i, count)
+        return f"sent {count} progress notifications"
+
+    @server.tool(
+        description="Ask your client's model (sampling/createMessage) to answer `prompt`; returns its answer.",
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+    )
+    async def ask_model(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))], max_tokens=200
+        )
+        result: CreateMessageResult = await ctx.sample(params)
+        answer = _text(result) if isinstance(result.content, list) else getattr(result.content, "text", "")
+        return f"{result.model}: {answer}"
+
+    @server.tool(
+        description=(
+            "Ask your client's model a question with one tool available (`get_weather`); needs sampling.tools. "
+            "Shows the stop reason and any tool use the model made."
+        ),
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+    )
+    async def ask_model_with_tools(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        weather = Tool(
+            name="get_weather",
+            description="Current weather for a city",
+            input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        )
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))],
+            max_tokens=200,
+            tools=[weather],
+            tool_choice=ToolChoice(mode="auto"),
+        )
+        try:
+            result: CreateMessageResult = await ctx.sample(params)
+        except LocalProtocolError as e:
+            raise ToolError(f"cannot ask: {e}") from e
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        return f"stopReason={result.stop_reason}; blocks={[b.type for b in blocks]}"
+
+    @server.tool(
+        description="Ask you (elicitation, form mode) for your name and favourite colour, and say what you answered.",
+        input_schema=NO_ARGS,
+    )
+    async def ask_user(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "title": "Your name", "minLength": 1},
+                    "colour": {"type": "string", "enum": ["red", "green", "blue"], "default": "blue"},
+                },
+                "required": ["name"],
+            },
+            ElicitationRequestedSchema,
+        )
+        result: ElicitResult = await ctx.elicit(
+            ElicitRequestFormParams(message="Tell me about you", requested_schema=schema)
+        )
+        return f"action={result.action}, content={json.dumps(result.content)}"
+
+    @server.tool(
+        description=(
+            "Ask you (elicitation, URL mode) to visit a page out of band; the server announces completion "
+            "with notifications/elicitation/complete. Needs elicitation.url."
+        ),
+        input_schema=NO_ARGS,
+    )
+    async def visit_url(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = ElicitRequestURLParams(
+            message="Please review the example page", url="https://example.com/consent", elicitation_id="everything-1"
+        )
+        result: ElicitResult = await ctx.elicit(params)
+        if result.action == "accept":
+            await ctx.notify("notifications/elicitation/complete", _complete("everything-1"))
+        return f"action={result.action}"
+
+    @server.tool(
+        description="Fail with URLElicitationRequired (-32042): shows how a server asks for out-of-band consent first.",
+        input_schema=NO_ARGS,
+    )
+    async def needs_consent(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise URLElicitationRequired(
+            [
+                ElicitRequestURLParams(
+                    message="Authorize first", url="https://example.com/authorize", elicitation_id="consent-1"
+                )
+            ]
+        )
+
+    @server.tool(description="List the roots your client exposes (roots/list).", input_schema=NO_ARGS)
+    async def show_roots(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        result = await ctx.list_roots()
+        return "\n".join(f"{r.uri} ({r.name or 'unnamed'})" for r in result.roots) or "(no roots)"
+
+    @server.tool(
+        description="Send one log message per level (debug .. emergency); logging/setLevel filters them.",
+        input_schema=NO_ARGS,
+    )
+    async def log_levels(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        sent = []
+        for level in ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"):
+            if await ctx.log(level, f"a {level} message", logger="everything"):
+                sent.append(level)
+        return f"sent: {', '.join(sent) or 'nothing'}"
+
+    @server.tool(
+        description="Change test://watched-resource and notify subscribers (resources/subscribe first).",
+        input_schema=NO_ARGS,
+    )
+    async def touch_watched(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        WATCHED["version"] += 1
+        server.resource_updated("test://watched-resource")
+        return f"watched resource is now version {WATCHED['version']}"
+
+
+WATCHED = {"version": 1}
+
+
+def _complete(elicitation_id: str) -> Any:
+    from mcp_ref.schema.elicitation import ElicitationCompleteNotificationParams
+
+    return ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
+
+
+# -- conformance suite fixtures ------------------------------------------------------------
+
+
+def _conformance_tools(server: Server) -> None:
+    @server.tool(description="Conformance: returns one simple text block.", input_schema=NO_ARGS)
+    async def test_simple_text(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "This is a simple text response for testing."
+
+    @server.tool(description="Conformance: returns a 1x1 PNG image.", input_schema=NO_ARGS)
+    async def test_image_content(ctx: RequestContext, arguments: dict[str, Any]) -> list[Any]:
+        return [ImageContent(data=PNG_B64, mime_type="image/png")]
+
+    @server.tool(description="Conformance: returns a short WAV audio clip.", input_schema=NO_ARGS)
+    async def test_audio_content(ctx: RequestContext, arguments: dict[str, Any]) -> list[Any]:
+        return [AudioContent(data=WAV_B64, mime_type="audio/wav")]
+
+    @server.tool(description="Conformance: returns an embedded text resource.", input_schema=NO_ARGS)
+    async def test_embedded_resource(ctx: RequestContext, arguments: dict[str, Any]) -> list[Any]:
+        return [
+            EmbeddedResource(
+                resource=TextResourceContents(
+                    uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+                )
+            )
+        ]
+
+    @server.tool(description="Conformance: returns text, an image and an embedded resource.", input_schema=NO_ARGS)
+    async def test_multiple_content_types(ctx: RequestContext, arguments: dict[str, Any]) -> list[Any]:
+        return [
+            TextContent(text="Multiple content types test:"),
+            ImageContent(data=PNG_B64, mime_type="image/png"),
+            EmbeddedResource(
+                resource=TextResourceContents(
+                    uri="test://mixed-content-resource",
+                    mime_type="application/json",
+                    text=json.dumps({"test": "data", "value": 123}),
+                )
+            ),
+        ]
+
+    @server.tool(description="Conformance: sends three info log messages while it runs.", input_schema=NO_ARGS)
+    async def test_tool_with_logging(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.log("info", "Tool execution started", logger="conformance")
+        await trio.sleep(0.05)
+        await ctx.log("info", "Tool processing data", logger="conformance")
+        await trio.sleep(0.05)
+        await ctx.log("info", "Tool execution completed", logger="conformance")
+        return "Tool with logging executed successfully"
+
+    @server.tool(description="Conformance: reports progress 0, 50 and 100 of 100.", input_schema=NO_ARGS)
+    async def test_tool_with_progress(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for value in (0, 50, 100):
+            await ctx.progress(value, 100)
+            if value < 100:
+                await trio.sleep(0.05)
+        return "Tool with progress executed successfully"
+
+    @server.tool(description="Conformance: always fails with a tool execution error.", input_schema=NO_ARGS)
+    async def test_error_handling(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise ToolError("This tool intentionally returns an error for testing")
+
+    @server.tool(
+        description="Conformance: asks the client's model to answer `prompt` (sampling).",
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+    )
+    async def test_sampling(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))], max_tokens=100
+        )
+        try:
+            result: CreateMessageResult = await ctx.sample(params)
+        except LocalProtocolError as e:
+            raise ToolError(f"the client does not support sampling: {e}") from e
+        content = result.content
+        text = _text(result) if isinstance(content, list) else getattr(content, "text", "")
+        return f"LLM response: {text}"
+
+    @server.tool(
+        description="Conformance: asks the user for a username and email (elicitation, form mode).",
+        input_schema={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+    )
+    async def test_elicitation(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(
+            {
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"},
+                },
+                "required": ["username", "email"],
+            },
+            ElicitationRequestedSchema,
+        )
+        result = await _elicit(ctx, ElicitRequestFormParams(message=arguments["message"], requested_schema=schema))
+        return f"User response: <action: {result.action}, content: {json.dumps(result.content)}>"
+
+    @server.tool(description="Conformance: elicitation with a default for every primitive type.", input_schema=NO_ARGS)
+    async def test_elicitation_sep1034_defaults(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "default": True},
+                },
+            },
+            ElicitationRequestedSchema,
+        )
+        result = await _elicit(
+            ctx, ElicitRequestFormParams(message="Please review the defaults", requested_schema=schema)
+        )
+        return f"Elicitation completed: action={result.action}, content={json.dumps(result.content)}"
+
+    @server.tool(description="Conformance: elicitation with all five enum schema variants.", input_schema=NO_ARGS)
+    async def test_elicitation_sep1330_enums(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(
+            {
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {
+                        "type": "string",
+                        "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"},
+                        ],
+                    },
+                    "legacyEnum": {
+                        "type": "string",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option One", "Option Two", "Option Three"],
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "items": {
+                            "anyOf": [
+                                {"const": "value1", "title": "First Choice"},
+                                {"const": "value2", "title": "Second Choice"},
+                                {"const": "value3", "title": "Third Choice"},
+                            ]
+                        },
+                    },
+                },
+            },
+            ElicitationRequestedSchema,
+        )
+        result = await _elicit(ctx, ElicitRequestFormParams(message="Pick some options", requested_schema=schema))
+        return f"Elicitation completed: action={result.action}, content={json.dumps(result.content)}"
+
+    @server.tool(
+        "json_schema_2020_12_tool",
+        description="Tool with JSON Schema 2020-12 features",
+        input_schema={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                }
+            },
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "additionalProperties": False,
+        },
+    )
+    async def json_schema_tool(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return f"received {json.dumps(arguments, sort_keys=True)}"
+
+    @server.tool(
+        description=(
+            "Conformance (Streamable HTTP): closes this request's SSE stream mid-call, then answers; "
+            "the client must reconnect with Last-Event-ID to get the result."
+        ),
+        input_schema=NO_ARGS,
+    )
+    async def test_reconnection(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        close = getattr(ctx.session.channel, "close_request_stream", None)
+        if close is not None:
+            await close(ctx.request_id)
+        await trio.sleep(0.2)
+        return "Reconnection test completed"
+
+
+async def _elicit(ctx: RequestContext, params: ElicitRequestFormParams) -> ElicitResult:
+    try:
+        result: ElicitResult = await ctx.elicit(params)
+    except LocalProtocolError as e:
+        raise ToolError(f"the client does not support elicitation: {e}") from e
+    return result
+
+
+# -- resources ------------------------------------------------------------------------------
+
+
+def _resources(server: Server) -> None:
+    @server.resource(
+        "test://static-text", name="static-text", mime_type="text/plain", description="A static text resource"
+    )
+    async def static_text(ctx: RequestContext) -> str:
+        return "This is the content of the static text resource."
+
+    @server.resource(
+        "test://static-binary", name="static-binary", mime_type="image/png", description="A static PNG image"
+    )
+    async def static_binary(ctx: RequestContext) -> bytes:
+        return RED_PIXEL_PNG
+
+    @server.resource(
+        "test://watched-resource",
+        name="watched-resource",
+        mime_type="text/plain",
+        description="Subscribe to it, then call the touch_watched tool to get notifications/resources/updated",
+    )
+    async def watched(ctx: RequestContext) -> str:
+        return f"watched resource, version {WATCHED['version']}"
+
+    async def complete_id(ctx: RequestContext, value: str, context: dict[str, str]) -> list[str]:
+        return [str(i) for i in range(1, 200) if str(i).startswith(value)]
+
+    @server.resource_template(
+        "test://template/{id}/data",
+        name="template-data",
+        mime_type="application/json",
+        description="Data for any id: test://template/{id}/data",
+        completers={"id": complete_id},
+    )
+    async def template_data(ctx: RequestContext, uri: str, variables: dict[str, str]) -> str:
+        ident = variables["id"]
+        return json.dumps({"id": ident, "templateTest": True, "data": f"Data for ID: {ident}"})
+
+
+# -- prompts -----------------------------------------------------------------------------------
+
+
+def _prompts(server: Server) -> None:
+    @server.prompt(description="A simple prompt with no arguments")
+    async def test_simple_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        return "This is a simple prompt for testing."
+
+    async def complete_arg(ctx: RequestContext, value: str, context: dict[str, str]) -> list[str]:
+        words = ["paris", "park", "party", "pasta", "hello", "help", "world", "word"]
+        return [w for w in words if w.startswith(value)]
+
+    @server.prompt(
+        description="A prompt with two required arguments (arg1 has completion)",
+        arguments=[
+            PromptArgument(name="arg1", description="First test argument", required=True),
+            PromptArgument(name="arg2", description="Second test argument", required=True),
+        ],
+        completers={"arg1": complete_arg},
+    )
+    async def test_prompt_with_arguments(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        return f"Prompt with arguments: arg1='{arguments['arg1']}', arg2='{arguments['arg2']}'"
+
+    @server.prompt(
+        description="A prompt embedding a resource",
+        arguments=[PromptArgument(name="resourceUri", description="URI of the resource to embed", required=True)],
+    )
+    async def test_prompt_with_embedded_resource(ctx: RequestContext, arguments: dict[str, str]) -> list[PromptMessage]:
+        return [
+            PromptMessage(
+                role="user",
+                content=EmbeddedResource(
+                    resource=TextResourceContents(
+                        uri=arguments["resourceUri"],
+                        mime_type="text/plain",
+                        text="Embedded resource content for testing.",
+                    )
+                ),
+            ),
+            PromptMessage(role="user", content=TextContent(text="Please process the embedded resource above.")),
+        ]
+
+    @server.prompt(description="A prompt with an image")
+    async def test_prompt_with_image(ctx: RequestContext, arguments: dict[str, str]) -> list[PromptMessage]:
+        return [
+            PromptMessage(role="user", content=ImageContent(data=PNG_B64, mime_type="image/png")),
+            PromptMessage(role="user", content=TextContent(text="Please analyze the image above.")),
+        ]
+
+    async def complete_language(ctx: RequestContext, value: str, context: dict[str, str]) -> list[str]:
+        return [lang for lang in LANGUAGES if lang.startswith(value.lower())]
+
+    @server.prompt(
+        description="Ask for a code review of `code` written in `language` (language has completion)",
+        arguments=[
+            PromptArgument(name="language", description="Programming language", required=True),
+            PromptArgument(name="code", description="The code to review", required=True),
+        ],
+        completers={"language": complete_language},
+    )
+    async def code_review(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        return f"Please review this {arguments['language']} code:\n\n{arguments['code']}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcp_ref.examples.everything", description=__doc__.splitlines()[0])
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port for --http (default 8000)")
+    args = parser.parse_args(argv)
+    server = build_server()
+    if not args.http:
+        server.run_stdio()
+        return 0
+    try:
+        serve_http = importlib.import_module("mcp_ref.basic.transports.http_server").serve_http
+    except ImportError:
+        print("Streamable HTTP is not available in this build (install mcp_ref[http])", file=sys.stderr)
+        return 2
+
+    async def run_http() -> None:
+        await serve_http(server, host=args.host, port=args.port)
+
+    trio.run(run_http)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

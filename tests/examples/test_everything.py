@@ -1,0 +1,150 @@
+"""The everything example, exercised in-process by our client and over stdio by the official SDK."""
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref.client.elicitation import form_defaults
+from mcp_ref.errors import ErrorCode, MCPError
+from mcp_ref.examples.everything import build_server
+from mcp_ref.schema.completion import PromptReference, ResourceTemplateReference
+from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent
+from mcp_ref.schema.elicitation import ElicitRequestURLParams, ElicitResult
+from mcp_ref.schema.roots import Root
+from mcp_ref.schema.sampling import CreateMessageResult
+from mcp_ref.testing import memory_session_pair
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def llm(ctx: Any, params: Any) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", model="test-model", content=TextContent(text="forty-two"))
+
+
+async def user(ctx: Any, params: Any) -> ElicitResult:
+    if isinstance(params, ElicitRequestURLParams):
+        return ElicitResult(action="accept")
+    content = form_defaults(params.requested_schema)
+    if "username" in params.requested_schema.properties:
+        content = {"username": "ada", "email": "ada@example.com"}
+    return ElicitResult(action="accept", content=content)
+
+
+def text(result: Any) -> str:
+    return " ".join(getattr(b, "text", "") for b in result.content)
+
+
+async def test_everything_in_process() -> None:
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    async with memory_session_pair(
+        build_server(),
+        sampling=llm,
+        elicitation=user,
+        elicitation_modes=("form", "url"),
+        roots=[Root(uri="file:///work", name="work")],
+        on_log=on_log,
+    ) as client:
+        caps = client.server_capabilities
+        assert caps.tools and caps.resources and caps.prompts and caps.completions == {} and caps.logging == {}
+        names = {t.name for t in await client.list_all_tools()}
+        for fixture in (
+            "test_simple_text",
+            "test_image_content",
+            "test_audio_content",
+            "test_embedded_resource",
+            "test_multiple_content_types",
+            "test_tool_with_logging",
+            "test_tool_with_progress",
+            "test_error_handling",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
+            "json_schema_2020_12_tool",
+            "test_reconnection",
+        ):
+            assert fixture in names
+        assert all(t.description for t in await client.list_all_tools())
+
+        assert text(await client.call_tool("test_simple_text")) == "This is a simple text response for testing."
+        assert isinstance((await client.call_tool("test_image_content")).content[0], ImageContent)
+        assert isinstance((await client.call_tool("test_audio_content")).content[0], AudioContent)
+        assert isinstance((await client.call_tool("test_embedded_resource")).content[0], EmbeddedResource)
+        kinds = [type(b) for b in (await client.call_tool("test_multiple_content_types")).content]
+        assert kinds == [TextContent, ImageContent, EmbeddedResource]
+        assert (await client.call_tool("test_error_handling")).is_error is True
+        assert text(await client.call_tool("test_sampling", {"prompt": "meaning?"})) == "LLM response: forty-two"
+        assert "ada@example.com" in text(await client.call_tool("test_elicitation", {"message": "who?"}))
+        defaults = text(await client.call_tool("test_elicitation_sep1034_defaults"))
+        assert '"name": "John Doe"' in defaults and '"score": 95.5' in defaults
+        assert "action=accept" in text(await client.call_tool("test_elicitation_sep1330_enums"))
+        assert text(await client.call_tool("show_roots")) == "file:///work (work)"
+        assert "action=accept" in text(await client.call_tool("visit_url"))
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("needs_consent")
+        assert info.value.code == ErrorCode.URL_ELICITATION_REQUIRED
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
+
+        seen: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append(p)
+
+        await client.call_tool("test_tool_with_progress", progress=on_progress)
+        assert seen == [0, 50, 100]
+        await client.set_logging_level("info")
+        await client.call_tool("test_tool_with_logging")
+        await client.ping()
+        expected = ["Tool execution started", "Tool processing data", "Tool execution completed"]
+        assert [m.data for m in logs[-3:]] == expected
+
+        (contents,) = (await client.read_resource("test://template/123/data")).contents
+        assert json.loads(contents.text) == {"id": "123", "templateTest": True, "data": "Data for ID: 123"}  # type: ignore[union-attr]
+        got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
+        assert got.messages[0].content == TextContent(text="Prompt with arguments: arg1='hello', arg2='world'")
+        done = await client.complete(PromptReference(name="test_prompt_with_arguments"), "arg1", "par")
+        assert done.completion.values == ["paris", "park", "party"]
+        ids = await client.complete(ResourceTemplateReference(uri="test://template/{id}/data"), "id", "19")
+        assert ids.completion.values[:2] == ["19", "190"]
+
+
+async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock) -> None:
+    async with memory_session_pair(build_server()) as client:
+        with trio.move_on_after(3.5):
+            await client.call_tool("long_running", {"seconds": 100}, timeout=1000)
+        result = await client.call_tool("long_running", {"seconds": 2})
+        assert text(result) == "finished after 2s"
+
+
+@pytest.mark.req("basic/transports#2")
+async def test_official_sdk_client_against_everything_over_stdio() -> None:
+    pytest.importorskip("mcp", reason="the official SDK is in the test extra")
+    from mcp import ClientSession as SDKClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_ref.examples.everything"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    async with stdio_client(params) as (read, write), SDKClientSession(read, write) as session:
+        await session.initialize()
+        tools = await session.list_tools()
+        assert "test_simple_text" in {t.name for t in tools.tools}
+        result = await session.call_tool("test_simple_text", {})
+        assert result.content[0].text == "This is a simple text response for testing."  # type: ignore[union-attr]
+        resources = await session.list_resources()
+        assert "test://static-text" in {str(r.uri) for r in resources.resources}
+        prompt = await session.get_prompt("test_simple_prompt")
+        assert prompt.messages[0].content.text == "This is a simple prompt for testing."  # type: ignore[union-attr]
+        read_result = await session.read_resource("test://static-binary")
+        assert read_result.contents[0].mime_type == "image/png"
