@@ -582,7 +582,9 @@ def test_hostile_input_never_crashes_and_replies_are_valid(value: Any) -> None:
 def test_results_keep_unknown_fields() -> None:
     client, server = handshake()
     rid, _ = client.send_request("tools/list")
-    (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": [], "vendor": {"x": 1}}}))
+    (ev,) = client.receive_message(
+        json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": [], "vendor": {"x": 1}}})
+    )
     assert isinstance(ev, ResponseReceived)
     assert ev.result.extra == {"vendor": {"x": 1}}
     server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')

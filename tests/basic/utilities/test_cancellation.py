@@ -90,8 +90,13 @@ async def test_result_can_be_awaited_once() -> None:
 def test_task_augmented_requests_refuse_notification_cancel() -> None:
     from mcp_ref.basic.lifecycle import Role
     from mcp_ref.connection import Connection
-    from mcp_ref.schema.lifecycle import ServerCapabilities, ServerTaskRequestsCapability, ServerTasksCapability
-    from mcp_ref.schema.lifecycle import ServerTaskToolsRequests, ListChangedCapability
+    from mcp_ref.schema.lifecycle import (
+        ListChangedCapability,
+        ServerCapabilities,
+        ServerTaskRequestsCapability,
+        ServerTasksCapability,
+        ServerTaskToolsRequests,
+    )
     from mcp_ref.schema.tasks import TaskMetadata
     from mcp_ref.schema.tools import CallToolRequestParams
 

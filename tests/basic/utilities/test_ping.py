@@ -59,7 +59,10 @@ async def test_ping_timeout(autojump_clock: trio.abc.Clock) -> None:
 
 
 @pytest.mark.req(
-    "basic/utilities/ping#3", "basic/utilities/ping#4", "basic/utilities/ping#6", "basic/utilities/ping#8",
+    "basic/utilities/ping#3",
+    "basic/utilities/ping#4",
+    "basic/utilities/ping#6",
+    "basic/utilities/ping#8",
     "basic/utilities/ping#9",
 )
 async def test_keepalive_closes_the_session_after_the_failure_threshold(
@@ -102,4 +105,3 @@ def test_keepalive_config_is_validated() -> None:
         SessionConfig(keepalive_interval=0)
     with pytest.raises(ValueError):
         SessionConfig(keepalive_max_failures=0)
-

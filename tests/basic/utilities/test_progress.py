@@ -99,11 +99,18 @@ async def test_bogus_progress_from_the_peer_is_ignored_and_counted(autojump_cloc
             req = json.loads(await raw.receive())
             token = req["params"]["_meta"]["progressToken"]
             for value, tok in ((1, token), (1, token), (0.5, token), (2, "nope"), (3, token)):
-                note = {"jsonrpc": "2.0", "method": "notifications/progress",
-                        "params": {"progressToken": tok, "progress": value}}
+                note = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": tok, "progress": value},
+                }
                 await raw.send(json.dumps(note).encode())
             await raw.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}}).encode())
-            late = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 9}}
+            late = {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": 9},
+            }
             await raw.send(json.dumps(late).encode())
         await trio.testing.wait_all_tasks_blocked()
         assert seen == [1, 3]
@@ -128,8 +135,11 @@ class open_session_with_raw_server:
 
         async def play_init() -> None:
             req = json.loads(await self.server_end.receive())
-            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "raw", "version": "1"}}
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw", "version": "1"},
+            }
             await self.server_end.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}).encode())
             json.loads(await self.server_end.receive())  # notifications/initialized
             ready.set()
