@@ -177,3 +177,20 @@ async def test_url_elicitation_required_error() -> None:
     }
     with pytest.raises(ValueError):
         URLElicitationRequired([])
+
+
+@pytest.mark.req("client/elicitation#7", "client/elicitation#8", "client/elicitation#9")
+def test_mode_is_optional_for_form_mode() -> None:
+    from mcp_ref.schema.elicitation import ElicitRequest
+
+    request = {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
+               "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}}
+    decoded = decode(request, ElicitRequest)
+    assert isinstance(decoded.params, ElicitRequestFormParams) and decoded.params.mode is None
+    request["params"] = {"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}
+    assert isinstance(decode(request, ElicitRequest).params, ElicitRequestURLParams)
+    request["params"] = {"mode": "url", "message": "m"}  # url and elicitationId are required in URL mode
+    from mcp_ref.errors import DecodeError
+
+    with pytest.raises(DecodeError):
+        decode(request, ElicitRequest)

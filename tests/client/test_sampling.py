@@ -98,3 +98,19 @@ def test_tool_use_message_rules() -> None:
         assert info.value.code == ErrorCode.INVALID_PARAMS
     with pytest.raises(ProtocolError):
         check_sampling_request(ok, tools_declared=False)
+
+
+@pytest.mark.req("client/sampling#6")
+def test_context_inclusion_needs_the_context_capability() -> None:
+    from mcp_ref.schema.lifecycle import ClientCapabilities, SamplingCapability
+
+    from ..test_connection import handshake
+
+    plain = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="none")
+    wide = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="thisServer")
+    client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability()))
+    server.send_request("sampling/createMessage", plain)
+    with pytest.raises(LocalProtocolError, match="sampling.context"):
+        server.send_request("sampling/createMessage", wide)
+    client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability(context={})))
+    server.send_request("sampling/createMessage", wide)

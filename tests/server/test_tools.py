@@ -188,7 +188,7 @@ def test_bad_schemas_are_refused_at_registration() -> None:
         server.tool("b", input_schema={"type": "object", "properties": {"x": {"type": 5}}})(fn)
 
 
-@pytest.mark.req("basic/index#17", "basic/index#18", "basic/index#20", "basic/index#21")
+@pytest.mark.req("basic/index#17", "basic/index#18", "basic/index#19", "basic/index#20", "basic/index#21", "basic/index#23")
 async def test_declared_dialects_are_honoured() -> None:
     server = Server("s")
 
@@ -245,3 +245,14 @@ def test_list_changed_needs_the_capability() -> None:
     client, server = handshake(server_caps=ServerCapabilities(tools=ListChangedCapability()))
     with pytest.raises(LocalProtocolError):
         server.send_notification("notifications/tools/list_changed")
+
+
+def test_supported_dialects_are_documented() -> None:
+    from mcp_ref.basic.json_schema import DEFAULT_DIALECT, SUPPORTED_DIALECTS
+
+    from ..conftest import ROOT
+
+    notes = (ROOT / "spec_notes" / "supported.md").read_text()
+    assert DEFAULT_DIALECT == "https://json-schema.org/draft/2020-12/schema"
+    for name in ("2020-12", "2019-09", "draft-07", "draft-06", "draft-04"):
+        assert name in notes and any(name in d for d in SUPPORTED_DIALECTS)
