@@ -205,6 +205,7 @@ class _Factories:
     def __init__(self, conv: cattrs.Converter, revision: str) -> None:
         self.conv = conv
         self.revision = revision
+        self._hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 
     # ---- structure
     def literal(self, tp: Any) -> Callable[[Any, Any], Any]:
@@ -220,6 +221,18 @@ class _Factories:
 
         return structure
 
+    def hook(self, tp: Any) -> Callable[[Any, Any], Any]:
+        """The structure hook of ``tp``, cached (cheaper than cattrs' dispatch);
+        for a class, its generated fast path rather than the first-call stub."""
+        found = self._hooks.get(tp)
+        if found is None:
+            found = self.conv.get_structure_hook(tp)
+            prepare = getattr(found, "prepare", None)
+            if prepare is not None:
+                found = prepare()
+            self._hooks[tp] = found
+        return found
+
     def list_(self, tp: Any) -> Callable[[Any, Any], Any]:
         args = get_args(tp)
         item = args[0] if args else Any
@@ -231,19 +244,22 @@ class _Factories:
                 return value
 
             return structure_any_list
-        conv = self.conv
+        hook_for = self.hook
+        found: list[Callable[[Any, Any], Any]] = []
 
         def structure(value: Any, _: Any) -> Any:
             if type(value) is not list:
                 raise _fail(list)
-            hook = conv.get_structure_hook(item)
-            out = []
-            for i, v in enumerate(value):
-                try:
-                    out.append(hook(v, item))
-                except DecodeError as e:
-                    raise _prefix(e, i) from None
-            return out
+            hook = found[0] if found else _remember(found, hook_for(item))
+            try:
+                return [hook(v, item) for v in value]
+            except DecodeError:
+                for i, v in enumerate(value):  # again, to name the index
+                    try:
+                        hook(v, item)
+                    except DecodeError as e:
+                        raise _prefix(e, i) from None
+                raise
 
         return structure
 
@@ -258,19 +274,22 @@ class _Factories:
                 return value
 
             return structure_any_dict
-        conv = self.conv
+        hook_for = self.hook
+        found: list[Callable[[Any, Any], Any]] = []
 
         def structure(value: Any, _: Any) -> Any:
             if type(value) is not dict:
                 raise _fail(dict)
-            hook = conv.get_structure_hook(val)
-            out = {}
-            for k, v in value.items():
-                try:
-                    out[k] = hook(v, val)
-                except DecodeError as e:
-                    raise _prefix(e, k) from None
-            return out
+            hook = found[0] if found else _remember(found, hook_for(val))
+            try:
+                return {k: hook(v, val) for k, v in value.items()}
+            except DecodeError:
+                for k, v in value.items():  # again, to name the key
+                    try:
+                        hook(v, val)
+                    except DecodeError as e:
+                        raise _prefix(e, k) from None
+                raise
 
         return structure
 
@@ -278,7 +297,7 @@ class _Factories:
         members = get_args(tp)
         optional = _NoneType in members
         members = tuple(m for m in members if m is not _NoneType)
-        conv = self.conv
+        hook_for = self.hook
         expected = _describe(tp)
         if len(members) == 1:
             only = members[0]
@@ -287,13 +306,23 @@ class _Factories:
                 if value is None:
                     return None
                 try:
-                    return conv.get_structure_hook(only)(value, only)
+                    return hook_for(only)(value, only)
                 except DecodeError as e:
                     if e.path:
                         raise
                     raise _fail(expected) from None  # "expected integer or null"
 
             return structure_optional
+        scalars = _scalar_union(tp)
+        if scalars is not None:
+            # str | int (ids, progress tokens) and the like: exact JSON types
+
+            def structure_scalars(value: Any, _: Any) -> Any:
+                if type(value) in scalars:
+                    return value
+                raise _fail(expected)
+
+            return structure_scalars
         classes = tuple(m for m in members if attrs.has(m))
         others = tuple(m for m in members if not attrs.has(m))
         # JSON types a scalar member takes as they are (bool is not a number)
@@ -303,15 +332,25 @@ class _Factories:
         dicts = tuple(m for m in containers if _is_dict(m))
         key: str | None = DISCRIMINATOR_KEYS.get(tp)
         chooser = UNION_DISCRIMINATORS.get(tp)
+        by_tag: dict[str, Callable[[Any, Any], Any]] = {}  # tag -> member hook, filled on use
+        tag_key: str | None = None  # set when the members are told apart by a literal tag
         if chooser is None and len(classes) > 1:
             found = _literal_discriminator(classes)
             if found is not None:
                 key, chooser = found
+                tag_key = key
         tags = sorted(
             {repr(v) for m in classes for f in wire_fields(m) if f.wire == key for v in _literal_values(f.type)}
         )
 
         def structure(value: Any, _: Any) -> Any:
+            if by_tag and type(value) is dict:
+                # the common case: a known tag ("type": "text", "method": ...)
+                tag = value.get(tag_key)
+                if type(tag) is str:
+                    hook = by_tag.get(tag)
+                    if hook is not None:
+                        return hook(value, None)
             if value is None:
                 if optional:
                     return None
@@ -320,7 +359,10 @@ class _Factories:
                 if chooser is not None:
                     cls = chooser(value)
                     if cls is not None:
-                        return conv.get_structure_hook(cls)(value, cls)
+                        hook = hook_for(cls)
+                        if tag_key is not None and type(value.get(tag_key)) is str:
+                            by_tag[value[tag_key]] = hook
+                        return hook(value, cls)
                     if key is not None:
                         if key not in value:
                             raise DecodeError(key, "required field missing")
@@ -331,7 +373,7 @@ class _Factories:
                 first_err: DecodeError | None = None
                 for m in _by_demand(classes):
                     try:
-                        return conv.get_structure_hook(m)(value, m)
+                        return hook_for(m)(value, m)
                     except DecodeError as e:
                         first_err = first_err or e
                 assert first_err is not None
@@ -346,10 +388,10 @@ class _Factories:
             # own error (with its path) is the useful one.
             same_kind = lists if kind is list else dicts if kind is dict else ()
             if len(same_kind) == 1:
-                return conv.get_structure_hook(same_kind[0])(value, same_kind[0])
+                return hook_for(same_kind[0])(value, same_kind[0])
             for m in containers:
                 try:
-                    return conv.get_structure_hook(m)(value, m)
+                    return hook_for(m)(value, m)
                 except DecodeError:
                     continue
             raise _fail(expected)
@@ -366,22 +408,18 @@ class _Factories:
         ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
-        conv = self.conv
         # Field hooks are looked up on first use, not here: the model has
         # mutually referring types, and a hook made eagerly would recurse.
-        hooks: list[Callable[[Any, Any], Any] | None] = [None] * len(plain)
+        hooks: list[Callable[[Any, Any], Any]] = []
+        fast: Callable[[Any, Any], Any] | None = None
 
-        def structure(value: Any, _: Any) -> Any:
-            if type(value) is not dict:
-                raise _fail(dict)
+        def careful(value: Any) -> Any:
+            # The slow path: field by field, so a failure names its wire path.
             kwargs: dict[str, Any] = {}
             for i, (name, wire, tp, required) in enumerate(plain):
                 if wire in value:
-                    hook = hooks[i]
-                    if hook is None:
-                        hook = hooks[i] = conv.get_structure_hook(tp)
                     try:
-                        kwargs[name] = hook(value[wire], tp)
+                        kwargs[name] = hooks[i](value[wire], tp)
                     except DecodeError as e:
                         raise _prefix(e, wire) from None
                 elif required:
@@ -395,6 +433,29 @@ class _Factories:
             except (TypeError, ValueError) as e:  # any other validator
                 raise DecodeError("", str(e)) from e
 
+        preparing = False
+
+        def prepare() -> Callable[[Any, Any], Any]:
+            # Generate the fast path once the field types' hooks can be had
+            # (on first use). A class reached again while its own fields are
+            # being prepared (a recursive type) keeps this stub.
+            nonlocal fast, preparing
+            if fast is None:
+                if preparing:
+                    return structure
+                preparing = True
+                try:
+                    resolved = [self.hook(tp) for _, _, tp, _ in plain]
+                finally:
+                    preparing = False
+                hooks[:] = resolved
+                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful)
+            return fast
+
+        def structure(value: Any, _: Any) -> Any:
+            return (fast or prepare())(value, _)
+
+        structure.prepare = prepare  # type: ignore[attr-defined]
         return structure
 
     # ---- unstructure
@@ -456,6 +517,113 @@ def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any],
         return out
 
     return with_extra
+
+
+def _scalar_union(tp: Any) -> frozenset[type] | None:
+    """The JSON types a union of str/int/float/bool takes as they are, or None."""
+    if not _is_union(tp):
+        return None
+    members = get_args(tp)
+    if not all(m in (str, int, float, bool, _NoneType) for m in members):
+        return None
+    return frozenset(t for m in members for t in ((int, float) if m is float else (m,)))
+
+
+class _Slow(Exception):
+    """Raised inside a generated fast path: let the careful path decide."""
+
+
+def _generate_fast_path(
+    cls: type,
+    plain: list[tuple[str, str, Any, bool]],
+    hooks: list[Callable[[Any, Any], Any]],
+    extra_name: str | None,
+    known: frozenset[str],
+    careful: Callable[[Any], Any],
+) -> Callable[[Any, Any], Any]:
+    """Straight-line decoding of one class, generated once (as cattrs and attrs
+    do). Scalars and constants are checked inline; anything unexpected goes
+    to ``careful``, which finds and reports the exact problem.
+
+    Every field is passed to the class by keyword (an absent optional field
+    as its default, None), which is cheaper than building a kwargs dict.
+    """
+    ns: dict[str, Any] = {
+        "cls": cls,
+        "careful": careful,
+        "SLOW": _Slow(),
+        "known": known,
+        "not_object": _not_object,
+        "ABSENT": _ABSENT,
+    }
+    defaults = {a.name: a.default for a in attrs.fields(cls)}
+    body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()", "    try:"]
+    if extra_name is not None:
+        body.append("        present = 0")
+    args = []
+    for i, (name, wire, tp, required) in enumerate(plain):
+        ns[f"h{i}"], ns[f"t{i}"] = hooks[i], tp
+        v = f"v{i}"
+        scalars = _scalar_union(tp)
+        if tp is Any or tp is object:
+            check = []
+        elif tp in (str, bool, int):
+            # (an integral float for an int field is left to the careful path)
+            check = [f"if type({v}) is not {tp.__name__}: raise SLOW"]
+        elif tp is float:
+            check = [f"if type({v}) is not float and type({v}) is not int: raise SLOW"]
+        elif scalars is not None:
+            ns[f"e{i}"] = scalars
+            check = [f"if type({v}) not in e{i}: raise SLOW"]
+        elif _is_dict(tp) and get_args(tp)[1:] in ((Any,), (object,), ()):
+            check = [f"if type({v}) is not dict: raise SLOW"]
+        elif _is_literal(tp) and len(get_args(tp)) == 1:
+            ns[f"c{i}"] = const = get_args(tp)[0]
+            check = [f"if {v} != c{i} or type({v}) is not {type(const).__name__}: raise SLOW", f"{v} = c{i}"]
+        else:
+            check = [f"{v} = h{i}({v}, t{i})"]
+        if required:
+            body.append(f"        {v} = value[{wire!r}]")
+            body += [f"        {line}" for line in check]
+            if extra_name is not None:
+                body.append("        present += 1")
+        else:
+            ns[f"d{i}"] = defaults[name]
+            body += [
+                f"        {v} = value.get({wire!r}, ABSENT)",
+                f"        if {v} is ABSENT:",
+                f"            {v} = d{i}",
+            ]
+            body.append("        else:")
+            body += [f"            {line}" for line in check] or ["            pass"]
+            if extra_name is not None:
+                body.append("            present += 1")
+        args.append(f"{name}={v}")
+    if extra_name is not None:
+        body += [
+            "        if len(value) > present:",
+            f"            {extra_name}_ = {{k: x for k, x in value.items() if k not in known}}",
+            "        else:",
+            f"            {extra_name}_ = {{}}",
+        ]
+        args.append(f"{extra_name}={extra_name}_")
+    body += [f"        return cls({', '.join(args)})", "    except Exception:", "        return careful(value)"]
+    exec("\n".join(body), ns)  # code built above from the class's own field names only
+    fast: Callable[[Any, Any], Any] = ns["fast"]
+    return fast
+
+
+#: marks an absent key in generated code (None is a JSON value)
+_ABSENT = object()
+
+
+def _not_object() -> DecodeError:
+    return _fail(dict)
+
+
+def _remember(cell: list[Any], value: Any) -> Any:
+    cell.append(value)
+    return value
 
 
 def _checking_older_types(
@@ -608,7 +776,11 @@ def _build(revision: str) -> cattrs.Converter:
         lambda t: t is Any or (_is_dict(t) and get_args(t)[1:] in ((Any,), (object,), ())), _identity
     )
     conv.register_unstructure_hook_factory(attrs.has, fac.attrs_unstructure)
+    _FACTORIES[revision] = fac
     return conv
+
+
+_FACTORIES: dict[str, _Factories] = {}
 
 
 @functools.cache
@@ -624,6 +796,10 @@ def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
     return converter_for(revision).unstructure(obj)
 
 
+#: type -> structure hook, for :func:`decode` (decoding is the same in every revision)
+_DECODERS: dict[Any, Callable[[Any, Any], Any]] = {}
+
+
 @typing.overload
 def decode(value: Any, tp: type[T]) -> T: ...
 
@@ -635,9 +811,12 @@ def decode(value: Any, tp: Any) -> Any: ...
 def decode(value: Any, tp: Any) -> Any:
     """Decode a JSON value into ``tp`` (a class, or a union / list / dict of
     them); :class:`DecodeError` names the failing path."""
-    conv = converter_for(LATEST_PROTOCOL_VERSION)
+    hook = _DECODERS.get(tp)
+    if hook is None:
+        converter_for(LATEST_PROTOCOL_VERSION)
+        hook = _DECODERS[tp] = _FACTORIES[LATEST_PROTOCOL_VERSION].hook(tp)
     try:
-        return conv.get_structure_hook(tp)(value, tp)
+        return hook(value, tp)
     except DecodeError:
         raise
     except RecursionError as e:

@@ -49,29 +49,37 @@ def _object_schema(instance: Any, attribute: Any, value: Any) -> None:
     """
     if value is None:
         return
-    wire = wire_name(attribute.name, attribute.metadata)
+    problem = _object_schema_problem(value)
+    if problem is not None:
+        where, what = problem
+        wire = wire_name(attribute.name, attribute.metadata)
+        raise FieldValueError(f"{wire}.{where}" if where else wire, what)
+
+
+def _object_schema_problem(value: Any) -> tuple[str, str] | None:
+    """(path inside the schema, problem), or None when the shape is right."""
     if type(value) is not dict:
-        raise FieldValueError(wire, "expected object")
-    if "type" not in value:
-        raise FieldValueError(f"{wire}.type", "required field missing")
-    if value["type"] != "object" or type(value["type"]) is not str:
-        raise FieldValueError(f"{wire}.type", "expected one of 'object'")
-    if "properties" in value:
-        props = value["properties"]
+        return "", "expected object"
+    kind = value.get("type")
+    if kind != "object" or type(kind) is not str:
+        return "type", "required field missing" if "type" not in value else "expected one of 'object'"
+    props = value.get("properties")
+    if props is not None or "properties" in value:
         if type(props) is not dict:
-            raise FieldValueError(f"{wire}.properties", "expected object")
+            return "properties", "expected object"
         for name, sub in props.items():
             if type(sub) is not dict:
-                raise FieldValueError(f"{wire}.properties.{name}", "expected object")
+                return f"properties.{name}", "expected object"
     if "required" in value:
         req = value["required"]
         if type(req) is not list:
-            raise FieldValueError(f"{wire}.required", "expected array")
+            return "required", "expected array"
         for i, item in enumerate(req):
             if type(item) is not str:
-                raise FieldValueError(f"{wire}.required[{i}]", "expected string")
+                return f"required[{i}]", "expected string"
     if "$schema" in value and type(value["$schema"]) is not str:
-        raise FieldValueError(f"{wire}.$schema", "expected string")
+        return "$schema", "expected string"
+    return None
 
 
 @frozen(kw_only=True)

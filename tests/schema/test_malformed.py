@@ -471,3 +471,21 @@ def assert_path_resolves(value: Any, err: DecodeError) -> None:
             return
         key = max(keys, key=len)
         node, rest = node[key], rest[len(key) :].removeprefix(".")
+
+
+@attrs.frozen(kw_only=True)
+class _Node:
+    """A recursive type (the model has none; the converter must still cope)."""
+
+    name: str
+    children: "list[_Node] | None" = None
+
+
+def test_recursive_types_decode_with_paths() -> None:
+    tree = {"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]}
+    node = decode(tree, _Node)
+    assert node == _Node(name="a", children=[_Node(name="b", children=[_Node(name="c")])])
+    assert encode(node) == tree
+    assert problem({"name": "a", "children": [{"name": "b", "children": [{"name": 3}]}]}, _Node) == (
+        "children[0].children[0].name: expected string"
+    )
