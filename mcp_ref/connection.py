@@ -138,6 +138,10 @@ class Connection:
         self._tokens: dict[ProgressToken, RequestId] = {}
         self._cancelled_out: OrderedDict[RequestId, str] = OrderedDict()
         self._finished_tokens: OrderedDict[ProgressToken, None] = OrderedDict()
+        # [basic/utilities/progress#9-#11] a task keeps its request's token until it is terminal:
+        # ours (token -> [request id, last value]) and the peer's (token -> last value we sent)
+        self._task_tokens_out: dict[ProgressToken, list[Any]] = {}
+        self._task_tokens_in: dict[ProgressToken, float | None] = {}
         self._finished_in: OrderedDict[RequestId, None] = OrderedDict()
         if role is Role.CLIENT:
             self._req_out, self._req_in = m.CLIENT_REQUESTS, m.SERVER_REQUESTS
@@ -350,6 +354,9 @@ class Connection:
             raise
         if req.method == "initialize":
             self.phase = Phase.AWAITING_INITIALIZED
+        if req.task and req.progress_token is not None:
+            # the task's progress goes on under the same token (send_task_progress)
+            self._task_tokens_in[req.progress_token] = req.last_progress
         self._retire_incoming(req)
         return data
 
@@ -434,6 +441,33 @@ class Connection:
         data = self._encode(ProgressNotification(params=params))
         req.last_progress = progress
         return data
+
+    def send_task_progress(
+        self, token: ProgressToken, progress: float, total: float | None = None, message: str | None = None
+    ) -> bytes:
+        """Progress for a task we run, under the token of the request that created it."""
+        self._check_open()
+        if token not in self._task_tokens_in:
+            # [basic/utilities/progress#11] no progress once the task is terminal
+            raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
+        last = self._task_tokens_in[token]
+        if type(progress) not in (int, float) or (total is not None and type(total) not in (int, float)):
+            raise LocalProtocolError("progress and total are numbers", ErrorCode.INVALID_PARAMS)
+        if last is not None and not progress > last:
+            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
+        data = self._encode(ProgressNotification(params=params))
+        self._task_tokens_in[token] = progress
+        return data
+
+    def finish_task_token(self, token: ProgressToken) -> None:
+        """(receiver) the task using ``token`` is terminal: no more progress under it."""
+        self._task_tokens_in.pop(token, None)
+
+    def release_task_token(self, token: ProgressToken) -> None:
+        """(requestor) our task using ``token`` is terminal: later progress is ignored."""
+        if self._task_tokens_out.pop(token, None) is not None:
+            _remember(self._finished_tokens, token)
 
     def close(self) -> list[RequestId]:
         """The connection ended: returns the ids of our requests left unanswered."""
@@ -600,6 +634,14 @@ class Connection:
         token, value = params.progress_token, params.progress
         rid = self._tokens.get(token)
         why = None
+        task = self._task_tokens_out.get(token) if rid is None else None
+        if task is not None:
+            # [basic/utilities/progress#9, #10] a task's progress, under its request's token
+            if task[1] is not None and not value > task[1]:
+                self.stats["progress:not increasing"] += 1
+                return [ProgressIgnored(token, value, "not increasing")]
+            task[1] = value
+            return [ProgressReceived(task[0], token, value, params.total, params.message)]
         if rid is None:
             # [basic/utilities/progress#7] only tokens of active requests
             why = "after completion" if token in self._finished_tokens else "unknown token"
@@ -623,9 +665,12 @@ class Connection:
     def _take_outgoing(self, rid: RequestId) -> OutgoingRequest | list[Event]:
         req = self._outgoing.pop(rid, None)
         if req is not None:
-            if not req.task:
-                # a task's token stays valid until the task is terminal (progress#9);
-                # the tasks runtime releases it
+            if req.task and req.progress_token is not None and self._tokens.get(req.progress_token) == req.id:
+                # [basic/utilities/progress#9] the token stays valid until the task is terminal;
+                # the tasks runtime calls release_task_token then
+                del self._tokens[req.progress_token]
+                self._task_tokens_out[req.progress_token] = [req.id, req.last_progress]
+            else:
                 self._release_token(req)
             return req
         if rid in self._cancelled_out:
@@ -676,6 +721,8 @@ class Connection:
             return req
         if req.method == "initialize":
             self.phase = Phase.CLOSED
+        if req.task and req.progress_token is not None:
+            self.release_task_token(req.progress_token)  # no task was created
         return [ErrorReceived(req.id, req.method, error)]
 
 

@@ -112,6 +112,9 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
+    def names(self) -> list[str]:
+        return list(self._entries)
+
     def get(self, name: str) -> Tool | None:
         entry = self._entries.get(name)
         return entry.tool if entry else None

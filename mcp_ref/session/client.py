@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import trio
 
 from ..basic.json_schema import Validate, compile_schema
@@ -276,6 +277,33 @@ class ClientSession:
     async def set_logging_level(self, level: str, **options: Any) -> None:
         await self.session.request("logging/setLevel", SetLevelRequestParams(level=level), **options)  # type: ignore[arg-type]
 
+    # -- tasks ------------------------------------------------------------------------------
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl: int | None = None,
+        progress: ProgressCallback | None = None,
+        **options: Any,
+    ) -> Any:
+        """Call a tool as a task (basic/utilities/tasks); returns a TaskHandle.
+
+        Refused before sending when the server lacks tasks.requests.tools.call;
+        the tool's ``execution.taskSupport`` is the server's to enforce.
+        """
+        from .tasks import start_task
+
+        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
+
+    async def list_tasks(self, cursor: str | None = None, **options: Any) -> Any:
+        return await self.session.request("tasks/list", self._page(cursor), **options)
+
+    async def list_all_tasks(self, **options: Any) -> list[Any]:
+        return await self._all_pages(lambda c: self.list_tasks(c, **options), "tasks")
+
     # -- roots ------------------------------------------------------------------------------
 
     async def set_roots(self, roots: Iterable[Root]) -> None:
@@ -321,6 +349,7 @@ async def open_session(
     on_list_changed: Callable[[str], Awaitable[None]] | None = None,
     on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
     on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+    tasks: Any = None,
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
@@ -350,15 +379,24 @@ async def open_session(
     if roots_provider is not None:
         table["roots/list"] = roots_provider.handle
     if sampling_guard is not None:
-        table["sampling/createMessage"] = sampling_guard
+        table["sampling/createMessage"] = _task_aware(sampling_guard, tasks)
     if elicitation_guard is not None:
-        table["elicitation/create"] = elicitation_guard
+        table["elicitation/create"] = _task_aware(elicitation_guard, tasks)
+    if tasks is not None:
+        table.update(tasks.handlers())
     table.update(handlers or {})
     notes = _notification_table(
         on_log, on_list_changed, on_resource_updated, on_elicitation_complete, elicitation_guard
     )
     notes.update(notification_handlers or {})
     caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
+    if tasks is not None and capabilities is None:
+        caps = attrs.evolve(
+            caps,
+            tasks=tasks.client_capability(
+                sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
+            ),
+        )
     conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
     async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
         params = InitializeRequestParams(
@@ -383,6 +421,19 @@ async def open_session(
             elicitation=elicitation_guard,
             validate_tool_results=validate_tool_results,
         )
+
+
+def _task_aware(handler: Any, tasks: Any) -> RequestHandler:
+    """Run a task-augmented request as a task (when we have a task manager)."""
+    if tasks is None:
+        return handler  # type: ignore[no-any-return]
+
+    async def run(ctx: Any, params: Any) -> Any:
+        if ctx.task_augmented:
+            return await tasks.run_task(ctx, lambda tctx: handler(tctx, tctx.params))
+        return await handler(ctx, params)
+
+    return run
 
 
 def _notification_table(

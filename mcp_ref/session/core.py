@@ -166,6 +166,21 @@ class RequestContext:
         tok = self.meta.get("progressToken")
         return tok if type(tok) in (str, int) else None
 
+    @property
+    def task_augmented(self) -> bool:
+        """Whether this request asked for a task *and* we declared support for it.
+
+        Without the capability the task metadata is ignored (tasks#task-support-and-handling).
+        """
+        req = self.session.connection.incoming(self.request_id)
+        return bool(req is not None and req.task)
+
+    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> Any:
+        """Send a task-augmented request to the peer (e.g. sampling); returns a TaskHandle."""
+        from .tasks import start_task
+
+        return await start_task(self.session, method, params, ttl=ttl, related_request_id=self.request_id, **options)
+
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress; raises LocalProtocolError if it does not increase.
 
@@ -331,7 +346,7 @@ class Session:
         self._waiters: dict[RequestId, trio.MemorySendChannel[Any]] = {}
         self._handler_scopes: dict[RequestId, trio.CancelScope] = {}
         self._handler_limit = trio.CapacityLimiter(self.config.max_concurrent_requests)
-        self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived](math.inf)
+        self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived | ProgressReceived](math.inf)
         self.closed = trio.Event()
         self.initialized = trio.Event()
         self.close_reason: str | None = None
@@ -341,6 +356,8 @@ class Session:
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
         self.log_level: str | None = None
+        #: progress callbacks of our task-augmented requests, by the creating request's id
+        self.task_progress: dict[RequestId, ProgressCallback] = {}
 
     # -- writing -------------------------------------------------------------------
 
@@ -576,6 +593,10 @@ class Session:
             waiter = self._waiters.get(rid)
             if waiter is not None:
                 waiter.send_nowait(event)
+            elif t is ProgressReceived and rid in self.task_progress:
+                # a task's progress after its CreateTaskResult: to the task's callback, in order
+                assert isinstance(event, ProgressReceived)
+                self._notes_send.send_nowait(event)
             elif t is not ProgressReceived:
                 log.warning("response to request %r arrived with nobody waiting", rid)
         elif t is CancellationReceived:
@@ -611,6 +632,11 @@ class Session:
     async def _notification_worker(self) -> None:
         # Notifications are handled one at a time, in arrival order.
         async for event in self._notes_recv:
+            if isinstance(event, ProgressReceived):
+                callback = self.task_progress.get(event.request_id)
+                if callback is not None:
+                    await callback(event.progress, event.total, event.message)
+                continue
             handler = self.notification_handlers.get(event.method)
             if handler is not None:
                 await handler(self, event.params)

@@ -24,6 +24,7 @@ import trio
 
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Role, negotiate_version
 from ..connection import Connection
+from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
 from ..schema.lifecycle import Icon, Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities
@@ -79,6 +80,8 @@ class Server:
         self._handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._has_completers = False
+        #: set by :meth:`enable_tasks`
+        self.task_manager: Any = None
         #: sessions currently being served
         self.sessions: set[Session] = set()
 
@@ -224,6 +227,42 @@ class Server:
 
         return register
 
+    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> Any:
+        """Run task-augmented tools/call in ``nursery`` (which must outlive every session).
+
+        ``options`` go to :class:`~mcp_ref.session.tasks.TaskManager` (``store=``,
+        ``config=``). Returns the manager.
+        """
+        from .tasks import TaskManager
+
+        self.task_manager = TaskManager(nursery, **options)
+        return self.task_manager
+
+    def _tool_tasks(self) -> bool:
+        return any(
+            t.execution is not None and t.execution.task_support in ("optional", "required")
+            for t in (self.tools.get(n) for n in self.tools.names())
+            if t is not None
+        )
+
+    async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
+        tool = self.tools.get(params.name)
+        support = tool.execution.task_support if tool is not None and tool.execution is not None else None
+        augmented = ctx.task_augmented
+        if tool is not None and augmented and support not in ("optional", "required"):
+            # [basic/utilities/tasks#tool-level-negotiation] forbidden (the default): -32601
+            raise ProtocolError(
+                f"Method not found: tool {params.name!r} does not run as a task", ErrorCode.METHOD_NOT_FOUND
+            )
+        if tool is not None and not augmented and support == "required":
+            # [basic/utilities/tasks#tool-level-negotiation] required: only as a task, -32601 otherwise
+            raise ProtocolError(
+                f"Method not found: tool {params.name!r} must be called as a task", ErrorCode.METHOD_NOT_FOUND
+            )
+        if augmented:
+            return await self.task_manager.run_task(ctx, lambda tctx: self.tools.call(tctx, tctx.params))
+        return await self.tools.call(ctx, params)
+
     # -- what we declare ----------------------------------------------------------------
 
     def capabilities(self) -> ServerCapabilities:
@@ -234,13 +273,14 @@ class Server:
             prompts=self.prompts.capability() if len(self.prompts) else None,
             completions={} if self._has_completers else None,
             logging={} if self.logging_capability else None,
+            tasks=self.task_manager.server_capability(self._tool_tasks()) if self.task_manager is not None else None,
         )
 
     def handler_table(self) -> dict[str, RequestHandler]:
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
             table["tools/list"] = self.tools.list_tools
-            table["tools/call"] = self.tools.call
+            table["tools/call"] = self._call_tool
         if len(self.resources):
             table["resources/list"] = self.resources.list_resources
             table["resources/templates/list"] = self.resources.list_templates
@@ -254,6 +294,8 @@ class Server:
             table["completion/complete"] = self.completions.complete
         if self.logging_capability:
             table["logging/setLevel"] = set_log_level
+        if self.task_manager is not None:
+            table.update(self.task_manager.handlers())
         table.update(self._handlers)
         return table
 

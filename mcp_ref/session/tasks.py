@@ -1,0 +1,516 @@
+"""The tasks runtime (basic/utilities/tasks), for receivers and requestors.
+
+Receiver side: a :class:`TaskManager` runs task work in a nursery the
+application owns -- tasks outlive the request that created them, never the
+application -- one CancelScope per task, its TTL as a deadline, ``tasks/result``
+waiting on an event::
+
+    async with trio.open_nursery() as nursery:
+        server = Server("demo")
+        server.enable_tasks(nursery)            # or TaskManager(nursery, ...)
+        ...
+
+Requestor side: :meth:`TaskRequests.start` (``ClientSession.call_tool_as_task``,
+``RequestContext.request_task``) sends a task-augmented request and returns a
+:class:`TaskHandle` to poll, wait for, fetch or cancel.
+"""
+
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, Literal
+
+import attrs
+import trio
+
+from ..basic.utilities.tasks import (
+    INITIAL_STATUS,
+    InMemoryTaskStore,
+    TaskNotFound,
+    TaskRecord,
+    TaskStore,
+    is_terminal,
+    new_task_id,
+    page_of_tasks,
+    related_task_meta,
+)
+from ..errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
+from ..schema._converter import converter_for, decode
+from ..schema.jsonrpc import Error
+from ..schema.lifecycle import (
+    ClientTaskElicitationRequests,
+    ClientTaskRequestsCapability,
+    ClientTaskSamplingRequests,
+    ClientTasksCapability,
+    ServerTaskRequestsCapability,
+    ServerTasksCapability,
+    ServerTaskToolsRequests,
+)
+from ..schema.messages import RESULT_TYPES
+from ..schema.pagination import PaginatedRequestParams
+from ..schema.tasks import (
+    CancelTaskRequestParams,
+    CancelTaskResult,
+    CreateTaskResult,
+    GetTaskPayloadRequestParams,
+    GetTaskPayloadResult,
+    GetTaskRequestParams,
+    GetTaskResult,
+    ListTasksResult,
+    Task,
+    TaskMetadata,
+    TaskStatusNotificationParams,
+)
+from .core import ProgressCallback, RequestContext, Session
+
+__all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task"]
+
+log = logging.getLogger("mcp_ref.tasks")
+
+Binding = Literal["session", "none"] | Callable[[Session], Hashable]
+Work = Callable[[RequestContext], Awaitable[Any]]
+
+
+@attrs.frozen(kw_only=True)
+class TaskConfig:
+    """Receiver limits and policy (documented in spec_notes/basic/utilities/tasks.md).
+
+    ``default_ttl_ms`` applies when the requestor asks for none; a requested
+    ttl is capped at ``max_ttl_ms`` (tasks#ttl-and-resource-management);
+    ``None`` means unlimited and is only granted with ``allow_unlimited_ttl``.
+    ``binding``: whose tasks are whose -- "session" (the default: a task
+    belongs to the session that created it; right for stdio), a function
+    mapping a session to its auth identity (Streamable HTTP with auth), or
+    "none" (anyone holding the id; then ``tasks/list`` is not declared unless
+    ``list_tasks=True``, tasks#security-considerations).
+    """
+
+    default_ttl_ms: int | None = 3_600_000
+    max_ttl_ms: int = 86_400_000
+    allow_unlimited_ttl: bool = False
+    poll_interval_ms: int | None = 1_000
+    max_tasks_per_requestor: int = 100
+    status_notifications: bool = True
+    binding: Binding = "session"
+    list_tasks: bool | None = None
+    page_size: int = 50
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_ttl_ms < 1 or self.max_tasks_per_requestor < 1 or self.page_size < 1:
+            raise ValueError("max_ttl_ms, max_tasks_per_requestor and page_size must be positive")
+        if self.default_ttl_ms is None and not self.allow_unlimited_ttl:
+            raise ValueError("default_ttl_ms=None (unlimited) needs allow_unlimited_ttl=True")
+
+
+class TaskFailed(MCPError):
+    """(requestor) the task ended in a JSON-RPC error; ``tasks/result`` returned it."""
+
+
+@attrs.define
+class _Live:
+    """Runtime state of one task beside its record."""
+
+    session: Session
+    scope: trio.CancelScope
+    done: trio.Event
+    #: the tasks/result request currently waiting for this task (messages go on its stream)
+    result_request: Any = None
+
+
+class TaskManager:
+    """Runs tasks for one side of any number of sessions."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        *,
+        store: TaskStore | None = None,
+        config: TaskConfig | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.nursery = nursery
+        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self.config = config or TaskConfig()
+        self.wall_clock = wall_clock
+        self._live: dict[str, _Live] = {}
+        self._expiry_changed = trio.Event()
+        self._expiry_started = False
+
+    # -- policy --------------------------------------------------------------------------
+
+    @property
+    def binds_requestors(self) -> bool:
+        return self.config.binding != "none"
+
+    @property
+    def lists_tasks(self) -> bool:
+        # [basic/utilities/tasks#security-considerations] no tasks/list without requestor binding
+        return self.config.list_tasks if self.config.list_tasks is not None else self.binds_requestors
+
+    def owner_of(self, session: Session) -> Hashable:
+        binding = self.config.binding
+        if binding == "session":
+            return session
+        if binding == "none":
+            return None
+        assert callable(binding)
+        return binding(session)
+
+    def server_capability(self, tool_tasks: bool) -> ServerTasksCapability:
+        return ServerTasksCapability(
+            list={} if self.lists_tasks else None,
+            cancel={},
+            requests=ServerTaskRequestsCapability(tools=ServerTaskToolsRequests(call={})) if tool_tasks else None,
+        )
+
+    def client_capability(self, sampling: bool, elicitation: bool) -> ClientTasksCapability:
+        requests = ClientTaskRequestsCapability(
+            sampling=ClientTaskSamplingRequests(create_message={}) if sampling else None,
+            elicitation=ClientTaskElicitationRequests(create={}) if elicitation else None,
+        )
+        return ClientTasksCapability(list={} if self.lists_tasks else None, cancel={}, requests=requests)
+
+    def _ttl(self, requested: int | None) -> int | None:
+        cfg = self.config
+        if requested is None:
+            return cfg.default_ttl_ms
+        # [basic/utilities/tasks#ttl-and-resource-management] receivers may override: capped
+        return max(1, min(requested, cfg.max_ttl_ms))
+
+    # -- receiver: creating and running ---------------------------------------------------------
+
+    async def run_task(self, ctx: RequestContext, work: Work) -> CreateTaskResult:
+        """Accept a task-augmented request: record it, start ``work`` and answer at once."""
+        session = ctx.session
+        owner = self.owner_of(session)
+        running = [r for r in self.store.owned_by(owner) if not r.terminal]
+        if len(running) >= self.config.max_tasks_per_requestor:
+            raise ProtocolError(
+                f"Invalid Request: at most {self.config.max_tasks_per_requestor} concurrent tasks per requestor",
+                ErrorCode.INVALID_REQUEST,
+            )
+        task_meta: TaskMetadata = ctx.params.task
+        ttl = self._ttl(task_meta.ttl)
+        now, wall = trio.current_time(), self.wall_clock()
+        record = TaskRecord(
+            task_id=new_task_id(),
+            owner=owner,
+            method=ctx.method,
+            status=INITIAL_STATUS,  # [basic/utilities/tasks#task-status-lifecycle] tasks begin working
+            created_at=wall,
+            last_updated_at=wall,
+            ttl_ms=ttl,
+            poll_interval_ms=self.config.poll_interval_ms,
+            expires_at=now + ttl / 1000 if ttl is not None else None,
+            progress_token=ctx.progress_token,
+        )
+        self.store.add(record)
+        live = _Live(session=session, scope=trio.CancelScope(), done=trio.Event())
+        self._live[record.task_id] = live
+        log.info("task %s created for %s (ttl %s ms)", record.task_id, ctx.method, ttl)
+        self._ensure_expiry_loop()
+        self._expiry_changed.set()
+        tctx = TaskContext(self, record, ctx)
+        self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
+        # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
+        return CreateTaskResult(task=record.to_task())
+
+    async def _run(self, record: TaskRecord, live: _Live, work: Work, tctx: "TaskContext") -> None:
+        outcome: Any = None
+        status, message = "completed", None
+        try:
+            with live.scope:
+                try:
+                    outcome = await work(tctx)
+                except MCPError as e:
+                    outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
+                except ProtocolError as e:
+                    outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
+                except Exception as e:
+                    log.exception("task %s failed", record.task_id, exc_info=e)
+                    outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+                    status, message = "failed", "Internal error"
+                else:
+                    if getattr(outcome, "is_error", None) is True:
+                        # [basic/utilities/tasks#task-execution-errors] a tool result with isError fails the task
+                        status = "failed"
+                        message = "Tool execution failed: " + " ".join(
+                            getattr(b, "text", "") for b in getattr(outcome, "content", [])
+                        )
+        finally:
+            if record.status != "cancelled" and self.store.get(record.task_id) is record:
+                if live.scope.cancelled_caught or (live.scope.cancel_called and outcome is None):
+                    pass  # cancelled or expired: the canceller already set the state
+                else:
+                    record.outcome = outcome
+                    self._set_status(record, status, message)
+            self._finish(record, live)
+
+    def _finish(self, record: TaskRecord, live: _Live) -> None:
+        live.done.set()
+        if record.progress_token is not None:
+            # [basic/utilities/progress#11] progress stops at the terminal status
+            live.session.connection.finish_task_token(record.progress_token)
+
+    def _set_status(self, record: TaskRecord, status: str, message: str | None = None) -> None:
+        record.move(status, self.wall_clock(), message)
+        log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
+        live = self._live.get(record.task_id)
+        if live is not None and self.config.status_notifications:
+            t = record.to_task()
+            # [basic/utilities/tasks#task-notifications] full task state, no related-task metadata
+            params = TaskStatusNotificationParams(
+                task_id=t.task_id,
+                status=t.status,
+                status_message=t.status_message,
+                created_at=t.created_at,
+                last_updated_at=t.last_updated_at,
+                ttl=t.ttl,
+                poll_interval=t.poll_interval,
+            )
+            live.session.notify_soon("notifications/tasks/status", params)
+
+    # -- receiver: the tasks/* handlers -----------------------------------------------------------
+
+    def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
+        record = self.store.get(task_id)
+        # [basic/utilities/tasks#security-considerations] other requestors' tasks do not exist for you
+        if record is None or (self.binds_requestors and record.owner != self.owner_of(ctx.session)):
+            raise TaskNotFound(task_id)
+        return record
+
+    async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
+        # [basic/utilities/tasks#associating-task-related-messages] the taskId param decides, not _meta
+        t = self._lookup(ctx, params.task_id).to_task()
+        return GetTaskResult(**attrs.asdict(t, recurse=False))
+
+    async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
+        record = self._lookup(ctx, params.task_id)
+        live = self._live.get(record.task_id)
+        if live is not None and not record.terminal:
+            # [basic/utilities/tasks#result-retrieval] block until terminal
+            live.result_request = ctx.request_id
+            try:
+                await live.done.wait()
+            finally:
+                if live.result_request == ctx.request_id:
+                    live.result_request = None
+        if self.store.get(record.task_id) is not record:
+            raise TaskNotFound(record.task_id, "Task has expired")
+        outcome = record.outcome
+        if isinstance(outcome, Error):
+            # exactly the error the underlying request would have returned
+            raise MCPError(outcome.code, outcome.message, outcome.data)
+        if outcome is None:
+            raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
+        encoded = converter_for(ctx.session.connection.revision).unstructure(outcome)
+        meta = related_task_meta(record.task_id, encoded.pop("_meta", None))
+        # [basic/utilities/tasks#related-task-metadata] tasks/result carries the related-task key
+        return GetTaskPayloadResult(meta=meta, extra=encoded)
+
+    async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
+        records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
+        tasks, nxt = page_of_tasks(records, params.cursor if params else None, self.config.page_size)
+        return ListTasksResult(tasks=tasks, next_cursor=nxt)
+
+    async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
+        record = self._lookup(ctx, params.task_id)
+        if record.terminal:
+            # [basic/utilities/tasks#task-cancellation] terminal tasks cannot be cancelled: -32602
+            raise ProtocolError(
+                f"Cannot cancel task: already in terminal status '{record.status}'", ErrorCode.INVALID_PARAMS
+            )
+        # moved to cancelled *before* the answer, and it sticks whatever the work does next
+        self._set_status(record, "cancelled", "The task was cancelled by request.")
+        live = self._live.get(record.task_id)
+        if live is not None:
+            live.scope.cancel(reason=f"task {record.task_id} cancelled by the requestor")
+        t = record.to_task()
+        return CancelTaskResult(**attrs.asdict(t, recurse=False))
+
+    def handlers(self) -> dict[str, Any]:
+        table: dict[str, Any] = {"tasks/get": self.get, "tasks/result": self.result, "tasks/cancel": self.cancel}
+        if self.lists_tasks:
+            table["tasks/list"] = self.list
+        return table
+
+    # -- expiry ----------------------------------------------------------------------------------
+
+    def _ensure_expiry_loop(self) -> None:
+        if not self._expiry_started:
+            self._expiry_started = True
+            self.nursery.start_soon(self._expiry_loop, name="mcp task expiry")
+
+    async def _expiry_loop(self) -> None:
+        while True:
+            deadline = self.store.next_expiry()
+            self._expiry_changed = trio.Event()
+            with trio.move_on_at(deadline if deadline is not None else math.inf):
+                await self._expiry_changed.wait()
+            self.purge_expired()
+
+    def purge_expired(self) -> int:
+        """[basic/utilities/tasks#ttl-and-resource-management] delete tasks past their ttl."""
+        expired = self.store.expired(trio.current_time())
+        for record in expired:
+            self.store.remove(record.task_id)
+            live = self._live.pop(record.task_id, None)
+            if live is not None:
+                live.scope.cancel(reason=f"task {record.task_id} expired")
+                live.done.set()
+                if record.progress_token is not None:
+                    live.session.connection.finish_task_token(record.progress_token)
+            log.info("task %s expired and was deleted", record.task_id)
+        return len(expired)
+
+
+class TaskContext(RequestContext):
+    """The request context of task work: progress under the original token,
+    related-task metadata on everything it sends, ``input_required`` while it
+    waits for the requestor."""
+
+    def __init__(self, manager: TaskManager, record: TaskRecord, origin: RequestContext) -> None:
+        params = origin.params
+        super().__init__(origin.session, origin.request_id, origin.method, origin.message, trio.CancelScope())
+        self.params = attrs.evolve(params, task=None) if hasattr(params, "task") else params
+        self.manager = manager
+        self.record = record
+        self.task_id = record.task_id
+        self._token = origin.progress_token
+
+    @property
+    def progress_token(self) -> Any:
+        return self._token
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self._token is None:
+            return
+        # [basic/utilities/progress#9, #10] the original token, for the task's whole life
+        data = self.session.connection.send_task_progress(self._token, progress, total, message)
+        await self.session.send_raw(data, self._related())
+
+    def _related(self) -> Any:
+        live = self.manager._live.get(self.task_id)
+        return live.result_request if live is not None else None
+
+    async def request(self, method: str, params: Any = None, **options: Any) -> Any:
+        """A request to the requestor on behalf of the task: the task is input_required meanwhile."""
+        record = self.record
+        if params is not None and hasattr(params, "meta"):
+            # [basic/utilities/tasks#input-required-status] the request names its task
+            params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
+        moved = record.status == "working"
+        if moved:
+            # [basic/utilities/tasks#input-required-status] waiting for the requestor
+            self.manager._set_status(record, "input_required")
+        try:
+            return await self.session.request(method, params, related_request_id=self._related(), **options)
+        finally:
+            if moved and record.status == "input_required":
+                self.manager._set_status(record, "working")
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        if params is not None and hasattr(params, "meta"):
+            params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
+        await self.session.notify(method, params, related_request_id=self._related())
+
+
+# -- requestor side ---------------------------------------------------------------------------------
+
+
+class TaskHandle:
+    """A task we asked a peer to run."""
+
+    def __init__(self, session: Session, method: str, task: Task, progress_token: Any, request_id: Any = None) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.method = method
+        self.task = task
+        self.task_id = task.task_id
+        self.progress_token = progress_token
+        self.result_type = RESULT_TYPES[method]
+
+    @property
+    def status(self) -> str:
+        return self.task.status
+
+    def _update(self, task: Any) -> Task:
+        self.task = Task(**{f.name: getattr(task, f.name) for f in attrs.fields(Task)})
+        if is_terminal(self.task.status):
+            self._release()
+        return self.task
+
+    def _release(self) -> None:
+        if self.progress_token is not None:
+            self.session.connection.release_task_token(self.progress_token)
+        self.session.task_progress.pop(self.request_id, None)
+
+    async def get(self, **options: Any) -> Task:
+        """``tasks/get``: the task's current state."""
+        result = await self.session.request("tasks/get", GetTaskRequestParams(task_id=self.task_id), **options)
+        return self._update(result)
+
+    async def result(self, **options: Any) -> Any:
+        """``tasks/result``: blocks until terminal; the underlying result, typed, or TaskFailed."""
+        try:
+            payload: GetTaskPayloadResult = await self.session.request(
+                "tasks/result", GetTaskPayloadRequestParams(task_id=self.task_id), **options
+            )
+        except MCPError as e:
+            raise TaskFailed(e.code, e.message, e.data) from e
+        data = dict(payload.extra)
+        meta = {k: v for k, v in (payload.meta or {}).items() if k != "io.modelcontextprotocol/related-task"}
+        if meta:
+            data["_meta"] = meta
+        self._release()
+        return decode(data, self.result_type)
+
+    async def cancel(self, **options: Any) -> Task:
+        """``tasks/cancel`` (basic/utilities/cancellation#3: not notifications/cancelled)."""
+        result = await self.session.request("tasks/cancel", CancelTaskRequestParams(task_id=self.task_id), **options)
+        return self._update(result)
+
+    async def wait(self, *, default_poll_interval: float = 1.0, max_wait: float | None = None, **options: Any) -> Any:
+        """Poll ``tasks/get`` respecting ``pollInterval`` until terminal (or
+        ``input_required``, then ``tasks/result`` delivers the input requests),
+        and return the result."""
+        with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope():
+            while True:
+                task = await self.get(**options)
+                if is_terminal(task.status) or task.status == "input_required":
+                    # [basic/utilities/tasks#input-required-status] call tasks/result then
+                    return await self.result(**options)
+                interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
+                # [basic/utilities/tasks#ttl-and-resource-management] respect pollInterval
+                await trio.sleep(interval)
+
+
+async def start_task(
+    session: Session,
+    method: str,
+    params: Any,
+    *,
+    ttl: int | None = None,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> TaskHandle:
+    """Send ``method`` task-augmented and return its handle once the task exists.
+
+    ``progress`` keeps receiving the task's progress after the CreateTaskResult
+    (the token stays valid until the task is terminal, progress#9).
+    """
+    if not hasattr(params, "task"):
+        raise LocalProtocolError(f"{method} cannot be task-augmented")
+    params = attrs.evolve(params, task=TaskMetadata(ttl=ttl))
+    pending = await session.start_request(method, params, progress=progress, **options)
+    out = session.connection.outgoing(pending.id)
+    token = out.progress_token if out is not None else None
+    if progress is not None:
+        session.task_progress[pending.id] = progress
+    try:
+        result: CreateTaskResult = await pending.result()
+    except BaseException:
+        session.task_progress.pop(pending.id, None)
+        raise
+    return TaskHandle(session, method, result.task, token, pending.id)

@@ -1,0 +1,485 @@
+"""basic/utilities/tasks: receiver and requestor, both sides, on autojump_clock."""
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.basic.utilities.tasks import TRANSITIONS, InvalidTransition, check_transition, iso8601, new_task_id
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
+from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage
+from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
+from mcp_ref.schema.tools import CallToolResult
+from mcp_ref.server.tools import ToolError
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.tasks import TaskConfig, TaskFailed, TaskManager
+from mcp_ref.testing import memory_session_pair
+
+from ...conftest import spec_path
+from ...session.test_session import recorded_pair
+
+SCHEMA = ElicitationRequestedSchema(properties={})
+
+
+def task_server(nursery: trio.Nursery, **config: Any) -> tuple[Server, dict[str, Any]]:
+    server = Server("tasks")
+    state: dict[str, Any] = {"release": trio.Event(), "elicited": None, "finished": 0}
+    server.enable_tasks(nursery, config=TaskConfig(**config) if config else None)
+
+    @server.tool(description="slow, optional task support", task_support="optional")
+    async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, 4):
+            await trio.sleep(1)
+            await ctx.progress(i, 3)
+        state["finished"] += 1
+        return f"slow done {arguments.get('n', '')}".strip()
+
+    @server.tool(description="required task support", task_support="required")
+    async def only_task(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await state["release"].wait()
+        return "released"
+
+    @server.tool(description="no task support")
+    async def plain(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "plain"
+
+    @server.tool(task_support="optional")
+    async def fails(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise ToolError("API rate limit exceeded")
+
+    @server.tool(task_support="optional")
+    async def crashes(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "bad input", {"field": "x"})
+
+    @server.tool(task_support="optional")
+    async def needs_input(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        result: ElicitResult = await ctx.elicit(ElicitRequestFormParams(message="ok?", requested_schema=SCHEMA))
+        state["elicited"] = result.action
+        return f"user said {result.action}"
+
+    return server, state
+
+
+@asynccontextmanager
+async def client_of(server: Server, **options: Any) -> AsyncIterator[Any]:
+    async with memory_session_pair(server, **options) as client:
+        yield client
+
+
+# -- the state machine ------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/utilities/tasks#23", "basic/utilities/tasks#24", "basic/utilities/tasks#25")
+def test_transition_table_matches_the_spec_diagram() -> None:
+    text = spec_path("2025-11-25", "basic", "utilities", "tasks.mdx").read_text()
+    diagram = text[text.index("stateDiagram-v2") : text.index("```", text.index("stateDiagram-v2"))]
+    edges = set(re.findall(r"^\s*(\w+) --> (\w+)\s*$", diagram, re.M))
+    terminal = {"completed", "failed", "cancelled"}
+    expanded = set()
+    for a, b in edges:
+        if a == "[*]" or b == "[*]":
+            continue
+        for x in terminal if a == "terminal" else {a}:
+            for y in terminal if b == "terminal" else {b}:
+                expanded.add((x, y))
+    ours = {(a, b) for a, targets in TRANSITIONS.items() for b in targets}
+    assert ours == expanded
+    assert ("[*]", "working") in {(a, b) for a, b in re.findall(r"(\S+) --> (\S+)", diagram)}
+    for status in terminal:
+        for target in TRANSITIONS:
+            with pytest.raises(InvalidTransition):
+                check_transition(status, target)
+
+
+@pytest.mark.req("basic/utilities/tasks#19", "basic/utilities/tasks#20", "basic/utilities/tasks#21")
+def test_task_ids_and_timestamps() -> None:
+    ids = {new_task_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(isinstance(i, str) and len(i) >= 32 for i in ids)
+    assert iso8601(0) == "1970-01-01T00:00:00.000Z"
+
+
+# -- receiver: tools/call as a task -------------------------------------------------------------------
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#1",
+    "basic/utilities/tasks#22",
+    "basic/utilities/tasks#35",
+    "basic/utilities/tasks#36",
+    "basic/utilities/tasks#37",
+    "basic/utilities/tasks#38",
+)
+async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            caps = client.server_capabilities.tasks
+            assert caps is not None and caps.cancel == {} and caps.list == {}
+            assert caps.requests is not None and caps.requests.tools is not None
+            start = trio.current_time()
+            handle = await client.call_tool_as_task("slow", {"n": 1}, ttl=60_000)
+            assert trio.current_time() == start  # CreateTaskResult comes back at once
+            assert handle.status == "working" and handle.task.ttl == 60_000 and handle.task.poll_interval == 1000
+            assert (await handle.get()).status == "working"
+            result = await handle.wait()
+            assert result == CallToolResult(content=[TextContent(text="slow done 1")])
+            assert handle.status == "completed"
+            assert (await handle.get()).status == "completed"
+            # tasks/result again: exactly the same outcome
+            assert await handle.result() == result
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#39", "basic/utilities/tasks#40", "basic/utilities/tasks#41")
+async def test_tasks_result_blocks_and_carries_related_task_meta(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with recorded_pair(server) as (client, rec):
+            handle = await client.call_tool_as_task("only_task")
+            async with trio.open_nursery() as inner:
+                got: list[Any] = []
+
+                async def fetch() -> None:
+                    got.append(await handle.result())
+
+                inner.start_soon(fetch)
+                await trio.sleep(30)
+                assert got == []  # still blocked: the task is working
+                state["release"].set()
+            assert got == [CallToolResult(content=[TextContent(text="released")])]
+            (answer,) = [m for m in rec.sent if "result" in m and "content" in m.get("result", {})]
+            assert answer["result"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
+            for m in rec.sent:  # tasks/get answers carry no related-task key
+                if "result" in m and "taskId" in m["result"]:
+                    assert RELATED_TASK_META_KEY not in (m["result"].get("_meta") or {})
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#5", "basic/utilities/tasks#6", "basic/utilities/tasks#8", "basic/utilities/tasks#9"
+)
+async def test_tool_level_task_support(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            tools = {t.name: t for t in await client.list_all_tools()}
+            assert tools["only_task"].execution.task_support == "required"  # type: ignore[union-attr]
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("only_task")
+            assert info.value.code == ErrorCode.METHOD_NOT_FOUND
+            with pytest.raises(MCPError) as info:
+                await client.call_tool_as_task("plain")
+            assert info.value.code == ErrorCode.METHOD_NOT_FOUND
+            assert (await client.call_tool("slow")).content == [TextContent(text="slow done")]  # optional: both ways
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#4", "basic/utilities/tasks#18")
+async def test_without_the_capability_task_metadata_is_ignored(autojump_clock: trio.abc.Clock) -> None:
+    import json
+
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+
+    server = Server("no tasks")
+
+    @server.tool()
+    async def work(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "done normally"
+
+    async with client_of(server) as client:
+        with pytest.raises(LocalProtocolError, match="tasks"):
+            await client.call_tool_as_task("work")  # our client refuses to send it
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+        await client_end.send(json.dumps(init).encode())
+        await client_end.receive()
+        await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "work", "task": {"ttl": 5}}}
+        await client_end.send(json.dumps(call).encode())
+        reply = json.loads(await client_end.receive())
+        assert reply["result"]["content"] == [{"type": "text", "text": "done normally"}]  # processed normally
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#66", "basic/utilities/tasks#72", "basic/utilities/tasks#73")
+async def test_failures_and_exact_errors(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("fails")
+            result = await handle.wait()
+            assert result.is_error is True and handle.status == "failed"
+            assert handle.task.status_message == "Tool execution failed: API rate limit exceeded"
+            handle = await client.call_tool_as_task("crashes")
+            with pytest.raises(TaskFailed) as info:
+                await handle.wait()
+            assert (info.value.code, info.value.message, info.value.data) == (-32602, "bad input", {"field": "x"})
+            assert (await handle.get()).status == "failed"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#55",
+    "basic/utilities/tasks#56",
+    "basic/utilities/tasks#57",
+    "basic/utilities/tasks#3",
+)
+async def test_cancel_moves_to_cancelled_and_sticks(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("slow")
+            await trio.sleep(1.5)
+            cancelled = await handle.cancel()
+            assert cancelled.status == "cancelled" and cancelled.status_message
+            await trio.sleep(10)
+            assert (await handle.get()).status == "cancelled"
+            assert state["finished"] == 0  # the work was stopped
+            with pytest.raises(MCPError) as info:
+                await handle.cancel()
+            assert info.value.code == ErrorCode.INVALID_PARAMS and "terminal" in info.value.message
+            with pytest.raises(TaskFailed):
+                await handle.result()  # a cancelled task has no result
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#59", "basic/utilities/tasks#60", "basic/utilities/tasks#61")
+async def test_unknown_task_ids_and_cursors(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.schema.tasks import GetTaskRequestParams
+
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                from mcp_ref.schema import messages
+
+                params = messages.PARAMS_TYPES[method](task_id="nope")
+                with pytest.raises(MCPError) as info:
+                    await client.request(method, params)
+                assert info.value.code == ErrorCode.INVALID_PARAMS
+            with pytest.raises(MCPError) as info:
+                await client.list_tasks("not-a-cursor")
+            assert info.value.code == ErrorCode.INVALID_PARAMS
+            assert GetTaskRequestParams(task_id="x").task_id == "x"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#50", "basic/utilities/tasks#51", "basic/utilities/tasks#52", "basic/utilities/tasks#53"
+)
+async def test_listing_paginates(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, page_size=2)
+        async with client_of(server) as client:
+            handles = [await client.call_tool_as_task("slow") for _ in range(5)]
+            first = await client.list_tasks()
+            assert len(first.tasks) == 2 and first.next_cursor is not None
+            listed = await client.list_all_tasks()
+            assert [t.task_id for t in listed] == [h.task_id for h in handles]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#28",
+    "basic/utilities/tasks#29",
+    "basic/utilities/tasks#30",
+    "basic/utilities/tasks#31",
+    "basic/utilities/tasks#32",
+    "basic/utilities/tasks#33",
+    "basic/utilities/tasks#34",
+)
+async def test_ttl_is_capped_and_expired_tasks_are_purged(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, max_ttl_ms=10_000, default_ttl_ms=5_000)
+        async with client_of(server) as client:
+            capped = await client.call_tool_as_task("only_task", ttl=99_000_000)
+            assert capped.task.ttl == 10_000
+            default = await client.call_tool_as_task("only_task")
+            assert default.task.ttl == 5_000
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", default.task.created_at)
+            await trio.sleep(6)
+            with pytest.raises(MCPError) as info:
+                await default.get()
+            assert info.value.code == ErrorCode.INVALID_PARAMS  # purged after its ttl
+            assert (await capped.get()).status == "working"
+            await trio.sleep(5)
+            with pytest.raises(MCPError):
+                await capped.get()
+        nursery.cancel_scope.cancel()
+
+
+def test_unlimited_ttl_must_be_allowed_explicitly() -> None:
+    with pytest.raises(ValueError):
+        TaskConfig(default_ttl_ms=None)
+    assert TaskConfig(default_ttl_ms=None, allow_unlimited_ttl=True).default_ttl_ms is None
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#26",
+    "basic/utilities/tasks#27",
+    "basic/utilities/tasks#42",
+    "basic/utilities/tasks#43",
+)
+async def test_input_required_with_related_task_elicitation(autojump_clock: trio.abc.Clock) -> None:
+    seen: list[Any] = []
+
+    async def user(ctx: Any, params: Any) -> ElicitResult:
+        seen.append(params.meta)
+        return ElicitResult(action="accept", content={})
+
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        statuses: list[str] = []
+        async with client_of(server, elicitation=user) as client:
+
+            async def on_status(session: Any, params: Any) -> None:
+                statuses.append(params.status)
+
+            client.session.notification_handlers["notifications/tasks/status"] = on_status
+            handle = await client.call_tool_as_task("needs_input")
+            result = await handle.wait()
+            assert result.content == [TextContent(text="user said accept")]
+            await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert seen == [{RELATED_TASK_META_KEY: {"taskId": handle.task_id}}]
+    assert statuses == ["input_required", "working", "completed"]
+
+
+@pytest.mark.req("basic/utilities/tasks#62", "basic/utilities/tasks#63", "basic/utilities/tasks#64")
+async def test_status_notifications_have_no_related_task_meta(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with recorded_pair(server) as (client, rec):
+            handle = await client.call_tool_as_task("slow")
+            await handle.wait()
+            await client.ping()
+            notes = [m for m in rec.sent if m.get("method") == "notifications/tasks/status"]
+            assert notes and all("_meta" not in n["params"] for n in notes)
+            assert notes[-1]["params"]["status"] == "completed" and notes[-1]["params"]["taskId"] == handle.task_id
+        nursery.cancel_scope.cancel()
+    # and with notifications off, polling alone still works
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, status_notifications=False)
+        async with recorded_pair(server) as (client, rec):
+            handle = await client.call_tool_as_task("slow")
+            assert (await handle.wait()).content == [TextContent(text="slow done")]
+            assert not [m for m in rec.sent if m.get("method") == "notifications/tasks/status"]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/progress#9", "basic/utilities/progress#10", "basic/utilities/progress#11")
+async def test_progress_continues_under_the_original_token(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with recorded_pair(server) as (client, rec):
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            handle = await client.call_tool_as_task("slow", progress=on_progress)
+            await handle.wait()
+            await client.ping()
+            assert seen == [1, 2, 3]
+            tokens = {m["params"]["progressToken"] for m in rec.sent if m.get("method") == "notifications/progress"}
+            assert len(tokens) == 1
+            # after the terminal status the engine refuses more progress for that token
+            (token,) = tokens
+            (session,) = server.sessions
+            with pytest.raises(LocalProtocolError):
+                session.connection.send_task_progress(token, 99)
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#74", "basic/utilities/tasks#75", "basic/utilities/tasks#77", "basic/utilities/tasks#78"
+)
+async def test_tasks_are_bound_to_their_session(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as alice, client_of(server) as bob:
+            handle = await alice.call_tool_as_task("slow")
+            from mcp_ref.schema.tasks import GetTaskRequestParams
+
+            with pytest.raises(MCPError) as info:
+                await bob.request("tasks/get", GetTaskRequestParams(task_id=handle.task_id))
+            assert info.value.code == ErrorCode.INVALID_PARAMS
+            assert await bob.list_all_tasks() == []
+            assert [t.task_id for t in await alice.list_all_tasks()] == [handle.task_id]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#76")
+async def test_unbound_tasks_do_not_declare_list(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, binding="none")
+        async with client_of(server) as client:
+            caps = client.server_capabilities.tasks
+            assert caps is not None and caps.list is None
+            with pytest.raises(LocalProtocolError):
+                await client.list_tasks()
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#79")
+async def test_concurrent_task_limit(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, max_tasks_per_requestor=2)
+        async with client_of(server) as client:
+            await client.call_tool_as_task("only_task")
+            await client.call_tool_as_task("only_task")
+            with pytest.raises(MCPError) as info:
+                await client.call_tool_as_task("only_task")
+            assert info.value.code == ErrorCode.INVALID_REQUEST and "concurrent" in info.value.message
+        nursery.cancel_scope.cancel()
+
+
+# -- the client as receiver: task-augmented sampling ------------------------------------------------
+
+
+@pytest.mark.req("basic/utilities/tasks#2", "basic/utilities/tasks#17")
+async def test_server_sends_task_augmented_sampling_to_the_client(autojump_clock: trio.abc.Clock) -> None:
+    server = Server("requestor")
+    outcome: list[Any] = []
+
+    @server.tool()
+    async def delegate(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="hi"))], max_tokens=5
+        )
+        handle = await ctx.request_task("sampling/createMessage", params, ttl=30_000)
+        outcome.append(handle.status)
+        result: CreateMessageResult = await handle.wait()
+        outcome.append(result)
+        return "delegated"
+
+    async def slow_llm(ctx: Any, params: Any) -> CreateMessageResult:
+        await trio.sleep(5)
+        return CreateMessageResult(role="assistant", model="m", content=TextContent(text="hello"))
+
+    async with trio.open_nursery() as nursery:
+        client_tasks = TaskManager(nursery)
+        async with client_of(server, sampling=slow_llm, tasks=client_tasks) as client:
+            caps = client.session.connection.capabilities.tasks  # type: ignore[union-attr]
+            assert caps.requests.sampling.create_message == {}  # type: ignore[union-attr]
+            assert (await client.call_tool("delegate", timeout=100)).content == [TextContent(text="delegated")]
+        nursery.cancel_scope.cancel()
+    assert outcome[0] == "working"
+    assert outcome[1] == CreateMessageResult(role="assistant", model="m", content=TextContent(text="hello"))
