@@ -29,7 +29,7 @@ from ..client.elicitation import ElicitationGuard, ElicitationHandler
 from ..client.roots import RootsProvider
 from ..client.sampling import SamplingGuard, SamplingHandler
 from ..connection import Connection
-from ..errors import RemoteProtocolError, UnsupportedProtocolVersion
+from ..errors import LocalProtocolError, RemoteProtocolError, UnsupportedProtocolVersion
 from ..schema.completion import (
     CompleteRequestParams,
     CompleteResult,
@@ -100,6 +100,8 @@ class ClientSession:
         self.elicitation = elicitation
         self.validate_tool_results = validate_tool_results
         self._output_validators: dict[str, Validate | None] = {}
+        #: task support of the tools seen in tools/list (tasks#tool-level-negotiation)
+        self._task_support: dict[str, str | None] = {}
 
     @property
     def protocol_version(self) -> str:
@@ -165,6 +167,7 @@ class ClientSession:
         return await self._all_pages(lambda c: self.list_tools(c, **options), "tools")
 
     def _remember_output_schema(self, tool: Tool) -> None:
+        self._task_support[tool.name] = tool.execution.task_support if tool.execution is not None else None
         if tool.output_schema is None:
             self._output_validators[tool.name] = None
             return
@@ -187,6 +190,9 @@ class ClientSession:
     ) -> CallToolResult:
         """Call a tool. A structured result is checked against the tool's output
         schema (known from ``list_tools``) when the validation extra is installed."""
+        if self._task_support.get(name) == "required":
+            # [basic/utilities/tasks#8] such a tool is only ever called as a task
+            raise LocalProtocolError(f"tool {name!r} requires task execution: use call_tool_as_task")
         params = CallToolRequestParams(
             name=name,
             arguments=dict(arguments) if arguments is not None else None,
@@ -295,6 +301,9 @@ class ClientSession:
         """
         from .tasks import start_task
 
+        if name in self._task_support and self._task_support[name] not in ("optional", "required"):
+            # [basic/utilities/tasks#5] absent or "forbidden": never as a task
+            raise LocalProtocolError(f"tool {name!r} does not support task execution")
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 

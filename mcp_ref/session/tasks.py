@@ -436,7 +436,10 @@ class TaskHandle:
         return self.task.status
 
     def _update(self, task: Any) -> Task:
+        previous = self.task.status
         self.task = Task(**{f.name: getattr(task, f.name) for f in attrs.fields(Task)})
+        if self.task.status != previous:
+            log.info("task %s is now %s", self.task_id, self.task.status)
         if is_terminal(self.task.status):
             self._release()
         return self.task
@@ -513,4 +516,6 @@ async def start_task(
     except BaseException:
         session.task_progress.pop(pending.id, None)
         raise
+    # [basic/utilities/tasks#83] requestors log the lifecycle too
+    log.info("task %s started by the peer for our %s (ttl %s ms)", result.task.task_id, method, result.task.ttl)
     return TaskHandle(session, method, result.task, token, pending.id)

@@ -75,7 +75,7 @@ async def client_of(server: Server, **options: Any) -> AsyncIterator[Any]:
 # -- the state machine ------------------------------------------------------------------------
 
 
-@pytest.mark.req("basic/utilities/tasks#23", "basic/utilities/tasks#24", "basic/utilities/tasks#25")
+@pytest.mark.req("basic/utilities/tasks#26", "basic/utilities/tasks#27", "basic/utilities/tasks#28")
 def test_transition_table_matches_the_spec_diagram() -> None:
     text = spec_path("2025-11-25", "basic", "utilities", "tasks.mdx").read_text()
     diagram = text[text.index("stateDiagram-v2") : text.index("```", text.index("stateDiagram-v2"))]
@@ -97,7 +97,14 @@ def test_transition_table_matches_the_spec_diagram() -> None:
                 check_transition(status, target)
 
 
-@pytest.mark.req("basic/utilities/tasks#19", "basic/utilities/tasks#20", "basic/utilities/tasks#21")
+@pytest.mark.req(
+    "basic/utilities/tasks#23",
+    "basic/utilities/tasks#24",
+    "basic/utilities/tasks#25",
+    "basic/utilities/tasks#36",
+    "basic/utilities/tasks#37",
+    "basic/utilities/tasks#76",
+)
 def test_task_ids_and_timestamps() -> None:
     ids = {new_task_id() for _ in range(1000)}
     assert len(ids) == 1000 and all(isinstance(i, str) and len(i) >= 32 for i in ids)
@@ -109,11 +116,15 @@ def test_task_ids_and_timestamps() -> None:
 
 @pytest.mark.req(
     "basic/utilities/tasks#1",
-    "basic/utilities/tasks#22",
-    "basic/utilities/tasks#35",
-    "basic/utilities/tasks#36",
-    "basic/utilities/tasks#37",
-    "basic/utilities/tasks#38",
+    "basic/utilities/tasks#10",
+    "basic/utilities/tasks#13",
+    "basic/utilities/tasks#14",
+    "basic/utilities/tasks#39",
+    "basic/utilities/tasks#41",
+    "basic/utilities/tasks#42",
+    "basic/utilities/tasks#43",
+    "basic/utilities/tasks#44",
+    "basic/utilities/tasks#45",
 )
 async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
@@ -136,7 +147,16 @@ async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) ->
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#39", "basic/utilities/tasks#40", "basic/utilities/tasks#41")
+@pytest.mark.req(
+    "basic/utilities/tasks#15",
+    "basic/utilities/tasks#46",
+    "basic/utilities/tasks#47",
+    "basic/utilities/tasks#48",
+    "basic/utilities/tasks#52",
+    "basic/utilities/tasks#66",
+    "basic/utilities/tasks#67",
+    "basic/utilities/tasks#73",
+)
 async def test_tasks_result_blocks_and_carries_related_task_meta(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery)
@@ -162,7 +182,12 @@ async def test_tasks_result_blocks_and_carries_related_task_meta(autojump_clock:
 
 
 @pytest.mark.req(
-    "basic/utilities/tasks#5", "basic/utilities/tasks#6", "basic/utilities/tasks#8", "basic/utilities/tasks#9"
+    "basic/utilities/tasks#5",
+    "basic/utilities/tasks#6",
+    "basic/utilities/tasks#7",
+    "basic/utilities/tasks#8",
+    "basic/utilities/tasks#9",
+    "basic/utilities/tasks#22",
 )
 async def test_tool_level_task_support(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
@@ -170,17 +195,28 @@ async def test_tool_level_task_support(autojump_clock: trio.abc.Clock) -> None:
         async with client_of(server) as client:
             tools = {t.name: t for t in await client.list_all_tools()}
             assert tools["only_task"].execution.task_support == "required"  # type: ignore[union-attr]
-            with pytest.raises(MCPError) as info:
+            # our client knows the tools and refuses before sending
+            with pytest.raises(LocalProtocolError, match="requires task"):
                 await client.call_tool("only_task")
+            with pytest.raises(LocalProtocolError, match="does not support task"):
+                await client.call_tool_as_task("plain")
+            # the server enforces it too, for clients that do not check
+            from mcp_ref.schema.tools import CallToolRequestParams
+            from mcp_ref.session.tasks import start_task
+
+            with pytest.raises(MCPError) as info:
+                await client.request("tools/call", CallToolRequestParams(name="only_task"))
             assert info.value.code == ErrorCode.METHOD_NOT_FOUND
             with pytest.raises(MCPError) as info:
-                await client.call_tool_as_task("plain")
+                await start_task(client.session, "tools/call", CallToolRequestParams(name="plain"))
             assert info.value.code == ErrorCode.METHOD_NOT_FOUND
             assert (await client.call_tool("slow")).content == [TextContent(text="slow done")]  # optional: both ways
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#4", "basic/utilities/tasks#18")
+@pytest.mark.req(
+    "basic/utilities/tasks#2", "basic/utilities/tasks#3", "basic/utilities/tasks#4", "basic/utilities/tasks#21"
+)
 async def test_without_the_capability_task_metadata_is_ignored(autojump_clock: trio.abc.Clock) -> None:
     import json
 
@@ -218,7 +254,7 @@ async def test_without_the_capability_task_metadata_is_ignored(autojump_clock: t
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#66", "basic/utilities/tasks#72", "basic/utilities/tasks#73")
+@pytest.mark.req("basic/utilities/tasks#71", "basic/utilities/tasks#72")
 async def test_failures_and_exact_errors(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery)
@@ -236,10 +272,11 @@ async def test_failures_and_exact_errors(autojump_clock: trio.abc.Clock) -> None
 
 
 @pytest.mark.req(
-    "basic/utilities/tasks#55",
-    "basic/utilities/tasks#56",
-    "basic/utilities/tasks#57",
-    "basic/utilities/tasks#3",
+    "basic/utilities/tasks#60",
+    "basic/utilities/tasks#61",
+    "basic/utilities/tasks#62",
+    "basic/utilities/tasks#63",
+    "basic/utilities/cancellation#3",
 )
 async def test_cancel_moves_to_cancelled_and_sticks(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
@@ -260,7 +297,7 @@ async def test_cancel_moves_to_cancelled_and_sticks(autojump_clock: trio.abc.Clo
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#59", "basic/utilities/tasks#60", "basic/utilities/tasks#61")
+@pytest.mark.req("basic/utilities/tasks#68", "basic/utilities/tasks#70")
 async def test_unknown_task_ids_and_cursors(autojump_clock: trio.abc.Clock) -> None:
     from mcp_ref.schema.tasks import GetTaskRequestParams
 
@@ -282,7 +319,7 @@ async def test_unknown_task_ids_and_cursors(autojump_clock: trio.abc.Clock) -> N
 
 
 @pytest.mark.req(
-    "basic/utilities/tasks#50", "basic/utilities/tasks#51", "basic/utilities/tasks#52", "basic/utilities/tasks#53"
+    "basic/utilities/tasks#56", "basic/utilities/tasks#57", "basic/utilities/tasks#58", "basic/utilities/tasks#59"
 )
 async def test_listing_paginates(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
@@ -296,15 +333,7 @@ async def test_listing_paginates(autojump_clock: trio.abc.Clock) -> None:
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req(
-    "basic/utilities/tasks#28",
-    "basic/utilities/tasks#29",
-    "basic/utilities/tasks#30",
-    "basic/utilities/tasks#31",
-    "basic/utilities/tasks#32",
-    "basic/utilities/tasks#33",
-    "basic/utilities/tasks#34",
-)
+@pytest.mark.req("basic/utilities/tasks#38", "basic/utilities/tasks#40")
 async def test_ttl_is_capped_and_expired_tasks_are_purged(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, max_ttl_ms=10_000, default_ttl_ms=5_000)
@@ -332,10 +361,12 @@ def test_unlimited_ttl_must_be_allowed_explicitly() -> None:
 
 
 @pytest.mark.req(
-    "basic/utilities/tasks#26",
-    "basic/utilities/tasks#27",
-    "basic/utilities/tasks#42",
-    "basic/utilities/tasks#43",
+    "basic/utilities/tasks#32",
+    "basic/utilities/tasks#33",
+    "basic/utilities/tasks#34",
+    "basic/utilities/tasks#35",
+    "basic/utilities/tasks#49",
+    "basic/utilities/tasks#65",
 )
 async def test_input_required_with_related_task_elicitation(autojump_clock: trio.abc.Clock) -> None:
     seen: list[Any] = []
@@ -362,7 +393,14 @@ async def test_input_required_with_related_task_elicitation(autojump_clock: trio
     assert statuses == ["input_required", "working", "completed"]
 
 
-@pytest.mark.req("basic/utilities/tasks#62", "basic/utilities/tasks#63", "basic/utilities/tasks#64")
+@pytest.mark.req(
+    "basic/utilities/tasks#18",
+    "basic/utilities/tasks#19",
+    "basic/utilities/tasks#20",
+    "basic/utilities/tasks#53",
+    "basic/utilities/tasks#54",
+    "basic/utilities/tasks#55",
+)
 async def test_status_notifications_have_no_related_task_meta(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery)
@@ -408,9 +446,7 @@ async def test_progress_continues_under_the_original_token(autojump_clock: trio.
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req(
-    "basic/utilities/tasks#74", "basic/utilities/tasks#75", "basic/utilities/tasks#77", "basic/utilities/tasks#78"
-)
+@pytest.mark.req("basic/utilities/tasks#74", "basic/utilities/tasks#78", "basic/utilities/tasks#79")
 async def test_tasks_are_bound_to_their_session(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery)
@@ -426,7 +462,7 @@ async def test_tasks_are_bound_to_their_session(autojump_clock: trio.abc.Clock) 
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#76")
+@pytest.mark.req("basic/utilities/tasks#77")
 async def test_unbound_tasks_do_not_declare_list(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, binding="none")
@@ -438,7 +474,7 @@ async def test_unbound_tasks_do_not_declare_list(autojump_clock: trio.abc.Clock)
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#79")
+@pytest.mark.req("basic/utilities/tasks#81")
 async def test_concurrent_task_limit(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, max_tasks_per_requestor=2)
@@ -454,7 +490,7 @@ async def test_concurrent_task_limit(autojump_clock: trio.abc.Clock) -> None:
 # -- the client as receiver: task-augmented sampling ------------------------------------------------
 
 
-@pytest.mark.req("basic/utilities/tasks#2", "basic/utilities/tasks#17")
+@pytest.mark.req("basic/utilities/tasks#1", "basic/utilities/tasks#2", "basic/utilities/tasks#43")
 async def test_server_sends_task_augmented_sampling_to_the_client(autojump_clock: trio.abc.Clock) -> None:
     server = Server("requestor")
     outcome: list[Any] = []
@@ -483,3 +519,43 @@ async def test_server_sends_task_augmented_sampling_to_the_client(autojump_clock
         nursery.cancel_scope.cancel()
     assert outcome[0] == "working"
     assert outcome[1] == CreateMessageResult(role="assistant", model="m", content=TextContent(text="hello"))
+
+
+@pytest.mark.req("basic/utilities/tasks#50", "basic/utilities/tasks#51")
+async def test_task_id_param_decides_not_related_task_meta(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.schema.tasks import GetTaskRequestParams
+
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            a = await client.call_tool_as_task("slow")
+            b = await client.call_tool_as_task("only_task")
+            params = GetTaskRequestParams(task_id=b.task_id, meta={RELATED_TASK_META_KEY: {"taskId": a.task_id}})
+            got = await client.request("tasks/get", params)
+            assert got.task_id == b.task_id and got.status == "working"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#82", "basic/utilities/tasks#83")
+async def test_task_lifecycle_is_logged(autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    caplog.set_level(logging.INFO, logger="mcp_ref.tasks")
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("slow")
+            await handle.wait()
+        nursery.cancel_scope.cancel()
+    messages = [r.getMessage() for r in caplog.records if r.name == "mcp_ref.tasks"]
+    assert any("created" in m and handle.task_id in m for m in messages)
+    assert any("completed" in m and handle.task_id in m for m in messages)
+
+
+@pytest.mark.req("basic/utilities/tasks#75")
+def test_binding_limits_are_documented() -> None:
+    from ...conftest import ROOT
+
+    note = (ROOT / "spec_notes" / "basic" / "utilities" / "tasks.md").read_text()
+    for phrase in ("binding", "guess", "max_ttl_ms", "max_tasks_per_requestor"):
+        assert phrase in note
