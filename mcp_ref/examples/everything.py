@@ -79,6 +79,7 @@ def build_server() -> Server:
         ),
     )
     _demo_tools(server)
+    _task_tools(server)
     _conformance_tools(server)
     _resources(server)
     _prompts(server)
@@ -250,6 +251,53 @@ def _demo_tools(server: Server) -> None:
 
 
 WATCHED = {"version": 1}
+
+
+def _task_tools(server: Server) -> None:
+    """Tools for basic/utilities/tasks (served when tasks are enabled, which main() does)."""
+
+    @server.tool(
+        description=(
+            "Task support optional: count to `count` (default 5), one per second, reporting progress. "
+            "Call it normally or as a task (then poll tasks/get and fetch tasks/result)."
+        ),
+        input_schema={"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 3600}}},
+        task_support="optional",
+    )
+    async def count_slowly(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        count = int(arguments.get("count", 5))
+        for i in range(1, count + 1):
+            await trio.sleep(1)
+            await ctx.progress(i, count, f"{i}/{count}")
+        return f"counted to {count}"
+
+    @server.tool(
+        description=(
+            "Task support required: simulate a batch job of `seconds` seconds (default 3). Only callable as a task."
+        ),
+        input_schema={"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 3600}}},
+        task_support="required",
+    )
+    async def batch_job(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        seconds = float(arguments.get("seconds", 3))
+        await trio.sleep(seconds)
+        return {"job": "done", "seconds": seconds}
+
+    @server.tool(
+        description=(
+            "Task that needs input mid-way: it asks you to confirm (elicitation) while the task is "
+            "input_required, then finishes. Call it as a task and fetch tasks/result to answer."
+        ),
+        input_schema=NO_ARGS,
+        task_support="optional",
+    )
+    async def confirm_then_finish(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(
+            {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}, "required": ["ok"]},
+            ElicitationRequestedSchema,
+        )
+        result = await _elicit(ctx, ElicitRequestFormParams(message="Continue the task?", requested_schema=schema))
+        return f"confirmation: action={result.action}, content={json.dumps(result.content)}"
 
 
 def _complete(elicitation_id: str) -> Any:
@@ -569,7 +617,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server = build_server()
     if not args.http:
-        server.run_stdio()
+
+        async def run_stdio() -> None:
+            async with trio.open_nursery() as nursery:
+                server.enable_tasks(nursery)
+                await server.serve_stdio()
+                nursery.cancel_scope.cancel()
+
+        trio.run(run_stdio)
         return 0
     try:
         serve_http = importlib.import_module("mcp_ref.basic.transports.http_server").serve_http
@@ -578,7 +633,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     async def run_http() -> None:
-        await serve_http(server, host=args.host, port=args.port)
+        async with trio.open_nursery() as nursery:
+            server.enable_tasks(nursery)
+            await serve_http(server, host=args.host, port=args.port)
 
     trio.run(run_http)
     return 0

@@ -117,6 +117,21 @@ async def test_everything_in_process() -> None:
         assert ids.completion.values[:2] == ["19", "190"]
 
 
+async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = build_server()
+        server.enable_tasks(nursery)
+        async with memory_session_pair(server, elicitation=user) as client:
+            await client.list_all_tools()
+            handle = await client.call_tool_as_task("batch_job", {"seconds": 2})
+            assert (await handle.wait()).structured_content == {"job": "done", "seconds": 2}
+            handle = await client.call_tool_as_task("count_slowly", {"count": 3})
+            assert text(await handle.wait()) == "counted to 3"
+            handle = await client.call_tool_as_task("confirm_then_finish")
+            assert text(await handle.wait()) == 'confirmation: action=accept, content={"ok": true}'
+        nursery.cancel_scope.cancel()
+
+
 async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock) -> None:
     async with memory_session_pair(build_server()) as client:
         with trio.move_on_after(3.5):
