@@ -9,13 +9,15 @@
   allow null there) unless the field is marked :data:`NULLABLE`. A required
   field has no default and is always written, so a required nullable field
   (``Task.ttl``) is written as ``null``.
-* Revisions: a class that first appears after 2025-03-26 is decorated with
+* Revisions: a class with no counterpart before some revision (not by name:
+  a structure that was inline or had another name counts) is decorated with
   :func:`since`; a field that first appears later than its class carries
   ``metadata=NEW_IN_2025_06_18`` or ``NEW_IN_2025_11_25``. Encoding for an
   older revision leaves such fields out and refuses such classes.
-* Open types (``Result`` and everything that extends it; TypeScript index
-  signature ``[key: string]: unknown``) have an ``extra`` field that keeps the
-  keys this model does not know and writes them back out.
+* Open types (``Result`` and everything that extends it, the capability
+  objects, the pieces of JSON Schema in elicitation) have an ``extra`` field
+  (metadata :data:`EXTRA`) that keeps the keys this model does not know and
+  writes them back out. Other classes ignore unknown keys.
 * A field whose *type* changed between revisions (not just appeared) records
   the older type with :func:`older_type`; encoding for a revision before the
   change refuses values that revision cannot express (LocalProtocolError).

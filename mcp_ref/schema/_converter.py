@@ -6,9 +6,17 @@ newer fields), unstructuring for an older revision leaves out the fields that
 revision lacks and refuses classes it does not have (LocalProtocolError,
 before anything reaches the wire). See ``spec_notes/schema.md``.
 
-Structuring is strict: no coercion of any kind (``"1"`` is not an integer,
-``true`` is not a number), and every failure is a :class:`DecodeError` whose
-path names the wire keys, e.g. ``params.arguments: expected object``.
+Structuring is strict: no coercion (``"1"`` is not an integer, ``true`` is
+not a number, ``1.0`` is not a request id; the one leniency: a plain integer
+field takes an integral float such as ``100.0``), and every failure is a
+:class:`DecodeError` whose path names the wire keys, e.g.
+``params.arguments: expected object``.
+
+Speed: the engine decodes every message here. Each class gets generated
+straight-line code on first use (:func:`_generate_fast_path`); tagged unions
+map the tag straight to the member's decoder; hooks are cached per type. The
+careful, field-by-field path runs only when the fast one meets something
+unexpected, to name the problem.
 """
 
 import functools
