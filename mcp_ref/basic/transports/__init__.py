@@ -1,0 +1,23 @@
+"""basic/transports: how whole MCP messages travel between two peers.
+
+Every transport gives the session the same thing, a
+``trio.abc.Channel[bytes]`` of whole encoded JSON-RPC messages:
+
+* ``await ch.send(msg)`` sends one message (compact UTF-8 JSON). A message
+  containing "\\n" or "\\r" is refused with ValueError before anything is
+  sent. ``trio.BrokenResourceError`` when the peer is gone,
+  ``trio.ClosedResourceError`` after our own ``aclose()``. Concurrent sends
+  never interleave.
+* ``await ch.receive()`` returns one message; ``trio.EndOfChannel`` when
+  the peer has finished; :class:`~mcp_ref.errors.MessageTooLarge` when a
+  message over the limit was skipped (the channel stays usable). Bytes
+  that are not valid JSON or UTF-8 are delivered as they are: answering
+  them is the engine's job.
+* ``await ch.aclose()``.
+
+Modules: :mod:`.stdio` (framing, the server side on this process's
+stdin/stdout, the client side launching a server process),
+:mod:`.memory` (in-process pairs), :mod:`.streamable_http` and its
+drivers. This package module imports none of them, so a sans-IO module
+here stays importable without trio.
+"""

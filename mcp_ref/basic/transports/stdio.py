@@ -1,33 +1,38 @@
 """basic/transports#stdio: newline-delimited JSON-RPC over a process's stdin/stdout.
 
 Every transport hands the session a ``trio.abc.Channel[bytes]`` of whole
-messages:
+messages (see :mod:`mcp_ref.basic.transports`). Here:
 
-* ``send(msg)`` writes one encoded message (compact JSON, no newline; one is
-  refused with ValueError before anything is written) -- the framer adds "\\n";
+* ``send(msg)`` writes one encoded message followed by "\\n"; a message that
+  contains "\\n" or "\\r" is refused with ValueError before anything is written;
 * ``receive()`` returns one message without its line ending (a trailing "\\r"
-  is dropped, empty lines are skipped); ``trio.EndOfChannel`` at clean EOF (a
-  last line without a newline is delivered first). A line longer than
-  ``max_message_size`` is skipped whole, without being buffered, and
+  is dropped, empty lines are skipped), and raises ``trio.EndOfChannel`` at
+  clean EOF (a last line without a newline is delivered first). A line longer
+  than ``max_message_size`` is skipped whole, without being buffered, and
   ``receive()`` raises :class:`~mcp_ref.errors.MessageTooLarge`; the channel
   stays usable;
 * invalid JSON or UTF-8 is not the transport's business: the engine answers it.
 
-The sans-IO :class:`LineFramer` does the framing; :class:`StdioMessageChannel`
-drives it over any trio byte streams. :func:`open_stdio_server_channel` is the
-server side (this process's stdin/stdout, guarded against stray prints);
-:func:`open_process_channel` the client side (launch and shut down a server).
+Three layers, from the bottom:
+
+* :class:`LineFramer` and :func:`frame_message` -- the framing, sans-IO (no
+  trio; plain bytes in, lines out);
+* :class:`StdioMessageChannel` -- drives the framer over any trio byte streams;
+* :func:`open_stdio_server_channel` (this process is the server, on its own
+  stdin/stdout, guarded against stray output) and :func:`open_process_channel`
+  (this process is the client: launch a server, shut it down properly).
 """
 
 import logging
+import math
 import os
 import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Literal, Protocol, TypeAlias
 
 import attrs
 import trio
@@ -37,100 +42,176 @@ from ._nursery import block_nursery
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_SHUTDOWN_TIMEOUTS",
     "LineFramer",
     "Oversized",
+    "frame_message",
     "StdioMessageChannel",
     "ProcessChannel",
+    "StderrOption",
+    "default_environment",
     "open_stdio_server_channel",
     "open_process_channel",
+    "shutdown_process",
 ]
 
+#: Longest message accepted by default (bytes, without the line ending).
 DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+#: (seconds to wait after closing the server's stdin, seconds to wait after SIGTERM).
+DEFAULT_SHUTDOWN_TIMEOUTS = (2.0, 2.0)
 _READ_SIZE = 65536
+_STDERR_MAX_LINE = 64 * 1024
+_STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
 
 stderr_log = logging.getLogger("mcp_ref.stdio.stderr")
 log = logging.getLogger("mcp_ref.stdio")
 
 
+# -- framing, sans-IO -------------------------------------------------------------------
+
+
+def frame_message(message: bytes) -> bytes:
+    """``message`` as one line on the wire: the message and "\\n".
+
+    Raises ValueError if the message contains "\\n" or "\\r" (our encoder never
+    produces them; raw control characters are escaped inside JSON strings).
+    """
+    if b"\n" in message or b"\r" in message:
+        # [basic/transports#3] newlines delimit messages, so a message may not hold one -- transports#stdio
+        raise ValueError("an MCP message on stdio must not contain a newline or carriage return")
+    return message + b"\n"
+
+
 @attrs.frozen
 class Oversized:
-    """A line longer than the limit was skipped; ``size`` is its length."""
+    """A line longer than the limit was skipped whole; ``size`` is its length in bytes."""
 
     size: int
 
 
 class LineFramer:
-    """Splits a byte stream into lines, bounded in memory (sans-IO)."""
+    """Splits a byte stream into lines with bounded memory (sans-IO).
+
+    ``feed(data)`` as bytes arrive, ``feed_eof()`` at the end, and call
+    ``next_line()`` until it returns None. It yields each line without its
+    "\\n" or "\\r\\n", skips empty lines, and yields :class:`Oversized` for a
+    line longer than ``max_line`` -- such a line is dropped as it arrives,
+    never held whole, so the buffer stays below ``max_line`` plus one chunk.
+    After ``feed_eof()`` a last line without a newline is yielded too.
+
+    Each byte is scanned for a newline once: the search resumes where the
+    last one stopped, and consumed bytes are compacted away only when they
+    make up half the buffer (amortised linear time).
+    """
 
     def __init__(self, max_line: int = DEFAULT_MAX_MESSAGE_SIZE) -> None:
         if max_line < 1:
-            raise ValueError("max_line must be positive")
+            raise ValueError(f"max_line must be at least 1, not {max_line}")
         self.max_line = max_line
         self._buf = bytearray()
-        self._start = 0  # first unconsumed byte
-        self._scan = 0  # no newline before this index
-        self._skipping: int | None = None  # bytes of an oversized line skipped so far
+        self._start = 0  # first byte not yet handed out
+        self._scan = 0  # no newline in _buf[_start:_scan]
+        self._skipped: int | None = None  # bytes of an oversized line dropped so far
+        self._skipped_cr = False  # the last byte dropped was "\r"
+        self._eof = False
 
-    def feed(self, data: bytes | bytearray) -> None:
-        if self._start and self._start >= len(self._buf) // 2:
+    @property
+    def buffered(self) -> int:
+        """Bytes held and not yet handed out (bounded by ``max_line`` + 1 + the last chunk fed)."""
+        return len(self._buf) - self._start
+
+    @property
+    def at_eof(self) -> bool:
+        """True once ``feed_eof()`` was called."""
+        return self._eof
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        if self._eof:
+            raise RuntimeError("LineFramer.feed() after feed_eof()")
+        if self._start and self._start * 2 >= len(self._buf):
             del self._buf[: self._start]
             self._scan -= self._start
             self._start = 0
         self._buf += data
 
+    def feed_eof(self) -> None:
+        self._eof = True
+
     def next_line(self) -> bytes | Oversized | None:
-        """The next complete line, an :class:`Oversized` marker, or None (feed more)."""
+        """The next line, an :class:`Oversized` marker, or None when more input is needed."""
+        buf = self._buf
         while True:
-            buf = self._buf
-            if self._skipping is not None:
+            if self._skipped is not None:
                 idx = buf.find(b"\n", self._start)
                 if idx < 0:
-                    self._skipping += len(buf) - self._start
-                    self._reset()
+                    if len(buf) > self._start:
+                        self._skipped += len(buf) - self._start
+                        self._skipped_cr = buf[-1] == 0x0D
+                    self._clear()
+                    if self._eof:
+                        return self._end_skip()
                     return None
-                size = self._skipping + idx - self._start
+                self._skipped += idx - self._start
+                if idx > self._start:
+                    self._skipped_cr = buf[idx - 1] == 0x0D
                 self._start = self._scan = idx + 1
-                self._skipping = None
-                return Oversized(size)
+                return self._end_skip()
             idx = buf.find(b"\n", self._scan)
             if idx < 0:
-                if len(buf) - self._start > self.max_line:
-                    # [basic/transports#stdio] a message must fit: skip this line whole
-                    self._skipping = len(buf) - self._start
-                    self._reset()
+                pending = len(buf) - self._start
+                if pending > self.max_line + 1:  # + 1: room for the "\r" of a "\r\n"
+                    # longer than any message we accept: drop it as it arrives (our limit, see the note)
+                    self._skipped = 0
                     continue
+                if self._eof:
+                    return self._last_line()
                 self._scan = len(buf)
                 return None
-            line_end = idx - 1 if idx > self._start and buf[idx - 1] == 0x0D else idx
-            size = line_end - self._start
-            line = bytes(buf[self._start : line_end])
+            start = self._start
+            end = idx - 1 if idx > start and buf[idx - 1] == 0x0D else idx
             self._start = self._scan = idx + 1
+            size = end - start
             if size > self.max_line:
                 return Oversized(size)
-            if size == 0:
-                continue  # empty lines carry nothing
-            return line
+            if size:
+                return bytes(buf[start:end])
+            # an empty line carries no message
 
-    def end(self) -> bytes | Oversized | None:
-        """At EOF: the last line if it had no newline."""
-        if self._skipping is not None:
-            size = self._skipping + len(self._buf) - self._start
-            self._skipping = None
-            self._reset()
-            return Oversized(size)
-        rest = bytes(self._buf[self._start :]).rstrip(b"\r")
-        self._reset()
+    def _end_skip(self) -> Oversized:
+        assert self._skipped is not None
+        size = self._skipped - self._skipped_cr  # the size of the line without its "\r\n"
+        self._skipped = None
+        self._skipped_cr = False
+        return Oversized(size)
+
+    def _last_line(self) -> bytes | Oversized | None:
+        rest = bytes(self._buf[self._start :])
+        self._clear()
+        if rest.endswith(b"\r"):
+            rest = rest[:-1]
         if not rest:
             return None
-        return rest if len(rest) <= self.max_line else Oversized(len(rest))
+        return Oversized(len(rest)) if len(rest) > self.max_line else rest
 
-    def _reset(self) -> None:
+    def _clear(self) -> None:
         self._buf.clear()
         self._start = self._scan = 0
 
 
+# -- the channel over trio byte streams ---------------------------------------------------
+
+
 class StdioMessageChannel(trio.abc.Channel[bytes]):
-    """Newline-delimited messages over a pair of trio byte streams."""
+    """Newline-delimited messages over a trio send stream and receive stream.
+
+    Safe for concurrent use: sends are serialised by a FIFO lock (each
+    message goes out whole), and so are receives.
+
+    A ``send()`` cancelled while its bytes were being written may leave part
+    of a line on the wire; the next ``send()`` then starts with "\\n" so that
+    its own message arrives intact (the peer sees the fragment as one invalid
+    line and answers it with a parse error).
+    """
 
     def __init__(
         self,
@@ -143,201 +224,383 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
         self._receive_stream = receive_stream
         self._framer = LineFramer(max_message_size)
         self._send_lock = trio.StrictFIFOLock()
-        self._eof = False
+        self._receive_lock = trio.StrictFIFOLock()
+        self._torn = False  # a cancelled send may have written part of a line
+        self._send_closed = False
+        self._closed = False
         self.max_message_size = max_message_size
 
     async def send(self, value: bytes) -> None:
-        if b"\n" in value or b"\r" in value:
-            # [basic/transports#stdio] messages are delimited by newlines and must not contain them
-            raise ValueError("an MCP message on stdio must not contain a newline")
+        line = frame_message(value)
+        if self._closed or self._send_closed:
+            raise trio.ClosedResourceError("this stdio channel is closed for sending")
         async with self._send_lock:
-            await self._send_stream.send_all(value + b"\n")
+            if self._torn:
+                # [basic/transports#7] a cancelled send left part of a line behind: end it, so
+                # this message arrives whole on its own line -- transports#stdio
+                line = b"\n" + line
+            self._torn = True
+            await self._send_stream.send_all(line)
+            self._torn = False
 
     async def receive(self) -> bytes:
-        while True:
-            item = self._framer.next_line()
-            if item is None and self._eof:
-                raise trio.EndOfChannel
-            if item is None:
-                data = await self._receive_stream.receive_some(_READ_SIZE)
-                if data:
-                    self._framer.feed(data)
-                    continue
-                self._eof = True
-                item = self._framer.end()
+        if self._closed:
+            raise trio.ClosedResourceError("this stdio channel is closed")
+        async with self._receive_lock:
+            framer = self._framer
+            while True:
+                item = framer.next_line()
                 if item is None:
-                    raise trio.EndOfChannel
-            if type(item) is Oversized:
-                raise MessageTooLarge(item.size, self._framer.max_line)
-            assert isinstance(item, bytes)
-            return item
+                    if framer.at_eof:
+                        # [basic/lifecycle#16] the peer closed its output: no more messages -- lifecycle#stdio
+                        raise trio.EndOfChannel
+                    data = await self._receive_stream.receive_some(_READ_SIZE)
+                    if data:
+                        framer.feed(data)
+                    else:
+                        framer.feed_eof()
+                    continue
+                if type(item) is Oversized:
+                    # the line is gone whole; the session answers with Invalid Request
+                    raise MessageTooLarge(item.size, framer.max_line)
+                assert type(item) is bytes
+                return item
+
+    async def send_eof(self) -> None:
+        """Close the sending direction only: the peer's ``receive()`` ends; ours still works.
+
+        Does not wait for a send in progress (that send fails with
+        ``trio.ClosedResourceError``).
+        """
+        if self._send_closed:
+            await trio.lowlevel.checkpoint()
+            return
+        self._send_closed = True
+        await self._send_stream.aclose()
 
     async def aclose(self) -> None:
+        if self._closed:
+            await trio.lowlevel.checkpoint()
+            return
+        self._closed = self._send_closed = True
         try:
             await self._send_stream.aclose()
         finally:
             await self._receive_stream.aclose()
 
 
-# -- server side ------------------------------------------------------------------------
+# -- server side ---------------------------------------------------------------------------
+
+_guard_active = False
+
+
+@contextmanager
+def _std_streams_guard(enabled: bool) -> Iterator[tuple[int, int]]:
+    """Private copies of fds 0 and 1 for the protocol; with ``enabled``, fence 0 and 1 off.
+
+    Yields (protocol input fd, protocol output fd); the caller owns them.
+    """
+    global _guard_active
+    if not enabled:
+        yield os.dup(0), os.dup(1)
+        return
+    if _guard_active:
+        raise RuntimeError("open_stdio_server_channel(guard=True) is already active in this process")
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    saved_stdout = sys.stdout
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    _guard_active = True
+    try:
+        # [basic/transports#6] only MCP messages reach stdout: fd 1 now means stderr, so
+        # print(), os.write(1, ...) and child processes write to the log -- transports#stdio
+        os.dup2(2, 1)
+        # anything print()ed earlier and still buffered goes to stderr too
+        _flush(saved_stdout)
+        sys.stdout = sys.stderr
+        # nothing else can read protocol bytes: fd 0 now reads /dev/null
+        os.dup2(devnull, 0)
+        yield proto_in, proto_out
+    finally:
+        _flush(sys.stdout)
+        _flush(saved_stdout)  # while fd 1 still points at stderr
+        sys.stdout = saved_stdout
+        os.dup2(saved_out, 1)
+        os.dup2(saved_in, 0)
+        for fd in (saved_in, saved_out, devnull):
+            os.close(fd)
+        _guard_active = False
+
+
+def _flush(stream: Any) -> None:
+    if stream is not None:
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed or broken: nothing of ours to rescue
+            pass
 
 
 @asynccontextmanager
 async def open_stdio_server_channel(
     *, guard: bool = True, max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
 ) -> AsyncIterator[StdioMessageChannel]:
-    """This process's stdin/stdout as an MCP channel.
+    """This process's stdin/stdout as an MCP channel (the server side of stdio).
 
-    [basic/transports#stdio] the server writes nothing but MCP messages to
-    stdout. With ``guard`` (the default) the protocol gets private copies of
-    fds 0 and 1; fd 1 and ``sys.stdout`` then point at stderr (so ``print`` or
-    a child process writing to stdout lands in the log, not in the stream) and
-    fd 0 and ``sys.stdin`` at /dev/null (so nothing can steal protocol bytes).
-    Everything is restored on exit. ``guard=False`` leaves them alone.
+    The protocol reads and writes private duplicates of fds 0 and 1. With
+    ``guard`` (the default), while the block runs, fd 1 and ``sys.stdout``
+    point at stderr -- stray ``print()``, ``os.write(1, ...)`` and child
+    processes end up in the server's log instead of corrupting the stream --
+    and fd 0 reads /dev/null, so nothing else can consume protocol input.
+    Everything is restored on exit. ``guard=False`` leaves fds 0 and 1 and
+    ``sys.stdout`` alone (the caller then guarantees nothing else writes to
+    stdout). One guarded channel per process at a time (RuntimeError
+    otherwise). POSIX only. The limits are in spec_notes/basic/transports.md.
+
+    ``receive()`` raises ``trio.EndOfChannel`` when the client closes our stdin.
     """
-    proto_in = os.dup(0)
-    proto_out = os.dup(1)
-    saved: tuple[int, int, Any, Any] | None = None
-    if guard:
-        sys.stdout.flush()
-        saved = (os.dup(0), os.dup(1), sys.stdin, sys.stdout)
-        os.dup2(2, 1)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.close(devnull)
-        sys.stdout = sys.stderr
-        sys.stdin = open(os.devnull)
-    channel = StdioMessageChannel(
-        trio.lowlevel.FdStream(proto_out), trio.lowlevel.FdStream(proto_in), max_message_size=max_message_size
-    )
-    try:
-        yield channel
-    finally:
-        with trio.CancelScope(shield=True):
-            await channel.aclose()
-        if saved is not None:
-            fd0, fd1, stdin, stdout = saved
-            sys.stdin.close()
-            sys.stdin, sys.stdout = stdin, stdout
-            os.dup2(fd0, 0)
-            os.dup2(fd1, 1)
-            os.close(fd0)
-            os.close(fd1)
+    with _std_streams_guard(guard) as (proto_in, proto_out):
+        try:
+            send_stream = trio.lowlevel.FdStream(proto_out)
+        except BaseException:
+            os.close(proto_in)
+            os.close(proto_out)
+            raise
+        try:
+            receive_stream = trio.lowlevel.FdStream(proto_in)
+        except BaseException:
+            os.close(proto_in)
+            send_stream.close()
+            raise
+        channel = StdioMessageChannel(send_stream, receive_stream, max_message_size=max_message_size)
+        try:
+            yield channel
+        finally:
+            with trio.CancelScope(shield=True):
+                await channel.aclose()
 
 
-# -- client side ---------------------------------------------------------------------------
+# -- client side -----------------------------------------------------------------------------
 
-StderrOption = Literal["inherit", "capture", "discard"] | Callable[[str], None]
+StderrOption: TypeAlias = Literal["inherit", "capture", "discard"] | Callable[[str], None]
+
+_POSIX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+_WINDOWS_ENV = (
+    "APPDATA",
+    "COMSPEC",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PATHEXT",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+)
+
+
+def default_environment() -> dict[str, str]:
+    """The few variables of ours a server gets when ``env`` is given.
+
+    Enough to find programs and a home directory (PATH, HOME, USER, locale,
+    temp dir...); exported shell functions (values starting with "()") are
+    left out.
+    """
+    names = _WINDOWS_ENV if sys.platform == "win32" else _POSIX_ENV
+    return {n: v for n in names if (v := os.environ.get(n)) is not None and not v.startswith("()")}
 
 
 class ProcessChannel(StdioMessageChannel):
-    """A channel to a server subprocess; ``process`` is the trio Process."""
+    """The channel to a server subprocess that :func:`open_process_channel` yields."""
 
-    def __init__(self, process: trio.Process, *, max_message_size: int, stderr_keep: int = 1000) -> None:
+    def __init__(self, process: trio.Process, *, max_message_size: int, stderr_keep: int) -> None:
         assert process.stdin is not None and process.stdout is not None
         super().__init__(process.stdin, process.stdout, max_message_size=max_message_size)
+        #: the server process (``returncode`` is set once the context has exited)
         self.process = process
-        #: the last lines the server wrote to stderr (with ``stderr="capture"``)
+        #: with ``stderr="capture"``: the server's last ``stderr_keep`` stderr lines
         self.stderr_lines: deque[str] = deque(maxlen=stderr_keep)
+
+
+class _Process(Protocol):
+    """What :func:`shutdown_process` needs of a process (trio.Process has it)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+async def shutdown_process(
+    process: _Process,
+    close_input: Callable[[], Any],
+    *,
+    close_wait: float = DEFAULT_SHUTDOWN_TIMEOUTS[0],
+    term_wait: float = DEFAULT_SHUTDOWN_TIMEOUTS[1],
+) -> None:
+    """Stop a stdio server: close its input, wait, SIGTERM, wait, SIGKILL, wait.
+
+    Runs shielded from cancellation, so it completes on every exit path of
+    the caller; it takes at most ``close_wait + term_wait`` plus the moment
+    the kernel needs to reap a killed process. The wait after SIGKILL has no
+    timeout: SIGKILL cannot be caught or ignored, and waiting is what
+    guarantees the process is reaped rather than left behind.
+    ``close_input`` is an async callable (closing the server's stdin).
+    """
+    with trio.CancelScope(shield=True):
+        # [basic/lifecycle#15] 1. close the server's input stream -- lifecycle#stdio
+        try:
+            await close_input()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # already closed, or the server is gone: either way its input is closed
+        if process.returncode is not None:
+            return
+        # [basic/lifecycle#15] 2. give it time to exit by itself, then SIGTERM -- lifecycle#stdio
+        with trio.move_on_after(close_wait):
+            await process.wait()
+            return
+        log.info("server %s still running %gs after its stdin was closed: sending SIGTERM", process.pid, close_wait)
+        process.send_signal(signal.SIGTERM)
+        # [basic/lifecycle#15] 3. SIGKILL when SIGTERM was not enough -- lifecycle#stdio
+        with trio.move_on_after(term_wait):
+            await process.wait()
+            return
+        log.warning("server %s still running %gs after SIGTERM: sending SIGKILL", process.pid, term_wait)
+        process.kill()
+        await process.wait()
+
+
+def _check_options(args: Sequence[str], stderr: Any, shutdown_timeouts: tuple[float, float], keep: int) -> None:
+    if isinstance(args, (str, bytes)):
+        raise TypeError("args must be a sequence of arguments, not a single string")
+    if not (stderr in ("inherit", "capture", "discard") or callable(stderr)):
+        raise ValueError(f'stderr must be "inherit", "capture", "discard" or a callable, not {stderr!r}')
+    if len(shutdown_timeouts) != 2 or not all(
+        isinstance(t, (int, float)) and 0 <= t < math.inf for t in shutdown_timeouts
+    ):
+        raise ValueError(f"shutdown_timeouts must be two finite numbers >= 0, not {shutdown_timeouts!r}")
+    if keep < 1:
+        raise ValueError(f"stderr_keep must be at least 1, not {keep}")
 
 
 @asynccontextmanager
 async def open_process_channel(
-    command: str,
+    command: str | os.PathLike[str],
     args: Sequence[str] = (),
     *,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     stderr: StderrOption = "inherit",
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    shutdown_timeouts: tuple[float, float] = (2.0, 2.0),
+    shutdown_timeouts: tuple[float, float] = DEFAULT_SHUTDOWN_TIMEOUTS,
+    stderr_keep: int = 1000,
 ) -> AsyncIterator[ProcessChannel]:
-    """Launch ``command args`` as an MCP server on stdio.
+    """Launch ``command *args`` as an MCP server and yield the channel to it.
 
-    ``env`` replaces the environment when given (None inherits ours).
-    ``stderr``: "inherit" (the server's stderr is ours), "capture" (each line
-    logged on ``mcp_ref.stdio.stderr`` and kept in ``channel.stderr_lines``),
-    "discard", or a callable receiving each line.
+    ``env=None``: the server inherits our whole environment. A mapping is
+    laid over :func:`default_environment` (PATH, HOME, ... but none of our
+    other variables, so secrets are not passed on by accident); pass
+    ``{**os.environ, ...}`` to inherit everything and add to it.
+
+    ``stderr`` (the server may log there; it is never taken as an error):
+    "inherit" (the server's stderr is ours), "capture" (each line is logged
+    at INFO on ``mcp_ref.stdio.stderr`` and kept in ``channel.stderr_lines``,
+    the last ``stderr_keep`` of them), "discard", or a callable that receives
+    each line (decoded as UTF-8; an exception it raises ends the block).
+
+    A command that cannot be started raises OSError (FileNotFoundError,
+    PermissionError...) naming it, before the block runs. If the server
+    exits on its own, ``receive()`` raises ``trio.EndOfChannel`` and
+    ``send()`` ``trio.BrokenResourceError``.
 
     Leaving the block -- normally, by an exception, or by cancellation --
-    shuts the server down as basic/lifecycle#shutdown says: close its stdin,
-    wait ``shutdown_timeouts[0]``, SIGTERM, wait ``shutdown_timeouts[1]``,
-    SIGKILL. No process is left behind.
+    runs :func:`shutdown_process` with ``shutdown_timeouts`` = (wait after
+    closing stdin, wait after SIGTERM). No process is left behind.
     """
+    _check_options(args, stderr, shutdown_timeouts, stderr_keep)
     close_wait, term_wait = shutdown_timeouts
-    if not (close_wait >= 0 and term_wait >= 0):
-        raise ValueError("shutdown timeouts must not be negative")
     piped = stderr == "capture" or callable(stderr)
-    stderr_fd: Any = subprocess.PIPE if piped else (subprocess.DEVNULL if stderr == "discard" else None)
+    stderr_target: int | None = subprocess.PIPE if piped else (subprocess.DEVNULL if stderr == "discard" else None)
+    argv = [os.fspath(command), *args]
     try:
         process = await trio.lowlevel.open_process(
-            [command, *args],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=stderr_fd,
-            env=dict(env) if env is not None else None,
+            stderr=stderr_target,
+            env=None if env is None else {**default_environment(), **env},
             cwd=cwd,
         )
     except OSError as e:
-        raise OSError(e.errno, f"cannot launch MCP server {command!r}: {e.strerror}") from e
-    channel = ProcessChannel(process, max_message_size=max_message_size)
+        # OSError(errno, ...) builds the matching subclass (FileNotFoundError, ...)
+        raise OSError(e.errno, f"cannot launch MCP server {argv[0]!r}: {e.strerror}", e.filename) from e
+    channel = ProcessChannel(process, max_message_size=max_message_size, stderr_keep=stderr_keep)
     try:
         async with block_nursery() as (nursery, body):
+            pumped = trio.Event()
             if piped:
-                nursery.start_soon(_pump_stderr, process, channel, stderr)
+                sink = stderr if callable(stderr) else _capture_into(channel)
+                nursery.start_soon(_pump_stderr, process, sink, pumped)
             try:
                 yield channel
             except BaseException as exc:
                 body.exc = exc
                 raise
             finally:
-                await _shutdown(process, channel, close_wait, term_wait)
-                nursery.cancel_scope.cancel(reason="server process shut down")
+                await shutdown_process(process, channel.send_eof, close_wait=close_wait, term_wait=term_wait)
+                if piped:
+                    # the server is gone; collect what it wrote last (bounded: a child of
+                    # the server may hold stderr open)
+                    with trio.CancelScope(shield=True), trio.move_on_after(_STDERR_DRAIN):
+                        await pumped.wait()
+                nursery.cancel_scope.cancel(reason="the server process has exited")
     finally:
-        if process.returncode is None:  # only reachable if shutdown itself failed
-            process.kill()
-            with trio.CancelScope(shield=True):
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:  # only if the shutdown itself failed
+                process.kill()
                 await process.wait()
-
-
-async def _shutdown(process: trio.Process, channel: ProcessChannel, close_wait: float, term_wait: float) -> None:
-    """[basic/lifecycle#15] close stdin, wait, SIGTERM, wait, SIGKILL -- on every exit path."""
-    with trio.CancelScope(shield=True):
-        try:
             await channel.aclose()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-            pass  # the server is already gone
-        with trio.move_on_after(close_wait):
-            await process.wait()
-            return
-        log.info("server %s did not exit %gs after stdin closed: SIGTERM", process.pid, close_wait)
-        process.send_signal(signal.SIGTERM)
-        with trio.move_on_after(term_wait):
-            await process.wait()
-            return
-        log.warning("server %s ignored SIGTERM for %gs: SIGKILL", process.pid, term_wait)
-        process.kill()
-        await process.wait()
+            if process.stderr is not None:
+                await process.stderr.aclose()
 
 
-async def _pump_stderr(process: trio.Process, channel: ProcessChannel, sink: StderrOption) -> None:
+def _capture_into(channel: ProcessChannel) -> Callable[[str], None]:
+    pid = channel.process.pid
+
+    def capture(line: str) -> None:
+        # [basic/transports#5] stderr is the server's log, not an error signal -- transports#stdio
+        channel.stderr_lines.append(line)
+        stderr_log.info("[server %s] %s", pid, line)
+
+    return capture
+
+
+async def _pump_stderr(process: trio.Process, sink: Callable[[str], None], done: trio.Event) -> None:
     assert process.stderr is not None
-    framer = LineFramer(max_line=64 * 1024)
-    while True:
-        data = await process.stderr.receive_some(_READ_SIZE)
-        if data:
-            framer.feed(data)
-        while True:
-            item = framer.next_line() if data else framer.end()
-            if item is None:
-                break
-            text = f"<{item.size} bytes skipped>" if isinstance(item, Oversized) else item.decode("utf-8", "replace")
-            if callable(sink):
-                sink(text)
+    framer = LineFramer(_STDERR_MAX_LINE)
+    try:
+        while not framer.at_eof:
+            data = await process.stderr.receive_some(_READ_SIZE)
+            if data:
+                framer.feed(data)
             else:
-                channel.stderr_lines.append(text)
-                stderr_log.info("[server %s] %s", process.pid, text)
-            if not data:
-                break
-        if not data:
-            return
+                framer.feed_eof()
+            while (item := framer.next_line()) is not None:
+                if type(item) is Oversized:
+                    sink(f"[{item.size} bytes of stderr skipped: line longer than {_STDERR_MAX_LINE}]")
+                else:
+                    assert type(item) is bytes
+                    # [basic/transports#4] the server logs UTF-8 text on stderr; be lenient anyway
+                    sink(item.decode("utf-8", "replace"))
+    finally:
+        done.set()
