@@ -1,18 +1,39 @@
-"""stdio framing, the server-side stdout guard, and the client's process management."""
+"""stdio: the framing, the channel, the server-side stdout guard, and the client's process management.
+
+Tests marked ``subprocess`` run real child processes (the helper scripts in
+scripts/); their waits are real I/O, short and bounded. The shutdown
+sequence's timing is tested on a fake process with trio's autojump clock.
+"""
 
 import json
+import logging
+import math
 import os
+import signal
 import sys
-import textwrap
 from pathlib import Path
+from typing import Any, Literal
 
+import attrs
 import pytest
 import trio
 import trio.testing
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcp_ref.basic.transports.memory import framed_memory_pair
-from mcp_ref.basic.transports.stdio import LineFramer, Oversized, StdioMessageChannel, open_process_channel
-from mcp_ref.errors import MessageTooLarge
+from mcp_ref.basic.transports.stdio import (
+    LineFramer,
+    Oversized,
+    StdioMessageChannel,
+    default_environment,
+    frame_message,
+    open_process_channel,
+    shutdown_process,
+)
+from mcp_ref.errors import ErrorCode, MessageTooLarge
+
+from .conftest import ROOT, script
 
 # -- the sans-IO framer ---------------------------------------------------------------------
 
@@ -29,208 +50,672 @@ def test_framer_splits_lines_across_and_within_chunks() -> None:
     f = LineFramer()
     f.feed(b'{"a":1}\n{"b"')
     assert drain(f) == [b'{"a":1}']
-    f.feed(b":2}\n\n\r\n{}\r\n")
-    assert drain(f) == [b'{"b":2}', b"{}"]  # empty lines skipped, CRLF tolerated
-    f.feed(b"tail-without-newline")
+    f.feed(b":2}\n{}\n[1]\n")
+    assert drain(f) == [b'{"b":2}', b"{}", b"[1]"]
+    for byte in b'{"c":3}\n':
+        f.feed(bytes([byte]))
+    assert drain(f) == [b'{"c":3}']
+
+
+def test_framer_strips_one_cr_and_skips_empty_lines() -> None:
+    f = LineFramer()
+    f.feed(b"\n\r\n\n{}\r\n")
+    assert drain(f) == [b"{}"]
+    f.feed(b"a\r\r\nb\rc\n")  # only the "\r" of the line ending goes
+    assert drain(f) == [b"a\r", b"b\rc"]
+    f.feed(b"split\r")
     assert drain(f) == []
-    assert f.end() == b"tail-without-newline"
-    assert f.end() is None
+    f.feed(b"\n")
+    assert drain(f) == [b"split"]
 
 
-def test_framer_skips_an_oversized_line_whole_without_buffering_it() -> None:
+def test_framer_delivers_a_last_line_without_newline_at_eof() -> None:
+    f = LineFramer()
+    f.feed(b'{"a":1}\n{"last":true}')
+    assert drain(f) == [b'{"a":1}']
+    assert not f.at_eof
+    f.feed_eof()
+    assert f.at_eof
+    assert drain(f) == [b'{"last":true}']
+    assert f.next_line() is None
+    with pytest.raises(RuntimeError):
+        f.feed(b"more")
+
+
+def test_framer_at_eof_with_nothing_pending() -> None:
+    f = LineFramer()
+    f.feed(b"{}\n\r")
+    f.feed_eof()
+    assert drain(f) == [b"{}"]
+
+
+def test_framer_limit_counts_the_message_not_its_line_ending() -> None:
+    f = LineFramer(max_line=4)
+    f.feed(b"abcd\n")
+    assert drain(f) == [b"abcd"]
+    f.feed(b"abcd\r")  # still a possible "\r\n": kept
+    assert drain(f) == []
+    f.feed(b"\nabcde\n")
+    assert drain(f) == [b"abcd", Oversized(5)]
+    f.feed(b"abcde\r\nok\n")
+    assert drain(f) == [Oversized(5), b"ok"]
+
+
+def test_framer_drops_an_oversized_line_as_it_arrives() -> None:
     f = LineFramer(max_line=10)
     f.feed(b"short\n" + b"x" * 25)
     assert drain(f) == [b"short"]
-    assert len(f._buf) <= 10  # the long line is not kept
-    f.feed(b"y" * 1000)
-    assert drain(f) == []
-    f.feed(b"zz\nok\n")
-    assert drain(f) == [Oversized(1027), b"ok"]
-    # an oversized line that arrives in one piece
-    f.feed(b"q" * 11 + b"\nnext\n")
+    assert f.buffered == 0  # the long line is not kept
+    chunk = b"y" * 1000
+    for _ in range(1000):  # a megabyte of one line, in 1000-byte reads
+        f.feed(chunk)
+        assert drain(f) == []
+        assert f.buffered <= len(chunk)
+    f.feed(b"zz\r\nok\n")
+    assert drain(f) == [Oversized(25 + 1000 * 1000 + 2), b"ok"]
+    f.feed(b"q" * 11 + b"\nnext\n")  # one that arrives in one piece
     assert drain(f) == [Oversized(11), b"next"]
+
+
+def test_framer_reports_an_oversized_line_cut_by_eof() -> None:
+    f = LineFramer(max_line=3)
+    f.feed(b"ok\n" + b"z" * 50 + b"\r")
+    f.feed_eof()
+    assert drain(f) == [b"ok", Oversized(50)]
+    assert f.next_line() is None
 
 
 def test_framer_is_linear_for_many_small_lines() -> None:
     f = LineFramer()
     f.feed(b"{}\n" * 200_000)
     assert len(drain(f)) == 200_000
+    assert f.buffered == 0
+
+
+def test_framer_refuses_a_zero_limit() -> None:
+    with pytest.raises(ValueError):
+        LineFramer(0)
+
+
+@given(
+    messages=st.lists(
+        st.tuples(
+            st.binary(min_size=1, max_size=40).map(lambda b: b.replace(b"\n", b"").replace(b"\r", b"")),
+            st.sampled_from([b"\n", b"\r\n", b"\n\n", b"\r\n\r\n"]),
+        ),
+        max_size=30,
+    ),
+    cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=20),
+    limit=st.integers(min_value=1, max_value=30),
+    unterminated=st.booleans(),
+)
+def test_framer_reassembles_any_chunking(
+    messages: list[tuple[bytes, bytes]], cuts: list[int], limit: int, unterminated: bool
+) -> None:
+    messages = [(m, end) for m, end in messages if m]
+    wire = b"".join(m + end for m, end in messages)
+    if unterminated and messages:
+        wire = wire[: -len(messages[-1][1])]
+    expected = [m if len(m) <= limit else Oversized(len(m)) for m, _ in messages]
+    f = LineFramer(max_line=limit)
+    got: list[bytes | Oversized] = []
+    last = 0
+    for cut in [*sorted(c for c in cuts if c < len(wire)), len(wire)]:
+        f.feed(wire[last:cut])
+        last = cut
+        got += drain(f)
+        assert f.buffered <= limit + 1 + len(wire)
+    f.feed_eof()
+    got += drain(f)
+    assert got == expected
+
+
+@pytest.mark.req("basic/transports#3", "basic/transports#7")
+def test_frame_message_appends_a_newline_and_refuses_embedded_ones() -> None:
+    assert frame_message(b'{"a":"\\n"}') == b'{"a":"\\n"}\n'  # an escaped newline is fine
+    for bad in (b'{"a":\n1}', b'{"a":1}\n', b'{"a":\r1}'):
+        with pytest.raises(ValueError, match="newline"):
+            frame_message(bad)
 
 
 # -- the channel over byte streams ----------------------------------------------------------
 
 
 @pytest.mark.req("basic/transports#3", "basic/transports#7")
-async def test_channel_refuses_messages_with_newlines() -> None:
+async def test_send_refuses_newlines_before_writing_anything() -> None:
     a, b = framed_memory_pair()
     with pytest.raises(ValueError, match="newline"):
         await a.send(b'{"a":\n1}')
+    with pytest.raises(ValueError, match="newline"):
+        await a.send(b'{"a":1}\r')
     await a.send(b'{"a":1}')
-    assert await b.receive() == b'{"a":1}'
+    assert await b.receive() == b'{"a":1}'  # nothing of the refused ones came first
 
 
-async def test_channel_reports_oversize_and_recovers() -> None:
+async def test_oversized_message_is_reported_and_the_channel_recovers() -> None:
     left, right = trio.testing.memory_stream_pair()
-    ch = StdioMessageChannel(right, right, max_message_size=16)
-    await left.send_all(b'{"too":"long................"}\n{"ok":1}\n')
+    ch = StdioMessageChannel(right.send_stream, right.receive_stream, max_message_size=1024)
+    await left.send_all(b'{"ok":0}\n' + b"x" * (5 * 1024 * 1024) + b'\n{"ok":1}\n')
+    assert await ch.receive() == b'{"ok":0}'
     with pytest.raises(MessageTooLarge) as info:
         await ch.receive()
-    assert info.value.limit == 16 and info.value.size > 16
+    assert (info.value.size, info.value.limit) == (5 * 1024 * 1024, 1024)
+    assert info.value.code == ErrorCode.INVALID_REQUEST  # what the session answers
     assert await ch.receive() == b'{"ok":1}'
 
 
-async def test_channel_end_of_stream() -> None:
+@pytest.mark.req("basic/lifecycle#16")
+async def test_end_of_stream_delivers_the_last_line_then_ends() -> None:
     left, right = trio.testing.memory_stream_pair()
-    ch = StdioMessageChannel(right, right)
+    ch = StdioMessageChannel(right.send_stream, right.receive_stream)
     await left.send_all(b'{"a":1}\n{"last":true}')
-    await left.send_eof()
+    await left.send_stream.aclose()
     assert await ch.receive() == b'{"a":1}'
     assert await ch.receive() == b'{"last":true}'
-    with pytest.raises(trio.EndOfChannel):
+    for _ in range(2):
+        with pytest.raises(trio.EndOfChannel):
+            await ch.receive()
+
+
+async def test_an_oversized_last_line_is_reported_before_the_end() -> None:
+    left, right = trio.testing.memory_stream_pair()
+    ch = StdioMessageChannel(right.send_stream, right.receive_stream, max_message_size=4)
+    await left.send_all(b"toolong")
+    await left.send_stream.aclose()
+    with pytest.raises(MessageTooLarge):
         await ch.receive()
     with pytest.raises(trio.EndOfChannel):
         await ch.receive()
 
 
-# -- real processes ---------------------------------------------------------------------------
-
-ECHO = """
-import sys
-for line in sys.stdin:
-    sys.stdout.write(line)
-    sys.stdout.flush()
-"""
-
-IGNORE_TERM = """
-import signal, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-sys.stdout.write("ready\\n"); sys.stdout.flush()
-sys.stdin.read()
-while True:
-    time.sleep(1)
-"""
-
-EXIT_EARLY = """
-import sys
-sys.stderr.write("going away\\n")
-sys.exit(3)
-"""
-
-STDERR_TALK = """
-import sys
-sys.stderr.write("hello on stderr\\nsecond line\\n"); sys.stderr.flush()
-for line in sys.stdin:
-    sys.stdout.write(line); sys.stdout.flush()
-"""
+async def test_invalid_json_and_utf8_are_delivered_as_they_are() -> None:
+    a, b = framed_memory_pair()
+    for raw in (b"not json", b'{"a": "\xff\xfe"}', b"\xc3"):
+        await a.send(raw)
+        assert await b.receive() == raw
 
 
-def script(tmp_path: Path, name: str, body: str) -> str:
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(body))
-    return str(path)
+async def test_concurrent_sends_never_interleave() -> None:
+    # lockstep streams make every send_all wait for the reader; trio's conflict
+    # detector would raise BusyResourceError if two writes overlapped
+    left, right = trio.testing.lockstep_stream_pair()
+    a = StdioMessageChannel(left, left)
+    b = StdioMessageChannel(right, right)
+    sent = {json.dumps({"n": i, "pad": str(i) * 20_000}).encode() for i in range(12)}
+    received: set[bytes] = set()
+
+    async def reader() -> None:
+        for _ in range(len(sent)):
+            received.add(await b.receive())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader)
+        for msg in sent:
+            nursery.start_soon(a.send, msg)
+    assert received == sent
 
 
-async def test_process_round_trip_and_clean_shutdown(tmp_path: Path) -> None:
-    async with open_process_channel(sys.executable, [script(tmp_path, "echo", ECHO)]) as ch:
-        await ch.send(b'{"x":"\\u00e9"}')
-        assert await ch.receive() == b'{"x":"\\u00e9"}'
-        proc = ch.process
-    assert proc.returncode == 0  # it exited by itself once stdin closed
+@attrs.define
+class StallingStream(trio.abc.SendStream):
+    """Writes half of the first chunk it is given, then blocks; later chunks go through."""
 
+    data: bytearray = attrs.field(factory=bytearray)
+    stall: bool = True
 
-@pytest.mark.req("basic/lifecycle#15")
-async def test_shutdown_escalates_to_sigkill(tmp_path: Path) -> None:
-    async with open_process_channel(
-        sys.executable, [script(tmp_path, "stubborn", IGNORE_TERM)], shutdown_timeouts=(0.2, 0.2)
-    ) as ch:
-        assert await ch.receive() == b"ready"
-        proc = ch.process
-    assert proc.returncode == -9  # SIGTERM ignored, SIGKILL ended it
-
-
-@pytest.mark.req("basic/lifecycle#15")
-async def test_no_orphan_when_the_body_fails_or_is_cancelled(tmp_path: Path) -> None:
-    path = script(tmp_path, "echo", ECHO)
-    procs = []
-    with pytest.raises(RuntimeError):
-        async with open_process_channel(sys.executable, [path]) as ch:
-            procs.append(ch.process)
-            raise RuntimeError("client failed")
-    with trio.move_on_after(0.5):
-        async with open_process_channel(sys.executable, [path]) as ch:
-            procs.append(ch.process)
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        if self.stall:
+            self.stall = False
+            self.data += data[: len(data) // 2]
             await trio.sleep_forever()
-    assert all(p.returncode is not None for p in procs)
+        self.data += data
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+@pytest.mark.req("basic/transports#7")
+async def test_a_send_cancelled_mid_line_does_not_corrupt_the_next_message(autojump_clock: trio.abc.Clock) -> None:
+    out = StallingStream()
+    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
+    with trio.move_on_after(1) as scope:
+        await ch.send(b'{"first":"message"}')
+    assert scope.cancelled_caught
+    await ch.send(b'{"second":1}')
+    framer = LineFramer()
+    framer.feed(bytes(out.data))
+    fragment = b'{"first":"message"}\n'[:10]
+    assert drain(framer) == [fragment, b'{"second":1}']  # the fragment stands alone
+
+
+async def test_a_send_cancelled_before_writing_leaves_no_trace() -> None:
+    out = StallingStream(stall=False)
+    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await ch.send(b"{}")
+    await ch.send(b'{"n":1}')
+    assert bytes(out.data) == b'{"n":1}\n'
+
+
+async def test_concurrent_receivers_each_get_whole_messages() -> None:
+    a, b = framed_memory_pair()
+    got: list[bytes] = []
+
+    async def receive_one() -> None:
+        got.append(await b.receive())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(receive_one)
+        nursery.start_soon(receive_one)
+        await trio.testing.wait_all_tasks_blocked()
+        await a.send(b'{"n":1}')
+        await a.send(b'{"n":2}')
+    assert sorted(got) == [b'{"n":1}', b'{"n":2}']
 
 
 @pytest.mark.req("basic/lifecycle#16")
-async def test_server_exiting_early_is_end_of_channel(tmp_path: Path) -> None:
+async def test_send_eof_closes_one_direction() -> None:
+    a, b = framed_memory_pair()
+    await a.send(b'{"bye":1}')
+    await a.send_eof()
+    await a.send_eof()  # idempotent
+    with pytest.raises(trio.ClosedResourceError):
+        await a.send(b"{}")
+    assert await b.receive() == b'{"bye":1}'
+    with pytest.raises(trio.EndOfChannel):
+        await b.receive()
+    await b.send(b'{"still":"open"}')
+    assert await a.receive() == b'{"still":"open"}'
+
+
+async def test_aclose_closes_both_directions_and_tells_the_peer() -> None:
+    a, b = framed_memory_pair()
+    await a.aclose()
+    await a.aclose()  # idempotent
+    with pytest.raises(trio.ClosedResourceError):
+        await a.send(b"{}")
+    with pytest.raises(trio.ClosedResourceError):
+        await a.receive()
+    with pytest.raises(trio.EndOfChannel):
+        await b.receive()
+    with pytest.raises(trio.BrokenResourceError):
+        await b.send(b"{}")
+
+
+# -- the shutdown sequence, on a fake process and virtual time ------------------------------
+
+
+@attrs.define
+class FakeProcess:
+    """Exits ``exit_after_close`` seconds after its input is closed (never if None),
+    on SIGTERM if ``obeys_term``, and always on SIGKILL. Records what happened when."""
+
+    nursery: trio.Nursery
+    exit_after_close: float | None
+    obeys_term: bool
+    pid: int = 4242
+    returncode: int | None = None
+    events: list[tuple[str, float]] = attrs.field(factory=list)
+    _exited: trio.Event = attrs.field(factory=trio.Event)
+
+    async def close_input(self) -> None:
+        self.events.append(("close", trio.current_time()))
+        await trio.lowlevel.checkpoint()
+        if self.exit_after_close is not None:
+            self.nursery.start_soon(self._exit_later, self.exit_after_close)
+
+    async def _exit_later(self, delay: float) -> None:
+        await trio.sleep(delay)
+        self._exit(0)
+
+    def _exit(self, code: int) -> None:
+        if self.returncode is None:
+            self.returncode = code
+            self._exited.set()
+
+    async def wait(self) -> int:
+        await self._exited.wait()
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        self.events.append((signal.Signals(sig).name, trio.current_time()))
+        if sig == signal.SIGTERM and self.obeys_term:
+            self._exit(-sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+        self._exit(-signal.SIGKILL)
+
+
+async def run_shutdown(
+    exit_after_close: float | None, obeys_term: bool, *, cancelled: bool = False
+) -> tuple[FakeProcess, float]:
+    async with trio.open_nursery() as nursery:
+        proc = FakeProcess(nursery, exit_after_close, obeys_term)
+        start = trio.current_time()
+        with trio.CancelScope() as scope:
+            if cancelled:
+                scope.cancel()  # the caller's scope is already cancelled
+            await shutdown_process(proc, proc.close_input, close_wait=3.0, term_wait=5.0)
+        elapsed = trio.current_time() - start
+        nursery.cancel_scope.cancel()
+    return proc, elapsed
+
+
+@pytest.mark.req("basic/lifecycle#15")
+async def test_shutdown_ends_at_closing_stdin_when_the_server_exits(autojump_clock: trio.abc.Clock) -> None:
+    proc, elapsed = await run_shutdown(exit_after_close=1.0, obeys_term=True)
+    assert [e for e, _ in proc.events] == ["close"]
+    assert (proc.returncode, elapsed) == (0, 1.0)
+
+
+@pytest.mark.req("basic/lifecycle#15")
+async def test_shutdown_sends_sigterm_after_the_first_wait(autojump_clock: trio.abc.Clock) -> None:
+    proc, elapsed = await run_shutdown(exit_after_close=None, obeys_term=True)
+    assert proc.events == [("close", 0.0), ("SIGTERM", 3.0)]
+    assert (proc.returncode, elapsed) == (-signal.SIGTERM, 3.0)
+
+
+@pytest.mark.req("basic/lifecycle#15")
+async def test_shutdown_sends_sigkill_after_the_second_wait(autojump_clock: trio.abc.Clock) -> None:
+    proc, elapsed = await run_shutdown(exit_after_close=10.0, obeys_term=False)
+    assert proc.events == [("close", 0.0), ("SIGTERM", 3.0), ("SIGKILL", 8.0)]
+    assert (proc.returncode, elapsed) == (-signal.SIGKILL, 8.0)
+
+
+@pytest.mark.req("basic/lifecycle#15")
+async def test_shutdown_runs_to_the_end_in_a_cancelled_scope(autojump_clock: trio.abc.Clock) -> None:
+    proc, elapsed = await run_shutdown(exit_after_close=None, obeys_term=False, cancelled=True)
+    assert [e for e, _ in proc.events] == ["close", "SIGTERM", "SIGKILL"]
+    assert elapsed == 8.0
+
+
+async def test_shutdown_of_a_process_that_already_exited_sends_nothing() -> None:
+    async with trio.open_nursery() as nursery:
+        proc = FakeProcess(nursery, None, True)
+        proc._exit(3)
+
+        async def broken_pipe() -> None:
+            await trio.lowlevel.checkpoint()
+            raise trio.BrokenResourceError
+
+        await shutdown_process(proc, broken_pipe)
+    assert proc.events == [] and proc.returncode == 3
+
+
+# -- the server side (real processes) -------------------------------------------------------
+
+
+def script_env(**extra: str) -> dict[str, str]:
+    """Over default_environment(): mcp_ref importable in the child."""
+    return {"PYTHONPATH": str(ROOT), **extra}
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/transports#6", "basic/transports#4")
+async def test_server_guard_keeps_stdout_for_protocol_messages_only() -> None:
+    messages = [json.dumps({"jsonrpc": "2.0", "method": "ping", "id": i}).encode() for i in range(3)]
+    with trio.fail_after(30):
+        result = await trio.run_process(
+            [sys.executable, script("guarded_server")],
+            stdin=b"".join(m + b"\n" for m in messages),
+            capture_stdout=True,
+            capture_stderr=True,
+            env={**default_environment(), **script_env()},
+        )
+    stdout = result.stdout.decode().splitlines()
+    stderr = result.stderr.decode().splitlines()
+    # the protocol lines, then (after the channel) the print that proves stdout was restored
+    assert stdout == [m.decode() for m in messages] + ["after the channel: stdout is restored"]
+    for n in range(3):
+        for kind in ("print", "fd write", "buffer write", "log", "child"):
+            assert f"stray {kind} {n}" in stderr, (kind, n, stderr)
+    assert "stdin read by user code: ''" in stderr  # stray reads see /dev/null, not our input
+    assert any(line.startswith("nested: ") and "already active" in line for line in stderr)
+    assert result.returncode == 0  # EOF on stdin ended the server cleanly
+
+
+@pytest.mark.subprocess
+async def test_without_the_guard_stray_output_reaches_stdout() -> None:
+    with trio.fail_after(30):
+        result = await trio.run_process(
+            [sys.executable, script("guarded_server"), "--no-guard"],
+            stdin=b'{"n":0}\n',
+            capture_stdout=True,
+            capture_stderr=True,
+            env={**default_environment(), **script_env()},
+        )
+    stdout = result.stdout.decode().splitlines()
+    assert '{"n":0}' in stdout and "stray fd write 0" in stdout
+
+
+# -- the client side (real processes) --------------------------------------------------------
+
+
+def recorded(caplog: pytest.LogCaptureFixture, logger: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == logger]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/transports#1", "basic/transports#2", "basic/lifecycle#15")
+async def test_round_trip_and_a_clean_shutdown(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "mcp_ref.stdio")
+    unicode = json.dumps({"text": "h\u00e9llo \u2028 \U0001f600"}, ensure_ascii=False).encode()
+    big = json.dumps({"pad": "x" * (2 * 1024 * 1024)}).encode()
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("echo_server")]) as ch:
+            for msg in (unicode, big, b"{}"):
+                await ch.send(msg)
+                assert await ch.receive() == msg  # byte for byte
+    assert ch.process.returncode == 0  # closing its stdin was enough
+    assert not [m for m in recorded(caplog, "mcp_ref.stdio") if "SIG" in m]
+
+
+@pytest.mark.subprocess
+async def test_an_oversized_message_from_the_server_is_skipped() -> None:
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("echo_server")], max_message_size=1024 * 1024) as ch:
+            await ch.send(b"[" + b"1," * (1024 * 1024) + b"1]")
+            await ch.send(b'{"after":1}')
+            with pytest.raises(MessageTooLarge):
+                await ch.receive()
+            assert await ch.receive() == b'{"after":1}'
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_a_server_that_ignores_eof_gets_sigterm(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "mcp_ref.stdio")
+    with trio.fail_after(30):
+        async with open_process_channel(
+            sys.executable, [script("stubborn_server"), "needs-term"], shutdown_timeouts=(0.1, 20.0)
+        ) as ch:
+            assert await ch.receive() == b"ready"
+    assert ch.process.returncode == -signal.SIGTERM
+    assert [m.split(":")[-1].strip() for m in recorded(caplog, "mcp_ref.stdio")] == ["sending SIGTERM"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_a_server_that_ignores_sigterm_gets_sigkill(autojump_clock: trio.abc.Clock) -> None:
+    # virtual time: the two default waits pass at once, the process and its signals are real
+    async with open_process_channel(sys.executable, [script("stubborn_server"), "ignore-term"]) as ch:
+        assert await ch.receive() == b"ready"
+        start = trio.current_time()
+    assert trio.current_time() - start >= 2.0 + 2.0  # both default waits passed
+    assert ch.process.returncode == -signal.SIGKILL
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_cancelling_the_caller_still_runs_the_whole_shutdown(autojump_clock: trio.abc.Clock) -> None:
+    with trio.CancelScope() as scope:
+        async with open_process_channel(sys.executable, [script("stubborn_server"), "ignore-term"]) as ch:
+            assert await ch.receive() == b"ready"
+            scope.cancel()
+            await trio.sleep_forever()
+    assert scope.cancelled_caught
+    assert ch.process.returncode == -signal.SIGKILL
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_an_exception_in_the_block_leaves_no_process() -> None:
+    with trio.fail_after(30), pytest.raises(RuntimeError, match="client failed"):
+        async with open_process_channel(sys.executable, [script("echo_server")]) as ch:
+            await ch.send(b"{}")
+            raise RuntimeError("client failed")
+    assert ch.process.returncode == 0
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_cancelling_the_caller_mid_way_leaves_no_process() -> None:
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            procs = []
+
+            async def client(task_status: trio.TaskStatus[None]) -> None:
+                async with open_process_channel(sys.executable, [script("echo_server")]) as ch:
+                    procs.append(ch.process)
+                    await ch.send(b"{}")
+                    assert await ch.receive() == b"{}"
+                    task_status.started()
+                    await ch.receive()  # blocked here when cancelled
+
+            await nursery.start(client)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    assert procs[0].returncode == 0
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#16")
+async def test_a_server_exiting_on_its_own_ends_the_channel() -> None:
     lines: list[str] = []
-    async with open_process_channel(sys.executable, [script(tmp_path, "early", EXIT_EARLY)], stderr=lines.append) as ch:
-        with pytest.raises(trio.EndOfChannel):
-            await ch.receive()
-        await ch.process.wait()
-        with pytest.raises(trio.BrokenResourceError):
-            for _ in range(100):  # the pipe may accept a write or two before it reports
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("exit_early")], stderr=lines.append) as ch:
+            with pytest.raises(trio.EndOfChannel):
+                await ch.receive()
+            await ch.process.wait()
+            with pytest.raises(trio.BrokenResourceError):
                 await ch.send(b"{}")
     assert ch.process.returncode == 3
     assert lines == ["going away"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.req("basic/transports#4", "basic/transports#5")
-async def test_stderr_capture(tmp_path: Path) -> None:
-    async with open_process_channel(sys.executable, [script(tmp_path, "talk", STDERR_TALK)], stderr="capture") as ch:
-        await ch.send(b"{}")
-        assert await ch.receive() == b"{}"
-    assert list(ch.stderr_lines) == ["hello on stderr", "second line"]
+async def test_stderr_capture_keeps_and_logs_each_line(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "mcp_ref.stdio.stderr")
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("stderr_talker")], stderr="capture") as ch:
+            await ch.send(b"{}")
+            assert await ch.receive() == b"{}"
+    expected = ["hello on stderr", "second line", "bad byte \ufffd here", "last"]
+    assert list(ch.stderr_lines) == expected
+    pid = ch.process.pid
+    assert recorded(caplog, "mcp_ref.stdio.stderr") == [f"[server {pid}] {line}" for line in expected]
+    assert {r.levelno for r in caplog.records if r.name == "mcp_ref.stdio.stderr"} == {logging.INFO}
+    assert ch.process.returncode == 0  # stderr output is not an error
 
 
-async def test_missing_command_is_a_clear_error() -> None:
-    with pytest.raises(OSError, match="cannot launch MCP server"):
+@pytest.mark.subprocess
+async def test_stderr_capture_is_bounded() -> None:
+    with trio.fail_after(30):
+        async with open_process_channel(
+            sys.executable, [script("stderr_talker")], stderr="capture", stderr_keep=2
+        ) as ch:
+            await ch.send(b"{}")
+            await ch.receive()
+    assert list(ch.stderr_lines) == ["bad byte \ufffd here", "last"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/transports#5")
+@pytest.mark.parametrize("mode", ["inherit", "discard"])
+async def test_stderr_inherited_or_discarded(
+    mode: Literal["inherit", "discard"], capfd: pytest.CaptureFixture[str]
+) -> None:
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("stderr_talker")], stderr=mode) as ch:
+            await ch.send(b"{}")
+            assert await ch.receive() == b"{}"
+    assert ("hello on stderr" in capfd.readouterr().err) is (mode == "inherit")
+    assert not ch.stderr_lines
+
+
+@pytest.mark.subprocess
+async def test_an_exception_from_the_stderr_callback_is_not_swallowed() -> None:
+    def refuse(line: str) -> None:
+        raise ValueError(f"did not expect {line!r}")
+
+    with trio.fail_after(30), pytest.raises(BaseExceptionGroup) as info:
+        async with open_process_channel(sys.executable, [script("stderr_talker")], stderr=refuse) as ch:
+            await trio.sleep_forever()
+    assert info.value.subgroup(ValueError) is not None
+    assert ch.process.returncode is not None
+
+
+@pytest.mark.subprocess
+async def test_a_command_that_does_not_exist_fails_before_the_block() -> None:
+    ran = False
+    with pytest.raises(FileNotFoundError, match="cannot launch MCP server '/no/such/mcp-server'"):
         async with open_process_channel("/no/such/mcp-server"):
-            pass
+            ran = True
+    assert not ran
 
 
-async def test_env_and_cwd_are_passed(tmp_path: Path) -> None:
-    body = "import os, sys; sys.stdout.write(os.environ['MCP_T'] + ' ' + os.getcwd() + '\\n'); sys.stdout.flush()"
-    async with open_process_channel(
-        sys.executable, ["-c", body], env={**os.environ, "MCP_T": "yes"}, cwd=str(tmp_path)
-    ) as ch:
-        assert (await ch.receive()).decode() == f"yes {tmp_path}"
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"args": "script.py"}, TypeError),
+        ({"shutdown_timeouts": (-1.0, 2.0)}, ValueError),
+        ({"shutdown_timeouts": (2.0, math.inf)}, ValueError),
+        ({"stderr": "stdout"}, ValueError),
+        ({"stderr_keep": 0}, ValueError),
+    ],
+)
+async def test_bad_options_are_refused_before_launching(options: dict[str, Any], error: type[Exception]) -> None:
+    # were the options not checked first, launching would fail with FileNotFoundError instead
+    with pytest.raises(error):
+        async with open_process_channel("/no/such/mcp-server", **options):
+            raise AssertionError("the block must not run")
 
 
-GUARDED_SERVER = """
-import os, sys, trio
-from mcp_ref.basic.transports.stdio import open_stdio_server_channel
-
-async def main():
-    async with open_stdio_server_channel() as ch:
-        print("stray print from user code")
-        os.write(1, b"stray fd write\\n")
-        sys.stdin.read()  # cannot steal protocol bytes: it reads /dev/null
-        while True:
-            try:
-                msg = await ch.receive()
-            except trio.EndOfChannel:
-                break
-            await ch.send(msg)
-    print("after the channel: stdout is restored")
-
-trio.run(main)
-"""
+async def report(cwd: str | None = None, **options: Any) -> dict[str, Any]:
+    argv = [script("env_report"), "MCP_REF_SECRET", "MCP_T", "PATH"]
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, argv, cwd=cwd, **options) as ch:
+            result: dict[str, Any] = json.loads(await ch.receive())
+    return result
 
 
-@pytest.mark.req("basic/transports#6")
-async def test_server_guard_keeps_stdout_for_mcp_only(tmp_path: Path) -> None:
-    stderr: list[str] = []
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    async with open_process_channel(
-        sys.executable, [script(tmp_path, "guarded", GUARDED_SERVER)], env=env, stderr=stderr.append
-    ) as ch:
-        for i in range(3):
-            await ch.send(json.dumps({"n": i}).encode())
-        received = [json.loads(await ch.receive()) for _ in range(3)]
-        await ch.aclose()
-        await ch.process.wait()
-    assert received == [{"n": 0}, {"n": 1}, {"n": 2}]
-    assert "stray print from user code" in stderr and "stray fd write" in stderr
+@pytest.mark.subprocess
+async def test_env_none_inherits_our_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_REF_SECRET", "s3cret")
+    env = (await report())["env"]
+    assert env == {"MCP_REF_SECRET": "s3cret", "MCP_T": None, "PATH": os.environ["PATH"]}
+
+
+@pytest.mark.subprocess
+async def test_env_given_is_laid_over_the_default_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MCP_REF_SECRET", "s3cret")
+    result = await report(str(tmp_path), env={"MCP_T": "yes"})
+    # PATH comes from the defaults; our other variables are not passed on
+    assert result["env"] == {"MCP_REF_SECRET": None, "MCP_T": "yes", "PATH": os.environ["PATH"]}
+    assert result["cwd"] == str(tmp_path)
+
+
+def test_default_environment_is_minimal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_REF_SECRET", "s3cret")
+    monkeypatch.setenv("TERM", "() { :; }; echo exported function")
+    monkeypatch.setenv("HOME", "/home/someone")
+    env = default_environment()
+    assert env["HOME"] == "/home/someone"
+    assert "MCP_REF_SECRET" not in env and "TERM" not in env
+    assert set(env) <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR"}
