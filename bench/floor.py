@@ -1,0 +1,430 @@
+"""The raw floor: hand-written JSON-RPC on trio, the least a correct MCP peer must do.
+
+Every message is ``json.dumps``-ed to bytes and ``json.loads``-ed back, ids
+are correlated with a dict of events, each incoming request runs in its own
+task (with a cancel scope a ``notifications/cancelled`` cancels), progress is
+delivered to a callback, and nothing is validated. Transports: trio memory
+channels of bytes, or newline-delimited lines over a pipe.
+
+This is a yardstick, not an MCP implementation: it trusts its peer completely.
+"""
+
+import itertools
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import trio
+
+PROTOCOL_VERSION = "2025-11-25"
+dumps = json.dumps
+loads = json.loads
+
+
+class FloorError(Exception):
+    """An error response."""
+
+
+# -- transports: anything with ``async send(bytes)`` and ``async receive() -> bytes``
+
+
+class LineChannel:
+    """Newline-delimited messages over trio byte streams (a lock keeps lines whole)."""
+
+    def __init__(self, send_stream: trio.abc.SendStream, receive_stream: trio.abc.ReceiveStream) -> None:
+        self._out = send_stream
+        self._in = receive_stream
+        self._buf = bytearray()
+        self._lock = trio.StrictFIFOLock()
+
+    async def send(self, data: bytes) -> None:
+        async with self._lock:
+            await self._out.send_all(data + b"\n")
+
+    async def receive(self) -> bytes:
+        while True:
+            i = self._buf.find(b"\n")
+            if i >= 0:
+                line = bytes(self._buf[:i])
+                del self._buf[: i + 1]
+                return line
+            chunk = await self._in.receive_some(65536)
+            if not chunk:
+                raise trio.EndOfChannel
+            self._buf += chunk
+
+    async def aclose(self) -> None:
+        await self._out.aclose()
+        await self._in.aclose()
+
+
+class MemoryEnd:
+    """One end of two trio memory channels (send needs no lock: channels are task-safe)."""
+
+    def __init__(self, send: trio.MemorySendChannel[bytes], receive: trio.MemoryReceiveChannel[bytes]) -> None:
+        self.send = send.send
+        self.receive = receive.receive
+        self._send_ch, self._recv_ch = send, receive
+
+    async def aclose(self) -> None:
+        await self._send_ch.aclose()
+        await self._recv_ch.aclose()
+
+
+def memory_pair(buffer: int = 1024) -> tuple[MemoryEnd, MemoryEnd]:
+    a_send, b_recv = trio.open_memory_channel[bytes](buffer)
+    b_send, a_recv = trio.open_memory_channel[bytes](buffer)
+    return MemoryEnd(a_send, a_recv), MemoryEnd(b_send, b_recv)
+
+
+# -- client
+
+
+ProgressFn = Callable[[float, float | None], Awaitable[None]]
+
+
+class FloorClient:
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self._ids = itertools.count(1)
+        self._pending: dict[int, list[Any]] = {}  # id -> [event, response]
+        self._progress: dict[int, ProgressFn] = {}
+
+    async def receive_loop(self) -> None:
+        receive = self.channel.receive
+        pending = self._pending
+        while True:
+            try:
+                data = await receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError, trio.BrokenResourceError):
+                return
+            msg = loads(data)
+            if "method" in msg:
+                if msg["method"] == "notifications/progress":
+                    p = msg["params"]
+                    cb = self._progress.get(p["progressToken"])
+                    if cb is not None:
+                        await cb(p["progress"], p.get("total"))
+                continue
+            slot = pending.get(msg.get("id"))
+            if slot is not None:
+                slot[1] = msg
+                slot[0].set()
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, progress: ProgressFn | None = None
+    ) -> Any:
+        rid = next(self._ids)
+        slot: list[Any] = [trio.Event(), None]
+        self._pending[rid] = slot
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        if progress is not None:
+            self._progress[rid] = progress
+            msg["params"] = {**(params or {}), "_meta": {"progressToken": rid}}
+        try:
+            await self.channel.send(dumps(msg).encode())
+            await slot[0].wait()
+        except trio.Cancelled:
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+            with trio.CancelScope(shield=True):
+                await self.channel.send(dumps(cancel).encode())
+            raise
+        finally:
+            del self._pending[rid]
+            if progress is not None:
+                del self._progress[rid]
+        response = slot[1]
+        if "error" in response:
+            raise FloorError(response["error"])
+        return response["result"]
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        await self.channel.send(dumps(msg).encode())
+
+    async def initialize(self) -> Any:
+        result = await self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "floor", "version": "0"},
+            },
+        )
+        await self.notify("notifications/initialized")
+        return result
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], progress: ProgressFn | None = None) -> Any:
+        return await self.request("tools/call", {"name": name, "arguments": arguments}, progress)
+
+
+@asynccontextmanager
+async def floor_client(channel: Any) -> AsyncIterator[FloorClient]:
+    """Run the client's receive loop; initialise; yield."""
+    client = FloorClient(channel)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(client.receive_loop)
+        await client.initialize()
+        try:
+            yield client
+        finally:
+            nursery.cancel_scope.cancel()
+
+
+# -- server
+
+
+class Ctx:
+    """What a floor tool gets: a way to report progress."""
+
+    __slots__ = ("server", "token")
+
+    def __init__(self, server: "FloorServer", token: Any) -> None:
+        self.server = server
+        self.token = token
+
+    async def progress(self, value: float, total: float | None = None) -> None:
+        if self.token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.token, "progress": value}
+        if total is not None:
+            params["total"] = total
+        await self.server.channel.send(
+            dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": params}).encode()
+        )
+
+
+Tool = Callable[[Ctx, dict[str, Any]], Awaitable[str]]
+
+
+class FloorServer:
+    """Serves tools; optional hand-rolled tasks (create, get, result) for W8."""
+
+    def __init__(self, channel: Any, tools: dict[str, Tool], task_nursery: trio.Nursery | None = None) -> None:
+        self.channel = channel
+        self.tools = tools
+        self._scopes: dict[Any, trio.CancelScope] = {}
+        self._task_nursery = task_nursery
+        self._tasks: dict[str, dict[str, Any]] = {}
+        self._task_ids = itertools.count(1)
+
+    async def serve(self) -> None:
+        receive = self.channel.receive
+        async with trio.open_nursery() as nursery:
+            while True:
+                try:
+                    data = await receive()
+                except (trio.EndOfChannel, trio.ClosedResourceError, trio.BrokenResourceError):
+                    break
+                msg = loads(data)
+                if "id" in msg:
+                    nursery.start_soon(self._handle, msg)
+                elif msg.get("method") == "notifications/cancelled":
+                    scope = self._scopes.get(msg["params"]["requestId"])
+                    if scope is not None:
+                        scope.cancel()
+            nursery.cancel_scope.cancel()
+
+    async def _handle(self, msg: dict[str, Any]) -> None:
+        rid = msg["id"]
+        method = msg["method"]
+        params = msg.get("params") or {}
+        with trio.CancelScope() as scope:
+            self._scopes[rid] = scope
+            try:
+                if method == "tools/call":
+                    if "task" in params and self._task_nursery is not None:
+                        result = self._start_task(params)
+                    else:
+                        result = await self._call(params)
+                elif method == "tasks/get":
+                    result = self._task_view(self._tasks[params["taskId"]])
+                elif method == "tasks/result":
+                    task = self._tasks[params["taskId"]]
+                    await task["done"].wait()
+                    result = task["result"]
+                elif method == "initialize":
+                    result = {
+                        "protocolVersion": PROTOCOL_VERSION,
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "floor", "version": "0"},
+                    }
+                elif method == "ping":
+                    result = {}
+                else:
+                    reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
+                    await self.channel.send(dumps(reply).encode())
+                    return
+            finally:
+                del self._scopes[rid]
+        if scope.cancel_called:
+            return  # cancelled: no response
+        await self.channel.send(dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())
+
+    async def _call(self, params: dict[str, Any]) -> dict[str, Any]:
+        meta = params.get("_meta")
+        ctx = Ctx(self, meta.get("progressToken") if meta else None)
+        text = await self.tools[params["name"]](ctx, params.get("arguments") or {})
+        return {"content": [{"type": "text", "text": text}]}
+
+    def _start_task(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self._task_nursery is not None
+        task_id = str(next(self._task_ids))
+        task: dict[str, Any] = {"id": task_id, "status": "working", "done": trio.Event(), "result": None}
+        self._tasks[task_id] = task
+
+        async def run() -> None:
+            result = await self._call(params)
+            result["_meta"] = {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
+            task["result"] = result
+            task["status"] = "completed"
+            task["done"].set()
+
+        self._task_nursery.start_soon(run)
+        return {"task": self._task_view(task)}
+
+    @staticmethod
+    def _task_view(task: dict[str, Any]) -> dict[str, Any]:
+        stamp = "2025-11-25T00:00:00Z"
+        return {
+            "taskId": task["id"],
+            "status": task["status"],
+            "createdAt": stamp,
+            "lastUpdatedAt": stamp,
+            "ttl": 60000,
+            "pollInterval": 100,
+        }
+
+
+@asynccontextmanager
+async def stdin_stdout_channel() -> AsyncIterator[LineChannel]:
+    channel = LineChannel(trio.lowlevel.FdStream(os.dup(1)), trio.lowlevel.FdStream(os.dup(0)))
+    async with channel._out, channel._in:
+        yield channel
+
+
+async def echo_tool(ctx: Ctx, arguments: dict[str, Any]) -> str:
+    return str(arguments["text"])
+
+
+def run_stdio_server() -> None:
+    """Serve the echo tool on stdin/stdout until stdin ends (``--http``: on HTTP)."""
+
+    async def main() -> None:
+        async with stdin_stdout_channel() as channel:
+            await FloorServer(channel, {"echo": echo_tool}).serve()
+
+    if sys.argv[1:2] == ["--http"]:
+        trio.run(serve_http)
+    else:
+        trio.run(main)
+
+
+# -- HTTP: one JSON body per POST, answered with one JSON body (no sessions, no SSE)
+
+
+async def _read_http_message(stream: trio.abc.Stream, buf: bytearray) -> tuple[str, bytes] | None:
+    """One HTTP/1.1 message from ``stream``: (start line, body); None at EOF."""
+    while (end := buf.find(b"\r\n\r\n")) < 0:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+    del buf[: end + 4]
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    while len(buf) < length:
+        chunk = await stream.receive_some(65536)
+        if not chunk:
+            return None
+        buf += chunk
+    body = bytes(buf[:length])
+    del buf[:length]
+    return lines[0], body
+
+
+async def serve_http() -> None:
+    async def connection(stream: trio.SocketStream) -> None:
+        buf = bytearray()
+        server = FloorServer(None, {"echo": echo_tool})
+        while (message := await _read_http_message(stream, buf)) is not None:
+            msg = loads(message[1])
+            if "id" not in msg:
+                await stream.send_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                continue
+            method = msg["method"]
+            if method == "initialize":
+                result: Any = {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "floor", "version": "0"},
+                }
+            else:
+                result = await server._call(msg.get("params") or {})
+            body = dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+            head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+            await stream.send_all(head.encode() + body)
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, connection, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        print(f"http://127.0.0.1:{port}/mcp", flush=True)
+
+
+class HttpFloorClient(FloorClient):
+    """Sequential requests over one keep-alive connection (``request`` only, no progress)."""
+
+    def __init__(self, stream: trio.SocketStream, host: str, path: str) -> None:
+        super().__init__(None)
+        self.stream = stream
+        self._head = f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+        self._head += "accept: application/json, text/event-stream\r\ncontent-length: "
+        self._buf = bytearray()
+
+    async def _post(self, msg: dict[str, Any]) -> bytes:
+        body = dumps(msg).encode()
+        await self.stream.send_all(f"{self._head}{len(body)}\r\n\r\n".encode() + body)
+        message = await _read_http_message(self.stream, self._buf)
+        if message is None:
+            raise trio.EndOfChannel
+        return message[1]
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, progress: ProgressFn | None = None
+    ) -> Any:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+        if params is not None:
+            msg["params"] = params
+        response = loads(await self._post(msg))
+        if "error" in response:
+            raise FloorError(response["error"])
+        return response["result"]
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        await self._post(msg)
+
+
+@asynccontextmanager
+async def http_floor_client(url: str) -> AsyncIterator[HttpFloorClient]:
+    hostport, _, path = url.removeprefix("http://").partition("/")
+    host, _, port = hostport.rpartition(":")
+    stream = await trio.open_tcp_stream(host, int(port))
+    async with stream:
+        client = HttpFloorClient(stream, hostport, "/" + path)
+        await client.initialize()
+        yield client

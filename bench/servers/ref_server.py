@@ -1,0 +1,36 @@
+"""mcp_ref stdio (or Streamable HTTP) server with the echo tool, as an application would write it."""
+
+import sys
+from typing import Any
+
+import mcp_ref
+
+server = mcp_ref.Server("bench", "1.0")
+
+
+@server.tool(
+    description="Return the text unchanged.",
+    input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+)
+async def echo(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
+    return str(arguments["text"])
+
+
+def serve_http() -> None:
+    import trio
+
+    from mcp_ref.basic.transports.http_server import serve_http as serve
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            info = await nursery.start(lambda task_status: serve(server, port=0, task_status=task_status))
+            print(info.url, flush=True)
+
+    trio.run(main)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--http"]:
+        serve_http()
+    else:
+        server.run_stdio()

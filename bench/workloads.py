@@ -1,0 +1,314 @@
+"""W1..W9: each runs once in the current (fresh) process and returns its metrics.
+
+Every workload takes an adapter (bench/adapters.py) and a size dict, and
+returns a flat dict of numbers. Times are ``time.perf_counter`` seconds turned
+into microseconds (``_us``) or milliseconds (``_ms``). Warm-up iterations are
+run first and discarded (imports, first-call caches, pyc files).
+"""
+
+import gc
+import subprocess
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
+
+import trio
+
+from .adapters import Adapter
+from .common import PYTHON, Probe, Skip, median, now, percentile, rss_bytes
+
+Sizes = dict[str, int]
+Workload = Callable[[Adapter, Sizes], Awaitable[dict[str, float]]]
+
+TEXT = "hello, benchmark"
+
+
+def _latency_summary(latencies: list[float], total: float) -> dict[str, float]:
+    return {
+        "us_per_call": total / len(latencies) * 1e6,
+        "calls_per_s": len(latencies) / total,
+        "p50_us": percentile(latencies, 50) * 1e6,
+        "p99_us": percentile(latencies, 99) * 1e6,
+    }
+
+
+async def _sequential(client: Any, calls: int, warmup: int) -> dict[str, float]:
+    for _ in range(warmup):
+        if await client.echo(TEXT) != TEXT:
+            raise AssertionError("echo returned something else")
+    latencies = []
+    start = now()
+    for _ in range(calls):
+        t = now()
+        result = await client.echo(TEXT)
+        latencies.append(now() - t)
+        if result != TEXT:
+            raise AssertionError("echo returned something else")
+    return _latency_summary(latencies, now() - start)
+
+
+async def w1_sequential_memory(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """Sequential tools/call of echo over the in-memory transport."""
+    async with adapter.memory(Probe()) as client:
+        return await _sequential(client, sizes["calls"], sizes["warmup"])
+
+
+async def w2_bursts(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """Bursts of ``burst`` concurrent calls; time per burst."""
+    burst = sizes["burst"]
+    async with adapter.memory(Probe()) as client:
+        failures = 0
+
+        async def one() -> None:
+            nonlocal failures
+            if await client.echo(TEXT) != TEXT:
+                failures += 1
+
+        times = []
+        for i in range(sizes["warmup_bursts"] + sizes["bursts"]):
+            t = now()
+            async with trio.open_nursery() as nursery:
+                for _ in range(burst):
+                    nursery.start_soon(one)
+            if i >= sizes["warmup_bursts"]:
+                times.append(now() - t)
+        if failures:
+            raise AssertionError(f"{failures} echo calls returned something else")
+    total = sum(times)
+    return {
+        "us_per_call": total / (burst * len(times)) * 1e6,
+        "calls_per_s": burst * len(times) / total,
+        "burst_p50_us_per_call": percentile(times, 50) / burst * 1e6,
+        "burst_p50_ms": percentile(times, 50) * 1e3,
+        "burst_p99_ms": percentile(times, 99) * 1e3,
+    }
+
+
+async def w3_sequential_stdio(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """W1 over stdio, with the implementation's own server in a subprocess."""
+    async with adapter.stdio() as client:
+        return await _sequential(client, sizes["calls"], sizes["warmup"])
+
+
+async def w4_progress(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """One call emitting ``notifications`` progress notifications; rate seen by the callback."""
+    n = sizes["notifications"]
+    async with adapter.memory(Probe()) as client:
+        received = 0
+
+        async def on_progress(value: float) -> None:
+            nonlocal received
+            received += 1
+
+        await client.progress(100, on_progress)  # warm-up
+        times, counts = [], []
+        for _ in range(sizes["repeats"]):
+            received = 0
+            t = now()
+            await client.progress(n, on_progress)
+            times.append(now() - t)
+            counts.append(received)
+    dt = median(times)
+    return {
+        "us_per_notification": dt / n * 1e6,
+        "notifications_per_s": median(counts) / dt,
+        "delivered_fraction": min(counts) / n,
+    }
+
+
+async def w5_cancellation(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """The caller's scope abandons a hanging call; time until the handler sees Cancelled."""
+    probe = Probe()
+    async with adapter.memory(probe) as client:
+        latencies = []
+        for i in range(sizes["warmup"] + sizes["repeats"]):
+            probe.reset_hang()
+            scope = trio.CancelScope()
+
+            async def caller(scope: trio.CancelScope = scope) -> None:
+                with scope:
+                    await client.hang()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(caller)
+                with trio.fail_after(10):
+                    await probe.hang_entered.wait()
+                t = now()
+                scope.cancel()
+                with trio.fail_after(10):
+                    await probe.cancel_seen.wait()
+            if i >= sizes["warmup"]:
+                latencies.append(probe.cancel_seen_at - t)
+    return {
+        "p50_us": percentile(latencies, 50) * 1e6,
+        "p99_us": percentile(latencies, 99) * 1e6,
+        "mean_us": sum(latencies) / len(latencies) * 1e6,
+    }
+
+
+async def w6_pending_memory(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """``pending`` concurrent calls all waiting in their handlers: RSS growth per call.
+
+    Client and server share the process, so the figure covers both ends of a
+    pending request (what a client keeps plus what a server keeps).
+    """
+    n = sizes["pending"]
+    probe = Probe()
+    probe.block_target = n
+    async with adapter.memory(probe, concurrency=n + 16) as client:
+        for _ in range(100):
+            await client.echo(TEXT)
+        gc.collect()
+        before = rss_bytes()
+        start = now()
+        async with trio.open_nursery() as nursery:
+            for _ in range(n):
+                nursery.start_soon(client.block)
+            with trio.fail_after(300):
+                await probe.all_blocked.wait()
+            all_pending = now() - start
+            gc.collect()
+            during = rss_bytes()
+            probe.release.set()
+        drained = now() - start
+    return {
+        "bytes_per_pending": (during - before) / n,
+        "kib_per_pending": (during - before) / n / 1024,
+        "setup_us_per_call": all_pending / n * 1e6,
+        "total_us_per_call": drained / n * 1e6,
+    }
+
+
+def _wall(argv: list[str]) -> float:
+    t = now()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    return now() - t
+
+
+async def w7_spawn(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """Spawn the stdio server and get the initialize result; plus ``python -c "<import>"``."""
+    spawn = []
+    for i in range(sizes["warmup"] + sizes["spawns"]):
+        t = now()
+        async with adapter.stdio():
+            elapsed = now() - t
+        if i >= sizes["warmup"]:
+            spawn.append(elapsed)
+    imports, bare = [], []
+    _wall([PYTHON, "-c", adapter.import_statement])  # pyc files, disk cache
+    for _ in range(sizes["imports"]):
+        # alternate, so drift in machine load hits both equally
+        imports.append(_wall([PYTHON, "-c", adapter.import_statement]))
+        bare.append(_wall([PYTHON, "-c", "pass"]))
+    return {
+        "spawn_to_init_ms": median(spawn) * 1e3,
+        "import_ms": median(imports) * 1e3,
+        "import_net_ms": (median(imports) - median(bare)) * 1e3,
+        "python_startup_ms": median(bare) * 1e3,
+    }
+
+
+async def w8_tasks(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """A task-augmented call (create, one tasks/get, tasks/result) against a plain call."""
+    async with adapter.memory(Probe(), tasks=True) as client:
+        for _ in range(sizes["warmup"]):
+            await client.plain_task_tool(TEXT)
+            await client.task_echo(TEXT)
+        plain, task = [], []
+        for _ in range(sizes["repeats"]):
+            t = now()
+            if await client.plain_task_tool(TEXT) != TEXT:
+                raise AssertionError("plain call returned something else")
+            plain.append(now() - t)
+            t = now()
+            if await client.task_echo(TEXT) != TEXT:
+                raise AssertionError("task returned something else")
+            task.append(now() - t)
+    return {
+        "task_p50_us": percentile(task, 50) * 1e6,
+        "plain_p50_us": percentile(plain, 50) * 1e6,
+        "task_over_plain": percentile(task, 50) / percentile(plain, 50),
+    }
+
+
+async def w9_http(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """Sequential echo round trips over Streamable HTTP (server in a subprocess)."""
+    async with adapter.http() as client:
+        return await _sequential(client, sizes["calls"], sizes["warmup"])
+
+
+class Spec(NamedTuple):
+    run: Workload
+    full: Sizes
+    quick: Sizes
+    #: the metric ratios and goals use (lower is better); medians resist a busy machine
+    primary: str
+    label: str
+
+
+WORKLOADS: dict[str, Spec] = {
+    "W1": Spec(
+        w1_sequential_memory,
+        {"calls": 3000, "warmup": 300},
+        {"calls": 1000, "warmup": 100},
+        "p50_us",
+        "sequential tools/call, in memory",
+    ),
+    "W2": Spec(
+        w2_bursts,
+        {"burst": 100, "bursts": 40, "warmup_bursts": 4},
+        {"burst": 100, "bursts": 15, "warmup_bursts": 2},
+        "burst_p50_us_per_call",
+        "bursts of 100 concurrent calls, in memory",
+    ),
+    "W3": Spec(
+        w3_sequential_stdio,
+        {"calls": 2000, "warmup": 200},
+        {"calls": 500, "warmup": 50},
+        "p50_us",
+        "sequential tools/call, stdio subprocess",
+    ),
+    "W4": Spec(
+        w4_progress,
+        {"notifications": 10_000, "repeats": 3},
+        {"notifications": 10_000, "repeats": 1},
+        "us_per_notification",
+        "10,000 progress notifications in one call",
+    ),
+    "W5": Spec(
+        w5_cancellation,
+        {"warmup": 20, "repeats": 300},
+        {"warmup": 10, "repeats": 100},
+        "p50_us",
+        "cancellation latency (caller scope to handler)",
+    ),
+    "W6": Spec(
+        w6_pending_memory,
+        {"pending": 10_000},
+        {"pending": 10_000},
+        "bytes_per_pending",
+        "memory per pending call (10,000 pending)",
+    ),
+    "W7": Spec(
+        w7_spawn,
+        {"warmup": 1, "spawns": 5, "imports": 7},
+        {"warmup": 1, "spawns": 2, "imports": 3},
+        "spawn_to_init_ms",
+        "spawn to initialize result, stdio",
+    ),
+    "W8": Spec(
+        w8_tasks,
+        {"warmup": 50, "repeats": 500},
+        {"warmup": 20, "repeats": 150},
+        "task_p50_us",
+        "task-augmented call: create, tasks/get, tasks/result",
+    ),
+    "W9": Spec(
+        w9_http,
+        {"calls": 500, "warmup": 50},
+        {"calls": 150, "warmup": 20},
+        "p50_us",
+        "sequential tools/call, Streamable HTTP subprocess",
+    ),
+}
+
+__all__ = ["WORKLOADS", "Skip", "Spec"]
