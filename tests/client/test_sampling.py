@@ -110,7 +110,7 @@ def test_context_inclusion_needs_the_context_capability() -> None:
     wide = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="thisServer")
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability()))
     server.send_request("sampling/createMessage", plain)
-    with pytest.raises(LocalProtocolError, match="sampling.context"):
+    with pytest.raises(LocalProtocolError, match=r"sampling\.context"):
         server.send_request("sampling/createMessage", wide)
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability(context={})))
     server.send_request("sampling/createMessage", wide)

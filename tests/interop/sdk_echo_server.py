@@ -16,4 +16,11 @@ def add(a: int, b: int) -> int:
 
 
 if __name__ == "__main__":
-    app.run()
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+        import anyio
+
+        anyio.run(lambda: app.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))
+    else:
+        app.run()

@@ -188,7 +188,9 @@ def test_bad_schemas_are_refused_at_registration() -> None:
         server.tool("b", input_schema={"type": "object", "properties": {"x": {"type": 5}}})(fn)
 
 
-@pytest.mark.req("basic/index#17", "basic/index#18", "basic/index#19", "basic/index#20", "basic/index#21", "basic/index#23")
+@pytest.mark.req(
+    "basic/index#17", "basic/index#18", "basic/index#19", "basic/index#20", "basic/index#21", "basic/index#23"
+)
 async def test_declared_dialects_are_honoured() -> None:
     server = Server("s")
 

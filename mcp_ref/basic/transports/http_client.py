@@ -1,0 +1,337 @@
+"""Streamable HTTP, client side: h11 on trio (basic/transports#streamable-http).
+
+::
+
+    async with open_http_channel("http://127.0.0.1:8000/mcp") as channel:
+        async with open_session(channel) as client:   # or mcp_ref.open_http_client(url)
+            await client.call_tool("echo", {"text": "hi"})
+
+Every message is its own POST (transports#14) with the Accept header listing
+JSON and SSE (#16); the answer is read in the background, JSON or SSE (#22),
+so the session never waits on HTTP. After initialization the client sends
+``MCP-Session-Id`` and ``MCP-Protocol-Version`` (#59, #65), opens the GET
+stream (a 405 just means there is none, #39), resumes interrupted SSE streams
+with ``Last-Event-ID`` after the server's ``retry`` (#25, #27, #52), and sends
+DELETE on close (#63). A 404 for our session id ends the session with
+:class:`SessionExpired` (#62: a new session is a new ``open_http_client``).
+Plain ``http://`` only (TLS is for a proxy in front of us).
+"""
+
+import json
+import logging
+import math
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+import trio
+
+from ...errors import ConnectionClosed, ErrorCode
+from ._nursery import block_nursery
+from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder
+
+__all__ = ["HttpClientChannel", "SessionExpired", "open_http_channel"]
+
+log = logging.getLogger("mcp_ref.http.client")
+
+
+class SessionExpired(ConnectionClosed):
+    """[basic/transports#62] the server no longer knows our session (HTTP 404)."""
+
+
+class _Response:
+    def __init__(self, conn: h11.Connection, stream: trio.SocketStream, head: h11.Response) -> None:
+        self.conn = conn
+        self.stream = stream
+        self.status = head.status_code
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in head.headers}
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            event = self.conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await self.stream.receive_some(65536)
+                self.conn.receive_data(data)
+                continue
+            if isinstance(event, h11.Data):
+                yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                return
+
+    async def read(self) -> bytes:
+        return b"".join([c async for c in self.chunks()])
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
+
+
+class HttpClientChannel(trio.abc.Channel[bytes]):
+    """The channel an MCP client session runs on over Streamable HTTP."""
+
+    def __init__(
+        self,
+        url: str,
+        nursery: trio.Nursery,
+        *,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 30.0,
+        max_reconnects: int = 5,
+        default_retry_ms: int = 1000,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"{url!r}: only http:// URLs are supported")
+        self.url = url
+        self.host = parts.hostname
+        self.port = parts.port or 80
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.host_header = parts.netloc
+        self.nursery = nursery
+        self.extra_headers = dict(headers or {})
+        self.connect_timeout = connect_timeout
+        self.max_reconnects = max_reconnects
+        self.default_retry_ms = default_retry_ms
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._init_id: Any = None
+        self._ready = trio.Event()
+        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
+        self._get_started = False
+        self._closed = False
+        self.close_reason: str | None = None
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    def _headers(self, accept: str, extra: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+        hdrs = {"host": self.host_header, "accept": accept, "connection": "close", **self.extra_headers}
+        if self.session_id is not None:
+            hdrs[MCP_SESSION_ID] = self.session_id  # [basic/transports#59]
+        if self.protocol_version is not None:
+            hdrs[MCP_PROTOCOL_VERSION] = self.protocol_version  # [basic/transports#65, #66]
+        hdrs.update(extra or {})
+        return list(hdrs.items())
+
+    async def _request(
+        self, method: str, accept: str, body: bytes | None = None, extra: Mapping[str, str] | None = None
+    ) -> _Response:
+        with trio.fail_after(self.connect_timeout):
+            stream = await trio.open_tcp_stream(self.host, self.port)
+        conn = h11.Connection(h11.CLIENT)
+        headers = self._headers(accept, extra)
+        if body is not None:
+            headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
+        try:
+            out = conn.send(h11.Request(method=method, target=self.target, headers=headers)) or b""
+            if body is not None:
+                out += conn.send(h11.Data(data=body)) or b""
+            out += conn.send(h11.EndOfMessage()) or b""
+            await stream.send_all(out)
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = await stream.receive_some(65536)
+                    conn.receive_data(data)
+                    continue
+                if isinstance(event, h11.Response):
+                    return _Response(conn, stream, event)
+                if isinstance(event, h11.ConnectionClosed):
+                    raise trio.BrokenResourceError("the server closed the connection without answering")
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+            raise
+
+    # -- the Channel the session sees ---------------------------------------------------------------
+
+    async def send(self, value: bytes) -> None:
+        if self._closed:
+            raise trio.ClosedResourceError(self.close_reason or "the HTTP channel is closed")
+        message = json.loads(value)
+        items = message if isinstance(message, list) else [message]
+        request_ids = [m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m]
+        is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
+        if is_init:
+            self._init_id = next(m["id"] for m in items if m.get("method") == "initialize")
+        else:
+            with trio.fail_after(self.connect_timeout):
+                await self._ready.wait()
+        try:
+            # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
+            response = await self._request("POST", "application/json, text/event-stream", value)
+        except OSError as e:
+            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e}") from e
+        if is_init:
+            self.session_id = response.headers.get(MCP_SESSION_ID)
+        self.nursery.start_soon(self._consume, response, request_ids, is_init)
+        if not is_init and not self._get_started and self.session_id is not None:
+            self._get_started = True
+            self.nursery.start_soon(self._listen)
+
+    async def receive(self) -> bytes:
+        return await self._inbox.receive()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.session_id is not None:
+            # [basic/transports#63] tell the server we are done with the session
+            with trio.move_on_after(2) as scope:
+                scope.shield = True
+                try:
+                    response = await self._request("DELETE", "application/json")
+                    await response.aclose()
+                except (OSError, trio.BrokenResourceError) as e:
+                    log.debug("DELETE of session %s failed: %r", self.session_id, e)
+        self._inbox_send.close()
+
+    def _fail(self, reason: str) -> None:
+        self.close_reason = reason
+        log.warning("HTTP session ended: %s", reason)
+        self._inbox_send.close()
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def _deliver(self, payload: Any) -> None:
+        for msg in payload if isinstance(payload, list) else [payload]:
+            if (
+                isinstance(msg, dict)
+                and self._init_id is not None
+                and msg.get("id") == self._init_id
+                and isinstance(msg.get("result"), dict)
+            ):
+                version = msg["result"].get("protocolVersion")
+                self.protocol_version = version if isinstance(version, str) else None
+                self._ready.set()
+            if not self._closed:
+                self._inbox_send.send_nowait(json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode())
+
+    async def _consume(self, response: _Response, request_ids: list[Any], is_init: bool) -> None:
+        try:
+            if response.status == 202:
+                return
+            if response.status == 404 and self.session_id is not None and not is_init:
+                self._fail(f"session {self.session_id} expired (HTTP 404)")
+                return
+            if response.status >= 400:
+                body = await response.read()
+                self._answer_failed(request_ids, response.status, body)
+                if is_init:
+                    self._ready.set()
+                return
+            if response.content_type == "application/json":
+                body = await response.read()
+                self._deliver(json.loads(body) if body else [])
+                return
+            if response.content_type == "text/event-stream":
+                await self._read_sse(response, {json.dumps(i) for i in request_ids})
+                return
+            self._answer_failed(
+                request_ids, response.status, b"unexpected content type " + response.content_type.encode()
+            )
+        except (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError) as e:
+            log.warning("reading the answer to a POST failed: %r", e)
+            self._answer_failed(request_ids, 0, str(e).encode())
+        finally:
+            await response.aclose()
+
+    def _answer_failed(self, request_ids: list[Any], status: int, body: bytes) -> None:
+        """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603."""
+        error = {"code": ErrorCode.INTERNAL_ERROR, "message": f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"}
+        try:
+            parsed = json.loads(body)
+            if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+                error = parsed["error"]
+        except ValueError:
+            pass
+        for rid in request_ids:
+            self._deliver({"jsonrpc": "2.0", "id": rid, "error": error})
+
+    async def _read_sse(self, response: _Response, pending: set[str]) -> None:
+        decoder = SSEDecoder()
+        retry_ms = self.default_retry_ms
+        attempts = 0
+        while True:
+            async for chunk in response.chunks():
+                for event in decoder.feed(chunk):
+                    if event.retry is not None:
+                        retry_ms = event.retry
+                    if event.data:
+                        payload = json.loads(event.data)
+                        for msg in payload if isinstance(payload, list) else [payload]:
+                            if isinstance(msg, dict) and "method" not in msg:
+                                pending.discard(json.dumps(msg.get("id")))
+                        self._deliver(payload)
+            if not pending or self._closed:
+                return
+            # [basic/transports#25, #27, #52] the stream broke before our answer: resume it
+            if decoder.last_event_id is None or attempts >= self.max_reconnects:
+                self._answer_failed([json.loads(k) for k in pending], 0, b"SSE stream ended before the response")
+                return
+            attempts += 1
+            await response.aclose()
+            await trio.sleep(retry_ms / 1000)
+            response = await self._request("GET", "text/event-stream", extra={LAST_EVENT_ID: decoder.last_event_id})
+            if response.status != 200 or response.content_type != "text/event-stream":
+                self._answer_failed([json.loads(k) for k in pending], response.status, b"could not resume the stream")
+                return
+
+    async def _listen(self) -> None:
+        """The standalone GET stream for server-initiated messages (#37-#45)."""
+        decoder = SSEDecoder()
+        retry_ms = self.default_retry_ms
+        failures = 0
+        while not self._closed and failures <= self.max_reconnects:
+            extra = {LAST_EVENT_ID: decoder.last_event_id} if decoder.last_event_id else None
+            try:
+                response = await self._request("GET", "text/event-stream", extra=extra)
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError) as e:
+                failures += 1
+                log.debug("GET stream failed: %r", e)
+                await trio.sleep(retry_ms / 1000)
+                continue
+            try:
+                if response.status == 405:
+                    log.debug("the server offers no GET stream")  # [basic/transports#39]
+                    return
+                if response.status == 404:
+                    self._fail(f"session {self.session_id} expired (HTTP 404)")
+                    return
+                if response.status != 200 or response.content_type != "text/event-stream":
+                    failures += 1
+                else:
+                    failures = 0
+                    async for chunk in response.chunks():
+                        for event in decoder.feed(chunk):
+                            if event.retry is not None:
+                                retry_ms = event.retry
+                            if event.data:
+                                self._deliver(json.loads(event.data))
+            except (OSError, trio.BrokenResourceError, h11.ProtocolError, ValueError) as e:
+                failures += 1
+                log.debug("GET stream broke: %r", e)
+            finally:
+                await response.aclose()
+            await trio.sleep(retry_ms / 1000)
+
+
+@asynccontextmanager
+async def open_http_channel(url: str, **options: Any) -> AsyncIterator[HttpClientChannel]:
+    """A Streamable HTTP channel to ``url`` (see :class:`HttpClientChannel` for options)."""
+    async with block_nursery() as (nursery, body):
+        channel = HttpClientChannel(url, nursery, **options)
+        try:
+            yield channel
+        except BaseException as exc:
+            body.exc = exc
+            raise
+        finally:
+            await channel.aclose()
+            nursery.cancel_scope.cancel(reason="HTTP channel closed")

@@ -1,0 +1,556 @@
+"""Streamable HTTP, server side: h11 on trio (basic/transports#streamable-http).
+
+::
+
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(serve_http, server)   # binds 127.0.0.1, port chosen
+        print(info.url)                                   # http://127.0.0.1:PORT/mcp
+
+One endpoint (``path``) takes POST, GET and DELETE. Each MCP session is one
+``server.serve(channel)`` running in the HTTP server's nursery; the channel
+routes what the session sends: a response (and whatever the session tags as
+related to a request -- its progress, requests made while handling it) to that
+request's SSE stream, everything else to the standalone GET stream (or, while
+none is open, to a bounded queue delivered when one opens). Every SSE event is
+kept in a bounded :class:`EventStore` so a client can resume a stream with
+``Last-Event-ID``; a disconnection is never a cancellation.
+"""
+
+import json
+import logging
+import math
+from collections import deque
+from collections.abc import Sequence
+from functools import partial
+from typing import Any, Protocol
+
+import attrs
+import h11
+import trio
+
+from .streamable_http import (
+    LAST_EVENT_ID,
+    MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
+    EventStore,
+    SSEDecoder,
+    accepts,
+    encode_sse,
+    host_allowed,
+    make_event_id,
+    new_session_id,
+    origin_allowed,
+    parse_event_id,
+    valid_session_id,
+    version_header_ok,
+)
+
+__all__ = ["serve_http", "HttpServerInfo", "HttpConfig", "Servable"]
+
+
+class Servable(Protocol):
+    """What the HTTP server runs per MCP session (``mcp_ref.Server`` is one)."""
+
+    async def serve(self, channel: trio.abc.Channel[bytes]) -> None: ...
+
+
+log = logging.getLogger("mcp_ref.http")
+
+
+@attrs.frozen(kw_only=True)
+class HttpConfig:
+    """Limits and policy of the HTTP server (spec_notes/basic/transports.md)."""
+
+    path: str = "/mcp"
+    allowed_origins: Sequence[str] | None = None  # None: loopback origins only
+    allowed_hosts: Sequence[str] | None = None  # None: loopback names only
+    json_response: bool = False
+    session_idle_timeout: float = 3600.0
+    max_body: int = 4 * 1024 * 1024
+    max_sessions: int = 100
+    max_streams_per_session: int = 32
+    max_pending_unrelated: int = 1000
+    retry_ms: int = 1000
+    get_stream: bool = True  # False: GET answers 405
+    events_per_stream: int = 1000
+
+
+@attrs.frozen
+class HttpServerInfo:
+    host: str
+    port: int
+    url: str
+
+
+class _Stream:
+    """One SSE stream of a session: a request's POST stream or the GET stream."""
+
+    def __init__(self, stream_id: str, pending_ids: set[str] | None) -> None:
+        self.id = stream_id
+        #: request ids (as JSON text) still awaiting their response on this stream
+        self.pending_ids = pending_ids if pending_ids is not None else set()
+        self.seq = 0
+        self.done = False  # the stream ended (all responses sent)
+        self.listener: trio.MemorySendChannel[bytes | None] | None = None
+
+    def attach(self) -> "_Listener":
+        """A connection starts listening (replacing any earlier one)."""
+        send, recv = trio.open_memory_channel[bytes | None](math.inf)
+        if self.listener is not None:
+            self.listener.send_nowait(None)
+        self.listener = send
+        return _Listener(send, recv)
+
+    def detach(self, listener: "_Listener") -> None:
+        if self.listener is listener.send:
+            self.listener = None
+
+
+@attrs.frozen
+class _Listener:
+    send: trio.MemorySendChannel[bytes | None]
+    recv: trio.MemoryReceiveChannel[bytes | None]
+
+
+class _HttpSession(trio.abc.Channel[bytes]):
+    """The channel one MCP session runs on, plus its HTTP bookkeeping."""
+
+    def __init__(self, session_id: str, config: HttpConfig) -> None:
+        self.id = session_id
+        self.config = config
+        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
+        self.streams: dict[str, _Stream] = {}
+        self.by_request: dict[str, _Stream] = {}
+        self.get_stream: _Stream | None = None
+        self.pending_unrelated: deque[bytes] = deque()
+        self.events = EventStore(max_events_per_stream=config.events_per_stream)
+        self.scope = trio.CancelScope()
+        self.last_active = trio.current_time()
+        self.closed = False
+        self._next_stream = 0
+
+    # -- the Channel the MCP session sees ------------------------------------------------------
+
+    async def send(self, value: bytes) -> None:
+        await self.send_related(value, None)
+
+    async def send_related(self, value: bytes, related_request_id: Any) -> None:
+        if self.closed:
+            raise trio.ClosedResourceError("the HTTP session was terminated")
+        msg = json.loads(value)
+        stream: _Stream | None = None
+        key: str | None = None
+        if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
+            key = json.dumps(msg.get("id"))
+            stream = self.by_request.get(key)
+        if stream is None and related_request_id is not None and not self.config.json_response:
+            candidate = self.by_request.get(json.dumps(related_request_id))
+            if candidate is not None and not candidate.done:
+                stream = candidate  # [basic/transports#29, #30] related messages go on the request's stream
+        if stream is None:
+            # [basic/transports#40, #41] unrelated messages: the GET stream
+            if self.get_stream is not None and not self.get_stream.done:
+                stream = self.get_stream
+            else:
+                if len(self.pending_unrelated) >= self.config.max_pending_unrelated:
+                    dropped = self.pending_unrelated.popleft()
+                    log.warning("session %s: no GET stream; dropping an old queued message %.80r", self.id, dropped)
+                self.pending_unrelated.append(value)
+                return
+        # [basic/transports#47] each message goes on exactly one stream
+        self.emit(stream, value.decode("utf-8"))
+        if key is not None and key in stream.pending_ids:
+            stream.pending_ids.discard(key)
+            self.by_request.pop(key, None)
+            if not stream.pending_ids and stream is not self.get_stream:
+                # [basic/transports#32] the response was sent: the stream ends
+                self.end(stream)
+
+    async def receive(self) -> bytes:
+        return await self._inbox.receive()
+
+    async def aclose(self) -> None:
+        self.closed = True
+        self._inbox_send.close()
+        for stream in self.streams.values():
+            self.end(stream)
+
+    async def close_request_stream(self, request_id: Any) -> None:
+        """Close the connection of a request's SSE stream without ending the stream.
+
+        [basic/transports#24, #26] a retry field goes out first; the client
+        reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
+        """
+        stream = self.by_request.get(json.dumps(request_id))
+        if stream is not None and stream.listener is not None:
+            stream.listener.send_nowait(encode_sse(None, retry=self.config.retry_ms))
+            stream.listener.send_nowait(None)  # close this connection, keep the stream
+            stream.listener = None
+
+    # -- streams ----------------------------------------------------------------------------------
+
+    def deliver(self, message: bytes) -> None:
+        self.last_active = trio.current_time()
+        self._inbox_send.send_nowait(message)
+
+    def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
+        if len([s for s in self.streams.values() if not s.done]) >= self.config.max_streams_per_session:
+            raise _HttpError(429, "too many open streams in this session")
+        self._next_stream += 1
+        stream = _Stream(("g" if standalone else "r") + str(self._next_stream), pending_ids)
+        self.streams[stream.id] = stream
+        for key in stream.pending_ids:
+            self.by_request[key] = stream
+        return stream
+
+    def emit(self, stream: _Stream, data: str | None, *, retry: int | None = None) -> None:
+        stream.seq += 1
+        event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
+        # [basic/transports#36, #49] every event is kept for replay
+        self.events.store(stream.id, stream.seq, event)
+        if stream.listener is not None:
+            stream.listener.send_nowait(event)
+
+    def end(self, stream: _Stream) -> None:
+        stream.done = True
+        if stream.listener is not None:
+            stream.listener.send_nowait(None)
+            stream.listener = None
+        if stream is self.get_stream:
+            self.get_stream = None
+
+
+class _HttpError(Exception):
+    def __init__(self, status: int, message: str, jsonrpc_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.jsonrpc_code = jsonrpc_code
+
+
+class _Request:
+    def __init__(self, event: h11.Request, body: bytes) -> None:
+        self.method = event.method.decode("ascii").upper()
+        self.target = event.target.decode("ascii", "replace")
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
+        self.body = body
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name)
+
+
+class _HttpServer:
+    def __init__(self, server: Servable, config: HttpConfig, nursery: trio.Nursery, host: str) -> None:
+        self.server = server
+        self.config = config
+        self.nursery = nursery
+        self.host = host
+        self.sessions: dict[str, _HttpSession] = {}
+
+    # -- connections -----------------------------------------------------------------------------
+
+    async def handle_connection(self, stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+        try:
+            request = await self._read_request(conn, stream)
+            if request is not None:
+                await self._dispatch(conn, stream, request)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
+            log.debug("HTTP connection ended: %r", e)
+        except Exception:
+            # one broken exchange must not take the server down: report it and answer 500
+            log.exception("error while handling an HTTP request")
+            if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                with trio.move_on_after(1):
+                    try:
+                        await self._respond(
+                            conn,
+                            stream,
+                            500,
+                            {"jsonrpc": "2.0", "error": {"code": -32603, "message": "Internal error"}},
+                        )
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError):
+                        log.debug("could not send the 500 answer")
+        finally:
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+
+    async def _read_request(self, conn: h11.Connection, stream: trio.SocketStream) -> _Request | None:
+        head: h11.Request | None = None
+        body = bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await stream.receive_some(65536)
+                conn.receive_data(data)
+                continue
+            if isinstance(event, h11.Request):
+                head = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > self.config.max_body:
+                    await self._respond(conn, stream, 413, {"error": "request body too large"})
+                    return None
+            elif isinstance(event, h11.EndOfMessage):
+                assert head is not None
+                return _Request(head, bytes(body))
+            elif isinstance(event, h11.ConnectionClosed):
+                return None
+
+    async def _respond(
+        self,
+        conn: h11.Connection,
+        stream: trio.SocketStream,
+        status: int,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        payload = b"" if body is None else json.dumps(body).encode()
+        hdrs = [("connection", "close"), ("content-length", str(len(payload)))]
+        if body is not None:
+            hdrs.append(("content-type", "application/json"))
+        hdrs += list((headers or {}).items())
+        data = conn.send(h11.Response(status_code=status, headers=hdrs))
+        if payload:
+            data = (data or b"") + (conn.send(h11.Data(data=payload)) or b"")
+        data = (data or b"") + (conn.send(h11.EndOfMessage()) or b"")
+        await stream.send_all(data)
+
+    async def _dispatch(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+        try:
+            if req.target.split("?")[0] != self.config.path:
+                raise _HttpError(404, f"no MCP endpoint at {req.target}")
+            # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
+            if not origin_allowed(req.header("origin"), self.config.allowed_origins):
+                raise _HttpError(403, "Forbidden: origin not allowed")
+            allowed_hosts = self.config.allowed_hosts
+            if allowed_hosts is None and self.host not in ("127.0.0.1", "localhost", "::1"):
+                allowed_hosts = [self.host]
+            if not host_allowed(req.header("host"), allowed_hosts):
+                raise _HttpError(403, "Forbidden: host not allowed")
+            if req.method == "POST":
+                await self._post(conn, stream, req)
+            elif req.method == "GET":
+                await self._get(conn, stream, req)
+            elif req.method == "DELETE":
+                await self._delete(conn, stream, req)
+            else:
+                raise _HttpError(405, f"{req.method} is not supported on the MCP endpoint")
+        except _HttpError as e:
+            body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
+            extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else None
+            # [basic/transports#11, #20] the body may be a JSON-RPC error without id
+            await self._respond(conn, stream, e.status, body, extra)
+
+    # -- sessions ----------------------------------------------------------------------------------
+
+    def _session_for(self, req: _Request) -> _HttpSession:
+        sid = req.header(MCP_SESSION_ID)
+        if sid is None:
+            # [basic/transports#60] a session id is required after initialization
+            raise _HttpError(400, "Bad Request: missing MCP-Session-Id header")
+        session = self.sessions.get(sid)
+        if session is None or session.closed:
+            # [basic/transports#61] unknown or terminated session: 404
+            raise _HttpError(404, "Session not found")
+        # [basic/transports#68] an unsupported protocol version header is a 400
+        if not version_header_ok(req.header(MCP_PROTOCOL_VERSION)):
+            raise _HttpError(400, f"Bad Request: unsupported MCP-Protocol-Version {req.header(MCP_PROTOCOL_VERSION)!r}")
+        session.last_active = trio.current_time()
+        return session
+
+    async def _run_session(self, session: _HttpSession) -> None:
+        try:
+            with session.scope:
+                await self.server.serve(session)
+        finally:
+            session.closed = True
+            await session.aclose()
+            self.sessions.pop(session.id, None)
+            log.info("HTTP session %s ended", session.id)
+
+    async def expire_idle(self) -> None:
+        interval = max(1.0, min(60.0, self.config.session_idle_timeout / 4))
+        while True:
+            await trio.sleep(interval)
+            now = trio.current_time()
+            for session in list(self.sessions.values()):
+                idle = now - session.last_active
+                busy = any(s.listener is not None for s in session.streams.values())
+                if idle > self.config.session_idle_timeout and not busy:
+                    log.info("HTTP session %s expired after %.0fs idle", session.id, idle)
+                    session.scope.cancel(reason="idle session expired")
+
+    # -- POST -----------------------------------------------------------------------------------------
+
+    async def _post(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+        # [basic/transports#16] the client accepts both JSON and SSE
+        if not accepts(req.header("accept"), "application/json", "text/event-stream"):
+            raise _HttpError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+        ctype = (req.header("content-type") or "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            raise _HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
+        try:
+            message = json.loads(req.body)
+        except ValueError as e:
+            raise _HttpError(400, f"Parse error: {e}", -32700) from e
+        items = message if isinstance(message, list) else [message]
+        is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
+        headers: dict[str, str] = {}
+        if is_init:
+            if req.header(MCP_SESSION_ID) is not None and req.header(MCP_SESSION_ID) in self.sessions:
+                raise _HttpError(400, "Bad Request: initialize on an existing session")
+            if len(self.sessions) >= self.config.max_sessions:
+                raise _HttpError(503, "Service Unavailable: too many sessions")
+            # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
+            session = _HttpSession(new_session_id(), self.config)
+            assert valid_session_id(session.id)
+            self.sessions[session.id] = session
+            self.nursery.start_soon(self._run_session, session)
+            headers[MCP_SESSION_ID] = session.id
+        else:
+            session = self._session_for(req)
+        request_ids = {json.dumps(m["id"]) for m in items if isinstance(m, dict) and "method" in m and "id" in m}
+        if not request_ids:
+            # [basic/transports#18] notifications and responses: 202, no body
+            session.deliver(req.body)
+            await self._respond(conn, stream, 202)
+            return
+        # [basic/transports#21] a request is answered with JSON or an SSE stream
+        if self.config.json_response:
+            await self._answer_json(conn, stream, session, req.body, request_ids, headers)
+        else:
+            sse = session.new_stream(request_ids)
+            listener = sse.attach()
+            # [basic/transports#23] a priming event first: an id and empty data, with the retry field
+            session.emit(sse, "", retry=self.config.retry_ms)
+            session.deliver(req.body)
+            await self._stream_sse(conn, stream, session, sse, listener, headers)
+
+    async def _answer_json(
+        self,
+        conn: h11.Connection,
+        stream: trio.SocketStream,
+        session: _HttpSession,
+        body: bytes,
+        request_ids: set[str],
+        headers: dict[str, str],
+    ) -> None:
+        sse = session.new_stream(request_ids)
+        listener = sse.attach()
+        session.deliver(body)
+        answers = []
+        decoder = SSEDecoder()
+        async for event in listener.recv:
+            if event is None:
+                break
+            for sse_event in decoder.feed(event):
+                if sse_event.data:
+                    msg = json.loads(sse_event.data)
+                    if "method" not in msg:
+                        answers.append(msg)
+        # JSON mode has nowhere else for related messages: they went on the stream and
+        # were kept for replay; only responses are in the body.
+        payload = answers[0] if len(answers) == 1 else answers
+        await self._respond(conn, stream, 200, payload, headers)
+
+    async def _stream_sse(
+        self,
+        conn: h11.Connection,
+        stream: trio.SocketStream,
+        session: _HttpSession,
+        sse: _Stream,
+        listener: _Listener,
+        headers: dict[str, str],
+        *,
+        replay: Sequence[bytes] = (),
+    ) -> None:
+        hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("connection", "close")]
+        hdrs += list(headers.items())
+        await stream.send_all(conn.send(h11.Response(status_code=200, headers=hdrs)) or b"")
+        try:
+            for past in replay:
+                await stream.send_all(conn.send(h11.Data(data=past)) or b"")
+            async for event in listener.recv:
+                if event is None:
+                    break
+                await stream.send_all(conn.send(h11.Data(data=event)) or b"")
+            await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            # [basic/transports#34] a disconnection is not a cancellation: the stream
+            # goes on in the event store, ready to be resumed
+            log.debug("session %s: client left stream %s", session.id, sse.id)
+        finally:
+            sse.detach(listener)
+
+    # -- GET --------------------------------------------------------------------------------------------
+
+    async def _get(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+        # [basic/transports#38] the client accepts an event stream
+        if not accepts(req.header("accept"), "text/event-stream"):
+            raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
+        session = self._session_for(req)
+        last = req.header(LAST_EVENT_ID)
+        if last is not None:
+            parsed = parse_event_id(last)
+            if parsed is not None and parsed[0] in session.streams:
+                stream_id, seq = parsed
+                replay = session.events.replay_after(stream_id, seq)
+                if replay is not None:
+                    # [basic/transports#52, #53, #54] replay that stream only, then go on live
+                    sse = session.streams[stream_id]
+                    listener = sse.attach()
+                    if sse.done:
+                        sse.detach(listener)
+                        listener.send.send_nowait(None)  # replay only: the stream had ended
+                    await self._stream_sse(conn, stream, session, sse, listener, {}, replay=[d for _, d in replay])
+                    return
+        if not self.config.get_stream:
+            # [basic/transports#39] no GET stream here: 405
+            raise _HttpError(405, "Method Not Allowed: this server offers no GET stream")
+        if session.get_stream is not None and session.get_stream.listener is not None:
+            raise _HttpError(409, "Conflict: a GET stream is already open for this session")
+        sse = session.get_stream or session.new_stream(None, standalone=True)
+        session.get_stream = sse
+        listener = sse.attach()
+        session.emit(sse, "", retry=self.config.retry_ms)
+        while session.pending_unrelated:
+            session.emit(sse, session.pending_unrelated.popleft().decode("utf-8"))
+        await self._stream_sse(conn, stream, session, sse, listener, {})
+
+    # -- DELETE ---------------------------------------------------------------------------------------
+
+    async def _delete(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+        session = self._session_for(req)
+        # [basic/transports#63] the client ends the session
+        session.scope.cancel(reason="session deleted by the client")
+        await session.aclose()
+        self.sessions.pop(session.id, None)
+        await self._respond(conn, stream, 200)
+
+
+async def serve_http(
+    server: Servable,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    config: HttpConfig | None = None,
+    task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
+    **options: Any,
+) -> None:
+    """Serve ``server`` over Streamable HTTP until cancelled.
+
+    [basic/transports#12] binds 127.0.0.1 by default. ``options`` are
+    :class:`HttpConfig` fields (``path``, ``allowed_origins``, ``json_response`` ...).
+    """
+    cfg = config or HttpConfig(**options)
+    async with trio.open_nursery() as nursery:
+        http = _HttpServer(server, cfg, nursery, host)
+        listeners = await nursery.start(partial(trio.serve_tcp, http.handle_connection, port, host=host))
+        bound = listeners[0].socket.getsockname()
+        url_host = f"[{host}]" if ":" in host else host
+        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}")
+        nursery.start_soon(http.expire_idle)
+        log.info("MCP Streamable HTTP endpoint at %s", info.url)
+        task_status.started(info)
+        await trio.sleep_forever()

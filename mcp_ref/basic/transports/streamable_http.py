@@ -1,0 +1,229 @@
+"""basic/transports#streamable-http: the sans-IO pieces (no trio, no sockets).
+
+* Server-Sent Events: :func:`encode_sse` and the incremental :class:`SSEDecoder`.
+* Header rules: the Accept check, the Origin / Host allow-lists (DNS rebinding,
+  transports#9, #10), protocol-version checks (#67, #68).
+* Session ids (visible ASCII, cryptographically random, #56, #57) and event
+  ids that name their stream (#50, #51), with :func:`parse_event_id`.
+* :class:`EventStore`: the bounded per-session record of sent events used to
+  replay a stream after a disconnection (#52-#54).
+
+The trio/h11 drivers are :mod:`.http_server` and :mod:`.http_client`.
+"""
+
+import re
+import secrets
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+import attrs
+
+from ..lifecycle import SUPPORTED_VERSIONS
+
+__all__ = [
+    "MCP_SESSION_ID",
+    "MCP_PROTOCOL_VERSION",
+    "LAST_EVENT_ID",
+    "DEFAULT_ASSUMED_VERSION",
+    "SSEEvent",
+    "SSEDecoder",
+    "encode_sse",
+    "accepts",
+    "new_session_id",
+    "valid_session_id",
+    "make_event_id",
+    "parse_event_id",
+    "origin_allowed",
+    "host_allowed",
+    "version_header_ok",
+    "EventStore",
+    "LOOPBACK_HOSTS",
+]
+
+MCP_SESSION_ID = "mcp-session-id"
+MCP_PROTOCOL_VERSION = "mcp-protocol-version"
+LAST_EVENT_ID = "last-event-id"
+#: [basic/transports#67] what to assume when the version header is absent
+DEFAULT_ASSUMED_VERSION = "2025-03-26"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+_SESSION_ID = re.compile(r"[\x21-\x7e]+")
+
+
+@attrs.frozen
+class SSEEvent:
+    data: str | None = None
+    id: str | None = None
+    event: str | None = None
+    retry: int | None = None
+
+
+def encode_sse(
+    data: str | None = None, *, id: str | None = None, retry: int | None = None, event: str | None = None
+) -> bytes:
+    """One SSE event. ``data`` with newlines becomes several data lines."""
+    lines = []
+    if event is not None:
+        lines.append(f"event: {event}")
+    if id is not None:
+        lines.append(f"id: {id}")
+    if retry is not None:
+        lines.append(f"retry: {int(retry)}")
+    if data is not None:
+        lines.extend(f"data: {line}" for line in data.split("\n"))
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+class SSEDecoder:
+    """Incremental SSE parser (WHATWG event-stream rules, UTF-8)."""
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._data: list[str] = []
+        self._id: str | None = None
+        self._event: str | None = None
+        self._retry: int | None = None
+        self._has_field = False
+        #: the last event id seen (persists across events, as EventSource does)
+        self.last_event_id: str | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        self._buf += chunk
+        events: list[SSEEvent] = []
+        while True:
+            idx = min((i for i in (self._buf.find(b"\n"), self._buf.find(b"\r")) if i >= 0), default=-1)
+            if idx < 0:
+                return events
+            line = self._buf[:idx].decode("utf-8", "replace")
+            skip = 2 if self._buf[idx : idx + 2] == b"\r\n" else 1
+            self._buf = self._buf[idx + skip :]
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+
+    def _line(self, line: str) -> SSEEvent | None:
+        if line == "":
+            if not self._has_field:
+                return None
+            event = SSEEvent(
+                data="\n".join(self._data) if self._data else None, id=self._id, event=self._event, retry=self._retry
+            )
+            self._data, self._id, self._event, self._retry, self._has_field = [], None, None, None, False
+            return event
+        if line.startswith(":"):
+            return None  # a comment
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        self._has_field = True
+        if name == "data":
+            self._data.append(value)
+        elif name == "id" and "\0" not in value:
+            self._id = value
+            self.last_event_id = value
+        elif name == "event":
+            self._event = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+        return None
+
+
+def accepts(header: str | None, *types: str) -> bool:
+    """Whether an Accept header lists every one of ``types`` (or a matching wildcard)."""
+    offered = [part.split(";")[0].strip().lower() for part in (header or "").split(",") if part.strip()]
+
+    def ok(t: str) -> bool:
+        major = t.split("/")[0]
+        return t in offered or "*/*" in offered or f"{major}/*" in offered
+
+    return all(ok(t) for t in types)
+
+
+def new_session_id() -> str:
+    """[basic/transports#56, #57] 128 random bits, hex: visible ASCII."""
+    return secrets.token_hex(16)
+
+
+def valid_session_id(value: str) -> bool:
+    return bool(_SESSION_ID.fullmatch(value)) and len(value) <= 256
+
+
+def make_event_id(stream_id: str, seq: int) -> str:
+    """[basic/transports#50, #51] unique in the session and naming its stream."""
+    return f"{stream_id}.{seq}"
+
+
+def parse_event_id(event_id: str) -> tuple[str, int] | None:
+    stream, _, seq = event_id.rpartition(".")
+    if not stream or not seq.isdigit():
+        return None
+    return stream, int(seq)
+
+
+def _host_of(value: str) -> str:
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.index("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def origin_allowed(origin: str | None, allowed: Iterable[str] | None) -> bool:
+    """[basic/transports#9, #10] no Origin is fine (not a browser); a present one must be allowed.
+
+    ``allowed`` holds full origins ("http://localhost:3000") or bare hosts;
+    None allows loopback origins only.
+    """
+    if origin is None:
+        return True
+    parts = urlsplit(origin)
+    host = (parts.hostname or "").lower()
+    if allowed is None:
+        return host in ("127.0.0.1", "localhost", "::1")
+    allowed = list(allowed)
+    return origin.rstrip("/") in [a.rstrip("/") for a in allowed] or host in [a.lower() for a in allowed]
+
+
+def host_allowed(host: str | None, allowed: Iterable[str] | None) -> bool:
+    """The Host header names one of ``allowed`` hosts (None: loopback names only)."""
+    if host is None:
+        return False
+    name = _host_of(host)
+    names = [h.lower() for h in allowed] if allowed is not None else list(LOOPBACK_HOSTS)
+    return name in names or name.strip("[]") in names
+
+
+def version_header_ok(value: str | None) -> bool:
+    """[basic/transports#67, #68] absent is fine (assume 2025-03-26); present must be supported."""
+    return value is None or value in SUPPORTED_VERSIONS
+
+
+class EventStore:
+    """Bounded record of the events sent on each stream of one session.
+
+    ``max_events_per_stream`` and ``max_streams`` bound memory; the oldest go
+    first. Replay returns the events of *one* stream after a given id
+    (#53, #54: never another stream's).
+    """
+
+    def __init__(self, max_events_per_stream: int = 1000, max_streams: int = 100) -> None:
+        self.max_events_per_stream = max_events_per_stream
+        self.max_streams = max_streams
+        self._streams: OrderedDict[str, deque[tuple[int, bytes]]] = OrderedDict()
+
+    def store(self, stream_id: str, seq: int, data: bytes) -> None:
+        events = self._streams.get(stream_id)
+        if events is None:
+            events = self._streams[stream_id] = deque(maxlen=self.max_events_per_stream)
+            while len(self._streams) > self.max_streams:
+                self._streams.popitem(last=False)
+        events.append((seq, data))
+
+    def replay_after(self, stream_id: str, seq: int) -> list[tuple[int, bytes]] | None:
+        """Events of ``stream_id`` after ``seq``; None when the stream is unknown (or evicted)."""
+        events = self._streams.get(stream_id)
+        if events is None:
+            return None
+        return [(s, d) for s, d in events if s > seq]
+
+    def forget(self, stream_id: str) -> None:
+        self._streams.pop(stream_id, None)

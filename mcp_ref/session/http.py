@@ -1,0 +1,29 @@
+"""Streamable HTTP for applications: ``open_http_client`` and ``serve_http``.
+
+The transport itself is :mod:`mcp_ref.basic.transports.http_server` and
+:mod:`mcp_ref.basic.transports.http_client` (h11 on trio, the ``http`` extra).
+"""
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from ..basic.transports.http_client import HttpClientChannel, SessionExpired, open_http_channel
+from ..basic.transports.http_server import HttpConfig, HttpServerInfo, serve_http
+from .client import ClientSession, open_session
+
+__all__ = ["open_http_client", "serve_http", "HttpConfig", "HttpServerInfo", "HttpClientChannel", "SessionExpired"]
+
+
+@asynccontextmanager
+async def open_http_client(
+    url: str, *, http_options: Mapping[str, Any] | None = None, **session_options: Any
+) -> AsyncIterator[ClientSession]:
+    """An initialised MCP client session over Streamable HTTP.
+
+    ``http_options`` go to :class:`HttpClientChannel` (headers, timeouts,
+    reconnection); the rest to :func:`mcp_ref.session.open_session`.
+    """
+    async with open_http_channel(url, **dict(http_options or {})) as channel:
+        async with open_session(channel, **session_options) as client:
+            yield client

@@ -1,0 +1,350 @@
+"""Streamable HTTP: sans-IO pieces, the server's HTTP rules, resumability, and the transport check."""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+import pytest
+import trio
+
+from mcp_ref.basic.transports.http_server import HttpServerInfo, serve_http
+from mcp_ref.basic.transports.streamable_http import (
+    EventStore,
+    SSEDecoder,
+    SSEEvent,
+    accepts,
+    encode_sse,
+    host_allowed,
+    make_event_id,
+    new_session_id,
+    origin_allowed,
+    parse_event_id,
+    valid_session_id,
+    version_header_ok,
+)
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.transport_check import check_server, check_transport
+
+# -- sans-IO ------------------------------------------------------------------------------------
+
+
+def test_sse_round_trip_and_split_feeding() -> None:
+    wire = encode_sse('{"a":1}', id="r1.3", retry=500) + encode_sse("line1\nline2") + b": comment\n\n"
+    decoder = SSEDecoder()
+    events = []
+    for i in range(len(wire)):  # byte by byte
+        events += decoder.feed(wire[i : i + 1])
+    assert events == [SSEEvent(data='{"a":1}', id="r1.3", retry=500), SSEEvent(data="line1\nline2")]
+    assert decoder.last_event_id == "r1.3"
+    assert SSEDecoder().feed(b"id: x\r\ndata: \r\n\r\n") == [SSEEvent(data="", id="x")]
+
+
+@pytest.mark.req("basic/transports#16", "basic/transports#38")
+def test_accept_header_rules() -> None:
+    assert accepts("application/json, text/event-stream", "application/json", "text/event-stream")
+    assert accepts("text/event-stream;q=0.9, application/*", "application/json", "text/event-stream")
+    assert not accepts("application/json", "application/json", "text/event-stream")
+    assert not accepts(None, "text/event-stream")
+
+
+@pytest.mark.req("basic/transports#56", "basic/transports#57", "basic/transports#50", "basic/transports#51")
+def test_session_and_event_ids() -> None:
+    ids = {new_session_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(valid_session_id(i) and len(i) == 32 for i in ids)
+    assert not valid_session_id("has space") and not valid_session_id("é")
+    assert parse_event_id(make_event_id("r7", 42)) == ("r7", 42)
+    assert parse_event_id("garbage") is None
+
+
+@pytest.mark.req("basic/transports#9", "basic/transports#10")
+def test_origin_and_host_checks() -> None:
+    assert origin_allowed(None, None)
+    assert origin_allowed("http://localhost:3000", None) and origin_allowed("http://127.0.0.1", None)
+    assert not origin_allowed("http://evil.example", None)
+    assert origin_allowed("https://app.example", ["https://app.example"])
+    assert host_allowed("127.0.0.1:8000", None) and host_allowed("[::1]:80", None) and host_allowed("localhost", None)
+    assert not host_allowed("evil.example:8000", None) and not host_allowed(None, None)
+
+
+@pytest.mark.req("basic/transports#67", "basic/transports#68")
+def test_protocol_version_header() -> None:
+    assert version_header_ok(None) and version_header_ok("2025-06-18")
+    assert not version_header_ok("1999-01-01")
+
+
+@pytest.mark.req("basic/transports#53", "basic/transports#54")
+def test_event_store_replays_one_stream_only() -> None:
+    store = EventStore(max_events_per_stream=3)
+    for seq in range(1, 6):
+        store.store("r1", seq, f"r1-{seq}".encode())
+        store.store("g2", seq, f"g2-{seq}".encode())
+    assert [s for s, _ in store.replay_after("r1", 3) or []] == [4, 5]
+    assert [d for _, d in store.replay_after("g2", 4) or []] == [b"g2-5"]
+    assert store.replay_after("nope", 0) is None
+
+
+# -- a live server ---------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def http_server(server: Server, **options: Any) -> AsyncIterator[HttpServerInfo]:
+    async with trio.open_nursery() as nursery:
+        info: HttpServerInfo = await nursery.start(
+            lambda task_status: serve_http(server, task_status=task_status, **options)
+        )
+        yield info
+        nursery.cancel_scope.cancel()
+
+
+async def raw(
+    url: str, method: str, headers: dict[str, str] | None = None, body: Any = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP exchange, read to the end."""
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
+    conn = h11.Connection(h11.CLIENT)
+    hdrs = {"host": parts.netloc, "connection": "close", **(headers or {})}
+    data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    if body is not None:
+        hdrs.setdefault("content-type", "application/json")
+        hdrs["content-length"] = str(len(data))
+    out = conn.send(h11.Request(method=method, target=parts.path, headers=list(hdrs.items()))) or b""
+    out += (conn.send(h11.Data(data=data)) or b"") if data else b""
+    out += conn.send(h11.EndOfMessage()) or b""
+    await stream.send_all(out)
+    status, rheaders, chunks = 0, {}, []
+    with trio.fail_after(10):
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await stream.receive_some(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                rheaders = {k.decode().lower(): v.decode() for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                break
+    await stream.aclose()
+    return status, rheaders, b"".join(chunks)
+
+
+ACCEPT_BOTH = {"accept": "application/json, text/event-stream"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+
+
+def sse_messages(body: bytes) -> list[Any]:
+    return [json.loads(e.data) for e in SSEDecoder().feed(body) if e.data]
+
+
+async def start_session(url: str) -> dict[str, str]:
+    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, INIT)
+    assert status == 200 and headers["content-type"] == "text/event-stream"
+    sid = headers["mcp-session-id"]
+    assert sse_messages(body)[0]["result"]["protocolVersion"] == "2025-11-25"
+    session = {**ACCEPT_BOTH, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+    status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert status == 202
+    return session
+
+
+@pytest.mark.req(
+    "basic/transports#8",
+    "basic/transports#14",
+    "basic/transports#15",
+    "basic/transports#17",
+    "basic/transports#18",
+    "basic/transports#21",
+    "basic/transports#23",
+    "basic/transports#28",
+    "basic/transports#32",
+    "basic/transports#55",
+    "basic/transports#59",
+)
+async def test_post_rules() -> None:
+    async with http_server(check_server()) as info:
+        url = info.url
+        session = await start_session(url)
+        status, headers, body = await raw(url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        events = SSEDecoder().feed(body)
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        assert events[0].data == "" and events[0].id and events[0].retry  # priming event
+        assert json.loads(events[-1].data or "") == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        assert len({e.id for e in events}) == len(events)
+
+
+@pytest.mark.req(
+    "basic/transports#19",
+    "basic/transports#20",
+    "basic/transports#60",
+    "basic/transports#61",
+    "basic/transports#64",
+    "basic/transports#11",
+    "basic/transports#12",
+)
+async def test_http_errors() -> None:
+    async with http_server(check_server(), max_body=10_000) as info:
+        url = info.url
+        assert (await raw(url, "POST", {"accept": "application/json"}, INIT))[0] == 406
+        assert (await raw(url, "POST", {**ACCEPT_BOTH, "content-type": "text/plain"}, INIT))[0] == 415
+        status, _, body = await raw(url, "POST", ACCEPT_BOTH, b"{not json")
+        assert status == 400 and json.loads(body)["error"]["code"] == -32700 and "id" not in json.loads(body)
+        assert (await raw(url, "POST", ACCEPT_BOTH, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 400
+        unknown = {**ACCEPT_BOTH, "mcp-session-id": "deadbeef"}
+        assert (await raw(url, "POST", unknown, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 404
+        assert (await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000}))[0] == 413
+        assert (await raw(url, "PUT", ACCEPT_BOTH, INIT))[0] == 405
+        assert (await raw(url.replace("/mcp", "/other"), "POST", ACCEPT_BOTH, INIT))[0] == 404
+        assert info.host == "127.0.0.1"
+
+
+@pytest.mark.req("basic/transports#9", "basic/transports#10")
+async def test_dns_rebinding_protection() -> None:
+    async with http_server(check_server()) as info:
+        status, _, body = await raw(info.url, "POST", {**ACCEPT_BOTH, "origin": "http://evil.example"}, INIT)
+        assert status == 403 and json.loads(body)["error"]["message"].startswith("Forbidden")
+        assert (await raw(info.url, "POST", {**ACCEPT_BOTH, "host": "evil.example"}, INIT))[0] == 403
+        assert (await raw(info.url, "POST", {**ACCEPT_BOTH, "origin": "http://localhost:6274"}, INIT))[0] == 200
+
+
+@pytest.mark.req(
+    "basic/transports#65", "basic/transports#66", "basic/transports#67", "basic/transports#68", "basic/lifecycle#13"
+)
+async def test_protocol_version_header_rules() -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url)
+        bad = {**session, "mcp-protocol-version": "1999-01-01"}
+        assert (await raw(info.url, "POST", bad, {"jsonrpc": "2.0", "id": 5, "method": "ping"}))[0] == 400
+        absent = {k: v for k, v in session.items() if k != "mcp-protocol-version"}
+        assert (await raw(info.url, "POST", absent, {"jsonrpc": "2.0", "id": 6, "method": "ping"}))[0] == 200
+
+
+@pytest.mark.req("basic/transports#37", "basic/transports#39", "basic/transports#40", "basic/transports#63")
+async def test_get_and_delete() -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url)
+        no_sse = {**session, "accept": "application/json"}
+        assert (await raw(info.url, "GET", no_sse))[0] == 406
+        assert (await raw(info.url, "DELETE", session))[0] == 200
+        assert (await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 7, "method": "ping"}))[0] == 404
+    async with http_server(check_server(), get_stream=False) as info:
+        session = await start_session(info.url)
+        assert (await raw(info.url, "GET", {**session, "accept": "text/event-stream"}))[0] == 405
+
+
+@pytest.mark.req(
+    "basic/transports#22",
+    "basic/transports#25",
+    "basic/transports#26",
+    "basic/transports#27",
+    "basic/transports#24",
+    "basic/transports#33",
+    "basic/transports#34",
+    "basic/transports#36",
+    "basic/transports#52",
+    "basic/transports#53",
+    "basic/transports#54",
+)
+async def test_stream_closed_mid_call_is_resumed() -> None:
+    server = Server("resumable")
+
+    @server.tool()
+    async def interrupt(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        await trio.sleep(0.05)
+        await ctx.progress(2)
+        return "after the break"
+
+    async with http_server(server, retry_ms=50) as info, open_http_client(info.url) as client:
+        seen: list[float] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append(p)
+
+        result = await client.call_tool("interrupt", progress=on_progress, timeout=10)
+        assert result.content[0].text == "after the break"  # type: ignore[union-attr]
+        assert seen == [1, 2]
+
+
+async def test_disconnect_is_not_a_cancellation() -> None:
+    server = Server("patient")
+    finished = trio.Event()
+
+    @server.tool()
+    async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep(0.2)
+        finished.set()
+        return "done anyway"
+
+    async with http_server(server) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "slow"}}
+        parts = urlsplit(info.url)
+        stream = await trio.open_tcp_stream("127.0.0.1", parts.port or 80)
+        conn = h11.Connection(h11.CLIENT)
+        data = json.dumps(call).encode()
+        hdrs = {"host": parts.netloc, **session, "content-type": "application/json", "content-length": str(len(data))}
+        await stream.send_all(
+            (conn.send(h11.Request(method="POST", target="/mcp", headers=list(hdrs.items()))) or b"")
+            + (conn.send(h11.Data(data=data)) or b"")
+            + (conn.send(h11.EndOfMessage()) or b"")
+        )
+        decoder = SSEDecoder()
+        with trio.fail_after(5):
+            while decoder.last_event_id is None:  # read until the priming event
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+                elif isinstance(event, h11.Data):
+                    decoder.feed(bytes(event.data))
+        await stream.aclose()  # gone before the answer
+        last_id = decoder.last_event_id
+        with trio.fail_after(5):
+            await finished.wait()
+        status, _, body = await raw(
+            info.url, "GET", {**session, "accept": "text/event-stream", "last-event-id": last_id}
+        )
+        assert status == 200
+        assert sse_messages(body)[-1]["result"]["content"][0]["text"] == "done anyway"
+
+
+@pytest.mark.req(
+    "basic/transports#41", "basic/transports#42", "basic/transports#43", "basic/transports#46", "basic/transports#47"
+)
+async def test_unrelated_messages_use_the_get_stream() -> None:
+    server = check_server()
+    got: list[str] = []
+    arrived = trio.Event()
+
+    async def on_list_changed(kind: str) -> None:
+        got.append(kind)
+        arrived.set()
+
+    async with http_server(server) as info, open_http_client(info.url, on_list_changed=on_list_changed) as client:
+
+        @server.tool()
+        async def added(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return "new"
+
+        with trio.fail_after(5):
+            await arrived.wait()
+        assert got == ["tools"]
+        assert (await client.call_tool("added")).content[0].text == "new"  # type: ignore[union-attr]
+
+
+@pytest.mark.req("basic/transports#69", "basic/transports#70")
+@pytest.mark.parametrize("json_response", [False, True])
+async def test_transport_check_over_http(json_response: bool) -> None:
+    async with http_server(check_server(), json_response=json_response) as info, open_http_client(info.url) as client:
+        assert client.session.channel.session_id is not None  # type: ignore[attr-defined]
+        await check_transport(client, large=200_000, progress_before_result=not json_response)

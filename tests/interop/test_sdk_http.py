@@ -1,0 +1,79 @@
+"""Interop with the official Python SDK (mcp 2.3.0) over Streamable HTTP, both directions."""
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from mcp_ref.basic.transports.http_server import serve_http
+from mcp_ref.schema.content import TextContent
+from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.transport_check import check_server
+
+pytest.importorskip("mcp", reason="the official SDK is in the test extra")
+
+from mcp import ClientSession as SDKClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+SDK_SERVER = str(Path(__file__).with_name("sdk_echo_server.py"))
+
+
+@pytest.mark.req("basic/transports#22", "basic/transports#59", "basic/transports#65")
+async def test_sdk_client_against_our_http_server() -> None:
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(lambda task_status: serve_http(check_server(), task_status=task_status))
+        async with streamable_http_client(info.url) as (read, write), SDKClientSession(read, write) as session:
+            init = await session.initialize()
+            assert init.protocol_version == "2025-11-25"
+            await session.send_ping()
+            tools = await session.list_tools()
+            assert "echo" in {t.name for t in tools.tools}
+            result = await session.call_tool("echo", {"text": "over http"})
+            assert result.content[0].text == "over http"  # type: ignore[union-attr]
+            progress: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                progress.append(p)
+
+            counted = await session.call_tool("count", {"steps": 5}, progress_callback=on_progress)
+            assert counted.content[0].text == "done"  # type: ignore[union-attr]
+            assert progress == [1, 2, 3, 4, 5]
+        nursery.cancel_scope.cancel()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.req("basic/transports#14", "basic/transports#16", "basic/transports#63")
+async def test_our_client_against_the_sdk_http_server() -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, SDK_SERVER, "--http", str(port)], env=env, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with trio.fail_after(20):
+            while True:
+                try:
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                    await stream.aclose()
+                    break
+                except OSError:
+                    await trio.sleep(0.1)
+        async with open_http_client(url) as client:
+            assert client.protocol_version == "2025-11-25"
+            assert client.server_info.name == "sdk-echo"
+            await client.ping()
+            assert sorted(t.name for t in await client.list_all_tools()) == ["add", "echo"]
+            result = await client.call_tool("echo", {"text": "to the SDK over http"})
+            assert result.content == [TextContent(text="to the SDK over http")]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
