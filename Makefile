@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test spec-coverage lint bench clean
+.PHONY: run test spec-coverage lint bench conformance clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+conformance: $(STAMP)
+	PY=$(PY) tools/conformance.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
