@@ -170,6 +170,7 @@ async def start_session(url: str) -> dict[str, str]:
     "basic/transports#55",
     "basic/transports#59",
 )
+@pytest.mark.req("basic/transports#49")
 async def test_post_rules() -> None:
     async with http_server(check_server()) as info:
         url = info.url
@@ -229,8 +230,26 @@ async def test_protocol_version_header_rules() -> None:
 
 
 @pytest.mark.req("basic/transports#37", "basic/transports#39", "basic/transports#40", "basic/transports#63")
+@pytest.mark.req("basic/transports#31", "basic/transports#44")
 async def test_get_and_delete() -> None:
     async with http_server(check_server()) as info:
+        session = await start_session(info.url)
+        async with trio.open_nursery() as nursery:
+            got: list[tuple[int, bytes]] = []
+
+            async def listen() -> None:
+                status, _, body = await raw(info.url, "GET", {**session, "accept": "text/event-stream"})
+                got.append((status, body))
+
+            nursery.start_soon(listen)
+            await trio.sleep(0.2)
+            # a second GET stream at the same time is refused
+            assert (await raw(info.url, "GET", {**session, "accept": "text/event-stream"}))[0] == 409
+            # deleting the session ends its streams
+            assert (await raw(info.url, "DELETE", session))[0] == 200
+        ((status, body),) = got
+        (priming,) = SSEDecoder().feed(body)
+        assert status == 200 and priming.retry and priming.id and priming.data == ""
         session = await start_session(info.url)
         no_sse = {**session, "accept": "application/json"}
         assert (await raw(info.url, "GET", no_sse))[0] == 406
@@ -254,6 +273,7 @@ async def test_get_and_delete() -> None:
     "basic/transports#53",
     "basic/transports#54",
 )
+@pytest.mark.req("basic/transports#29", "basic/transports#30", "basic/transports#48")
 async def test_stream_closed_mid_call_is_resumed() -> None:
     server = Server("resumable")
 
@@ -344,7 +364,24 @@ async def test_unrelated_messages_use_the_get_stream() -> None:
 
 @pytest.mark.req("basic/transports#69", "basic/transports#70")
 @pytest.mark.parametrize("json_response", [False, True])
+@pytest.mark.req("basic/transports#35", "basic/transports#45", "basic/transports#58")
 async def test_transport_check_over_http(json_response: bool) -> None:
     async with http_server(check_server(), json_response=json_response) as info, open_http_client(info.url) as client:
         assert client.session.channel.session_id is not None  # type: ignore[attr-defined]
         await check_transport(client, large=200_000, progress_before_result=not json_response)
+
+
+@pytest.mark.req("basic/transports#62")
+async def test_session_gone_on_the_server_ends_the_client_session() -> None:
+    from mcp_ref.errors import ConnectionClosed
+    from mcp_ref.session.http import SessionExpired
+
+    async with http_server(check_server()) as info, open_http_client(info.url) as client:
+        await client.ping()
+        channel = client.session.channel
+        headers = {**ACCEPT_BOTH, "mcp-session-id": channel.session_id}  # type: ignore[attr-defined]
+        assert (await raw(info.url, "DELETE", headers))[0] == 200  # the server forgets us
+        with pytest.raises(ConnectionClosed):
+            await client.ping(timeout=5)
+        assert "expired" in (channel.close_reason or "")  # type: ignore[attr-defined]
+        assert issubclass(SessionExpired, ConnectionClosed)
