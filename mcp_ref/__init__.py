@@ -24,6 +24,7 @@ from .session import (
     open_session,
     open_stdio_client,
 )
+from .session.tasks import TaskConfig, TaskHandle, TaskManager
 
 __version__ = "0.1.0"
 
@@ -51,6 +52,20 @@ __all__ = [
     "__version__",
     "decode",
     "encode",
+    "open_http_client",
     "open_session",
     "open_stdio_client",
+    "serve_http",
+    "TaskConfig",
+    "TaskHandle",
+    "TaskManager",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Streamable HTTP needs the ``http`` extra (h11): imported on first use only
+    if name in ("open_http_client", "serve_http"):
+        from .session import http
+
+        return getattr(http, name)
+    raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")
