@@ -179,6 +179,7 @@ def test_server_answers_an_unknown_version_with_its_latest() -> None:
 
 
 @pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22")
+@pytest.mark.req("schema#9")
 def test_client_rejects_a_version_it_does_not_support() -> None:
     client = Connection(Role.CLIENT, supported_versions=("2025-11-25",))
     rid, _ = client.send_request("initialize", init_params())
@@ -195,6 +196,7 @@ def test_client_rejects_a_version_it_does_not_support() -> None:
 
 
 @pytest.mark.req("basic/lifecycle#7")
+@pytest.mark.req("schema#8")
 def test_client_proposes_only_versions_it_supports() -> None:
     client = Connection(Role.CLIENT, supported_versions=("2025-11-25",))
     with pytest.raises(LocalProtocolError):
@@ -388,6 +390,7 @@ def test_methods_missing_from_the_revision_are_refused_both_ways() -> None:
 
 
 @pytest.mark.req("basic/utilities/cancellation#2")
+@pytest.mark.req("schema#14")
 def test_initialize_cannot_be_cancelled() -> None:
     client = Connection(Role.CLIENT)
     rid, _ = client.send_request("initialize", init_params())
@@ -396,6 +399,7 @@ def test_initialize_cannot_be_cancelled() -> None:
 
 
 @pytest.mark.req("basic/utilities/cancellation#1", "basic/utilities/cancellation#6")
+@pytest.mark.req("schema#15")
 def test_cancel_then_late_response_is_ignored() -> None:
     client, server = handshake()
     rid, data = client.send_request("tools/list")
@@ -418,6 +422,7 @@ def test_cancel_then_late_response_is_ignored() -> None:
 
 
 @pytest.mark.req("basic/utilities/cancellation#5", "basic/utilities/cancellation#10")
+@pytest.mark.req("schema#16")
 def test_invalid_cancellations_are_ignored() -> None:
     client, server = handshake()
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":42}}')

@@ -62,6 +62,7 @@ async def test_sampling_round_trip_and_rejection() -> None:
 
 
 @pytest.mark.req("client/sampling#3", "client/sampling#4")
+@pytest.mark.req("schema#25")
 async def test_tools_need_the_sampling_tools_capability() -> None:
     results: list[Any] = []
     async with memory_session_pair(sampling_server(results), sampling=fake_llm) as client:
@@ -76,6 +77,7 @@ async def test_tools_need_the_sampling_tools_capability() -> None:
 @pytest.mark.req(
     "client/sampling#7", "client/sampling#8", "client/sampling#13", "client/sampling#15", "client/sampling#19"
 )
+@pytest.mark.req("schema#33")
 def test_tool_use_message_rules() -> None:
     use = SamplingMessage(role="assistant", content=[ToolUseContent(id="a", name="weather", input={})])
     good = SamplingMessage(role="user", content=[ToolResultContent(tool_use_id="a", content=[TextContent(text="sun")])])
@@ -101,6 +103,7 @@ def test_tool_use_message_rules() -> None:
 
 
 @pytest.mark.req("client/sampling#6")
+@pytest.mark.req("schema#11", "schema#23")
 def test_context_inclusion_needs_the_context_capability() -> None:
     from mcp_ref.schema.lifecycle import ClientCapabilities, SamplingCapability
 

@@ -104,6 +104,7 @@ async def test_invalid_arguments_are_tool_execution_errors() -> None:
         assert result.is_error is True and "required" in result.content[0].text  # type: ignore[union-attr]
 
 
+@pytest.mark.req("schema#37")
 async def test_tool_errors_and_unknown_tools() -> None:
     server = Server("s")
 

@@ -113,6 +113,7 @@ async def test_handler_errors_become_wire_errors_without_internals() -> None:
 
 
 @pytest.mark.req("basic/utilities/cancellation#4", "basic/utilities/cancellation#8")
+@pytest.mark.req("schema#18")
 async def test_caller_cancellation_cancels_the_handler_and_no_response_is_sent(autojump_clock: trio.abc.Clock) -> None:
     server = make_server()
     started = trio.Event()
@@ -307,6 +308,7 @@ async def test_eof_fails_pending_requests_with_connection_closed() -> None:
 
 
 @pytest.mark.req("basic/utilities/cancellation#7")
+@pytest.mark.req("schema#12", "schema#13")
 async def test_cancel_racing_the_handlers_result_suppresses_the_response(autojump_clock: trio.abc.Clock) -> None:
     """The handler finishes at the very moment the cancellation arrives: no response either way."""
     server = make_server()

@@ -416,8 +416,10 @@ class _HttpServer:
             session.deliver(req.body)
             await self._respond(conn, stream, 202)
             return
-        # [basic/transports#21] a request is answered with JSON or an SSE stream
-        if self.config.json_response:
+        methods = {m.get("method") for m in items if isinstance(m, dict) and "method" in m and "id" in m}
+        # [basic/transports#21] a request is answered with JSON or an SSE stream;
+        # [basic/utilities/tasks#30] a client polling tasks/get gets plain JSON
+        if self.config.json_response or methods == {"tasks/get"}:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)

@@ -385,3 +385,47 @@ async def test_session_gone_on_the_server_ends_the_client_session() -> None:
             await client.ping(timeout=5)
         assert "expired" in (channel.close_reason or "")  # type: ignore[attr-defined]
         assert issubclass(SessionExpired, ConnectionClosed)
+
+
+@pytest.mark.req("basic/utilities/tasks#30", "basic/utilities/tasks#12", "basic/utilities/tasks#31")
+async def test_tasks_get_is_answered_with_json() -> None:
+    session_headers = None
+    async with trio.open_nursery() as nursery:
+        server = check_server()
+        server.enable_tasks(nursery)
+        async with http_server(server) as info:
+            session_headers = await start_session(info.url)
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "x"}},
+            }
+            status, headers, body = await raw(info.url, "POST", session_headers, call)
+            assert headers["content-type"] == "text/event-stream"
+            get = {"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "nope"}}
+            status, headers, body = await raw(info.url, "POST", session_headers, get)
+            assert headers["content-type"] == "application/json"
+            assert json.loads(body)["error"]["code"] == -32602
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req(
+    "basic/utilities/tasks#11", "basic/utilities/tasks#16", "basic/utilities/tasks#17", "basic/utilities/tasks#29"
+)
+async def test_tasks_over_http() -> None:
+    async with trio.open_nursery() as nursery:
+        server = check_server()
+        server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def slow_echo(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            await trio.sleep(0.1)
+            return str(arguments["text"])
+
+        async with http_server(server) as info, open_http_client(info.url) as client:
+            await client.list_all_tools()
+            handle = await client.call_tool_as_task("slow_echo", {"text": "tasked"})
+            result = await handle.wait(default_poll_interval=0.05)
+            assert result.content[0].text == "tasked"  # type: ignore[union-attr]
+        nursery.cancel_scope.cancel()

@@ -87,6 +87,7 @@ async def test_result_can_be_awaited_once() -> None:
 
 
 @pytest.mark.req("basic/utilities/cancellation#3")
+@pytest.mark.req("schema#17")
 def test_task_augmented_requests_refuse_notification_cancel() -> None:
     from mcp_ref.basic.lifecycle import Role
     from mcp_ref.connection import Connection

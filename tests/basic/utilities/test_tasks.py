@@ -217,6 +217,7 @@ async def test_tool_level_task_support(autojump_clock: trio.abc.Clock) -> None:
 @pytest.mark.req(
     "basic/utilities/tasks#2", "basic/utilities/tasks#3", "basic/utilities/tasks#4", "basic/utilities/tasks#21"
 )
+@pytest.mark.req("schema#6")
 async def test_without_the_capability_task_metadata_is_ignored(autojump_clock: trio.abc.Clock) -> None:
     import json
 

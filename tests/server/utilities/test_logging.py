@@ -41,6 +41,7 @@ async def collect(server: Server, level: str | None) -> list[LoggingMessageNotif
 
 
 @pytest.mark.req("server/utilities/logging#1", "server/utilities/logging#2")
+@pytest.mark.req("schema#19")
 async def test_level_filtering() -> None:
     everything = await collect(logging_server(), None)
     assert [m.level for m in everything] == ["debug", "info", "warning", "error"]
