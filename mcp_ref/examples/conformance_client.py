@@ -52,7 +52,9 @@ async def accept_with_defaults(ctx: Any, params: Any) -> ElicitResult:
 
 async def run(url: str, scenario: str) -> None:
     async with open_http_client(url, elicitation=accept_with_defaults, initialize_timeout=30) as client:
-        log.info("scenario %s: connected to %s, protocol %s", scenario, client.server_info.name, client.protocol_version)
+        log.info(
+            "scenario %s: connected to %s, protocol %s", scenario, client.server_info.name, client.protocol_version
+        )
         if scenario == "initialize":
             return
         tools = await client.list_all_tools() if client.server_capabilities.tools is not None else []
