@@ -14,3 +14,11 @@ def spec_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"the MCP spec is not at {SPEC_DIR} (CI puts ../shared beside the checkout)")
     return path
+
+
+# Property tests assert behaviour, not speed: no per-example deadline, so a busy
+# CI machine cannot turn a slow example into a failure.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("mcp_ref", deadline=None)
+settings.load_profile("mcp_ref")
