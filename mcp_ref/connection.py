@@ -40,6 +40,7 @@ from .basic.jsonrpc import (
     loads,
 )
 from .basic.lifecycle import Phase, Role
+from .basic.meta import bad_meta_keys
 from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
@@ -177,6 +178,12 @@ class Connection:
     # -- encoding --------------------------------------------------------------
 
     def _encode(self, message: Any) -> bytes:
+        body = getattr(message, "params", None) or getattr(message, "result", None)
+        meta = getattr(body, "meta", None)
+        if meta:
+            # [basic/index#26, #27, #29] we never send a malformed _meta key
+            for problem in bad_meta_keys(meta):
+                raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
         return dumps(converter_for(self.revision).unstructure(message))
 
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
@@ -554,6 +561,9 @@ class Connection:
             return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}")
         params = message.params
         meta = getattr(params, "meta", None)
+        if meta and any(True for _ in bad_meta_keys(meta)):
+            # tolerated (the values are never interpreted, basic/index#25) but counted
+            self.stats["meta:malformed-key"] += 1
         token = meta.get("progressToken") if meta else None
         if token is not None and not is_valid_id(token):
             # [basic/utilities/progress#1]
