@@ -371,12 +371,21 @@ class Session:
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
+        lock = self._write_lock
         try:
-            async with self._write_lock:
+            # uncontended (the common case): take the lock without an extra trip
+            # through the scheduler; the send itself is the checkpoint
+            try:
+                lock.acquire_nowait()
+            except trio.WouldBlock:
+                await lock.acquire()
+            try:
                 if self._send_related is not None:
                     await self._send_related(data, related)
                 else:
                     await self.channel.send(data)
+            finally:
+                lock.release()
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
@@ -645,8 +654,13 @@ class Session:
         rid = event.id
         conn = self.connection
         data: bytes | None = None
+        limit = self._handler_limit
         try:
-            async with self._handler_limit:
+            try:
+                limit.acquire_nowait()
+            except trio.WouldBlock:
+                await limit.acquire()
+            try:
                 with scope:
                     ctx = RequestContext(self, rid, event.method, event.message, scope)
                     handler = self.handlers.get(event.method)
@@ -666,6 +680,8 @@ class Session:
                             except LocalProtocolError as exc:
                                 log.error("handler for %s returned an unusable result: %s", event.method, exc)
                                 data = conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+            finally:
+                limit.release()
             req = conn.incoming(rid)
             if req is not None and req.state == "cancel-requested":
                 # [basic/utilities/cancellation#4] cancelled: drop any result, send nothing
