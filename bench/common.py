@@ -22,6 +22,7 @@ PROGRESS_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "
 EMPTY_SCHEMA: dict[str, object] = {"type": "object"}
 
 now = time.perf_counter
+cpu_now = time.process_time
 
 
 class Skip(Exception):

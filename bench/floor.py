@@ -93,6 +93,7 @@ class FloorClient:
         self._ids = itertools.count(1)
         self._pending: dict[int, list[Any]] = {}  # id -> [event, response]
         self._progress: dict[int, ProgressFn] = {}
+        self._closed = False
 
     async def receive_loop(self) -> None:
         receive = self.channel.receive
@@ -101,6 +102,11 @@ class FloorClient:
             try:
                 data = await receive()
             except (trio.EndOfChannel, trio.ClosedResourceError, trio.BrokenResourceError):
+                # the peer is gone: every waiting request fails instead of hanging
+                self._closed = True
+                for slot in pending.values():
+                    slot[1] = {"error": {"code": -32000, "message": "connection closed"}}
+                    slot[0].set()
                 return
             msg = loads(data)
             if "method" in msg:
@@ -118,6 +124,8 @@ class FloorClient:
     async def request(
         self, method: str, params: dict[str, Any] | None = None, progress: ProgressFn | None = None
     ) -> Any:
+        if self._closed:
+            raise FloorError("connection closed")
         rid = next(self._ids)
         slot: list[Any] = [trio.Event(), None]
         self._pending[rid] = slot

@@ -2,7 +2,10 @@
 
 Every workload takes an adapter (bench/adapters.py) and a size dict, and
 returns a flat dict of numbers. Times are ``time.perf_counter`` seconds turned
-into microseconds (``_us``) or milliseconds (``_ms``). Warm-up iterations are
+into microseconds (``_us``) or milliseconds (``_ms``); ``cpu_`` metrics are
+this process's CPU time (``time.process_time``) over the same loop, which a
+busy machine disturbs less than wall time (for stdio and HTTP the server's
+CPU is in another process and not counted). Warm-up iterations are
 run first and discarded (imports, first-call caches, pyc files).
 """
 
@@ -14,7 +17,7 @@ from typing import Any, NamedTuple
 import trio
 
 from .adapters import Adapter
-from .common import PYTHON, Probe, Skip, median, now, percentile, rss_bytes
+from .common import PYTHON, Probe, Skip, cpu_now, median, now, percentile, rss_bytes
 
 Sizes = dict[str, int]
 Workload = Callable[[Adapter, Sizes], Awaitable[dict[str, float]]]
@@ -22,9 +25,10 @@ Workload = Callable[[Adapter, Sizes], Awaitable[dict[str, float]]]
 TEXT = "hello, benchmark"
 
 
-def _latency_summary(latencies: list[float], total: float) -> dict[str, float]:
+def _latency_summary(latencies: list[float], total: float, cpu: float) -> dict[str, float]:
     return {
         "us_per_call": total / len(latencies) * 1e6,
+        "cpu_us_per_call": cpu / len(latencies) * 1e6,
         "calls_per_s": len(latencies) / total,
         "p50_us": percentile(latencies, 50) * 1e6,
         "p99_us": percentile(latencies, 99) * 1e6,
@@ -36,14 +40,14 @@ async def _sequential(client: Any, calls: int, warmup: int) -> dict[str, float]:
         if await client.echo(TEXT) != TEXT:
             raise AssertionError("echo returned something else")
     latencies = []
-    start = now()
+    start, cpu_start = now(), cpu_now()
     for _ in range(calls):
         t = now()
         result = await client.echo(TEXT)
         latencies.append(now() - t)
         if result != TEXT:
             raise AssertionError("echo returned something else")
-    return _latency_summary(latencies, now() - start)
+    return _latency_summary(latencies, now() - start, cpu_now() - cpu_start)
 
 
 async def w1_sequential_memory(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
@@ -65,17 +69,21 @@ async def w2_bursts(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
 
         times = []
         for i in range(sizes["warmup_bursts"] + sizes["bursts"]):
+            if i == sizes["warmup_bursts"]:
+                cpu_start = cpu_now()
             t = now()
             async with trio.open_nursery() as nursery:
                 for _ in range(burst):
                     nursery.start_soon(one)
             if i >= sizes["warmup_bursts"]:
                 times.append(now() - t)
+        cpu = cpu_now() - cpu_start
         if failures:
             raise AssertionError(f"{failures} echo calls returned something else")
     total = sum(times)
     return {
         "us_per_call": total / (burst * len(times)) * 1e6,
+        "cpu_us_per_call": cpu / (burst * len(times)) * 1e6,
         "calls_per_s": burst * len(times) / total,
         "burst_p50_us_per_call": percentile(times, 50) / burst * 1e6,
         "burst_p50_ms": percentile(times, 50) * 1e3,
@@ -100,16 +108,18 @@ async def w4_progress(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
             received += 1
 
         await client.progress(100, on_progress)  # warm-up
-        times, counts = [], []
+        times, cpus, counts = [], [], []
         for _ in range(sizes["repeats"]):
             received = 0
-            t = now()
+            t, c = now(), cpu_now()
             await client.progress(n, on_progress)
             times.append(now() - t)
+            cpus.append(cpu_now() - c)
             counts.append(received)
     dt = median(times)
     return {
         "us_per_notification": dt / n * 1e6,
+        "cpu_us_per_notification": median(cpus) / n * 1e6,
         "notifications_per_s": median(counts) / dt,
         "delivered_fraction": min(counts) / n,
     }
@@ -214,6 +224,7 @@ async def w8_tasks(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
             await client.plain_task_tool(TEXT)
             await client.task_echo(TEXT)
         plain, task = [], []
+        cpu_start = cpu_now()
         for _ in range(sizes["repeats"]):
             t = now()
             if await client.plain_task_tool(TEXT) != TEXT:
@@ -223,7 +234,9 @@ async def w8_tasks(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
             if await client.task_echo(TEXT) != TEXT:
                 raise AssertionError("task returned something else")
             task.append(now() - t)
+        cpu = cpu_now() - cpu_start
     return {
+        "cpu_us_per_pair": cpu / sizes["repeats"] * 1e6,
         "task_p50_us": percentile(task, 50) * 1e6,
         "plain_p50_us": percentile(plain, 50) * 1e6,
         "task_over_plain": percentile(task, 50) / percentile(plain, 50),

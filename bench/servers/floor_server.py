@@ -1,4 +1,9 @@
-"""The raw floor's stdio server (see bench/floor.py)."""
+"""The raw floor's stdio (or ``--http``) server (see bench/floor.py)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.floor import run_stdio_server
 
