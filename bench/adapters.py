@@ -144,8 +144,7 @@ class RefAdapter:
     @asynccontextmanager
     async def http(self) -> AsyncIterator[RefClient]:
         try:
-            from mcp_ref.basic.transports.http_client import open_http_client
-            from mcp_ref.basic.transports.http_server import serve_http  # noqa: F401
+            from mcp_ref.session.http import open_http_client
         except ImportError as e:
             raise Skip(f"mcp_ref has no Streamable HTTP transport yet ({e})") from e
         async with _spawned([PYTHON, server_script("ref_server"), "--http"]) as url:

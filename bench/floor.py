@@ -116,10 +116,10 @@ class FloorClient:
                     if cb is not None:
                         await cb(p["progress"], p.get("total"))
                 continue
-            slot = pending.get(msg.get("id"))
-            if slot is not None:
-                slot[1] = msg
-                slot[0].set()
+            waiter = pending.get(msg.get("id"))
+            if waiter is not None:
+                waiter[1] = msg
+                waiter[0].set()
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, progress: ProgressFn | None = None

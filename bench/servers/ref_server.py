@@ -19,7 +19,7 @@ async def echo(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
 def serve_http() -> None:
     import trio
 
-    from mcp_ref.basic.transports.http_server import serve_http as serve
+    from mcp_ref.session.http import serve_http as serve
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
