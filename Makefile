@@ -30,7 +30,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy mcp_ref
 
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(BENCH)
 
 conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh

@@ -16,6 +16,7 @@ __all__ = [
     "UnsupportedDialect",
     "InvalidSchema",
     "compile_schema",
+    "fast_check",
     "available",
 ]
 
@@ -72,9 +73,97 @@ def compile_schema(schema: dict[str, Any]) -> Validate | None:
     except jsonschema.SchemaError as e:
         raise InvalidSchema(f"invalid JSON Schema: {e.message}") from e
     validator = cls(schema)
+    fast = fast_check(schema) if dialect == DEFAULT_DIALECT else None
 
     def validate(instance: Any) -> list[str]:
+        if fast is not None and fast(instance):
+            return []
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
         return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
 
     return validate
+
+
+# -- a fast path for the schemas most tools declare ---------------------------------------
+
+#: keywords that never make an instance invalid
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
+)
+_KEYWORDS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties"}
+
+#: JSON types by the Python types ``json`` decodes them to (bool is not a number here)
+_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "object": lambda v: type(v) is dict,
+    "array": lambda v: type(v) is list,
+    "string": lambda v: type(v) is str,
+    # 2020-12 also counts 1.0 as an integer; the fast path leaves floats to jsonschema
+    "integer": lambda v: type(v) is int,
+    "number": lambda v: type(v) is int or type(v) is float,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+}
+
+Check = Callable[[Any], bool]
+
+
+def fast_check(schema: Any, *, top: bool = True) -> Check | None:
+    """A predicate that is True only for instances the schema accepts, or None.
+
+    Covers the shape most tool input schemas have: ``type`` (one name),
+    ``properties``, ``required``, boolean ``additionalProperties`` and
+    annotations, nested. Any other keyword: None, and jsonschema decides
+    alone. False from the predicate means "not shown valid": the caller asks
+    jsonschema, which also writes the messages. Profiling bench W1 showed
+    jsonschema's generic walk as the largest single cost of a tools/call.
+    """
+    if schema is True:
+        return lambda v: True
+    if type(schema) is not dict:
+        return None
+    allowed = _KEYWORDS | {"$schema"} if top else _KEYWORDS
+    if not schema.keys() <= allowed:
+        return None
+    checks: list[Check] = []
+    tname = schema.get("type")
+    if tname is not None:
+        if type(tname) is not str or tname not in _TYPE_TESTS:
+            return None
+        checks.append(_TYPE_TESTS[tname])
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if type(properties) is not dict or type(required) is not list or type(extra) is not bool:
+        return None
+    if not all(type(r) is str for r in required):
+        return None
+    subs: list[tuple[str, Check]] = []
+    for name, sub in properties.items():
+        check = fast_check(sub, top=False)
+        if check is None:
+            return None
+        subs.append((name, check))
+    known = frozenset(properties)
+    needed = tuple(required)
+
+    def object_ok(v: Any) -> bool:
+        if type(v) is not dict:
+            return True  # object keywords apply to objects only
+        for name in needed:
+            if name not in v:
+                return False
+        if not extra and not v.keys() <= known:
+            return False
+        for name, check in subs:
+            if name in v and not check(v[name]):
+                return False
+        return True
+
+    if subs or needed or not extra:
+        checks.append(object_ok)
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    first, second = checks
+    return lambda v: first(v) and second(v)

@@ -91,6 +91,10 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: one decoder for every message (``json.loads`` with options builds a new one per call)
+_decoder = json.JSONDecoder(parse_constant=_no_constants)
+
+
 def loads(data: bytes | str) -> Any:
     """Parse JSON text; anything that is not JSON is a Parse error (-32700)."""
     try:
@@ -98,7 +102,7 @@ def loads(data: bytes | str) -> Any:
             text = bytes(data).decode("utf-8")
         else:
             text = data
-        return json.loads(text, parse_constant=_no_constants)
+        return _decoder.decode(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise InvalidMessage(f"Parse error: {_short(e)}", ErrorCode.PARSE_ERROR) from e
 
