@@ -42,9 +42,12 @@ class SessionExpired(ConnectionClosed):
 
 
 class _Response:
-    def __init__(self, conn: h11.Connection, stream: trio.SocketStream, head: h11.Response) -> None:
+    def __init__(
+        self, conn: h11.Connection, stream: trio.SocketStream, head: h11.Response, pool: "_Pool | None" = None
+    ) -> None:
         self.conn = conn
         self.stream = stream
+        self.pool = pool
         self.status = head.status_code
         self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in head.headers}
 
@@ -68,8 +71,48 @@ class _Response:
         return b"".join([c async for c in self.chunks()])
 
     async def aclose(self) -> None:
+        """Done with the answer: the connection goes back to the pool if the exchange completed."""
+        pool, self.pool = self.pool, None
+        if pool is not None and pool.put(self.stream, self.conn):
+            return
         with trio.CancelScope(shield=True):
             await self.stream.aclose()
+
+
+class _StaleConnection(Exception):
+    """A kept-alive connection turned out closed before any answer began: use a fresh one."""
+
+
+class _Pool:
+    """Idle kept-alive connections to the server (HTTP/1.1 persistent connections).
+
+    Only connections whose last exchange ended cleanly on both sides come
+    back; at most ``size`` wait; a closed pool takes none.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.idle: list[tuple[trio.SocketStream, h11.Connection]] = []
+        self.closed = False
+
+    def put(self, stream: trio.SocketStream, conn: h11.Connection) -> bool:
+        if self.closed or len(self.idle) >= self.size:
+            return False
+        if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+            return False
+        conn.start_next_cycle()
+        self.idle.append((stream, conn))
+        return True
+
+    def take(self) -> tuple[trio.SocketStream, h11.Connection] | None:
+        return self.idle.pop() if self.idle else None
+
+    async def aclose(self) -> None:
+        self.closed = True
+        idle, self.idle = self.idle, []
+        with trio.CancelScope(shield=True):
+            for stream, _ in idle:
+                await stream.aclose()
 
 
 class HttpClientChannel(trio.abc.Channel[bytes]):
@@ -84,6 +127,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         connect_timeout: float = 30.0,
         max_reconnects: int = 5,
         default_retry_ms: int = 1000,
+        max_idle_connections: int = 4,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
@@ -105,12 +149,13 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
         self._get_started = False
         self._closed = False
+        self._pool = _Pool(max_idle_connections)
         self.close_reason: str | None = None
 
     # -- HTTP -------------------------------------------------------------------------------------
 
     def _headers(self, accept: str, extra: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
-        hdrs = {"host": self.host_header, "accept": accept, "connection": "close", **self.extra_headers}
+        hdrs = {"host": self.host_header, "accept": accept, **self.extra_headers}
         if self.session_id is not None:
             hdrs[MCP_SESSION_ID] = self.session_id  # [basic/transports#59]
         if self.protocol_version is not None:
@@ -121,14 +166,32 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     async def _request(
         self, method: str, accept: str, body: bytes | None = None, extra: Mapping[str, str] | None = None
     ) -> _Response:
-        with trio.fail_after(self.connect_timeout):
-            stream = await trio.open_tcp_stream(self.host, self.port)
-        conn = h11.Connection(h11.CLIENT)
         headers = self._headers(accept, extra)
         if body is not None:
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
+        request = h11.Request(method=method, target=self.target, headers=headers)
+        while (idle := self._pool.take()) is not None:
+            stream, conn = idle
+            try:
+                return await self._exchange(stream, conn, request, body, reused=True)
+            except _StaleConnection:
+                log.debug("a kept-alive connection was closed by the server; trying another")
+        with trio.fail_after(self.connect_timeout):
+            stream = await trio.open_tcp_stream(self.host, self.port)
+        return await self._exchange(stream, h11.Connection(h11.CLIENT), request, body, reused=False)
+
+    async def _exchange(
+        self, stream: trio.SocketStream, conn: h11.Connection, request: h11.Request, body: bytes | None, *, reused: bool
+    ) -> _Response:
+        """Send one request on ``stream`` and read the head of its answer.
+
+        On a reused connection, a close before any byte of the answer raises
+        :class:`_StaleConnection` (the server dropped the idle connection; it
+        read nothing of ours), and the caller retries on another.
+        """
+        answered = False
         try:
-            out = conn.send(h11.Request(method=method, target=self.target, headers=headers)) or b""
+            out = conn.send(request) or b""
             if body is not None:
                 out += conn.send(h11.Data(data=body)) or b""
             out += conn.send(h11.EndOfMessage()) or b""
@@ -137,15 +200,21 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
                     data = await stream.receive_some(65536)
+                    answered = answered or bool(data)
                     conn.receive_data(data)
                     continue
                 if isinstance(event, h11.Response):
-                    return _Response(conn, stream, event)
+                    return _Response(conn, stream, event, self._pool)
                 if isinstance(event, h11.ConnectionClosed):
+                    if reused and not answered:
+                        raise _StaleConnection()
                     raise trio.BrokenResourceError("the server closed the connection without answering")
-        except BaseException:
+        except BaseException as exc:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
+            stale = isinstance(exc, trio.BrokenResourceError | ConnectionError | h11.RemoteProtocolError)
+            if reused and not answered and stale:
+                raise _StaleConnection() from exc
             raise
 
     # -- the Channel the session sees ---------------------------------------------------------------
@@ -165,14 +234,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         try:
             # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
             response = await self._request("POST", "application/json, text/event-stream", value)
-        except OSError as e:
-            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e}") from e
+        except (OSError, h11.ProtocolError) as e:
+            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
         if is_init:
             self.session_id = response.headers.get(MCP_SESSION_ID)
         self.nursery.start_soon(self._consume, response, request_ids, is_init)
         if not is_init and not self._get_started and self.session_id is not None:
             self._get_started = True
-            self.nursery.start_soon(self._listen)
+            # opened now, before the next message goes out, so the server knows the
+            # stream from the start of operation (not at a moment that depends on timing)
+            await self.nursery.start(self._listen)
 
     async def receive(self) -> bytes:
         return await self._inbox.receive()
@@ -190,6 +261,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     await response.aclose()
                 except (OSError, trio.BrokenResourceError) as e:
                     log.debug("DELETE of session %s failed: %r", self.session_id, e)
+        await self._pool.aclose()
         self._inbox_send.close()
 
     def _fail(self, reason: str) -> None:
@@ -283,20 +355,31 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 self._answer_failed([json.loads(k) for k in pending], response.status, b"could not resume the stream")
                 return
 
-    async def _listen(self) -> None:
-        """The standalone GET stream for server-initiated messages (#37-#45)."""
+    async def _listen(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The standalone GET stream for server-initiated messages (#37-#45).
+
+        Reports started once the first GET has its answer's head (or failed).
+        """
         decoder = SSEDecoder()
         retry_ms = self.default_retry_ms
         failures = 0
+        first = True
         while not self._closed and failures <= self.max_reconnects:
             extra = {LAST_EVENT_ID: decoder.last_event_id} if decoder.last_event_id else None
             try:
-                response = await self._request("GET", "text/event-stream", extra=extra)
-            except (OSError, trio.BrokenResourceError, trio.TooSlowError) as e:
+                with trio.fail_after(self.connect_timeout):
+                    response = await self._request("GET", "text/event-stream", extra=extra)
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError, h11.ProtocolError) as e:
                 failures += 1
                 log.debug("GET stream failed: %r", e)
+                if first:
+                    first = False
+                    task_status.started()
                 await trio.sleep(retry_ms / 1000)
                 continue
+            if first:
+                first = False
+                task_status.started()
             try:
                 if response.status == 405:
                     log.debug("the server offers no GET stream")  # [basic/transports#39]
@@ -320,6 +403,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             finally:
                 await response.aclose()
             await trio.sleep(retry_ms / 1000)
+        if first:
+            task_status.started()  # closed before the first attempt
 
 
 @asynccontextmanager

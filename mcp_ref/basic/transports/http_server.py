@@ -73,6 +73,9 @@ class HttpConfig:
     retry_ms: int = 1000
     get_stream: bool = True  # False: GET answers 405
     events_per_stream: int = 1000
+    #: seconds a connection may take to deliver a whole request, counted from its
+    #: opening or, on a kept-alive connection, from the end of the previous exchange
+    read_timeout: float = 30.0
 
 
 @attrs.frozen
@@ -252,9 +255,18 @@ class _HttpServer:
     async def handle_connection(self, stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         try:
-            request = await self._read_request(conn, stream)
-            if request is not None:
+            # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
+            # client does not pay a TCP handshake per message (bench W9)
+            while True:
+                request = None
+                with trio.move_on_after(self.config.read_timeout):
+                    request = await self._read_request(conn, stream)
+                if request is None:
+                    break
                 await self._dispatch(conn, stream, request)
+                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    break  # the client asked to close, or the exchange ended early
+                conn.start_next_cycle()
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
             log.debug("HTTP connection ended: %r", e)
         except Exception:
@@ -306,7 +318,7 @@ class _HttpServer:
         headers: dict[str, str] | None = None,
     ) -> None:
         payload = b"" if body is None else json.dumps(body).encode()
-        hdrs = [("connection", "close"), ("content-length", str(len(payload)))]
+        hdrs = [("content-length", str(len(payload)))]
         if body is not None:
             hdrs.append(("content-type", "application/json"))
         hdrs += list((headers or {}).items())
@@ -467,7 +479,7 @@ class _HttpServer:
         *,
         replay: Sequence[bytes] = (),
     ) -> None:
-        hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("connection", "close")]
+        hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
         await stream.send_all(conn.send(h11.Response(status_code=200, headers=hdrs)) or b"")
         try:

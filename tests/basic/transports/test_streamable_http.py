@@ -3,6 +3,7 @@
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -429,3 +430,119 @@ async def test_tasks_over_http() -> None:
             result = await handle.wait(default_poll_interval=0.05)
             assert result.content[0].text == "tasked"  # type: ignore[union-attr]
         nursery.cancel_scope.cancel()
+
+
+# -- persistent connections (HTTP/1.1 keep-alive) ------------------------------------------------
+
+
+async def test_server_answers_several_exchanges_on_one_connection() -> None:
+    async with http_server(check_server()) as info:
+        parts = urlsplit(info.url)
+        stream = await trio.open_tcp_stream("127.0.0.1", parts.port or 80)
+        conn = h11.Connection(h11.CLIENT)
+        body = json.dumps(INIT).encode()
+        statuses = []
+        with trio.fail_after(10):
+            for _ in range(2):  # two sessions opened over the same TCP connection
+                headers = [("host", parts.netloc), *ACCEPT_BOTH.items(), ("content-type", "application/json")]
+                headers.append(("content-length", str(len(body))))
+                out = conn.send(h11.Request(method="POST", target=parts.path, headers=headers)) or b""
+                out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+                await stream.send_all(out)
+                chunks = []
+                while True:
+                    event = conn.next_event()
+                    if event is h11.NEED_DATA:
+                        conn.receive_data(await stream.receive_some(65536))
+                    elif isinstance(event, h11.Response):
+                        statuses.append(event.status_code)
+                    elif isinstance(event, h11.Data):
+                        chunks.append(bytes(event.data))
+                    elif isinstance(event, h11.EndOfMessage):
+                        break
+                assert sse_messages(b"".join(chunks))[-1]["result"]["protocolVersion"] == "2025-11-25"
+                assert conn.our_state is h11.DONE and conn.their_state is h11.DONE  # kept alive
+                conn.start_next_cycle()
+        await stream.aclose()
+        assert statuses == [200, 200]
+
+
+async def test_client_reuses_connections(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened = 0
+    real_open = trio.open_tcp_stream
+
+    async def counting_open(*args: Any, **kwargs: Any) -> trio.SocketStream:
+        nonlocal opened
+        opened += 1
+        return await real_open(*args, **kwargs)
+
+    monkeypatch.setattr(trio, "open_tcp_stream", counting_open)
+    async with http_server(check_server()) as info, open_http_client(info.url) as client:
+        for _ in range(20):
+            await client.ping()
+    # initialize, the GET stream, and a spare while the first answers were read --
+    # not one connection per message (22 or more)
+    assert opened <= 4
+
+
+async def test_client_retries_a_kept_alive_connection_the_server_closed() -> None:
+    """A server that closes every connection after its answer (without saying so):
+    each message still arrives exactly once."""
+    from mcp_ref.basic.transports.http_client import open_http_channel
+
+    received: list[tuple[str, Any]] = []
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        head, body = None, b""
+        async with stream:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = await stream.receive_some(65536)
+                    if not data:
+                        return
+                    conn.receive_data(data)
+                elif isinstance(event, h11.Request):
+                    head = event
+                elif isinstance(event, h11.Data):
+                    body += bytes(event.data)
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+            assert head is not None
+            method = head.method.decode()
+            message = json.loads(body) if body else None
+            received.append((method, message and message.get("method")))
+            status, payload = 405, b""
+            if method == "POST" and message.get("method") == "initialize":
+                info = {"name": "s", "version": "1"}
+                result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": info}
+                status, payload = 200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            elif method == "POST" and "id" in message:
+                status, payload = 200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode()
+            elif method == "POST":
+                status = 202
+            elif method == "DELETE":
+                status = 200
+            headers = [("content-length", str(len(payload))), ("mcp-session-id", "s1")]
+            if payload:
+                headers.append(("content-type", "application/json"))
+            out = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+            out += (conn.send(h11.Data(data=payload)) or b"") if payload else b""
+            out += conn.send(h11.EndOfMessage()) or b""
+            await stream.send_all(out)
+            # and close, though the answer promised a kept-alive connection
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(10):
+            async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
+                await channel.send(json.dumps(INIT).encode())
+                assert json.loads(await channel.receive())["id"] == 1
+                for rid in (2, 3):
+                    await channel.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}).encode())
+                    assert json.loads(await channel.receive()) == {"jsonrpc": "2.0", "id": rid, "result": {}}
+        nursery.cancel_scope.cancel()
+    posts = [m for verb, m in received if verb == "POST"]
+    assert posts == ["initialize", "ping", "ping"]  # each exactly once, none lost
