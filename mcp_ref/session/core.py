@@ -18,6 +18,8 @@ nursery (:func:`session_scope`); nothing it starts outlives it.
 * On EOF every pending request fails with :class:`ConnectionClosed`.
 """
 
+import heapq
+import itertools
 import logging
 import math
 from collections import deque
@@ -129,6 +131,13 @@ class SessionConfig:
 @attrs.frozen
 class _Closed:
     reason: str
+
+
+class _TimedOut:
+    """Put in a request's inbox by the session's timer when its deadline passed."""
+
+
+_TIMED_OUT = _TimedOut()
 
 
 @attrs.frozen
@@ -311,6 +320,10 @@ class PendingRequest:
         self._hard_deadline = self._start + cap
         self._cap = cap
         self._waited = False
+        #: when the session's timer gives up on us (idle deadline, never past the cap)
+        self.deadline = min(self._start + idle, self._hard_deadline)
+        #: still waiting in result(): the timer skips finished requests
+        self.waiting = False
 
     async def result(self) -> Any:
         if self._waited:
@@ -318,28 +331,36 @@ class PendingRequest:
         self._waited = True
         session = self.session
         idle, hard = self._idle, self._hard_deadline
+        self.waiting = True
+        session._arm_timeout(self)
         try:
-            with trio.CancelScope(deadline=min(self._start + idle, hard)) as wait:
-                while True:
-                    item = await self._inbox.get()
-                    if type(item) is ProgressReceived:
-                        if session.config.progress_resets_timeout:
-                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
-                            wait.deadline = min(trio.current_time() + idle, hard)
-                        if self._progress is not None:
-                            # callbacks run here, in the caller's task: their exceptions reach the caller
-                            await self._progress(item.progress, item.total, item.message)
-                        continue
-                    return session._outcome(item, self.method)
+            while True:
+                item = await self._inbox.get()
+                if type(item) is ProgressReceived:
+                    if session.config.progress_resets_timeout:
+                        # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
+                        self.deadline = min(trio.current_time() + idle, hard)
+                    if self._progress is not None:
+                        # callbacks run here, in the caller's task: their exceptions reach the caller
+                        await self._progress(item.progress, item.total, item.message)
+                    continue
+                if item is _TIMED_OUT:
+                    break
+                return session._outcome(item, self.method)
+            self.waiting = False
             kind = "maximum" if trio.current_time() >= hard else "idle"
             limit = idle if kind == "idle" else self._cap
             # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
             await session._abandon(self.id, f"timed out after {limit:g}s ({kind} timeout)", self.related)
             raise RequestTimeout(self.method, limit, kind)
         except BaseException as exc:
+            self.waiting = False
             await self._give_up(exc)
             raise
         finally:
+            if self.waiting:
+                self.waiting = False
+            session._disarm_timeout()
             session._waiters.pop(self.id, None)
 
     async def cancel(self, reason: str | None = None) -> None:
@@ -396,6 +417,13 @@ class Session:
         self.log_level: str | None = None
         #: progress callbacks of our task-augmented requests, by the creating request's id
         self.task_progress: dict[RequestId, ProgressCallback] = {}
+        # request timeouts: a heap of (deadline, n, request) and one timer task,
+        # not a CancelScope with a deadline per request (cheaper: bench W1, W2, W6)
+        self._timeouts: list[tuple[float, int, PendingRequest]] = []
+        self._timeouts_live = 0
+        self._timeout_seq = itertools.count()
+        self._timer_target = math.inf
+        self._timer_wakeup = trio.Event()
 
     # -- writing -------------------------------------------------------------------
 
@@ -560,6 +588,42 @@ class Session:
         """[basic/utilities/ping] an empty result back, or RequestTimeout / MCPError / ConnectionClosed."""
         await self.request("ping", None, timeout=timeout)
 
+    # -- request timeouts ----------------------------------------------------------------
+
+    def _arm_timeout(self, pending: "PendingRequest") -> None:
+        heapq.heappush(self._timeouts, (pending.deadline, next(self._timeout_seq), pending))
+        self._timeouts_live += 1
+        if pending.deadline < self._timer_target:
+            self._timer_wakeup.set()
+
+    def _disarm_timeout(self) -> None:
+        """A request stopped waiting; its heap entry goes when popped or compacted."""
+        self._timeouts_live -= 1
+        heap = self._timeouts
+        if len(heap) > 64 and len(heap) > 2 * self._timeouts_live:
+            # mostly finished requests: drop them so the heap stays as big as what waits
+            heap[:] = [entry for entry in heap if entry[2].waiting]
+            heapq.heapify(heap)
+
+    async def _timer(self) -> None:
+        """Wakes at the earliest deadline and tells the requests whose time is up."""
+        heap = self._timeouts
+        while not self.closed.is_set():
+            self._timer_wakeup = trio.Event()
+            now = trio.current_time()
+            while heap and heap[0][0] <= now:
+                _, _, pending = heapq.heappop(heap)
+                if not pending.waiting:
+                    continue
+                if pending.deadline <= now:
+                    pending.waiting = False
+                    pending._inbox.put(_TIMED_OUT)
+                else:  # progress moved it on
+                    heapq.heappush(heap, (pending.deadline, next(self._timeout_seq), pending))
+            self._timer_target = heap[0][0] if heap else math.inf
+            with trio.move_on_at(self._timer_target):
+                await self._timer_wakeup.wait()
+
     async def _keepalive(self, interval: float) -> None:
         await self.initialized.wait()
         failures = 0
@@ -586,6 +650,7 @@ class Session:
     async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self._nursery.start_soon(self._notification_worker)
         self._nursery.start_soon(self._soon_writer)
+        self._nursery.start_soon(self._timer)
         if self.config.keepalive_interval is not None:
             self._nursery.start_soon(self._keepalive, self.config.keepalive_interval)
         task_status.started()
@@ -750,6 +815,7 @@ class Session:
             return
         self.close_reason = reason
         self.closed.set()
+        self._timer_wakeup.set()
         self.connection.close()
         for waiter in self._waiters.values():
             waiter.put(_Closed(reason))

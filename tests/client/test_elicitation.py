@@ -183,8 +183,12 @@ async def test_url_elicitation_required_error() -> None:
 def test_mode_is_optional_for_form_mode() -> None:
     from mcp_ref.schema.elicitation import ElicitRequest
 
-    request = {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create",
-               "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "elicitation/create",
+        "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}},
+    }
     decoded = decode(request, ElicitRequest)
     assert isinstance(decoded.params, ElicitRequestFormParams) and decoded.params.mode is None
     request["params"] = {"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}

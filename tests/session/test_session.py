@@ -195,6 +195,46 @@ async def test_progress_resets_the_idle_timeout_but_not_the_maximum(autojump_clo
         assert trio.current_time() - start == pytest.approx(10)
 
 
+@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18")
+async def test_each_request_times_out_on_its_own_deadline(autojump_clock: trio.abc.Clock) -> None:
+    """A short timeout set while a long one is waiting still fires on time, and
+    a request answered in time is not touched by its passed deadline."""
+    server = make_server()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep(float(arguments.get("for", math.inf)))
+        return "late"
+
+    async with memory_session_pair(server) as client:
+        outcomes: dict[str, tuple[str, float]] = {}
+
+        async def call(name: str, timeout: float, args: dict[str, Any]) -> None:
+            start = trio.current_time()
+            try:
+                await client.call_tool("hang", args, timeout=timeout)
+                outcomes[name] = ("answered", trio.current_time() - start)
+            except RequestTimeout:
+                outcomes[name] = ("timed out", trio.current_time() - start)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, "long", 100, {})
+            await trio.sleep(1)
+            nursery.start_soon(call, "short", 3, {})
+            nursery.start_soon(call, "quick", 50, {"for": 2})
+        assert outcomes["short"] == ("timed out", pytest.approx(3))
+        assert outcomes["quick"] == ("answered", pytest.approx(2))
+        assert outcomes["long"] == ("timed out", pytest.approx(100))
+
+
+async def test_finished_requests_do_not_pile_up_in_the_timeout_heap() -> None:
+    async with memory_session_pair(make_server()) as client:
+        for _ in range(500):
+            await client.call_tool("echo", {"text": "x"})
+        # deadlines of answered requests are dropped as they accumulate, not kept for their whole timeout
+        assert len(client.session._timeouts) <= 130
+
+
 @pytest.mark.req("basic/utilities/progress#3")
 async def test_progress_arrives_in_order_before_the_result() -> None:
     server = make_server()
