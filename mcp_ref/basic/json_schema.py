@@ -42,11 +42,10 @@ class InvalidSchema(ValueError):
 
 
 def available() -> bool:
-    try:
-        import jsonschema  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether jsonschema (the ``validation`` extra) is installed; does not import it."""
+    import importlib.util
+
+    return importlib.util.find_spec("jsonschema") is not None
 
 
 def _normalise(uri: str) -> str:
@@ -57,40 +56,59 @@ def compile_schema(schema: dict[str, Any]) -> Validate | None:
     """A validator returning error messages (empty when valid), or None without jsonschema.
 
     Raises UnsupportedDialect / InvalidSchema for a schema we cannot use.
+
+    A schema of the plain shape :func:`fast_check` covers is known valid
+    without the metaschema, and jsonschema (with its import, about 70 ms) is
+    loaded only when an instance first fails the fast check, to write the
+    messages: a server whose tools have plain schemas starts without it.
     """
     dialect = _normalise(str(schema.get("$schema", DEFAULT_DIALECT)))
     if dialect not in SUPPORTED_DIALECTS:
         raise UnsupportedDialect(f"JSON Schema dialect {dialect!r} is not supported (supported: {SUPPORTED_DIALECTS})")
-    try:
-        import jsonschema
-        from jsonschema import validators
-    except ImportError:
+    if not available():
         return None
-    # [basic/index#20, #21] no $schema: 2020-12; otherwise the declared dialect
-    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as e:
-        raise InvalidSchema(f"invalid JSON Schema: {e.message}") from e
-    validator = cls(schema)
     fast = fast_check(schema) if dialect == DEFAULT_DIALECT else None
+    validator = None if fast is not None else _validator(schema)
 
     def validate(instance: Any) -> list[str]:
+        nonlocal validator
         if fast is not None and fast(instance):
             return []
+        if validator is None:
+            validator = _validator(schema)
         errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
         return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
 
     return validate
 
 
+def _validator(schema: dict[str, Any]) -> Any:
+    import jsonschema
+    from jsonschema import validators
+
+    # [basic/index#20, #21] no $schema: 2020-12; otherwise the declared dialect
+    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        raise InvalidSchema(f"invalid JSON Schema: {e.message}") from e
+    return cls(schema)
+
+
 # -- a fast path for the schemas most tools declare ---------------------------------------
 
-#: keywords that never make an instance invalid
-_ANNOTATIONS = frozenset(
-    {"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
-)
-_KEYWORDS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties"}
+#: keywords that never make an instance invalid, with the JSON type the metaschema gives their values
+_ANNOTATIONS: dict[str, type | None] = {
+    "title": str,
+    "description": str,
+    "$comment": str,
+    "default": None,  # any value
+    "examples": list,
+    "deprecated": bool,
+    "readOnly": bool,
+    "writeOnly": bool,
+}
+_KEYWORDS = _ANNOTATIONS.keys() | {"type", "properties", "required", "additionalProperties"}
 
 #: JSON types by the Python types ``json`` decodes them to (bool is not a number here)
 _TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
@@ -112,10 +130,12 @@ def fast_check(schema: Any, *, top: bool = True) -> Check | None:
 
     Covers the shape most tool input schemas have: ``type`` (one name),
     ``properties``, ``required``, boolean ``additionalProperties`` and
-    annotations, nested. Any other keyword: None, and jsonschema decides
-    alone. False from the predicate means "not shown valid": the caller asks
-    jsonschema, which also writes the messages. Profiling bench W1 showed
-    jsonschema's generic walk as the largest single cost of a tools/call.
+    annotations, nested, each with a value the 2020-12 metaschema accepts (so
+    a schema with a fast check is a valid schema). Anything else: None, and
+    jsonschema decides alone. False from the predicate means "not shown
+    valid": the caller asks jsonschema, which also writes the messages.
+    Profiling bench W1 showed jsonschema's generic walk as the largest single
+    cost of a tools/call.
     """
     if schema is True:
         return lambda v: True
@@ -123,6 +143,12 @@ def fast_check(schema: Any, *, top: bool = True) -> Check | None:
         return None
     allowed = _KEYWORDS | {"$schema"} if top else _KEYWORDS
     if not schema.keys() <= allowed:
+        return None
+    for key, value in schema.items():
+        expected = _ANNOTATIONS.get(key)
+        if expected is not None and type(value) is not expected:
+            return None
+    if "$schema" in schema and type(schema["$schema"]) is not str:
         return None
     checks: list[Check] = []
     tname = schema.get("type")
@@ -135,7 +161,7 @@ def fast_check(schema: Any, *, top: bool = True) -> Check | None:
     extra = schema.get("additionalProperties", True)
     if type(properties) is not dict or type(required) is not list or type(extra) is not bool:
         return None
-    if not all(type(r) is str for r in required):
+    if not all(type(r) is str for r in required) or len(set(required)) != len(required):
         return None
     subs: list[tuple[str, Check]] = []
     for name, sub in properties.items():

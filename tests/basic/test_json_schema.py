@@ -1,5 +1,7 @@
 """The fast validation path agrees with jsonschema (basic/index#json-schema-usage)."""
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -8,8 +10,9 @@ from hypothesis import strategies as st
 
 jsonschema = pytest.importorskip("jsonschema", reason="the validation extra (jsonschema) is not installed")
 
-from mcp_ref.basic.json_schema import compile_schema, fast_check  # noqa: E402
+from mcp_ref.basic.json_schema import InvalidSchema, compile_schema, fast_check  # noqa: E402
 
+META = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
 TYPES = ["object", "array", "string", "integer", "number", "boolean", "null"]
 
 json_values = st.recursive(
@@ -31,10 +34,28 @@ def schemas(depth: int = 2) -> st.SearchStrategy[Any]:
             "properties": st.dictionaries(st.sampled_from("abcd"), schemas(depth - 1), max_size=3),
             "required": st.lists(st.sampled_from("abcd"), max_size=3, unique=True),
             "additionalProperties": st.booleans(),
-            "title": st.text(max_size=3),
+            "title": st.text(max_size=3) | st.integers(),  # an int title is an invalid schema
+            "readOnly": st.booleans() | st.just("yes"),
             "minimum": st.integers(),  # outside the subset: jsonschema alone decides
         },
     )
+
+
+@pytest.mark.req("basic/index#24")
+@settings(max_examples=300)
+@given(
+    schema=schemas(),
+    required=st.lists(st.sampled_from("ab"), max_size=3),
+)
+def test_a_schema_with_a_fast_check_is_a_valid_schema(schema: dict[str, Any], required: list[str]) -> None:
+    schema = {**schema, "required": required}  # duplicates make an invalid schema
+    check = fast_check(schema)
+    valid = META.is_valid(schema)
+    if check is not None:
+        assert valid
+    if not valid:
+        with pytest.raises(InvalidSchema):
+            compile_schema(schema)
 
 
 @pytest.mark.req("server/tools#20")
@@ -47,6 +68,8 @@ def test_fast_path_never_accepts_what_jsonschema_refuses(schema: dict[str, Any],
         assert check is None
     if check is not None and check(instance):
         assert reference.is_valid(instance)
+    if not META.is_valid(schema):
+        return  # covered by the next test: refused at compile time
     # and what compile_schema answers is exactly jsonschema's verdict, fast path or not
     validate = compile_schema(schema)
     assert validate is not None
@@ -79,3 +102,18 @@ def test_other_dialects_and_keywords_take_the_general_path() -> None:
     assert fast_check({"type": ["string", "null"]}) is None
     assert fast_check({"anyOf": [{"type": "string"}]}) is None
     assert fast_check({"properties": {"a": False}}) is None
+
+
+def test_jsonschema_is_imported_only_when_an_instance_fails_the_fast_check() -> None:
+    """A server whose tools have plain schemas starts without loading jsonschema."""
+    code = """
+import sys
+from mcp_ref.basic.json_schema import compile_schema
+validate = compile_schema({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+assert validate({"text": "x"}) == []
+assert "jsonschema" not in sys.modules
+assert validate({}) == ["(root): 'text' is a required property"]
+assert "jsonschema" in sys.modules
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
