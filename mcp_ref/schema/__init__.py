@@ -24,7 +24,7 @@ from . import (
     tasks,
     tools,
 )
-from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS
+from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS, install_repr
 from ._converter import converter_for, decode, encode
 from .cancellation import *
 from .completion import *
@@ -64,3 +64,5 @@ __all__ += roots.__all__
 __all__ += elicitation.__all__
 __all__ += messages.__all__
 __all__ += legacy.__all__
+
+install_repr(globals())
