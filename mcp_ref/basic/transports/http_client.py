@@ -12,15 +12,20 @@ so the session never waits on HTTP. After initialization the client sends
 ``MCP-Session-Id`` and ``MCP-Protocol-Version`` (#59, #65), opens the GET
 stream (a 405 just means there is none, #39), resumes interrupted SSE streams
 with ``Last-Event-ID`` after the server's ``retry`` (#25, #27, #52), and sends
-DELETE on close (#63). A 404 for our session id ends the session with
-:class:`SessionExpired` (#62: a new session is a new ``open_http_client``).
-Plain ``http://`` only (TLS is for a proxy in front of us).
+DELETE on close (#63). A 404 for our session id starts a new session (#62):
+the initialize request goes out again without a session id, then
+``notifications/initialized``, and the request that met the 404 is sent again;
+``on_new_session`` tells the application, whose server-side state
+(subscriptions, tasks, log level) stayed with the old session. Where that
+fails (another protocol version, an error) the channel ends with
+:class:`SessionExpired`. Plain ``http://`` only (TLS is for a proxy in front
+of us).
 """
 
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,8 +42,23 @@ __all__ = ["HttpClientChannel", "SessionExpired", "open_http_channel"]
 log = logging.getLogger("mcp_ref.http.client")
 
 
-class SessionExpired(ConnectionClosed):
-    """[basic/transports#62] the server no longer knows our session (HTTP 404)."""
+class SessionExpired(ConnectionClosed, trio.BrokenResourceError):
+    """[basic/transports#62] the server no longer knows our session (HTTP 404) and no new one could be started.
+
+    Raised by the channel's ``receive`` and ``send`` from then on; a session
+    on the channel ends with its message as the reason.
+    """
+
+
+class _RestartFailed(Exception):
+    """A new session after a 404 could not be set up."""
+
+
+#: what a broken exchange or a garbled answer raises
+_FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError)
+
+#: what the channel sends itself once a replacement session is initialised
+_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 class _Response:
@@ -128,6 +148,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         max_reconnects: int = 5,
         default_retry_ms: int = 1000,
         max_idle_connections: int = 4,
+        on_new_session: Callable[[str, str | None], None] | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
@@ -145,7 +166,14 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._init_id: Any = None
+        self._init_body: bytes | None = None
         self._ready = trio.Event()
+        self._restart_lock = trio.Lock()
+        #: called with (old session id, new session id) after a 404 led to a new session
+        self.on_new_session = on_new_session
+        #: how many times a 404 led to a new session
+        self.session_restarts = 0
+        self._expired: str | None = None
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
         self._get_started = False
         self._closed = False
@@ -220,6 +248,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     # -- the Channel the session sees ---------------------------------------------------------------
 
     async def send(self, value: bytes) -> None:
+        if self._expired is not None:
+            raise SessionExpired(self._expired)
         if self._closed:
             raise trio.ClosedResourceError(self.close_reason or "the HTTP channel is closed")
         message = json.loads(value)
@@ -228,14 +258,22 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
         if is_init:
             self._init_id = next(m["id"] for m in items if m.get("method") == "initialize")
+            self._init_body = value
         else:
             with trio.fail_after(self.connect_timeout):
                 await self._ready.wait()
-        try:
-            # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
-            response = await self._request("POST", "application/json, text/event-stream", value)
-        except (OSError, h11.ProtocolError) as e:
-            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
+        session_id = self.session_id
+        # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
+        response = await self._post(value)
+        if response.status == 404 and session_id is not None and not is_init:
+            await response.aclose()
+            if not await self._new_session(session_id):
+                return  # the channel has ended; the session sees it as the end of input
+            if not request_ids:
+                # a notification or response of the old session means nothing in the new one
+                log.debug("not re-sent in the new session: %.200r", value)
+                return
+            response = await self._post(value)
         if is_init:
             self.session_id = response.headers.get(MCP_SESSION_ID)
         self.nursery.start_soon(self._consume, response, request_ids, is_init)
@@ -245,8 +283,87 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # stream from the start of operation (not at a moment that depends on timing)
             await self.nursery.start(self._listen)
 
+    async def _post(self, body: bytes) -> _Response:
+        try:
+            return await self._request("POST", "application/json, text/event-stream", body)
+        except (OSError, h11.ProtocolError) as e:
+            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
+
+    async def _new_session(self, expired: str) -> bool:
+        """[basic/transports#62] the server answered 404 for session ``expired``: start a new one.
+
+        The initialize request goes out again, without a session id; the new
+        session must speak the protocol version the application negotiated
+        (anything else is a different session, and the channel ends with
+        :class:`SessionExpired`). Returns whether the channel can go on.
+        Several tasks meeting the same 404 start one new session.
+        """
+        async with self._restart_lock:
+            if self.session_id != expired:
+                return not self._closed  # another task already replaced it
+            if self._closed or self._init_body is None:
+                return False
+            version = self.protocol_version
+            self.session_id = None
+            self.protocol_version = None
+            try:
+                with trio.fail_after(self.connect_timeout):
+                    response = await self._post(self._init_body)
+                    try:
+                        if response.status != 200:
+                            raise _RestartFailed(f"initialize answered with HTTP {response.status}")
+                        new_id = response.headers.get(MCP_SESSION_ID)
+                        answer = await self._answer_to(response, self._init_id)
+                    finally:
+                        await response.aclose()
+                    result = answer.get("result")
+                    if not isinstance(result, dict):
+                        raise _RestartFailed(f"initialize failed: {answer.get('error')!r}")
+                    if (spoken := result.get("protocolVersion")) != version:
+                        raise _RestartFailed(f"the new session speaks {spoken!r}, not {version!r}")
+                    self.session_id, self.protocol_version = new_id, version
+                    response = await self._post(_INITIALIZED)
+                    await response.aclose()
+                    if response.status >= 300:
+                        raise _RestartFailed(f"notifications/initialized answered with HTTP {response.status}")
+            except (_RestartFailed, trio.TooSlowError, *_FAILURES) as e:
+                self.session_id = None
+                self._expired = f"session {expired} expired (HTTP 404) and no new session could be started: {e}"
+                self._fail(self._expired)
+                return False
+            self.session_restarts += 1
+            log.warning("session %s expired (HTTP 404); continuing in new session %s", expired, new_id)
+        if self.on_new_session is not None:
+            self.on_new_session(expired, new_id)
+        return True
+
+    async def _answer_to(self, response: _Response, request_id: Any) -> dict[str, Any]:
+        """Read a JSON or SSE answer until the response to ``request_id``; other messages are dropped."""
+        if response.content_type == "application/json":
+            payloads = [json.loads(await response.read())]
+        elif response.content_type == "text/event-stream":
+            decoder = SSEDecoder()
+            payloads = []
+            async for chunk in response.chunks():
+                payloads += [json.loads(e.data) for e in decoder.feed(chunk) if e.data]
+                if any(isinstance(m, dict) and m.get("id") == request_id and "method" not in m for m in payloads):
+                    break
+        else:
+            raise _RestartFailed(f"unexpected content type {response.content_type!r}")
+        for payload in payloads:
+            for msg in payload if isinstance(payload, list) else [payload]:
+                if isinstance(msg, dict) and msg.get("id") == request_id and "method" not in msg:
+                    return msg
+                log.debug("dropped while starting a new session: %.200r", msg)
+        raise _RestartFailed("no answer to initialize")
+
     async def receive(self) -> bytes:
-        return await self._inbox.receive()
+        try:
+            return await self._inbox.receive()
+        except trio.EndOfChannel:
+            if self._expired is not None:
+                raise SessionExpired(self._expired) from None
+            raise
 
     async def aclose(self) -> None:
         if self._closed:
@@ -288,9 +405,6 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     async def _consume(self, response: _Response, request_ids: list[Any], is_init: bool) -> None:
         try:
             if response.status == 202:
-                return
-            if response.status == 404 and self.session_id is not None and not is_init:
-                self._fail(f"session {self.session_id} expired (HTTP 404)")
                 return
             if response.status >= 400:
                 body = await response.read()
@@ -366,6 +480,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         first = True
         while not self._closed and failures <= self.max_reconnects:
             extra = {LAST_EVENT_ID: decoder.last_event_id} if decoder.last_event_id else None
+            session_id = self.session_id
             try:
                 with trio.fail_after(self.connect_timeout):
                     response = await self._request("GET", "text/event-stream", extra=extra)
@@ -384,9 +499,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 if response.status == 405:
                     log.debug("the server offers no GET stream")  # [basic/transports#39]
                     return
-                if response.status == 404:
-                    self._fail(f"session {self.session_id} expired (HTTP 404)")
-                    return
+                if response.status == 404 and session_id is not None:
+                    if not await self._new_session(session_id):
+                        return
+                    decoder = SSEDecoder()  # event ids of the old session mean nothing now
+                    continue
                 if response.status != 200 or response.content_type != "text/event-stream":
                     failures += 1
                 else:

@@ -372,20 +372,61 @@ async def test_transport_check_over_http(json_response: bool) -> None:
         await check_transport(client, large=200_000, progress_before_result=not json_response)
 
 
-@pytest.mark.req("basic/transports#62")
-async def test_session_gone_on_the_server_ends_the_client_session() -> None:
-    from mcp_ref.errors import ConnectionClosed
-    from mcp_ref.session.http import SessionExpired
+@pytest.mark.req("basic/transports#62", "basic/transports#61")
+async def test_a_404_starts_a_new_session_and_the_request_goes_through() -> None:
+    seen: list[tuple[str, str | None]] = []
+    options = {"on_new_session": lambda old, new: seen.append((old, new))}
+    async with http_server(check_server()) as info, open_http_client(info.url, http_options=options) as client:
+        await client.ping()
+        channel = client.session.channel
+        old = channel.session_id  # type: ignore[attr-defined]
+        headers = {**ACCEPT_BOTH, "mcp-session-id": old}
+        assert (await raw(info.url, "DELETE", headers))[0] == 200  # the server forgets us
+        # the next request meets the 404, a new session is initialised, and the request is sent again
+        result = await client.call_tool("echo", {"text": "after the 404"})
+        assert result.content[0].text == "after the 404"  # type: ignore[union-attr]
+        new = channel.session_id  # type: ignore[attr-defined]
+        assert new is not None and new != old
+        assert channel.session_restarts == 1  # type: ignore[attr-defined]
+        assert seen == [(old, new)]
+        # the old id stays unknown to the server, the new one is a live, initialised session
+        assert (await raw(info.url, "POST", headers, {"jsonrpc": "2.0", "id": 9, "method": "ping"}))[0] == 404
+        await client.ping()
+        assert channel.session_restarts == 1  # type: ignore[attr-defined]
 
+
+@pytest.mark.req("basic/transports#62")
+async def test_the_get_stream_meeting_a_404_starts_one_new_session() -> None:
     async with http_server(check_server()) as info, open_http_client(info.url) as client:
         await client.ping()
         channel = client.session.channel
-        headers = {**ACCEPT_BOTH, "mcp-session-id": channel.session_id}  # type: ignore[attr-defined]
-        assert (await raw(info.url, "DELETE", headers))[0] == 200  # the server forgets us
-        with pytest.raises(ConnectionClosed):
+        old = channel.session_id  # type: ignore[attr-defined]
+        assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
+        # nobody sends anything: the GET stream ends, its reconnection meets the 404
+        with trio.fail_after(10):
+            while channel.session_restarts == 0:  # type: ignore[attr-defined]
+                await trio.sleep(0.05)
+        await client.ping()
+        assert channel.session_restarts == 1  # type: ignore[attr-defined]
+        assert channel.session_id not in (None, old)  # type: ignore[attr-defined]
+
+
+@pytest.mark.req("basic/transports#62")
+async def test_no_new_session_possible_ends_the_client_with_session_expired() -> None:
+    from mcp_ref.errors import ConnectionClosed
+    from mcp_ref.session.http import SessionExpired
+
+    async with http_server(check_server(), max_sessions=1) as info, open_http_client(info.url) as client:
+        await client.ping()
+        channel = client.session.channel
+        old = channel.session_id  # type: ignore[attr-defined]
+        assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
+        await start_session(info.url)  # someone else takes the only slot
+        with pytest.raises(ConnectionClosed, match="expired"):
             await client.ping(timeout=5)
-        assert "expired" in (channel.close_reason or "")  # type: ignore[attr-defined]
-        assert issubclass(SessionExpired, ConnectionClosed)
+        assert "no new session" in (channel.close_reason or "")  # type: ignore[attr-defined]
+        with pytest.raises(SessionExpired):
+            await channel.send(b'{"jsonrpc":"2.0","id":99,"method":"ping"}')
 
 
 @pytest.mark.req("basic/utilities/tasks#30", "basic/utilities/tasks#12", "basic/utilities/tasks#31")
