@@ -132,6 +132,34 @@ async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.req("schema#37")
+async def test_tools_needing_client_features_fail_as_tool_errors() -> None:
+    # a client with no sampling, elicitation or roots: each tool fails in its result, the session goes on
+    async with memory_session_pair(build_server()) as client:
+        for name, arguments in (
+            ("ask_model", {"prompt": "hi"}),
+            ("ask_model_with_tools", {"prompt": "hi"}),
+            ("test_sampling", {"prompt": "hi"}),
+            ("ask_user", {}),
+            ("test_elicitation", {"message": "who?"}),
+            ("visit_url", {}),
+            ("show_roots", {}),
+        ):
+            result = await client.call_tool(name, arguments)
+            assert result.is_error is True, name
+            assert text(result).startswith("cannot "), text(result)
+            assert "capability" in text(result), text(result)
+        assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
+
+
+@pytest.mark.req("schema#37")
+async def test_url_mode_tool_against_a_form_only_client_fails_as_a_tool_error() -> None:
+    async with memory_session_pair(build_server(), elicitation=user) as client:
+        result = await client.call_tool("visit_url")
+        assert result.is_error is True
+        assert "elicitation.url" in text(result)
+
+
 async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock) -> None:
     async with memory_session_pair(build_server()) as client:
         with trio.move_on_after(3.5):
