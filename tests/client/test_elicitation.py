@@ -1,5 +1,6 @@
 """client/elicitation: form and URL modes, validation, defaults, completion, -32042."""
 
+import json
 from typing import Any
 
 import pytest
@@ -60,12 +61,26 @@ def elicit_server(results: list[Any]) -> Server:
 
     @server.tool()
     async def finish(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await ctx.session.notify(
-            "notifications/elicitation/complete", ElicitationCompleteNotificationParams(elicitation_id=arguments["id"])
-        )
+        if arguments.get("raw"):
+            # a careless server: the notification written past our engine's checks
+            note = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {}}
+            note["params"] = {"elicitationId": arguments["id"]}
+            await ctx.session.send_raw(json.dumps(note).encode())
+            return "sent raw"
+        try:
+            await ctx.session.notify(
+                "notifications/elicitation/complete",
+                ElicitationCompleteNotificationParams(elicitation_id=arguments["id"]),
+            )
+        except LocalProtocolError as e:
+            return f"refused: {e}"
         return "sent"
 
     return server
+
+
+def texts(result: Any) -> str:
+    return " ".join(getattr(b, "text", "") for b in result.content)
 
 
 async def accept_defaults(ctx: Any, params: Any) -> ElicitResult:
@@ -147,15 +162,66 @@ async def test_url_mode_and_completion() -> None:
         elicitation_modes=("form", "url"),
         on_elicitation_complete=on_complete,
     ) as client:
+        # our server refuses to complete an elicitation it never started in this session (#16)
+        refused = await client.call_tool("finish", {"id": "unknown-id"})
+        assert texts(refused).startswith("refused: no URL elicitation 'unknown-id'")
         await client.call_tool("ask", {"mode": "url"})
-        await client.call_tool("finish", {"id": "unknown-id"})  # ignored
-        await client.call_tool("finish", {"id": "el-1"})
+        assert texts(await client.call_tool("finish", {"id": "el-1"})) == "sent"
         with trio.fail_after(5):
             await got.wait()
-        await client.call_tool("finish", {"id": "el-1"})  # already completed: ignored
+        # completed once: a second completion is refused by the server ...
+        assert texts(await client.call_tool("finish", {"id": "el-1"})).startswith("refused")
+        # ... and ignored by the client when a careless server sends it anyway (#17), as is an unknown id
+        assert texts(await client.call_tool("finish", {"id": "el-1", "raw": True})) == "sent raw"
+        assert texts(await client.call_tool("finish", {"id": "unknown-id", "raw": True})) == "sent raw"
         await client.ping()
     assert results == [ElicitResult(action="accept")]
     assert completed == ["el-1"]
+
+
+@pytest.mark.req("client/elicitation#16")
+async def test_ids_announced_in_a_url_elicitation_required_error_may_be_completed() -> None:
+    async with memory_session_pair(
+        elicit_server([]), elicitation_modes=("form", "url"), elicitation=accept_defaults
+    ) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("needs_auth")
+        assert texts(await client.call_tool("finish", {"id": "el-2"})) == "sent"
+
+
+@pytest.mark.req("client/elicitation#15", "client/elicitation#16")
+async def test_only_the_session_that_was_asked_gets_the_completion() -> None:
+    server = elicit_server([])
+    options: dict[str, Any] = {"elicitation": accept_defaults, "elicitation_modes": ("form", "url")}
+    async with memory_session_pair(server, **options) as first, memory_session_pair(server, **options) as second:
+        await first.call_tool("ask", {"mode": "url"})
+        assert texts(await second.call_tool("finish", {"id": "el-1"})).startswith("refused")
+        assert texts(await first.call_tool("finish", {"id": "el-1"})) == "sent"
+
+
+@pytest.mark.req("client/elicitation#13")
+async def test_a_url_elicitation_with_an_invalid_url_is_never_sent() -> None:
+    server = Server("bad-url")
+    refused: list[LocalProtocolError] = []
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = ElicitRequestURLParams(message="Go", url="not a url", elicitation_id="bad")
+        with pytest.raises(LocalProtocolError) as info:
+            await ctx.elicit(params)
+        refused.append(info.value)
+        return "refused"
+
+    asked: list[Any] = []
+
+    async def handler(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept")
+
+    async with memory_session_pair(server, elicitation=handler, elicitation_modes=("form", "url")) as client:
+        assert texts(await client.call_tool("ask")) == "refused"
+    assert not asked
+    assert refused[0].code == ErrorCode.INVALID_PARAMS and "'not a url' is not a valid absolute URL" in str(refused[0])
 
 
 @pytest.mark.req(
