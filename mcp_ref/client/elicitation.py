@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ErrorCode, MCPError, ProtocolError
+from ..errors import ErrorCode, MCPError, ProtocolError, RemoteProtocolError
 from ..schema._converter import encode
 from ..schema.elicitation import (
     BooleanSchema,
@@ -41,6 +41,7 @@ __all__ = [
     "form_defaults",
     "validate_form_content",
     "check_url",
+    "check_elicit_answer",
 ]
 
 ElicitationHandler = Callable[[Any, ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]]
@@ -137,6 +138,25 @@ def validate_form_content(schema: ElicitationRequestedSchema, content: dict[str,
         if problem:
             problems.append(problem)
     return problems
+
+
+def check_elicit_answer(params: Any, result: Any) -> None:
+    """[client/elicitation#57] server side: an accepted form answer must fit the schema we asked with.
+
+    Raises :class:`RemoteProtocolError` (-32602) listing the problems; other
+    answers (decline, cancel, URL mode, a task) pass.
+    """
+    if not isinstance(params, ElicitRequestFormParams) or not isinstance(result, ElicitResult):
+        return
+    if result.action != "accept":
+        return
+    problems = validate_form_content(params.requested_schema, dict(result.content or {}))
+    if problems:
+        raise RemoteProtocolError(
+            "the client's elicitation answer does not match the requested schema: " + "; ".join(problems),
+            ErrorCode.INVALID_PARAMS,
+            {"problems": problems},
+        )
 
 
 class ElicitationGuard:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref.client.elicitation import URLElicitationRequired
-from mcp_ref.errors import LocalProtocolError
+from mcp_ref.errors import ProtocolError
 from mcp_ref.schema._converter import decode
 from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 from mcp_ref.schema.elicitation import (
@@ -496,9 +496,10 @@ async def _ask_client(request: Awaitable[T], what: str) -> T:
     """Await a nested request to the client; one it cannot take fails the tool, not the call."""
     try:
         return await request
-    except LocalProtocolError as e:
-        # [schema#37] the client lacks what the tool needs (a capability, a mode): that is the
-        # tool's failure, reported in its result with isError, not a protocol error for tools/call
+    except ProtocolError as e:
+        # [schema#37] the client lacks what the tool needs (a capability, a mode) or answered
+        # badly: that is the tool's failure, reported in its result with isError, not a
+        # protocol error for tools/call
         raise ToolError(f"cannot {what}: {e}") from e
 
 

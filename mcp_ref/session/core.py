@@ -230,8 +230,16 @@ class RequestContext:
         return await self.request("sampling/createMessage", params, **options)
 
     async def elicit(self, params: Any, **options: Any) -> Any:
-        """elicitation/create to the client (form or URL mode, as the params say)."""
-        return await self.request("elicitation/create", params, **options)
+        """elicitation/create to the client (form or URL mode, as the params say).
+
+        An accepted form answer that does not fit the requested schema raises
+        RemoteProtocolError (-32602) with the problems.
+        """
+        from ..client.elicitation import check_elicit_answer
+
+        result = await self.request("elicitation/create", params, **options)
+        check_elicit_answer(params, result)
+        return result
 
     async def list_roots(self, **options: Any) -> Any:
         """roots/list to the client (needs its ``roots`` capability)."""

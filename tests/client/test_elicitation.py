@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from mcp_ref.client.elicitation import URLElicitationRequired, form_defaults, validate_form_content
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
 from mcp_ref.schema._converter import decode
 from mcp_ref.schema.elicitation import (
     ElicitationCompleteNotificationParams,
@@ -49,7 +49,7 @@ def elicit_server(results: list[Any]) -> Server:
             params = ElicitRequestFormParams(message="Who are you?", requested_schema=SCHEMA)
         try:
             results.append(await ctx.elicit(params))
-        except (MCPError, LocalProtocolError) as e:
+        except (MCPError, ProtocolError) as e:
             results.append(e)
         return "done"
 
@@ -126,6 +126,24 @@ async def test_invalid_answers_never_leave_the_client() -> None:
     async with memory_session_pair(elicit_server(results), elicitation=bad_answer) as client:
         await client.call_tool("ask")
     assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
+
+
+@pytest.mark.req("client/elicitation#57")
+async def test_the_server_validates_what_the_client_accepted() -> None:
+    results: list[Any] = []
+
+    async def careless(ctx: Any, params: Any) -> ElicitResult:
+        # answers past the client's own guard, as a careless client would
+        return ElicitResult(action="accept", content={"age": -5, "junk": "zzz"})
+
+    async with memory_session_pair(
+        elicit_server(results), elicitation=accept_defaults, handlers={"elicitation/create": careless}
+    ) as client:
+        assert texts(await client.call_tool("ask")) == "done"
+    (error,) = results
+    assert isinstance(error, RemoteProtocolError) and error.code == ErrorCode.INVALID_PARAMS
+    assert "name: required" in str(error) and "age: below 0" in str(error) and "junk: not in" in str(error)
+    assert error.data == {"problems": ["name: required", "age: below 0", "junk: not in the requested schema"]}
 
 
 @pytest.mark.req("client/elicitation#5", "client/elicitation#6", "client/elicitation#34")
