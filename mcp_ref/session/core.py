@@ -40,6 +40,7 @@ from ..errors import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
 )
@@ -226,8 +227,26 @@ class RequestContext:
         await self.session.notify(method, params, related_request_id=self.request_id)
 
     async def sample(self, params: Any, **options: Any) -> Any:
-        """sampling/createMessage to the client (needs its ``sampling`` capability)."""
-        return await self.request("sampling/createMessage", params, **options)
+        """sampling/createMessage to the client (needs its ``sampling`` capability).
+
+        Messages that break the tool use rules raise LocalProtocolError before
+        anything is sent; a result that ignores ``toolChoice`` raises
+        RemoteProtocolError.
+        """
+        from ..client.sampling import sampling_messages_problem, sampling_result_problem
+        from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
+
+        if isinstance(params, CreateMessageRequestParams):
+            problem = sampling_messages_problem(params)
+            if problem is not None:
+                # [client/sampling#19] the server answers tool uses properly before sending
+                raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
+        result = await self.request("sampling/createMessage", params, **options)
+        if isinstance(result, CreateMessageResult):
+            problem = sampling_result_problem(params, result)
+            if problem is not None:
+                raise RemoteProtocolError(f"the client's sampling result: {problem}", ErrorCode.INVALID_PARAMS)
+        return result
 
     async def elicit(self, params: Any, **options: Any) -> Any:
         """elicitation/create to the client (form or URL mode, as the params say).
