@@ -57,6 +57,9 @@ def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult
     else:
         raise TypeError(f"a prompt returns GetPromptResult, str or a list of PromptMessage, not {type(value).__name__}")
     for i, message in enumerate(result.messages):
+        if message.role not in ("user", "assistant"):
+            # prompt messages come from the user or the assistant; there is no "system" role
+            raise ValueError(f"messages[{i}]: role is 'user' or 'assistant', not {message.role!r}")
         check_media(message.content, f"messages[{i}]")
     return result
 

@@ -270,11 +270,11 @@ class RequestContext:
         Returns whether it was sent (server/utilities/logging).
         """
         from ..schema.logging import LoggingMessageNotificationParams
-        from ..server.utilities.logging import passes
+        from ..server.utilities.logging import check_level, passes
 
+        params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
         if not passes(level, self.session.log_level):
             return False
-        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
         await self.notify("notifications/message", params)
         return True
 

@@ -1,5 +1,7 @@
 """server/prompts: listing, argument checks, every content kind, list_changed."""
 
+from typing import Any
+
 import pytest
 import trio
 
@@ -120,3 +122,21 @@ async def test_a_prompt_with_bad_media_is_an_internal_error() -> None:
             await client.get_prompt("broken")
         assert info.value.code == ErrorCode.INTERNAL_ERROR
         await client.ping()
+
+
+SYSTEM: Any = "system"  # a role the annotation forbids, as an untyped caller passes it
+
+
+async def test_a_prompt_message_with_a_system_role_is_refused() -> None:
+    with pytest.raises(ValueError, match="messages\\[0\\]: role is 'user' or 'assistant', not 'system'"):
+        as_get_prompt_result([PromptMessage(role=SYSTEM, content=TextContent(text="x"))], None)
+    server = Server("s")
+
+    @server.prompt()
+    async def system(ctx: RequestContext, arguments: dict[str, str]) -> list[PromptMessage]:
+        return [PromptMessage(role=SYSTEM, content=TextContent(text="x"))]
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.get_prompt("system")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR

@@ -10,7 +10,7 @@ import trio
 from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.schema.content import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 from mcp_ref.schema.tools import CallToolResult, ToolAnnotations
-from mcp_ref.server.tools import ToolError, ToolNameWarning, check_tool_name
+from mcp_ref.server.tools import ToolError, ToolNameWarning, as_call_tool_result, check_tool_name
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.client import InvalidToolResult
 from mcp_ref.testing import memory_session_pair
@@ -259,3 +259,31 @@ def test_supported_dialects_are_documented() -> None:
     assert DEFAULT_DIALECT == "https://json-schema.org/draft/2020-12/schema"
     for name in ("2020-12", "2019-09", "draft-07", "draft-06", "draft-04"):
         assert name in notes and any(name in d for d in SUPPORTED_DIALECTS)
+
+
+# values the annotations forbid, as untyped callers pass them
+BOGUS: Any = "bogus"
+A_LIST: Any = [1, 2]
+
+
+def test_bad_registration_and_results_are_refused_before_the_wire() -> None:
+    server = Server("s")
+    with pytest.raises(ValueError, match="task_support is 'forbidden', 'optional' or 'required', not 'bogus'"):
+        server.tool(task_support=BOGUS)
+    assert len(server.tools) == 0
+    with pytest.raises(ValueError, match="structured_content is a JSON object"):
+        as_call_tool_result(CallToolResult(content=[], structured_content=A_LIST))
+
+
+async def test_a_tool_returning_non_object_structured_content_is_an_internal_error() -> None:
+    server = Server("s")
+
+    @server.tool()
+    async def listy(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[], structured_content=A_LIST)
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("listy")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+        await client.ping()

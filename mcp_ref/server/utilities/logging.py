@@ -8,15 +8,24 @@ one, every message goes out). Levels are the syslog severities of RFC 5424.
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from ...errors import ErrorCode, ProtocolError
 from ...schema.jsonrpc import Result
-from ...schema.logging import LOGGING_LEVELS, SetLevelRequestParams
+from ...schema.logging import LOGGING_LEVELS, LoggingLevel, SetLevelRequestParams
 
-__all__ = ["LEVEL_RANK", "python_level_to_mcp", "passes", "set_log_level", "MCPLogHandler"]
+__all__ = ["LEVEL_RANK", "check_level", "python_level_to_mcp", "passes", "set_log_level", "MCPLogHandler"]
 
 LEVEL_RANK = {name: rank for rank, name in enumerate(LOGGING_LEVELS)}
+_LEVELS: dict[str, LoggingLevel] = {name: name for name in get_args(LoggingLevel)}
+
+
+def check_level(level: str) -> LoggingLevel:
+    """``level`` if it is one of the eight syslog levels, else ValueError (before anything is sent)."""
+    checked = _LEVELS.get(level)
+    if checked is None:
+        raise ValueError(f"unknown log level {level!r}: one of {', '.join(LOGGING_LEVELS)}")
+    return checked
 
 
 def python_level_to_mcp(levelno: int) -> str:

@@ -114,3 +114,34 @@ async def test_python_logging_bridge() -> None:
         ("info", "app.component", "connected to db"),
         ("error", "app.component", "disk full"),
     ]
+
+
+async def test_unknown_levels_are_refused_before_sending() -> None:
+    server = Server("logs")
+    refused: list[Exception] = []
+
+    @server.tool()
+    async def bad_level(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        with pytest.raises(ValueError, match="unknown log level 'bogus'") as info:
+            await ctx.log("bogus", "x")
+        refused.append(info.value)
+        return "refused"
+
+    got: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with memory_session_pair(server, on_log=on_log) as client:
+        with pytest.raises(ValueError, match="unknown log level 'bogus'"):
+            await client.set_logging_level("bogus")
+        for level in (None, "info"):  # before and after the client set a level (no KeyError then)
+            if level is not None:
+                await client.set_logging_level(level)
+            with pytest.raises(ValueError, match="unknown log level 'bogus'"):
+                server.log("bogus", "x")
+            (block,) = (await client.call_tool("bad_level")).content
+            assert getattr(block, "text", None) == "refused"
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+    assert len(refused) == 2 and got == []
