@@ -282,3 +282,86 @@ def test_mode_is_optional_for_form_mode() -> None:
 
     with pytest.raises(DecodeError):
         decode(request, ElicitRequest)
+
+
+async def test_decline_and_cancel_reach_the_server_without_content() -> None:
+    for action in ("decline", "cancel"):
+        results: list[Any] = []
+
+        async def answer(ctx: Any, params: Any, action: Any = action) -> ElicitResult:
+            return ElicitResult(action=action)
+
+        async with memory_session_pair(elicit_server(results), elicitation=answer) as client:
+            assert texts(await client.call_tool("ask")) == "done"
+        assert results == [ElicitResult(action=action)]
+
+
+async def test_content_with_decline_never_leaves_the_client() -> None:
+    results: list[Any] = []
+
+    async def confused(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="decline", content={"name": "Ada"})
+
+    async with memory_session_pair(elicit_server(results), elicitation=confused) as client:
+        await client.call_tool("ask")
+    # the application's answer breaks the rule: an internal error for the server, nothing leaked
+    (error,) = results
+    assert isinstance(error, MCPError) and error.code == ErrorCode.INTERNAL_ERROR
+    assert "Ada" not in error.message
+
+
+async def raw_server_asks(request_params: dict[str, Any], modes: tuple[str, ...]) -> tuple[dict[str, Any], list[Any]]:
+    """A raw server sends elicitation/create to our client; returns the client's reply and what the handler saw."""
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+    from mcp_ref.session import open_session
+
+    asked: list[Any] = []
+
+    async def handler(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept")
+
+    client_end, server_end = memory_channel_pair()
+    reply: dict[str, Any] = {}
+    replied = trio.Event()
+
+    async def raw_server() -> None:
+        init = json.loads(await server_end.receive())
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode())
+        assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
+        request = {"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": request_params}
+        await server_end.send(json.dumps(request).encode())
+        reply.update(json.loads(await server_end.receive()))
+        replied.set()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raw_server)
+            async with open_session(client_end, elicitation=handler, elicitation_modes=modes):
+                await replied.wait()
+            nursery.cancel_scope.cancel()
+    return reply, asked
+
+
+@pytest.mark.req("client/elicitation#34")
+async def test_the_client_refuses_a_mode_it_did_not_declare(autojump_clock: trio.abc.Clock) -> None:
+    url_request = {"mode": "url", "message": "Go", "url": "https://example.com/x", "elicitationId": "u1"}
+    reply, asked = await raw_server_asks(url_request, ("form",))
+    assert reply["id"] == "e1" and reply["error"]["code"] == ErrorCode.INVALID_PARAMS == -32602
+    assert "URL mode" in reply["error"]["message"] and asked == []
+    form_request = {"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}
+    reply, asked = await raw_server_asks(form_request, ("url",))
+    assert reply["error"]["code"] == -32602 and "form mode" in reply["error"]["message"] and asked == []
+
+
+@pytest.mark.req("client/elicitation#13")
+async def test_the_client_refuses_a_url_elicitation_with_an_invalid_url(autojump_clock: trio.abc.Clock) -> None:
+    bad = {"mode": "url", "message": "Go", "url": "not a url", "elicitationId": "u1"}
+    reply, asked = await raw_server_asks(bad, ("form", "url"))
+    assert reply["error"]["code"] == -32602 and "not a valid absolute URL" in reply["error"]["message"]
+    assert asked == []
