@@ -1,11 +1,13 @@
 """client/elicitation: form and URL mode, checked on both sides.
 
 Client side: :class:`ElicitationGuard` wraps the application's handler. It
-refuses modes the client did not declare (-32602, elicitation#34), gives the
-handler the form's defaults (elicitation#11), and checks an ``accept``
-answer against the requested schema before it leaves (elicitation#56).
-URL-mode completions (``notifications/elicitation/complete``) are matched to
-the URL elicitations this session saw; unknown ids are ignored (#17).
+refuses modes the client did not declare (-32602, elicitation#34) and URL
+elicitations without a valid URL (#13), and checks an ``accept`` answer
+against the requested schema before it leaves (elicitation#56). The handler
+gets the params as sent; :func:`form_defaults` gives the defaults to pre-fill
+a form with (elicitation#11). URL-mode completions
+(``notifications/elicitation/complete``) are matched to the URL elicitations
+this session accepted; unknown ids are ignored (#17).
 
 Server side: raise :class:`URLElicitationRequired` from a handler to answer
 with the -32042 error carrying the URL elicitations to complete (#20-#23).
@@ -169,7 +171,7 @@ class ElicitationGuard:
         self.handler = handler
         self.form = form
         self.url = url
-        #: URL elicitations seen and not completed yet (elicitationId -> params)
+        #: URL elicitations accepted (or being asked) and not completed yet (elicitationId -> params)
         self.pending_urls: dict[str, ElicitRequestURLParams] = {}
 
     def capability(self) -> ElicitationCapability:
@@ -186,7 +188,15 @@ class ElicitationGuard:
             except ValueError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
             self.pending_urls[params.elicitation_id] = params
-            return await self.handler(ctx, params)
+            accepted = False
+            try:
+                result = await self.handler(ctx, params)
+                accepted = result.action == "accept"
+                return result
+            finally:
+                if not accepted:
+                    # declined, cancelled or failed: no completion will follow
+                    self.pending_urls.pop(params.elicitation_id, None)
         # [client/elicitation#9] no mode means form mode
         if not self.form:
             raise ProtocolError("Invalid params: form mode elicitation is not supported", ErrorCode.INVALID_PARAMS)

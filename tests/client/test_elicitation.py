@@ -365,3 +365,30 @@ async def test_the_client_refuses_a_url_elicitation_with_an_invalid_url(autojump
     reply, asked = await raw_server_asks(bad, ("form", "url"))
     assert reply["error"]["code"] == -32602 and "not a valid absolute URL" in reply["error"]["message"]
     assert asked == []
+
+
+@pytest.mark.req("client/elicitation#17")
+async def test_declined_url_elicitations_are_forgotten() -> None:
+    from mcp_ref.client.elicitation import ElicitationGuard
+
+    async def decline(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="decline")
+
+    async def fail(ctx: Any, params: Any) -> ElicitResult:
+        raise RuntimeError("the UI went away")
+
+    async def accept(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept")
+
+    def url(i: str) -> ElicitRequestURLParams:
+        return ElicitRequestURLParams(message="m", url="https://example.com", elicitation_id=i)
+
+    guard = ElicitationGuard(decline, url=True)
+    await guard(None, url("d"))
+    guard.handler = fail
+    with pytest.raises(RuntimeError):
+        await guard(None, url("f"))
+    guard.handler = accept
+    await guard(None, url("a"))
+    assert list(guard.pending_urls) == ["a"]
+    assert guard.complete("d") is None and guard.complete("a") == url("a") and guard.complete("a") is None
