@@ -218,3 +218,20 @@ async def test_results_must_follow_tool_choice() -> None:
         ) as client:
             await client.call_tool("ask")
         assert results == [right]
+
+
+@pytest.mark.req("client/sampling#4")
+async def test_tool_enabled_sampling_is_refused_for_a_2025_06_18_session() -> None:
+    # 2025-06-18 has no sampling.tools: tools are refused, never silently stripped from the request
+    results: list[Any] = []
+    question = [SamplingMessage(role="user", content=TextContent(text="weather?"))]
+    async with memory_session_pair(
+        messages_server(question, results, ToolChoice(mode="auto")),
+        sampling=fake_llm,
+        sampling_tools=True,
+        protocol_version="2025-06-18",
+    ) as client:
+        assert client.session.connection.protocol_version == "2025-06-18"
+        await client.call_tool("ask")
+    (error,) = results
+    assert isinstance(error, LocalProtocolError) and "sampling.tools" in str(error)
