@@ -39,7 +39,7 @@ def text(result: Any) -> str:
     return " ".join(getattr(b, "text", "") for b in result.content)
 
 
-async def test_everything_in_process() -> None:
+async def test_everything_in_process(autojump_clock: trio.abc.Clock) -> None:
     logs: list[Any] = []
 
     async def on_log(params: Any) -> None:
@@ -161,9 +161,27 @@ async def test_url_mode_tool_against_a_form_only_client_fails_as_a_tool_error() 
 
 
 async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock) -> None:
-    async with memory_session_pair(build_server()) as client:
+    server = build_server()
+    builtin = server.handler_table()["tools/call"]
+    cancelled = trio.Event()
+
+    async def observed(ctx: Any, params: Any) -> Any:
+        try:
+            return await builtin(ctx, params)
+        except trio.Cancelled:
+            if params.name == "long_running":
+                cancelled.set()
+            raise
+
+    server.set_handler("tools/call", observed)
+    async with memory_session_pair(server) as client:
+        start = trio.current_time()
         with trio.move_on_after(3.5):
             await client.call_tool("long_running", {"seconds": 100}, timeout=1000)
+        # the client's cancellation reached the server and stopped the tool there, long before its 100 s
+        with trio.fail_after(1):
+            await cancelled.wait()
+        assert trio.current_time() - start < 5
         result = await client.call_tool("long_running", {"seconds": 2})
         assert text(result) == "finished after 2s"
 
