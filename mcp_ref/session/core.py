@@ -252,10 +252,13 @@ class RequestContext:
         """elicitation/create to the client (form or URL mode, as the params say).
 
         An accepted form answer that does not fit the requested schema raises
-        RemoteProtocolError (-32602) with the problems.
+        RemoteProtocolError (-32602) with the problems. A person answers, so
+        unless ``timeout`` is given the wait is the session's cap
+        (``max_request_timeout``), not the idle ``request_timeout``.
         """
         from ..client.elicitation import check_elicit_answer
 
+        options.setdefault("timeout", self.session.config.max_request_timeout)
         result = await self.request("elicitation/create", params, **options)
         check_elicit_answer(params, result)
         return result

@@ -392,3 +392,29 @@ async def test_declined_url_elicitations_are_forgotten() -> None:
     await guard(None, url("a"))
     assert list(guard.pending_urls) == ["a"]
     assert guard.complete("d") is None and guard.complete("a") == url("a") and guard.complete("a") is None
+
+
+async def test_a_person_gets_more_than_the_idle_timeout_to_answer(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.errors import RequestTimeout
+
+    server = Server("patient")
+    outcomes: list[Any] = []
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = ElicitRequestFormParams(message="Take your time", requested_schema=SCHEMA)
+        try:
+            outcomes.append(await ctx.elicit(params, **arguments))
+        except RequestTimeout as e:
+            outcomes.append(e)
+        return "done"
+
+    async def slow_person(ctx: Any, params: Any) -> ElicitResult:
+        await trio.sleep(120)  # twice the default idle timeout of 60 s
+        return ElicitResult(action="cancel")
+
+    async with memory_session_pair(server, elicitation=slow_person) as client:
+        await client.call_tool("ask", timeout=1000)
+        await client.call_tool("ask", {"timeout": 30}, timeout=1000)  # an explicit timeout still applies
+    assert outcomes[0] == ElicitResult(action="cancel")
+    assert isinstance(outcomes[1], RequestTimeout)
