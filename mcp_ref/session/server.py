@@ -84,6 +84,7 @@ class Server:
         self.task_manager: Any = None
         #: sessions currently being served
         self.sessions: set[Session] = set()
+        self._trio_token: trio.lowlevel.TrioToken | None = None
 
     # -- registration --------------------------------------------------------------
 
@@ -336,8 +337,21 @@ class Server:
                 s.notify_soon("notifications/message", params)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
-        """A ``logging.Handler`` forwarding Python log records to every session (trio thread only)."""
-        return MCPLogHandler(lambda lvl, name, data: self.log(lvl, data, name), level)
+        """A ``logging.Handler`` forwarding Python log records to every session.
+
+        Records from other threads (``trio.to_thread``, libraries' own threads)
+        are handed to the trio thread of the run serving this server.
+        """
+        return MCPLogHandler(self._log_record, level)
+
+    def _log_record(self, level: str, name: str, data: Any) -> None:
+        if trio.lowlevel.in_trio_run():
+            self.log(level, data, name)
+            return
+        token = self._trio_token
+        if token is None:
+            raise RuntimeError("this server has not been served yet: no trio run to send log records to")
+        token.run_sync_soon(self.log, level, data, name)
 
     # -- serving -----------------------------------------------------------------------
 
@@ -349,6 +363,7 @@ class Server:
     ) -> None:
         """Serve one client on ``channel`` until it goes away."""
         conn = Connection(Role.SERVER, capabilities=self.capabilities(), supported_versions=self.supported_versions)
+        self._trio_token = trio.lowlevel.current_trio_token()
         async with session_scope(
             conn,
             channel,

@@ -58,8 +58,10 @@ class MCPLogHandler(logging.Handler):
 
     ``emit`` calls ``send(level, logger_name, data)`` synchronously; the
     server passes a function that queues the notification on each session
-    (from the trio thread). The message text is the record's formatted
-    message; exception tracebacks are not sent (logging#6: no internals).
+    (handing it to the trio thread when called from another thread). The
+    text is the record's message, or what the handler's formatter makes of it
+    if one is set; exception tracebacks and stack traces are never sent
+    (logging#6: no internals).
     """
 
     def __init__(self, send: Callable[[str, str, Any], None], level: int = logging.NOTSET) -> None:
@@ -68,6 +70,14 @@ class MCPLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._send(python_level_to_mcp(record.levelno), record.name, record.getMessage())
+            self._send(python_level_to_mcp(record.levelno), record.name, self._text(record))
         except Exception:
             self.handleError(record)
+
+    def _text(self, record: logging.LogRecord) -> str:
+        if self.formatter is None:
+            return record.getMessage()
+        # format a copy without the exception and stack, which a formatter would append
+        clean = logging.makeLogRecord(record.__dict__)
+        clean.exc_info, clean.exc_text, clean.stack_info = None, None, None
+        return self.formatter.format(clean)

@@ -145,3 +145,51 @@ async def test_unknown_levels_are_refused_before_sending() -> None:
         await client.ping()
         await trio.testing.wait_all_tasks_blocked()
     assert len(refused) == 2 and got == []
+
+
+async def test_python_logging_bridge_from_worker_threads_with_a_formatter() -> None:
+    server = logging_server()
+    got: list[LoggingMessageNotificationParams] = []
+    arrived = trio.Event()
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+        if len(got) == 2:
+            arrived.set()
+
+    logger = logging.getLogger("app.worker")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = server.logging_handler()
+    handler.setFormatter(logging.Formatter("[%(threadName)s] %(message)s"))
+    logger.addHandler(handler)
+
+    def work() -> None:
+        logger.info("from a thread")
+        try:
+            raise KeyError("secret internals")
+        except KeyError:
+            logger.exception("it failed")
+
+    try:
+        async with memory_session_pair(server, on_log=on_log) as client:
+            await trio.to_thread.run_sync(work)
+            with trio.fail_after(5):
+                await arrived.wait()
+            await client.ping()
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = True
+    assert [(m.level, m.logger) for m in got] == [("info", "app.worker"), ("error", "app.worker")]
+    assert got[0].data.startswith("[") and got[0].data.endswith("] from a thread")
+    assert got[0].data != "[MainThread] from a thread"  # formatted in the worker's record, sent from trio
+    assert got[1].data.endswith("] it failed") and "secret internals" not in got[1].data
+
+
+def test_the_bridge_needs_a_served_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    handler = Server("idle").logging_handler()
+    record = logging.makeLogRecord({"msg": "hello", "levelno": logging.INFO, "name": "x"})
+    errors: list[logging.LogRecord] = []
+    monkeypatch.setattr(handler, "handleError", errors.append)
+    handler.emit(record)
+    assert errors == [record]
