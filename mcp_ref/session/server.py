@@ -334,7 +334,9 @@ class Server:
         targets = [session] if session is not None else list(self.sessions)
         for s in targets:
             if passes(level, s.log_level):
-                s.notify_soon("notifications/message", params)
+                limiter = s.log_limiter
+                if limiter is None or limiter.allow(trio.current_time()):
+                    s.notify_soon("notifications/message", params)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
         """A ``logging.Handler`` forwarding Python log records to every session.

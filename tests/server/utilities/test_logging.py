@@ -193,3 +193,49 @@ def test_the_bridge_needs_a_served_server(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(handler, "handleError", errors.append)
     handler.emit(record)
     assert errors == [record]
+
+
+@pytest.mark.req("server/utilities/logging#4")
+async def test_log_messages_are_rate_limited_per_session(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.session import SessionConfig
+
+    server = Server("limited", config=SessionConfig(log_rate=2, log_burst=3))
+    sent: list[bool] = []
+
+    @server.tool()
+    async def burst(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(5):
+            sent.append(await ctx.log("info", f"burst {i}"))
+        await trio.sleep(1)  # two more tokens
+        for i in range(3):
+            sent.append(await ctx.log("info", f"later {i}"))
+        server.log("info", "broadcast")  # the same bucket: nothing left
+        await trio.sleep(0.5)
+        server.log("info", "broadcast after a pause")
+        return "done"
+
+    got: list[Any] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params.data)
+
+    async with memory_session_pair(server, on_log=on_log) as client:
+        await client.call_tool("burst")
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+        (session,) = server.sessions
+        assert session.log_limiter is not None and session.log_limiter.dropped == 4
+    assert sent == [True, True, True, False, False, True, True, False]
+    assert got == ["burst 0", "burst 1", "burst 2", "later 0", "later 1", "broadcast after a pause"]
+
+
+def test_rate_limit_settings_are_checked() -> None:
+    from mcp_ref.server.utilities.logging import LogRateLimiter
+    from mcp_ref.session import SessionConfig
+
+    for bad in ({"log_rate": 0}, {"log_rate": -1}, {"log_burst": 0}):
+        with pytest.raises(ValueError):
+            SessionConfig(**bad)
+    with pytest.raises(ValueError):
+        LogRateLimiter(0, 1)
+    assert SessionConfig().log_rate is None  # off by default: every message goes out
