@@ -1,6 +1,7 @@
 """mcp_ref: a Trio-native reference implementation of the Model Context Protocol (2025-11-25)."""
 
 from .basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
+from .client.display import display_name, safe_icon_uri, safe_icons
 from .connection import Connection
 from .errors import (
     ConnectionClosed,
@@ -51,10 +52,13 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "__version__",
     "decode",
+    "display_name",
     "encode",
     "open_http_client",
     "open_session",
     "open_stdio_client",
+    "safe_icon_uri",
+    "safe_icons",
     "serve_http",
     "TaskConfig",
     "TaskHandle",

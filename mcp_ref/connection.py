@@ -41,6 +41,7 @@ from .basic.jsonrpc import (
 )
 from .basic.lifecycle import Phase, Role
 from .basic.meta import bad_meta_keys
+from .client.elicitation import check_url
 from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
@@ -144,6 +145,8 @@ class Connection:
         self._task_tokens_out: dict[ProgressToken, list[Any]] = {}
         self._task_tokens_in: dict[ProgressToken, float | None] = {}
         self._finished_in: OrderedDict[RequestId, None] = OrderedDict()
+        #: URL elicitation ids we sent (request or -32042 error) and have not completed yet (bounded)
+        self.url_elicitations: OrderedDict[str, None] = OrderedDict()
         if role is Role.CLIENT:
             self._req_out, self._req_in = m.CLIENT_REQUESTS, m.SERVER_REQUESTS
             self._note_out, self._note_in = m.CLIENT_NOTIFICATIONS, m.SERVER_NOTIFICATIONS
@@ -251,6 +254,8 @@ class Connection:
             problem = lc.params_capability_problem(method, params, self._peer_caps)
             if problem is not None:
                 raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
+            if method == "elicitation/create" and getattr(params, "mode", None) == "url":
+                _check_elicitation_url(params.url)
             if task:
                 tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
                 if tcap is None or not self.peer_has(*tcap):
@@ -289,6 +294,8 @@ class Connection:
         self._next_id += 1
         result_type = CreateTaskResult if task else m.RESULT_TYPES[method]
         self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
+        if method == "elicitation/create" and getattr(params, "mode", None) == "url":
+            _remember(self.url_elicitations, params.elicitation_id)
         if token is not None:
             self._tokens[token] = rid
         if method == "initialize":
@@ -321,7 +328,14 @@ class Connection:
                     f"{method} needs the {'.'.join(path)} capability ({'ours' if whose == 'own' else 'the peer'}'s)"
                 )
         _check_params(method, cls, m.PARAMS_TYPES[method], params)
+        if method == "notifications/elicitation/complete" and params.elicitation_id not in self.url_elicitations:
+            # [client/elicitation#16] a completion names a URL elicitation this session was sent
+            raise LocalProtocolError(
+                f"no URL elicitation {params.elicitation_id!r} is pending in this session", ErrorCode.INVALID_PARAMS
+            )
         data = self._encode(cls(params=params))
+        if method == "notifications/elicitation/complete":
+            self.url_elicitations.pop(params.elicitation_id, None)
         if method == "notifications/initialized":
             # [basic/lifecycle#4] the client is ready: operation begins
             self.phase = Phase.OPERATING
@@ -373,6 +387,12 @@ class Connection:
         if type(code) is not int and not isinstance(code, int):
             raise LocalProtocolError("error codes are integers")  # [basic/index#12]
         out = self._error_bytes(rid, int(code), message, data)
+        if code == ErrorCode.URL_ELICITATION_REQUIRED and isinstance(data, dict):
+            # [client/elicitation#16] the ids announced here may be completed later
+            ids = (e.get("elicitationId") for e in data.get("elicitations") or () if isinstance(e, dict))
+            for i in ids:
+                if isinstance(i, str):
+                    _remember(self.url_elicitations, i)
         if req.method == "initialize":
             self.phase = Phase.AWAITING_INIT
             self.requested_version = None
@@ -757,3 +777,11 @@ def _remember(store: "OrderedDict[Any, Any]", key: Any, value: Any = None) -> No
     store.move_to_end(key)
     while len(store) > _MEMORY:
         store.popitem(last=False)
+
+
+def _check_elicitation_url(url: str) -> None:
+    try:
+        check_url(url)
+    except ValueError as e:
+        # [client/elicitation#13] a URL elicitation carries a valid URL
+        raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None

@@ -1,11 +1,13 @@
 """client/elicitation: form and URL mode, checked on both sides.
 
 Client side: :class:`ElicitationGuard` wraps the application's handler. It
-refuses modes the client did not declare (-32602, elicitation#34), gives the
-handler the form's defaults (elicitation#11), and checks an ``accept``
-answer against the requested schema before it leaves (elicitation#56).
-URL-mode completions (``notifications/elicitation/complete``) are matched to
-the URL elicitations this session saw; unknown ids are ignored (#17).
+refuses modes the client did not declare (-32602, elicitation#34) and URL
+elicitations without a valid URL (#13), and checks an ``accept`` answer
+against the requested schema before it leaves (elicitation#56). The handler
+gets the params as sent; :func:`form_defaults` gives the defaults to pre-fill
+a form with (elicitation#11). URL-mode completions
+(``notifications/elicitation/complete``) are matched to the URL elicitations
+this session accepted; unknown ids are ignored (#17).
 
 Server side: raise :class:`URLElicitationRequired` from a handler to answer
 with the -32042 error carrying the URL elicitations to complete (#20-#23).
@@ -16,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ErrorCode, MCPError, ProtocolError
+from ..errors import ErrorCode, MCPError, ProtocolError, RemoteProtocolError
 from ..schema._converter import encode
 from ..schema.elicitation import (
     BooleanSchema,
@@ -41,6 +43,7 @@ __all__ = [
     "form_defaults",
     "validate_form_content",
     "check_url",
+    "check_elicit_answer",
 ]
 
 ElicitationHandler = Callable[[Any, ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]]
@@ -139,6 +142,25 @@ def validate_form_content(schema: ElicitationRequestedSchema, content: dict[str,
     return problems
 
 
+def check_elicit_answer(params: Any, result: Any) -> None:
+    """[client/elicitation#57] server side: an accepted form answer must fit the schema we asked with.
+
+    Raises :class:`RemoteProtocolError` (-32602) listing the problems; other
+    answers (decline, cancel, URL mode, a task) pass.
+    """
+    if not isinstance(params, ElicitRequestFormParams) or not isinstance(result, ElicitResult):
+        return
+    if result.action != "accept":
+        return
+    problems = validate_form_content(params.requested_schema, dict(result.content or {}))
+    if problems:
+        raise RemoteProtocolError(
+            "the client's elicitation answer does not match the requested schema: " + "; ".join(problems),
+            ErrorCode.INVALID_PARAMS,
+            {"problems": problems},
+        )
+
+
 class ElicitationGuard:
     """Wraps the application's handler with the checks of this chapter."""
 
@@ -149,7 +171,7 @@ class ElicitationGuard:
         self.handler = handler
         self.form = form
         self.url = url
-        #: URL elicitations seen and not completed yet (elicitationId -> params)
+        #: URL elicitations accepted (or being asked) and not completed yet (elicitationId -> params)
         self.pending_urls: dict[str, ElicitRequestURLParams] = {}
 
     def capability(self) -> ElicitationCapability:
@@ -166,7 +188,15 @@ class ElicitationGuard:
             except ValueError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
             self.pending_urls[params.elicitation_id] = params
-            return await self.handler(ctx, params)
+            accepted = False
+            try:
+                result = await self.handler(ctx, params)
+                accepted = result.action == "accept"
+                return result
+            finally:
+                if not accepted:
+                    # declined, cancelled or failed: no completion will follow
+                    self.pending_urls.pop(params.elicitation_id, None)
         # [client/elicitation#9] no mode means form mode
         if not self.form:
             raise ProtocolError("Invalid params: form mode elicitation is not supported", ErrorCode.INVALID_PARAMS)

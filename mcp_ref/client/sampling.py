@@ -14,7 +14,14 @@ from ..errors import ErrorCode, MCPError, ProtocolError
 from ..schema.content import ToolResultContent, ToolUseContent
 from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage
 
-__all__ = ["SamplingHandler", "SamplingRejected", "check_sampling_request", "SamplingGuard"]
+__all__ = [
+    "SamplingHandler",
+    "SamplingRejected",
+    "check_sampling_request",
+    "sampling_messages_problem",
+    "sampling_result_problem",
+    "SamplingGuard",
+]
 
 SamplingHandler = Callable[[Any, CreateMessageRequestParams], Awaitable[CreateMessageResult]]
 
@@ -30,6 +37,29 @@ def _blocks(message: SamplingMessage) -> list[Any]:
     return message.content if isinstance(message.content, list) else [message.content]
 
 
+def sampling_messages_problem(params: CreateMessageRequestParams) -> str | None:
+    """What breaks the tool use rules in ``params.messages``, or None.
+
+    Checked by the client on receipt and by the server before sending.
+    """
+    pending: set[str] = set()
+    for i, message in enumerate(params.messages):
+        blocks = _blocks(message)
+        results = [b for b in blocks if isinstance(b, ToolResultContent)]
+        if results and len(results) != len(blocks):
+            # [client/sampling#7, #19] a user message with tool results holds only tool results
+            return f"messages[{i}] mixes tool results with other content"
+        answered = {r.tool_use_id for r in results}
+        if pending and (message.role != "user" or answered != pending):
+            # [client/sampling#8, #19] every tool use is answered by the next (user) message
+            return f"messages[{i}] must answer tool uses {sorted(pending)} with tool results"
+        if answered and not pending:
+            # [schema#33] a tool result answers a tool use of the message before it
+            return f"messages[{i}] has tool results for {sorted(answered)}, which answer no preceding tool use"
+        pending = {b.id for b in blocks if isinstance(b, ToolUseContent)}
+    return None
+
+
 def check_sampling_request(params: CreateMessageRequestParams, *, tools_declared: bool) -> None:
     """Raise ProtocolError(-32602) for a request the spec says we must refuse."""
     if (params.tools is not None or params.tool_choice is not None) and not tools_declared:
@@ -37,27 +67,27 @@ def check_sampling_request(params: CreateMessageRequestParams, *, tools_declared
         raise ProtocolError(
             "Invalid params: tools were sent but sampling.tools was not declared", ErrorCode.INVALID_PARAMS
         )
-    pending: set[str] = set()
-    for i, message in enumerate(params.messages):
-        blocks = _blocks(message)
-        results = [b for b in blocks if isinstance(b, ToolResultContent)]
-        if results and len(results) != len(blocks):
-            # [client/sampling#7] a user message with tool results holds only tool results
-            raise ProtocolError(
-                f"Invalid params: messages[{i}] mixes tool results with other content", ErrorCode.INVALID_PARAMS
-            )
-        if pending:
-            answered = {r.tool_use_id for r in results}
-            if message.role != "user" or answered != pending:
-                # [client/sampling#8] every tool use is answered by the next (user) message
-                raise ProtocolError(
-                    f"Invalid params: messages[{i}] must answer tool uses {sorted(pending)} with tool results",
-                    ErrorCode.INVALID_PARAMS,
-                )
-            pending = set()
-        uses = {b.id for b in blocks if isinstance(b, ToolUseContent)}
-        if uses:
-            pending = uses
+    problem = sampling_messages_problem(params)
+    if problem is not None:
+        raise ProtocolError(f"Invalid params: {problem}", ErrorCode.INVALID_PARAMS)
+
+
+def sampling_result_problem(params: CreateMessageRequestParams, result: CreateMessageResult) -> str | None:
+    """What in ``result`` ignores the request's ``toolChoice``, or None.
+
+    Checked by the client before the answer leaves and by the server on receipt.
+    """
+    mode = params.tool_choice.mode if params.tool_choice is not None else None
+    if mode not in ("required", "none"):
+        return None
+    content = result.content if isinstance(result.content, list) else [result.content]
+    used = any(isinstance(b, ToolUseContent) for b in content)
+    if mode == "required" and not used:
+        # [client/sampling#9, schema#31] "required": the model uses at least one tool
+        return 'toolChoice "required" but the result uses no tool'
+    if mode == "none" and used:
+        # [client/sampling#10, schema#32] "none": the model uses no tool
+        return 'toolChoice "none" but the result uses a tool'
     return None
 
 
@@ -71,4 +101,9 @@ class SamplingGuard:
 
     async def __call__(self, ctx: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
         check_sampling_request(params, tools_declared=self.tools)
-        return await self.handler(ctx, params)
+        result = await self.handler(ctx, params)
+        problem = sampling_result_problem(params, result) if isinstance(result, CreateMessageResult) else None
+        if problem is not None:
+            # the application's handler broke the request's toolChoice: an internal error, not sent
+            raise ValueError(f"the sampling handler's result breaks the request: {problem}")
+        return result

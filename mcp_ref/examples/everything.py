@@ -15,12 +15,13 @@ import base64
 import importlib
 import json
 import sys
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import trio
 
 from mcp_ref.client.elicitation import URLElicitationRequired
-from mcp_ref.errors import LocalProtocolError
+from mcp_ref.errors import ProtocolError
 from mcp_ref.schema._converter import decode
 from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 from mcp_ref.schema.elicitation import (
@@ -36,6 +37,8 @@ from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server
 
 __all__ = ["build_server", "main"]
+
+T = TypeVar("T")
 
 #: a 1x1 red PNG
 RED_PIXEL_PNG = base64.b64decode(
@@ -144,7 +147,7 @@ def _demo_tools(server: Server) -> None:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))], max_tokens=200
         )
-        result: CreateMessageResult = await ctx.sample(params)
+        result: CreateMessageResult = await _ask_client(ctx.sample(params), "ask the model")
         answer = _text(result) if isinstance(result.content, list) else getattr(result.content, "text", "")
         return f"{result.model}: {answer}"
 
@@ -167,10 +170,7 @@ def _demo_tools(server: Server) -> None:
             tools=[weather],
             tool_choice=ToolChoice(mode="auto"),
         )
-        try:
-            result: CreateMessageResult = await ctx.sample(params)
-        except LocalProtocolError as e:
-            raise ToolError(f"cannot ask: {e}") from e
+        result: CreateMessageResult = await _ask_client(ctx.sample(params), "ask the model")
         blocks = result.content if isinstance(result.content, list) else [result.content]
         return f"stopReason={result.stop_reason}; blocks={[b.type for b in blocks]}"
 
@@ -190,9 +190,7 @@ def _demo_tools(server: Server) -> None:
             },
             ElicitationRequestedSchema,
         )
-        result: ElicitResult = await ctx.elicit(
-            ElicitRequestFormParams(message="Tell me about you", requested_schema=schema)
-        )
+        result = await _elicit(ctx, ElicitRequestFormParams(message="Tell me about you", requested_schema=schema))
         return f"action={result.action}, content={json.dumps(result.content)}"
 
     @server.tool(
@@ -206,7 +204,7 @@ def _demo_tools(server: Server) -> None:
         params = ElicitRequestURLParams(
             message="Please review the example page", url="https://example.com/consent", elicitation_id="everything-1"
         )
-        result: ElicitResult = await ctx.elicit(params)
+        result = await _elicit(ctx, params)
         if result.action == "accept":
             await ctx.notify("notifications/elicitation/complete", _complete("everything-1"))
         return f"action={result.action}"
@@ -226,7 +224,7 @@ def _demo_tools(server: Server) -> None:
 
     @server.tool(description="List the roots your client exposes (roots/list).", input_schema=NO_ARGS)
     async def show_roots(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        result = await ctx.list_roots()
+        result = await _ask_client(ctx.list_roots(), "list your roots")
         return "\n".join(f"{r.uri} ({r.name or 'unnamed'})" for r in result.roots) or "(no roots)"
 
     @server.tool(
@@ -375,10 +373,7 @@ def _conformance_tools(server: Server) -> None:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))], max_tokens=100
         )
-        try:
-            result: CreateMessageResult = await ctx.sample(params)
-        except LocalProtocolError as e:
-            raise ToolError(f"the client does not support sampling: {e}") from e
+        result: CreateMessageResult = await _ask_client(ctx.sample(params), "ask the model")
         content = result.content
         text = _text(result) if isinstance(content, list) else getattr(content, "text", "")
         return f"LLM response: {text}"
@@ -497,11 +492,19 @@ def _conformance_tools(server: Server) -> None:
         return "Reconnection test completed"
 
 
-async def _elicit(ctx: RequestContext, params: ElicitRequestFormParams) -> ElicitResult:
+async def _ask_client(request: Awaitable[T], what: str) -> T:
+    """Await a nested request to the client; one it cannot take fails the tool, not the call."""
     try:
-        result: ElicitResult = await ctx.elicit(params)
-    except LocalProtocolError as e:
-        raise ToolError(f"the client does not support elicitation: {e}") from e
+        return await request
+    except ProtocolError as e:
+        # [schema#37] the client lacks what the tool needs (a capability, a mode) or answered
+        # badly: that is the tool's failure, reported in its result with isError, not a
+        # protocol error for tools/call
+        raise ToolError(f"cannot {what}: {e}") from e
+
+
+async def _elicit(ctx: RequestContext, params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
+    result: ElicitResult = await _ask_client(ctx.elicit(params), "ask you")
     return result
 
 

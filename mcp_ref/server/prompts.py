@@ -6,34 +6,62 @@ checked against the prompt's declared arguments) and returns a
 user text message).
 """
 
+import binascii
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
 
 from ..errors import ErrorCode, ProtocolError
-from ..schema.content import TextContent
+from ..schema.content import AudioContent, ImageContent, TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptMessage
 from .resources import Completer
 from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
 
-__all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result"]
+__all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result", "check_media"]
 
 PromptFunction = Callable[[Any, dict[str, str]], Awaitable[Any]]
 
+# type "/" subtype, RFC 6838 restricted names, optional parameters
+_MIME_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+_MIME_TYPE = re.compile(rf"{_MIME_NAME}/{_MIME_NAME}(?:\s*;.*)?", re.DOTALL)
+
+
+def check_media(block: Any, where: str) -> None:
+    """Raise ValueError if image or audio content is not base64 with a valid MIME type."""
+    if not isinstance(block, ImageContent | AudioContent):
+        return
+    try:
+        binascii.a2b_base64(block.data, strict_mode=True)
+    except binascii.Error as e:
+        # [server/prompts#3, #4] image and audio data are base64
+        raise ValueError(f"{where}: {block.type} data is not valid base64 ({e})") from None
+    if not _MIME_TYPE.fullmatch(block.mime_type):
+        # [server/prompts#3, #4] ... with a valid MIME type
+        raise ValueError(f"{where}: {block.mime_type!r} is not a valid MIME type")
+
 
 def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult:
+    """Normalise what a prompt function returned; ValueError for messages the spec forbids."""
     if isinstance(value, GetPromptResult):
-        return value
-    if isinstance(value, str):
+        result = value
+    elif isinstance(value, str):
         return GetPromptResult(
             description=description, messages=[PromptMessage(role="user", content=TextContent(text=value))]
         )
-    if isinstance(value, Sequence):
-        return GetPromptResult(description=description, messages=list(value))
-    raise TypeError(f"a prompt returns GetPromptResult, str or a list of PromptMessage, not {type(value).__name__}")
+    elif isinstance(value, Sequence):
+        result = GetPromptResult(description=description, messages=list(value))
+    else:
+        raise TypeError(f"a prompt returns GetPromptResult, str or a list of PromptMessage, not {type(value).__name__}")
+    for i, message in enumerate(result.messages):
+        if message.role not in ("user", "assistant"):
+            # prompt messages come from the user or the assistant; there is no "system" role
+            raise ValueError(f"messages[{i}]: role is 'user' or 'assistant', not {message.role!r}")
+        check_media(message.content, f"messages[{i}]")
+    return result
 
 
 @attrs.define

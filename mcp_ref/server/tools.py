@@ -73,8 +73,13 @@ def check_tool_name(name: str) -> list[str]:
 
 
 def as_call_tool_result(value: Any) -> CallToolResult:
-    """Normalise what a tool function returned."""
+    """Normalise what a tool function returned (ValueError for a result the schema forbids)."""
     if isinstance(value, CallToolResult):
+        if value.structured_content is not None and not isinstance(value.structured_content, dict):
+            # [server/tools#structured-content] structured content is a JSON object
+            raise ValueError(
+                f"structured_content is a JSON object (dict), not {type(value.structured_content).__name__}"
+            )
         return value
     if isinstance(value, str):
         return CallToolResult(content=[TextContent(text=value)])

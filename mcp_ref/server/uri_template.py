@@ -43,6 +43,9 @@ _EXPR = re.compile(r"\{([^{}]*)\}")
 _VARNAME = re.compile(r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*")
 _UNRESERVED_SAFE = "-._~"
 _RESERVED_SAFE = "-._~:/?#[]@!$&'()*+,;="
+_PCT = "%[0-9A-Fa-f]{2}"
+_UNRESERVED_VALUE = rf"(?:[A-Za-z0-9\-._~]|{_PCT})*"
+_RESERVED_VALUE = rf"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|{_PCT})*"
 
 
 class UriTemplate:
@@ -93,19 +96,20 @@ class UriTemplate:
 
     def _build_regex(self) -> str:
         rx = []
-        for part in self._parts:
+        for i, part in enumerate(self._parts):
             if isinstance(part, str):
                 rx.append(re.escape(part))
                 continue
             op, names = part
-            value = "[^/?#&,;.]*" if not op.reserved else "[^,]*" if len(names) > 1 else ".*"
-            if op.sep == "/":
-                value = "[^/?#]*"
-            groups = []
-            for name in names:
-                group = f"(?P<{_group(name)}>{value})"
-                groups.append(re.escape(name) + "=" + group if op.named else group)
-            body = re.escape(op.sep).join(groups)
+            # a value holds only what expansion leaves unencoded, plus %XX triplets (RFC 6570 3.2.1)
+            value = _RESERVED_VALUE if op.reserved else _UNRESERVED_VALUE
+            if op.named:
+                alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                item = f"(?:{alternatives})(?:={value})?"
+            else:
+                item = value
+            # any defined subset of the variables, in order; the pieces are told apart in match()
+            body = f"(?P<e{i}>{item}(?:{re.escape(op.sep)}{item})*)"
             rx.append(f"(?:{re.escape(op.first)}{body})?" if op.first else body)
         return "".join(rx)
 
@@ -114,12 +118,22 @@ class UriTemplate:
         m = self._regex.fullmatch(uri)
         if m is None:
             return None
-        return {
-            name: urllib.parse.unquote(m.group(_group(name)))
-            for name in self.variables
-            if m.group(_group(name)) is not None
-        }
-
-
-def _group(name: str) -> str:
-    return "v_" + re.sub(r"[^A-Za-z0-9_]", lambda c: f"_{ord(c.group()):x}_", name)
+        values: dict[str, str] = {}
+        for i, part in enumerate(self._parts):
+            if isinstance(part, str):
+                continue
+            text = m.group(f"e{i}")
+            if text is None:
+                continue
+            op, names = part
+            if not op.named:
+                # undefined variables are skipped by expansion: the pieces fill the first names
+                pieces = text.split(op.sep, len(names) - 1)
+                values.update(zip(names, map(urllib.parse.unquote, pieces), strict=False))
+                continue
+            for piece in text.split(op.sep):
+                name, _, value = piece.partition("=")
+                if name in values:
+                    return None  # a variable given twice is no expansion of ours
+                values[name] = urllib.parse.unquote(value)
+        return values

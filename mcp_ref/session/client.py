@@ -62,6 +62,7 @@ from ..schema.resources import (
 )
 from ..schema.roots import Root
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
+from ..server.utilities.logging import check_level
 from .core import (
     NotificationHandler,
     PendingRequest,
@@ -281,7 +282,8 @@ class ClientSession:
         return result
 
     async def set_logging_level(self, level: str, **options: Any) -> None:
-        await self.session.request("logging/setLevel", SetLevelRequestParams(level=level), **options)  # type: ignore[arg-type]
+        params = SetLevelRequestParams(level=check_level(level))  # ValueError before anything is sent
+        await self.session.request("logging/setLevel", params, **options)
 
     # -- tasks ------------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from ..errors import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
 )
@@ -63,6 +64,7 @@ from ..events import (
     VersionRejected,
 )
 from ..schema.jsonrpc import ProgressToken, RequestId, Result
+from ..server.utilities.logging import LogRateLimiter
 
 __all__ = [
     "PendingRequest",
@@ -102,6 +104,9 @@ class SessionConfig:
     ``progress_min_interval``: our handlers' progress notifications are sent at
     most this often per request (progress#13); intermediate values in between are
     dropped, a value that reaches ``total`` always goes out.
+    ``log_rate`` / ``log_burst``: (server side) at most ``log_rate`` log messages
+    per second on average, in bursts of up to ``log_burst``, per session
+    (server/utilities/logging#4); None (the default) sends every message.
     """
 
     request_timeout: float = 60.0
@@ -113,6 +118,8 @@ class SessionConfig:
     keepalive_timeout: float = 10.0
     keepalive_max_failures: int = 3
     progress_min_interval: float = 0.0
+    log_rate: float | None = None
+    log_burst: int = 10
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -126,6 +133,10 @@ class SessionConfig:
             raise ValueError("keepalive_max_failures must be at least 1")
         if self.progress_min_interval < 0:
             raise ValueError("progress_min_interval must not be negative")
+        if self.log_rate is not None and not self.log_rate > 0:
+            raise ValueError("log_rate must be positive (or None)")
+        if self.log_burst < 1:
+            raise ValueError("log_burst must be at least 1")
 
 
 @attrs.frozen
@@ -226,12 +237,41 @@ class RequestContext:
         await self.session.notify(method, params, related_request_id=self.request_id)
 
     async def sample(self, params: Any, **options: Any) -> Any:
-        """sampling/createMessage to the client (needs its ``sampling`` capability)."""
-        return await self.request("sampling/createMessage", params, **options)
+        """sampling/createMessage to the client (needs its ``sampling`` capability).
+
+        Messages that break the tool use rules raise LocalProtocolError before
+        anything is sent; a result that ignores ``toolChoice`` raises
+        RemoteProtocolError.
+        """
+        from ..client.sampling import sampling_messages_problem, sampling_result_problem
+        from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
+
+        if isinstance(params, CreateMessageRequestParams):
+            problem = sampling_messages_problem(params)
+            if problem is not None:
+                # [client/sampling#19] the server answers tool uses properly before sending
+                raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
+        result = await self.request("sampling/createMessage", params, **options)
+        if isinstance(result, CreateMessageResult):
+            problem = sampling_result_problem(params, result)
+            if problem is not None:
+                raise RemoteProtocolError(f"the client's sampling result: {problem}", ErrorCode.INVALID_PARAMS)
+        return result
 
     async def elicit(self, params: Any, **options: Any) -> Any:
-        """elicitation/create to the client (form or URL mode, as the params say)."""
-        return await self.request("elicitation/create", params, **options)
+        """elicitation/create to the client (form or URL mode, as the params say).
+
+        An accepted form answer that does not fit the requested schema raises
+        RemoteProtocolError (-32602) with the problems. A person answers, so
+        unless ``timeout`` is given the wait is the session's cap
+        (``max_request_timeout``), not the idle ``request_timeout``.
+        """
+        from ..client.elicitation import check_elicit_answer
+
+        options.setdefault("timeout", self.session.config.max_request_timeout)
+        result = await self.request("elicitation/create", params, **options)
+        check_elicit_answer(params, result)
+        return result
 
     async def list_roots(self, **options: Any) -> Any:
         """roots/list to the client (needs its ``roots`` capability)."""
@@ -240,14 +280,18 @@ class RequestContext:
     async def log(self, level: str, data: Any, logger: str | None = None) -> bool:
         """Send a log message about this request if the client's level lets it through.
 
-        Returns whether it was sent (server/utilities/logging).
+        Returns whether it was sent: the level passes the client's minimum and
+        the session's ``log_rate`` limit allows it (server/utilities/logging).
         """
         from ..schema.logging import LoggingMessageNotificationParams
-        from ..server.utilities.logging import passes
+        from ..server.utilities.logging import check_level, passes
 
+        params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
         if not passes(level, self.session.log_level):
             return False
-        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
+        limiter = self.session.log_limiter
+        if limiter is not None and not limiter.allow(trio.current_time()):
+            return False
         await self.notify("notifications/message", params)
         return True
 
@@ -415,6 +459,8 @@ class Session:
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
         self.log_level: str | None = None
+        #: (server side) limits our log messages when ``config.log_rate`` is set
+        self.log_limiter = LogRateLimiter(self.config.log_rate, self.config.log_burst) if self.config.log_rate else None
         #: progress callbacks of our task-augmented requests, by the creating request's id
         self.task_progress: dict[RequestId, ProgressCallback] = {}
         # request timeouts: a heap of (deadline, n, request) and one timer task,

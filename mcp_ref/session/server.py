@@ -18,7 +18,7 @@ what is registered when the session starts (basic/lifecycle#capability-negotiati
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import trio
 
@@ -36,7 +36,7 @@ from ..server.prompts import PromptFunction, PromptRegistry
 from ..server.resources import Completer, ReadFunction, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
 from ..server.utilities.completion import CompletionHandler
-from ..server.utilities.logging import MCPLogHandler, passes, set_log_level
+from ..server.utilities.logging import MCPLogHandler, check_level, passes, set_log_level
 from .core import NotificationHandler, RequestContext, RequestHandler, Session, SessionConfig, session_scope
 
 __all__ = ["Server"]
@@ -84,6 +84,7 @@ class Server:
         self.task_manager: Any = None
         #: sessions currently being served
         self.sessions: set[Session] = set()
+        self._trio_token: trio.lowlevel.TrioToken | None = None
 
     # -- registration --------------------------------------------------------------
 
@@ -111,10 +112,14 @@ class Server:
         output_schema: dict[str, Any] | None = None,
         annotations: ToolAnnotations | None = None,
         icons: list[Icon] | None = None,
-        task_support: str | None = None,
+        task_support: Literal["forbidden", "optional", "required"] | None = None,
         meta: dict[str, Any] | None = None,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register ``fn(ctx, arguments)`` as a tool (name defaults to the function's)."""
+
+        if task_support not in (None, "forbidden", "optional", "required"):
+            # [basic/utilities/tasks#tool-level-negotiation] the three values execution.taskSupport takes
+            raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: ToolFunction) -> ToolFunction:
             tool = Tool(
@@ -125,7 +130,7 @@ class Server:
                 output_schema=output_schema,
                 annotations=annotations,
                 icons=icons,
-                execution=ToolExecution(task_support=task_support) if task_support is not None else None,  # type: ignore[arg-type]
+                execution=ToolExecution(task_support=task_support) if task_support is not None else None,
                 meta=meta,
             )
             self.tools.add(tool, fn)
@@ -325,15 +330,30 @@ class Server:
 
     def log(self, level: str, data: Any, logger: str | None = None, *, session: Session | None = None) -> None:
         """Send a log message to one session, or all, honouring each one's level."""
+        params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
         targets = [session] if session is not None else list(self.sessions)
-        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
         for s in targets:
             if passes(level, s.log_level):
-                s.notify_soon("notifications/message", params)
+                limiter = s.log_limiter
+                if limiter is None or limiter.allow(trio.current_time()):
+                    s.notify_soon("notifications/message", params)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
-        """A ``logging.Handler`` forwarding Python log records to every session (trio thread only)."""
-        return MCPLogHandler(lambda lvl, name, data: self.log(lvl, data, name), level)
+        """A ``logging.Handler`` forwarding Python log records to every session.
+
+        Records from other threads (``trio.to_thread``, libraries' own threads)
+        are handed to the trio thread of the run serving this server.
+        """
+        return MCPLogHandler(self._log_record, level)
+
+    def _log_record(self, level: str, name: str, data: Any) -> None:
+        if trio.lowlevel.in_trio_run():
+            self.log(level, data, name)
+            return
+        token = self._trio_token
+        if token is None:
+            raise RuntimeError("this server has not been served yet: no trio run to send log records to")
+        token.run_sync_soon(self.log, level, data, name)
 
     # -- serving -----------------------------------------------------------------------
 
@@ -345,6 +365,7 @@ class Server:
     ) -> None:
         """Serve one client on ``channel`` until it goes away."""
         conn = Connection(Role.SERVER, capabilities=self.capabilities(), supported_versions=self.supported_versions)
+        self._trio_token = trio.lowlevel.current_trio_token()
         async with session_scope(
             conn,
             channel,

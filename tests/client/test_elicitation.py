@@ -1,12 +1,13 @@
 """client/elicitation: form and URL modes, validation, defaults, completion, -32042."""
 
+import json
 from typing import Any
 
 import pytest
 import trio
 
 from mcp_ref.client.elicitation import URLElicitationRequired, form_defaults, validate_form_content
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
 from mcp_ref.schema._converter import decode
 from mcp_ref.schema.elicitation import (
     ElicitationCompleteNotificationParams,
@@ -48,7 +49,7 @@ def elicit_server(results: list[Any]) -> Server:
             params = ElicitRequestFormParams(message="Who are you?", requested_schema=SCHEMA)
         try:
             results.append(await ctx.elicit(params))
-        except (MCPError, LocalProtocolError) as e:
+        except (MCPError, ProtocolError) as e:
             results.append(e)
         return "done"
 
@@ -60,12 +61,26 @@ def elicit_server(results: list[Any]) -> Server:
 
     @server.tool()
     async def finish(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await ctx.session.notify(
-            "notifications/elicitation/complete", ElicitationCompleteNotificationParams(elicitation_id=arguments["id"])
-        )
+        if arguments.get("raw"):
+            # a careless server: the notification written past our engine's checks
+            note = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {}}
+            note["params"] = {"elicitationId": arguments["id"]}
+            await ctx.session.send_raw(json.dumps(note).encode())
+            return "sent raw"
+        try:
+            await ctx.session.notify(
+                "notifications/elicitation/complete",
+                ElicitationCompleteNotificationParams(elicitation_id=arguments["id"]),
+            )
+        except LocalProtocolError as e:
+            return f"refused: {e}"
         return "sent"
 
     return server
+
+
+def texts(result: Any) -> str:
+    return " ".join(getattr(b, "text", "") for b in result.content)
 
 
 async def accept_defaults(ctx: Any, params: Any) -> ElicitResult:
@@ -113,6 +128,24 @@ async def test_invalid_answers_never_leave_the_client() -> None:
     assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
 
 
+@pytest.mark.req("client/elicitation#57")
+async def test_the_server_validates_what_the_client_accepted() -> None:
+    results: list[Any] = []
+
+    async def careless(ctx: Any, params: Any) -> ElicitResult:
+        # answers past the client's own guard, as a careless client would
+        return ElicitResult(action="accept", content={"age": -5, "junk": "zzz"})
+
+    async with memory_session_pair(
+        elicit_server(results), elicitation=accept_defaults, handlers={"elicitation/create": careless}
+    ) as client:
+        assert texts(await client.call_tool("ask")) == "done"
+    (error,) = results
+    assert isinstance(error, RemoteProtocolError) and error.code == ErrorCode.INVALID_PARAMS
+    assert "name: required" in str(error) and "age: below 0" in str(error) and "junk: not in" in str(error)
+    assert error.data == {"problems": ["name: required", "age: below 0", "junk: not in the requested schema"]}
+
+
 @pytest.mark.req("client/elicitation#5", "client/elicitation#6", "client/elicitation#34")
 async def test_modes_must_be_declared() -> None:
     results: list[Any] = []
@@ -147,15 +180,66 @@ async def test_url_mode_and_completion() -> None:
         elicitation_modes=("form", "url"),
         on_elicitation_complete=on_complete,
     ) as client:
+        # our server refuses to complete an elicitation it never started in this session (#16)
+        refused = await client.call_tool("finish", {"id": "unknown-id"})
+        assert texts(refused).startswith("refused: no URL elicitation 'unknown-id'")
         await client.call_tool("ask", {"mode": "url"})
-        await client.call_tool("finish", {"id": "unknown-id"})  # ignored
-        await client.call_tool("finish", {"id": "el-1"})
+        assert texts(await client.call_tool("finish", {"id": "el-1"})) == "sent"
         with trio.fail_after(5):
             await got.wait()
-        await client.call_tool("finish", {"id": "el-1"})  # already completed: ignored
+        # completed once: a second completion is refused by the server ...
+        assert texts(await client.call_tool("finish", {"id": "el-1"})).startswith("refused")
+        # ... and ignored by the client when a careless server sends it anyway (#17), as is an unknown id
+        assert texts(await client.call_tool("finish", {"id": "el-1", "raw": True})) == "sent raw"
+        assert texts(await client.call_tool("finish", {"id": "unknown-id", "raw": True})) == "sent raw"
         await client.ping()
     assert results == [ElicitResult(action="accept")]
     assert completed == ["el-1"]
+
+
+@pytest.mark.req("client/elicitation#16")
+async def test_ids_announced_in_a_url_elicitation_required_error_may_be_completed() -> None:
+    async with memory_session_pair(
+        elicit_server([]), elicitation_modes=("form", "url"), elicitation=accept_defaults
+    ) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("needs_auth")
+        assert texts(await client.call_tool("finish", {"id": "el-2"})) == "sent"
+
+
+@pytest.mark.req("client/elicitation#15", "client/elicitation#16")
+async def test_only_the_session_that_was_asked_gets_the_completion() -> None:
+    server = elicit_server([])
+    options: dict[str, Any] = {"elicitation": accept_defaults, "elicitation_modes": ("form", "url")}
+    async with memory_session_pair(server, **options) as first, memory_session_pair(server, **options) as second:
+        await first.call_tool("ask", {"mode": "url"})
+        assert texts(await second.call_tool("finish", {"id": "el-1"})).startswith("refused")
+        assert texts(await first.call_tool("finish", {"id": "el-1"})) == "sent"
+
+
+@pytest.mark.req("client/elicitation#13")
+async def test_a_url_elicitation_with_an_invalid_url_is_never_sent() -> None:
+    server = Server("bad-url")
+    refused: list[LocalProtocolError] = []
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = ElicitRequestURLParams(message="Go", url="not a url", elicitation_id="bad")
+        with pytest.raises(LocalProtocolError) as info:
+            await ctx.elicit(params)
+        refused.append(info.value)
+        return "refused"
+
+    asked: list[Any] = []
+
+    async def handler(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept")
+
+    async with memory_session_pair(server, elicitation=handler, elicitation_modes=("form", "url")) as client:
+        assert texts(await client.call_tool("ask")) == "refused"
+    assert not asked
+    assert refused[0].code == ErrorCode.INVALID_PARAMS and "'not a url' is not a valid absolute URL" in str(refused[0])
 
 
 @pytest.mark.req(
@@ -198,3 +282,139 @@ def test_mode_is_optional_for_form_mode() -> None:
 
     with pytest.raises(DecodeError):
         decode(request, ElicitRequest)
+
+
+async def test_decline_and_cancel_reach_the_server_without_content() -> None:
+    for action in ("decline", "cancel"):
+        results: list[Any] = []
+
+        async def answer(ctx: Any, params: Any, action: Any = action) -> ElicitResult:
+            return ElicitResult(action=action)
+
+        async with memory_session_pair(elicit_server(results), elicitation=answer) as client:
+            assert texts(await client.call_tool("ask")) == "done"
+        assert results == [ElicitResult(action=action)]
+
+
+async def test_content_with_decline_never_leaves_the_client() -> None:
+    results: list[Any] = []
+
+    async def confused(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="decline", content={"name": "Ada"})
+
+    async with memory_session_pair(elicit_server(results), elicitation=confused) as client:
+        await client.call_tool("ask")
+    # the application's answer breaks the rule: an internal error for the server, nothing leaked
+    (error,) = results
+    assert isinstance(error, MCPError) and error.code == ErrorCode.INTERNAL_ERROR
+    assert "Ada" not in error.message
+
+
+async def raw_server_asks(request_params: dict[str, Any], modes: tuple[str, ...]) -> tuple[dict[str, Any], list[Any]]:
+    """A raw server sends elicitation/create to our client; returns the client's reply and what the handler saw."""
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+    from mcp_ref.session import open_session
+
+    asked: list[Any] = []
+
+    async def handler(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept")
+
+    client_end, server_end = memory_channel_pair()
+    reply: dict[str, Any] = {}
+    replied = trio.Event()
+
+    async def raw_server() -> None:
+        init = json.loads(await server_end.receive())
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode())
+        assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
+        request = {"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": request_params}
+        await server_end.send(json.dumps(request).encode())
+        reply.update(json.loads(await server_end.receive()))
+        replied.set()
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raw_server)
+            async with open_session(client_end, elicitation=handler, elicitation_modes=modes):
+                await replied.wait()
+            nursery.cancel_scope.cancel()
+    return reply, asked
+
+
+@pytest.mark.req("client/elicitation#34")
+async def test_the_client_refuses_a_mode_it_did_not_declare(autojump_clock: trio.abc.Clock) -> None:
+    url_request = {"mode": "url", "message": "Go", "url": "https://example.com/x", "elicitationId": "u1"}
+    reply, asked = await raw_server_asks(url_request, ("form",))
+    assert reply["id"] == "e1" and reply["error"]["code"] == ErrorCode.INVALID_PARAMS == -32602
+    assert "URL mode" in reply["error"]["message"] and asked == []
+    form_request = {"message": "Name?", "requestedSchema": {"type": "object", "properties": {}}}
+    reply, asked = await raw_server_asks(form_request, ("url",))
+    assert reply["error"]["code"] == -32602 and "form mode" in reply["error"]["message"] and asked == []
+
+
+@pytest.mark.req("client/elicitation#13")
+async def test_the_client_refuses_a_url_elicitation_with_an_invalid_url(autojump_clock: trio.abc.Clock) -> None:
+    bad = {"mode": "url", "message": "Go", "url": "not a url", "elicitationId": "u1"}
+    reply, asked = await raw_server_asks(bad, ("form", "url"))
+    assert reply["error"]["code"] == -32602 and "not a valid absolute URL" in reply["error"]["message"]
+    assert asked == []
+
+
+@pytest.mark.req("client/elicitation#17")
+async def test_declined_url_elicitations_are_forgotten() -> None:
+    from mcp_ref.client.elicitation import ElicitationGuard
+
+    async def decline(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="decline")
+
+    async def fail(ctx: Any, params: Any) -> ElicitResult:
+        raise RuntimeError("the UI went away")
+
+    async def accept(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept")
+
+    def url(i: str) -> ElicitRequestURLParams:
+        return ElicitRequestURLParams(message="m", url="https://example.com", elicitation_id=i)
+
+    guard = ElicitationGuard(decline, url=True)
+    await guard(None, url("d"))
+    guard.handler = fail
+    with pytest.raises(RuntimeError):
+        await guard(None, url("f"))
+    guard.handler = accept
+    await guard(None, url("a"))
+    assert list(guard.pending_urls) == ["a"]
+    assert guard.complete("d") is None and guard.complete("a") == url("a") and guard.complete("a") is None
+
+
+async def test_a_person_gets_more_than_the_idle_timeout_to_answer(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.errors import RequestTimeout
+
+    server = Server("patient")
+    outcomes: list[Any] = []
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = ElicitRequestFormParams(message="Take your time", requested_schema=SCHEMA)
+        try:
+            outcomes.append(await ctx.elicit(params, **arguments))
+        except RequestTimeout as e:
+            outcomes.append(e)
+        return "done"
+
+    async def slow_person(ctx: Any, params: Any) -> ElicitResult:
+        await trio.sleep(120)  # twice the default idle timeout of 60 s
+        return ElicitResult(action="cancel")
+
+    async with memory_session_pair(server, elicitation=slow_person) as client:
+        await client.call_tool("ask", timeout=1000)
+        await client.call_tool("ask", {"timeout": 30}, timeout=1000)  # an explicit timeout still applies
+    assert outcomes[0] == ElicitResult(action="cancel")
+    assert isinstance(outcomes[1], RequestTimeout)

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from mcp_ref.client.sampling import SamplingRejected, check_sampling_request
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
 from mcp_ref.schema.content import TextContent, ToolResultContent, ToolUseContent
 from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage, ToolChoice
 from mcp_ref.schema.tools import Tool
@@ -117,3 +117,121 @@ def test_context_inclusion_needs_the_context_capability() -> None:
         server.send_request("sampling/createMessage", wide)
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability(context={})))
     server.send_request("sampling/createMessage", wide)
+
+
+@pytest.mark.req("schema#33")
+def test_a_tool_result_must_answer_a_preceding_tool_use() -> None:
+    orphan = SamplingMessage(role="user", content=[ToolResultContent(tool_use_id="zz", content=[])])
+    question = SamplingMessage(role="user", content=TextContent(text="weather?"))
+    use = SamplingMessage(role="assistant", content=[ToolUseContent(id="a", name="weather", input={})])
+    wrong = SamplingMessage(role="user", content=[ToolResultContent(tool_use_id="zz", content=[])])
+    for messages, expected in (
+        ([orphan], "['zz'], which answer no preceding tool use"),
+        ([question, orphan], "['zz'], which answer no preceding tool use"),
+        ([use, wrong], "must answer tool uses ['a']"),
+    ):
+        params = CreateMessageRequestParams(messages=messages, max_tokens=5, tools=[WEATHER])
+        with pytest.raises(ProtocolError) as info:
+            check_sampling_request(params, tools_declared=True)
+        assert info.value.code == ErrorCode.INVALID_PARAMS and expected in str(info.value)
+
+
+def messages_server(
+    messages: list[SamplingMessage], results: list[Any], tool_choice: ToolChoice | None = None
+) -> Server:
+    server = Server("sampler")
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=messages,
+            max_tokens=100,
+            tools=[WEATHER],
+            tool_choice=tool_choice,
+        )
+        try:
+            results.append(await ctx.sample(params))
+        except (MCPError, ProtocolError) as e:
+            results.append(e)
+        return "done"
+
+    return server
+
+
+@pytest.mark.req("client/sampling#19", "schema#33")
+async def test_the_server_checks_tool_results_before_sending() -> None:
+    use = SamplingMessage(role="assistant", content=[ToolUseContent(id="a", name="weather", input={})])
+    mixed = SamplingMessage(
+        role="user", content=[ToolResultContent(tool_use_id="a", content=[]), TextContent(text="and also")]
+    )
+    orphan = SamplingMessage(role="user", content=[ToolResultContent(tool_use_id="zz", content=[])])
+    asked: list[Any] = []
+
+    async def llm(ctx: Any, params: Any) -> CreateMessageResult:
+        asked.append(params)
+        return CreateMessageResult(role="assistant", model="m", content=TextContent(text="hi"))
+
+    for messages, expected in (([use, mixed], "mixes tool results"), ([orphan], "answer no preceding tool use")):
+        results: list[Any] = []
+        async with memory_session_pair(messages_server(messages, results), sampling=llm, sampling_tools=True) as c:
+            await c.call_tool("ask")
+        (error,) = results
+        assert isinstance(error, LocalProtocolError) and expected in str(error)
+    assert asked == []  # nothing reached the client
+
+
+@pytest.mark.req("client/sampling#9", "client/sampling#10", "schema#31", "schema#32")
+async def test_results_must_follow_tool_choice() -> None:
+    text = CreateMessageResult(role="assistant", model="m", content=TextContent(text="no tools"))
+    tool = CreateMessageResult(
+        role="assistant", model="m", stop_reason="toolUse", content=[ToolUseContent(id="1", name="weather", input={})]
+    )
+    question = [SamplingMessage(role="user", content=TextContent(text="weather?"))]
+    for choice, wrong, right in ((ToolChoice(mode="required"), text, tool), (ToolChoice(mode="none"), tool, text)):
+
+        async def answer_wrong(ctx: Any, params: Any, wrong: CreateMessageResult = wrong) -> CreateMessageResult:
+            return wrong
+
+        async def answer_right(ctx: Any, params: Any, right: CreateMessageResult = right) -> CreateMessageResult:
+            return right
+
+        # our client refuses to send an answer that ignores toolChoice (an internal error for the server) ...
+        results: list[Any] = []
+        async with memory_session_pair(
+            messages_server(question, results, choice), sampling=answer_wrong, sampling_tools=True
+        ) as client:
+            await client.call_tool("ask")
+        assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
+        # ... and our server refuses one that a careless client sends anyway
+        results.clear()
+        async with memory_session_pair(
+            messages_server(question, results, choice),
+            sampling=answer_right,
+            sampling_tools=True,
+            handlers={"sampling/createMessage": answer_wrong},
+        ) as client:
+            await client.call_tool("ask")
+        assert isinstance(results[0], RemoteProtocolError) and f'toolChoice "{choice.mode}"' in str(results[0])
+        results.clear()
+        async with memory_session_pair(
+            messages_server(question, results, choice), sampling=answer_right, sampling_tools=True
+        ) as client:
+            await client.call_tool("ask")
+        assert results == [right]
+
+
+@pytest.mark.req("client/sampling#4")
+async def test_tool_enabled_sampling_is_refused_for_a_2025_06_18_session() -> None:
+    # 2025-06-18 has no sampling.tools: tools are refused, never silently stripped from the request
+    results: list[Any] = []
+    question = [SamplingMessage(role="user", content=TextContent(text="weather?"))]
+    async with memory_session_pair(
+        messages_server(question, results, ToolChoice(mode="auto")),
+        sampling=fake_llm,
+        sampling_tools=True,
+        protocol_version="2025-06-18",
+    ) as client:
+        assert client.session.connection.protocol_version == "2025-06-18"
+        await client.call_tool("ask")
+    (error,) = results
+    assert isinstance(error, LocalProtocolError) and "sampling.tools" in str(error)

@@ -39,7 +39,7 @@ def text(result: Any) -> str:
     return " ".join(getattr(b, "text", "") for b in result.content)
 
 
-async def test_everything_in_process() -> None:
+async def test_everything_in_process(autojump_clock: trio.abc.Clock) -> None:
     logs: list[Any] = []
 
     async def on_log(params: Any) -> None:
@@ -132,10 +132,56 @@ async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
         nursery.cancel_scope.cancel()
 
 
-async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock) -> None:
+@pytest.mark.req("schema#37")
+async def test_tools_needing_client_features_fail_as_tool_errors() -> None:
+    # a client with no sampling, elicitation or roots: each tool fails in its result, the session goes on
     async with memory_session_pair(build_server()) as client:
+        for name, arguments in (
+            ("ask_model", {"prompt": "hi"}),
+            ("ask_model_with_tools", {"prompt": "hi"}),
+            ("test_sampling", {"prompt": "hi"}),
+            ("ask_user", {}),
+            ("test_elicitation", {"message": "who?"}),
+            ("visit_url", {}),
+            ("show_roots", {}),
+        ):
+            result = await client.call_tool(name, arguments)
+            assert result.is_error is True, name
+            assert text(result).startswith("cannot "), text(result)
+            assert "capability" in text(result), text(result)
+        assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
+
+
+@pytest.mark.req("schema#37")
+async def test_url_mode_tool_against_a_form_only_client_fails_as_a_tool_error() -> None:
+    async with memory_session_pair(build_server(), elicitation=user) as client:
+        result = await client.call_tool("visit_url")
+        assert result.is_error is True
+        assert "elicitation.url" in text(result)
+
+
+async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock) -> None:
+    server = build_server()
+    builtin = server.handler_table()["tools/call"]
+    cancelled = trio.Event()
+
+    async def observed(ctx: Any, params: Any) -> Any:
+        try:
+            return await builtin(ctx, params)
+        except trio.Cancelled:
+            if params.name == "long_running":
+                cancelled.set()
+            raise
+
+    server.set_handler("tools/call", observed)
+    async with memory_session_pair(server) as client:
+        start = trio.current_time()
         with trio.move_on_after(3.5):
             await client.call_tool("long_running", {"seconds": 100}, timeout=1000)
+        # the client's cancellation reached the server and stopped the tool there, long before its 100 s
+        with trio.fail_after(1):
+            await cancelled.wait()
+        assert trio.current_time() - start < 5
         result = await client.call_tool("long_running", {"seconds": 2})
         assert text(result) == "finished after 2s"
 

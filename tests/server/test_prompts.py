@@ -1,11 +1,14 @@
 """server/prompts: listing, argument checks, every content kind, list_changed."""
 
+from typing import Any
+
 import pytest
 import trio
 
 from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 from mcp_ref.schema.prompts import GetPromptResult, PromptArgument, PromptMessage
+from mcp_ref.server.prompts import as_get_prompt_result
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.testing import memory_session_pair
 
@@ -87,3 +90,53 @@ async def test_list_changed() -> None:
         server.prompts.remove("simple")
         with trio.fail_after(5):
             await got.wait()
+
+
+@pytest.mark.req("server/prompts#3", "server/prompts#4")
+def test_image_and_audio_must_be_base64_with_a_mime_type() -> None:
+    good = [
+        PromptMessage(role="user", content=ImageContent(data="iVBORw0KGgo=", mime_type="image/png")),
+        PromptMessage(role="user", content=AudioContent(data="UklGRg==", mime_type="audio/wav; rate=8000")),
+    ]
+    assert as_get_prompt_result(good, None).messages == good
+    for content, problem in (
+        (ImageContent(data="not base64!!", mime_type="image/png"), "messages[1]: image data is not valid base64"),
+        (AudioContent(data="abc", mime_type="audio/wav"), "messages[1]: audio data is not valid base64"),
+        (ImageContent(data="iVBORw0KGgo=", mime_type="png"), "messages[1]: 'png' is not a valid MIME type"),
+        (AudioContent(data="UklGRg==", mime_type="audio wav/x"), "is not a valid MIME type"),
+    ):
+        with pytest.raises(ValueError) as info:
+            as_get_prompt_result([good[0], PromptMessage(role="user", content=content)], None)
+        assert problem in str(info.value)
+
+
+async def test_a_prompt_with_bad_media_is_an_internal_error() -> None:
+    server = Server("bad media")
+
+    @server.prompt()
+    async def broken(ctx: RequestContext, arguments: dict[str, str]) -> list[PromptMessage]:
+        return [PromptMessage(role="user", content=ImageContent(data="not base64!!", mime_type="image/png"))]
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.get_prompt("broken")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+        await client.ping()
+
+
+SYSTEM: Any = "system"  # a role the annotation forbids, as an untyped caller passes it
+
+
+async def test_a_prompt_message_with_a_system_role_is_refused() -> None:
+    with pytest.raises(ValueError, match="messages\\[0\\]: role is 'user' or 'assistant', not 'system'"):
+        as_get_prompt_result([PromptMessage(role=SYSTEM, content=TextContent(text="x"))], None)
+    server = Server("s")
+
+    @server.prompt()
+    async def system(ctx: RequestContext, arguments: dict[str, str]) -> list[PromptMessage]:
+        return [PromptMessage(role=SYSTEM, content=TextContent(text="x"))]
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.get_prompt("system")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR

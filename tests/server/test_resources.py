@@ -59,6 +59,20 @@ async def test_read_text_blob_and_template() -> None:
         assert data.mime_type == "application/json"
 
 
+async def test_template_reads_ordinary_file_names() -> None:
+    server = Server("files")
+
+    @server.resource_template("file:///docs/{name}", mime_type="text/plain")
+    async def doc(ctx: RequestContext, uri: str, variables: dict[str, str]) -> str:
+        return f"contents of {variables['name']}"
+
+    async with memory_session_pair(server) as client:
+        (got,) = (await client.read_resource("file:///docs/readme.md")).contents
+        assert isinstance(got, TextResourceContents) and got.text == "contents of readme.md"
+        (got,) = (await client.read_resource("file:///docs/my%20notes.v2.txt")).contents
+        assert isinstance(got, TextResourceContents) and got.text == "contents of my notes.v2.txt"
+
+
 @pytest.mark.req("server/resources#7", "server/resources#8", "server/resources#6")
 async def test_not_found_and_invalid_uris() -> None:
     async with memory_session_pair(resource_server()) as client:

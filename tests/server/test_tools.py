@@ -10,7 +10,7 @@ import trio
 from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.schema.content import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 from mcp_ref.schema.tools import CallToolResult, ToolAnnotations
-from mcp_ref.server.tools import ToolError, ToolNameWarning, check_tool_name
+from mcp_ref.server.tools import ToolError, ToolNameWarning, as_call_tool_result, check_tool_name
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.client import InvalidToolResult
 from mcp_ref.testing import memory_session_pair
@@ -128,6 +128,8 @@ async def test_links_and_embedded_resources() -> None:
 
 
 async def test_resource_links_are_refused_for_2025_03_26_clients() -> None:
+    # no ResourceLink in 2025-03-26: the call fails (-32603) instead of sending an unreadable block
+    # (spec_notes/server/tools.md)
     async with memory_session_pair(tool_server(), protocol_version="2025-03-26") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("links")
@@ -259,3 +261,62 @@ def test_supported_dialects_are_documented() -> None:
     assert DEFAULT_DIALECT == "https://json-schema.org/draft/2020-12/schema"
     for name in ("2020-12", "2019-09", "draft-07", "draft-06", "draft-04"):
         assert name in notes and any(name in d for d in SUPPORTED_DIALECTS)
+
+
+# values the annotations forbid, as untyped callers pass them
+BOGUS: Any = "bogus"
+A_LIST: Any = [1, 2]
+
+
+def test_bad_registration_and_results_are_refused_before_the_wire() -> None:
+    server = Server("s")
+    with pytest.raises(ValueError, match="task_support is 'forbidden', 'optional' or 'required', not 'bogus'"):
+        server.tool(task_support=BOGUS)
+    assert len(server.tools) == 0
+    with pytest.raises(ValueError, match="structured_content is a JSON object"):
+        as_call_tool_result(CallToolResult(content=[], structured_content=A_LIST))
+
+
+async def test_a_tool_returning_non_object_structured_content_is_an_internal_error() -> None:
+    server = Server("s")
+
+    @server.tool()
+    async def listy(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[], structured_content=A_LIST)
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("listy")
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+        await client.ping()
+
+
+async def test_structured_results_for_a_2025_03_26_client_are_text_only() -> None:
+    import json
+
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+
+    server = Server("s")
+
+    @server.tool(
+        input_schema={"type": "object"},
+        output_schema={"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]},
+    )
+    async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"sum": 3}
+
+    client, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        init = {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
+        await client.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode())
+        assert json.loads(await client.receive())["result"]["protocolVersion"] == "2025-03-26"
+        await client.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await client.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+        (tool,) = json.loads(await client.receive())["result"]["tools"]
+        assert tool == {"name": "add", "inputSchema": {"type": "object"}}  # no outputSchema in 2025-03-26
+        await client.send(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{}}}')
+        result = json.loads(await client.receive())["result"]
+        # the structured value reaches the old client as its JSON text, and only so
+        assert result == {"content": [{"type": "text", "text": '{"sum": 3}'}]}
+        nursery.cancel_scope.cancel()

@@ -8,15 +8,32 @@ one, every message goes out). Levels are the syslog severities of RFC 5424.
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 from ...errors import ErrorCode, ProtocolError
 from ...schema.jsonrpc import Result
-from ...schema.logging import LOGGING_LEVELS, SetLevelRequestParams
+from ...schema.logging import LOGGING_LEVELS, LoggingLevel, SetLevelRequestParams
 
-__all__ = ["LEVEL_RANK", "python_level_to_mcp", "passes", "set_log_level", "MCPLogHandler"]
+__all__ = [
+    "LEVEL_RANK",
+    "check_level",
+    "python_level_to_mcp",
+    "passes",
+    "set_log_level",
+    "LogRateLimiter",
+    "MCPLogHandler",
+]
 
 LEVEL_RANK = {name: rank for rank, name in enumerate(LOGGING_LEVELS)}
+_LEVELS: dict[str, LoggingLevel] = {name: name for name in get_args(LoggingLevel)}
+
+
+def check_level(level: str) -> LoggingLevel:
+    """``level`` if it is one of the eight syslog levels, else ValueError (before anything is sent)."""
+    checked = _LEVELS.get(level)
+    if checked is None:
+        raise ValueError(f"unknown log level {level!r}: one of {', '.join(LOGGING_LEVELS)}")
+    return checked
 
 
 def python_level_to_mcp(levelno: int) -> str:
@@ -35,6 +52,34 @@ def passes(level: str, minimum: str | None) -> bool:
     return minimum is None or LEVEL_RANK[level] >= LEVEL_RANK[minimum]
 
 
+class LogRateLimiter:
+    """[server/utilities/logging#4] a token bucket for one session's log messages.
+
+    On average ``rate`` messages per second go out, with bursts of up to
+    ``burst``; the rest are dropped and counted in ``dropped``. Sans-IO: the
+    caller passes the current time.
+    """
+
+    def __init__(self, rate: float, burst: int) -> None:
+        if not rate > 0 or burst < 1:
+            raise ValueError("a log rate limit needs a positive rate and a burst of at least 1")
+        self.rate = rate
+        self.burst = burst
+        self.dropped = 0
+        self._tokens = float(burst)
+        self._last: float | None = None
+
+    def allow(self, now: float) -> bool:
+        if self._last is not None:
+            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        self.dropped += 1
+        return False
+
+
 async def set_log_level(ctx: Any, params: SetLevelRequestParams) -> Result:
     """``logging/setLevel``: remember the session's minimum level (logging#2)."""
     if params.level not in LEVEL_RANK:
@@ -49,8 +94,10 @@ class MCPLogHandler(logging.Handler):
 
     ``emit`` calls ``send(level, logger_name, data)`` synchronously; the
     server passes a function that queues the notification on each session
-    (from the trio thread). The message text is the record's formatted
-    message; exception tracebacks are not sent (logging#6: no internals).
+    (handing it to the trio thread when called from another thread). The
+    text is the record's message, or what the handler's formatter makes of it
+    if one is set; exception tracebacks and stack traces are never sent
+    (logging#6: no internals).
     """
 
     def __init__(self, send: Callable[[str, str, Any], None], level: int = logging.NOTSET) -> None:
@@ -59,6 +106,14 @@ class MCPLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._send(python_level_to_mcp(record.levelno), record.name, record.getMessage())
+            self._send(python_level_to_mcp(record.levelno), record.name, self._text(record))
         except Exception:
             self.handleError(record)
+
+    def _text(self, record: logging.LogRecord) -> str:
+        if self.formatter is None:
+            return record.getMessage()
+        # format a copy without the exception and stack, which a formatter would append
+        clean = logging.makeLogRecord(record.__dict__)
+        clean.exc_info, clean.exc_text, clean.stack_info = None, None, None
+        return self.formatter.format(clean)

@@ -114,3 +114,128 @@ async def test_python_logging_bridge() -> None:
         ("info", "app.component", "connected to db"),
         ("error", "app.component", "disk full"),
     ]
+
+
+async def test_unknown_levels_are_refused_before_sending() -> None:
+    server = Server("logs")
+    refused: list[Exception] = []
+
+    @server.tool()
+    async def bad_level(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        with pytest.raises(ValueError, match="unknown log level 'bogus'") as info:
+            await ctx.log("bogus", "x")
+        refused.append(info.value)
+        return "refused"
+
+    got: list[LoggingMessageNotificationParams] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with memory_session_pair(server, on_log=on_log) as client:
+        with pytest.raises(ValueError, match="unknown log level 'bogus'"):
+            await client.set_logging_level("bogus")
+        for level in (None, "info"):  # before and after the client set a level (no KeyError then)
+            if level is not None:
+                await client.set_logging_level(level)
+            with pytest.raises(ValueError, match="unknown log level 'bogus'"):
+                server.log("bogus", "x")
+            (block,) = (await client.call_tool("bad_level")).content
+            assert getattr(block, "text", None) == "refused"
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+    assert len(refused) == 2 and got == []
+
+
+async def test_python_logging_bridge_from_worker_threads_with_a_formatter() -> None:
+    server = logging_server()
+    got: list[LoggingMessageNotificationParams] = []
+    arrived = trio.Event()
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+        if len(got) == 2:
+            arrived.set()
+
+    logger = logging.getLogger("app.worker")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = server.logging_handler()
+    handler.setFormatter(logging.Formatter("[%(threadName)s] %(message)s"))
+    logger.addHandler(handler)
+
+    def work() -> None:
+        logger.info("from a thread")
+        try:
+            raise KeyError("secret internals")
+        except KeyError:
+            logger.exception("it failed")
+
+    try:
+        async with memory_session_pair(server, on_log=on_log) as client:
+            await trio.to_thread.run_sync(work)
+            with trio.fail_after(5):
+                await arrived.wait()
+            await client.ping()
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = True
+    assert [(m.level, m.logger) for m in got] == [("info", "app.worker"), ("error", "app.worker")]
+    assert got[0].data.startswith("[") and got[0].data.endswith("] from a thread")
+    assert got[0].data != "[MainThread] from a thread"  # formatted in the worker's record, sent from trio
+    assert got[1].data.endswith("] it failed") and "secret internals" not in got[1].data
+
+
+def test_the_bridge_needs_a_served_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    handler = Server("idle").logging_handler()
+    record = logging.makeLogRecord({"msg": "hello", "levelno": logging.INFO, "name": "x"})
+    errors: list[logging.LogRecord] = []
+    monkeypatch.setattr(handler, "handleError", errors.append)
+    handler.emit(record)
+    assert errors == [record]
+
+
+@pytest.mark.req("server/utilities/logging#4")
+async def test_log_messages_are_rate_limited_per_session(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.session import SessionConfig
+
+    server = Server("limited", config=SessionConfig(log_rate=2, log_burst=3))
+    sent: list[bool] = []
+
+    @server.tool()
+    async def burst(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(5):
+            sent.append(await ctx.log("info", f"burst {i}"))
+        await trio.sleep(1)  # two more tokens
+        for i in range(3):
+            sent.append(await ctx.log("info", f"later {i}"))
+        server.log("info", "broadcast")  # the same bucket: nothing left
+        await trio.sleep(0.5)
+        server.log("info", "broadcast after a pause")
+        return "done"
+
+    got: list[Any] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params.data)
+
+    async with memory_session_pair(server, on_log=on_log) as client:
+        await client.call_tool("burst")
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+        (session,) = server.sessions
+        assert session.log_limiter is not None and session.log_limiter.dropped == 4
+    assert sent == [True, True, True, False, False, True, True, False]
+    assert got == ["burst 0", "burst 1", "burst 2", "later 0", "later 1", "broadcast after a pause"]
+
+
+def test_rate_limit_settings_are_checked() -> None:
+    from mcp_ref.server.utilities.logging import LogRateLimiter
+    from mcp_ref.session import SessionConfig
+
+    for bad in ({"log_rate": 0}, {"log_rate": -1}, {"log_burst": 0}):
+        with pytest.raises(ValueError):
+            SessionConfig(**bad)
+    with pytest.raises(ValueError):
+        LogRateLimiter(0, 1)
+    assert SessionConfig().log_rate is None  # off by default: every message goes out
