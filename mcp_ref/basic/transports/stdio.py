@@ -61,6 +61,7 @@ DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 DEFAULT_SHUTDOWN_TIMEOUTS = (2.0, 2.0)
 _READ_SIZE = 65536
 _STDERR_MAX_LINE = 64 * 1024
+_POSIX = os.name == "posix"  # process groups and signals
 _STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
 
 stderr_log = logging.getLogger("mcp_ref.stdio.stderr")
@@ -438,8 +439,6 @@ class _Process(Protocol):
 
     def send_signal(self, sig: int) -> None: ...
 
-    def kill(self) -> None: ...
-
 
 async def shutdown_process(
     process: _Process,
@@ -447,6 +446,7 @@ async def shutdown_process(
     *,
     close_wait: float = DEFAULT_SHUTDOWN_TIMEOUTS[0],
     term_wait: float = DEFAULT_SHUTDOWN_TIMEOUTS[1],
+    process_group: bool = False,
 ) -> None:
     """Stop a stdio server: close its input, wait, SIGTERM, wait, SIGKILL, wait.
 
@@ -456,7 +456,21 @@ async def shutdown_process(
     timeout: SIGKILL cannot be caught or ignored, and waiting is what
     guarantees the process is reaped rather than left behind.
     ``close_input`` is an async callable (closing the server's stdin).
+    With ``process_group`` (the process leads its own process group, as
+    :func:`open_process_channel` starts it), SIGTERM and SIGKILL go to the
+    whole group, so the children of a wrapper (npx, uv run, a shell) go too.
     """
+
+    def signal_server(sig: int) -> None:
+        if process_group:
+            try:
+                # the leader is not reaped yet (returncode is None), so its pid is still the group's id
+                os.killpg(process.pid, sig)
+                return
+            except ProcessLookupError:
+                pass  # it moved itself to another group: signal it alone
+        process.send_signal(sig)
+
     with trio.CancelScope(shield=True):
         # [basic/lifecycle#15] 1. close the server's input stream -- lifecycle#stdio
         try:
@@ -470,13 +484,13 @@ async def shutdown_process(
             await process.wait()
             return
         log.info("server %s still running %gs after its stdin was closed: sending SIGTERM", process.pid, close_wait)
-        process.send_signal(signal.SIGTERM)
+        signal_server(signal.SIGTERM)
         # [basic/lifecycle#15] 3. SIGKILL when SIGTERM was not enough -- lifecycle#stdio
         with trio.move_on_after(term_wait):
             await process.wait()
             return
         log.warning("server %s still running %gs after SIGTERM: sending SIGKILL", process.pid, term_wait)
-        process.kill()
+        signal_server(signal.SIGKILL)
         await process.wait()
 
 
@@ -540,6 +554,9 @@ async def open_process_channel(
             stderr=stderr_target,
             env=None if env is None else {**default_environment(), **env},
             cwd=cwd,
+            # its own session and process group: the shutdown signals reach the
+            # processes it starts too (see shutdown_process)
+            start_new_session=_POSIX,
         )
     except OSError as e:
         # OSError(errno, ...) builds the matching subclass (FileNotFoundError, ...)
@@ -557,7 +574,9 @@ async def open_process_channel(
                 body.exc = exc
                 raise
             finally:
-                await shutdown_process(process, channel.send_eof, close_wait=close_wait, term_wait=term_wait)
+                await shutdown_process(
+                    process, channel.send_eof, close_wait=close_wait, term_wait=term_wait, process_group=_POSIX
+                )
                 if piped:
                     # the server is gone; collect what it wrote last (bounded: a child of
                     # the server may hold stderr open)

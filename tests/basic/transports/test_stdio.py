@@ -383,12 +383,8 @@ class FakeProcess:
 
     def send_signal(self, sig: int) -> None:
         self.events.append((signal.Signals(sig).name, trio.current_time()))
-        if sig == signal.SIGTERM and self.obeys_term:
+        if sig == signal.SIGKILL or (sig == signal.SIGTERM and self.obeys_term):
             self._exit(-sig)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-        self._exit(-signal.SIGKILL)
 
 
 async def run_shutdown(
@@ -548,6 +544,38 @@ async def test_a_server_that_ignores_sigterm_gets_sigkill(autojump_clock: trio.a
         start = trio.current_time()
     assert trio.current_time() - start >= 2.0 + 2.0  # both default waits passed
     assert ch.process.returncode == -signal.SIGKILL
+
+
+async def wait_gone(pid: int) -> None:
+    """Return once process ``pid`` (not our child) has terminated: its pidfd turns readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+@pytest.mark.parametrize("grandchild", ["obeys-term", "ignores-term"])
+async def test_shutdown_signals_reach_the_servers_children(grandchild: str) -> None:
+    # a wrapper launcher (npx, uv run) is a process whose child is the real server;
+    # "sh" stands in for it here and says the pid of its child on stdout
+    ignore = "trap '' TERM; " if grandchild == "ignores-term" else ""
+    with trio.fail_after(30):
+        async with open_process_channel(
+            "sh", ["-c", ignore + "sleep 987 & echo $!; wait"], shutdown_timeouts=(0.2, 0.2)
+        ) as ch:
+            sleeper = int(await ch.receive())
+            # the server leads its own process group, apart from ours
+            assert os.getpgid(ch.process.pid) == ch.process.pid != os.getpgrp()
+            assert os.getpgid(sleeper) == ch.process.pid
+        expected = -signal.SIGTERM if grandchild == "obeys-term" else -signal.SIGKILL
+        assert ch.process.returncode == expected
+        await wait_gone(sleeper)  # were it left behind, fail_after would fire
 
 
 @pytest.mark.subprocess
