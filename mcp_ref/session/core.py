@@ -659,7 +659,9 @@ class Session:
             while True:
                 try:
                     data = await self.channel.receive()
-                except trio.EndOfChannel:
+                except trio.EndOfChannel as e:
+                    if e.args:  # the transport knows why (a stdio server's exit status...)
+                        reason = f"end of stream: {e}"
                     break
                 except MessageTooLarge as e:
                     # the transport skipped it whole; the id is unknowable

@@ -63,6 +63,8 @@ _READ_SIZE = 65536
 _STDERR_MAX_LINE = 64 * 1024
 _POSIX = os.name == "posix"  # process groups and signals
 _STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
+_STDERR_TAIL = 5  # stderr lines quoted when the server went away by itself
+_STDERR_QUOTE = 500  # characters of each of them
 
 stderr_log = logging.getLogger("mcp_ref.stdio.stderr")
 log = logging.getLogger("mcp_ref.stdio")
@@ -415,7 +417,13 @@ def default_environment() -> dict[str, str]:
 
 
 class ProcessChannel(StdioMessageChannel):
-    """The channel to a server subprocess that :func:`open_process_channel` yields."""
+    """The channel to a server subprocess that :func:`open_process_channel` yields.
+
+    When the server goes away by itself, the ``trio.EndOfChannel`` of
+    ``receive()`` and the ``trio.BrokenResourceError`` of ``send()`` say how:
+    its exit status and, with ``stderr="capture"``, its last stderr lines
+    (the session makes that its close reason).
+    """
 
     def __init__(self, process: trio.Process, *, max_message_size: int, stderr_keep: int) -> None:
         assert process.stdin is not None and process.stdout is not None
@@ -424,6 +432,50 @@ class ProcessChannel(StdioMessageChannel):
         self.process = process
         #: with ``stderr="capture"``: the server's last ``stderr_keep`` stderr lines
         self.stderr_lines: deque[str] = deque(maxlen=stderr_keep)
+        #: set once the stderr reader has seen the end of the server's stderr (if it is piped)
+        self.stderr_done: trio.Event | None = None
+
+    async def receive(self) -> bytes:
+        try:
+            return await super().receive()
+        except trio.EndOfChannel as e:
+            raise trio.EndOfChannel(await self.describe_exit()) from e
+
+    async def send(self, value: bytes) -> None:
+        try:
+            await super().send(value)
+        except trio.BrokenResourceError as e:
+            raise trio.BrokenResourceError(await self.describe_exit()) from e
+
+    async def describe_exit(self) -> str:
+        """How the server went away: exit status and the last captured stderr lines.
+
+        Waits up to a second for the process to exit and its stderr to be
+        read to the end: the end of its stdout usually comes a moment first.
+        """
+        process = self.process
+        with trio.move_on_after(_STDERR_DRAIN):
+            await process.wait()
+            if self.stderr_done is not None:
+                await self.stderr_done.wait()
+        code = process.returncode
+        if code is None:
+            text = f"the server (pid {process.pid}) is still running"
+        elif code < 0:
+            text = f"the server (pid {process.pid}) was killed by {_signal_name(-code)}"
+        else:
+            text = f"the server (pid {process.pid}) exited with code {code}"
+        if self.stderr_lines:
+            tail = [line[:_STDERR_QUOTE] for line in list(self.stderr_lines)[-_STDERR_TAIL:]]
+            text += "; its last stderr lines: " + " | ".join(tail)
+        return text
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 class _Process(Protocol):
@@ -566,6 +618,7 @@ async def open_process_channel(
         async with block_nursery() as (nursery, body):
             pumped = trio.Event()
             if piped:
+                channel.stderr_done = pumped
                 sink = stderr if callable(stderr) else _capture_into(channel)
                 nursery.start_soon(_pump_stderr, process, sink, pumped)
             try:

@@ -31,7 +31,8 @@ from mcp_ref.basic.transports.stdio import (
     open_process_channel,
     shutdown_process,
 )
-from mcp_ref.errors import ErrorCode, MessageTooLarge
+from mcp_ref.errors import ConnectionClosed, ErrorCode, MessageTooLarge
+from mcp_ref.session import open_stdio_client
 
 from .conftest import ROOT, script
 
@@ -634,6 +635,29 @@ async def test_a_server_exiting_on_its_own_ends_the_channel() -> None:
                 await ch.send(b"{}")
     assert ch.process.returncode == 3
     assert lines == ["going away"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#16")
+async def test_the_end_of_a_server_that_died_says_its_exit_status_and_last_stderr_lines() -> None:
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("exit_early")], stderr="capture") as ch:
+            with pytest.raises(trio.EndOfChannel, match=r"exited with code 3; its last stderr lines: going away$"):
+                await ch.receive()
+            with pytest.raises(trio.BrokenResourceError, match=r"exited with code 3; .*going away"):
+                await ch.send(b"{}")
+        async with open_process_channel("sh", ["-c", "echo one >&2; echo two >&2; kill -9 $$"], stderr="capture") as ch:
+            with pytest.raises(trio.EndOfChannel, match=r"was killed by SIGKILL; its last stderr lines: one \| two$"):
+                await ch.receive()
+
+
+@pytest.mark.subprocess
+async def test_a_server_that_dies_at_startup_fails_open_stdio_client_with_the_reason() -> None:
+    with trio.fail_after(30), pytest.raises(ConnectionClosed) as info:
+        async with open_stdio_client(sys.executable, [script("exit_early")], stderr="capture"):
+            raise AssertionError("the session must not open")
+    # whichever noticed first, the closed stdout or the broken stdin, the reason is the same
+    assert "exited with code 3; its last stderr lines: going away" in str(info.value)
 
 
 @pytest.mark.subprocess
