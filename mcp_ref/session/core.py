@@ -102,6 +102,9 @@ class SessionConfig:
     ``progress_min_interval``: our handlers' progress notifications are sent at
     most this often per request (progress#13); intermediate values in between are
     dropped, a value that reaches ``total`` always goes out.
+    ``eof_grace``: when the peer ends its output stream, requests still being
+    handled may finish for this long (their responses still go out) before
+    they are cancelled; 0 cancels them at once (``Server.serve_stdio`` sets it).
     """
 
     request_timeout: float = 60.0
@@ -113,6 +116,7 @@ class SessionConfig:
     keepalive_timeout: float = 10.0
     keepalive_max_failures: int = 3
     progress_min_interval: float = 0.0
+    eof_grace: float = 0.0
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -126,6 +130,8 @@ class SessionConfig:
             raise ValueError("keepalive_max_failures must be at least 1")
         if self.progress_min_interval < 0:
             raise ValueError("progress_min_interval must not be negative")
+        if not 0 <= self.eof_grace < math.inf:
+            raise ValueError("eof_grace must be a finite number >= 0")
 
 
 @attrs.frozen
@@ -424,6 +430,7 @@ class Session:
         self._timeout_seq = itertools.count()
         self._timer_target = math.inf
         self._timer_wakeup = trio.Event()
+        self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
 
     # -- writing -------------------------------------------------------------------
 
@@ -662,6 +669,8 @@ class Session:
                 except trio.EndOfChannel as e:
                     if e.args:  # the transport knows why (a stdio server's exit status...)
                         reason = f"end of stream: {e}"
+                    if self._handler_scopes and self.config.eof_grace > 0:
+                        await self._let_handlers_finish(self.config.eof_grace)
                     break
                 except MessageTooLarge as e:
                     # the transport skipped it whole; the id is unknowable
@@ -679,6 +688,17 @@ class Session:
                     break
         finally:
             self._close(reason)
+
+    async def _let_handlers_finish(self, grace: float) -> None:
+        """The peer's input ended, our output may still be open: give running handlers ``grace`` seconds."""
+        done = self._handlers_done = trio.Event()
+        log.info("end of input with %d request(s) being handled: waiting up to %gs", len(self._handler_scopes), grace)
+        with trio.move_on_after(grace):
+            await done.wait()
+        if self._handler_scopes:
+            log.warning(
+                "cancelling %d request(s) still running %gs after the end of input", len(self._handler_scopes), grace
+            )
 
     async def _send_quietly(self, data: bytes, related: RequestId | None = None) -> None:
         """Send a protocol reply; a transport that is gone is the loop's next EOF."""
@@ -795,6 +815,8 @@ class Session:
                 await self._send_quietly(data, rid)
         finally:
             self._handler_scopes.pop(rid, None)
+            if self._handlers_done is not None and not self._handler_scopes:
+                self._handlers_done.set()
 
     def _error_reply(self, rid: RequestId, exc: Exception) -> bytes | None:
         """One place where handler exceptions become wire errors (DESIGN.md section 4)."""

@@ -21,7 +21,7 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_ref.basic.transports.memory import framed_memory_pair
+from mcp_ref.basic.transports.memory import framed_memory_pair, memory_channel_pair
 from mcp_ref.basic.transports.stdio import (
     LineFramer,
     Oversized,
@@ -32,7 +32,7 @@ from mcp_ref.basic.transports.stdio import (
     shutdown_process,
 )
 from mcp_ref.errors import ConnectionClosed, ErrorCode, MessageTooLarge
-from mcp_ref.session import open_stdio_client
+from mcp_ref.session import Server, SessionConfig, open_stdio_client
 
 from .conftest import ROOT, script
 
@@ -658,6 +658,126 @@ async def test_a_server_that_dies_at_startup_fails_open_stdio_client_with_the_re
             raise AssertionError("the session must not open")
     # whichever noticed first, the closed stdout or the broken stdin, the reason is the same
     assert "exited with code 3; its last stderr lines: going away" in str(info.value)
+
+
+# -- the server's end of input: requests under way get a grace period --------------------
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def piped(*messages: dict[str, Any]) -> bytes:
+    """What ``printf '%s\\n' ... |`` would feed a server."""
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+def answers(stdout: bytes) -> dict[Any, dict[str, Any]]:
+    return {m["id"]: m for m in map(json.loads, stdout.splitlines())}
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_piped_requests_are_all_answered_and_the_server_exits_0_at_eof() -> None:
+    # the whole conversation arrives at once, stdin ends right after it: printf ... | python -m mcp_ref.examples.echo
+    stdin = piped(INIT, INITIALIZED, call(2, "echo", {"text": "one"}), call(3, "echo", {"text": "two"}))
+    for _ in range(3):  # it used to depend on which task ran first
+        with trio.fail_after(30):
+            done = await trio.run_process(
+                [sys.executable, "-m", "mcp_ref.examples.echo"],
+                stdin=stdin,
+                capture_stdout=True,
+                capture_stderr=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                check=False,
+            )
+        assert done.returncode == 0, done.stderr  # EOF alone ends Server.run_stdio, no signal needed
+        got = answers(done.stdout)
+        assert sorted(got) == [1, 2, 3]
+        assert [got[i]["result"]["content"][0]["text"] for i in (2, 3)] == ["one", "two"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_at_eof_a_slow_handler_finishes_and_a_hanging_one_is_cancelled_after_the_grace() -> None:
+    stdin = piped(INIT, INITIALIZED, call(2, "slow", {"seconds": 0.1}), call(3, "hang", {}))
+    with trio.fail_after(30):
+        start = trio.current_time()
+        done = await trio.run_process(
+            [sys.executable, script("slow_server"), "1.5"],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+            env=script_env(),
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    got = answers(done.stdout)
+    assert sorted(got) == [1, 2]  # the cancelled request gets no response
+    assert got[2]["result"]["content"][0]["text"] == "slept"
+    assert b"hang cancelled" in done.stderr
+    assert trio.current_time() - start >= 1.5  # hang kept the session open for the whole grace
+
+
+async def test_eof_grace_on_virtual_time(autojump_clock: trio.abc.Clock) -> None:
+    server = Server("t")
+    finished: list[tuple[str, float]] = []
+
+    @server.tool(input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}})
+    async def wait(ctx: Any, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep(arguments["seconds"])
+        except trio.Cancelled:
+            finished.append(("cancelled", trio.current_time()))
+            raise
+        finished.append(("done", trio.current_time()))
+        return "ok"
+
+    async def run(config: SessionConfig, *calls: float) -> dict[Any, dict[str, Any]]:
+        client, server_end = memory_channel_pair()
+        finished.clear()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: server.serve(server_end, config=config))
+            for m in (INIT, INITIALIZED, *(call(2 + i, "wait", {"seconds": t}) for i, t in enumerate(calls))):
+                await client.send(json.dumps(m).encode())
+            await client.send_eof()
+            got = {}
+            with trio.fail_after(100):
+                while True:
+                    try:
+                        m = json.loads(await client.receive())
+                    except trio.EndOfChannel:
+                        break
+                    got[m["id"]] = m
+        return got
+
+    start = trio.current_time()
+    got = await run(SessionConfig(eof_grace=5.0), 3.0, 4.0)
+    assert sorted(got) == [1, 2, 3] and finished == [("done", start + 3.0), ("done", start + 4.0)]
+    # the session ends as soon as the last one is done, not at the end of the grace
+    assert trio.current_time() == start + 4.0
+
+    start = trio.current_time()
+    got = await run(SessionConfig(eof_grace=5.0), 1.0, 60.0)
+    assert sorted(got) == [1, 2] and finished == [("done", start + 1.0), ("cancelled", start + 5.0)]
+
+    start = trio.current_time()
+    got = await run(SessionConfig(), 1.0)  # no grace: cancelled at once
+    assert sorted(got) == [1] and finished == [("cancelled", start)]
+
+
+def test_eof_grace_must_be_finite_and_not_negative() -> None:
+    for bad in (-1.0, math.inf):
+        with pytest.raises(ValueError, match="eof_grace"):
+            SessionConfig(eof_grace=bad)
 
 
 @pytest.mark.subprocess
