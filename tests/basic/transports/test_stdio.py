@@ -32,7 +32,8 @@ from mcp_ref.basic.transports.stdio import (
     shutdown_process,
 )
 from mcp_ref.errors import ConnectionClosed, ErrorCode, MessageTooLarge
-from mcp_ref.session import Server, SessionConfig, open_stdio_client
+from mcp_ref.schema.content import TextContent
+from mcp_ref.session import Server, SessionConfig, open_session, open_stdio_client
 
 from .conftest import ROOT, script
 
@@ -703,6 +704,19 @@ async def test_piped_requests_are_all_answered_and_the_server_exits_0_at_eof() -
         got = answers(done.stdout)
         assert sorted(got) == [1, 2, 3]
         assert [got[i]["result"]["content"][0]["text"] for i in (2, 3)] == ["one", "two"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15", "basic/transports#2")
+async def test_run_stdio_exits_0_when_its_client_closes_stdin(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "mcp_ref.stdio")
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"], env=script_env()) as ch:
+            async with open_session(ch) as client:
+                result = await client.call_tool("echo", {"text": "bye"})
+                assert result.content == [TextContent(text="bye")]
+    assert ch.process.returncode == 0
+    assert not [m for m in recorded(caplog, "mcp_ref.stdio") if "SIG" in m]  # closing stdin was enough
 
 
 @pytest.mark.subprocess
