@@ -673,10 +673,7 @@ class Session:
                         await self._let_handlers_finish(self.config.eof_grace)
                     break
                 except MessageTooLarge as e:
-                    # the transport skipped it whole; the id is unknowable
-                    log.warning("%s", e)
-                    reply = self.connection.error_reply(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
-                    self._nursery.start_soon(self._send_quietly, reply)
+                    self._too_large(e)
                     continue
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
                     reason = f"transport closed: {e!r}"
@@ -688,6 +685,23 @@ class Session:
                     break
         finally:
             self._close(reason)
+
+    def _too_large(self, e: MessageTooLarge) -> None:
+        """The transport dropped a message over its limit; ``e`` says what its first bytes showed."""
+        log.warning("%s", e)
+        rid = e.request_id
+        if e.kind == "response":
+            out = self.connection.outgoing(rid) if rid is not None else None
+            waiter = self._waiters.get(rid) if rid is not None else None
+            if out is not None and waiter is not None:
+                assert rid is not None
+                # the answer to our request is lost: fail it now rather than at its timeout
+                self.connection.abandon(rid)
+                waiter.put(InvalidResponse(rid, out.method, e))
+            return  # JSON-RPC never answers a response, even an unreadable one
+        # [basic/index#10] the error carries the request's id when its first bytes showed it, else none
+        reply = self.connection.error_reply(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
+        self._nursery.start_soon(self._send_quietly, reply)
 
     async def _let_handlers_finish(self, grace: float) -> None:
         """The peer's input ended, our output may still be open: give running handlers ``grace`` seconds."""

@@ -9,8 +9,8 @@ messages (see :mod:`mcp_ref.basic.transports`). Here:
   is dropped, empty lines are skipped), and raises ``trio.EndOfChannel`` at
   clean EOF (a last line without a newline is delivered first). A line longer
   than ``max_message_size`` is skipped whole, without being buffered, and
-  ``receive()`` raises :class:`~mcp_ref.errors.MessageTooLarge`; the channel
-  stays usable;
+  ``receive()`` raises :class:`~mcp_ref.errors.MessageTooLarge`, with the kind
+  and id its first bytes showed; the channel stays usable;
 * invalid JSON or UTF-8 is not the transport's business: the engine answers it.
 
 Three layers, from the bottom:
@@ -23,6 +23,7 @@ Three layers, from the bottom:
   (this process is the client: launch a server, shut it down properly).
 """
 
+import json
 import logging
 import math
 import os
@@ -46,6 +47,8 @@ __all__ = [
     "LineFramer",
     "Oversized",
     "frame_message",
+    "peek_envelope",
+    "too_large",
     "StdioMessageChannel",
     "ProcessChannel",
     "StderrOption",
@@ -60,6 +63,7 @@ DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 #: (seconds to wait after closing the server's stdin, seconds to wait after SIGTERM).
 DEFAULT_SHUTDOWN_TIMEOUTS = (2.0, 2.0)
 _READ_SIZE = 65536
+_HEAD = 1024  # first bytes of an oversized message kept to read its id from
 _STDERR_MAX_LINE = 64 * 1024
 _POSIX = os.name == "posix"  # process groups and signals
 _STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
@@ -87,9 +91,68 @@ def frame_message(message: bytes) -> bytes:
 
 @attrs.frozen
 class Oversized:
-    """A line longer than the limit was skipped whole; ``size`` is its length in bytes."""
+    """A line longer than the limit was skipped whole; ``size`` is its length in bytes.
+
+    ``head`` is its first bytes (at most 1 KiB), enough to read the id of most messages.
+    """
 
     size: int
+    head: bytes = attrs.field(default=b"", eq=False, repr=False)
+
+
+_decoder = json.JSONDecoder()
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def peek_envelope(head: bytes) -> tuple[Literal["request", "response"] | None, str | int | None]:
+    """What the first bytes of a JSON-RPC message say it is: (kind, id).
+
+    Reads the top-level members in order while their values are complete in
+    ``head``; a nested "id" is never mistaken for the message's. ``kind`` is
+    "response" once a "result" or "error" member was seen, "request" once
+    "method" and "id" were, else None; the id is None unless it was read whole.
+    """
+    text = head.decode("utf-8", "replace")
+    keys: set[str] = set()
+    rid: str | int | None = None
+    i = _skip_ws(text, 0)
+    if text[i : i + 1] == "{":
+        i += 1
+        while True:
+            try:
+                key, i = _decoder.raw_decode(text, _skip_ws(text, i))
+            except ValueError:
+                break
+            i = _skip_ws(text, i)
+            if type(key) is not str or text[i : i + 1] != ":":
+                break
+            keys.add(key)
+            try:
+                value, i = _decoder.raw_decode(text, _skip_ws(text, i + 1))
+            except ValueError:
+                break  # cut off by the end of head (or not JSON)
+            if i >= len(text):
+                break  # a number at the very end may have been cut short
+            if key == "id" and type(value) in (str, int):
+                rid = value
+            i = _skip_ws(text, i)
+            if text[i : i + 1] != ",":
+                break
+            i += 1
+    if keys & {"result", "error"}:
+        return "response", rid
+    return ("request" if "method" in keys and rid is not None else None), rid
+
+
+def too_large(size: int, limit: int, head: bytes) -> MessageTooLarge:
+    """The error for a dropped message, with what its first bytes (up to 1 KiB of ``head``) say it was."""
+    kind, rid = peek_envelope(head[:_HEAD])
+    return MessageTooLarge(size, limit, kind=kind, request_id=rid)
 
 
 class LineFramer:
@@ -116,6 +179,7 @@ class LineFramer:
         self._scan = 0  # no newline in _buf[_start:_scan]
         self._skipped: int | None = None  # bytes of an oversized line dropped so far
         self._skipped_cr = False  # the last byte dropped was "\r"
+        self._skipped_head = b""  # the first bytes of the oversized line being dropped
         self._eof = False
 
     @property
@@ -163,8 +227,10 @@ class LineFramer:
             if idx < 0:
                 pending = len(buf) - self._start
                 if pending > self.max_line + 1:  # + 1: room for the "\r" of a "\r\n"
-                    # longer than any message we accept: drop it as it arrives (our limit, see the note)
+                    # longer than any message we accept: drop it as it arrives (our limit, see the note),
+                    # all but its first bytes, where its id usually is
                     self._skipped = 0
+                    self._skipped_head = bytes(buf[self._start : self._start + _HEAD])
                     continue
                 if self._eof:
                     return self._last_line()
@@ -175,7 +241,7 @@ class LineFramer:
             self._start = self._scan = idx + 1
             size = end - start
             if size > self.max_line:
-                return Oversized(size)
+                return Oversized(size, bytes(buf[start : start + _HEAD]))
             if size:
                 return bytes(buf[start:end])
             # an empty line carries no message
@@ -185,7 +251,7 @@ class LineFramer:
         size = self._skipped - self._skipped_cr  # the size of the line without its "\r\n"
         self._skipped = None
         self._skipped_cr = False
-        return Oversized(size)
+        return Oversized(size, self._skipped_head)
 
     def _last_line(self) -> bytes | Oversized | None:
         rest = bytes(self._buf[self._start :])
@@ -194,7 +260,7 @@ class LineFramer:
             rest = rest[:-1]
         if not rest:
             return None
-        return Oversized(len(rest)) if len(rest) > self.max_line else rest
+        return Oversized(len(rest), rest[:_HEAD]) if len(rest) > self.max_line else rest
 
     def _clear(self) -> None:
         self._buf.clear()
@@ -264,8 +330,8 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
                         framer.feed_eof()
                     continue
                 if type(item) is Oversized:
-                    # the line is gone whole; the session answers with Invalid Request
-                    raise MessageTooLarge(item.size, framer.max_line)
+                    # the line is gone; its first bytes tell the session which request it concerned
+                    raise too_large(item.size, framer.max_line, item.head)
                 assert type(item) is bytes
                 return item
 

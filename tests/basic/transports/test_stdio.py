@@ -5,12 +5,14 @@ scripts/); their waits are real I/O, short and bounded. The shutdown
 sequence's timing is tested on a fake process with trio's autojump clock.
 """
 
+import contextlib
 import json
 import logging
 import math
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +23,8 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_ref.basic.transports.memory import framed_memory_pair, memory_channel_pair
+from mcp_ref.basic.lifecycle import Role
+from mcp_ref.basic.transports.memory import MemoryMessageChannel, framed_memory_pair, memory_channel_pair
 from mcp_ref.basic.transports.stdio import (
     LineFramer,
     Oversized,
@@ -29,11 +32,15 @@ from mcp_ref.basic.transports.stdio import (
     default_environment,
     frame_message,
     open_process_channel,
+    peek_envelope,
     shutdown_process,
 )
+from mcp_ref.connection import Connection
 from mcp_ref.errors import ConnectionClosed, ErrorCode, MessageTooLarge
 from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation, InitializeRequestParams
 from mcp_ref.session import Server, SessionConfig, open_session, open_stdio_client
+from mcp_ref.session.core import Session, session_scope
 
 from .conftest import ROOT, script
 
@@ -347,6 +354,110 @@ async def test_aclose_closes_both_directions_and_tells_the_peer() -> None:
         await b.send(b"{}")
 
 
+# -- what the first bytes of an oversized message say ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"xxxx', ("response", 7)),
+        (b' { "id" : "a-1" , "error": {"code": -1, "message": "xxx', ("response", "a-1")),
+        # the id after the result is out of reach; a nested "id" is not the message's
+        (b'{"jsonrpc":"2.0","result":{"id":3,"content":"xxxx', ("response", None)),
+        (b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"arguments":"xxx', ("request", 12)),
+        (b'{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":"xxx', (None, None)),  # id may follow
+        (b'{"jsonrpc":"2.0","id":12', (None, None)),  # the number may go on: 123...
+        (b'{"jsonrpc":"2.0","id":true,"method":"x","params":"', (None, None)),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"x"', (None, None)),
+        (b"\xff\xfe not json", (None, None)),
+    ],
+)
+def test_peek_envelope_reads_only_top_level_members_read_whole(head: bytes, expected: tuple[Any, Any]) -> None:
+    assert peek_envelope(head) == expected
+
+
+def test_an_oversized_line_keeps_its_first_bytes() -> None:
+    line = b'{"jsonrpc":"2.0","id":5,"result":{"pad":"' + b"x" * 5000 + b'"}}'
+    for chunks in ([line + b"\n"], [line[:100], line[100:3000], line[3000:] + b"\n"]):
+        f = LineFramer(max_line=2000)
+        for chunk in chunks:
+            f.feed(chunk)
+        (item,) = drain(f)
+        assert type(item) is Oversized and item.size == len(line)
+        assert item.head == line[:1024]
+    f = LineFramer(max_line=2000)
+    f.feed(line)
+    f.feed_eof()
+    (item,) = drain(f)
+    assert type(item) is Oversized and item.head == line[:1024]
+
+
+async def test_messagetoolarge_says_which_response_was_dropped() -> None:
+    a, b = framed_memory_pair(max_message_size=100)
+    await a.send(b'{"jsonrpc":"2.0","id":5,"result":{"pad":"' + b"x" * 200 + b'"}}')
+    with pytest.raises(MessageTooLarge, match="response 5 of at least") as info:
+        await b.receive()
+    assert (info.value.kind, info.value.request_id) == ("response", 5)
+
+
+# -- the session when a message was too large ---------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def client_with_a_fake_server(limit: int) -> AsyncIterator[tuple[Session, MemoryMessageChannel]]:
+    """Our initialised client session (messages over ``limit`` bytes dropped) and the raw end of its peer."""
+    ours, theirs = memory_channel_pair()
+    ours.max_message_size = limit
+    async with session_scope(Connection(Role.CLIENT), ours) as session:
+        init = InitializeRequestParams(
+            protocol_version="2025-11-25",
+            capabilities=ClientCapabilities(),
+            client_info=Implementation(name="t", version="1"),
+        )
+        pending = await session.start_request("initialize", init)
+        request = json.loads(await theirs.receive())
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fake", "version": "1"}}
+        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode())
+        await pending.result()
+        await session.notify("notifications/initialized")
+        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+        yield session, theirs
+
+
+async def test_an_oversized_response_fails_its_request_at_once(autojump_clock: trio.abc.Clock) -> None:
+    async with client_with_a_fake_server(1000) as (session, server):
+        pending = await session.start_request("ping")
+        request = json.loads(await server.receive())
+        start = trio.current_time()
+        big = {"jsonrpc": "2.0", "id": request["id"], "result": {"pad": "x" * 2000}}
+        await server.send(json.dumps(big).encode())
+        with pytest.raises(MessageTooLarge) as info:
+            await pending.result()
+        assert trio.current_time() == start  # at once, not at the request timeout
+        assert info.value.request_id == request["id"]
+        with trio.move_on_after(10) as nothing:
+            await server.receive()  # a response gets no answer, not even an error
+        assert nothing.cancelled_caught
+        # the session goes on: the next request is answered
+        pending = await session.start_request("ping")
+        request = json.loads(await server.receive())
+        await server.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
+        assert await pending.result() is not None
+
+
+@pytest.mark.req("basic/index#10")
+async def test_an_oversized_request_is_refused_with_its_id(autojump_clock: trio.abc.Clock) -> None:
+    async with client_with_a_fake_server(1000) as (session, server):
+        big = {"jsonrpc": "2.0", "id": "r-9", "method": "ping", "params": {"pad": "x" * 2000}}
+        await server.send(json.dumps(big).encode())
+        reply = json.loads(await server.receive())
+        assert reply["id"] == "r-9" and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+        unreadable = {"jsonrpc": "2.0", "method": "ping", "params": {"pad": "x" * 2000}, "id": 4}
+        await server.send(json.dumps(unreadable).encode())
+        reply = json.loads(await server.receive())
+        assert "id" not in reply and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+
+
 # -- the shutdown sequence, on a fake process and virtual time ------------------------------
 
 
@@ -650,6 +761,19 @@ async def test_the_end_of_a_server_that_died_says_its_exit_status_and_last_stder
         async with open_process_channel("sh", ["-c", "echo one >&2; echo two >&2; kill -9 $$"], stderr="capture") as ch:
             with pytest.raises(trio.EndOfChannel, match=r"was killed by SIGKILL; its last stderr lines: one \| two$"):
                 await ch.receive()
+
+
+@pytest.mark.subprocess
+async def test_a_tool_result_over_the_clients_limit_fails_the_call_at_once() -> None:
+    # the request timeout (60 s) is far beyond fail_after: the call fails because the answer was dropped
+    with trio.fail_after(20):
+        async with open_stdio_client(
+            sys.executable, [script("slow_server"), "0"], env=script_env(), max_message_size=64 * 1024
+        ) as client:
+            with pytest.raises(MessageTooLarge, match=r"response \d+ of at least 100\d{3} bytes exceeds"):
+                await client.call_tool("big", {"size": 100_000})
+            small = await client.call_tool("big", {"size": 3})
+            assert small.content == [TextContent(text="xxx")]
 
 
 @pytest.mark.subprocess

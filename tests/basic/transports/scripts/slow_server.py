@@ -1,7 +1,8 @@
-"""A stdio Server with a slow tool and a hanging one: ``slow_server.py EOF_GRACE``.
+"""A stdio Server with a slow tool, a hanging one and a big one: ``slow_server.py EOF_GRACE``.
 
 ``slow`` returns after ``arguments["seconds"]``; ``hang`` never returns (only
-cancellation ends it, and it then writes "hang cancelled" to stderr).
+cancellation ends it, and it then writes "hang cancelled" to stderr); ``big``
+returns ``arguments["size"]`` characters.
 Serves with ``Server.run_stdio(eof_grace=EOF_GRACE)``.
 """
 
@@ -19,6 +20,11 @@ server = Server("slow", "1.0")
 async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
     await trio.sleep(arguments["seconds"])
     return "slept"
+
+
+@server.tool(input_schema={"type": "object", "properties": {"size": {"type": "integer"}}})
+async def big(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+    return "x" * arguments["size"]
 
 
 @server.tool()
