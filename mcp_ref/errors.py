@@ -95,16 +95,22 @@ class DecodeError(RemoteProtocolError):
 class MessageTooLarge(RemoteProtocolError):
     """A transport discarded an incoming message longer than its limit.
 
-    The transport stays usable: the oversized message was skipped whole, and
-    the session answers with an Invalid Request error (the id is unknowable).
+    The transport stays usable: the oversized message was skipped whole.
+    ``kind`` ("request", "response" or None) and ``request_id`` are what the
+    transport could read from the message's first bytes. The session fails
+    our request at once when its response was the one dropped, and otherwise
+    answers with an Invalid Request error (with the id when it is known).
     """
 
-    def __init__(self, size: int, limit: int) -> None:
+    def __init__(self, size: int, limit: int, *, kind: str | None = None, request_id: str | int | None = None) -> None:
+        what = f"{kind} {request_id!r}" if kind and request_id is not None else "message"
         super().__init__(
-            f"message of at least {size} bytes exceeds the limit of {limit} bytes", ErrorCode.INVALID_REQUEST
+            f"{what} of at least {size} bytes exceeds the limit of {limit} bytes", ErrorCode.INVALID_REQUEST
         )
         self.size = size
         self.limit = limit
+        self.kind = kind
+        self.request_id = request_id
 
 
 class MCPError(MCPRefError):

@@ -107,6 +107,9 @@ class SessionConfig:
     ``log_rate`` / ``log_burst``: (server side) at most ``log_rate`` log messages
     per second on average, in bursts of up to ``log_burst``, per session
     (server/utilities/logging#4); None (the default) sends every message.
+    ``eof_grace``: when the peer ends its output stream, requests still being
+    handled may finish for this long (their responses still go out) before
+    they are cancelled; 0 cancels them at once (``Server.serve_stdio`` sets it).
     """
 
     request_timeout: float = 60.0
@@ -120,6 +123,7 @@ class SessionConfig:
     progress_min_interval: float = 0.0
     log_rate: float | None = None
     log_burst: int = 10
+    eof_grace: float = 0.0
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -137,6 +141,8 @@ class SessionConfig:
             raise ValueError("log_rate must be positive (or None)")
         if self.log_burst < 1:
             raise ValueError("log_burst must be at least 1")
+        if not 0 <= self.eof_grace < math.inf:
+            raise ValueError("eof_grace must be a finite number >= 0")
 
 
 @attrs.frozen
@@ -470,6 +476,7 @@ class Session:
         self._timeout_seq = itertools.count()
         self._timer_target = math.inf
         self._timer_wakeup = trio.Event()
+        self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
 
     # -- writing -------------------------------------------------------------------
 
@@ -705,13 +712,14 @@ class Session:
             while True:
                 try:
                     data = await self.channel.receive()
-                except trio.EndOfChannel:
+                except trio.EndOfChannel as e:
+                    if e.args:  # the transport knows why (a stdio server's exit status...)
+                        reason = f"end of stream: {e}"
+                    if self._handler_scopes and self.config.eof_grace > 0:
+                        await self._let_handlers_finish(self.config.eof_grace)
                     break
                 except MessageTooLarge as e:
-                    # the transport skipped it whole; the id is unknowable
-                    log.warning("%s", e)
-                    reply = self.connection.error_reply(None, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
-                    self._nursery.start_soon(self._send_quietly, reply)
+                    self._too_large(e)
                     continue
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
                     reason = f"transport closed: {e!r}"
@@ -723,6 +731,34 @@ class Session:
                     break
         finally:
             self._close(reason)
+
+    def _too_large(self, e: MessageTooLarge) -> None:
+        """The transport dropped a message over its limit; ``e`` says what its first bytes showed."""
+        log.warning("%s", e)
+        rid = e.request_id
+        if e.kind == "response":
+            out = self.connection.outgoing(rid) if rid is not None else None
+            waiter = self._waiters.get(rid) if rid is not None else None
+            if out is not None and waiter is not None:
+                assert rid is not None
+                # the answer to our request is lost: fail it now rather than at its timeout
+                self.connection.abandon(rid)
+                waiter.put(InvalidResponse(rid, out.method, e))
+            return  # JSON-RPC never answers a response, even an unreadable one
+        # [basic/index#10] the error carries the request's id when its first bytes showed it, else none
+        reply = self.connection.error_reply(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
+        self._nursery.start_soon(self._send_quietly, reply)
+
+    async def _let_handlers_finish(self, grace: float) -> None:
+        """The peer's input ended, our output may still be open: give running handlers ``grace`` seconds."""
+        done = self._handlers_done = trio.Event()
+        log.info("end of input with %d request(s) being handled: waiting up to %gs", len(self._handler_scopes), grace)
+        with trio.move_on_after(grace):
+            await done.wait()
+        if self._handler_scopes:
+            log.warning(
+                "cancelling %d request(s) still running %gs after the end of input", len(self._handler_scopes), grace
+            )
 
     async def _send_quietly(self, data: bytes, related: RequestId | None = None) -> None:
         """Send a protocol reply; a transport that is gone is the loop's next EOF."""
@@ -839,6 +875,8 @@ class Session:
                 await self._send_quietly(data, rid)
         finally:
             self._handler_scopes.pop(rid, None)
+            if self._handlers_done is not None and not self._handler_scopes:
+                self._handlers_done.set()
 
     def _error_reply(self, rid: RequestId, exc: Exception) -> bytes | None:
         """One place where handler exceptions become wire errors (DESIGN.md section 4)."""

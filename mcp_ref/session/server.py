@@ -20,6 +20,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
+import attrs
 import trio
 
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Role, negotiate_version
@@ -361,9 +362,10 @@ class Server:
         self,
         channel: trio.abc.Channel[bytes],
         *,
+        config: SessionConfig | None = None,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one client on ``channel`` until it goes away."""
+        """Serve one client on ``channel`` until it goes away (with ``config``, or the server's)."""
         conn = Connection(Role.SERVER, capabilities=self.capabilities(), supported_versions=self.supported_versions)
         self._trio_token = trio.lowlevel.current_trio_token()
         async with session_scope(
@@ -371,7 +373,7 @@ class Server:
             channel,
             handlers=self.handler_table(),
             notification_handlers=self._notification_handlers,
-            config=self.config,
+            config=config or self.config,
         ) as session:
             self.sessions.add(session)
             try:
@@ -382,13 +384,24 @@ class Server:
                 self.resources.forget(session)
 
     async def serve_stdio(
-        self, *, task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED, **options: Any
+        self,
+        *,
+        eof_grace: float = 5.0,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
+        **options: Any,
     ) -> None:
-        """Serve on this process's stdin/stdout (basic/transports#stdio) until stdin ends."""
+        """Serve on this process's stdin/stdout (basic/transports#stdio) until stdin ends.
+
+        Requests still being handled when stdin ends get ``eof_grace``
+        seconds to finish (their responses go out on stdout), then are
+        cancelled. ``options`` go to ``open_stdio_server_channel``.
+        """
         from ..basic.transports.stdio import open_stdio_server_channel
 
+        # a client may close stdin right after its last request and still read the answer
+        config = attrs.evolve(self.config, eof_grace=eof_grace)
         async with open_stdio_server_channel(**options) as channel:
-            await self.serve(channel, task_status=task_status)
+            await self.serve(channel, config=config, task_status=task_status)
 
     def run_stdio(self, **options: Any) -> None:
         """Blocking convenience for ``if __name__ == "__main__"``: ``trio.run(serve_stdio)``."""

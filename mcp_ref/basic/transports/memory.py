@@ -21,8 +21,7 @@ byte streams, so the framing is exercised without a process.
 
 import trio
 
-from ...errors import MessageTooLarge
-from .stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioMessageChannel, frame_message
+from .stdio import DEFAULT_MAX_MESSAGE_SIZE, StdioMessageChannel, frame_message, too_large
 
 __all__ = ["DEFAULT_MAX_BUFFER", "MemoryMessageChannel", "memory_channel_pair", "framed_memory_pair"]
 
@@ -56,7 +55,7 @@ class MemoryMessageChannel(trio.abc.Channel[bytes]):
         value = await self._receive.receive()
         limit = self.max_message_size
         if limit is not None and len(value) > limit:
-            raise MessageTooLarge(len(value), limit)
+            raise too_large(len(value), limit, value)
         return value
 
     async def send_eof(self) -> None:

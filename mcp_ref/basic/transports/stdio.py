@@ -9,8 +9,8 @@ messages (see :mod:`mcp_ref.basic.transports`). Here:
   is dropped, empty lines are skipped), and raises ``trio.EndOfChannel`` at
   clean EOF (a last line without a newline is delivered first). A line longer
   than ``max_message_size`` is skipped whole, without being buffered, and
-  ``receive()`` raises :class:`~mcp_ref.errors.MessageTooLarge`; the channel
-  stays usable;
+  ``receive()`` raises :class:`~mcp_ref.errors.MessageTooLarge`, with the kind
+  and id its first bytes showed; the channel stays usable;
 * invalid JSON or UTF-8 is not the transport's business: the engine answers it.
 
 Three layers, from the bottom:
@@ -23,6 +23,7 @@ Three layers, from the bottom:
   (this process is the client: launch a server, shut it down properly).
 """
 
+import json
 import logging
 import math
 import os
@@ -46,6 +47,8 @@ __all__ = [
     "LineFramer",
     "Oversized",
     "frame_message",
+    "peek_envelope",
+    "too_large",
     "StdioMessageChannel",
     "ProcessChannel",
     "StderrOption",
@@ -60,8 +63,12 @@ DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 #: (seconds to wait after closing the server's stdin, seconds to wait after SIGTERM).
 DEFAULT_SHUTDOWN_TIMEOUTS = (2.0, 2.0)
 _READ_SIZE = 65536
+_HEAD = 1024  # first bytes of an oversized message kept to read its id from
 _STDERR_MAX_LINE = 64 * 1024
+_POSIX = os.name == "posix"  # process groups and signals
 _STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
+_STDERR_TAIL = 5  # stderr lines quoted when the server went away by itself
+_STDERR_QUOTE = 500  # characters of each of them
 
 stderr_log = logging.getLogger("mcp_ref.stdio.stderr")
 log = logging.getLogger("mcp_ref.stdio")
@@ -84,9 +91,68 @@ def frame_message(message: bytes) -> bytes:
 
 @attrs.frozen
 class Oversized:
-    """A line longer than the limit was skipped whole; ``size`` is its length in bytes."""
+    """A line longer than the limit was skipped whole; ``size`` is its length in bytes.
+
+    ``head`` is its first bytes (at most 1 KiB), enough to read the id of most messages.
+    """
 
     size: int
+    head: bytes = attrs.field(default=b"", eq=False, repr=False)
+
+
+_decoder = json.JSONDecoder()
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def peek_envelope(head: bytes) -> tuple[Literal["request", "response"] | None, str | int | None]:
+    """What the first bytes of a JSON-RPC message say it is: (kind, id).
+
+    Reads the top-level members in order while their values are complete in
+    ``head``; a nested "id" is never mistaken for the message's. ``kind`` is
+    "response" once a "result" or "error" member was seen, "request" once
+    "method" and "id" were, else None; the id is None unless it was read whole.
+    """
+    text = head.decode("utf-8", "replace")
+    keys: set[str] = set()
+    rid: str | int | None = None
+    i = _skip_ws(text, 0)
+    if text[i : i + 1] == "{":
+        i += 1
+        while True:
+            try:
+                key, i = _decoder.raw_decode(text, _skip_ws(text, i))
+            except ValueError:
+                break
+            i = _skip_ws(text, i)
+            if type(key) is not str or text[i : i + 1] != ":":
+                break
+            keys.add(key)
+            try:
+                value, i = _decoder.raw_decode(text, _skip_ws(text, i + 1))
+            except ValueError:
+                break  # cut off by the end of head (or not JSON)
+            if i >= len(text):
+                break  # a number at the very end may have been cut short
+            if key == "id" and type(value) in (str, int):
+                rid = value
+            i = _skip_ws(text, i)
+            if text[i : i + 1] != ",":
+                break
+            i += 1
+    if keys & {"result", "error"}:
+        return "response", rid
+    return ("request" if "method" in keys and rid is not None else None), rid
+
+
+def too_large(size: int, limit: int, head: bytes) -> MessageTooLarge:
+    """The error for a dropped message, with what its first bytes (up to 1 KiB of ``head``) say it was."""
+    kind, rid = peek_envelope(head[:_HEAD])
+    return MessageTooLarge(size, limit, kind=kind, request_id=rid)
 
 
 class LineFramer:
@@ -113,6 +179,7 @@ class LineFramer:
         self._scan = 0  # no newline in _buf[_start:_scan]
         self._skipped: int | None = None  # bytes of an oversized line dropped so far
         self._skipped_cr = False  # the last byte dropped was "\r"
+        self._skipped_head = b""  # the first bytes of the oversized line being dropped
         self._eof = False
 
     @property
@@ -160,8 +227,10 @@ class LineFramer:
             if idx < 0:
                 pending = len(buf) - self._start
                 if pending > self.max_line + 1:  # + 1: room for the "\r" of a "\r\n"
-                    # longer than any message we accept: drop it as it arrives (our limit, see the note)
+                    # longer than any message we accept: drop it as it arrives (our limit, see the note),
+                    # all but its first bytes, where its id usually is
                     self._skipped = 0
+                    self._skipped_head = bytes(buf[self._start : self._start + _HEAD])
                     continue
                 if self._eof:
                     return self._last_line()
@@ -172,7 +241,7 @@ class LineFramer:
             self._start = self._scan = idx + 1
             size = end - start
             if size > self.max_line:
-                return Oversized(size)
+                return Oversized(size, bytes(buf[start : start + _HEAD]))
             if size:
                 return bytes(buf[start:end])
             # an empty line carries no message
@@ -182,7 +251,7 @@ class LineFramer:
         size = self._skipped - self._skipped_cr  # the size of the line without its "\r\n"
         self._skipped = None
         self._skipped_cr = False
-        return Oversized(size)
+        return Oversized(size, self._skipped_head)
 
     def _last_line(self) -> bytes | Oversized | None:
         rest = bytes(self._buf[self._start :])
@@ -191,7 +260,7 @@ class LineFramer:
             rest = rest[:-1]
         if not rest:
             return None
-        return Oversized(len(rest)) if len(rest) > self.max_line else rest
+        return Oversized(len(rest), rest[:_HEAD]) if len(rest) > self.max_line else rest
 
     def _clear(self) -> None:
         self._buf.clear()
@@ -261,8 +330,8 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
                         framer.feed_eof()
                     continue
                 if type(item) is Oversized:
-                    # the line is gone whole; the session answers with Invalid Request
-                    raise MessageTooLarge(item.size, framer.max_line)
+                    # the line is gone; its first bytes tell the session which request it concerned
+                    raise too_large(item.size, framer.max_line, item.head)
                 assert type(item) is bytes
                 return item
 
@@ -414,7 +483,13 @@ def default_environment() -> dict[str, str]:
 
 
 class ProcessChannel(StdioMessageChannel):
-    """The channel to a server subprocess that :func:`open_process_channel` yields."""
+    """The channel to a server subprocess that :func:`open_process_channel` yields.
+
+    When the server goes away by itself, the ``trio.EndOfChannel`` of
+    ``receive()`` and the ``trio.BrokenResourceError`` of ``send()`` say how:
+    its exit status and, with ``stderr="capture"``, its last stderr lines
+    (the session makes that its close reason).
+    """
 
     def __init__(self, process: trio.Process, *, max_message_size: int, stderr_keep: int) -> None:
         assert process.stdin is not None and process.stdout is not None
@@ -423,6 +498,50 @@ class ProcessChannel(StdioMessageChannel):
         self.process = process
         #: with ``stderr="capture"``: the server's last ``stderr_keep`` stderr lines
         self.stderr_lines: deque[str] = deque(maxlen=stderr_keep)
+        #: set once the stderr reader has seen the end of the server's stderr (if it is piped)
+        self.stderr_done: trio.Event | None = None
+
+    async def receive(self) -> bytes:
+        try:
+            return await super().receive()
+        except trio.EndOfChannel as e:
+            raise trio.EndOfChannel(await self.describe_exit()) from e
+
+    async def send(self, value: bytes) -> None:
+        try:
+            await super().send(value)
+        except trio.BrokenResourceError as e:
+            raise trio.BrokenResourceError(await self.describe_exit()) from e
+
+    async def describe_exit(self) -> str:
+        """How the server went away: exit status and the last captured stderr lines.
+
+        Waits up to a second for the process to exit and its stderr to be
+        read to the end: the end of its stdout usually comes a moment first.
+        """
+        process = self.process
+        with trio.move_on_after(_STDERR_DRAIN):
+            await process.wait()
+            if self.stderr_done is not None:
+                await self.stderr_done.wait()
+        code = process.returncode
+        if code is None:
+            text = f"the server (pid {process.pid}) is still running"
+        elif code < 0:
+            text = f"the server (pid {process.pid}) was killed by {_signal_name(-code)}"
+        else:
+            text = f"the server (pid {process.pid}) exited with code {code}"
+        if self.stderr_lines:
+            tail = [line[:_STDERR_QUOTE] for line in list(self.stderr_lines)[-_STDERR_TAIL:]]
+            text += "; its last stderr lines: " + " | ".join(tail)
+        return text
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 class _Process(Protocol):
@@ -438,8 +557,6 @@ class _Process(Protocol):
 
     def send_signal(self, sig: int) -> None: ...
 
-    def kill(self) -> None: ...
-
 
 async def shutdown_process(
     process: _Process,
@@ -447,6 +564,7 @@ async def shutdown_process(
     *,
     close_wait: float = DEFAULT_SHUTDOWN_TIMEOUTS[0],
     term_wait: float = DEFAULT_SHUTDOWN_TIMEOUTS[1],
+    process_group: bool = False,
 ) -> None:
     """Stop a stdio server: close its input, wait, SIGTERM, wait, SIGKILL, wait.
 
@@ -456,7 +574,21 @@ async def shutdown_process(
     timeout: SIGKILL cannot be caught or ignored, and waiting is what
     guarantees the process is reaped rather than left behind.
     ``close_input`` is an async callable (closing the server's stdin).
+    With ``process_group`` (the process leads its own process group, as
+    :func:`open_process_channel` starts it), SIGTERM and SIGKILL go to the
+    whole group, so the children of a wrapper (npx, uv run, a shell) go too.
     """
+
+    def signal_server(sig: int) -> None:
+        if process_group:
+            try:
+                # the leader is not reaped yet (returncode is None), so its pid is still the group's id
+                os.killpg(process.pid, sig)
+                return
+            except ProcessLookupError:
+                pass  # it moved itself to another group: signal it alone
+        process.send_signal(sig)
+
     with trio.CancelScope(shield=True):
         # [basic/lifecycle#15] 1. close the server's input stream -- lifecycle#stdio
         try:
@@ -470,13 +602,13 @@ async def shutdown_process(
             await process.wait()
             return
         log.info("server %s still running %gs after its stdin was closed: sending SIGTERM", process.pid, close_wait)
-        process.send_signal(signal.SIGTERM)
+        signal_server(signal.SIGTERM)
         # [basic/lifecycle#15] 3. SIGKILL when SIGTERM was not enough -- lifecycle#stdio
         with trio.move_on_after(term_wait):
             await process.wait()
             return
         log.warning("server %s still running %gs after SIGTERM: sending SIGKILL", process.pid, term_wait)
-        process.kill()
+        signal_server(signal.SIGKILL)
         await process.wait()
 
 
@@ -540,6 +672,9 @@ async def open_process_channel(
             stderr=stderr_target,
             env=None if env is None else {**default_environment(), **env},
             cwd=cwd,
+            # its own session and process group: the shutdown signals reach the
+            # processes it starts too (see shutdown_process)
+            start_new_session=_POSIX,
         )
     except OSError as e:
         # OSError(errno, ...) builds the matching subclass (FileNotFoundError, ...)
@@ -549,6 +684,7 @@ async def open_process_channel(
         async with block_nursery() as (nursery, body):
             pumped = trio.Event()
             if piped:
+                channel.stderr_done = pumped
                 sink = stderr if callable(stderr) else _capture_into(channel)
                 nursery.start_soon(_pump_stderr, process, sink, pumped)
             try:
@@ -557,7 +693,9 @@ async def open_process_channel(
                 body.exc = exc
                 raise
             finally:
-                await shutdown_process(process, channel.send_eof, close_wait=close_wait, term_wait=term_wait)
+                await shutdown_process(
+                    process, channel.send_eof, close_wait=close_wait, term_wait=term_wait, process_group=_POSIX
+                )
                 if piped:
                     # the server is gone; collect what it wrote last (bounded: a child of
                     # the server may hold stderr open)

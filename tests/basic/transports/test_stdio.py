@@ -5,12 +5,14 @@ scripts/); their waits are real I/O, short and bounded. The shutdown
 sequence's timing is tested on a fake process with trio's autojump clock.
 """
 
+import contextlib
 import json
 import logging
 import math
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +23,8 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_ref.basic.transports.memory import framed_memory_pair
+from mcp_ref.basic.lifecycle import Role
+from mcp_ref.basic.transports.memory import MemoryMessageChannel, framed_memory_pair, memory_channel_pair
 from mcp_ref.basic.transports.stdio import (
     LineFramer,
     Oversized,
@@ -29,9 +32,15 @@ from mcp_ref.basic.transports.stdio import (
     default_environment,
     frame_message,
     open_process_channel,
+    peek_envelope,
     shutdown_process,
 )
-from mcp_ref.errors import ErrorCode, MessageTooLarge
+from mcp_ref.connection import Connection
+from mcp_ref.errors import ConnectionClosed, ErrorCode, MessageTooLarge
+from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation, InitializeRequestParams
+from mcp_ref.session import Server, SessionConfig, open_session, open_stdio_client
+from mcp_ref.session.core import Session, session_scope
 
 from .conftest import ROOT, script
 
@@ -345,6 +354,110 @@ async def test_aclose_closes_both_directions_and_tells_the_peer() -> None:
         await b.send(b"{}")
 
 
+# -- what the first bytes of an oversized message say ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"xxxx', ("response", 7)),
+        (b' { "id" : "a-1" , "error": {"code": -1, "message": "xxx', ("response", "a-1")),
+        # the id after the result is out of reach; a nested "id" is not the message's
+        (b'{"jsonrpc":"2.0","result":{"id":3,"content":"xxxx', ("response", None)),
+        (b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"arguments":"xxx', ("request", 12)),
+        (b'{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":"xxx', (None, None)),  # id may follow
+        (b'{"jsonrpc":"2.0","id":12', (None, None)),  # the number may go on: 123...
+        (b'{"jsonrpc":"2.0","id":true,"method":"x","params":"', (None, None)),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"x"', (None, None)),
+        (b"\xff\xfe not json", (None, None)),
+    ],
+)
+def test_peek_envelope_reads_only_top_level_members_read_whole(head: bytes, expected: tuple[Any, Any]) -> None:
+    assert peek_envelope(head) == expected
+
+
+def test_an_oversized_line_keeps_its_first_bytes() -> None:
+    line = b'{"jsonrpc":"2.0","id":5,"result":{"pad":"' + b"x" * 5000 + b'"}}'
+    for chunks in ([line + b"\n"], [line[:100], line[100:3000], line[3000:] + b"\n"]):
+        f = LineFramer(max_line=2000)
+        for chunk in chunks:
+            f.feed(chunk)
+        (item,) = drain(f)
+        assert type(item) is Oversized and item.size == len(line)
+        assert item.head == line[:1024]
+    f = LineFramer(max_line=2000)
+    f.feed(line)
+    f.feed_eof()
+    (item,) = drain(f)
+    assert type(item) is Oversized and item.head == line[:1024]
+
+
+async def test_messagetoolarge_says_which_response_was_dropped() -> None:
+    a, b = framed_memory_pair(max_message_size=100)
+    await a.send(b'{"jsonrpc":"2.0","id":5,"result":{"pad":"' + b"x" * 200 + b'"}}')
+    with pytest.raises(MessageTooLarge, match="response 5 of at least") as info:
+        await b.receive()
+    assert (info.value.kind, info.value.request_id) == ("response", 5)
+
+
+# -- the session when a message was too large ---------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def client_with_a_fake_server(limit: int) -> AsyncIterator[tuple[Session, MemoryMessageChannel]]:
+    """Our initialised client session (messages over ``limit`` bytes dropped) and the raw end of its peer."""
+    ours, theirs = memory_channel_pair()
+    ours.max_message_size = limit
+    async with session_scope(Connection(Role.CLIENT), ours) as session:
+        init = InitializeRequestParams(
+            protocol_version="2025-11-25",
+            capabilities=ClientCapabilities(),
+            client_info=Implementation(name="t", version="1"),
+        )
+        pending = await session.start_request("initialize", init)
+        request = json.loads(await theirs.receive())
+        result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fake", "version": "1"}}
+        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode())
+        await pending.result()
+        await session.notify("notifications/initialized")
+        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+        yield session, theirs
+
+
+async def test_an_oversized_response_fails_its_request_at_once(autojump_clock: trio.abc.Clock) -> None:
+    async with client_with_a_fake_server(1000) as (session, server):
+        pending = await session.start_request("ping")
+        request = json.loads(await server.receive())
+        start = trio.current_time()
+        big = {"jsonrpc": "2.0", "id": request["id"], "result": {"pad": "x" * 2000}}
+        await server.send(json.dumps(big).encode())
+        with pytest.raises(MessageTooLarge) as info:
+            await pending.result()
+        assert trio.current_time() == start  # at once, not at the request timeout
+        assert info.value.request_id == request["id"]
+        with trio.move_on_after(10) as nothing:
+            await server.receive()  # a response gets no answer, not even an error
+        assert nothing.cancelled_caught
+        # the session goes on: the next request is answered
+        pending = await session.start_request("ping")
+        request = json.loads(await server.receive())
+        await server.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
+        assert await pending.result() is not None
+
+
+@pytest.mark.req("basic/index#10")
+async def test_an_oversized_request_is_refused_with_its_id(autojump_clock: trio.abc.Clock) -> None:
+    async with client_with_a_fake_server(1000) as (session, server):
+        big = {"jsonrpc": "2.0", "id": "r-9", "method": "ping", "params": {"pad": "x" * 2000}}
+        await server.send(json.dumps(big).encode())
+        reply = json.loads(await server.receive())
+        assert reply["id"] == "r-9" and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+        unreadable = {"jsonrpc": "2.0", "method": "ping", "params": {"pad": "x" * 2000}, "id": 4}
+        await server.send(json.dumps(unreadable).encode())
+        reply = json.loads(await server.receive())
+        assert "id" not in reply and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+
+
 # -- the shutdown sequence, on a fake process and virtual time ------------------------------
 
 
@@ -383,12 +496,8 @@ class FakeProcess:
 
     def send_signal(self, sig: int) -> None:
         self.events.append((signal.Signals(sig).name, trio.current_time()))
-        if sig == signal.SIGTERM and self.obeys_term:
+        if sig == signal.SIGKILL or (sig == signal.SIGTERM and self.obeys_term):
             self._exit(-sig)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-        self._exit(-signal.SIGKILL)
 
 
 async def run_shutdown(
@@ -550,6 +659,38 @@ async def test_a_server_that_ignores_sigterm_gets_sigkill(autojump_clock: trio.a
     assert ch.process.returncode == -signal.SIGKILL
 
 
+async def wait_gone(pid: int) -> None:
+    """Return once process ``pid`` (not our child) has terminated: its pidfd turns readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await trio.lowlevel.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+@pytest.mark.parametrize("grandchild", ["obeys-term", "ignores-term"])
+async def test_shutdown_signals_reach_the_servers_children(grandchild: str) -> None:
+    # a wrapper launcher (npx, uv run) is a process whose child is the real server;
+    # "sh" stands in for it here and says the pid of its child on stdout
+    ignore = "trap '' TERM; " if grandchild == "ignores-term" else ""
+    with trio.fail_after(30):
+        async with open_process_channel(
+            "sh", ["-c", ignore + "sleep 987 & echo $!; wait"], shutdown_timeouts=(0.2, 0.2)
+        ) as ch:
+            sleeper = int(await ch.receive())
+            # the server leads its own process group, apart from ours
+            assert os.getpgid(ch.process.pid) == ch.process.pid != os.getpgrp()
+            assert os.getpgid(sleeper) == ch.process.pid
+        expected = -signal.SIGTERM if grandchild == "obeys-term" else -signal.SIGKILL
+        assert ch.process.returncode == expected
+        await wait_gone(sleeper)  # were it left behind, fail_after would fire
+
+
 @pytest.mark.subprocess
 @pytest.mark.req("basic/lifecycle#15")
 async def test_cancelling_the_caller_still_runs_the_whole_shutdown(autojump_clock: trio.abc.Clock) -> None:
@@ -606,6 +747,175 @@ async def test_a_server_exiting_on_its_own_ends_the_channel() -> None:
                 await ch.send(b"{}")
     assert ch.process.returncode == 3
     assert lines == ["going away"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#16")
+async def test_the_end_of_a_server_that_died_says_its_exit_status_and_last_stderr_lines() -> None:
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, [script("exit_early")], stderr="capture") as ch:
+            with pytest.raises(trio.EndOfChannel, match=r"exited with code 3; its last stderr lines: going away$"):
+                await ch.receive()
+            with pytest.raises(trio.BrokenResourceError, match=r"exited with code 3; .*going away"):
+                await ch.send(b"{}")
+        async with open_process_channel("sh", ["-c", "echo one >&2; echo two >&2; kill -9 $$"], stderr="capture") as ch:
+            with pytest.raises(trio.EndOfChannel, match=r"was killed by SIGKILL; its last stderr lines: one \| two$"):
+                await ch.receive()
+
+
+@pytest.mark.subprocess
+async def test_a_tool_result_over_the_clients_limit_fails_the_call_at_once() -> None:
+    # the request timeout (60 s) is far beyond fail_after: the call fails because the answer was dropped
+    with trio.fail_after(20):
+        async with open_stdio_client(
+            sys.executable, [script("slow_server"), "0"], env=script_env(), max_message_size=64 * 1024
+        ) as client:
+            with pytest.raises(MessageTooLarge, match=r"response \d+ of at least 100\d{3} bytes exceeds"):
+                await client.call_tool("big", {"size": 100_000})
+            small = await client.call_tool("big", {"size": 3})
+            assert small.content == [TextContent(text="xxx")]
+
+
+@pytest.mark.subprocess
+async def test_a_server_that_dies_at_startup_fails_open_stdio_client_with_the_reason() -> None:
+    with trio.fail_after(30), pytest.raises(ConnectionClosed) as info:
+        async with open_stdio_client(sys.executable, [script("exit_early")], stderr="capture"):
+            raise AssertionError("the session must not open")
+    # whichever noticed first, the closed stdout or the broken stdin, the reason is the same
+    assert "exited with code 3; its last stderr lines: going away" in str(info.value)
+
+
+# -- the server's end of input: requests under way get a grace period --------------------
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def piped(*messages: dict[str, Any]) -> bytes:
+    """What ``printf '%s\\n' ... |`` would feed a server."""
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+def answers(stdout: bytes) -> dict[Any, dict[str, Any]]:
+    return {m["id"]: m for m in map(json.loads, stdout.splitlines())}
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_piped_requests_are_all_answered_and_the_server_exits_0_at_eof() -> None:
+    # the whole conversation arrives at once, stdin ends right after it: printf ... | python -m mcp_ref.examples.echo
+    stdin = piped(INIT, INITIALIZED, call(2, "echo", {"text": "one"}), call(3, "echo", {"text": "two"}))
+    for _ in range(3):  # it used to depend on which task ran first
+        with trio.fail_after(30):
+            done = await trio.run_process(
+                [sys.executable, "-m", "mcp_ref.examples.echo"],
+                stdin=stdin,
+                capture_stdout=True,
+                capture_stderr=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                check=False,
+            )
+        assert done.returncode == 0, done.stderr  # EOF alone ends Server.run_stdio, no signal needed
+        got = answers(done.stdout)
+        assert sorted(got) == [1, 2, 3]
+        assert [got[i]["result"]["content"][0]["text"] for i in (2, 3)] == ["one", "two"]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15", "basic/transports#2")
+async def test_run_stdio_exits_0_when_its_client_closes_stdin(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "mcp_ref.stdio")
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"], env=script_env()) as ch:
+            async with open_session(ch) as client:
+                result = await client.call_tool("echo", {"text": "bye"})
+                assert result.content == [TextContent(text="bye")]
+    assert ch.process.returncode == 0
+    assert not [m for m in recorded(caplog, "mcp_ref.stdio") if "SIG" in m]  # closing stdin was enough
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
+async def test_at_eof_a_slow_handler_finishes_and_a_hanging_one_is_cancelled_after_the_grace() -> None:
+    stdin = piped(INIT, INITIALIZED, call(2, "slow", {"seconds": 0.1}), call(3, "hang", {}))
+    with trio.fail_after(30):
+        start = trio.current_time()
+        done = await trio.run_process(
+            [sys.executable, script("slow_server"), "1.5"],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+            env=script_env(),
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    got = answers(done.stdout)
+    assert sorted(got) == [1, 2]  # the cancelled request gets no response
+    assert got[2]["result"]["content"][0]["text"] == "slept"
+    assert b"hang cancelled" in done.stderr
+    assert trio.current_time() - start >= 1.5  # hang kept the session open for the whole grace
+
+
+async def test_eof_grace_on_virtual_time(autojump_clock: trio.abc.Clock) -> None:
+    server = Server("t")
+    finished: list[tuple[str, float]] = []
+
+    @server.tool(input_schema={"type": "object", "properties": {"seconds": {"type": "number"}}})
+    async def wait(ctx: Any, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep(arguments["seconds"])
+        except trio.Cancelled:
+            finished.append(("cancelled", trio.current_time()))
+            raise
+        finished.append(("done", trio.current_time()))
+        return "ok"
+
+    async def run(config: SessionConfig, *calls: float) -> dict[Any, dict[str, Any]]:
+        client, server_end = memory_channel_pair()
+        finished.clear()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(lambda: server.serve(server_end, config=config))
+            for m in (INIT, INITIALIZED, *(call(2 + i, "wait", {"seconds": t}) for i, t in enumerate(calls))):
+                await client.send(json.dumps(m).encode())
+            await client.send_eof()
+            got = {}
+            with trio.fail_after(100):
+                while True:
+                    try:
+                        m = json.loads(await client.receive())
+                    except trio.EndOfChannel:
+                        break
+                    got[m["id"]] = m
+        return got
+
+    start = trio.current_time()
+    got = await run(SessionConfig(eof_grace=5.0), 3.0, 4.0)
+    assert sorted(got) == [1, 2, 3] and finished == [("done", start + 3.0), ("done", start + 4.0)]
+    # the session ends as soon as the last one is done, not at the end of the grace
+    assert trio.current_time() == start + 4.0
+
+    start = trio.current_time()
+    got = await run(SessionConfig(eof_grace=5.0), 1.0, 60.0)
+    assert sorted(got) == [1, 2] and finished == [("done", start + 1.0), ("cancelled", start + 5.0)]
+
+    start = trio.current_time()
+    got = await run(SessionConfig(), 1.0)  # no grace: cancelled at once
+    assert sorted(got) == [1] and finished == [("cancelled", start)]
+
+
+def test_eof_grace_must_be_finite_and_not_negative() -> None:
+    for bad in (-1.0, math.inf):
+        with pytest.raises(ValueError, match="eof_grace"):
+            SessionConfig(eof_grace=bad)
 
 
 @pytest.mark.subprocess
