@@ -594,3 +594,61 @@ def test_results_keep_unknown_fields() -> None:
     assert ev.result.extra == {"vendor": {"x": 1}}
     server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
     assert wire(server.send_response(1, ev.result))["result"] == {"tools": [], "vendor": {"x": 1}}
+
+
+# Strings as a peer can write them: JSON escapes may name lone surrogates ("\ud800"),
+# which have no UTF-8 form (st.text() leaves category Cs out unless asked).
+peer_text = st.text(st.characters(categories=["Cs", "Lu", "Ll", "Nd", "Po", "Cc"]), max_size=6)
+meta_keys = st.sampled_from(["progressToken", "x/y", "\ud800"])
+
+
+@st.composite
+def surrogate_messages(draw: st.DrawFn) -> Any:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": draw(st.one_of(methods, peer_text))}
+    if draw(st.booleans()):
+        msg["id"] = draw(st.one_of(st.integers(0, 5), peer_text))
+    if draw(st.booleans()):
+        msg["params"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "name": peer_text,
+                    "arguments": st.dictionaries(peer_text, peer_text, max_size=2),
+                    "requestId": st.one_of(st.integers(0, 5), peer_text),
+                    "reason": peer_text,
+                    "cursor": peer_text,
+                    "_meta": st.dictionaries(meta_keys, peer_text, max_size=2),
+                },
+            )
+        )
+    return msg
+
+
+def assert_valid_utf8_json(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+@pytest.mark.req("basic/index#3", "basic/index#7", "basic/index#10")
+@settings(max_examples=300)
+@given(surrogate_messages())
+def test_lone_surrogates_from_the_peer_never_break_a_reply(value: Any) -> None:
+    client, server = handshake()
+    text = json.dumps(value)  # ASCII JSON text: surrogates travel as \u escapes
+    for conn in (client, server):
+        for ev in conn.receive_message(text):
+            if isinstance(ev, MessageRejected) and ev.reply is not None:
+                assert assert_valid_utf8_json(ev.reply)["error"]["message"]
+            elif isinstance(ev, RequestReceived):
+                # echo whatever the peer sent back to it, in a result or in an error
+                if ev.method == "tools/call":
+                    result = CallToolResult(
+                        content=[TextContent(text=ev.params.name)], structured_content=dict(ev.params.arguments or {})
+                    )
+                    reply = assert_valid_utf8_json(conn.send_response(ev.id, result))
+                    assert reply["id"] == ev.id and reply["result"]["content"][0]["text"] == ev.params.name
+                else:
+                    reply = assert_valid_utf8_json(conn.send_error(ev.id, -32602, f"no {ev.method}", value))
+                    assert reply["id"] == ev.id and reply["error"]["data"] == value
+    # both sessions still work
+    rid, data = client.send_request("tools/list")
+    assert any(isinstance(e, RequestReceived) and e.id == rid for e in server.receive_message(data))

@@ -113,12 +113,23 @@ def _short(e: BaseException) -> str:
 
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ascii_encoder = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def dumps(obj: Any) -> bytes:
     """Compact UTF-8 JSON. ``ensure_ascii=False`` keeps it compact; JSON strings
-    escape control characters, so the result never holds a raw newline."""
-    return _encoder.encode(obj).encode("utf-8")
+    escape control characters, so the result never holds a raw newline.
+
+    A string holding a lone surrogate (JSON text may carry ``"\\ud800"``, and
+    peers' strings are echoed back in errors and results) has no UTF-8 form:
+    such a message is written with ``\\u`` escapes instead, which is still
+    valid JSON and says exactly what the peer sent.
+    """
+    text = _encoder.encode(obj)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ascii_encoder.encode(obj).encode("ascii")
 
 
 def classify(obj: Any) -> RawMessage:

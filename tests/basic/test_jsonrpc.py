@@ -142,3 +142,14 @@ def test_non_json_constants_are_parse_errors(text: str) -> None:
     with pytest.raises(InvalidMessage) as info:
         loads(text)
     assert info.value.code == ErrorCode.PARSE_ERROR
+
+
+@pytest.mark.req("basic/index#3")
+def test_dumps_escapes_lone_surrogates_instead_of_failing() -> None:
+    # JSON text may carry "\ud800"; loads accepts it, so replies must be able to echo it
+    value = loads(r'{"s":"a\ud800b","t":"é"}')
+    assert value["s"] == "a\ud800b"
+    data = dumps(value)
+    text = data.decode("utf-8")  # valid UTF-8 ...
+    assert json.loads(text) == value  # ... and valid JSON saying exactly what was received
+    assert b"\n" not in data and b" " not in data
