@@ -21,6 +21,7 @@ an outgoing request was cancelled, so that a late response is reported as
 :class:`~mcp_ref.events.LateResponseIgnored`.
 """
 
+import math
 from collections import Counter, OrderedDict
 from typing import Any, Literal
 
@@ -184,7 +185,10 @@ class Connection:
             # [basic/index#26, #27, #29] we never send a malformed _meta key
             for problem in bad_meta_keys(meta):
                 raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
-        return dumps(converter_for(self.revision).unstructure(message))
+        try:
+            return dumps(converter_for(self.revision).unstructure(message))
+        except _ENCODE_ERRORS as e:
+            raise _unencodable(type(message).__name__, message, e) from e
 
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         """Encode an error response that answers no tracked request (e.g. an
@@ -193,12 +197,15 @@ class Connection:
 
     def _error_bytes(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
-        out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
-        if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
-            # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
-            # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
-            out["id"] = None
-        return dumps(out)
+        try:
+            out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
+            if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
+                # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
+                # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
+                out["id"] = None
+            return dumps(out)
+        except _ENCODE_ERRORS as e:
+            raise _unencodable("error response", err, e) from e
 
     # -- sending -----------------------------------------------------------------
 
@@ -435,13 +442,7 @@ class Connection:
             raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
         if req.progress_token is None:
             return None
-        if type(progress) not in (int, float) or (total is not None and type(total) not in (int, float)):
-            raise LocalProtocolError("progress and total are numbers", ErrorCode.INVALID_PARAMS)
-        if req.last_progress is not None and not progress > req.last_progress:
-            # [basic/utilities/progress#4] the value increases with every notification
-            raise LocalProtocolError(
-                f"progress must increase: {progress!r} after {req.last_progress!r}", ErrorCode.INVALID_PARAMS
-            )
+        _check_progress(progress, total, req.last_progress)
         params = ProgressNotificationParams(
             progress_token=req.progress_token, progress=progress, total=total, message=message
         )
@@ -458,10 +459,7 @@ class Connection:
             # [basic/utilities/progress#11] no progress once the task is terminal
             raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
         last = self._task_tokens_in[token]
-        if type(progress) not in (int, float) or (total is not None and type(total) not in (int, float)):
-            raise LocalProtocolError("progress and total are numbers", ErrorCode.INVALID_PARAMS)
-        if last is not None and not progress > last:
-            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        _check_progress(progress, total, last)
         params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
         data = self._encode(ProgressNotification(params=params))
         self._task_tokens_in[token] = progress
@@ -734,6 +732,57 @@ class Connection:
         if req.task and req.progress_token is not None:
             self.release_task_token(req.progress_token)  # no task was created
         return [ErrorReceived(req.id, req.method, error)]
+
+
+#: what unstructuring and json can raise for a value that has no JSON form
+#: (NaN, a datetime, a set, a lone surrogate in a key ...)
+_ENCODE_ERRORS = (TypeError, ValueError, OverflowError)
+
+
+def _unencodable(what: str, message: Any, e: Exception) -> LocalProtocolError:
+    """The error for a message we cannot write, naming where the bad value sits."""
+    try:
+        where = _bad_json_path(converter_for(LATEST_PROTOCOL_VERSION).unstructure(message), "")
+    except _ENCODE_ERRORS:
+        where = None
+    at = f" at {where}" if where else ""
+    return LocalProtocolError(
+        f"cannot encode the {what}: a value{at} has no JSON form ({_type_name(type(e))}: {e})",
+        ErrorCode.INTERNAL_ERROR,
+    )
+
+
+def _bad_json_path(value: Any, path: str) -> str | None:
+    """The dotted path of the first value in ``value`` JSON cannot represent, if any."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (key is None or isinstance(key, str | int | float)):
+                return f"{path}.{key!r}".lstrip(".")
+            found = _bad_json_path(item, f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _bad_json_path(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if value is None or isinstance(value, str | int) or (isinstance(value, float) and math.isfinite(value)):
+        return None
+    return path.lstrip(".") or "(top)"
+
+
+def _check_progress(progress: Any, total: Any, last: float | None) -> None:
+    for value in (progress, total):
+        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
+            # JSON has no NaN or infinity
+            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
+    if progress is None:
+        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
+    if last is not None and not progress > last:
+        # [basic/utilities/progress#4] the value increases with every notification
+        raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
 
 
 def _type_name(tp: Any) -> str:

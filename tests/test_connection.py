@@ -1,5 +1,6 @@
 """The sans-IO engine: lifecycle, correlation, capabilities, cancellation and progress bookkeeping."""
 
+import datetime
 import json
 from typing import Any
 
@@ -652,3 +653,73 @@ def test_lone_surrogates_from_the_peer_never_break_a_reply(value: Any) -> None:
     # both sessions still work
     rid, data = client.send_request("tools/list")
     assert any(isinstance(e, RequestReceived) and e.id == rid for e in server.receive_message(data))
+
+
+# -- values with no JSON form ------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/index#3")
+def test_a_number_beyond_double_range_from_the_peer_is_a_parse_error() -> None:
+    client, server = handshake()
+    (ev,) = server.receive_message(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"v":1e400}}}'
+    )
+    assert isinstance(ev, MessageRejected) and ev.error.code == ErrorCode.PARSE_ERROR
+    assert ev.reply is not None and wire(ev.reply)["error"]["code"] == -32700
+    # nothing was recorded: the same id is a fresh request, and it can be answered
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}')
+    assert isinstance(ev, RequestReceived)
+    assert wire(server.send_response(1, CallToolResult(content=[])))["id"] == 1
+
+
+@pytest.mark.req("basic/index#3", "basic/index#11")
+def test_a_result_or_error_with_no_json_form_is_refused_and_the_request_stays_answerable() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"))
+    server.receive_message(data)
+    bad = CallToolResult(content=[], structured_content={"v": [1.0, float("nan")]})
+    with pytest.raises(LocalProtocolError, match=r"structuredContent\.v\[1\]") as info:
+        server.send_response(rid, bad)
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    with pytest.raises(LocalProtocolError, match=r"error\.data\.when.*datetime") as info:
+        server.send_error(rid, -32000, "failed", {"when": datetime.datetime(2026, 1, 1)})
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    # still in flight: the runtime can send a plain internal error instead
+    reply = wire(server.send_error(rid, ErrorCode.INTERNAL_ERROR, "internal error"))
+    assert reply["id"] == rid and reply["error"]["code"] == -32603
+    (ev,) = client.receive_message(json.dumps(reply))
+    assert isinstance(ev, ErrorReceived)
+
+
+@pytest.mark.req("basic/lifecycle#3")
+def test_an_initialize_result_with_no_json_form_leaves_the_server_uninitialized() -> None:
+    client = Connection(Role.CLIENT)
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    rid, data = client.send_request("initialize", init_params("2025-06-18"))
+    server.receive_message(data)
+    bad = InitializeResult(
+        protocol_version="2025-06-18", capabilities=TOOLS, server_info=SERVER_INFO, meta={"x": float("inf")}
+    )
+    with pytest.raises(LocalProtocolError, match=r"_meta\.x") as info:
+        server.send_response(rid, bad)
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    assert server.protocol_version is None and server.phase is Phase.INITIALIZING
+    good = InitializeResult(protocol_version="2025-06-18", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert [type(e) for e in client.receive_message(server.send_response(rid, good))] == [ResponseReceived]
+    assert server.protocol_version == "2025-06-18" and server.phase is Phase.AWAITING_INITIALIZED
+
+
+@pytest.mark.req("basic/utilities/progress#4")
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_progress_values_must_be_finite(bad: float) -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    server.receive_message(data)
+    with pytest.raises(LocalProtocolError, match="finite") as info:
+        server.send_progress(rid, bad)
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+    with pytest.raises(LocalProtocolError, match="finite"):
+        server.send_progress(rid, 1, total=bad)
+    # nothing was recorded: progress starts afresh
+    (ev,) = client.receive_message(server.send_progress(rid, 0.5) or b"")
+    assert isinstance(ev, ProgressReceived) and ev.progress == 0.5

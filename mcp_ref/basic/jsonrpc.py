@@ -9,6 +9,7 @@ name different requests.
 """
 
 import json
+import math
 from typing import Any
 
 from attrs import frozen
@@ -91,8 +92,17 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    # JSON has no infinity, but 1e400 overflows a double to one: refuse it here
+    # rather than fail later when the value is written back (spec_notes/basic/index.md)
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
 #: one decoder for every message (``json.loads`` with options builds a new one per call)
-_decoder = json.JSONDecoder(parse_constant=_no_constants)
+_decoder = json.JSONDecoder(parse_constant=_no_constants, parse_float=_finite_float)
 
 
 def loads(data: bytes | str) -> Any:

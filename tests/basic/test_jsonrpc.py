@@ -137,11 +137,16 @@ def test_loads_never_crashes(data: bytes) -> None:
         assert e.code == ErrorCode.PARSE_ERROR
 
 
-@pytest.mark.parametrize("text", ["NaN", '{"a": Infinity}', "-Infinity"])
+@pytest.mark.parametrize("text", ["NaN", '{"a": Infinity}', "-Infinity", '{"v": 1e400}', "-1e999", "[1.5e308, 2e308]"])
 def test_non_json_constants_are_parse_errors(text: str) -> None:
+    # a number too large for a double would become infinity, which no reply could carry
     with pytest.raises(InvalidMessage) as info:
         loads(text)
     assert info.value.code == ErrorCode.PARSE_ERROR
+
+
+def test_large_but_finite_numbers_are_kept() -> None:
+    assert loads("[1.5e308, -2.5e-320, 100000000000000000000000000000]") == [1.5e308, -2.5e-320, 10**29]
 
 
 @pytest.mark.req("basic/index#3")
