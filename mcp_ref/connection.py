@@ -157,7 +157,14 @@ class Connection:
     @property
     def revision(self) -> str:
         """The revision messages are encoded for now (latest until negotiated)."""
-        return self.protocol_version or self.requested_version or LATEST_PROTOCOL_VERSION
+        if self.protocol_version is not None:
+            return self.protocol_version
+        requested = self.requested_version
+        if requested is None:
+            return LATEST_PROTOCOL_VERSION
+        # while initialize is unanswered: the version the answer will carry
+        # (basic/lifecycle#9-#11), never one we cannot encode
+        return lc.negotiate_version(requested, self.supported_versions)
 
     def outgoing(self, rid: RequestId) -> OutgoingRequest | None:
         return self._outgoing.get(rid)

@@ -179,6 +179,33 @@ def test_server_answers_an_unknown_version_with_its_latest() -> None:
     assert negotiate_version("2024-11-05", ("2025-06-18", "2025-03-26")) == "2025-06-18"
 
 
+@pytest.mark.req("basic/lifecycle#5", "basic/lifecycle#10", "basic/lifecycle#11")
+@pytest.mark.parametrize("requested", ["2099-01-01", "2024-11-05"])
+def test_pings_before_answering_an_unsupported_version_use_the_version_the_answer_will_carry(requested: str) -> None:
+    server = Connection(Role.SERVER, capabilities=TOOLS, supported_versions=("2025-06-18", "2025-03-26"))
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": requested, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    }
+    (ev,) = server.receive_message(json.dumps(initialize))
+    assert isinstance(ev, RequestReceived) and server.requested_version == requested
+    # a ping pipelined before the answer: it exists in every revision, so it is served
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert isinstance(ev, RequestReceived) and ev.method == "ping"
+    assert wire(server.send_response(1, Result())) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert server.revision == "2025-06-18"
+    # the server may ping too, encoded for the revision it is about to answer with
+    prid, data = server.send_request("ping")
+    assert wire(data)["method"] == "ping"
+    # tools/list is still refused by phase, not as unknown
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and ev.error.code == ErrorCode.INVALID_REQUEST
+    result = InitializeResult(protocol_version="2025-06-18", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert wire(server.send_response(0, result))["result"]["protocolVersion"] == "2025-06-18"
+
+
 @pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22")
 @pytest.mark.req("schema#9")
 def test_client_rejects_a_version_it_does_not_support() -> None:
