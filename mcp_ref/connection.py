@@ -366,6 +366,13 @@ class Connection:
                 raise LocalProtocolError(
                     f"cannot answer initialize with unsupported version {result.protocol_version!r}"
                 )
+            requested = self.requested_version
+            if requested in self.supported_versions and result.protocol_version != requested:
+                # [basic/lifecycle#9] a version we support is answered with that same version
+                raise LocalProtocolError(
+                    f"the client asked for {requested!r}, which we support: initialize must answer with it,"
+                    f" not {result.protocol_version!r}"
+                )
             self.protocol_version = result.protocol_version
         try:
             data = self._encode(JSONRPCResultResponse(id=rid, result=result))

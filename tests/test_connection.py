@@ -170,6 +170,35 @@ def test_negotiated_version_is_the_clients_when_supported(version: str) -> None:
     assert client.protocol_version == server.protocol_version == version
 
 
+@pytest.mark.req("basic/lifecycle#9")
+def test_a_supported_requested_version_cannot_be_answered_with_another() -> None:
+    client = Connection(Role.CLIENT)
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    rid, data = client.send_request("initialize", init_params("2025-11-25"))
+    server.receive_message(data)
+    other = InitializeResult(protocol_version="2025-03-26", capabilities=TOOLS, server_info=SERVER_INFO)
+    with pytest.raises(LocalProtocolError, match="must answer with it"):
+        server.send_response(rid, other)
+    assert server.protocol_version is None and server.phase is Phase.INITIALIZING
+    same = InitializeResult(protocol_version="2025-11-25", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert wire(server.send_response(rid, same))["result"]["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.req("basic/lifecycle#10")
+def test_an_unsupported_requested_version_may_be_answered_with_any_supported_one() -> None:
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    }
+    server.receive_message(json.dumps(initialize))
+    older = InitializeResult(protocol_version="2025-03-26", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert wire(server.send_response(0, older))["result"]["protocolVersion"] == "2025-03-26"
+    assert server.protocol_version == "2025-03-26"
+
+
 @pytest.mark.req("basic/lifecycle#10", "basic/lifecycle#11")
 def test_server_answers_an_unknown_version_with_its_latest() -> None:
     from mcp_ref.basic.lifecycle import negotiate_version
