@@ -167,17 +167,18 @@ def classify(obj: Any) -> RawMessage:
                 ErrorCode.INVALID_REQUEST,
                 reply_id,
             )
+        if has_id and not id_ok:
+            # [basic/index#4, #5] string or integer id, never null -- checked before
+            # params: a request without a usable id is an invalid request first of all
+            raise InvalidMessage(
+                "Invalid Request: request id must be a string or an integer (not null)", ErrorCode.INVALID_REQUEST
+            )
         params = obj.get("params")
         if "params" in obj and type(params) is not dict:
             raise InvalidMessage(
                 'Invalid params: "params" must be an object', ErrorCode.INVALID_PARAMS, reply_id, replyable=has_id
             )
         if has_id:
-            if not id_ok:
-                # [basic/index#4, #5] string or integer id, never null
-                raise InvalidMessage(
-                    "Invalid Request: request id must be a string or an integer (not null)", ErrorCode.INVALID_REQUEST
-                )
             assert type(raw_id) is str or type(raw_id) is int
             return RawRequest(raw_id, method, params, obj)
         # [basic/index#14] a notification carries no id (its absence is what makes it one)

@@ -416,6 +416,9 @@ class _Factories:
         ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
+        # [basic/index#14] a JSON-RPC notification is told from a request by
+        # the absence of an id: one that carries an id is no notification
+        no_id = {"jsonrpc", "method"} <= known and "id" not in known
         # Field hooks are looked up on first use, not here: the model has
         # mutually referring types, and a hook made eagerly would recurse.
         hooks: list[Callable[[Any, Any], Any]] = []
@@ -423,6 +426,8 @@ class _Factories:
 
         def careful(value: Any) -> Any:
             # The slow path: field by field, so a failure names its wire path.
+            if no_id and "id" in value:
+                raise DecodeError("id", "a notification carries no id")
             kwargs: dict[str, Any] = {}
             for i, (name, wire, tp, required) in enumerate(plain):
                 if wire in value:
@@ -457,7 +462,7 @@ class _Factories:
                 finally:
                     preparing = False
                 hooks[:] = resolved
-                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful)
+                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful, no_id)
             return fast
 
         def structure(value: Any, _: Any) -> Any:
@@ -548,6 +553,7 @@ def _generate_fast_path(
     extra_name: str | None,
     known: frozenset[str],
     careful: Callable[[Any], Any],
+    no_id: bool = False,
 ) -> Callable[[Any, Any], Any]:
     """Straight-line decoding of one class, generated once (as cattrs and attrs
     do). Scalars and constants are checked inline; anything unexpected goes
@@ -565,7 +571,10 @@ def _generate_fast_path(
         "ABSENT": _ABSENT,
     }
     defaults = {a.name: a.default for a in attrs.fields(cls)}
-    body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()", "    try:"]
+    body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()"]
+    if no_id:
+        body += ['    if "id" in value:', "        return careful(value)"]
+    body.append("    try:")
     if extra_name is not None:
         body.append("        present = 0")
     args = []

@@ -70,6 +70,14 @@ def test_params_must_be_an_object() -> None:
     assert not info.value.replyable  # notifications are never answered
 
 
+@pytest.mark.req("basic/index#4", "basic/index#5")
+@pytest.mark.parametrize("bad_id", [None, 1.5, True])
+def test_an_unusable_id_is_reported_before_bad_params(bad_id: object) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        classify({"jsonrpc": "2.0", "id": bad_id, "method": "tools/call", "params": [1]})
+    assert info.value.code == ErrorCode.INVALID_REQUEST and info.value.reply_id is None
+
+
 @pytest.mark.req("basic/index#7", "basic/index#8", "basic/index#9")
 def test_result_responses_need_an_id_and_an_object_result() -> None:
     raw = classify({"jsonrpc": "2.0", "id": "a", "result": {}})

@@ -17,8 +17,15 @@ from mcp_ref.schema import decode, encode
 from mcp_ref.schema._converter import wire_fields
 from mcp_ref.schema.content import ContentBlock, TextContent, ToolResultContent, ToolUseContent
 from mcp_ref.schema.elicitation import ElicitRequest, ElicitRequestURLParams, PrimitiveSchemaDefinition
-from mcp_ref.schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCMessage
-from mcp_ref.schema.lifecycle import ClientCapabilities, ServerCapabilities
+from mcp_ref.schema.jsonrpc import (
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+)
+from mcp_ref.schema.lifecycle import ClientCapabilities, InitializedNotification, ServerCapabilities
 from mcp_ref.schema.messages import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
@@ -212,6 +219,49 @@ def test_decode_errors_name_the_path(value: Any, tp: Any, message: str) -> None:
 def test_request_ids_are_strings_or_integers(rid: Any, message: str) -> None:
     assert problem({"jsonrpc": "2.0", "id": rid, "method": "ping"}, PingRequest) == message
     assert problem({"jsonrpc": "2.0", "method": "ping"}, PingRequest) == "id: required field missing"
+
+
+@pytest.mark.req("basic/index#4", "basic/index#5", "basic/index#14")
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, "id: expected string or integer"),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, "id: expected string or integer"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
+            "result: a response cannot carry both result and error",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}},
+            "method: a message cannot be both a request and a response",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "x", "error": {"code": 1, "message": "m"}},
+            "method: a message cannot be both a request and a response",
+        ),
+    ],
+)
+def test_a_message_is_told_apart_by_its_members_not_by_what_happens_to_decode(value: Any, message: str) -> None:
+    # the same rules as the engine's classify: id present -> request, absent -> notification
+    assert problem(value, JSONRPCMessage) == message
+    assert type(decode({"jsonrpc": "2.0", "method": "x"}, JSONRPCMessage)) is JSONRPCNotification
+    assert type(decode({"jsonrpc": "2.0", "id": "1", "method": "x"}, JSONRPCMessage)) is JSONRPCRequest
+    assert type(decode({"jsonrpc": "2.0", "id": 1, "result": {}}, JSONRPCMessage)) is JSONRPCResultResponse
+    assert (
+        type(decode({"jsonrpc": "2.0", "error": {"code": 1, "message": "m"}}, JSONRPCMessage)) is JSONRPCErrorResponse
+    )
+
+
+@pytest.mark.req("basic/index#14")
+@pytest.mark.parametrize("tp", [JSONRPCNotification, InitializedNotification, ClientNotification, ServerNotification])
+def test_notification_classes_refuse_an_id(tp: Any) -> None:
+    for rid in (1, "a", None):
+        value = {"jsonrpc": "2.0", "id": rid, "method": "notifications/initialized"}
+        if tp is ServerNotification:
+            value["method"] = "notifications/tools/list_changed"
+        assert problem(value, tp) == "id: a notification carries no id"
+        del value["id"]
+        decode(value, tp)
 
 
 @pytest.mark.req("basic/index#4")
