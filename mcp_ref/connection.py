@@ -277,14 +277,19 @@ class Connection:
             meta_holder = type(params) if params is not None else params_type
             if not attrs.has(meta_holder) or "meta" not in attrs.fields_dict(meta_holder):
                 raise LocalProtocolError(f"{method} params carry no _meta: progress cannot be requested")
-            rid = self._peek_id()
-            token = rid if progress_token is True else progress_token
-            if not is_valid_id(token):
-                # [basic/utilities/progress#1] tokens are strings or integers
-                raise LocalProtocolError("a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS)
-            if token in self._tokens:
-                # [basic/utilities/progress#2] unique across active requests
-                raise LocalProtocolError(f"progress token {token!r} is already in use by an active request")
+            if progress_token is True:
+                token = self._free_token(self._peek_id())
+            else:
+                token = progress_token
+                if not is_valid_id(token):
+                    # [basic/utilities/progress#1] tokens are strings or integers
+                    raise LocalProtocolError(
+                        "a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS
+                    )
+                if self._token_in_use(token):
+                    # [basic/utilities/progress#2] unique across active requests, and a
+                    # running task keeps its request's token (progress#9)
+                    raise LocalProtocolError(f"progress token {token!r} is already in use by an active request or task")
             base = params if params is not None else params_type()
             params = attrs.evolve(base, meta={**(base.meta or {}), "progressToken": token})
         rid = self._peek_id()
@@ -308,6 +313,18 @@ class Connection:
         if method == "initialize":
             self.phase = Phase.INITIALIZING
         return rid, data
+
+    def _token_in_use(self, token: ProgressToken) -> bool:
+        return token in self._tokens or token in self._task_tokens_out
+
+    def _free_token(self, rid: int) -> ProgressToken:
+        """A generated progress token: the request id, unless the user took it."""
+        token: ProgressToken = rid
+        n = 0
+        while self._token_in_use(token):
+            n += 1
+            token = f"mcp_ref-progress-{rid}-{n}"
+        return token
 
     def _peek_id(self) -> int:
         # [basic/index#6] ids are never reused within the session: a counter

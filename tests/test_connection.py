@@ -38,8 +38,12 @@ from mcp_ref.schema.lifecycle import (
     InitializeResult,
     ListChangedCapability,
     ServerCapabilities,
+    ServerTaskRequestsCapability,
+    ServerTasksCapability,
+    ServerTaskToolsRequests,
 )
 from mcp_ref.schema.pagination import PaginatedRequestParams
+from mcp_ref.schema.tasks import CreateTaskResult, Task, TaskMetadata
 from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult
 
 CLIENT_INFO = Implementation(name="c", version="1")
@@ -508,6 +512,53 @@ def test_progress_tokens_are_unique_and_preserved() -> None:
         client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="tok")
     with pytest.raises(LocalProtocolError):
         client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.req("basic/utilities/progress#2")
+def test_a_generated_token_avoids_one_the_user_chose() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=2)
+    assert rid == 1
+    user_token = wire(data)["params"]["_meta"]["progressToken"]
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    assert rid2 == user_token == 2  # the request id would clash: another token is made up
+    generated = wire(data)["params"]["_meta"]["progressToken"]
+    assert generated != user_token and type(generated) in (str, int)
+    # each token reaches its own request
+    (ev1,) = client.receive_message(progress_json(user_token, 1))
+    (ev2,) = client.receive_message(progress_json(generated, 1))
+    assert isinstance(ev1, ProgressReceived) and ev1.request_id == rid
+    assert isinstance(ev2, ProgressReceived) and ev2.request_id == rid2
+
+
+@pytest.mark.req("basic/utilities/progress#2", "basic/utilities/progress#9")
+def test_a_running_tasks_token_is_not_reused() -> None:
+    caps = ServerCapabilities(
+        tools=ListChangedCapability(),
+        tasks=ServerTasksCapability(requests=ServerTaskRequestsCapability(tools=ServerTaskToolsRequests(call={}))),
+    )
+    client, server = handshake(server_caps=caps)
+    params = CallToolRequestParams(name="t", task=TaskMetadata(ttl=1000))
+    rid, data = client.send_request("tools/call", params, progress_token="T")
+    server.receive_message(data)
+    task = Task(task_id="task-1", status="working", created_at="c", last_updated_at="u", ttl=1000)
+    (ev,) = client.receive_message(server.send_response(rid, CreateTaskResult(task=task)))
+    assert isinstance(ev, ResponseReceived)
+    # the request is answered but its task runs on under "T"
+    with pytest.raises(LocalProtocolError, match="'T' is already in use"):
+        client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="T")
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    assert wire(data)["params"]["_meta"]["progressToken"] != "T"
+    (ev,) = client.receive_message(server.send_task_progress("T", 1))
+    assert isinstance(ev, ProgressReceived) and ev.request_id == rid  # delivered to the task's request
+    client.release_task_token("T")
+    rid3, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="T")
+    assert wire(data)["params"]["_meta"]["progressToken"] == "T"  # free once the task is terminal
+
+
+def progress_json(token: Any, value: float) -> str:
+    params = {"progressToken": token, "progress": value}
+    return json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
 
 @pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")
