@@ -435,6 +435,53 @@ def test_encoding_follows_the_negotiated_revision() -> None:
     server.send_response(2, CallToolResult(content=[TextContent(text="ok")]))
 
 
+TASK_TOOLS = ServerCapabilities(
+    tools=ListChangedCapability(),
+    tasks=ServerTasksCapability(requests=ServerTaskRequestsCapability(tools=ServerTaskToolsRequests(call={}))),
+)
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26"])
+def test_task_augmentation_is_refused_in_revisions_without_tasks(version: str) -> None:
+    client = Connection(Role.CLIENT)
+    rid, _ = client.send_request("initialize", init_params(version))
+    # a peer declaring tasks in an older revision (decoding is tolerant of newer fields)
+    caps = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    answer = {"protocolVersion": version, "capabilities": caps, "serverInfo": {"name": "s", "version": "1"}}
+    client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": answer}))
+    client.send_notification("notifications/initialized")
+    assert client.peer_has("tasks", "requests", "tools", "call")
+    params = CallToolRequestParams(name="t", task=TaskMetadata(ttl=10))
+    with pytest.raises(LocalProtocolError, match=f"task does not exist in protocol revision {version}"):
+        client.send_request("tools/call", params)
+    # nothing was recorded, and a plain call goes out as the next request
+    assert client.pending_outgoing == []
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"))
+    assert rid2 == rid + 1 and "task" not in wire(data)["params"]
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26"])
+def test_a_peers_task_metadata_is_ignored_in_revisions_without_tasks(version: str) -> None:
+    client, server = handshake(version, server_caps=TASK_TOOLS)
+    (ev,) = server.receive_message(
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}'
+    )
+    assert isinstance(ev, RequestReceived)
+    req = server.incoming(7)
+    assert req is not None and not req.task  # processed as a plain call
+    with pytest.raises(LocalProtocolError):
+        task = Task(task_id="x", status="working", created_at="c", last_updated_at="u", ttl=None)
+        server.send_response(7, CreateTaskResult(task=task))
+    assert wire(server.send_response(7, CallToolResult(content=[])))["result"] == {"content": []}
+    # in 2025-11-25 the same request is task-augmented
+    client, server = handshake("2025-11-25", server_caps=TASK_TOOLS)
+    server.receive_message(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}')
+    req = server.incoming(7)
+    assert req is not None and req.task
+
+
 def test_methods_missing_from_the_revision_are_refused_both_ways() -> None:
     client, server = handshake("2025-03-26", client_caps=ClientCapabilities())
     with pytest.raises(LocalProtocolError):
@@ -533,11 +580,7 @@ def test_a_generated_token_avoids_one_the_user_chose() -> None:
 
 @pytest.mark.req("basic/utilities/progress#2", "basic/utilities/progress#9")
 def test_a_running_tasks_token_is_not_reused() -> None:
-    caps = ServerCapabilities(
-        tools=ListChangedCapability(),
-        tasks=ServerTasksCapability(requests=ServerTaskRequestsCapability(tools=ServerTaskToolsRequests(call={}))),
-    )
-    client, server = handshake(server_caps=caps)
+    client, server = handshake(server_caps=TASK_TOOLS)
     params = CallToolRequestParams(name="t", task=TaskMetadata(ttl=1000))
     rid, data = client.send_request("tools/call", params, progress_token="T")
     server.receive_message(data)

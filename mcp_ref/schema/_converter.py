@@ -61,6 +61,9 @@ class WireField:
     #: JSON null is a value of the field (not just "absent"): a required field
     #: whose type includes None (``Task.ttl``), or one marked NULLABLE
     nullable: bool = False
+    #: a value here changes what the message means (see ``MEANINGFUL``): an
+    #: older revision without the field refuses the value instead of dropping it
+    meaningful: bool = False
 
     def type_in(self, revision: str) -> Any:
         """The field's type in ``revision`` (see :func:`older_type`)."""
@@ -109,6 +112,7 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
                 extra=bool(md.get("extra", False)),
                 older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
                 nullable=bool(md.get("nullable")) or (f.default is attrs.NOTHING and _admits_none(f.type)),
+                meaningful=bool(md.get("meaningful")),
             )
         )
     return tuple(out)
@@ -486,12 +490,15 @@ class _Factories:
         overrides: dict[str, Any] = {}
         extra_name = None
         checks: list[tuple[str, Any]] = []
+        refused: list[tuple[str, str]] = []
         for f in wire_fields(cls):
             if f.extra:
                 extra_name = f.name
                 overrides[f.name] = override(omit=True)
             elif f.since > revision:
                 overrides[f.name] = override(omit=True)
+                if f.meaningful:
+                    refused.append((f.name, f.wire))
             else:
                 optional = attrs.fields_dict(cls)[f.name].default is None
                 overrides[f.name] = override(rename=f.wire, omit_if_default=optional)
@@ -503,6 +510,8 @@ class _Factories:
             fn = _merging_extra(fn, extra_name)
         if checks:
             fn = _checking_older_types(fn, cls.__name__, revision, checks)
+        if refused:
+            fn = _refusing_newer_fields(fn, cls.__name__, revision, refused)
         if cls.__subclasses__():
             # A field typed with a base class (``result: Result``) may hold a
             # subclass instance: encode what is there, not what is declared.
@@ -641,6 +650,24 @@ def _not_object() -> DecodeError:
 def _remember(cell: list[Any], value: Any) -> Any:
     cell.append(value)
     return value
+
+
+def _refusing_newer_fields(
+    fn: Callable[[Any], Any], name: str, revision: str, fields: list[tuple[str, str]]
+) -> Callable[[Any], Any]:
+    """Refuse a set field the revision lacks when leaving it out would change the
+    message's meaning (a task-augmented call would become a plain one)."""
+
+    def refusing(obj: Any) -> Any:
+        for attr, wire in fields:
+            if getattr(obj, attr) is not None:
+                # [basic/lifecycle#14] only what the negotiated revision has
+                raise LocalProtocolError(
+                    f"{name}.{wire} does not exist in protocol revision {revision}", ErrorCode.INVALID_PARAMS
+                )
+        return fn(obj)
+
+    return refusing
 
 
 def _checking_older_types(
