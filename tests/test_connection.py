@@ -29,10 +29,15 @@ from mcp_ref.events import (
     VersionRejected,
 )
 from mcp_ref.schema.content import ResourceLink, TextContent
-from mcp_ref.schema.elicitation import ElicitRequestFormParams
+from mcp_ref.schema.elicitation import (
+    ElicitationRequestedSchema,
+    ElicitRequestFormParams,
+    UntitledSingleSelectEnumSchema,
+)
 from mcp_ref.schema.jsonrpc import Result
 from mcp_ref.schema.lifecycle import (
     ClientCapabilities,
+    ElicitationCapability,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
@@ -480,6 +485,20 @@ def test_a_peers_task_metadata_is_ignored_in_revisions_without_tasks(version: st
     server.receive_message(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}')
     req = server.incoming(7)
     assert req is not None and req.task
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_an_untitled_enum_reaches_a_2025_06_18_client_as_its_enum_schema(version: str) -> None:
+    client, server = handshake(version, client_caps=ClientCapabilities(elicitation=ElicitationCapability()))
+    choice = UntitledSingleSelectEnumSchema(enum=["a", "b"], title="Pick", default="a")
+    params = ElicitRequestFormParams(message="m", requested_schema=ElicitationRequestedSchema(properties={"c": choice}))
+    rid, data = server.send_request("elicitation/create", params)
+    sent = wire(data)["params"]["requestedSchema"]["properties"]["c"]
+    legacy = {"type": "string", "enum": ["a", "b"], "title": "Pick"}  # 2025-06-18 EnumSchema, no enumNames
+    assert sent == (legacy if version == "2025-06-18" else {**legacy, "default": "a"})
+    (ev,) = client.receive_message(data)
+    assert isinstance(ev, RequestReceived) and ev.params.requested_schema.properties["c"].enum == ["a", "b"]
 
 
 def test_methods_missing_from_the_revision_are_refused_both_ways() -> None:
