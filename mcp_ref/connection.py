@@ -206,6 +206,12 @@ class Connection:
         return self._error_bytes(rid, code, message, data)
 
     def _error_bytes(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+        if message and (len(message) > ERROR_MESSAGE_LIMIT or message.splitlines() != [message]):
+            # [schema#1] the message is one concise line; the full text goes in
+            # data when that is free (spec_notes/schema.md)
+            if data is None:
+                data = message
+            message = concise(message)
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
         try:
             out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
@@ -806,6 +812,19 @@ def _bad_json_path(value: Any, path: str) -> str | None:
     if value is None or isinstance(value, str | int) or (isinstance(value, float) and math.isfinite(value)):
         return None
     return path.lstrip(".") or "(top)"
+
+
+#: the longest error message we send (schema#1: a concise single sentence)
+ERROR_MESSAGE_LIMIT = 200
+
+
+def concise(message: str) -> str:
+    """``message`` on one line (line breaks and the blanks around them become one
+    space), cut to ERROR_MESSAGE_LIMIT characters with an ellipsis."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    if len(line) > ERROR_MESSAGE_LIMIT:
+        line = line[: ERROR_MESSAGE_LIMIT - 3].rstrip() + "..."
+    return line
 
 
 def _check_progress(progress: Any, total: Any, last: float | None) -> None:

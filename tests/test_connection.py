@@ -892,3 +892,41 @@ def test_progress_values_must_be_finite(bad: float) -> None:
     # nothing was recorded: progress starts afresh
     (ev,) = client.receive_message(server.send_progress(rid, 0.5) or b"")
     assert isinstance(ev, ProgressReceived) and ev.progress == 0.5
+
+
+# -- error messages ----------------------------------------------------------------------------------
+
+
+@pytest.mark.req("schema#1")
+def test_error_messages_we_send_are_one_concise_line() -> None:
+    client, server = handshake()
+    for rid in (1, 2, 3, 4):
+        server.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"}))
+    # a handler's multi-line message: one line on the wire, the full text in data
+    text = "Tool failed:\n  Traceback (most recent call last):\r\n    boom\n"
+    error = wire(server.send_error(1, -32000, text))["error"]
+    assert error == {"code": -32000, "message": "Tool failed: Traceback (most recent call last): boom", "data": text}
+    # a long one is cut at ERROR_MESSAGE_LIMIT (200) characters
+    error = wire(server.send_error(2, -32000, "x" * 500))["error"]
+    assert len(error["message"]) == 200 and error["message"].endswith("...") and error["data"] == "x" * 500
+    # data the caller gave is kept as it is
+    error = wire(server.send_error(3, -32000, "a\nb", {"k": 1}))["error"]
+    assert error == {"code": -32000, "message": "a b", "data": {"k": 1}}
+    # short single lines are untouched
+    assert wire(server.send_error(4, -32000, "Nope."))["error"] == {"code": -32000, "message": "Nope."}
+
+
+@pytest.mark.req("schema#1")
+def test_library_generated_error_messages_are_one_concise_line() -> None:
+    client, server = handshake()
+    method = "bad\nmethod " + "m" * 300
+    (ev,) = server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method}))
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    error = wire(ev.reply)["error"]
+    assert error["code"] == ErrorCode.METHOD_NOT_FOUND
+    assert "\n" not in error["message"] and len(error["message"]) <= 200
+    assert error["message"].startswith("Method not found: bad method mmm")
+    assert error["data"] == f"Method not found: {method}"
+    (ev,) = server.receive_message(b"{" + b'"a":' * 300)
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert len(wire(ev.reply)["error"]["message"]) <= 200
