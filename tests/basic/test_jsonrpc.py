@@ -1,6 +1,7 @@
 """The JSON-RPC codec: parse errors, envelope checks, ids never coerced."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -17,6 +18,9 @@ from mcp_ref.basic.jsonrpc import (
     loads,
 )
 from mcp_ref.errors import ErrorCode
+from mcp_ref.schema._base import REVISIONS
+
+from ..conftest import spec_path
 
 
 @pytest.mark.parametrize("text", [b"{", b"not json", b"\xff\xfe", "[1,", b"", b'{"a":1}}'])
@@ -166,3 +170,32 @@ def test_dumps_escapes_lone_surrogates_instead_of_failing() -> None:
     text = data.decode("utf-8")  # valid UTF-8 ...
     assert json.loads(text) == value  # ... and valid JSON saying exactly what was received
     assert b"\n" not in data and b" " not in data
+
+
+def spec_error_codes() -> tuple[dict[str, int], dict[int, str]]:
+    """The error codes the spec names, in every revision we speak: schema.ts
+    constants (name -> code) and the codes of the prose's error examples
+    (code -> the example's message)."""
+    constants: dict[str, int] = {}
+    examples: dict[int, str] = {}
+    for revision in REVISIONS:
+        root = spec_path(revision)
+        ts = (root / "schema.ts").read_text()
+        constants.update({name: int(code) for name, code in re.findall(r"export const (\w+) = (-\d+);", ts)})
+        for page in root.rglob("*.mdx"):
+            for code, message in re.findall(r'"code":\s*(-\d+),[^"]*"message":\s*"([^"]*)"', page.read_text()):
+                examples.setdefault(int(code), message)
+    return constants, examples
+
+
+@pytest.mark.req("basic/index#12")
+def test_error_codes_are_exactly_the_ones_the_spec_names() -> None:
+    constants, examples = spec_error_codes()
+    # the schema's named constants, under the same names
+    for name, code in constants.items():
+        assert ErrorCode[name] == code
+    # and nothing the spec does not use: every other member is a code of its examples
+    assert {e.value for e in ErrorCode} == set(constants.values()) | set(examples)
+    # the two that only the prose names, with what they mean there
+    assert "not found" in examples[ErrorCode.RESOURCE_NOT_FOUND].lower()
+    assert "rejected" in examples[ErrorCode.USER_REJECTED].lower()
