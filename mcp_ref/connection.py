@@ -480,9 +480,10 @@ class Connection:
         if req is None:
             # [basic/utilities/progress#14] progress stops once the request completed
             raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
+        # checked even without a token: a bad value is a bug whether or not it is sent
+        _check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
             return None
-        _check_progress(progress, total, req.last_progress)
         params = ProgressNotificationParams(
             progress_token=req.progress_token, progress=progress, total=total, message=message
         )

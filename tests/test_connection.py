@@ -892,6 +892,12 @@ def test_progress_values_must_be_finite(bad: float) -> None:
     # nothing was recorded: progress starts afresh
     (ev,) = client.receive_message(server.send_progress(rid, 0.5) or b"")
     assert isinstance(ev, ProgressReceived) and ev.progress == 0.5
+    # the same mistake is reported when the requestor asked for no progress
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"))
+    server.receive_message(data)
+    assert server.send_progress(rid2, 1) is None
+    with pytest.raises(LocalProtocolError, match="finite"):
+        server.send_progress(rid2, bad)
 
 
 # -- error messages ----------------------------------------------------------------------------------
