@@ -21,6 +21,7 @@ an outgoing request was cancelled, so that a late response is reported as
 :class:`~mcp_ref.events.LateResponseIgnored`.
 """
 
+import math
 from collections import Counter, OrderedDict
 from typing import Any, Literal
 
@@ -72,6 +73,9 @@ from .schema.progress import ProgressNotification, ProgressNotificationParams
 from .schema.tasks import CreateTaskResult
 
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
+
+#: the revision that introduced task augmentation
+_TASKS_SINCE = "2025-11-25"
 
 #: how many cancelled / finished request ids and tokens are remembered to tell
 #: a late message from an unknown one
@@ -159,7 +163,14 @@ class Connection:
     @property
     def revision(self) -> str:
         """The revision messages are encoded for now (latest until negotiated)."""
-        return self.protocol_version or self.requested_version or LATEST_PROTOCOL_VERSION
+        if self.protocol_version is not None:
+            return self.protocol_version
+        requested = self.requested_version
+        if requested is None:
+            return LATEST_PROTOCOL_VERSION
+        # while initialize is unanswered: the version the answer will carry
+        # (basic/lifecycle#9-#11), never one we cannot encode
+        return lc.negotiate_version(requested, self.supported_versions)
 
     def outgoing(self, rid: RequestId) -> OutgoingRequest | None:
         return self._outgoing.get(rid)
@@ -187,7 +198,10 @@ class Connection:
             # [basic/index#26, #27, #29] we never send a malformed _meta key
             for problem in bad_meta_keys(meta):
                 raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
-        return dumps(converter_for(self.revision).unstructure(message))
+        try:
+            return dumps(converter_for(self.revision).unstructure(message))
+        except _ENCODE_ERRORS as e:
+            raise _unencodable(type(message).__name__, message, e) from e
 
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         """Encode an error response that answers no tracked request (e.g. an
@@ -195,13 +209,22 @@ class Connection:
         return self._error_bytes(rid, code, message, data)
 
     def _error_bytes(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
+        if message and (len(message) > ERROR_MESSAGE_LIMIT or message.splitlines() != [message]):
+            # [schema#1] the message is one concise line; the full text goes in
+            # data when that is free (spec_notes/schema.md)
+            if data is None:
+                data = message
+            message = concise(message)
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
-        out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
-        if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
-            # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
-            # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
-            out["id"] = None
-        return dumps(out)
+        try:
+            out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
+            if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
+                # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
+                # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
+                out["id"] = None
+            return dumps(out)
+        except _ENCODE_ERRORS as e:
+            raise _unencodable("error response", err, e) from e
 
     # -- sending -----------------------------------------------------------------
 
@@ -268,14 +291,19 @@ class Connection:
             meta_holder = type(params) if params is not None else params_type
             if not attrs.has(meta_holder) or "meta" not in attrs.fields_dict(meta_holder):
                 raise LocalProtocolError(f"{method} params carry no _meta: progress cannot be requested")
-            rid = self._peek_id()
-            token = rid if progress_token is True else progress_token
-            if not is_valid_id(token):
-                # [basic/utilities/progress#1] tokens are strings or integers
-                raise LocalProtocolError("a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS)
-            if token in self._tokens:
-                # [basic/utilities/progress#2] unique across active requests
-                raise LocalProtocolError(f"progress token {token!r} is already in use by an active request")
+            if progress_token is True:
+                token = self._free_token(self._peek_id())
+            else:
+                token = progress_token
+                if not is_valid_id(token):
+                    # [basic/utilities/progress#1] tokens are strings or integers
+                    raise LocalProtocolError(
+                        "a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS
+                    )
+                if self._token_in_use(token):
+                    # [basic/utilities/progress#2] unique across active requests, and a
+                    # running task keeps its request's token (progress#9)
+                    raise LocalProtocolError(f"progress token {token!r} is already in use by an active request or task")
             base = params if params is not None else params_type()
             params = attrs.evolve(base, meta={**(base.meta or {}), "progressToken": token})
         rid = self._peek_id()
@@ -301,6 +329,18 @@ class Connection:
         if method == "initialize":
             self.phase = Phase.INITIALIZING
         return rid, data
+
+    def _token_in_use(self, token: ProgressToken) -> bool:
+        return token in self._tokens or token in self._task_tokens_out
+
+    def _free_token(self, rid: int) -> ProgressToken:
+        """A generated progress token: the request id, unless the user took it."""
+        token: ProgressToken = rid
+        n = 0
+        while self._token_in_use(token):
+            n += 1
+            token = f"mcp_ref-progress-{rid}-{n}"
+        return token
 
     def _peek_id(self) -> int:
         # [basic/index#6] ids are never reused within the session: a counter
@@ -365,6 +405,13 @@ class Connection:
                 # [basic/lifecycle#10] answer with a version we support
                 raise LocalProtocolError(
                     f"cannot answer initialize with unsupported version {result.protocol_version!r}"
+                )
+            requested = self.requested_version
+            if requested in self.supported_versions and result.protocol_version != requested:
+                # [basic/lifecycle#9] a version we support is answered with that same version
+                raise LocalProtocolError(
+                    f"the client asked for {requested!r}, which we support: initialize must answer with it,"
+                    f" not {result.protocol_version!r}"
                 )
             self.protocol_version = result.protocol_version
         try:
@@ -453,15 +500,10 @@ class Connection:
         if req is None:
             # [basic/utilities/progress#14] progress stops once the request completed
             raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
+        # checked even without a token: a bad value is a bug whether or not it is sent
+        _check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
             return None
-        if type(progress) not in (int, float) or (total is not None and type(total) not in (int, float)):
-            raise LocalProtocolError("progress and total are numbers", ErrorCode.INVALID_PARAMS)
-        if req.last_progress is not None and not progress > req.last_progress:
-            # [basic/utilities/progress#4] the value increases with every notification
-            raise LocalProtocolError(
-                f"progress must increase: {progress!r} after {req.last_progress!r}", ErrorCode.INVALID_PARAMS
-            )
         params = ProgressNotificationParams(
             progress_token=req.progress_token, progress=progress, total=total, message=message
         )
@@ -478,10 +520,7 @@ class Connection:
             # [basic/utilities/progress#11] no progress once the task is terminal
             raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
         last = self._task_tokens_in[token]
-        if type(progress) not in (int, float) or (total is not None and type(total) not in (int, float)):
-            raise LocalProtocolError("progress and total are numbers", ErrorCode.INVALID_PARAMS)
-        if last is not None and not progress > last:
-            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        _check_progress(progress, total, last)
         params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
         data = self._encode(ProgressNotification(params=params))
         self._task_tokens_in[token] = progress
@@ -591,9 +630,10 @@ class Connection:
                 rid, ErrorCode.INVALID_PARAMS, "Invalid params: params._meta.progressToken: expected string or integer"
             )
         task = False
-        if getattr(params, "task", None) is not None:
+        if getattr(params, "task", None) is not None and self.revision >= _TASKS_SINCE:
             tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
-            # [basic/utilities/tasks#...] without the capability the task metadata is ignored
+            # [basic/utilities/tasks#...] without the capability the task metadata is ignored;
+            # [basic/lifecycle#14] so it is in a revision without tasks (no CreateTaskResult there)
             task = tcap is not None and self.we_have(*tcap)
         if method == "initialize":
             self.requested_version = params.protocol_version
@@ -754,6 +794,70 @@ class Connection:
         if req.task and req.progress_token is not None:
             self.release_task_token(req.progress_token)  # no task was created
         return [ErrorReceived(req.id, req.method, error)]
+
+
+#: what unstructuring and json can raise for a value that has no JSON form
+#: (NaN, a datetime, a set, a lone surrogate in a key ...)
+_ENCODE_ERRORS = (TypeError, ValueError, OverflowError)
+
+
+def _unencodable(what: str, message: Any, e: Exception) -> LocalProtocolError:
+    """The error for a message we cannot write, naming where the bad value sits."""
+    try:
+        where = _bad_json_path(converter_for(LATEST_PROTOCOL_VERSION).unstructure(message), "")
+    except _ENCODE_ERRORS:
+        where = None
+    at = f" at {where}" if where else ""
+    return LocalProtocolError(
+        f"cannot encode the {what}: a value{at} has no JSON form ({_type_name(type(e))}: {e})",
+        ErrorCode.INTERNAL_ERROR,
+    )
+
+
+def _bad_json_path(value: Any, path: str) -> str | None:
+    """The dotted path of the first value in ``value`` JSON cannot represent, if any."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (key is None or isinstance(key, str | int | float)):
+                return f"{path}.{key!r}".lstrip(".")
+            found = _bad_json_path(item, f"{path}.{key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _bad_json_path(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    if value is None or isinstance(value, str | int) or (isinstance(value, float) and math.isfinite(value)):
+        return None
+    return path.lstrip(".") or "(top)"
+
+
+#: the longest error message we send (schema#1: a concise single sentence)
+ERROR_MESSAGE_LIMIT = 200
+
+
+def concise(message: str) -> str:
+    """``message`` on one line (line breaks and the blanks around them become one
+    space), cut to ERROR_MESSAGE_LIMIT characters with an ellipsis."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    if len(line) > ERROR_MESSAGE_LIMIT:
+        line = line[: ERROR_MESSAGE_LIMIT - 3].rstrip() + "..."
+    return line
+
+
+def _check_progress(progress: Any, total: Any, last: float | None) -> None:
+    for value in (progress, total):
+        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
+            # JSON has no NaN or infinity
+            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
+    if progress is None:
+        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
+    if last is not None and not progress > last:
+        # [basic/utilities/progress#4] the value increases with every notification
+        raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
 
 
 def _type_name(tp: Any) -> str:

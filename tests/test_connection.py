@@ -1,5 +1,6 @@
 """The sans-IO engine: lifecycle, correlation, capabilities, cancellation and progress bookkeeping."""
 
+import datetime
 import json
 from typing import Any
 
@@ -28,17 +29,26 @@ from mcp_ref.events import (
     VersionRejected,
 )
 from mcp_ref.schema.content import ResourceLink, TextContent
-from mcp_ref.schema.elicitation import ElicitRequestFormParams
+from mcp_ref.schema.elicitation import (
+    ElicitationRequestedSchema,
+    ElicitRequestFormParams,
+    UntitledSingleSelectEnumSchema,
+)
 from mcp_ref.schema.jsonrpc import Result
 from mcp_ref.schema.lifecycle import (
     ClientCapabilities,
+    ElicitationCapability,
     Implementation,
     InitializeRequestParams,
     InitializeResult,
     ListChangedCapability,
     ServerCapabilities,
+    ServerTaskRequestsCapability,
+    ServerTasksCapability,
+    ServerTaskToolsRequests,
 )
 from mcp_ref.schema.pagination import PaginatedRequestParams
+from mcp_ref.schema.tasks import CreateTaskResult, Task, TaskMetadata
 from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult
 
 CLIENT_INFO = Implementation(name="c", version="1")
@@ -169,6 +179,35 @@ def test_negotiated_version_is_the_clients_when_supported(version: str) -> None:
     assert client.protocol_version == server.protocol_version == version
 
 
+@pytest.mark.req("basic/lifecycle#9")
+def test_a_supported_requested_version_cannot_be_answered_with_another() -> None:
+    client = Connection(Role.CLIENT)
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    rid, data = client.send_request("initialize", init_params("2025-11-25"))
+    server.receive_message(data)
+    other = InitializeResult(protocol_version="2025-03-26", capabilities=TOOLS, server_info=SERVER_INFO)
+    with pytest.raises(LocalProtocolError, match="must answer with it"):
+        server.send_response(rid, other)
+    assert server.protocol_version is None and server.phase is Phase.INITIALIZING
+    same = InitializeResult(protocol_version="2025-11-25", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert wire(server.send_response(rid, same))["result"]["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.req("basic/lifecycle#10")
+def test_an_unsupported_requested_version_may_be_answered_with_any_supported_one() -> None:
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    }
+    server.receive_message(json.dumps(initialize))
+    older = InitializeResult(protocol_version="2025-03-26", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert wire(server.send_response(0, older))["result"]["protocolVersion"] == "2025-03-26"
+    assert server.protocol_version == "2025-03-26"
+
+
 @pytest.mark.req("basic/lifecycle#10", "basic/lifecycle#11")
 def test_server_answers_an_unknown_version_with_its_latest() -> None:
     from mcp_ref.basic.lifecycle import negotiate_version
@@ -176,6 +215,33 @@ def test_server_answers_an_unknown_version_with_its_latest() -> None:
     assert negotiate_version("1999-01-01") == "2025-11-25"
     assert negotiate_version("2025-06-18") == "2025-06-18"
     assert negotiate_version("2024-11-05", ("2025-06-18", "2025-03-26")) == "2025-06-18"
+
+
+@pytest.mark.req("basic/lifecycle#5", "basic/lifecycle#10", "basic/lifecycle#11")
+@pytest.mark.parametrize("requested", ["2099-01-01", "2024-11-05"])
+def test_pings_before_answering_an_unsupported_version_use_the_version_the_answer_will_carry(requested: str) -> None:
+    server = Connection(Role.SERVER, capabilities=TOOLS, supported_versions=("2025-06-18", "2025-03-26"))
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": requested, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    }
+    (ev,) = server.receive_message(json.dumps(initialize))
+    assert isinstance(ev, RequestReceived) and server.requested_version == requested
+    # a ping pipelined before the answer: it exists in every revision, so it is served
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert isinstance(ev, RequestReceived) and ev.method == "ping"
+    assert wire(server.send_response(1, Result())) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert server.revision == "2025-06-18"
+    # the server may ping too, encoded for the revision it is about to answer with
+    prid, data = server.send_request("ping")
+    assert wire(data)["method"] == "ping"
+    # tools/list is still refused by phase, not as unknown
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and ev.error.code == ErrorCode.INVALID_REQUEST
+    result = InitializeResult(protocol_version="2025-06-18", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert wire(server.send_response(0, result))["result"]["protocolVersion"] == "2025-06-18"
 
 
 @pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22")
@@ -374,6 +440,67 @@ def test_encoding_follows_the_negotiated_revision() -> None:
     server.send_response(2, CallToolResult(content=[TextContent(text="ok")]))
 
 
+TASK_TOOLS = ServerCapabilities(
+    tools=ListChangedCapability(),
+    tasks=ServerTasksCapability(requests=ServerTaskRequestsCapability(tools=ServerTaskToolsRequests(call={}))),
+)
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26"])
+def test_task_augmentation_is_refused_in_revisions_without_tasks(version: str) -> None:
+    client = Connection(Role.CLIENT)
+    rid, _ = client.send_request("initialize", init_params(version))
+    # a peer declaring tasks in an older revision (decoding is tolerant of newer fields)
+    caps = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    answer = {"protocolVersion": version, "capabilities": caps, "serverInfo": {"name": "s", "version": "1"}}
+    client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": answer}))
+    client.send_notification("notifications/initialized")
+    assert client.peer_has("tasks", "requests", "tools", "call")
+    params = CallToolRequestParams(name="t", task=TaskMetadata(ttl=10))
+    with pytest.raises(LocalProtocolError, match=f"task does not exist in protocol revision {version}"):
+        client.send_request("tools/call", params)
+    # nothing was recorded, and a plain call goes out as the next request
+    assert client.pending_outgoing == []
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"))
+    assert rid2 == rid + 1 and "task" not in wire(data)["params"]
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26"])
+def test_a_peers_task_metadata_is_ignored_in_revisions_without_tasks(version: str) -> None:
+    client, server = handshake(version, server_caps=TASK_TOOLS)
+    (ev,) = server.receive_message(
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}'
+    )
+    assert isinstance(ev, RequestReceived)
+    req = server.incoming(7)
+    assert req is not None and not req.task  # processed as a plain call
+    with pytest.raises(LocalProtocolError):
+        task = Task(task_id="x", status="working", created_at="c", last_updated_at="u", ttl=None)
+        server.send_response(7, CreateTaskResult(task=task))
+    assert wire(server.send_response(7, CallToolResult(content=[])))["result"] == {"content": []}
+    # in 2025-11-25 the same request is task-augmented
+    client, server = handshake("2025-11-25", server_caps=TASK_TOOLS)
+    server.receive_message(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","task":{"ttl":5}}}')
+    req = server.incoming(7)
+    assert req is not None and req.task
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_an_untitled_enum_reaches_a_2025_06_18_client_as_its_enum_schema(version: str) -> None:
+    client, server = handshake(version, client_caps=ClientCapabilities(elicitation=ElicitationCapability()))
+    choice = UntitledSingleSelectEnumSchema(enum=["a", "b"], title="Pick", default="a")
+    params = ElicitRequestFormParams(message="m", requested_schema=ElicitationRequestedSchema(properties={"c": choice}))
+    rid, data = server.send_request("elicitation/create", params)
+    sent = wire(data)["params"]["requestedSchema"]["properties"]["c"]
+    legacy = {"type": "string", "enum": ["a", "b"], "title": "Pick"}  # 2025-06-18 EnumSchema, no enumNames
+    assert sent == (legacy if version == "2025-06-18" else {**legacy, "default": "a"})
+    (ev,) = client.receive_message(data)
+    assert isinstance(ev, RequestReceived) and ev.params.requested_schema.properties["c"].enum == ["a", "b"]
+
+
 def test_methods_missing_from_the_revision_are_refused_both_ways() -> None:
     client, server = handshake("2025-03-26", client_caps=ClientCapabilities())
     with pytest.raises(LocalProtocolError):
@@ -451,6 +578,49 @@ def test_progress_tokens_are_unique_and_preserved() -> None:
         client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="tok")
     with pytest.raises(LocalProtocolError):
         client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=1.5)  # type: ignore[arg-type]
+
+
+@pytest.mark.req("basic/utilities/progress#2")
+def test_a_generated_token_avoids_one_the_user_chose() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=2)
+    assert rid == 1
+    user_token = wire(data)["params"]["_meta"]["progressToken"]
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    assert rid2 == user_token == 2  # the request id would clash: another token is made up
+    generated = wire(data)["params"]["_meta"]["progressToken"]
+    assert generated != user_token and type(generated) in (str, int)
+    # each token reaches its own request
+    (ev1,) = client.receive_message(progress_json(user_token, 1))
+    (ev2,) = client.receive_message(progress_json(generated, 1))
+    assert isinstance(ev1, ProgressReceived) and ev1.request_id == rid
+    assert isinstance(ev2, ProgressReceived) and ev2.request_id == rid2
+
+
+@pytest.mark.req("basic/utilities/progress#2", "basic/utilities/progress#9")
+def test_a_running_tasks_token_is_not_reused() -> None:
+    client, server = handshake(server_caps=TASK_TOOLS)
+    params = CallToolRequestParams(name="t", task=TaskMetadata(ttl=1000))
+    rid, data = client.send_request("tools/call", params, progress_token="T")
+    server.receive_message(data)
+    task = Task(task_id="task-1", status="working", created_at="c", last_updated_at="u", ttl=1000)
+    (ev,) = client.receive_message(server.send_response(rid, CreateTaskResult(task=task)))
+    assert isinstance(ev, ResponseReceived)
+    # the request is answered but its task runs on under "T"
+    with pytest.raises(LocalProtocolError, match="'T' is already in use"):
+        client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="T")
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    assert wire(data)["params"]["_meta"]["progressToken"] != "T"
+    (ev,) = client.receive_message(server.send_task_progress("T", 1))
+    assert isinstance(ev, ProgressReceived) and ev.request_id == rid  # delivered to the task's request
+    client.release_task_token("T")
+    rid3, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token="T")
+    assert wire(data)["params"]["_meta"]["progressToken"] == "T"  # free once the task is terminal
+
+
+def progress_json(token: Any, value: float) -> str:
+    params = {"progressToken": token, "progress": value}
+    return json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
 
 
 @pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")
@@ -594,3 +764,175 @@ def test_results_keep_unknown_fields() -> None:
     assert ev.result.extra == {"vendor": {"x": 1}}
     server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
     assert wire(server.send_response(1, ev.result))["result"] == {"tools": [], "vendor": {"x": 1}}
+
+
+# Strings as a peer can write them: JSON escapes may name lone surrogates ("\ud800"),
+# which have no UTF-8 form (st.text() leaves category Cs out unless asked).
+peer_text = st.text(st.characters(categories=["Cs", "Lu", "Ll", "Nd", "Po", "Cc"]), max_size=6)
+meta_keys = st.sampled_from(["progressToken", "x/y", "\ud800"])
+
+
+@st.composite
+def surrogate_messages(draw: st.DrawFn) -> Any:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": draw(st.one_of(methods, peer_text))}
+    if draw(st.booleans()):
+        msg["id"] = draw(st.one_of(st.integers(0, 5), peer_text))
+    if draw(st.booleans()):
+        msg["params"] = draw(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "name": peer_text,
+                    "arguments": st.dictionaries(peer_text, peer_text, max_size=2),
+                    "requestId": st.one_of(st.integers(0, 5), peer_text),
+                    "reason": peer_text,
+                    "cursor": peer_text,
+                    "_meta": st.dictionaries(meta_keys, peer_text, max_size=2),
+                },
+            )
+        )
+    return msg
+
+
+def assert_valid_utf8_json(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+@pytest.mark.req("basic/index#3", "basic/index#7", "basic/index#10")
+@settings(max_examples=300)
+@given(surrogate_messages())
+def test_lone_surrogates_from_the_peer_never_break_a_reply(value: Any) -> None:
+    client, server = handshake()
+    text = json.dumps(value)  # ASCII JSON text: surrogates travel as \u escapes
+    for conn in (client, server):
+        for ev in conn.receive_message(text):
+            if isinstance(ev, MessageRejected) and ev.reply is not None:
+                assert assert_valid_utf8_json(ev.reply)["error"]["message"]
+            elif isinstance(ev, RequestReceived):
+                # echo whatever the peer sent back to it, in a result or in an error
+                if ev.method == "tools/call":
+                    result = CallToolResult(
+                        content=[TextContent(text=ev.params.name)], structured_content=dict(ev.params.arguments or {})
+                    )
+                    reply = assert_valid_utf8_json(conn.send_response(ev.id, result))
+                    assert reply["id"] == ev.id and reply["result"]["content"][0]["text"] == ev.params.name
+                else:
+                    reply = assert_valid_utf8_json(conn.send_error(ev.id, -32602, f"no {ev.method}", value))
+                    assert reply["id"] == ev.id and reply["error"]["data"] == value
+    # both sessions still work
+    rid, data = client.send_request("tools/list")
+    assert any(isinstance(e, RequestReceived) and e.id == rid for e in server.receive_message(data))
+
+
+# -- values with no JSON form ------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/index#3")
+def test_a_number_beyond_double_range_from_the_peer_is_a_parse_error() -> None:
+    client, server = handshake()
+    (ev,) = server.receive_message(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"v":1e400}}}'
+    )
+    assert isinstance(ev, MessageRejected) and ev.error.code == ErrorCode.PARSE_ERROR
+    assert ev.reply is not None and wire(ev.reply)["error"]["code"] == -32700
+    # nothing was recorded: the same id is a fresh request, and it can be answered
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}')
+    assert isinstance(ev, RequestReceived)
+    assert wire(server.send_response(1, CallToolResult(content=[])))["id"] == 1
+
+
+@pytest.mark.req("basic/index#3", "basic/index#11")
+def test_a_result_or_error_with_no_json_form_is_refused_and_the_request_stays_answerable() -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"))
+    server.receive_message(data)
+    bad = CallToolResult(content=[], structured_content={"v": [1.0, float("nan")]})
+    with pytest.raises(LocalProtocolError, match=r"structuredContent\.v\[1\]") as info:
+        server.send_response(rid, bad)
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    with pytest.raises(LocalProtocolError, match=r"error\.data\.when.*datetime") as info:
+        server.send_error(rid, -32000, "failed", {"when": datetime.datetime(2026, 1, 1)})
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    # still in flight: the runtime can send a plain internal error instead
+    reply = wire(server.send_error(rid, ErrorCode.INTERNAL_ERROR, "internal error"))
+    assert reply["id"] == rid and reply["error"]["code"] == -32603
+    (ev,) = client.receive_message(json.dumps(reply))
+    assert isinstance(ev, ErrorReceived)
+
+
+@pytest.mark.req("basic/lifecycle#3")
+def test_an_initialize_result_with_no_json_form_leaves_the_server_uninitialized() -> None:
+    client = Connection(Role.CLIENT)
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    rid, data = client.send_request("initialize", init_params("2025-06-18"))
+    server.receive_message(data)
+    bad = InitializeResult(
+        protocol_version="2025-06-18", capabilities=TOOLS, server_info=SERVER_INFO, meta={"x": float("inf")}
+    )
+    with pytest.raises(LocalProtocolError, match=r"_meta\.x") as info:
+        server.send_response(rid, bad)
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    assert server.protocol_version is None and server.phase is Phase.INITIALIZING
+    good = InitializeResult(protocol_version="2025-06-18", capabilities=TOOLS, server_info=SERVER_INFO)
+    assert [type(e) for e in client.receive_message(server.send_response(rid, good))] == [ResponseReceived]
+    assert server.protocol_version == "2025-06-18" and server.phase is Phase.AWAITING_INITIALIZED
+
+
+@pytest.mark.req("basic/utilities/progress#4")
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_progress_values_must_be_finite(bad: float) -> None:
+    client, server = handshake()
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    server.receive_message(data)
+    with pytest.raises(LocalProtocolError, match="finite") as info:
+        server.send_progress(rid, bad)
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+    with pytest.raises(LocalProtocolError, match="finite"):
+        server.send_progress(rid, 1, total=bad)
+    # nothing was recorded: progress starts afresh
+    (ev,) = client.receive_message(server.send_progress(rid, 0.5) or b"")
+    assert isinstance(ev, ProgressReceived) and ev.progress == 0.5
+    # the same mistake is reported when the requestor asked for no progress
+    rid2, data = client.send_request("tools/call", CallToolRequestParams(name="t"))
+    server.receive_message(data)
+    assert server.send_progress(rid2, 1) is None
+    with pytest.raises(LocalProtocolError, match="finite"):
+        server.send_progress(rid2, bad)
+
+
+# -- error messages ----------------------------------------------------------------------------------
+
+
+@pytest.mark.req("schema#1")
+def test_error_messages_we_send_are_one_concise_line() -> None:
+    client, server = handshake()
+    for rid in (1, 2, 3, 4):
+        server.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"}))
+    # a handler's multi-line message: one line on the wire, the full text in data
+    text = "Tool failed:\n  Traceback (most recent call last):\r\n    boom\n"
+    error = wire(server.send_error(1, -32000, text))["error"]
+    assert error == {"code": -32000, "message": "Tool failed: Traceback (most recent call last): boom", "data": text}
+    # a long one is cut at ERROR_MESSAGE_LIMIT (200) characters
+    error = wire(server.send_error(2, -32000, "x" * 500))["error"]
+    assert len(error["message"]) == 200 and error["message"].endswith("...") and error["data"] == "x" * 500
+    # data the caller gave is kept as it is
+    error = wire(server.send_error(3, -32000, "a\nb", {"k": 1}))["error"]
+    assert error == {"code": -32000, "message": "a b", "data": {"k": 1}}
+    # short single lines are untouched
+    assert wire(server.send_error(4, -32000, "Nope."))["error"] == {"code": -32000, "message": "Nope."}
+
+
+@pytest.mark.req("schema#1")
+def test_library_generated_error_messages_are_one_concise_line() -> None:
+    client, server = handshake()
+    method = "bad\nmethod " + "m" * 300
+    (ev,) = server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 1, "method": method}))
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    error = wire(ev.reply)["error"]
+    assert error["code"] == ErrorCode.METHOD_NOT_FOUND
+    assert "\n" not in error["message"] and len(error["message"]) <= 200
+    assert error["message"].startswith("Method not found: bad method mmm")
+    assert error["data"] == f"Method not found: {method}"
+    (ev,) = server.receive_message(b"{" + b'"a":' * 300)
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert len(wire(ev.reply)["error"]["message"]) <= 200

@@ -45,6 +45,7 @@ __all__ = [
     "DISCRIMINATOR_KEYS",
     "EXTRA",
     "NULLABLE",
+    "MEANINGFUL",
     "older_type",
     "FieldValueError",
     "UNIT_INTERVAL",
@@ -65,6 +66,10 @@ NEW_IN_2025_11_25: Final[Mapping[str, Any]] = {"since": "2025-11-25"}
 EXTRA: Final[Mapping[str, Any]] = {"extra": True}
 #: metadata of an optional field that also accepts JSON null (decoded as None)
 NULLABLE: Final[Mapping[str, Any]] = {"nullable": True}
+#: metadata of a field whose value changes what the message asks for (task
+#: augmentation, tools for sampling): encoding for a revision without the field
+#: refuses a set value (LocalProtocolError) rather than silently dropping it
+MEANINGFUL: Final[Mapping[str, Any]] = {"meaningful": True}
 
 T = TypeVar("T", bound=type)
 

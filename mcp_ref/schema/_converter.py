@@ -61,6 +61,9 @@ class WireField:
     #: JSON null is a value of the field (not just "absent"): a required field
     #: whose type includes None (``Task.ttl``), or one marked NULLABLE
     nullable: bool = False
+    #: a value here changes what the message means (see ``MEANINGFUL``): an
+    #: older revision without the field refuses the value instead of dropping it
+    meaningful: bool = False
 
     def type_in(self, revision: str) -> Any:
         """The field's type in ``revision`` (see :func:`older_type`)."""
@@ -109,6 +112,7 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
                 extra=bool(md.get("extra", False)),
                 older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
                 nullable=bool(md.get("nullable")) or (f.default is attrs.NOTHING and _admits_none(f.type)),
+                meaningful=bool(md.get("meaningful")),
             )
         )
     return tuple(out)
@@ -416,6 +420,9 @@ class _Factories:
         ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
+        # [basic/index#14] a JSON-RPC notification is told from a request by
+        # the absence of an id: one that carries an id is no notification
+        no_id = {"jsonrpc", "method"} <= known and "id" not in known
         # Field hooks are looked up on first use, not here: the model has
         # mutually referring types, and a hook made eagerly would recurse.
         hooks: list[Callable[[Any, Any], Any]] = []
@@ -423,6 +430,8 @@ class _Factories:
 
         def careful(value: Any) -> Any:
             # The slow path: field by field, so a failure names its wire path.
+            if no_id and "id" in value:
+                raise DecodeError("id", "a notification carries no id")
             kwargs: dict[str, Any] = {}
             for i, (name, wire, tp, required) in enumerate(plain):
                 if wire in value:
@@ -457,7 +466,7 @@ class _Factories:
                 finally:
                     preparing = False
                 hooks[:] = resolved
-                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful)
+                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful, no_id)
             return fast
 
         def structure(value: Any, _: Any) -> Any:
@@ -481,12 +490,15 @@ class _Factories:
         overrides: dict[str, Any] = {}
         extra_name = None
         checks: list[tuple[str, Any]] = []
+        refused: list[tuple[str, str]] = []
         for f in wire_fields(cls):
             if f.extra:
                 extra_name = f.name
                 overrides[f.name] = override(omit=True)
             elif f.since > revision:
                 overrides[f.name] = override(omit=True)
+                if f.meaningful:
+                    refused.append((f.name, f.wire))
             else:
                 optional = attrs.fields_dict(cls)[f.name].default is None
                 overrides[f.name] = override(rename=f.wire, omit_if_default=optional)
@@ -498,6 +510,8 @@ class _Factories:
             fn = _merging_extra(fn, extra_name)
         if checks:
             fn = _checking_older_types(fn, cls.__name__, revision, checks)
+        if refused:
+            fn = _refusing_newer_fields(fn, cls.__name__, revision, refused)
         if cls.__subclasses__():
             # A field typed with a base class (``result: Result``) may hold a
             # subclass instance: encode what is there, not what is declared.
@@ -548,6 +562,7 @@ def _generate_fast_path(
     extra_name: str | None,
     known: frozenset[str],
     careful: Callable[[Any], Any],
+    no_id: bool = False,
 ) -> Callable[[Any, Any], Any]:
     """Straight-line decoding of one class, generated once (as cattrs and attrs
     do). Scalars and constants are checked inline; anything unexpected goes
@@ -565,7 +580,10 @@ def _generate_fast_path(
         "ABSENT": _ABSENT,
     }
     defaults = {a.name: a.default for a in attrs.fields(cls)}
-    body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()", "    try:"]
+    body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()"]
+    if no_id:
+        body += ['    if "id" in value:', "        return careful(value)"]
+    body.append("    try:")
     if extra_name is not None:
         body.append("        present = 0")
     args = []
@@ -632,6 +650,24 @@ def _not_object() -> DecodeError:
 def _remember(cell: list[Any], value: Any) -> Any:
     cell.append(value)
     return value
+
+
+def _refusing_newer_fields(
+    fn: Callable[[Any], Any], name: str, revision: str, fields: list[tuple[str, str]]
+) -> Callable[[Any], Any]:
+    """Refuse a set field the revision lacks when leaving it out would change the
+    message's meaning (a task-augmented call would become a plain one)."""
+
+    def refusing(obj: Any) -> Any:
+        for attr, wire in fields:
+            if getattr(obj, attr) is not None:
+                # [basic/lifecycle#14] only what the negotiated revision has
+                raise LocalProtocolError(
+                    f"{name}.{wire} does not exist in protocol revision {revision}", ErrorCode.INVALID_PARAMS
+                )
+        return fn(obj)
+
+    return refusing
 
 
 def _checking_older_types(

@@ -96,13 +96,16 @@ class EnumOption:
 
 
 @frozen(kw_only=True, repr=False)
-@since("2025-11-25")
+@since("2025-06-18")
 class UntitledSingleSelectEnumSchema:
+    """Named in 2025-11-25; the same JSON is a 2025-06-18 ``EnumSchema`` without
+    ``enumNames``, so it is written in that form there (without ``default``)."""
+
     type: Literal["string"] = "string"
     enum: list[str]
     title: str | None = None
     description: str | None = None
-    default: str | None = None
+    default: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NULLABLE, FieldValueError, older_type
+from ..errors import DecodeError
+from ._base import EXTRA, NULLABLE, FieldValueError, discriminate, older_type
 
 __all__ = [
     "RequestId",
@@ -146,3 +147,25 @@ class JSONRPCErrorResponse:
 
 JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse
 JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+
+
+def _message_kind(value: dict[str, Any]) -> type | None:
+    """Which envelope a JSON object is, by the rules of ``mcp_ref.basic.jsonrpc.classify``:
+    the members present decide, never which class happens to decode."""
+    if "method" in value:
+        if "result" in value or "error" in value:
+            raise DecodeError("method", "a message cannot be both a request and a response")
+        # [basic/index#14] the id, present or not, tells a request from a notification
+        return JSONRPCRequest if "id" in value else JSONRPCNotification
+    if "result" in value:
+        if "error" in value:
+            raise DecodeError("result", "a response cannot carry both result and error")
+        return JSONRPCResultResponse
+    if "error" in value:
+        return JSONRPCErrorResponse
+    return None
+
+
+discriminate(JSONRPCMessage, _message_kind)
+discriminate(JSONRPCResponse, _message_kind)
+discriminate(JSONRPCRequest | JSONRPCNotification, _message_kind)

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_11_25, UNIT_INTERVAL, in_unit_interval, older_type, since
+from ._base import MEANINGFUL, NEW_IN_2025_11_25, UNIT_INTERVAL, in_unit_interval, older_type, since
 from .content import AudioContent, ImageContent, Role, TextContent, ToolResultContent, ToolUseContent
 from .jsonrpc import RequestId, Result
 from .tasks import TaskAugmentedRequestParams
@@ -71,8 +71,9 @@ class CreateMessageRequestParams(TaskAugmentedRequestParams):
     temperature: float | None = None
     stop_sequences: list[str] | None = None
     metadata: dict[str, Any] | None = None
-    tools: list[Tool] | None = field(default=None, metadata=NEW_IN_2025_11_25)
-    tool_choice: ToolChoice | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    # sampling with tools is a different request: never silently one without them
+    tools: list[Tool] | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
+    tool_choice: ToolChoice | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
 
 
 @frozen(kw_only=True, repr=False)

@@ -4,7 +4,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_11_25, since
+from ._base import MEANINGFUL, NEW_IN_2025_11_25, since
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .pagination import PaginatedRequestParams, PaginatedResult
 
@@ -54,7 +54,8 @@ class RelatedTaskMetadata:
 
 @frozen(kw_only=True, repr=False)
 class TaskAugmentedRequestParams(RequestParams):
-    task: TaskMetadata | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    # a task-augmented request expects a CreateTaskResult: never silently a plain request
+    task: TaskMetadata | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
 
 
 @frozen(kw_only=True, repr=False)

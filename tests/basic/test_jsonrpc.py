@@ -1,6 +1,7 @@
 """The JSON-RPC codec: parse errors, envelope checks, ids never coerced."""
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -17,6 +18,9 @@ from mcp_ref.basic.jsonrpc import (
     loads,
 )
 from mcp_ref.errors import ErrorCode
+from mcp_ref.schema._base import REVISIONS
+
+from ..conftest import spec_path
 
 
 @pytest.mark.parametrize("text", [b"{", b"not json", b"\xff\xfe", "[1,", b"", b'{"a":1}}'])
@@ -68,6 +72,14 @@ def test_params_must_be_an_object() -> None:
     with pytest.raises(InvalidMessage) as info:
         classify({"jsonrpc": "2.0", "method": "notifications/progress", "params": "x"})
     assert not info.value.replyable  # notifications are never answered
+
+
+@pytest.mark.req("basic/index#4", "basic/index#5")
+@pytest.mark.parametrize("bad_id", [None, 1.5, True])
+def test_an_unusable_id_is_reported_before_bad_params(bad_id: object) -> None:
+    with pytest.raises(InvalidMessage) as info:
+        classify({"jsonrpc": "2.0", "id": bad_id, "method": "tools/call", "params": [1]})
+    assert info.value.code == ErrorCode.INVALID_REQUEST and info.value.reply_id is None
 
 
 @pytest.mark.req("basic/index#7", "basic/index#8", "basic/index#9")
@@ -137,8 +149,53 @@ def test_loads_never_crashes(data: bytes) -> None:
         assert e.code == ErrorCode.PARSE_ERROR
 
 
-@pytest.mark.parametrize("text", ["NaN", '{"a": Infinity}', "-Infinity"])
+@pytest.mark.parametrize("text", ["NaN", '{"a": Infinity}', "-Infinity", '{"v": 1e400}', "-1e999", "[1.5e308, 2e308]"])
 def test_non_json_constants_are_parse_errors(text: str) -> None:
+    # a number too large for a double would become infinity, which no reply could carry
     with pytest.raises(InvalidMessage) as info:
         loads(text)
     assert info.value.code == ErrorCode.PARSE_ERROR
+
+
+def test_large_but_finite_numbers_are_kept() -> None:
+    assert loads("[1.5e308, -2.5e-320, 100000000000000000000000000000]") == [1.5e308, -2.5e-320, 10**29]
+
+
+@pytest.mark.req("basic/index#3")
+def test_dumps_escapes_lone_surrogates_instead_of_failing() -> None:
+    # JSON text may carry "\ud800"; loads accepts it, so replies must be able to echo it
+    value = loads(r'{"s":"a\ud800b","t":"é"}')
+    assert value["s"] == "a\ud800b"
+    data = dumps(value)
+    text = data.decode("utf-8")  # valid UTF-8 ...
+    assert json.loads(text) == value  # ... and valid JSON saying exactly what was received
+    assert b"\n" not in data and b" " not in data
+
+
+def spec_error_codes() -> tuple[dict[str, int], dict[int, str]]:
+    """The error codes the spec names, in every revision we speak: schema.ts
+    constants (name -> code) and the codes of the prose's error examples
+    (code -> the example's message)."""
+    constants: dict[str, int] = {}
+    examples: dict[int, str] = {}
+    for revision in REVISIONS:
+        root = spec_path(revision)
+        ts = (root / "schema.ts").read_text()
+        constants.update({name: int(code) for name, code in re.findall(r"export const (\w+) = (-\d+);", ts)})
+        for page in root.rglob("*.mdx"):
+            for code, message in re.findall(r'"code":\s*(-\d+),[^"]*"message":\s*"([^"]*)"', page.read_text()):
+                examples.setdefault(int(code), message)
+    return constants, examples
+
+
+@pytest.mark.req("basic/index#12")
+def test_error_codes_are_exactly_the_ones_the_spec_names() -> None:
+    constants, examples = spec_error_codes()
+    # the schema's named constants, under the same names
+    for name, code in constants.items():
+        assert ErrorCode[name] == code
+    # and nothing the spec does not use: every other member is a code of its examples
+    assert {e.value for e in ErrorCode} == set(constants.values()) | set(examples)
+    # the two that only the prose names, with what they mean there
+    assert "not found" in examples[ErrorCode.RESOURCE_NOT_FOUND].lower()
+    assert "rejected" in examples[ErrorCode.USER_REJECTED].lower()

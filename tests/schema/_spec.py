@@ -108,6 +108,10 @@ UNTYPED_PARAMS = "held as an untyped object (any JSON object); the older schema 
 ELICIT_NUMBER = (
     "schema.ts types form values as number; schema.json narrows to integer and would refuse 2.5 (follow schema.ts)"
 )
+UNTITLED_ENUM = (
+    "2025-11-25's untitled single-select enum is written in 2025-06-18 as its EnumSchema without enumNames"
+    " (the same JSON); the union lists it as a member of its own"
+)
 
 #: (revision, definition, path) -> why our model differs from schema.json there
 #: (each also in spec_notes/schema.md; test_completeness proves each is real)
@@ -120,6 +124,8 @@ DOCUMENTED: dict[tuple[str, str, str], str] = {
         for d in ("Request", "Notification", "JSONRPCRequest", "JSONRPCNotification")
     },
     ("2025-11-25", "ElicitResult", "content"): ELICIT_NUMBER,
+    ("2025-06-18", "PrimitiveSchemaDefinition", ""): UNTITLED_ENUM,
+    ("2025-06-18", "ElicitRequest", "params.requestedSchema.properties"): UNTITLED_ENUM,
     ("2025-06-18", "ElicitResult", "content"): ELICIT_NUMBER,
 }
 

@@ -212,6 +212,8 @@ INLINE_BEFORE: dict[str, set[str]] = {
         "SubscribeRequestParams",
         "TaskAugmentedRequestParams",
         "UnsubscribeRequestParams",
+        # 2025-06-18's EnumSchema without enumNames is the same JSON
+        "UntitledSingleSelectEnumSchema",
         "ElicitRequestFormParams",
     },
 }

@@ -11,13 +11,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mcp_ref.schema as S
+from mcp_ref.basic.jsonrpc import dumps
 from mcp_ref.errors import DecodeError, ErrorCode
 from mcp_ref.schema import decode, encode
 from mcp_ref.schema._converter import wire_fields
 from mcp_ref.schema.content import ContentBlock, TextContent, ToolResultContent, ToolUseContent
 from mcp_ref.schema.elicitation import ElicitRequest, ElicitRequestURLParams, PrimitiveSchemaDefinition
-from mcp_ref.schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCMessage
-from mcp_ref.schema.lifecycle import ClientCapabilities, ServerCapabilities
+from mcp_ref.schema.jsonrpc import (
+    Error,
+    JSONRPCErrorResponse,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResultResponse,
+)
+from mcp_ref.schema.lifecycle import ClientCapabilities, InitializedNotification, ServerCapabilities
 from mcp_ref.schema.messages import (
     CLIENT_NOTIFICATIONS,
     CLIENT_REQUESTS,
@@ -213,6 +221,49 @@ def test_request_ids_are_strings_or_integers(rid: Any, message: str) -> None:
     assert problem({"jsonrpc": "2.0", "method": "ping"}, PingRequest) == "id: required field missing"
 
 
+@pytest.mark.req("basic/index#4", "basic/index#5", "basic/index#14")
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, "id: expected string or integer"),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, "id: expected string or integer"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}},
+            "result: a response cannot carry both result and error",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "x", "result": {}},
+            "method: a message cannot be both a request and a response",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "x", "error": {"code": 1, "message": "m"}},
+            "method: a message cannot be both a request and a response",
+        ),
+    ],
+)
+def test_a_message_is_told_apart_by_its_members_not_by_what_happens_to_decode(value: Any, message: str) -> None:
+    # the same rules as the engine's classify: id present -> request, absent -> notification
+    assert problem(value, JSONRPCMessage) == message
+    assert type(decode({"jsonrpc": "2.0", "method": "x"}, JSONRPCMessage)) is JSONRPCNotification
+    assert type(decode({"jsonrpc": "2.0", "id": "1", "method": "x"}, JSONRPCMessage)) is JSONRPCRequest
+    assert type(decode({"jsonrpc": "2.0", "id": 1, "result": {}}, JSONRPCMessage)) is JSONRPCResultResponse
+    assert (
+        type(decode({"jsonrpc": "2.0", "error": {"code": 1, "message": "m"}}, JSONRPCMessage)) is JSONRPCErrorResponse
+    )
+
+
+@pytest.mark.req("basic/index#14")
+@pytest.mark.parametrize("tp", [JSONRPCNotification, InitializedNotification, ClientNotification, ServerNotification])
+def test_notification_classes_refuse_an_id(tp: Any) -> None:
+    for rid in (1, "a", None):
+        value = {"jsonrpc": "2.0", "id": rid, "method": "notifications/initialized"}
+        if tp is ServerNotification:
+            value["method"] = "notifications/tools/list_changed"
+        assert problem(value, tp) == "id: a notification carries no id"
+        del value["id"]
+        decode(value, tp)
+
+
 @pytest.mark.req("basic/index#4")
 @pytest.mark.parametrize("rid", ["1", "", "abc", 0, -7, 2**63])
 def test_request_ids_are_kept_verbatim(rid: Any) -> None:
@@ -380,7 +431,7 @@ _leaves = (
     st.none()
     | st.booleans()
     | st.integers(-(2**64), 2**64)
-    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False, allow_infinity=False)  # what loads can produce
     | st.text(max_size=5)
     | st.sampled_from(_TAGS)
 )
@@ -414,7 +465,7 @@ def test_random_json_decodes_or_raises_decode_error(value: Any, tp: Any) -> None
         assert e.code == ErrorCode.INVALID_PARAMS
         assert_path_resolves(value, e)
     else:
-        json.dumps(encode(decoded))  # whatever decodes, encodes to JSON
+        dumps(encode(decoded))  # whatever decodes, encodes to JSON
 
 
 @settings(max_examples=300, deadline=None)

@@ -24,7 +24,7 @@ from mcp_ref.schema.elicitation import LegacyTitledEnumSchema, UntitledSingleSel
 from mcp_ref.schema.sampling import SamplingMessage
 from mcp_ref.schema.tools import Tool
 
-from ._spec import LATEST, REVISIONS, defs, our_object, patched_document
+from ._spec import DOCUMENTED, LATEST, REVISIONS, defs, our_object, patched_document
 from ._strategies import values
 
 #: unions decoded by context, never by trying members: a result is decoded
@@ -118,3 +118,93 @@ def test_newer_fields_are_left_out_for_older_revisions() -> None:
         "websiteUrl": "https://x.test",
     }
     assert attrs.evolve(impl, icons=None) != impl
+
+
+# -- nothing newer leaks into an older revision ---------------------------------------------
+
+#: members every message object may carry though an older schema spells them
+#: only on the envelope or base type
+_ALWAYS_ALLOWED = {"_meta": {}, "jsonrpc": {}, "id": {}}
+_NAMED_SCHEMAS = {"properties", "patternProperties", "definitions", "$defs"}
+
+
+def _closed(node: Any) -> Any:
+    """A copy of a schema in which every object lists all it may hold: no
+    additionalProperties means none (open index signatures stay open; the
+    ``x-`` keys our generated open types carry are allowed)."""
+    if isinstance(node, list):
+        return [_closed(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        # these keywords hold a mapping of names to schemas, not a schema
+        k: {name: _closed(sub) for name, sub in v.items()} if k in _NAMED_SCHEMAS else _closed(v)
+        for k, v in node.items()
+    }
+    if "properties" in out and "additionalProperties" not in out:
+        out["properties"] = {**_ALWAYS_ALLOWED, **out["properties"]}
+        out["patternProperties"] = {"^x-": {}}
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def strict_validator(revision: str, name: str) -> Any:
+    original = patched_document(revision)
+    doc = _closed(original)
+    for (rev, definition, member), _why in DOCUMENTED.items():
+        # where our model documentedly differs (opaque JSON Schemas, untyped params), the schema stays as it was
+        if rev == revision and member in original["definitions"][definition].get("properties", {}):
+            doc["definitions"][definition]["properties"][member] = original["definitions"][definition]["properties"][
+                member
+            ]
+    return jsonschema.Draft7Validator({"$ref": f"#/definitions/{name}", "definitions": doc["definitions"]})
+
+
+def older_cases() -> list[Any]:
+    return [case for case in cases() if case.values[0] != LATEST]
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize(("revision", "name"), older_cases())
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_latest_instances_encode_for_older_revisions_without_newer_members(
+    revision: str, name: str, data: st.DataObject
+) -> None:
+    # instances using everything 2025-11-25 has, written for an older revision:
+    # either refused loudly or free of any member that revision does not define
+    value = data.draw(values(our_object(revision, name), LATEST), label=name)
+    try:
+        wire = encode(value, revision)
+    except LocalProtocolError:
+        return
+    errors = sorted(strict_validator(revision, name).iter_errors(wire), key=lambda e: list(e.absolute_path))
+    assert not errors, f"{name} ({revision}) at {list(errors[0].absolute_path)}: {errors[0].message}"
+
+
+def test_fields_that_change_a_requests_meaning_are_refused_not_dropped() -> None:
+    from mcp_ref.schema.content import TextContent
+    from mcp_ref.schema.sampling import CreateMessageRequestParams, ToolChoice
+    from mcp_ref.schema.tasks import TaskMetadata
+    from mcp_ref.schema.tools import CallToolRequestParams
+
+    call = CallToolRequestParams(name="t", task=TaskMetadata(ttl=5))
+    assert encode(call)["task"] == {"ttl": 5}
+    message = SamplingMessage(role="user", content=TextContent(text="hi"))
+    tool = Tool(name="t", input_schema={"type": "object"})
+    sampling = [
+        CreateMessageRequestParams(messages=[message], max_tokens=5, tools=[tool]),
+        CreateMessageRequestParams(messages=[message], max_tokens=5, tool_choice=ToolChoice(mode="auto")),
+    ]
+    for old in ("2025-06-18", "2025-03-26"):
+        with pytest.raises(
+            LocalProtocolError, match=f"CallToolRequestParams.task does not exist in protocol revision {old}"
+        ):
+            encode(call, old)
+        for params in sampling:
+            with pytest.raises(LocalProtocolError, match=r"CreateMessageRequestParams.(tools|toolChoice) does not"):
+                encode(params, old)
+        # without them the same requests encode as before
+        assert encode(attrs.evolve(call, task=None), old) == {"name": "t"}
+        assert "tools" not in encode(attrs.evolve(sampling[0], tools=None), old)

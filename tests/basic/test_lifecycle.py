@@ -1,0 +1,250 @@
+"""The lifecycle phase tables (mcp_ref/basic/lifecycle.py) against the spec's own text.
+
+DESIGN.md section 3: each state-machine table is compared with the spec's
+diagram or prose. The expected sets are read from basic/lifecycle.mdx (the
+initialization sequence diagram and the two "SHOULD NOT send requests other
+than ..." sentences), whose links name the utility pages; the methods of a
+page are the ``"method"`` values of its JSON examples, and methods.tsv says
+who sends each. Our own decisions beyond the text (spec_notes/basic/lifecycle.md)
+are spelled out below and checked as exact differences, so the tables cannot
+grow or shrink unnoticed.
+"""
+
+import csv
+import functools
+import json
+import re
+from typing import Any
+
+import pytest
+
+from mcp_ref.basic import lifecycle as lc
+from mcp_ref.basic.lifecycle import Phase, Role
+from mcp_ref.connection import Connection
+from mcp_ref.errors import ErrorCode
+from mcp_ref.events import MessageRejected, NotificationIgnored, RequestReceived
+from mcp_ref.schema.lifecycle import ClientCapabilities, ListChangedCapability, RootsCapability, ServerCapabilities
+
+from ..conftest import spec_path
+
+REV = "2025-11-25"
+C, S = Role.CLIENT, Role.SERVER
+BEFORE_INITIALIZED = (Phase.INITIALIZING, Phase.AWAITING_INITIALIZED)
+
+
+@functools.cache
+def lifecycle_text() -> str:
+    return spec_path(REV, "basic", "lifecycle.mdx").read_text()
+
+
+@functools.cache
+def senders() -> dict[str, tuple[str, set[Role]]]:
+    """method -> (request | notification, the roles that send it), from methods.tsv."""
+    out: dict[str, tuple[str, set[Role]]] = {}
+    with spec_path(REV, "methods.tsv").open() as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            direction = row["direction"]
+            roles = {C, S} if direction == "both" else {C} if direction == "client->server" else {S}
+            out[row["method"]] = (row["kind"], roles)
+    return out
+
+
+def methods_of_page(link: str) -> set[str]:
+    """The methods a spec page shows in its JSON examples."""
+    page = link.removeprefix(f"/specification/{REV}/") + ".mdx"
+    text = spec_path(REV, *page.split("/")).read_text()
+    return set(re.findall(r'"method":\s*"([^"]+)"', text))
+
+
+def allowed_before(who: str) -> tuple[set[str], set[str]]:
+    """(requests, notifications) the "<who> SHOULD NOT send requests other than ..."
+    sentence of basic/lifecycle.mdx leaves allowed to that side."""
+    text = " ".join(lifecycle_text().split())
+    match = re.search(rf"The {who} \*\*SHOULD NOT\*\* send requests other than (.+?) (before [^.]+)\.", text)
+    assert match is not None, f"the {who} sentence of basic/lifecycle.mdx changed"
+    role = C if who == "client" else S
+    named = {m for link in re.findall(r"\]\(([^)]+)\)", match.group(1)) for m in methods_of_page(link)}
+    mine = {m for m in named if role in senders()[m][1]}
+    return (
+        {m for m in mine if senders()[m][0] == "request"},
+        {m for m in mine if senders()[m][0] == "notification"},
+    )
+
+
+def diagram_arrows() -> list[tuple[str, str, str]]:
+    """(from, to, label) of the initialization phase of the sequence diagram."""
+    diagram = lifecycle_text().split("```mermaid", 1)[1].split("```", 1)[0]
+    init = diagram.split("Initialization Phase", 1)[1].split("Operation Phase", 1)[0]
+    return re.findall(r"(Client|Server)\s*-+[>)]+[+-]?\s*(Client|Server):\s*(.+)", init)
+
+
+def table(t: Any, role: Role, phase: Phase) -> frozenset[str]:
+    return frozenset(t[(role, phase)])
+
+
+def test_the_diagram_fixes_the_order_of_initialization() -> None:
+    arrows = [(a, b, label.strip()) for a, b, label in diagram_arrows()]
+    assert arrows == [
+        ("Client", "Server", "initialize request"),
+        ("Server", "Client", "initialize response"),
+        ("Client", "Server", "initialized notification"),
+    ]
+
+
+@pytest.mark.req("basic/lifecycle#1", "basic/lifecycle#2", "basic/lifecycle#4")
+def test_send_tables_follow_the_sequence_diagram() -> None:
+    # the first arrow is the client's initialize: the only thing either side sends first
+    assert table(lc.SEND_REQUESTS, C, Phase.AWAITING_INIT) == {"initialize"}
+    assert table(lc.SEND_NOTIFICATIONS, C, Phase.AWAITING_INIT) == set()
+    assert table(lc.SEND_REQUESTS, S, Phase.AWAITING_INIT) == set()
+    assert table(lc.SEND_NOTIFICATIONS, S, Phase.AWAITING_INIT) == set()
+    # the third arrow: once answered, the client announces it is ready ...
+    assert "notifications/initialized" in table(lc.SEND_NOTIFICATIONS, C, Phase.AWAITING_INITIALIZED)
+    # ... and never before the answer, nor again in operation (it ends the phase)
+    assert "notifications/initialized" not in table(lc.SEND_NOTIFICATIONS, C, Phase.INITIALIZING)
+    # the operation phase: "normal protocol operations", both ways
+    for t in (lc.SEND_REQUESTS, lc.SEND_NOTIFICATIONS, lc.ACCEPT_REQUESTS, lc.ACCEPT_NOTIFICATIONS):
+        assert table(t, C, Phase.OPERATING) == table(t, S, Phase.OPERATING) == {lc.ANY}
+
+
+@pytest.mark.req("basic/lifecycle#5")
+def test_the_client_sends_only_what_the_prose_allows_before_the_answer() -> None:
+    requests, _ = allowed_before("client")
+    assert requests == {"ping"}
+    # [lifecycle#5] before the answer: exactly the prose's requests
+    assert table(lc.SEND_REQUESTS, C, Phase.INITIALIZING) == requests
+    # our decision: the same until initialized is sent (the client MUST send it
+    # first, lifecycle#4), so operation really starts with it
+    assert table(lc.SEND_REQUESTS, C, Phase.AWAITING_INITIALIZED) == requests
+    # cancelling a ping in flight is bookkeeping, not a new interaction
+    assert table(lc.SEND_NOTIFICATIONS, C, Phase.INITIALIZING) == {"notifications/cancelled"}
+    assert table(lc.SEND_NOTIFICATIONS, C, Phase.AWAITING_INITIALIZED) == {
+        "notifications/initialized",
+        "notifications/cancelled",
+    }
+
+
+@pytest.mark.req("basic/lifecycle#6")
+def test_the_server_sends_only_what_the_prose_allows_before_initialized() -> None:
+    requests, notifications = allowed_before("server")
+    assert requests == {"ping"} and notifications == {"notifications/message"}
+    for phase in BEFORE_INITIALIZED:
+        assert table(lc.SEND_REQUESTS, S, phase) == requests
+        # the prose's logging plus progress and cancellation of the pings it allows
+        # (and of the initialize request being answered): our documented extras
+        assert table(lc.SEND_NOTIFICATIONS, S, phase) - notifications == {
+            "notifications/progress",
+            "notifications/cancelled",
+        }
+        assert notifications <= table(lc.SEND_NOTIFICATIONS, S, phase)
+
+
+@pytest.mark.req("basic/lifecycle#5", "basic/lifecycle#6")
+def test_accept_tables_take_everything_the_peer_may_send_and_refuse_the_rest() -> None:
+    client_requests, _ = allowed_before("client")
+    server_requests, server_notifications = allowed_before("server")
+    # server: before initialize only the diagram's first arrow and pings;
+    # while answering it, only pings (the client waits for the answer)
+    assert table(lc.ACCEPT_REQUESTS, S, Phase.AWAITING_INIT) == {"initialize"} | client_requests
+    assert table(lc.ACCEPT_REQUESTS, S, Phase.INITIALIZING) == client_requests
+    # client: until it has announced initialized, the server may only ping ...
+    for phase in (Phase.AWAITING_INIT, *BEFORE_INITIALIZED):
+        assert table(lc.ACCEPT_REQUESTS, C, phase) == server_requests
+    # ... and log (the logging notification is accepted from the start)
+    for phase in (Phase.AWAITING_INIT, Phase.INITIALIZING):
+        assert server_notifications <= table(lc.ACCEPT_NOTIFICATIONS, C, phase)
+    # our documented decision: once the server has answered, requests may
+    # overtake notifications/initialized (separate HTTP POSTs) and are served
+    assert table(lc.ACCEPT_REQUESTS, S, Phase.AWAITING_INITIALIZED) == {lc.ANY}
+
+
+# -- the receive-side cells, through the engine -----------------------------------------------------
+
+
+def initialize_json(rid: int = 0) -> str:
+    params = {"protocolVersion": REV, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params})
+
+
+def request_json(rid: int, method: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method})
+
+
+def notification_json(method: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "method": method})
+
+
+def client_in(phase: Phase) -> Connection:
+    from mcp_ref.schema.lifecycle import Implementation, InitializeRequestParams
+
+    client = Connection(Role.CLIENT, capabilities=ClientCapabilities(roots=RootsCapability(list_changed=True)))
+    if phase is Phase.AWAITING_INIT:
+        return client
+    params = InitializeRequestParams(
+        protocol_version=REV, capabilities=client.capabilities, client_info=Implementation(name="c", version="1")
+    )
+    rid, _ = client.send_request("initialize", params)
+    if phase is Phase.AWAITING_INITIALIZED:
+        result = {"protocolVersion": REV, "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
+        client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))
+    assert client.phase is phase
+    return client
+
+
+@pytest.mark.req("basic/lifecycle#6")
+@pytest.mark.parametrize("phase", [Phase.AWAITING_INIT, *BEFORE_INITIALIZED])
+def test_a_client_answers_server_requests_before_initialized_with_invalid_request(phase: Phase) -> None:
+    client = client_in(phase)
+    (ev,) = client.receive_message(request_json(5, "roots/list"))
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    reply = json.loads(ev.reply)
+    assert reply["id"] == 5 and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+    # a ping is always answered
+    (ev,) = client.receive_message(request_json(6, "ping"))
+    assert isinstance(ev, RequestReceived) and ev.method == "ping"
+
+
+@pytest.mark.req("basic/lifecycle#1", "basic/lifecycle#6")
+def test_notifications_out_of_phase_are_ignored_not_answered() -> None:
+    server = Connection(Role.SERVER, capabilities=ServerCapabilities(tools=ListChangedCapability()))
+    (ev,) = server.receive_message(notification_json("notifications/roots/list_changed"))
+    assert isinstance(ev, NotificationIgnored) and "phase" in ev.why
+    (ev,) = server.receive_message(notification_json("notifications/initialized"))
+    assert isinstance(ev, NotificationIgnored)  # nothing to confirm yet
+    assert server.phase is Phase.AWAITING_INIT
+    client = client_in(Phase.INITIALIZING)
+    (ev,) = client.receive_message(notification_json("notifications/tools/list_changed"))
+    assert isinstance(ev, NotificationIgnored) and "phase" in ev.why
+    assert server.stats["notification:phase"] == 2 and client.stats["notification:phase"] == 1
+
+
+@pytest.mark.req("basic/lifecycle#5")
+def test_a_server_answering_initialize_takes_nothing_but_ping() -> None:
+    server = Connection(Role.SERVER, capabilities=ServerCapabilities(tools=ListChangedCapability()))
+    server.receive_message(initialize_json())
+    assert server.phase is Phase.INITIALIZING
+    for rid, method in enumerate(["tools/list", "tools/call", "logging/setLevel", "initialize"], start=1):
+        (ev,) = server.receive_message(request_json(rid, method))
+        assert isinstance(ev, MessageRejected) and ev.reply is not None
+        assert json.loads(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST, method
+    (ev,) = server.receive_message(request_json(9, "ping"))
+    assert isinstance(ev, RequestReceived)
+
+
+@pytest.mark.req("basic/lifecycle#4")
+def test_requests_that_overtake_initialized_are_served() -> None:
+    # documented decision (spec_notes/basic/lifecycle.md): after answering
+    # initialize the server serves requests before notifications/initialized
+    from mcp_ref.schema.lifecycle import Implementation, InitializeResult
+
+    caps = ServerCapabilities(tools=ListChangedCapability())
+    server = Connection(Role.SERVER, capabilities=caps)
+    server.receive_message(initialize_json())
+    server.send_response(
+        0, InitializeResult(protocol_version=REV, capabilities=caps, server_info=Implementation(name="s", version="1"))
+    )
+    assert server.phase is Phase.AWAITING_INITIALIZED
+    (ev,) = server.receive_message(request_json(1, "tools/list"))
+    assert isinstance(ev, RequestReceived) and ev.method == "tools/list"
+    # while the server itself still sends only pings until initialized arrives
+    assert not lc.phase_allows(lc.SEND_REQUESTS, Role.SERVER, server.phase, "roots/list")
