@@ -37,7 +37,7 @@ from ..basic.utilities.tasks import (
 )
 from ..errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
 from ..schema._converter import converter_for, decode
-from ..schema.jsonrpc import Error
+from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
     ClientTaskElicitationRequests,
     ClientTaskRequestsCapability,
@@ -111,11 +111,34 @@ class TaskFailed(MCPError):
 class _Live:
     """Runtime state of one task beside its record."""
 
+    #: the session that created the task
     session: Session
     scope: trio.CancelScope
     done: trio.Event
-    #: the tasks/result request currently waiting for this task (messages go on its stream)
-    result_request: Any = None
+    #: the tasks/result requests waiting for this task, oldest first: (session, request id)
+    waiters: list[tuple[Session, RequestId]] = attrs.Factory(list)
+    #: set (and replaced) whenever a tasks/result request starts waiting
+    waiter_arrived: trio.Event = attrs.Factory(trio.Event)
+
+    def add_waiter(self, waiter: tuple[Session, RequestId]) -> None:
+        self.waiters.append(waiter)
+        self.waiter_arrived.set()
+        self.waiter_arrived = trio.Event()
+
+    def waiting_requestor(self) -> tuple[Session, RequestId] | None:
+        """The newest tasks/result request still waiting on an open session."""
+        for waiter in reversed(self.waiters):
+            if not waiter[0].closed.is_set():
+                return waiter
+        return None
+
+    async def requestor(self) -> tuple[Session, RequestId]:
+        """Wait for a tasks/result request to deliver the task's input requests on."""
+        while True:
+            waiter = self.waiting_requestor()
+            if waiter is not None:
+                return waiter
+            await self.waiter_arrived.wait()
 
 
 class TaskManager:
@@ -211,7 +234,7 @@ class TaskManager:
         log.info("task %s created for %s (ttl %s ms)", record.task_id, ctx.method, ttl)
         self._ensure_expiry_loop()
         self._expiry_changed.set()
-        tctx = TaskContext(self, record, ctx)
+        tctx = TaskContext(self, record, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
         return CreateTaskResult(task=record.to_task())
@@ -289,13 +312,14 @@ class TaskManager:
         record = self._lookup(ctx, params.task_id)
         live = self._live.get(record.task_id)
         if live is not None and not record.terminal:
-            # [basic/utilities/tasks#result-retrieval] block until terminal
-            live.result_request = ctx.request_id
+            # [basic/utilities/tasks#result-retrieval] block until terminal; meanwhile the
+            # task's input requests go on this request's stream ([basic/utilities/tasks#34])
+            waiter = (ctx.session, ctx.request_id)
+            live.add_waiter(waiter)
             try:
                 await live.done.wait()
             finally:
-                if live.result_request == ctx.request_id:
-                    live.result_request = None
+                live.waiters.remove(waiter)
         if self.store.get(record.task_id) is not record:
             raise TaskNotFound(record.task_id, "Task has expired")
         outcome = record.outcome
@@ -370,12 +394,13 @@ class TaskContext(RequestContext):
     related-task metadata on everything it sends, ``input_required`` while it
     waits for the requestor."""
 
-    def __init__(self, manager: TaskManager, record: TaskRecord, origin: RequestContext) -> None:
+    def __init__(self, manager: TaskManager, record: TaskRecord, live: _Live, origin: RequestContext) -> None:
         params = origin.params
         super().__init__(origin.session, origin.request_id, origin.method, origin.message, trio.CancelScope())
         self.params = attrs.evolve(params, task=None) if hasattr(params, "task") else params
         self.manager = manager
         self.record = record
+        self.live = live
         self.task_id = record.task_id
         self._token = origin.progress_token
 
@@ -388,24 +413,35 @@ class TaskContext(RequestContext):
             return
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
         data = self.session.connection.send_task_progress(self._token, progress, total, message)
-        await self.session.send_raw(data, self._related())
+        waiter = self.live.waiting_requestor()
+        related = waiter[1] if waiter is not None and waiter[0] is self.session else None
+        await self.session.send_raw(data, related)
 
-    def _related(self) -> Any:
-        live = self.manager._live.get(self.task_id)
-        return live.result_request if live is not None else None
+    def _route(self) -> tuple[Session, RequestId | None]:
+        """Where a message of the task goes: a waiting tasks/result request's stream, else its session."""
+        waiter = self.live.waiting_requestor()
+        return waiter if waiter is not None else (self.session, None)
 
     async def request(self, method: str, params: Any = None, **options: Any) -> Any:
-        """A request to the requestor on behalf of the task: the task is input_required meanwhile."""
-        record = self.record
+        """A request to the requestor on behalf of the task: the task is input_required meanwhile.
+
+        It is sent once a ``tasks/result`` request waits for the task, on that
+        request's stream and session: a requestor that polls sees
+        ``input_required`` and calls ``tasks/result`` (tasks#34), and a
+        transport that routes by request (Streamable HTTP) has a stream to
+        deliver it on even without a GET stream.
+        """
+        record, live = self.record, self.live
         if params is not None and hasattr(params, "meta"):
             # [basic/utilities/tasks#input-required-status] the request names its task
             params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
         moved = record.status == "working"
         if moved:
-            # [basic/utilities/tasks#input-required-status] waiting for the requestor
+            # [basic/utilities/tasks#32] waiting for the requestor
             self.manager._set_status(record, "input_required")
         try:
-            return await self.session.request(method, params, related_request_id=self._related(), **options)
+            session, related = await live.requestor()
+            return await session.request(method, params, related_request_id=related, **options)
         finally:
             if moved and record.status == "input_required":
                 self.manager._set_status(record, "working")
@@ -413,7 +449,8 @@ class TaskContext(RequestContext):
     async def notify(self, method: str, params: Any = None) -> None:
         if params is not None and hasattr(params, "meta"):
             params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
-        await self.session.notify(method, params, related_request_id=self._related())
+        session, related = self._route()
+        await session.notify(method, params, related_request_id=related)
 
 
 # -- requestor side ---------------------------------------------------------------------------------
