@@ -35,7 +35,7 @@ from ..basic.utilities.tasks import (
     page_of_tasks,
     related_task_meta,
 )
-from ..errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
+from ..errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError, RequestTimeout
 from ..schema._converter import converter_for, decode
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
@@ -511,6 +511,15 @@ class TaskHandle:
         result = await self.session.request("tasks/cancel", CancelTaskRequestParams(task_id=self.task_id), **options)
         return self._update(result)
 
+    def _result_options(self, task: Task, options: dict[str, Any]) -> dict[str, Any]:
+        """tasks/result blocks until the task is terminal: the request timeout
+        alone would give up on any task that runs longer, so the wait is bounded
+        by the task's ttl (the receiver answers by then, tasks#ttl-and-resource-management)."""
+        if "timeout" in options or task.ttl is None:
+            return options
+        bound = task.ttl / 1000 + self.session.config.request_timeout
+        return {"max_timeout": bound, **options, "timeout": bound}
+
     async def wait(self, *, default_poll_interval: float = 1.0, max_wait: float | None = None, **options: Any) -> Any:
         """Poll ``tasks/get`` respecting ``pollInterval`` until terminal (or
         ``input_required``, then ``tasks/result`` delivers the input requests),
@@ -519,8 +528,12 @@ class TaskHandle:
             while True:
                 task = await self.get(**options)
                 if is_terminal(task.status) or task.status == "input_required":
-                    # [basic/utilities/tasks#input-required-status] call tasks/result then
-                    return await self.result(**options)
+                    # [basic/utilities/tasks#34] call tasks/result then
+                    try:
+                        return await self.result(**self._result_options(task, options))
+                    except RequestTimeout:
+                        # still not terminal after all that time (no ttl): back to polling
+                        log.debug("tasks/result for task %s timed out; polling again", self.task_id)
                 interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
                 # [basic/utilities/tasks#ttl-and-resource-management] respect pollInterval
                 await trio.sleep(interval)

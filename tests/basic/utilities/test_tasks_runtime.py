@@ -11,7 +11,7 @@ import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.schema.content import TextContent
-from mcp_ref.schema.elicitation import ElicitResult
+from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
 from mcp_ref.session import Server, open_session
 
@@ -62,4 +62,33 @@ async def test_input_requests_wait_for_tasks_result_and_go_on_its_stream(autojum
             (fetch,) = [m for m in rec.received if m.get("method") == "tasks/result"]
             assert related == fetch["id"]
             assert elicit["params"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#14", "basic/utilities/tasks#34")
+@pytest.mark.parametrize("unlimited", [False, True])
+async def test_wait_outlasts_the_request_timeout_after_input_required(
+    autojump_clock: trio.abc.Clock, unlimited: bool
+) -> None:
+    config: dict[str, Any] = {"default_ttl_ms": None, "allow_unlimited_ttl": True} if unlimited else {}
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, **config)
+
+        @server.tool(task_support="optional")
+        async def long_after_input(ctx: Any, arguments: dict[str, Any]) -> str:
+            answer: ElicitResult = await ctx.elicit(
+                ElicitRequestFormParams(message="go?", requested_schema=ElicitationRequestedSchema(properties={}))
+            )
+            await trio.sleep(150)  # far beyond the 60 s request timeout
+            return f"done after {answer.action}"
+
+        async with routed_pair(server, elicitation=accept) as (client, rec):
+            handle = await client.call_tool_as_task("long_after_input", ttl=None if unlimited else 600_000)
+            assert handle.task.ttl == (None if unlimited else 600_000)
+            result = await handle.wait()
+            assert result.content == [TextContent(text="done after accept")]
+            fetches = [m for m in rec.received if m.get("method") == "tasks/result"]
+            # with a ttl, one tasks/result waits it out; without, the first one times out
+            # (60 s), the requestor polls the working task and fetches again once it is terminal
+            assert len(fetches) == (2 if unlimited else 1)
         nursery.cancel_scope.cancel()
