@@ -25,6 +25,7 @@ import trio
 
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
+from ..basic.utilities.tasks import related_task_id, related_task_meta
 from ..client.elicitation import ElicitationGuard, ElicitationHandler
 from ..client.roots import RootsProvider
 from ..client.sampling import SamplingGuard, SamplingHandler
@@ -433,14 +434,18 @@ async def open_session(
 
 
 def _task_aware(handler: Any, tasks: Any) -> RequestHandler:
-    """Run a task-augmented request as a task (when we have a task manager)."""
-    if tasks is None:
-        return handler  # type: ignore[no-any-return]
+    """Run a task-augmented request as a task (when we have a task manager);
+    answer a request made on behalf of one of the server's tasks naming that task."""
 
     async def run(ctx: Any, params: Any) -> Any:
-        if ctx.task_augmented:
+        if tasks is not None and ctx.task_augmented:
             return await tasks.run_task(ctx, lambda tctx: handler(tctx, tctx.params))
-        return await handler(ctx, params)
+        result = await handler(ctx, params)
+        task_id = related_task_id(getattr(params, "meta", None))
+        if task_id is not None and attrs.has(type(result)) and hasattr(result, "meta"):
+            # [basic/utilities/tasks#48] the response to a task's request carries the related-task key
+            result = attrs.evolve(result, meta=related_task_meta(task_id, result.meta))
+        return result
 
     return run
 

@@ -412,7 +412,9 @@ class TaskContext(RequestContext):
         if self._token is None:
             return
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
-        data = self.session.connection.send_task_progress(self._token, progress, total, message)
+        # [basic/utilities/tasks#48] the task's progress names the task
+        meta = related_task_meta(self.task_id)
+        data = self.session.connection.send_task_progress(self._token, progress, total, message, meta)
         waiter = self.live.waiting_requestor()
         related = waiter[1] if waiter is not None and waiter[0] is self.session else None
         await self.session.send_raw(data, related)

@@ -92,3 +92,29 @@ async def test_wait_outlasts_the_request_timeout_after_input_required(
             # (60 s), the requestor polls the working task and fetches again once it is terminal
             assert len(fetches) == (2 if unlimited else 1)
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#48", "basic/utilities/tasks#49", "basic/utilities/tasks#65")
+async def test_task_progress_and_replies_carry_the_related_task_key(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with routed_pair(server, elicitation=accept) as (client, rec):
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            slow = await client.call_tool_as_task("slow", progress=on_progress)
+            await slow.wait()
+            asks = await client.call_tool_as_task("needs_input")
+            await asks.wait()
+            await client.ping()
+        nursery.cancel_scope.cancel()
+    assert seen == [1, 2, 3]
+    progress = [m for m in rec.sent if m.get("method") == "notifications/progress"]
+    assert len(progress) == 3
+    assert all(m["params"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": slow.task_id}} for m in progress)
+    ((elicit, _),) = [(m, r) for m, r in rec.routes if m.get("method") == "elicitation/create"]
+    (reply,) = [m for m in rec.received if m.get("id") == elicit["id"] and "result" in m]
+    assert reply["result"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": asks.task_id}}
+    assert reply["result"]["action"] == "accept"
