@@ -241,33 +241,38 @@ class TaskManager:
 
     async def _run(self, record: TaskRecord, live: _Live, work: Work, tctx: "TaskContext") -> None:
         outcome: Any = None
-        status, message = "completed", None
+        status: str | None = None  # None: the work did not finish (cancelled, expired)
+        message: str | None = None
         try:
             with live.scope:
                 try:
                     outcome = await work(tctx)
-                except MCPError as e:
-                    outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
-                except ProtocolError as e:
+                except (MCPError, ProtocolError) as e:
                     outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
                 except Exception as e:
                     log.exception("task %s failed", record.task_id, exc_info=e)
                     outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
                     status, message = "failed", "Internal error"
                 else:
+                    status = "completed"
                     if getattr(outcome, "is_error", None) is True:
                         # [basic/utilities/tasks#task-execution-errors] a tool result with isError fails the task
                         status = "failed"
                         message = "Tool execution failed: " + " ".join(
                             getattr(b, "text", "") for b in getattr(outcome, "content", [])
                         )
+        except BaseException:
+            # cancelled from outside (the task nursery is shutting down) or interrupted:
+            # the task can never finish, so it fails rather than look completed with no result
+            if status is None:
+                outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+                status, message = "failed", "receiver shut down"
+            raise
         finally:
-            if record.status != "cancelled" and self.store.get(record.task_id) is record:
-                if live.scope.cancelled_caught or (live.scope.cancel_called and outcome is None):
-                    pass  # cancelled or expired: the canceller already set the state
-                else:
-                    record.outcome = outcome
-                    self._set_status(record, status, message)
+            # a cancelled or expired task keeps the state its canceller set ([basic/utilities/tasks#62])
+            if status is not None and not record.terminal and self.store.get(record.task_id) is not None:
+                record.outcome = outcome
+                self._set_status(record, status, message)
             self._finish(record, live)
 
     def _finish(self, record: TaskRecord, live: _Live) -> None:

@@ -10,13 +10,15 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import ErrorCode
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
 from mcp_ref.session import Server, open_session
+from mcp_ref.session.tasks import TaskFailed
 
 from ...session.test_session import Recorder
-from .test_tasks import task_server
+from .test_tasks import client_of, task_server
 
 
 class Routed(Recorder):
@@ -118,3 +120,28 @@ async def test_task_progress_and_replies_carry_the_related_task_key(autojump_clo
     (reply,) = [m for m in rec.received if m.get("id") == elicit["id"] and "result" in m]
     assert reply["result"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": asks.task_id}}
     assert reply["result"]["action"] == "accept"
+
+
+async def host_nursery(task_status: trio.TaskStatus[trio.Nursery]) -> None:
+    async with trio.open_nursery() as nursery:
+        task_status.started(nursery)
+        await trio.sleep_forever()
+
+
+@pytest.mark.req("basic/utilities/tasks#71")
+async def test_shutting_down_the_task_nursery_fails_running_tasks(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        task_nursery: trio.Nursery = await nursery.start(host_nursery)
+        server, state = task_server(task_nursery)
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("slow")
+            await trio.sleep(1.5)
+            task_nursery.cancel_scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            task = await handle.get()
+            assert (task.status, task.status_message) == ("failed", "receiver shut down")
+            with pytest.raises(TaskFailed) as info:
+                await handle.result()
+            assert info.value.code == ErrorCode.INTERNAL_ERROR
+            assert state["finished"] == 0
+        nursery.cancel_scope.cancel()
