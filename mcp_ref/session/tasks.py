@@ -111,6 +111,9 @@ class TaskFailed(MCPError):
 class _Live:
     """Runtime state of one task beside its record."""
 
+    #: the runtime's own copy of the record: every change is made here, then
+    #: written to the store (``TaskStore.update``), which may keep copies
+    record: TaskRecord
     #: the session that created the task
     session: Session
     scope: trio.CancelScope
@@ -229,7 +232,7 @@ class TaskManager:
             progress_token=ctx.progress_token,
         )
         self.store.add(record)
-        live = _Live(session=session, scope=trio.CancelScope(), done=trio.Event())
+        live = _Live(record=record, session=session, scope=trio.CancelScope(), done=trio.Event())
         self._live[record.task_id] = live
         log.info("task %s created for %s (ttl %s ms)", record.task_id, ctx.method, ttl)
         self._ensure_expiry_loop()
@@ -283,6 +286,7 @@ class TaskManager:
 
     def _set_status(self, record: TaskRecord, status: str, message: str | None = None) -> None:
         record.move(status, self.wall_clock(), message)
+        self.store.update(record)
         log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
         live = self._live.get(record.task_id)
         if live is not None and self.config.status_notifications:
@@ -325,8 +329,10 @@ class TaskManager:
                 await live.done.wait()
             finally:
                 live.waiters.remove(waiter)
-        if self.store.get(record.task_id) is not record:
+        current = self.store.get(record.task_id)
+        if current is None:
             raise TaskNotFound(record.task_id, "Task has expired")
+        record = current
         outcome = record.outcome
         if isinstance(outcome, Error):
             # exactly the error the underlying request would have returned
@@ -345,6 +351,9 @@ class TaskManager:
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
         record = self._lookup(ctx, params.task_id)
+        live = self._live.get(record.task_id)
+        if live is not None:
+            record = live.record
         if record.terminal:
             # [basic/utilities/tasks#task-cancellation] terminal tasks cannot be cancelled: -32602
             raise ProtocolError(
@@ -352,7 +361,6 @@ class TaskManager:
             )
         # moved to cancelled *before* the answer, and it sticks whatever the work does next
         self._set_status(record, "cancelled", "The task was cancelled by request.")
-        live = self._live.get(record.task_id)
         if live is not None:
             live.scope.cancel(reason=f"task {record.task_id} cancelled by the requestor")
         t = record.to_task()

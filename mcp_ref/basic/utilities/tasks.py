@@ -150,9 +150,15 @@ class TaskRecord:
 
 
 class TaskStore(Protocol):
-    """Where a receiver keeps its tasks. Keys are task ids; owners are opaque."""
+    """Where a receiver keeps its tasks. Keys are task ids; owners are opaque.
+
+    A store may hand out copies (a database does): the runtime changes its own
+    copy and calls :meth:`update` after every change, and tells whether a
+    task still exists by its id, never by object identity.
+    """
 
     def add(self, record: TaskRecord) -> None: ...
+    def update(self, record: TaskRecord) -> None: ...
     def get(self, task_id: str) -> TaskRecord | None: ...
     def remove(self, task_id: str) -> None: ...
     def owned_by(self, owner: Hashable) -> list[TaskRecord]: ...
@@ -172,6 +178,11 @@ class InMemoryTaskStore:
             # [basic/utilities/tasks#task-id-requirements] ids are unique among our tasks
             raise ValueError(f"task id {record.task_id!r} already exists")
         self._tasks[record.task_id] = record
+
+    def update(self, record: TaskRecord) -> None:
+        """Store the new state of a task; a task already deleted (expired) stays deleted."""
+        if record.task_id in self._tasks:
+            self._tasks[record.task_id] = record
 
     def get(self, task_id: str) -> TaskRecord | None:
         return self._tasks.get(task_id)

@@ -1,15 +1,17 @@
 """basic/utilities/tasks: the runtime's routing, robustness and limits, on autojump_clock."""
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Hashable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.basic.utilities.tasks import InMemoryTaskStore, TaskRecord
 from mcp_ref.errors import ErrorCode
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
@@ -144,4 +146,72 @@ async def test_shutting_down_the_task_nursery_fails_running_tasks(autojump_clock
                 await handle.result()
             assert info.value.code == ErrorCode.INTERNAL_ERROR
             assert state["finished"] == 0
+        nursery.cancel_scope.cancel()
+
+
+class CopyingStore(InMemoryTaskStore):
+    """Like a database: what goes in and what comes out are copies."""
+
+    def add(self, record: TaskRecord) -> None:
+        super().add(attrs.evolve(record))
+
+    def update(self, record: TaskRecord) -> None:
+        super().update(attrs.evolve(record))
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        record = super().get(task_id)
+        return attrs.evolve(record) if record is not None else None
+
+    def owned_by(self, owner: Hashable) -> list[TaskRecord]:
+        return [attrs.evolve(r) for r in super().owned_by(owner)]
+
+    def expired(self, now: float) -> list[TaskRecord]:
+        return [attrs.evolve(r) for r in super().expired(now)]
+
+    def __iter__(self) -> Iterator[TaskRecord]:
+        return iter([attrs.evolve(r) for r in super().__iter__()])
+
+
+@pytest.mark.req("basic/utilities/tasks#13", "basic/utilities/tasks#61", "basic/utilities/tasks#62")
+async def test_a_store_that_copies_records(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("copies")
+        server.enable_tasks(nursery, store=CopyingStore())
+        release = trio.Event()
+
+        @server.tool(task_support="optional")
+        async def slow(ctx: Any, arguments: dict[str, Any]) -> str:
+            await trio.sleep(3)
+            return "slow done"
+
+        @server.tool(task_support="optional")
+        async def asks(ctx: Any, arguments: dict[str, Any]) -> str:
+            answer: ElicitResult = await ctx.elicit(
+                ElicitRequestFormParams(message="go?", requested_schema=ElicitationRequestedSchema(properties={}))
+            )
+            return f"asked: {answer.action}"
+
+        @server.tool(task_support="optional")
+        async def stubborn(ctx: Any, arguments: dict[str, Any]) -> str:
+            with trio.CancelScope(shield=True):
+                await release.wait()
+            return "finished anyway"
+
+        async with client_of(server, elicitation=accept) as client:
+            done = await client.call_tool_as_task("slow")
+            assert (await done.wait()).content == [TextContent(text="slow done")]
+            assert (await done.get()).status == "completed"
+            asks = await client.call_tool_as_task("asks")
+            assert (await asks.get()).status == "input_required"
+            assert (await asks.wait()).content == [TextContent(text="asked: accept")]
+            kept = await client.call_tool_as_task("stubborn")
+            assert (await kept.cancel()).status == "cancelled"
+            release.set()
+            await trio.testing.wait_all_tasks_blocked()
+            assert (await kept.get()).status == "cancelled"  # [basic/utilities/tasks#62] it sticks
+            assert {t.task_id: t.status for t in await client.list_all_tasks()} == {
+                done.task_id: "completed",
+                asks.task_id: "completed",
+                kept.task_id: "cancelled",
+            }
         nursery.cancel_scope.cancel()
