@@ -15,6 +15,7 @@ Requestor side: :meth:`TaskRequests.start` (``ClientSession.call_tool_as_task``,
 :class:`TaskHandle` to poll, wait for, fetch or cancel.
 """
 
+import itertools
 import logging
 import math
 import time
@@ -160,6 +161,7 @@ class TaskManager:
         self.config = config or TaskConfig()
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
+        self._seq = itertools.count(1)
         self._expiry_changed = trio.Event()
         self._expiry_started = False
 
@@ -230,6 +232,7 @@ class TaskManager:
             poll_interval_ms=self.config.poll_interval_ms,
             expires_at=now + ttl / 1000 if ttl is not None else None,
             progress_token=ctx.progress_token,
+            seq=next(self._seq),
         )
         self.store.add(record)
         live = _Live(record=record, session=session, scope=trio.CancelScope(), done=trio.Event())

@@ -23,7 +23,7 @@ import attrs
 from ...errors import ErrorCode, ProtocolError
 from ...schema.jsonrpc import Error
 from ...schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, Task, TaskStatus
-from ...server.utilities.pagination import paginate
+from ...server.utilities.pagination import make_cursor, read_cursor
 
 __all__ = [
     "TRANSITIONS",
@@ -120,6 +120,8 @@ class TaskRecord:
     progress_token: Any = None
     #: the underlying request's outcome once terminal: a result object or an Error
     outcome: Any = None
+    #: creation order among the receiver's tasks (tasks/list pages by it)
+    seq: int = 0
 
     def to_task(self) -> Task:
         """The public view, as every task response carries it (tasks#ttl-and-resource-management)."""
@@ -208,6 +210,14 @@ class InMemoryTaskStore:
 
 
 def page_of_tasks(records: list[TaskRecord], cursor: str | None, page_size: int) -> tuple[list[Task], str | None]:
-    """[basic/utilities/tasks#task-listing] one page, opaque cursor; -32602 for a bad cursor."""
-    page, nxt = paginate("tasks", records, cursor, page_size)
+    """[basic/utilities/tasks#task-listing] one page in creation order; -32602 for a bad cursor.
+
+    The opaque cursor names the last task listed (its ``seq``), not an offset:
+    tasks deleted between pages (expired, purged) do not shift the rest, so no
+    task that still exists is skipped ([basic/utilities/tasks#59]).
+    """
+    after = 0 if cursor is None else read_cursor("tasks", cursor)
+    rest = sorted((r for r in records if r.seq > after), key=lambda r: r.seq)
+    page = rest[:page_size]
+    nxt = make_cursor("tasks", page[-1].seq) if len(rest) > page_size else None
     return [r.to_task() for r in page], nxt

@@ -215,3 +215,21 @@ async def test_a_store_that_copies_records(autojump_clock: trio.abc.Clock) -> No
                 kept.task_id: "cancelled",
             }
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#56", "basic/utilities/tasks#57", "basic/utilities/tasks#59")
+async def test_listing_skips_no_task_when_one_expires_between_pages(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, page_size=2)
+        async with client_of(server) as client:
+            handles = [await client.call_tool_as_task("only_task", ttl=5_000 if i == 0 else 60_000) for i in range(5)]
+            ids = [h.task_id for h in handles]
+            first = await client.list_tasks()
+            assert [t.task_id for t in first.tasks] == ids[:2]
+            await trio.sleep(6)  # the first task expires and is deleted
+            second = await client.list_tasks(first.next_cursor)
+            third = await client.list_tasks(second.next_cursor)
+            assert [t.task_id for t in second.tasks] == ids[2:4]
+            assert [t.task_id for t in third.tasks] == ids[4:] and third.next_cursor is None
+            assert [t.task_id for t in await client.list_all_tasks()] == ids[1:]
+        nursery.cancel_scope.cancel()
