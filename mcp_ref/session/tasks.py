@@ -538,10 +538,26 @@ class TaskHandle:
         bound = task.ttl / 1000 + self.session.config.request_timeout
         return {"max_timeout": bound, **options, "timeout": bound}
 
-    async def wait(self, *, default_poll_interval: float = 1.0, max_wait: float | None = None, **options: Any) -> Any:
+    async def wait(
+        self,
+        *,
+        default_poll_interval: float = 1.0,
+        poll_interval_bounds: tuple[float, float] = (0.1, 30.0),
+        max_wait: float | None = None,
+        **options: Any,
+    ) -> Any:
         """Poll ``tasks/get`` respecting ``pollInterval`` until terminal (or
         ``input_required``, then ``tasks/result`` delivers the input requests),
-        and return the result."""
+        and return the result.
+
+        The peer's ``pollInterval`` (``default_poll_interval`` seconds when it
+        gives none) is clamped to ``poll_interval_bounds`` (seconds): a 0 would
+        be a busy loop, a huge one a wait that never ends. ``max_wait``: give up
+        (trio.TooSlowError) after that many seconds.
+        """
+        low, high = poll_interval_bounds
+        if not 0 < low <= high:
+            raise ValueError("poll_interval_bounds must be (low, high) with 0 < low <= high")
         with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope():
             while True:
                 task = await self.get(**options)
@@ -553,8 +569,8 @@ class TaskHandle:
                         # still not terminal after all that time (no ttl): back to polling
                         log.debug("tasks/result for task %s timed out; polling again", self.task_id)
                 interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
-                # [basic/utilities/tasks#ttl-and-resource-management] respect pollInterval
-                await trio.sleep(interval)
+                # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
+                await trio.sleep(min(max(interval, low), high))
 
 
 async def start_task(
