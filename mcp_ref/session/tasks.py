@@ -589,6 +589,9 @@ async def start_task(
     """
     if not hasattr(params, "task"):
         raise LocalProtocolError(f"{method} cannot be task-augmented")
+    if ttl is not None and (type(ttl) is not int or ttl < 1):
+        # a ttl is a positive number of milliseconds (TaskMetadata); None lets the receiver choose
+        raise ValueError(f"ttl must be a positive integer of milliseconds or None, not {ttl!r}")
     params = attrs.evolve(params, task=TaskMetadata(ttl=ttl))
     pending = await session.start_request(method, params, progress=progress, **options)
     out = session.connection.outgoing(pending.id)

@@ -252,3 +252,15 @@ async def test_wait_clamps_the_peers_poll_interval(
             with pytest.raises(ValueError):
                 await handle.wait(poll_interval_bounds=(0, 1))
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("ttl", [0, -5, 1.5])
+async def test_a_bad_ttl_is_refused_before_sending(autojump_clock: trio.abc.Clock, ttl: Any) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with routed_pair(server) as (client, rec):
+            with pytest.raises(ValueError, match="ttl"):
+                await client.call_tool_as_task("slow", ttl=ttl)
+            assert not [m for m in rec.received if m.get("method") == "tools/call"]
+            assert await client.list_all_tasks() == []
+        nursery.cancel_scope.cancel()
