@@ -128,6 +128,8 @@ class Server:
                 execution=ToolExecution(task_support=task_support) if task_support is not None else None,  # type: ignore[arg-type]
                 meta=meta,
             )
+            if task_support == "required" and self.task_manager is None and self.sessions:
+                raise RuntimeError(self._tasks_needed([tool.name]))
             self.tools.add(tool, fn)
             return fn
 
@@ -238,6 +240,22 @@ class Server:
         self.task_manager = TaskManager(nursery, **options)
         return self.task_manager
 
+    def _required_task_tools(self) -> list[str]:
+        return [
+            name
+            for name in self.tools.names()
+            if (t := self.tools.get(name)) is not None
+            and t.execution is not None
+            and t.execution.task_support == "required"
+        ]
+
+    @staticmethod
+    def _tasks_needed(names: list[str]) -> str:
+        return (
+            f"tools {names} have task_support='required' but tasks are not enabled: "
+            "call server.enable_tasks(nursery) before serving (they could never be called)"
+        )
+
     def _tool_tasks(self) -> bool:
         return any(
             t.execution is not None and t.execution.task_support in ("optional", "required")
@@ -266,7 +284,12 @@ class Server:
     # -- what we declare ----------------------------------------------------------------
 
     def capabilities(self) -> ServerCapabilities:
-        """Declared from what is registered (basic/lifecycle#capability-negotiation)."""
+        """Declared from what is registered (basic/lifecycle#capability-negotiation).
+
+        RuntimeError if a tool requires task execution and tasks are not enabled.
+        """
+        if self.task_manager is None and (required := self._required_task_tools()):
+            raise RuntimeError(self._tasks_needed(required))
         return ServerCapabilities(
             tools=self.tools.capability() if len(self.tools) else None,
             resources=self.resources.capability() if len(self.resources) else None,

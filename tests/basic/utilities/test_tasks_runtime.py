@@ -264,3 +264,26 @@ async def test_a_bad_ttl_is_refused_before_sending(autojump_clock: trio.abc.Cloc
             assert not [m for m in rec.received if m.get("method") == "tools/call"]
             assert await client.list_all_tasks() == []
         nursery.cancel_scope.cancel()
+
+
+async def test_a_task_only_tool_without_tasks_is_refused_before_serving(autojump_clock: trio.abc.Clock) -> None:
+    server = Server("no tasks")
+
+    @server.tool(task_support="required")
+    async def batch(ctx: Any, arguments: dict[str, Any]) -> str:
+        return "never"
+
+    client_end, server_end = memory_channel_pair()
+    with pytest.raises(RuntimeError, match=r"\['batch'\].*enable_tasks"):
+        await server.serve(server_end)
+    # once serving, registering one is refused at once
+    other = Server("serving")
+
+    @other.tool()
+    async def plain(ctx: Any, arguments: dict[str, Any]) -> str:
+        return "plain"
+
+    async with client_of(other) as client:
+        with pytest.raises(RuntimeError, match="enable_tasks"):
+            other.tool(task_support="required")(batch)
+        assert [t.name for t in await client.list_all_tools()] == ["plain"]
