@@ -36,7 +36,7 @@ from ..basic.utilities.tasks import (
     page_of_tasks,
     related_task_meta,
 )
-from ..errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError, RequestTimeout
+from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RequestTimeout
 from ..schema._converter import converter_for, decode
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
@@ -304,7 +304,11 @@ class TaskManager:
                 ttl=t.ttl,
                 poll_interval=t.poll_interval,
             )
-            live.session.notify_soon("notifications/tasks/status", params)
+            # to the session that created the task; once it is gone, to the sessions
+            # waiting on it with tasks/result (the same requestor, another connection)
+            if not live.session.notify_soon("notifications/tasks/status", params):
+                for session in {s for s, _ in live.waiters}:
+                    session.notify_soon("notifications/tasks/status", params)
 
     # -- receiver: the tasks/* handlers -----------------------------------------------------------
 
@@ -425,7 +429,9 @@ class TaskContext(RequestContext):
         return self._token
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        if self._token is None:
+        """Progress under the creating request's token: it means something on the
+        creating session only, so once that session is gone progress is dropped."""
+        if self._token is None or self.session.closed.is_set():
             return
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
         # [basic/utilities/tasks#48] the task's progress names the task
@@ -433,7 +439,10 @@ class TaskContext(RequestContext):
         data = self.session.connection.send_task_progress(self._token, progress, total, message, meta)
         waiter = self.live.waiting_requestor()
         related = waiter[1] if waiter is not None and waiter[0] is self.session else None
-        await self.session.send_raw(data, related)
+        try:
+            await self.session.send_raw(data, related)
+        except ConnectionClosed:
+            log.debug("task %s: progress dropped, its session closed", self.task_id)
 
     def _route(self) -> tuple[Session, RequestId | None]:
         """Where a message of the task goes: a waiting tasks/result request's stream, else its session."""
@@ -458,8 +467,16 @@ class TaskContext(RequestContext):
             # [basic/utilities/tasks#32] waiting for the requestor
             self.manager._set_status(record, "input_required")
         try:
-            session, related = await live.requestor()
-            return await session.request(method, params, related_request_id=related, **options)
+            while True:
+                session, related = await live.requestor()
+                try:
+                    return await session.request(method, params, related_request_id=related, **options)
+                except ConnectionClosed:
+                    if not session.closed.is_set():
+                        raise
+                    # that requestor's connection is gone before it answered: ask again
+                    # on the next tasks/result that waits (same requestor, another session)
+                    log.info("task %s: the session asked for %s closed; waiting for another", self.task_id, method)
         finally:
             if moved and record.status == "input_required":
                 self.manager._set_status(record, "working")
@@ -468,7 +485,10 @@ class TaskContext(RequestContext):
         if params is not None and hasattr(params, "meta"):
             params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
         session, related = self._route()
-        await session.notify(method, params, related_request_id=related)
+        try:
+            await session.notify(method, params, related_request_id=related)
+        except ConnectionClosed:
+            log.debug("task %s: %s dropped, no open session of its requestor", self.task_id, method)
 
 
 # -- requestor side ---------------------------------------------------------------------------------

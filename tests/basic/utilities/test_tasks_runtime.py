@@ -12,10 +12,12 @@ import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.basic.utilities.tasks import InMemoryTaskStore, TaskRecord
-from mcp_ref.errors import ErrorCode
+from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
-from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
+from mcp_ref.schema.lifecycle import Implementation
+from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
+from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
 from mcp_ref.session.tasks import TaskFailed
 
@@ -287,3 +289,71 @@ async def test_a_task_only_tool_without_tasks_is_refused_before_serving(autojump
         with pytest.raises(RuntimeError, match="enable_tasks"):
             other.tool(task_support="required")(batch)
         assert [t.name for t in await client.list_all_tools()] == ["plain"]
+
+
+def by_name(session: Any) -> str:
+    """An identity hook: alice and bob are the same user, carol another."""
+    return "user-2" if session.connection.peer_info.name == "carol" else "user-1"
+
+
+@pytest.mark.req("basic/utilities/tasks#74", "basic/utilities/tasks#78", "basic/utilities/tasks#79")
+async def test_tasks_follow_the_identity_across_sessions(autojump_clock: trio.abc.Clock) -> None:
+    answered: list[str] = []
+
+    def answer_as(name: str) -> Any:
+        async def user(ctx: Any, params: Any) -> ElicitResult:
+            answered.append(name)
+            return ElicitResult(action="accept", content={})
+
+        return user
+
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, binding=by_name)
+        statuses: list[str] = []
+
+        async def on_status(session: Any, params: Any) -> None:
+            statuses.append(params.status)
+
+        async with client_of(server, client_info=Implementation(name="alice", version="1")) as alice:
+            handle = await alice.call_tool_as_task("needs_input")
+            assert (await handle.get()).status == "input_required"
+        # alice is gone; bob, the same user on another connection, picks the task up
+        async with (
+            client_of(
+                server,
+                client_info=Implementation(name="bob", version="1"),
+                elicitation=answer_as("bob"),
+                notification_handlers={"notifications/tasks/status": on_status},
+            ) as bob,
+            client_of(server, client_info=Implementation(name="carol", version="1")) as carol,
+        ):
+            # [basic/utilities/tasks#78] another identity's task does not exist for carol
+            with pytest.raises(MCPError) as info:
+                await carol.request("tasks/get", GetTaskRequestParams(task_id=handle.task_id))
+            assert info.value.code == ErrorCode.INVALID_PARAMS
+            assert await carol.list_all_tasks() == []
+            assert [t.task_id for t in await bob.list_all_tasks()] == [handle.task_id]
+            payload = await bob.request("tasks/result", GetTaskPayloadRequestParams(task_id=handle.task_id))
+            assert payload.extra["content"] == [{"type": "text", "text": "user said accept"}]
+            assert answered == ["bob"] and state["elicited"] == "accept"
+            await trio.testing.wait_all_tasks_blocked()
+            assert statuses == ["working", "completed"]  # the creator is gone: bob, who waits, is told
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#15")
+async def test_two_tasks_result_waiters_both_get_the_result(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server, elicitation=accept) as client:
+            handle = await client.call_tool_as_task("needs_input")
+            got: list[Any] = []
+
+            async def fetch() -> None:
+                got.append(await handle.result())
+
+            async with trio.open_nursery() as fetchers:
+                fetchers.start_soon(fetch)
+                fetchers.start_soon(fetch)
+            assert got == [CallToolResult(content=[TextContent(text="user said accept")])] * 2
+        nursery.cancel_scope.cancel()
