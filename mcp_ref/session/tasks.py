@@ -65,7 +65,7 @@ from ..schema.tasks import (
 )
 from .core import ProgressCallback, RequestContext, Session
 
-__all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task"]
+__all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task", "list_tasks"]
 
 log = logging.getLogger("mcp_ref.tasks")
 
@@ -591,6 +591,13 @@ class TaskHandle:
                 interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
                 # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
                 await trio.sleep(min(max(interval, low), high))
+
+
+async def list_tasks(session: Session, cursor: str | None = None, **options: Any) -> ListTasksResult:
+    """``tasks/list`` to the peer: one page of the tasks it runs for us (cursor stays opaque)."""
+    params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+    result: ListTasksResult = await session.request("tasks/list", params, **options)
+    return result
 
 
 async def start_task(

@@ -19,7 +19,7 @@ from mcp_ref.schema.lifecycle import Implementation
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
-from mcp_ref.session.tasks import TaskFailed
+from mcp_ref.session.tasks import TaskFailed, TaskManager
 
 from ...session.test_session import Recorder
 from .test_tasks import client_of, task_server
@@ -356,4 +356,113 @@ async def test_two_tasks_result_waiters_both_get_the_result(autojump_clock: trio
                 fetchers.start_soon(fetch)
                 fetchers.start_soon(fetch)
             assert got == [CallToolResult(content=[TextContent(text="user said accept")])] * 2
+        nursery.cancel_scope.cancel()
+
+
+# -- the client as receiver: task-augmented elicitation, cancelled and listed by the server --------
+
+
+@pytest.mark.req("basic/utilities/tasks#1", "basic/utilities/tasks#43", "basic/utilities/tasks#56")
+@pytest.mark.req("basic/utilities/tasks#61", "basic/utilities/tasks#63")
+async def test_server_sends_task_augmented_elicitation_lists_and_cancels(autojump_clock: trio.abc.Clock) -> None:
+    server = Server("requestor")
+    outcome: dict[str, Any] = {}
+    never = trio.Event()
+
+    def form(message: str) -> ElicitRequestFormParams:
+        return ElicitRequestFormParams(message=message, requested_schema=ElicitationRequestedSchema(properties={}))
+
+    @server.tool()
+    async def delegate(ctx: Any, arguments: dict[str, Any]) -> str:
+        answered = await ctx.request_task("elicitation/create", form("quick"), ttl=30_000)
+        stuck = await ctx.request_task("elicitation/create", form("stuck"), ttl=30_000)
+        listed = await ctx.list_tasks()
+        outcome["listed"] = [t.task_id for t in listed.tasks]
+        outcome["ids"] = [answered.task_id, stuck.task_id]
+        outcome["answer"] = await answered.wait()
+        outcome["cancelled"] = (await stuck.cancel()).status
+        outcome["after"] = (await stuck.get()).status
+        return "delegated"
+
+    async def user(ctx: Any, params: Any) -> ElicitResult:
+        if params.message == "stuck":
+            await never.wait()
+        await trio.sleep(5)
+        return ElicitResult(action="accept", content={})
+
+    async with trio.open_nursery() as nursery:
+        client_tasks = TaskManager(nursery)
+        async with client_of(server, elicitation=user, tasks=client_tasks) as client:
+            caps = client.session.connection.capabilities.tasks
+            assert caps is not None and caps.requests is not None and caps.requests.elicitation is not None
+            assert (await client.call_tool("delegate", timeout=100)).content == [TextContent(text="delegated")]
+        nursery.cancel_scope.cancel()
+    assert outcome["listed"] == outcome["ids"]
+    assert outcome["answer"] == ElicitResult(action="accept", content={})
+    assert outcome["cancelled"] == outcome["after"] == "cancelled"
+    assert not never.is_set()
+
+
+# -- cancellation races ------------------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/utilities/tasks#60", "basic/utilities/tasks#61", "basic/utilities/tasks#62")
+@pytest.mark.parametrize("first", ["cancel", "finish"])
+async def test_cancel_arriving_just_as_the_work_finishes(autojump_clock: trio.abc.Clock, first: str) -> None:
+    seq = trio.testing.Sequencer()
+    cancel_step, work_step = (0, 1) if first == "cancel" else (1, 0)
+    async with trio.open_nursery() as nursery:
+        server = Server("race")
+        manager = server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def racing(ctx: Any, arguments: dict[str, Any]) -> str:
+            with trio.CancelScope(shield=True):  # the last step ignores cancellation
+                async with seq(work_step):
+                    pass
+            return "finished"
+
+        async def scripted_cancel(ctx: Any, params: Any) -> Any:
+            async with seq(cancel_step):
+                pass
+            return await manager.cancel(ctx, params)
+
+        async with client_of(server) as client:
+            (session,) = server.sessions
+            session.handlers["tasks/cancel"] = scripted_cancel
+            handle = await client.call_tool_as_task("racing")
+            if first == "cancel":
+                assert (await handle.cancel()).status == "cancelled"
+                await trio.testing.wait_all_tasks_blocked()
+                # [basic/utilities/tasks#62] the work finished after all: still cancelled, no result
+                assert (await handle.get()).status == "cancelled"
+                with pytest.raises(TaskFailed) as info:
+                    await handle.result()
+                assert info.value.code == ErrorCode.INVALID_PARAMS
+            else:
+                with pytest.raises(MCPError) as error:
+                    await handle.cancel()
+                assert error.value.code == ErrorCode.INVALID_PARAMS and "completed" in error.value.message
+                assert (await handle.result()).content == [TextContent(text="finished")]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#62")
+async def test_cancelled_sticks_when_the_work_fails_later(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("stubborn")
+        server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def stubborn(ctx: Any, arguments: dict[str, Any]) -> str:
+            with trio.CancelScope(shield=True):
+                await trio.sleep(10)
+            raise RuntimeError("failed after the cancel")
+
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("stubborn")
+            assert (await handle.cancel()).status == "cancelled"
+            await trio.sleep(20)
+            task = await handle.get()
+            assert task.status == "cancelled" and task.status_message == "The task was cancelled by request."
         nursery.cancel_scope.cancel()
