@@ -19,6 +19,7 @@ import itertools
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal
 
@@ -104,6 +105,24 @@ class TaskConfig:
             raise ValueError("default_ttl_ms=None (unlimited) needs allow_unlimited_ttl=True")
 
 
+class _Who:
+    """The requestor of a task operation, for the audit log; formatted only if logged."""
+
+    __slots__ = ("manager", "session")
+
+    def __init__(self, manager: "TaskManager", session: Session) -> None:
+        self.manager = manager
+        self.session = session
+
+    def __str__(self) -> str:
+        info = self.session.connection.peer_info
+        where = f"session {id(self.session):x} ({info.name if info is not None else 'not initialised'})"
+        if callable(self.manager.config.binding):
+            # [basic/utilities/tasks#82] the auth context, when there is one
+            return f"{self.manager.owner_of(self.session)!r} via {where}"
+        return where
+
+
 class TaskFailed(MCPError):
     """(requestor) the task ended in a JSON-RPC error; ``tasks/result`` returned it."""
 
@@ -161,6 +180,9 @@ class TaskManager:
         self.config = config or TaskConfig()
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
+        #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
+        #: expired, get, result, list, cancel, not-found, refused:limit ...
+        self.stats: Counter[str] = Counter()
         self._seq = itertools.count(1)
         self._expiry_changed = trio.Event()
         self._expiry_started = False
@@ -214,6 +236,9 @@ class TaskManager:
         owner = self.owner_of(session)
         running = [r for r in self.store.owned_by(owner) if not r.terminal]
         if len(running) >= self.config.max_tasks_per_requestor:
+            self.stats["refused:limit"] += 1
+            # [basic/utilities/tasks#81] an alert: a requestor at its limit
+            log.warning("task refused for %s: %d concurrent tasks is the limit", _Who(self, session), len(running))
             raise ProtocolError(
                 f"Invalid Request: at most {self.config.max_tasks_per_requestor} concurrent tasks per requestor",
                 ErrorCode.INVALID_REQUEST,
@@ -237,7 +262,9 @@ class TaskManager:
         self.store.add(record)
         live = _Live(record=record, session=session, scope=trio.CancelScope(), done=trio.Event())
         self._live[record.task_id] = live
-        log.info("task %s created for %s (ttl %s ms)", record.task_id, ctx.method, ttl)
+        self.stats["created"] += 1
+        # [basic/utilities/tasks#82] creation, with who asked
+        log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
         self._expiry_changed.set()
         tctx = TaskContext(self, record, live, ctx)
@@ -290,6 +317,8 @@ class TaskManager:
     def _set_status(self, record: TaskRecord, status: str, message: str | None = None) -> None:
         record.move(status, self.wall_clock(), message)
         self.store.update(record)
+        if record.terminal:
+            self.stats[status] += 1
         log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
         live = self._live.get(record.task_id)
         if live is not None and self.config.status_notifications:
@@ -313,19 +342,28 @@ class TaskManager:
     # -- receiver: the tasks/* handlers -----------------------------------------------------------
 
     def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
+        self.stats[ctx.method.removeprefix("tasks/")] += 1
         record = self.store.get(task_id)
         # [basic/utilities/tasks#security-considerations] other requestors' tasks do not exist for you
         if record is None or (self.binds_requestors and record.owner != self.owner_of(ctx.session)):
+            # [basic/utilities/tasks#82] failed lookups are logged and counted (here and on the session)
+            self.stats["not-found"] += 1
+            ctx.session.connection.stats["tasks:not-found"] += 1
+            log.warning("%s for unknown task %r by %s", ctx.method, task_id, _Who(self, ctx.session))
             raise TaskNotFound(task_id)
         return record
 
     async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
         # [basic/utilities/tasks#associating-task-related-messages] the taskId param decides, not _meta
         t = self._lookup(ctx, params.task_id).to_task()
+        # polling is frequent: DEBUG, and counted in stats["get"]
+        log.debug("tasks/get %s by %s: %s", t.task_id, _Who(self, ctx.session), t.status)
         return GetTaskResult(**attrs.asdict(t, recurse=False))
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
         record = self._lookup(ctx, params.task_id)
+        # [basic/utilities/tasks#82] retrieval
+        log.info("tasks/result %s by %s (%s)", record.task_id, _Who(self, ctx.session), record.status)
         live = self._live.get(record.task_id)
         if live is not None and not record.terminal:
             # [basic/utilities/tasks#result-retrieval] block until terminal; meanwhile the
@@ -354,6 +392,8 @@ class TaskManager:
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
         records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
         tasks, nxt = page_of_tasks(records, params.cursor if params else None, self.config.page_size)
+        self.stats["list"] += 1
+        log.info("tasks/list by %s: %d tasks", _Who(self, ctx.session), len(tasks))
         return ListTasksResult(tasks=tasks, next_cursor=nxt)
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
@@ -366,6 +406,7 @@ class TaskManager:
             raise ProtocolError(
                 f"Cannot cancel task: already in terminal status '{record.status}'", ErrorCode.INVALID_PARAMS
             )
+        log.info("tasks/cancel %s by %s", record.task_id, _Who(self, ctx.session))
         # moved to cancelled *before* the answer, and it sticks whatever the work does next
         self._set_status(record, "cancelled", "The task was cancelled by request.")
         if live is not None:
@@ -405,6 +446,7 @@ class TaskManager:
                 live.done.set()
                 if record.progress_token is not None:
                     live.session.connection.finish_task_token(record.progress_token)
+            self.stats["expired"] += 1
             log.info("task %s expired and was deleted", record.task_id)
         return len(expired)
 

@@ -1,6 +1,7 @@
 """basic/utilities/tasks: the runtime's routing, robustness and limits, on autojump_clock."""
 
 import json
+import logging
 from collections.abc import AsyncIterator, Hashable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -466,3 +467,43 @@ async def test_cancelled_sticks_when_the_work_fails_later(autojump_clock: trio.a
             task = await handle.get()
             assert task.status == "cancelled" and task.status_message == "The task was cancelled by request."
         nursery.cancel_scope.cancel()
+
+
+# -- audit, monitoring, limits -----------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/utilities/tasks#81", "basic/utilities/tasks#82")
+async def test_task_operations_are_logged_with_the_requestor_and_counted(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_ref.tasks")
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, binding=by_name, max_tasks_per_requestor=2)
+        async with client_of(server, client_info=Implementation(name="alice", version="1")) as alice:
+            done = await alice.call_tool_as_task("slow")
+            await done.wait()
+            stuck = await alice.call_tool_as_task("only_task")
+            await stuck.cancel()
+            await alice.call_tool_as_task("only_task")
+            await alice.call_tool_as_task("only_task")
+            with pytest.raises(MCPError):
+                await alice.call_tool_as_task("only_task")  # over the concurrent limit
+            for _ in range(3):
+                with pytest.raises(MCPError):
+                    await alice.request("tasks/get", GetTaskRequestParams(task_id="guess"))
+            (session,) = server.sessions
+            assert session.connection.stats["tasks:not-found"] == 3
+        nursery.cancel_scope.cancel()
+    stats = server.task_manager.stats
+    assert (stats["created"], stats["completed"], stats["cancelled"]) == (4, 1, 1)
+    assert (stats["not-found"], stats["refused:limit"], stats["result"], stats["cancel"]) == (3, 1, 1, 1)
+    assert stats["get"] >= 4  # 3 failed lookups and wait()'s polling
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "mcp_ref.tasks"]
+    who = "'user-1' via session"
+    assert any(f"task {done.task_id} created for tools/call by {who}" in m for _, m in lines)
+    assert any(f"tasks/result {done.task_id} by {who}" in m for _, m in lines)
+    assert any(f"task {done.task_id} is completed" in m for _, m in lines)
+    assert any(f"tasks/cancel {stuck.task_id} by {who}" in m for _, m in lines)
+    failed = [m for level, m in lines if level == logging.WARNING and "unknown task 'guess'" in m]
+    assert len(failed) == 3 and all(who in m for m in failed)
+    assert any(level == logging.WARNING and "concurrent tasks is the limit" in m for level, m in lines)
