@@ -81,6 +81,10 @@ class TaskConfig:
     ``default_ttl_ms`` applies when the requestor asks for none; a requested
     ttl is capped at ``max_ttl_ms`` (tasks#ttl-and-resource-management);
     ``None`` means unlimited and is only granted with ``allow_unlimited_ttl``.
+    ``rate_limit``: task operations (create, get, result, list, cancel) per
+    second per requestor, with bursts of ``rate_burst`` (tasks#80); over it an
+    operation waits for its turn, and is refused (-32600) if that would take
+    more than ``rate_max_wait`` seconds. ``None`` disables the limiter.
     ``binding``: whose tasks are whose -- "session" (the default: a task
     belongs to the session that created it; right for stdio), a function
     mapping a session to its auth identity (Streamable HTTP with auth), or
@@ -97,10 +101,15 @@ class TaskConfig:
     binding: Binding = "session"
     list_tasks: bool | None = None
     page_size: int = 50
+    rate_limit: float | None = 50.0
+    rate_burst: int = 100
+    rate_max_wait: float = 10.0
 
     def __attrs_post_init__(self) -> None:
         if self.max_ttl_ms < 1 or self.max_tasks_per_requestor < 1 or self.page_size < 1:
             raise ValueError("max_ttl_ms, max_tasks_per_requestor and page_size must be positive")
+        if (self.rate_limit is not None and not self.rate_limit > 0) or self.rate_burst < 1 or self.rate_max_wait < 0:
+            raise ValueError("rate_limit must be positive (or None), rate_burst at least 1, rate_max_wait >= 0")
         if self.default_ttl_ms is None and not self.allow_unlimited_ttl:
             raise ValueError("default_ttl_ms=None (unlimited) needs allow_unlimited_ttl=True")
 
@@ -121,6 +130,14 @@ class _Who:
             # [basic/utilities/tasks#82] the auth context, when there is one
             return f"{self.manager.owner_of(self.session)!r} via {where}"
         return where
+
+
+@attrs.define
+class _Bucket:
+    """A token bucket: ``tokens`` as of ``stamp``; below zero, operations are queued."""
+
+    tokens: float
+    stamp: float
 
 
 class TaskFailed(MCPError):
@@ -184,6 +201,7 @@ class TaskManager:
         #: expired, get, result, list, cancel, not-found, refused:limit ...
         self.stats: Counter[str] = Counter()
         self._seq = itertools.count(1)
+        self._buckets: dict[Hashable, _Bucket] = {}
         self._expiry_changed = trio.Event()
         self._expiry_started = False
 
@@ -228,10 +246,60 @@ class TaskManager:
         # [basic/utilities/tasks#ttl-and-resource-management] receivers may override: capped
         return max(1, min(requested, cfg.max_ttl_ms))
 
+    # -- rate limiting ---------------------------------------------------------------------------
+
+    def _delay(self, key: Hashable, rate: float) -> float | None:
+        """Take a token from ``key``'s bucket: seconds to wait for it, or None when too long."""
+        cfg, now = self.config, trio.current_time()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= 1024:
+                # forget requestors whose bucket has refilled (closed sessions among them)
+                full = [k for k, b in self._buckets.items() if b.tokens + (now - b.stamp) * rate >= cfg.rate_burst]
+                for k in full:
+                    del self._buckets[k]
+            bucket = self._buckets[key] = _Bucket(float(cfg.rate_burst), now)
+        else:
+            bucket.tokens = min(float(cfg.rate_burst), bucket.tokens + (now - bucket.stamp) * rate)
+            bucket.stamp = now
+        bucket.tokens -= 1
+        if bucket.tokens >= 0:
+            return 0.0
+        delay = -bucket.tokens / rate
+        if delay > cfg.rate_max_wait:
+            bucket.tokens += 1  # refused: the token is not used
+            return None
+        return delay
+
+    async def _throttle(self, ctx: RequestContext) -> None:
+        """[basic/utilities/tasks#80] at most ``rate_limit`` task operations a second per requestor.
+
+        Over the limit an operation waits for its token (throttling loses
+        nothing); if that would take more than ``rate_max_wait`` it is refused
+        with -32600 at once.
+        """
+        rate = self.config.rate_limit
+        if rate is None:
+            return
+        # per requestor; without binding there is no requestor identity: per session
+        key = self.owner_of(ctx.session) if self.binds_requestors else ctx.session
+        delay = self._delay(key, rate)
+        if delay is None:
+            self.stats["refused:rate"] += 1
+            log.warning("%s by %s refused: over the task rate limit", ctx.method, _Who(self, ctx.session))
+            raise ProtocolError(
+                f"Invalid Request: too many task operations (limit {rate:g}/s); retry later",
+                ErrorCode.INVALID_REQUEST,
+            )
+        if delay > 0:
+            self.stats["throttled"] += 1
+            await trio.sleep(delay)
+
     # -- receiver: creating and running ---------------------------------------------------------
 
     async def run_task(self, ctx: RequestContext, work: Work) -> CreateTaskResult:
         """Accept a task-augmented request: record it, start ``work`` and answer at once."""
+        await self._throttle(ctx)
         session = ctx.session
         owner = self.owner_of(session)
         running = [r for r in self.store.owned_by(owner) if not r.terminal]
@@ -354,6 +422,7 @@ class TaskManager:
         return record
 
     async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
+        await self._throttle(ctx)
         # [basic/utilities/tasks#associating-task-related-messages] the taskId param decides, not _meta
         t = self._lookup(ctx, params.task_id).to_task()
         # polling is frequent: DEBUG, and counted in stats["get"]
@@ -361,6 +430,7 @@ class TaskManager:
         return GetTaskResult(**attrs.asdict(t, recurse=False))
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
+        await self._throttle(ctx)
         record = self._lookup(ctx, params.task_id)
         # [basic/utilities/tasks#82] retrieval
         log.info("tasks/result %s by %s (%s)", record.task_id, _Who(self, ctx.session), record.status)
@@ -390,6 +460,7 @@ class TaskManager:
         return GetTaskPayloadResult(meta=meta, extra=encoded)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
+        await self._throttle(ctx)
         records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
         tasks, nxt = page_of_tasks(records, params.cursor if params else None, self.config.page_size)
         self.stats["list"] += 1
@@ -397,6 +468,7 @@ class TaskManager:
         return ListTasksResult(tasks=tasks, next_cursor=nxt)
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
+        await self._throttle(ctx)
         record = self._lookup(ctx, params.task_id)
         live = self._live.get(record.task_id)
         if live is not None:

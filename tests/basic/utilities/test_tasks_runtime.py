@@ -20,7 +20,7 @@ from mcp_ref.schema.lifecycle import Implementation
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
-from mcp_ref.session.tasks import TaskFailed, TaskManager
+from mcp_ref.session.tasks import TaskConfig, TaskFailed, TaskManager
 
 from ...session.test_session import Recorder
 from .test_tasks import client_of, task_server
@@ -507,3 +507,50 @@ async def test_task_operations_are_logged_with_the_requestor_and_counted(
     failed = [m for level, m in lines if level == logging.WARNING and "unknown task 'guess'" in m]
     assert len(failed) == 3 and all(who in m for m in failed)
     assert any(level == logging.WARNING and "concurrent tasks is the limit" in m for level, m in lines)
+
+
+@pytest.mark.req("basic/utilities/tasks#80")
+async def test_task_operations_are_rate_limited_per_requestor(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, rate_limit=2.0, rate_burst=3, rate_max_wait=5.0)
+        async with client_of(server) as alice, client_of(server) as bob:
+            handle = await alice.call_tool_as_task("only_task")  # the first of a burst of 3
+            start = trio.current_time()
+            times = []
+            for _ in range(4):
+                await handle.get()
+                times.append(trio.current_time() - start)
+            # over the burst, each operation waits its turn: 2 a second
+            assert times == [0, 0, 0.5, 1.0]
+            codes: list[int | None] = []
+            finished: list[float] = []
+
+            async def poll() -> None:
+                try:
+                    await handle.get()
+                    codes.append(None)
+                except MCPError as e:
+                    codes.append(e.code)
+                finished.append(trio.current_time() - start)
+
+            async with trio.open_nursery() as burst:
+                for _ in range(12):
+                    burst.start_soon(poll)
+                await trio.sleep(0.1)
+                # another requestor is not slowed down by alice
+                with pytest.raises(MCPError) as info:
+                    await bob.request("tasks/get", GetTaskRequestParams(task_id=handle.task_id))
+                assert info.value.code == ErrorCode.INVALID_PARAMS
+                assert trio.current_time() - start == pytest.approx(1.1)
+            # ten could wait at most 5 s for their turn; two more would have waited longer: refused at once
+            assert codes.count(None) == 10 and codes.count(ErrorCode.INVALID_REQUEST) == 2
+            assert sorted(finished)[:2] == [1.0, 1.0] and max(finished) == pytest.approx(6.0)
+            assert server.task_manager.stats["refused:rate"] == 2
+        nursery.cancel_scope.cancel()
+
+
+def test_rate_limit_settings_are_checked() -> None:
+    for bad in ({"rate_limit": 0.0}, {"rate_burst": 0}, {"rate_max_wait": -1.0}):
+        with pytest.raises(ValueError):
+            TaskConfig(**bad)
+    assert TaskConfig(rate_limit=None).rate_limit is None
