@@ -406,6 +406,9 @@ class TaskManager:
             if not live.session.notify_soon("notifications/tasks/status", params):
                 for session in {s for s, _ in live.waiters}:
                     session.notify_soon("notifications/tasks/status", params)
+        if live is not None and record.terminal:
+            # tasks/result answers now, even if cancelled work takes its time to stop
+            self._finish(record, live)
 
     # -- receiver: the tasks/* handlers -----------------------------------------------------------
 
@@ -545,8 +548,8 @@ class TaskContext(RequestContext):
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Progress under the creating request's token: it means something on the
         creating session only, so once that session is gone progress is dropped."""
-        if self._token is None or self.session.closed.is_set():
-            return
+        if self._token is None or self.record.terminal or self.session.closed.is_set():
+            return  # [basic/utilities/progress#11] nothing after the terminal status
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
         # [basic/utilities/tasks#48] the task's progress names the task
         meta = related_task_meta(self.task_id)

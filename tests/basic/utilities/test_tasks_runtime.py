@@ -554,3 +554,45 @@ def test_rate_limit_settings_are_checked() -> None:
         with pytest.raises(ValueError):
             TaskConfig(**bad)
     assert TaskConfig(rate_limit=None).rate_limit is None
+
+
+@pytest.mark.req("basic/utilities/tasks#15", "basic/utilities/tasks#61")
+async def test_tasks_result_answers_at_the_cancel_not_when_the_work_stops(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("stubborn")
+        server.enable_tasks(nursery)
+        stopped: list[float] = []
+
+        @server.tool(task_support="optional")
+        async def stubborn(ctx: Any, arguments: dict[str, Any]) -> str:
+            with trio.CancelScope(shield=True):
+                await trio.sleep(100)  # ignores the cancellation for a long time
+                await ctx.progress(1)  # and reports progress after it: dropped, not an error
+            stopped.append(trio.current_time())
+            return "too late"
+
+        async with client_of(server) as client:
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            handle = await client.call_tool_as_task("stubborn", progress=on_progress)
+            answered: list[float] = []
+
+            async def fetch() -> None:
+                with pytest.raises(TaskFailed) as info:
+                    await handle.result()
+                assert info.value.code == ErrorCode.INVALID_PARAMS and "cancelled" in info.value.message
+                answered.append(trio.current_time())
+
+            start = trio.current_time()
+            async with trio.open_nursery() as fetching:
+                fetching.start_soon(fetch)
+                await trio.sleep(5)
+                await handle.cancel()
+            assert answered == [start + 5]
+            await trio.sleep(200)
+            assert stopped == [start + 100] and (await handle.get()).status == "cancelled"
+            assert seen == []
+        nursery.cancel_scope.cancel()
