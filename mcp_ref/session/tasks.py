@@ -159,6 +159,8 @@ class _Live:
     waiters: list[tuple[Session, RequestId]] = attrs.Factory(list)
     #: set (and replaced) whenever a tasks/result request starts waiting
     waiter_arrived: trio.Event = attrs.Factory(trio.Event)
+    #: requests of the task waiting for the requestor (input_required while > 0)
+    inputs: int = 0
 
     def add_waiter(self, waiter: tuple[Session, RequestId]) -> None:
         self.waiters.append(waiter)
@@ -579,8 +581,8 @@ class TaskContext(RequestContext):
         if params is not None and hasattr(params, "meta"):
             # [basic/utilities/tasks#input-required-status] the request names its task
             params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
-        moved = record.status == "working"
-        if moved:
+        live.inputs += 1
+        if record.status == "working":
             # [basic/utilities/tasks#32] waiting for the requestor
             self.manager._set_status(record, "input_required")
         try:
@@ -595,7 +597,9 @@ class TaskContext(RequestContext):
                     # on the next tasks/result that waits (same requestor, another session)
                     log.info("task %s: the session asked for %s closed; waiting for another", self.task_id, method)
         finally:
-            if moved and record.status == "input_required":
+            live.inputs -= 1
+            if live.inputs == 0 and record.status == "input_required":
+                # [basic/utilities/tasks#35] all its input is in: working again
                 self.manager._set_status(record, "working")
 
     async def notify(self, method: str, params: Any = None) -> None:

@@ -23,7 +23,7 @@ from mcp_ref.session import Server, open_session
 from mcp_ref.session.tasks import TaskConfig, TaskFailed, TaskManager
 
 from ...session.test_session import Recorder
-from .test_tasks import client_of, task_server
+from .test_tasks import SCHEMA, client_of, task_server
 
 
 class Routed(Recorder):
@@ -595,4 +595,35 @@ async def test_tasks_result_answers_at_the_cancel_not_when_the_work_stops(autoju
             await trio.sleep(200)
             assert stopped == [start + 100] and (await handle.get()).status == "cancelled"
             assert seen == []
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#32", "basic/utilities/tasks#35")
+async def test_input_required_lasts_until_every_input_request_is_answered(autojump_clock: trio.abc.Clock) -> None:
+    async def user(ctx: Any, params: Any) -> ElicitResult:
+        await trio.sleep(1 if params.message == "fast" else 10)
+        return ElicitResult(action="accept", content={})
+
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+
+        @server.tool(task_support="optional")
+        async def asks_twice(ctx: Any, arguments: dict[str, Any]) -> str:
+            async def ask(message: str, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+                task_status.started()
+                await ctx.elicit(ElicitRequestFormParams(message=message, requested_schema=SCHEMA))
+
+            async with trio.open_nursery() as both:
+                await both.start(ask, "fast")  # asked first: it made the task input_required
+                both.start_soon(ask, "slow")
+            return "both answered"
+
+        async with client_of(server, elicitation=user) as client:
+            handle = await client.call_tool_as_task("asks_twice")
+            async with trio.open_nursery() as fetching:
+                fetching.start_soon(handle.result)
+                await trio.sleep(5)  # "fast" is answered, "slow" is not
+                assert (await handle.get()).status == "input_required"
+                await trio.sleep(10)
+                assert (await handle.get()).status == "completed"
         nursery.cancel_scope.cancel()
