@@ -204,6 +204,8 @@ class TaskManager:
         self.stats: Counter[str] = Counter()
         self._seq = itertools.count(1)
         self._buckets: dict[Hashable, _Bucket] = {}
+        #: sessions whose closing deletes their tasks (binding="session")
+        self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
         self._expiry_started = False
 
@@ -337,6 +339,9 @@ class TaskManager:
         log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
         self._expiry_changed.set()
+        if self.config.binding == "session" and session not in self._watched:
+            self._watched.add(session)
+            self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
         tctx = TaskContext(self, record, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
@@ -516,16 +521,25 @@ class TaskManager:
         """[basic/utilities/tasks#ttl-and-resource-management] delete tasks past their ttl."""
         expired = self.store.expired(trio.current_time())
         for record in expired:
-            self.store.remove(record.task_id)
-            live = self._live.pop(record.task_id, None)
-            if live is not None:
-                live.scope.cancel(reason=f"task {record.task_id} expired")
-                live.done.set()
-                if record.progress_token is not None:
-                    live.session.connection.finish_task_token(record.progress_token)
-            self.stats["expired"] += 1
-            log.info("task %s expired and was deleted", record.task_id)
+            self._delete(record, "expired", "expired")
         return len(expired)
+
+    def _delete(self, record: TaskRecord, why: str, counter: str) -> None:
+        """Forget a task: stop its work if it still runs, wake its tasks/result waiters."""
+        self.store.remove(record.task_id)
+        live = self._live.pop(record.task_id, None)
+        if live is not None:
+            live.scope.cancel(reason=f"task {record.task_id} {why}")
+            self._finish(record, live)
+        self.stats[counter] += 1
+        log.info("task %s %s and was deleted", record.task_id, why)
+
+    async def _forget_session(self, session: Session) -> None:
+        """binding="session": nobody can reach a closed session's tasks again; they go with it."""
+        await session.closed.wait()
+        self._watched.discard(session)
+        for record in self.store.owned_by(session):
+            self._delete(record, "lost its session", "session-closed")
 
 
 class TaskContext(RequestContext):

@@ -627,3 +627,31 @@ async def test_input_required_lasts_until_every_input_request_is_answered(autoju
                 await trio.sleep(10)
                 assert (await handle.get()).status == "completed"
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#81")
+async def test_a_closed_sessions_tasks_are_cancelled_and_deleted(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        manager = server.task_manager
+        async with client_of(server) as alice, client_of(server) as bob:
+            await alice.call_tool_as_task("slow")
+            await alice.call_tool_as_task("only_task")
+            await bob.call_tool_as_task("slow")
+            assert len(manager.store) == 3
+        # both sessions are closed: nobody can reach their tasks again, they went with them
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(manager.store) == 0 and not manager._live
+        assert manager.stats["session-closed"] == 3
+        await trio.sleep(10)
+        assert state["finished"] == 0  # the work was stopped, not left running to its ttl
+        nursery.cancel_scope.cancel()
+    # with an identity binding, tasks outlive the connection
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, binding=by_name)
+        async with client_of(server, client_info=Implementation(name="alice", version="1")) as alice:
+            handle = await alice.call_tool_as_task("slow")
+        async with client_of(server, client_info=Implementation(name="bob", version="1")) as bob:
+            payload = await bob.request("tasks/result", GetTaskPayloadRequestParams(task_id=handle.task_id))
+            assert payload.extra["content"] == [{"type": "text", "text": "slow done"}]
+        nursery.cancel_scope.cancel()
