@@ -37,7 +37,15 @@ from ..basic.utilities.tasks import (
     page_of_tasks,
     related_task_meta,
 )
-from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RequestTimeout
+from ..errors import (
+    ConnectionClosed,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    MCPRefError,
+    ProtocolError,
+    RequestTimeout,
+)
 from ..schema._converter import converter_for, decode
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
@@ -629,10 +637,45 @@ class TaskContext(RequestContext):
 # -- requestor side ---------------------------------------------------------------------------------
 
 
-class TaskHandle:
-    """A task we asked a peer to run."""
+class _TaskProgress:
+    """A task's progress callback. After the CreateTaskResult the session's
+    notification worker runs it: an exception there must not end the session,
+    so it is handed to the task's handle, which raises it to its caller."""
 
-    def __init__(self, session: Session, method: str, task: Task, progress_token: Any, request_id: Any = None) -> None:
+    def __init__(self, callback: ProgressCallback) -> None:
+        self.callback = callback
+        self.error: Exception | None = None
+        self.handle: TaskHandle | None = None
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.error is not None:
+            return
+        try:
+            await self.callback(progress, total, message)
+        except Exception as exc:
+            self.error = exc
+            if self.handle is not None:
+                self.handle._callback_failed()
+
+
+class TaskHandle:
+    """A task we asked a peer to run.
+
+    If its progress callback raises, the task is cancelled (``tasks/cancel``)
+    and the exception is raised from the handle's ``wait()``, ``get()`` or
+    ``result()`` in progress or next called (once; it stays in
+    ``callback_error``).
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        method: str,
+        task: Task,
+        progress_token: Any,
+        request_id: Any = None,
+        progress: _TaskProgress | None = None,
+    ) -> None:
         self.session = session
         self.request_id = request_id
         self.method = method
@@ -640,6 +683,50 @@ class TaskHandle:
         self.task_id = task.task_id
         self.progress_token = progress_token
         self.result_type = RESULT_TYPES[method]
+        self._progress = progress
+        self._interrupts: set[trio.CancelScope] = set()
+        self._error_raised = False
+        if progress is not None:
+            progress.handle = self
+            if progress.error is not None:
+                self._callback_failed()
+
+    @property
+    def callback_error(self) -> Exception | None:
+        """What the progress callback raised, if it did."""
+        return self._progress.error if self._progress is not None else None
+
+    def _callback_failed(self) -> None:
+        """The progress callback raised: no more progress; interrupt whatever waits."""
+        self._release()
+        for scope in self._interrupts:
+            scope.cancel(reason="the task's progress callback raised")
+
+    async def _raise_callback_error(self) -> None:
+        error = self.callback_error
+        if error is None or self._error_raised:
+            return
+        self._error_raised = True
+        # shielded (the caller's wait is being interrupted), bounded by the cancellation grace
+        with trio.CancelScope(shield=True):
+            try:
+                await self.cancel(timeout=self.session.config.cancel_grace)
+            except MCPRefError as e:
+                log.info("could not cancel task %s after its progress callback failed: %s", self.task_id, e)
+        raise error
+
+    async def _call(self, method: str, params: Any, **options: Any) -> Any:
+        """A request about this task, interrupted if the progress callback raises meanwhile."""
+        await self._raise_callback_error()
+        scope = trio.CancelScope()
+        self._interrupts.add(scope)
+        try:
+            with scope:
+                return await self.session.request(method, params, **options)
+        finally:
+            self._interrupts.discard(scope)
+        await self._raise_callback_error()  # only reached when interrupted
+        raise AssertionError("interrupted without a callback error")
 
     @property
     def status(self) -> str:
@@ -661,13 +748,13 @@ class TaskHandle:
 
     async def get(self, **options: Any) -> Task:
         """``tasks/get``: the task's current state."""
-        result = await self.session.request("tasks/get", GetTaskRequestParams(task_id=self.task_id), **options)
+        result = await self._call("tasks/get", GetTaskRequestParams(task_id=self.task_id), **options)
         return self._update(result)
 
     async def result(self, **options: Any) -> Any:
         """``tasks/result``: blocks until terminal; the underlying result, typed, or TaskFailed."""
         try:
-            payload: GetTaskPayloadResult = await self.session.request(
+            payload: GetTaskPayloadResult = await self._call(
                 "tasks/result", GetTaskPayloadRequestParams(task_id=self.task_id), **options
             )
         except MCPError as e:
@@ -713,19 +800,29 @@ class TaskHandle:
         low, high = poll_interval_bounds
         if not 0 < low <= high:
             raise ValueError("poll_interval_bounds must be (low, high) with 0 < low <= high")
-        with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope():
-            while True:
-                task = await self.get(**options)
-                if is_terminal(task.status) or task.status == "input_required":
-                    # [basic/utilities/tasks#34] call tasks/result then
-                    try:
-                        return await self.result(**self._result_options(task, options))
-                    except RequestTimeout:
-                        # still not terminal after all that time (no ttl): back to polling
-                        log.debug("tasks/result for task %s timed out; polling again", self.task_id)
-                interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
-                # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
-                await trio.sleep(min(max(interval, low), high))
+        interrupt = trio.CancelScope()
+        self._interrupts.add(interrupt)
+        try:
+            with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope(), interrupt:
+                return await self._poll(default_poll_interval, low, high, options)
+        finally:
+            self._interrupts.discard(interrupt)
+        await self._raise_callback_error()  # only reached when interrupted
+        raise AssertionError("interrupted without a callback error")
+
+    async def _poll(self, default_poll_interval: float, low: float, high: float, options: dict[str, Any]) -> Any:
+        while True:
+            task = await self.get(**options)
+            if is_terminal(task.status) or task.status == "input_required":
+                # [basic/utilities/tasks#34] call tasks/result then
+                try:
+                    return await self.result(**self._result_options(task, options))
+                except RequestTimeout:
+                    # still not terminal after all that time (no ttl): back to polling
+                    log.debug("tasks/result for task %s timed out; polling again", self.task_id)
+            interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
+            # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
+            await trio.sleep(min(max(interval, low), high))
 
 
 async def list_tasks(session: Session, cursor: str | None = None, **options: Any) -> ListTasksResult:
@@ -758,8 +855,9 @@ async def start_task(
     pending = await session.start_request(method, params, progress=progress, **options)
     out = session.connection.outgoing(pending.id)
     token = out.progress_token if out is not None else None
-    if progress is not None:
-        session.task_progress[pending.id] = progress
+    guard = _TaskProgress(progress) if progress is not None else None
+    if guard is not None:
+        session.task_progress[pending.id] = guard
     try:
         result: CreateTaskResult = await pending.result()
     except BaseException:
@@ -767,4 +865,4 @@ async def start_task(
         raise
     # [basic/utilities/tasks#83] requestors log the lifecycle too
     log.info("task %s started by the peer for our %s (ttl %s ms)", result.task.task_id, method, result.task.ttl)
-    return TaskHandle(session, method, result.task, token, pending.id)
+    return TaskHandle(session, method, result.task, token, pending.id, guard)

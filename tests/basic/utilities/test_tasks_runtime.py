@@ -655,3 +655,30 @@ async def test_a_closed_sessions_tasks_are_cancelled_and_deleted(autojump_clock:
             payload = await bob.request("tasks/result", GetTaskPayloadRequestParams(task_id=handle.task_id))
             assert payload.extra["content"] == [{"type": "text", "text": "slow done"}]
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("waiting_in", ["wait", "result"])
+async def test_a_failing_progress_callback_reaches_the_caller_not_the_session(
+    autojump_clock: trio.abc.Clock, waiting_in: str
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            seen: list[float] = []
+
+            async def buggy(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+                if p == 2:
+                    raise ValueError("bug in the callback")
+
+            handle = await client.call_tool_as_task("slow", progress=buggy)
+            with pytest.raises(ValueError, match="bug in the callback"):
+                await (handle.wait() if waiting_in == "wait" else handle.result())
+            assert trio.current_time() == pytest.approx(2)  # raised when it happened, not at the end
+            assert isinstance(handle.callback_error, ValueError)
+            # the task was cancelled; the session lives on; the error is raised once
+            assert (await handle.get()).status == "cancelled"
+            await client.ping()
+            await trio.sleep(5)
+            assert seen == [1, 2] and state["finished"] == 0
+        nursery.cancel_scope.cancel()
