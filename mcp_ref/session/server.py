@@ -20,6 +20,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import attrs
 import trio
 
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Role, negotiate_version
@@ -31,7 +32,7 @@ from ..schema.lifecycle import Icon, Implementation, InitializeRequestParams, In
 from ..schema.logging import LoggingMessageNotificationParams
 from ..schema.prompts import Prompt, PromptArgument
 from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
-from ..schema.tools import Tool, ToolAnnotations, ToolExecution
+from ..schema.tools import ListToolsResult, Tool, ToolAnnotations, ToolExecution
 from ..server.prompts import PromptFunction, PromptRegistry
 from ..server.resources import Completer, ReadFunction, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
@@ -43,6 +44,8 @@ __all__ = ["Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcp_ref.server")
+#: the first revision with tasks (basic/utilities/tasks)
+TASKS_SINCE = "2025-11-25"
 
 
 class Server:
@@ -263,6 +266,15 @@ class Server:
             if t is not None
         )
 
+    async def _list_tools(self, ctx: RequestContext, params: Any) -> ListToolsResult:
+        result = await self.tools.list_tools(ctx, params)
+        if ctx.session.connection.revision < TASKS_SINCE:
+            # a client of a revision without tasks could never call a task-only tool: not listed
+            tools = [t for t in result.tools if t.execution is None or t.execution.task_support != "required"]
+            if len(tools) != len(result.tools):
+                result = attrs.evolve(result, tools=tools)
+        return result
+
     async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
         tool = self.tools.get(params.name)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
@@ -302,7 +314,7 @@ class Server:
     def handler_table(self) -> dict[str, RequestHandler]:
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
-            table["tools/list"] = self.tools.list_tools
+            table["tools/list"] = self._list_tools
             table["tools/call"] = self._call_tool
         if len(self.resources):
             table["resources/list"] = self.resources.list_resources

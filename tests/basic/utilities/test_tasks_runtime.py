@@ -682,3 +682,20 @@ async def test_a_failing_progress_callback_reaches_the_caller_not_the_session(
             await trio.sleep(5)
             assert seen == [1, 2] and state["finished"] == 0
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#9")
+@pytest.mark.parametrize(("version", "listed"), [("2025-11-25", True), ("2025-06-18", False), ("2025-03-26", False)])
+async def test_task_only_tools_are_not_listed_for_revisions_without_tasks(
+    autojump_clock: trio.abc.Clock, version: str, listed: bool
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server, protocol_version=version) as client:
+            names = {t.name for t in await client.list_all_tools()}
+            assert ("only_task" in names) is listed and {"slow", "plain"} <= names
+            if not listed:  # and calling it anyway is still refused
+                with pytest.raises(MCPError) as info:
+                    await client.call_tool("only_task")
+                assert info.value.code == ErrorCode.METHOD_NOT_FOUND
+        nursery.cancel_scope.cancel()
