@@ -279,6 +279,9 @@ class Server:
         tool = self.tools.get(params.name)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
         augmented = ctx.task_augmented
+        if tool is None and augmented:
+            # [server/tools#error-handling] unknown tool: -32602 now, not a task that fails later
+            raise ProtocolError(f"Unknown tool: {params.name}", ErrorCode.INVALID_PARAMS)
         if tool is not None and augmented and support not in ("optional", "required"):
             # [basic/utilities/tasks#tool-level-negotiation] forbidden (the default): -32601
             raise ProtocolError(

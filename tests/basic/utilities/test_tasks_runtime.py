@@ -699,3 +699,14 @@ async def test_task_only_tools_are_not_listed_for_revisions_without_tasks(
                     await client.call_tool("only_task")
                 assert info.value.code == ErrorCode.METHOD_NOT_FOUND
         nursery.cancel_scope.cancel()
+
+
+async def test_a_task_call_to_an_unknown_tool_is_refused_at_once(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with client_of(server) as client:
+            with pytest.raises(MCPError) as info:
+                await client.call_tool_as_task("no_such_tool")
+            assert info.value.code == ErrorCode.INVALID_PARAMS and "Unknown tool" in info.value.message
+            assert await client.list_all_tasks() == []
+        nursery.cancel_scope.cancel()
