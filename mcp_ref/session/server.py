@@ -18,7 +18,7 @@ what is registered when the session starts (basic/lifecycle#capability-negotiati
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import trio
@@ -41,6 +41,9 @@ from ..server.utilities.logging import MCPLogHandler, passes, set_log_level
 from .core import NotificationHandler, RequestContext, RequestHandler, Session, SessionConfig, session_scope
 
 __all__ = ["Server"]
+
+if TYPE_CHECKING:
+    from .tasks import TaskManager
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcp_ref.server")
@@ -84,7 +87,7 @@ class Server:
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._has_completers = False
         #: set by :meth:`enable_tasks`
-        self.task_manager: Any = None
+        self.task_manager: TaskManager | None = None
         #: sessions currently being served
         self.sessions: set[Session] = set()
 
@@ -232,7 +235,7 @@ class Server:
 
         return register
 
-    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> Any:
+    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> "TaskManager":
         """Run task-augmented tools/call in ``nursery`` (which must outlive every session).
 
         ``options`` go to :class:`~mcp_ref.session.tasks.TaskManager` (``store=``,
@@ -293,6 +296,8 @@ class Server:
                 f"Method not found: tool {params.name!r} must be called as a task", ErrorCode.METHOD_NOT_FOUND
             )
         if augmented:
+            # augmented only if we declared tasks.requests.tools.call, which needs the manager
+            assert self.task_manager is not None
             return await self.task_manager.run_task(ctx, lambda tctx: self.tools.call(tctx, tctx.params))
         return await self.tools.call(ctx, params)
 
