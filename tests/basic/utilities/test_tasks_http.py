@@ -9,7 +9,10 @@ import pytest
 import trio
 
 from mcp_ref.basic.transports.streamable_http import SSEDecoder
+from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.elicitation import ElicitResult
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
+from mcp_ref.session.http import open_http_client
 
 from ..transports.test_streamable_http import ACCEPT_BOTH, http_server, raw, sse_messages
 from .test_tasks import task_server
@@ -114,4 +117,21 @@ async def test_input_request_reaches_a_polling_requestor_without_get_stream() ->
             assert final["result"]["content"] == [{"type": "text", "text": "user said accept"}]
             assert final["result"]["_meta"][RELATED_TASK_META_KEY] == {"taskId": task_id}
             assert state["elicited"] == "accept"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#29", "basic/utilities/tasks#34")
+async def test_our_client_answers_a_task_elicitation_over_http() -> None:
+    async def user(ctx: Any, params: Any) -> ElicitResult:
+        assert params.meta[RELATED_TASK_META_KEY]["taskId"] == handle.task_id
+        return ElicitResult(action="accept", content={})
+
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, poll_interval_ms=10)
+        async with http_server(server) as info, open_http_client(info.url, elicitation=user) as client:
+            handle = await client.call_tool_as_task("needs_input")
+            with trio.fail_after(10):
+                result = await handle.wait(poll_interval_bounds=(0.01, 0.1))
+            assert result.content == [TextContent(text="user said accept")]
+            assert (await handle.get()).status == "completed"
         nursery.cancel_scope.cancel()
