@@ -210,7 +210,8 @@ class TaskManager:
         #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
         #: expired, get, result, list, cancel, not-found, refused:limit ...
         self.stats: Counter[str] = Counter()
-        self._seq = itertools.count(1)
+        # creation order continues after what a persistent store already holds
+        self._seq = itertools.count(max((r.seq for r in self.store), default=0) + 1)
         self._buckets: dict[Hashable, _Bucket] = {}
         #: sessions whose closing deletes their tasks (binding="session")
         self._watched: set[Session] = set()
