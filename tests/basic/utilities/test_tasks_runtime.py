@@ -710,3 +710,28 @@ async def test_a_task_call_to_an_unknown_tool_is_refused_at_once(autojump_clock:
             assert info.value.code == ErrorCode.INVALID_PARAMS and "Unknown tool" in info.value.message
             assert await client.list_all_tasks() == []
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#59")
+async def test_listing_order_continues_after_a_stores_earlier_tasks(autojump_clock: trio.abc.Clock) -> None:
+    store = InMemoryTaskStore()
+    old = TaskRecord(
+        task_id="from-before-a-restart",
+        owner=None,
+        method="tools/call",
+        status="completed",
+        created_at=0.0,
+        last_updated_at=0.0,
+        ttl_ms=None,
+        poll_interval_ms=None,
+        expires_at=None,
+        seq=5,
+    )
+    store.add(old)
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        server.enable_tasks(nursery, store=store, config=TaskConfig(binding="none", list_tasks=True))
+        async with client_of(server) as client:
+            new = await client.call_tool_as_task("slow")
+            assert [t.task_id for t in await client.list_all_tasks()] == [old.task_id, new.task_id]
+        nursery.cancel_scope.cancel()
