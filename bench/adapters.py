@@ -114,7 +114,9 @@ class RefAdapter:
         if task_nursery is not None:
             from mcp_ref.session.tasks import TaskConfig
 
-            server.enable_tasks(task_nursery, config=TaskConfig(poll_interval_ms=100, status_notifications=False))
+            # rate_limit=None: W8 measures per-call latency, not the task rate limiter
+            config = TaskConfig(poll_interval_ms=100, status_notifications=False, rate_limit=None)
+            server.enable_tasks(task_nursery, config=config)
 
             @server.tool(description="Echo, as a task if asked.", input_schema=ECHO_SCHEMA, task_support="optional")
             async def echo_task(ctx: Any, arguments: dict[str, Any]) -> str:

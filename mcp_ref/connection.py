@@ -512,16 +512,24 @@ class Connection:
         return data
 
     def send_task_progress(
-        self, token: ProgressToken, progress: float, total: float | None = None, message: str | None = None
+        self,
+        token: ProgressToken,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> bytes:
-        """Progress for a task we run, under the token of the request that created it."""
+        """Progress for a task we run, under the token of the request that created it
+        (``meta``: the notification's ``_meta``, e.g. the related-task key)."""
         self._check_open()
         if token not in self._task_tokens_in:
             # [basic/utilities/progress#11] no progress once the task is terminal
             raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
         last = self._task_tokens_in[token]
         _check_progress(progress, total, last)
-        params = ProgressNotificationParams(progress_token=token, progress=progress, total=total, message=message)
+        params = ProgressNotificationParams(
+            meta=meta, progress_token=token, progress=progress, total=total, message=message
+        )
         data = self._encode(ProgressNotification(params=params))
         self._task_tokens_in[token] = progress
         return data

@@ -70,7 +70,8 @@ def _text(result: Any) -> str:
     return " ".join(getattr(b, "text", f"<{getattr(b, 'type', '?')}>") for b in result.content)
 
 
-def build_server() -> Server:
+def build_server(task_nursery: trio.Nursery | None = None) -> Server:
+    """The server; with ``task_nursery`` tasks are enabled (and the task-only tool registered)."""
     server = Server(
         "mcp_ref-everything",
         "0.1.0",
@@ -81,6 +82,8 @@ def build_server() -> Server:
             "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging)."
         ),
     )
+    if task_nursery is not None:
+        server.enable_tasks(task_nursery)
     _demo_tools(server)
     _task_tools(server)
     _conformance_tools(server)
@@ -252,7 +255,7 @@ WATCHED = {"version": 1}
 
 
 def _task_tools(server: Server) -> None:
-    """Tools for basic/utilities/tasks (served when tasks are enabled, which main() does)."""
+    """Tools for basic/utilities/tasks (run as tasks when tasks are enabled, which main() does)."""
 
     @server.tool(
         description=(
@@ -269,17 +272,22 @@ def _task_tools(server: Server) -> None:
             await ctx.progress(i, count, f"{i}/{count}")
         return f"counted to {count}"
 
-    @server.tool(
-        description=(
-            "Task support required: simulate a batch job of `seconds` seconds (default 3). Only callable as a task."
-        ),
-        input_schema={"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 3600}}},
-        task_support="required",
-    )
     async def batch_job(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
         seconds = float(arguments.get("seconds", 3))
         await trio.sleep(seconds)
         return {"job": "done", "seconds": seconds}
+
+    if server.task_manager is not None:  # a task-only tool without tasks could never be called
+        server.tool(
+            description=(
+                "Task support required: simulate a batch job of `seconds` seconds (default 3). Only callable as a task."
+            ),
+            input_schema={
+                "type": "object",
+                "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 3600}},
+            },
+            task_support="required",
+        )(batch_job)
 
     @server.tool(
         description=(
@@ -618,12 +626,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port for --http (default 8000)")
     args = parser.parse_args(argv)
-    server = build_server()
     if not args.http:
 
         async def run_stdio() -> None:
             async with trio.open_nursery() as nursery:
-                server.enable_tasks(nursery)
+                server = build_server(nursery)
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
@@ -637,8 +644,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def run_http() -> None:
         async with trio.open_nursery() as nursery:
-            server.enable_tasks(nursery)
-            await serve_http(server, host=args.host, port=args.port)
+            await serve_http(build_server(nursery), host=args.host, port=args.port)
 
     trio.run(run_http)
     return 0

@@ -18,13 +18,14 @@ what is given, unless ``capabilities=`` says otherwise.
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
+from ..basic.utilities.tasks import related_task_id, related_task_meta
 from ..client.elicitation import ElicitationGuard, ElicitationHandler
 from ..client.roots import RootsProvider
 from ..client.sampling import SamplingGuard, SamplingHandler
@@ -76,6 +77,10 @@ from .core import (
 __all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO"]
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
+if TYPE_CHECKING:
+    from ..schema.tasks import ListTasksResult, Task
+    from .tasks import TaskHandle, TaskManager
+
 log = logging.getLogger("mcp_ref.client")
 
 
@@ -295,8 +300,8 @@ class ClientSession:
         ttl: int | None = None,
         progress: ProgressCallback | None = None,
         **options: Any,
-    ) -> Any:
-        """Call a tool as a task (basic/utilities/tasks); returns a TaskHandle.
+    ) -> "TaskHandle":
+        """Call a tool as a task (basic/utilities/tasks); returns its handle.
 
         Refused before sending when the server lacks tasks.requests.tools.call;
         the tool's ``execution.taskSupport`` is the server's to enforce.
@@ -309,10 +314,12 @@ class ClientSession:
         params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
-    async def list_tasks(self, cursor: str | None = None, **options: Any) -> Any:
-        return await self.session.request("tasks/list", self._page(cursor), **options)
+    async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
+        from .tasks import list_tasks
 
-    async def list_all_tasks(self, **options: Any) -> list[Any]:
+        return await list_tasks(self.session, cursor, **options)
+
+    async def list_all_tasks(self, **options: Any) -> "list[Task]":
         return await self._all_pages(lambda c: self.list_tasks(c, **options), "tasks")
 
     # -- roots ------------------------------------------------------------------------------
@@ -360,7 +367,7 @@ async def open_session(
     on_list_changed: Callable[[str], Awaitable[None]] | None = None,
     on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
     on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
-    tasks: Any = None,
+    tasks: "TaskManager | None" = None,
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
@@ -434,15 +441,19 @@ async def open_session(
         )
 
 
-def _task_aware(handler: Any, tasks: Any) -> RequestHandler:
-    """Run a task-augmented request as a task (when we have a task manager)."""
-    if tasks is None:
-        return handler  # type: ignore[no-any-return]
+def _task_aware(handler: Any, tasks: "TaskManager | None") -> RequestHandler:
+    """Run a task-augmented request as a task (when we have a task manager);
+    answer a request made on behalf of one of the server's tasks naming that task."""
 
     async def run(ctx: Any, params: Any) -> Any:
-        if ctx.task_augmented:
+        if tasks is not None and ctx.task_augmented:
             return await tasks.run_task(ctx, lambda tctx: handler(tctx, tctx.params))
-        return await handler(ctx, params)
+        result = await handler(ctx, params)
+        task_id = related_task_id(getattr(params, "meta", None))
+        if task_id is not None and attrs.has(type(result)) and hasattr(result, "meta"):
+            # [basic/utilities/tasks#48] the response to a task's request carries the related-task key
+            result = attrs.evolve(result, meta=related_task_meta(task_id, result.meta))
+        return result
 
     return run
 

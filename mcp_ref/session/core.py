@@ -25,7 +25,7 @@ import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
@@ -76,6 +76,10 @@ __all__ = [
     "ProgressCallback",
     "session_scope",
 ]
+
+if TYPE_CHECKING:
+    from ..schema.tasks import ListTasksResult
+    from .tasks import TaskHandle
 
 log = logging.getLogger("mcp_ref.session")
 
@@ -202,11 +206,17 @@ class RequestContext:
         req = self.session.connection.incoming(self.request_id)
         return bool(req is not None and req.task)
 
-    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> Any:
-        """Send a task-augmented request to the peer (e.g. sampling); returns a TaskHandle."""
+    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> "TaskHandle":
+        """Send a task-augmented request to the peer (e.g. sampling); returns its handle."""
         from .tasks import start_task
 
         return await start_task(self.session, method, params, ttl=ttl, related_request_id=self.request_id, **options)
+
+    async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
+        """``tasks/list`` to the peer: one page of the tasks it runs for us."""
+        from .tasks import list_tasks
+
+        return await list_tasks(self.session, cursor, related_request_id=self.request_id, **options)
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress; raises LocalProtocolError if it does not increase.

@@ -18,7 +18,7 @@ what is registered when the session starts (basic/lifecycle#capability-negotiati
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 import trio
@@ -32,7 +32,7 @@ from ..schema.lifecycle import Icon, Implementation, InitializeRequestParams, In
 from ..schema.logging import LoggingMessageNotificationParams
 from ..schema.prompts import Prompt, PromptArgument
 from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
-from ..schema.tools import Tool, ToolAnnotations, ToolExecution
+from ..schema.tools import ListToolsResult, Tool, ToolAnnotations, ToolExecution
 from ..server.prompts import PromptFunction, PromptRegistry
 from ..server.resources import Completer, ReadFunction, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
@@ -42,8 +42,13 @@ from .core import NotificationHandler, RequestContext, RequestHandler, Session, 
 
 __all__ = ["Server"]
 
+if TYPE_CHECKING:
+    from .tasks import TaskManager
+
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcp_ref.server")
+#: the first revision with tasks (basic/utilities/tasks)
+TASKS_SINCE = "2025-11-25"
 
 
 class Server:
@@ -82,7 +87,7 @@ class Server:
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._has_completers = False
         #: set by :meth:`enable_tasks`
-        self.task_manager: Any = None
+        self.task_manager: TaskManager | None = None
         #: sessions currently being served
         self.sessions: set[Session] = set()
         self._trio_token: trio.lowlevel.TrioToken | None = None
@@ -134,6 +139,8 @@ class Server:
                 execution=ToolExecution(task_support=task_support) if task_support is not None else None,
                 meta=meta,
             )
+            if task_support == "required" and self.task_manager is None and self.sessions:
+                raise RuntimeError(self._tasks_needed([tool.name]))
             self.tools.add(tool, fn)
             return fn
 
@@ -233,7 +240,7 @@ class Server:
 
         return register
 
-    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> Any:
+    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> "TaskManager":
         """Run task-augmented tools/call in ``nursery`` (which must outlive every session).
 
         ``options`` go to :class:`~mcp_ref.session.tasks.TaskManager` (``store=``,
@@ -244,6 +251,22 @@ class Server:
         self.task_manager = TaskManager(nursery, **options)
         return self.task_manager
 
+    def _required_task_tools(self) -> list[str]:
+        return [
+            name
+            for name in self.tools.names()
+            if (t := self.tools.get(name)) is not None
+            and t.execution is not None
+            and t.execution.task_support == "required"
+        ]
+
+    @staticmethod
+    def _tasks_needed(names: list[str]) -> str:
+        return (
+            f"tools {names} have task_support='required' but tasks are not enabled: "
+            "call server.enable_tasks(nursery) before serving (they could never be called)"
+        )
+
     def _tool_tasks(self) -> bool:
         return any(
             t.execution is not None and t.execution.task_support in ("optional", "required")
@@ -251,10 +274,22 @@ class Server:
             if t is not None
         )
 
+    async def _list_tools(self, ctx: RequestContext, params: Any) -> ListToolsResult:
+        result = await self.tools.list_tools(ctx, params)
+        if ctx.session.connection.revision < TASKS_SINCE:
+            # a client of a revision without tasks could never call a task-only tool: not listed
+            tools = [t for t in result.tools if t.execution is None or t.execution.task_support != "required"]
+            if len(tools) != len(result.tools):
+                result = attrs.evolve(result, tools=tools)
+        return result
+
     async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
         tool = self.tools.get(params.name)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
         augmented = ctx.task_augmented
+        if tool is None and augmented:
+            # [server/tools#error-handling] unknown tool: -32602 now, not a task that fails later
+            raise ProtocolError(f"Unknown tool: {params.name}", ErrorCode.INVALID_PARAMS)
         if tool is not None and augmented and support not in ("optional", "required"):
             # [basic/utilities/tasks#tool-level-negotiation] forbidden (the default): -32601
             raise ProtocolError(
@@ -266,13 +301,20 @@ class Server:
                 f"Method not found: tool {params.name!r} must be called as a task", ErrorCode.METHOD_NOT_FOUND
             )
         if augmented:
+            # augmented only if we declared tasks.requests.tools.call, which needs the manager
+            assert self.task_manager is not None
             return await self.task_manager.run_task(ctx, lambda tctx: self.tools.call(tctx, tctx.params))
         return await self.tools.call(ctx, params)
 
     # -- what we declare ----------------------------------------------------------------
 
     def capabilities(self) -> ServerCapabilities:
-        """Declared from what is registered (basic/lifecycle#capability-negotiation)."""
+        """Declared from what is registered (basic/lifecycle#capability-negotiation).
+
+        RuntimeError if a tool requires task execution and tasks are not enabled.
+        """
+        if self.task_manager is None and (required := self._required_task_tools()):
+            raise RuntimeError(self._tasks_needed(required))
         return ServerCapabilities(
             tools=self.tools.capability() if len(self.tools) else None,
             resources=self.resources.capability() if len(self.resources) else None,
@@ -285,7 +327,7 @@ class Server:
     def handler_table(self) -> dict[str, RequestHandler]:
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
-            table["tools/list"] = self.tools.list_tools
+            table["tools/list"] = self._list_tools
             table["tools/call"] = self._call_tool
         if len(self.resources):
             table["resources/list"] = self.resources.list_resources

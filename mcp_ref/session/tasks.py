@@ -15,9 +15,11 @@ Requestor side: :meth:`TaskRequests.start` (``ClientSession.call_tool_as_task``,
 :class:`TaskHandle` to poll, wait for, fetch or cancel.
 """
 
+import itertools
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Literal
 
@@ -35,9 +37,17 @@ from ..basic.utilities.tasks import (
     page_of_tasks,
     related_task_meta,
 )
-from ..errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
+from ..errors import (
+    ConnectionClosed,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    MCPRefError,
+    ProtocolError,
+    RequestTimeout,
+)
 from ..schema._converter import converter_for, decode
-from ..schema.jsonrpc import Error
+from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
     ClientTaskElicitationRequests,
     ClientTaskRequestsCapability,
@@ -64,7 +74,7 @@ from ..schema.tasks import (
 )
 from .core import ProgressCallback, RequestContext, Session
 
-__all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task"]
+__all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task", "list_tasks"]
 
 log = logging.getLogger("mcp_ref.tasks")
 
@@ -79,6 +89,10 @@ class TaskConfig:
     ``default_ttl_ms`` applies when the requestor asks for none; a requested
     ttl is capped at ``max_ttl_ms`` (tasks#ttl-and-resource-management);
     ``None`` means unlimited and is only granted with ``allow_unlimited_ttl``.
+    ``rate_limit``: task operations (create, get, result, list, cancel) per
+    second per requestor, with bursts of ``rate_burst`` (tasks#80); over it an
+    operation waits for its turn, and is refused (-32600) if that would take
+    more than ``rate_max_wait`` seconds. ``None`` disables the limiter.
     ``binding``: whose tasks are whose -- "session" (the default: a task
     belongs to the session that created it; right for stdio), a function
     mapping a session to its auth identity (Streamable HTTP with auth), or
@@ -95,12 +109,43 @@ class TaskConfig:
     binding: Binding = "session"
     list_tasks: bool | None = None
     page_size: int = 50
+    rate_limit: float | None = 50.0
+    rate_burst: int = 100
+    rate_max_wait: float = 10.0
 
     def __attrs_post_init__(self) -> None:
         if self.max_ttl_ms < 1 or self.max_tasks_per_requestor < 1 or self.page_size < 1:
             raise ValueError("max_ttl_ms, max_tasks_per_requestor and page_size must be positive")
+        if (self.rate_limit is not None and not self.rate_limit > 0) or self.rate_burst < 1 or self.rate_max_wait < 0:
+            raise ValueError("rate_limit must be positive (or None), rate_burst at least 1, rate_max_wait >= 0")
         if self.default_ttl_ms is None and not self.allow_unlimited_ttl:
             raise ValueError("default_ttl_ms=None (unlimited) needs allow_unlimited_ttl=True")
+
+
+class _Who:
+    """The requestor of a task operation, for the audit log; formatted only if logged."""
+
+    __slots__ = ("manager", "session")
+
+    def __init__(self, manager: "TaskManager", session: Session) -> None:
+        self.manager = manager
+        self.session = session
+
+    def __str__(self) -> str:
+        info = self.session.connection.peer_info
+        where = f"session {id(self.session):x} ({info.name if info is not None else 'not initialised'})"
+        if callable(self.manager.config.binding):
+            # [basic/utilities/tasks#82] the auth context, when there is one
+            return f"{self.manager.owner_of(self.session)!r} via {where}"
+        return where
+
+
+@attrs.define
+class _Bucket:
+    """A token bucket: ``tokens`` as of ``stamp``; below zero, operations are queued."""
+
+    tokens: float
+    stamp: float
 
 
 class TaskFailed(MCPError):
@@ -111,11 +156,39 @@ class TaskFailed(MCPError):
 class _Live:
     """Runtime state of one task beside its record."""
 
+    #: the runtime's own copy of the record: every change is made here, then
+    #: written to the store (``TaskStore.update``), which may keep copies
+    record: TaskRecord
+    #: the session that created the task
     session: Session
     scope: trio.CancelScope
     done: trio.Event
-    #: the tasks/result request currently waiting for this task (messages go on its stream)
-    result_request: Any = None
+    #: the tasks/result requests waiting for this task, oldest first: (session, request id)
+    waiters: list[tuple[Session, RequestId]] = attrs.Factory(list)
+    #: set (and replaced) whenever a tasks/result request starts waiting
+    waiter_arrived: trio.Event = attrs.Factory(trio.Event)
+    #: requests of the task waiting for the requestor (input_required while > 0)
+    inputs: int = 0
+
+    def add_waiter(self, waiter: tuple[Session, RequestId]) -> None:
+        self.waiters.append(waiter)
+        self.waiter_arrived.set()
+        self.waiter_arrived = trio.Event()
+
+    def waiting_requestor(self) -> tuple[Session, RequestId] | None:
+        """The newest tasks/result request still waiting on an open session."""
+        for waiter in reversed(self.waiters):
+            if not waiter[0].closed.is_set():
+                return waiter
+        return None
+
+    async def requestor(self) -> tuple[Session, RequestId]:
+        """Wait for a tasks/result request to deliver the task's input requests on."""
+        while True:
+            waiter = self.waiting_requestor()
+            if waiter is not None:
+                return waiter
+            await self.waiter_arrived.wait()
 
 
 class TaskManager:
@@ -134,6 +207,14 @@ class TaskManager:
         self.config = config or TaskConfig()
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
+        #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
+        #: expired, get, result, list, cancel, not-found, refused:limit ...
+        self.stats: Counter[str] = Counter()
+        # creation order continues after what a persistent store already holds
+        self._seq = itertools.count(max((r.seq for r in self.store), default=0) + 1)
+        self._buckets: dict[Hashable, _Bucket] = {}
+        #: sessions whose closing deletes their tasks (binding="session")
+        self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
         self._expiry_started = False
 
@@ -178,14 +259,67 @@ class TaskManager:
         # [basic/utilities/tasks#ttl-and-resource-management] receivers may override: capped
         return max(1, min(requested, cfg.max_ttl_ms))
 
+    # -- rate limiting ---------------------------------------------------------------------------
+
+    def _delay(self, key: Hashable, rate: float) -> float | None:
+        """Take a token from ``key``'s bucket: seconds to wait for it, or None when too long."""
+        cfg, now = self.config, trio.current_time()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= 1024:
+                # forget requestors whose bucket has refilled (closed sessions among them)
+                full = [k for k, b in self._buckets.items() if b.tokens + (now - b.stamp) * rate >= cfg.rate_burst]
+                for k in full:
+                    del self._buckets[k]
+            bucket = self._buckets[key] = _Bucket(float(cfg.rate_burst), now)
+        else:
+            bucket.tokens = min(float(cfg.rate_burst), bucket.tokens + (now - bucket.stamp) * rate)
+            bucket.stamp = now
+        bucket.tokens -= 1
+        if bucket.tokens >= 0:
+            return 0.0
+        delay = -bucket.tokens / rate
+        if delay > cfg.rate_max_wait:
+            bucket.tokens += 1  # refused: the token is not used
+            return None
+        return delay
+
+    async def _throttle(self, ctx: RequestContext) -> None:
+        """[basic/utilities/tasks#80] at most ``rate_limit`` task operations a second per requestor.
+
+        Over the limit an operation waits for its token (throttling loses
+        nothing); if that would take more than ``rate_max_wait`` it is refused
+        with -32600 at once.
+        """
+        rate = self.config.rate_limit
+        if rate is None:
+            return
+        # per requestor; without binding there is no requestor identity: per session
+        key = self.owner_of(ctx.session) if self.binds_requestors else ctx.session
+        delay = self._delay(key, rate)
+        if delay is None:
+            self.stats["refused:rate"] += 1
+            log.warning("%s by %s refused: over the task rate limit", ctx.method, _Who(self, ctx.session))
+            raise ProtocolError(
+                f"Invalid Request: too many task operations (limit {rate:g}/s); retry later",
+                ErrorCode.INVALID_REQUEST,
+            )
+        if delay > 0:
+            self.stats["throttled"] += 1
+            await trio.sleep(delay)
+
     # -- receiver: creating and running ---------------------------------------------------------
 
     async def run_task(self, ctx: RequestContext, work: Work) -> CreateTaskResult:
         """Accept a task-augmented request: record it, start ``work`` and answer at once."""
+        await self._throttle(ctx)
         session = ctx.session
         owner = self.owner_of(session)
         running = [r for r in self.store.owned_by(owner) if not r.terminal]
         if len(running) >= self.config.max_tasks_per_requestor:
+            self.stats["refused:limit"] += 1
+            # [basic/utilities/tasks#81] an alert: a requestor at its limit
+            log.warning("task refused for %s: %d concurrent tasks is the limit", _Who(self, session), len(running))
             raise ProtocolError(
                 f"Invalid Request: at most {self.config.max_tasks_per_requestor} concurrent tasks per requestor",
                 ErrorCode.INVALID_REQUEST,
@@ -204,47 +338,58 @@ class TaskManager:
             poll_interval_ms=self.config.poll_interval_ms,
             expires_at=now + ttl / 1000 if ttl is not None else None,
             progress_token=ctx.progress_token,
+            seq=next(self._seq),
         )
         self.store.add(record)
-        live = _Live(session=session, scope=trio.CancelScope(), done=trio.Event())
+        live = _Live(record=record, session=session, scope=trio.CancelScope(), done=trio.Event())
         self._live[record.task_id] = live
-        log.info("task %s created for %s (ttl %s ms)", record.task_id, ctx.method, ttl)
+        self.stats["created"] += 1
+        # [basic/utilities/tasks#82] creation, with who asked
+        log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
         self._expiry_changed.set()
-        tctx = TaskContext(self, record, ctx)
+        if self.config.binding == "session" and session not in self._watched:
+            self._watched.add(session)
+            self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
+        tctx = TaskContext(self, record, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
         return CreateTaskResult(task=record.to_task())
 
     async def _run(self, record: TaskRecord, live: _Live, work: Work, tctx: "TaskContext") -> None:
         outcome: Any = None
-        status, message = "completed", None
+        status: str | None = None  # None: the work did not finish (cancelled, expired)
+        message: str | None = None
         try:
             with live.scope:
                 try:
                     outcome = await work(tctx)
-                except MCPError as e:
-                    outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
-                except ProtocolError as e:
+                except (MCPError, ProtocolError) as e:
                     outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
                 except Exception as e:
                     log.exception("task %s failed", record.task_id, exc_info=e)
                     outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
                     status, message = "failed", "Internal error"
                 else:
+                    status = "completed"
                     if getattr(outcome, "is_error", None) is True:
                         # [basic/utilities/tasks#task-execution-errors] a tool result with isError fails the task
                         status = "failed"
                         message = "Tool execution failed: " + " ".join(
                             getattr(b, "text", "") for b in getattr(outcome, "content", [])
                         )
+        except BaseException:
+            # cancelled from outside (the task nursery is shutting down) or interrupted:
+            # the task can never finish, so it fails rather than look completed with no result
+            if status is None:
+                outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+                status, message = "failed", "receiver shut down"
+            raise
         finally:
-            if record.status != "cancelled" and self.store.get(record.task_id) is record:
-                if live.scope.cancelled_caught or (live.scope.cancel_called and outcome is None):
-                    pass  # cancelled or expired: the canceller already set the state
-                else:
-                    record.outcome = outcome
-                    self._set_status(record, status, message)
+            # a cancelled or expired task keeps the state its canceller set ([basic/utilities/tasks#62])
+            if status is not None and not record.terminal and self.store.get(record.task_id) is not None:
+                record.outcome = outcome
+                self._set_status(record, status, message)
             self._finish(record, live)
 
     def _finish(self, record: TaskRecord, live: _Live) -> None:
@@ -255,6 +400,9 @@ class TaskManager:
 
     def _set_status(self, record: TaskRecord, status: str, message: str | None = None) -> None:
         record.move(status, self.wall_clock(), message)
+        self.store.update(record)
+        if record.terminal:
+            self.stats[status] += 1
         log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
         live = self._live.get(record.task_id)
         if live is not None and self.config.status_notifications:
@@ -269,35 +417,56 @@ class TaskManager:
                 ttl=t.ttl,
                 poll_interval=t.poll_interval,
             )
-            live.session.notify_soon("notifications/tasks/status", params)
+            # to the session that created the task; once it is gone, to the sessions
+            # waiting on it with tasks/result (the same requestor, another connection)
+            if not live.session.notify_soon("notifications/tasks/status", params):
+                for session in {s for s, _ in live.waiters}:
+                    session.notify_soon("notifications/tasks/status", params)
+        if live is not None and record.terminal:
+            # tasks/result answers now, even if cancelled work takes its time to stop
+            self._finish(record, live)
 
     # -- receiver: the tasks/* handlers -----------------------------------------------------------
 
     def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
+        self.stats[ctx.method.removeprefix("tasks/")] += 1
         record = self.store.get(task_id)
         # [basic/utilities/tasks#security-considerations] other requestors' tasks do not exist for you
         if record is None or (self.binds_requestors and record.owner != self.owner_of(ctx.session)):
+            # [basic/utilities/tasks#82] failed lookups are logged and counted (here and on the session)
+            self.stats["not-found"] += 1
+            ctx.session.connection.stats["tasks:not-found"] += 1
+            log.warning("%s for unknown task %r by %s", ctx.method, task_id, _Who(self, ctx.session))
             raise TaskNotFound(task_id)
         return record
 
     async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
+        await self._throttle(ctx)
         # [basic/utilities/tasks#associating-task-related-messages] the taskId param decides, not _meta
         t = self._lookup(ctx, params.task_id).to_task()
+        # polling is frequent: DEBUG, and counted in stats["get"]
+        log.debug("tasks/get %s by %s: %s", t.task_id, _Who(self, ctx.session), t.status)
         return GetTaskResult(**attrs.asdict(t, recurse=False))
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
+        await self._throttle(ctx)
         record = self._lookup(ctx, params.task_id)
+        # [basic/utilities/tasks#82] retrieval
+        log.info("tasks/result %s by %s (%s)", record.task_id, _Who(self, ctx.session), record.status)
         live = self._live.get(record.task_id)
         if live is not None and not record.terminal:
-            # [basic/utilities/tasks#result-retrieval] block until terminal
-            live.result_request = ctx.request_id
+            # [basic/utilities/tasks#result-retrieval] block until terminal; meanwhile the
+            # task's input requests go on this request's stream ([basic/utilities/tasks#34])
+            waiter = (ctx.session, ctx.request_id)
+            live.add_waiter(waiter)
             try:
                 await live.done.wait()
             finally:
-                if live.result_request == ctx.request_id:
-                    live.result_request = None
-        if self.store.get(record.task_id) is not record:
+                live.waiters.remove(waiter)
+        current = self.store.get(record.task_id)
+        if current is None:
             raise TaskNotFound(record.task_id, "Task has expired")
+        record = current
         outcome = record.outcome
         if isinstance(outcome, Error):
             # exactly the error the underlying request would have returned
@@ -310,20 +479,27 @@ class TaskManager:
         return GetTaskPayloadResult(meta=meta, extra=encoded)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
+        await self._throttle(ctx)
         records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
         tasks, nxt = page_of_tasks(records, params.cursor if params else None, self.config.page_size)
+        self.stats["list"] += 1
+        log.info("tasks/list by %s: %d tasks", _Who(self, ctx.session), len(tasks))
         return ListTasksResult(tasks=tasks, next_cursor=nxt)
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
+        await self._throttle(ctx)
         record = self._lookup(ctx, params.task_id)
+        live = self._live.get(record.task_id)
+        if live is not None:
+            record = live.record
         if record.terminal:
             # [basic/utilities/tasks#task-cancellation] terminal tasks cannot be cancelled: -32602
             raise ProtocolError(
                 f"Cannot cancel task: already in terminal status '{record.status}'", ErrorCode.INVALID_PARAMS
             )
+        log.info("tasks/cancel %s by %s", record.task_id, _Who(self, ctx.session))
         # moved to cancelled *before* the answer, and it sticks whatever the work does next
         self._set_status(record, "cancelled", "The task was cancelled by request.")
-        live = self._live.get(record.task_id)
         if live is not None:
             live.scope.cancel(reason=f"task {record.task_id} cancelled by the requestor")
         t = record.to_task()
@@ -354,15 +530,25 @@ class TaskManager:
         """[basic/utilities/tasks#ttl-and-resource-management] delete tasks past their ttl."""
         expired = self.store.expired(trio.current_time())
         for record in expired:
-            self.store.remove(record.task_id)
-            live = self._live.pop(record.task_id, None)
-            if live is not None:
-                live.scope.cancel(reason=f"task {record.task_id} expired")
-                live.done.set()
-                if record.progress_token is not None:
-                    live.session.connection.finish_task_token(record.progress_token)
-            log.info("task %s expired and was deleted", record.task_id)
+            self._delete(record, "expired", "expired")
         return len(expired)
+
+    def _delete(self, record: TaskRecord, why: str, counter: str) -> None:
+        """Forget a task: stop its work if it still runs, wake its tasks/result waiters."""
+        self.store.remove(record.task_id)
+        live = self._live.pop(record.task_id, None)
+        if live is not None:
+            live.scope.cancel(reason=f"task {record.task_id} {why}")
+            self._finish(record, live)
+        self.stats[counter] += 1
+        log.info("task %s %s and was deleted", record.task_id, why)
+
+    async def _forget_session(self, session: Session) -> None:
+        """binding="session": nobody can reach a closed session's tasks again; they go with it."""
+        await session.closed.wait()
+        self._watched.discard(session)
+        for record in self.store.owned_by(session):
+            self._delete(record, "lost its session", "session-closed")
 
 
 class TaskContext(RequestContext):
@@ -370,12 +556,13 @@ class TaskContext(RequestContext):
     related-task metadata on everything it sends, ``input_required`` while it
     waits for the requestor."""
 
-    def __init__(self, manager: TaskManager, record: TaskRecord, origin: RequestContext) -> None:
+    def __init__(self, manager: TaskManager, record: TaskRecord, live: _Live, origin: RequestContext) -> None:
         params = origin.params
         super().__init__(origin.session, origin.request_id, origin.method, origin.message, trio.CancelScope())
         self.params = attrs.evolve(params, task=None) if hasattr(params, "task") else params
         self.manager = manager
         self.record = record
+        self.live = live
         self.task_id = record.task_id
         self._token = origin.progress_token
 
@@ -384,45 +571,112 @@ class TaskContext(RequestContext):
         return self._token
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        if self._token is None:
-            return
+        """Progress under the creating request's token: it means something on the
+        creating session only, so once that session is gone progress is dropped."""
+        if self._token is None or self.record.terminal or self.session.closed.is_set():
+            return  # [basic/utilities/progress#11] nothing after the terminal status
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
-        data = self.session.connection.send_task_progress(self._token, progress, total, message)
-        await self.session.send_raw(data, self._related())
+        # [basic/utilities/tasks#48] the task's progress names the task
+        meta = related_task_meta(self.task_id)
+        data = self.session.connection.send_task_progress(self._token, progress, total, message, meta)
+        waiter = self.live.waiting_requestor()
+        related = waiter[1] if waiter is not None and waiter[0] is self.session else None
+        try:
+            await self.session.send_raw(data, related)
+        except ConnectionClosed:
+            log.debug("task %s: progress dropped, its session closed", self.task_id)
 
-    def _related(self) -> Any:
-        live = self.manager._live.get(self.task_id)
-        return live.result_request if live is not None else None
+    def _route(self) -> tuple[Session, RequestId | None]:
+        """Where a message of the task goes: a waiting tasks/result request's stream, else its session."""
+        waiter = self.live.waiting_requestor()
+        return waiter if waiter is not None else (self.session, None)
 
     async def request(self, method: str, params: Any = None, **options: Any) -> Any:
-        """A request to the requestor on behalf of the task: the task is input_required meanwhile."""
-        record = self.record
+        """A request to the requestor on behalf of the task: the task is input_required meanwhile.
+
+        It is sent once a ``tasks/result`` request waits for the task, on that
+        request's stream and session: a requestor that polls sees
+        ``input_required`` and calls ``tasks/result`` (tasks#34), and a
+        transport that routes by request (Streamable HTTP) has a stream to
+        deliver it on even without a GET stream.
+        """
+        record, live = self.record, self.live
         if params is not None and hasattr(params, "meta"):
             # [basic/utilities/tasks#input-required-status] the request names its task
             params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
-        moved = record.status == "working"
-        if moved:
-            # [basic/utilities/tasks#input-required-status] waiting for the requestor
+        live.inputs += 1
+        if record.status == "working":
+            # [basic/utilities/tasks#32] waiting for the requestor
             self.manager._set_status(record, "input_required")
         try:
-            return await self.session.request(method, params, related_request_id=self._related(), **options)
+            while True:
+                session, related = await live.requestor()
+                try:
+                    return await session.request(method, params, related_request_id=related, **options)
+                except ConnectionClosed:
+                    if not session.closed.is_set():
+                        raise
+                    # that requestor's connection is gone before it answered: ask again
+                    # on the next tasks/result that waits (same requestor, another session)
+                    log.info("task %s: the session asked for %s closed; waiting for another", self.task_id, method)
         finally:
-            if moved and record.status == "input_required":
+            live.inputs -= 1
+            if live.inputs == 0 and record.status == "input_required":
+                # [basic/utilities/tasks#35] all its input is in: working again
                 self.manager._set_status(record, "working")
 
     async def notify(self, method: str, params: Any = None) -> None:
         if params is not None and hasattr(params, "meta"):
             params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
-        await self.session.notify(method, params, related_request_id=self._related())
+        session, related = self._route()
+        try:
+            await session.notify(method, params, related_request_id=related)
+        except ConnectionClosed:
+            log.debug("task %s: %s dropped, no open session of its requestor", self.task_id, method)
 
 
 # -- requestor side ---------------------------------------------------------------------------------
 
 
-class TaskHandle:
-    """A task we asked a peer to run."""
+class _TaskProgress:
+    """A task's progress callback. After the CreateTaskResult the session's
+    notification worker runs it: an exception there must not end the session,
+    so it is handed to the task's handle, which raises it to its caller."""
 
-    def __init__(self, session: Session, method: str, task: Task, progress_token: Any, request_id: Any = None) -> None:
+    def __init__(self, callback: ProgressCallback) -> None:
+        self.callback = callback
+        self.error: Exception | None = None
+        self.handle: TaskHandle | None = None
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.error is not None:
+            return
+        try:
+            await self.callback(progress, total, message)
+        except Exception as exc:
+            self.error = exc
+            if self.handle is not None:
+                self.handle._callback_failed()
+
+
+class TaskHandle:
+    """A task we asked a peer to run.
+
+    If its progress callback raises, the task is cancelled (``tasks/cancel``)
+    and the exception is raised from the handle's ``wait()``, ``get()`` or
+    ``result()`` in progress or next called (once; it stays in
+    ``callback_error``).
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        method: str,
+        task: Task,
+        progress_token: Any,
+        request_id: Any = None,
+        progress: _TaskProgress | None = None,
+    ) -> None:
         self.session = session
         self.request_id = request_id
         self.method = method
@@ -430,6 +684,50 @@ class TaskHandle:
         self.task_id = task.task_id
         self.progress_token = progress_token
         self.result_type = RESULT_TYPES[method]
+        self._progress = progress
+        self._interrupts: set[trio.CancelScope] = set()
+        self._error_raised = False
+        if progress is not None:
+            progress.handle = self
+            if progress.error is not None:
+                self._callback_failed()
+
+    @property
+    def callback_error(self) -> Exception | None:
+        """What the progress callback raised, if it did."""
+        return self._progress.error if self._progress is not None else None
+
+    def _callback_failed(self) -> None:
+        """The progress callback raised: no more progress; interrupt whatever waits."""
+        self._release()
+        for scope in self._interrupts:
+            scope.cancel(reason="the task's progress callback raised")
+
+    async def _raise_callback_error(self) -> None:
+        error = self.callback_error
+        if error is None or self._error_raised:
+            return
+        self._error_raised = True
+        # shielded (the caller's wait is being interrupted), bounded by the cancellation grace
+        with trio.CancelScope(shield=True):
+            try:
+                await self.cancel(timeout=self.session.config.cancel_grace)
+            except MCPRefError as e:
+                log.info("could not cancel task %s after its progress callback failed: %s", self.task_id, e)
+        raise error
+
+    async def _call(self, method: str, params: Any, **options: Any) -> Any:
+        """A request about this task, interrupted if the progress callback raises meanwhile."""
+        await self._raise_callback_error()
+        scope = trio.CancelScope()
+        self._interrupts.add(scope)
+        try:
+            with scope:
+                return await self.session.request(method, params, **options)
+        finally:
+            self._interrupts.discard(scope)
+        await self._raise_callback_error()  # only reached when interrupted
+        raise AssertionError("interrupted without a callback error")
 
     @property
     def status(self) -> str:
@@ -451,13 +749,13 @@ class TaskHandle:
 
     async def get(self, **options: Any) -> Task:
         """``tasks/get``: the task's current state."""
-        result = await self.session.request("tasks/get", GetTaskRequestParams(task_id=self.task_id), **options)
+        result = await self._call("tasks/get", GetTaskRequestParams(task_id=self.task_id), **options)
         return self._update(result)
 
     async def result(self, **options: Any) -> Any:
         """``tasks/result``: blocks until terminal; the underlying result, typed, or TaskFailed."""
         try:
-            payload: GetTaskPayloadResult = await self.session.request(
+            payload: GetTaskPayloadResult = await self._call(
                 "tasks/result", GetTaskPayloadRequestParams(task_id=self.task_id), **options
             )
         except MCPError as e:
@@ -474,19 +772,65 @@ class TaskHandle:
         result = await self.session.request("tasks/cancel", CancelTaskRequestParams(task_id=self.task_id), **options)
         return self._update(result)
 
-    async def wait(self, *, default_poll_interval: float = 1.0, max_wait: float | None = None, **options: Any) -> Any:
+    def _result_options(self, task: Task, options: dict[str, Any]) -> dict[str, Any]:
+        """tasks/result blocks until the task is terminal: the request timeout
+        alone would give up on any task that runs longer, so the wait is bounded
+        by the task's ttl (the receiver answers by then, tasks#ttl-and-resource-management)."""
+        if "timeout" in options or task.ttl is None:
+            return options
+        bound = task.ttl / 1000 + self.session.config.request_timeout
+        return {"max_timeout": bound, **options, "timeout": bound}
+
+    async def wait(
+        self,
+        *,
+        default_poll_interval: float = 1.0,
+        poll_interval_bounds: tuple[float, float] = (0.1, 30.0),
+        max_wait: float | None = None,
+        **options: Any,
+    ) -> Any:
         """Poll ``tasks/get`` respecting ``pollInterval`` until terminal (or
         ``input_required``, then ``tasks/result`` delivers the input requests),
-        and return the result."""
-        with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope():
-            while True:
-                task = await self.get(**options)
-                if is_terminal(task.status) or task.status == "input_required":
-                    # [basic/utilities/tasks#input-required-status] call tasks/result then
-                    return await self.result(**options)
-                interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
-                # [basic/utilities/tasks#ttl-and-resource-management] respect pollInterval
-                await trio.sleep(interval)
+        and return the result.
+
+        The peer's ``pollInterval`` (``default_poll_interval`` seconds when it
+        gives none) is clamped to ``poll_interval_bounds`` (seconds): a 0 would
+        be a busy loop, a huge one a wait that never ends. ``max_wait``: give up
+        (trio.TooSlowError) after that many seconds.
+        """
+        low, high = poll_interval_bounds
+        if not 0 < low <= high:
+            raise ValueError("poll_interval_bounds must be (low, high) with 0 < low <= high")
+        interrupt = trio.CancelScope()
+        self._interrupts.add(interrupt)
+        try:
+            with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope(), interrupt:
+                return await self._poll(default_poll_interval, low, high, options)
+        finally:
+            self._interrupts.discard(interrupt)
+        await self._raise_callback_error()  # only reached when interrupted
+        raise AssertionError("interrupted without a callback error")
+
+    async def _poll(self, default_poll_interval: float, low: float, high: float, options: dict[str, Any]) -> Any:
+        while True:
+            task = await self.get(**options)
+            if is_terminal(task.status) or task.status == "input_required":
+                # [basic/utilities/tasks#34] call tasks/result then
+                try:
+                    return await self.result(**self._result_options(task, options))
+                except RequestTimeout:
+                    # still not terminal after all that time (no ttl): back to polling
+                    log.debug("tasks/result for task %s timed out; polling again", self.task_id)
+            interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
+            # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
+            await trio.sleep(min(max(interval, low), high))
+
+
+async def list_tasks(session: Session, cursor: str | None = None, **options: Any) -> ListTasksResult:
+    """``tasks/list`` to the peer: one page of the tasks it runs for us (cursor stays opaque)."""
+    params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+    result: ListTasksResult = await session.request("tasks/list", params, **options)
+    return result
 
 
 async def start_task(
@@ -505,12 +849,16 @@ async def start_task(
     """
     if not hasattr(params, "task"):
         raise LocalProtocolError(f"{method} cannot be task-augmented")
+    if ttl is not None and (type(ttl) is not int or ttl < 1):
+        # a ttl is a positive number of milliseconds (TaskMetadata); None lets the receiver choose
+        raise ValueError(f"ttl must be a positive integer of milliseconds or None, not {ttl!r}")
     params = attrs.evolve(params, task=TaskMetadata(ttl=ttl))
     pending = await session.start_request(method, params, progress=progress, **options)
     out = session.connection.outgoing(pending.id)
     token = out.progress_token if out is not None else None
-    if progress is not None:
-        session.task_progress[pending.id] = progress
+    guard = _TaskProgress(progress) if progress is not None else None
+    if guard is not None:
+        session.task_progress[pending.id] = guard
     try:
         result: CreateTaskResult = await pending.result()
     except BaseException:
@@ -518,4 +866,4 @@ async def start_task(
         raise
     # [basic/utilities/tasks#83] requestors log the lifecycle too
     log.info("task %s started by the peer for our %s (ttl %s ms)", result.task.task_id, method, result.task.ttl)
-    return TaskHandle(session, method, result.task, token, pending.id)
+    return TaskHandle(session, method, result.task, token, pending.id, guard)

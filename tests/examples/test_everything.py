@@ -119,8 +119,7 @@ async def test_everything_in_process(autojump_clock: trio.abc.Clock) -> None:
 
 async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
-        server = build_server()
-        server.enable_tasks(nursery)
+        server = build_server(nursery)
         async with memory_session_pair(server, elicitation=user) as client:
             await client.list_all_tools()
             handle = await client.call_tool_as_task("batch_job", {"seconds": 2})

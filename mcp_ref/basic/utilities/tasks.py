@@ -23,7 +23,7 @@ import attrs
 from ...errors import ErrorCode, ProtocolError
 from ...schema.jsonrpc import Error
 from ...schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, Task, TaskStatus
-from ...server.utilities.pagination import paginate
+from ...server.utilities.pagination import make_cursor, read_cursor
 
 __all__ = [
     "TRANSITIONS",
@@ -120,6 +120,8 @@ class TaskRecord:
     progress_token: Any = None
     #: the underlying request's outcome once terminal: a result object or an Error
     outcome: Any = None
+    #: creation order among the receiver's tasks (tasks/list pages by it)
+    seq: int = 0
 
     def to_task(self) -> Task:
         """The public view, as every task response carries it (tasks#ttl-and-resource-management)."""
@@ -150,9 +152,15 @@ class TaskRecord:
 
 
 class TaskStore(Protocol):
-    """Where a receiver keeps its tasks. Keys are task ids; owners are opaque."""
+    """Where a receiver keeps its tasks. Keys are task ids; owners are opaque.
+
+    A store may hand out copies (a database does): the runtime changes its own
+    copy and calls :meth:`update` after every change, and tells whether a
+    task still exists by its id, never by object identity.
+    """
 
     def add(self, record: TaskRecord) -> None: ...
+    def update(self, record: TaskRecord) -> None: ...
     def get(self, task_id: str) -> TaskRecord | None: ...
     def remove(self, task_id: str) -> None: ...
     def owned_by(self, owner: Hashable) -> list[TaskRecord]: ...
@@ -172,6 +180,11 @@ class InMemoryTaskStore:
             # [basic/utilities/tasks#task-id-requirements] ids are unique among our tasks
             raise ValueError(f"task id {record.task_id!r} already exists")
         self._tasks[record.task_id] = record
+
+    def update(self, record: TaskRecord) -> None:
+        """Store the new state of a task; a task already deleted (expired) stays deleted."""
+        if record.task_id in self._tasks:
+            self._tasks[record.task_id] = record
 
     def get(self, task_id: str) -> TaskRecord | None:
         return self._tasks.get(task_id)
@@ -197,6 +210,14 @@ class InMemoryTaskStore:
 
 
 def page_of_tasks(records: list[TaskRecord], cursor: str | None, page_size: int) -> tuple[list[Task], str | None]:
-    """[basic/utilities/tasks#task-listing] one page, opaque cursor; -32602 for a bad cursor."""
-    page, nxt = paginate("tasks", records, cursor, page_size)
+    """[basic/utilities/tasks#task-listing] one page in creation order; -32602 for a bad cursor.
+
+    The opaque cursor names the last task listed (its ``seq``), not an offset:
+    tasks deleted between pages (expired, purged) do not shift the rest, so no
+    task that still exists is skipped ([basic/utilities/tasks#59]).
+    """
+    after = 0 if cursor is None else read_cursor("tasks", cursor)
+    rest = sorted((r for r in records if r.seq > after), key=lambda r: r.seq)
+    page = rest[:page_size]
+    nxt = make_cursor("tasks", page[-1].seq) if len(rest) > page_size else None
     return [r.to_task() for r in page], nxt

@@ -128,17 +128,28 @@ def test_task_ids_and_timestamps() -> None:
 )
 async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
-        server, state = task_server(nursery)
+        server, state = task_server(nursery, poll_interval_ms=7_000)
+        polled: list[float] = []
+        get = server.task_manager.get
+
+        async def timed_get(ctx: RequestContext, params: Any) -> Any:
+            polled.append(trio.current_time())
+            return await get(ctx, params)
+
         async with client_of(server) as client:
+            (session,) = server.sessions
+            session.handlers["tasks/get"] = timed_get
             caps = client.server_capabilities.tasks
             assert caps is not None and caps.cancel == {} and caps.list == {}
             assert caps.requests is not None and caps.requests.tools is not None
             start = trio.current_time()
             handle = await client.call_tool_as_task("slow", {"n": 1}, ttl=60_000)
             assert trio.current_time() == start  # CreateTaskResult comes back at once
-            assert handle.status == "working" and handle.task.ttl == 60_000 and handle.task.poll_interval == 1000
+            assert handle.status == "working" and handle.task.ttl == 60_000 and handle.task.poll_interval == 7_000
             assert (await handle.get()).status == "working"
             result = await handle.wait()
+            # [basic/utilities/tasks#42] the second poll came pollInterval (7 s) after the first
+            assert [t - start for t in polled] == [0, 0, 7]
             assert result == CallToolResult(content=[TextContent(text="slow done 1")])
             assert handle.status == "completed"
             assert (await handle.get()).status == "completed"
