@@ -102,6 +102,11 @@ class SSEDecoder:
             if event is not None:
                 events.append(event)
 
+    def drop_partial(self) -> None:
+        """The connection ended: forget a half-received event, keep ``last_event_id`` (for resuming)."""
+        self._buf = b""
+        self._data, self._id, self._event, self._retry, self._has_field = [], None, None, None, False
+
     def _line(self, line: str) -> SSEEvent | None:
         if line == "":
             if not self._has_field:
