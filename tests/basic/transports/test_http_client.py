@@ -1,6 +1,11 @@
 """Streamable HTTP, client side: answers read in the background, resumption after drops and polling."""
 
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import trio
@@ -86,3 +91,106 @@ async def test_a_timed_out_call_returns_and_cancels_the_handler(json_response: b
                 await client.call_tool("hang", timeout=0.3)
             await cancelled.wait()  # the notifications/cancelled reached the server
             await client.ping()  # and the session goes on
+
+
+# -- resuming SSE streams ------------------------------------------------------------------------
+
+
+class CuttingProxy:
+    """A TCP proxy in front of the server that can drop every open connection at once,
+    as a network failure would: the client sees its chunked answer cut short."""
+
+    def __init__(self) -> None:
+        self.open: set[trio.SocketStream] = set()
+        self.connections = 0
+
+    async def handle(self, client: trio.SocketStream, upstream_port: int) -> None:
+        upstream = await trio.open_tcp_stream("127.0.0.1", upstream_port)
+        self.connections += 1
+        self.open |= {client, upstream}
+
+        async def pipe(src: trio.SocketStream, dst: trio.SocketStream) -> None:
+            try:
+                while data := await src.receive_some(65536):
+                    await dst.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            await dst.aclose()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pipe, client, upstream)
+                nursery.start_soon(pipe, upstream, client)
+        finally:
+            self.open -= {client, upstream}
+
+    async def cut(self) -> None:
+        for stream in list(self.open):
+            await stream.aclose()
+
+
+@asynccontextmanager
+async def proxy_to(url: str) -> AsyncIterator[tuple[str, CuttingProxy]]:
+    proxy = CuttingProxy()
+    upstream = urlsplit(url)
+    async with trio.open_nursery() as nursery:
+        handler = partial(proxy.handle, upstream_port=upstream.port)
+        listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        yield f"http://127.0.0.1:{port}{upstream.path}", proxy
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/transports#25", "basic/transports#34", "basic/transports#52")
+async def test_a_dropped_post_stream_is_resumed() -> None:
+    """The connection breaks mid-answer (no clean end of the chunked body): the client
+    resumes with Last-Event-ID and gets the rest, not an error."""
+    server = Server("dropped")
+    cut_done = trio.Event()
+
+    @server.tool()
+    async def interrupted(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await cut_done.wait()
+        await ctx.progress(2)
+        return "after the drop"
+
+    async with http_server(server, retry_ms=10) as info, proxy_to(info.url) as (url, proxy):
+        async with open_http_client(url) as client:
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+                if p == 1:
+                    await proxy.cut()
+                    cut_done.set()
+
+            with trio.fail_after(10):
+                result = await client.call_tool("interrupted", progress=on_progress, timeout=10)
+            assert result.content[0].text == "after the drop"  # type: ignore[union-attr]
+            assert seen == [1, 2]
+
+
+@pytest.mark.req("basic/transports#25", "basic/transports#27")
+async def test_a_server_polling_by_closing_its_stream_is_followed() -> None:
+    """[SEP-1699] The server closes the request's stream more times than the client's
+    reconnection limit; each resumption succeeds, so the call still gets its answer."""
+    server = Server("poller")
+
+    @server.tool()
+    async def poll(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        channel = ctx.session.channel
+        for step in range(4):
+            stream = channel.by_request[json.dumps(ctx.request_id)]  # type: ignore[attr-defined]
+            with trio.fail_after(5):
+                while stream.listener is None:  # the client has not reconnected yet
+                    await trio.sleep(0.005)
+            await ctx.progress(step)
+            await channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        return "polled"
+
+    options = {"max_reconnects": 1}
+    async with http_server(server, retry_ms=5) as info, open_http_client(info.url, http_options=options) as client:
+        with trio.fail_after(10):
+            result = await client.call_tool("poll", timeout=10)
+        assert result.content[0].text == "polled"  # type: ignore[union-attr]
