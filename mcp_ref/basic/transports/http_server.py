@@ -28,6 +28,8 @@ import attrs
 import h11
 import trio
 
+from ...errors import ErrorCode
+from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
 from .streamable_http import (
     LAST_EVENT_ID,
     MCP_PROTOCOL_VERSION,
@@ -131,6 +133,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self.last_active = trio.current_time()
         self.closed = False
         self._next_stream = 0
+        #: the initialize request's id (as JSON text), and the version its response settled on
+        self.init_key: str | None = None
+        self.protocol_version: str | None = None
 
     # -- the Channel the MCP session sees ------------------------------------------------------
 
@@ -146,6 +151,14 @@ class _HttpSession(trio.abc.Channel[bytes]):
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
             key = json.dumps(msg.get("id"))
             stream = self.by_request.get(key)
+            if key == self.init_key and isinstance(result := msg.get("result"), dict):
+                version = result.get("protocolVersion")
+                self.protocol_version = version if isinstance(version, str) else None
+            if stream is None:
+                # [basic/transports#42, #47] a response belongs on its request's stream only;
+                # with none (the request was cancelled, or never came over HTTP) it is dropped
+                log.warning("session %s: no stream awaits the response %.200r; dropped", self.id, value)
+                return
         if stream is None and related_request_id is not None and not self.config.json_response:
             candidate = self.by_request.get(json.dumps(related_request_id))
             if candidate is not None and not candidate.done:
@@ -189,6 +202,19 @@ class _HttpSession(trio.abc.Channel[bytes]):
             stream.listener.send_nowait(encode_sse(None, retry=self.config.retry_ms))
             stream.listener.send_nowait(None)  # close this connection, keep the stream
             stream.listener = None
+
+    def request_cancelled(self, request_id: Any) -> None:
+        """The client cancelled a request: no response will come, so its stream is done.
+
+        [basic/utilities/cancellation#4] the session sends nothing for it; without
+        this its POST (an SSE stream or a JSON answer) would wait for ever.
+        """
+        key = json.dumps(request_id)
+        stream = self.by_request.pop(key, None)
+        if stream is not None:
+            stream.pending_ids.discard(key)
+            if not stream.pending_ids:
+                self.end(stream)
 
     # -- streams ----------------------------------------------------------------------------------
 
@@ -403,13 +429,37 @@ class _HttpServer:
         if ctype != "application/json":
             raise _HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
         try:
-            message = json.loads(req.body)
-        except ValueError as e:
-            raise _HttpError(400, f"Parse error: {e}", -32700) from e
-        items = message if isinstance(message, list) else [message]
-        is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
+            # [basic/transports#17, #19] the body is one JSON-RPC message (a batch only where
+            # the session's revision allows one); anything else is a 400 with an id-less error
+            message = loads(req.body)
+        except InvalidMessage as e:
+            raise _HttpError(400, str(e), e.code) from e
+        if isinstance(message, list):
+            if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
+                raise _HttpError(
+                    400, "Invalid Request: initialize cannot be part of a batch", ErrorCode.INVALID_REQUEST
+                )
+            session = self._session_for(req)
+            if session.protocol_version not in BATCH_REVISIONS or not message:
+                raise _HttpError(
+                    400,
+                    f"Invalid Request: no batches in protocol revision {session.protocol_version}"
+                    if message
+                    else "Invalid Request: an empty batch",
+                    ErrorCode.INVALID_REQUEST,
+                )
+            items: list[Any] = message
+        else:
+            items = [message]
+        try:
+            kinds = [classify(m) for m in items]
+        except InvalidMessage as e:
+            raise _HttpError(400, str(e), e.code) from e
+        init = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
+        if init is not None and init.method != "initialize":
+            init = None
         headers: dict[str, str] = {}
-        if is_init:
+        if init is not None:
             if req.header(MCP_SESSION_ID) is not None and req.header(MCP_SESSION_ID) in self.sessions:
                 raise _HttpError(400, "Bad Request: initialize on an existing session")
             if len(self.sessions) >= self.config.max_sessions:
@@ -417,18 +467,25 @@ class _HttpServer:
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
             session = _HttpSession(new_session_id(), self.config)
             assert valid_session_id(session.id)
+            session.init_key = json.dumps(init.id)
             self.sessions[session.id] = session
             self.nursery.start_soon(self._run_session, session)
             headers[MCP_SESSION_ID] = session.id
-        else:
+        elif not isinstance(message, list):
             session = self._session_for(req)
-        request_ids = {json.dumps(m["id"]) for m in items if isinstance(m, dict) and "method" in m and "id" in m}
+        request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
+        if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
+            # one stream per request id: a second request with an id still in flight is refused
+            raise _HttpError(409, "Conflict: a request with this id is already in progress", ErrorCode.INVALID_REQUEST)
         if not request_ids:
             # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)
+            for k in kinds:
+                if isinstance(k, RawNotification) and k.method == "notifications/cancelled" and k.params:
+                    session.request_cancelled(k.params.get("requestId"))
             await self._respond(conn, stream, 202)
             return
-        methods = {m.get("method") for m in items if isinstance(m, dict) and "method" in m and "id" in m}
+        methods = {k.method for k in kinds if isinstance(k, RawRequest)}
         # [basic/transports#21] a request is answered with JSON or an SSE stream;
         # [basic/utilities/tasks#30] a client polling tasks/get gets plain JSON
         if self.config.json_response or methods == {"tasks/get"}:
@@ -465,6 +522,14 @@ class _HttpServer:
                         answers.append(msg)
         # JSON mode has nowhere else for related messages: they went on the stream and
         # were kept for replay; only responses are in the body.
+        if not answers:
+            if session.closed:
+                error = {"code": ErrorCode.INTERNAL_ERROR, "message": "the session ended before answering"}
+                await self._respond(conn, stream, 503, {"jsonrpc": "2.0", "error": error}, headers)
+            else:
+                # the client cancelled its request(s): there is no answer, and none is awaited
+                await self._respond(conn, stream, 202, None, headers)
+            return
         payload = answers[0] if len(answers) == 1 else answers
         await self._respond(conn, stream, 200, payload, headers)
 

@@ -134,25 +134,90 @@ async def raw(
     return status, rheaders, b"".join(chunks)
 
 
+class Exchange:
+    """One HTTP exchange whose answer is read as it comes (an SSE stream, typically)."""
+
+    def __init__(self, stream: trio.SocketStream, conn: h11.Connection) -> None:
+        self.stream = stream
+        self.conn = conn
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.decoder = SSEDecoder()
+        self.ended = False
+
+    async def _next(self) -> h11.Event | type[h11.NEED_DATA]:
+        event = self.conn.next_event()
+        if event is h11.NEED_DATA:
+            data = await self.stream.receive_some(65536)
+            self.conn.receive_data(data)
+        return event
+
+    async def head(self) -> None:
+        with trio.fail_after(10):
+            while not self.status:
+                event = await self._next()
+                if isinstance(event, h11.Response):
+                    self.status = event.status_code
+                    self.headers = {k.decode().lower(): v.decode() for k, v in event.headers}
+
+    async def events(self) -> list[SSEEvent]:
+        """The next SSE events (empty once the answer has ended)."""
+        with trio.fail_after(10):
+            while not self.ended:
+                event = await self._next()
+                if isinstance(event, h11.Data):
+                    if found := self.decoder.feed(bytes(event.data)):
+                        return found
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    self.ended = True
+        return []
+
+    async def rest(self) -> list[SSEEvent]:
+        """Every event until the answer ends."""
+        found = []
+        while batch := await self.events():
+            found += batch
+        return found
+
+
+@asynccontextmanager
+async def exchange(
+    url: str, method: str, headers: dict[str, str] | None = None, body: Any = None
+) -> AsyncIterator[Exchange]:
+    """Send one request, read the answer's head, and let the caller read the body as it comes."""
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
+    async with stream:
+        conn = h11.Connection(h11.CLIENT)
+        hdrs = {"host": parts.netloc, "connection": "close", **(headers or {})}
+        data = b"" if body is None else json.dumps(body).encode()
+        if body is not None:
+            hdrs |= {"content-type": "application/json", "content-length": str(len(data))}
+        out = conn.send(h11.Request(method=method, target=parts.path, headers=list(hdrs.items()))) or b""
+        out += (conn.send(h11.Data(data=data)) or b"") if data else b""
+        await stream.send_all(out + (conn.send(h11.EndOfMessage()) or b""))
+        ex = Exchange(stream, conn)
+        await ex.head()
+        yield ex
+
+
 ACCEPT_BOTH = {"accept": "application/json, text/event-stream"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
+INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
 
 
 def sse_messages(body: bytes) -> list[Any]:
     return [json.loads(e.data) for e in SSEDecoder().feed(body) if e.data]
 
 
-async def start_session(url: str) -> dict[str, str]:
-    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, INIT)
-    assert status == 200 and headers["content-type"] == "text/event-stream"
+async def start_session(url: str, version: str = "2025-11-25") -> dict[str, str]:
+    init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
+    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
+    assert status == 200
     sid = headers["mcp-session-id"]
-    assert sse_messages(body)[0]["result"]["protocolVersion"] == "2025-11-25"
-    session = {**ACCEPT_BOTH, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+    answer = json.loads(body) if headers["content-type"] == "application/json" else sse_messages(body)[0]
+    assert answer["result"]["protocolVersion"] == version
+    session = {**ACCEPT_BOTH, "mcp-session-id": sid, "mcp-protocol-version": version}
     status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert status == 202
     return session
@@ -207,6 +272,103 @@ async def test_http_errors() -> None:
         assert (await raw(url, "PUT", ACCEPT_BOTH, INIT))[0] == 405
         assert (await raw(url.replace("/mcp", "/other"), "POST", ACCEPT_BOTH, INIT))[0] == 404
         assert info.host == "127.0.0.1"
+
+
+@pytest.mark.req("basic/transports#17", "basic/transports#19", "basic/transports#20", "basic/transports#42")
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"foo": 1}, -32600),
+        (42, -32600),
+        ("str", -32600),
+        ([], -32600),
+        ([{"jsonrpc": "2.0", "id": 2, "method": "ping"}], -32600),  # no batches in 2025-11-25
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600),
+        ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}, -32600),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, -32600),
+        ({"jsonrpc": "2.0", "result": {}}, -32600),  # a response without an id
+        (b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":NaN}}', -32700),
+        (b"\xff\xfe not UTF-8", -32700),
+    ],
+)
+async def test_invalid_bodies_are_refused_with_400(body: Any, code: int) -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url)
+        status, _, answer = await raw(info.url, "POST", session, body)
+        error = json.loads(answer)
+        assert status == 400 and error["error"]["code"] == code and "id" not in error
+        # the session survives, and nothing went out on its GET stream (no stray error response)
+        async with exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get:
+            assert get.status == 200
+            (priming,) = await get.events()
+            assert priming.data == ""
+            status, _, answer = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert status == 200 and sse_messages(answer)[-1] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            assert (await raw(info.url, "DELETE", session))[0] == 200
+            assert await get.rest() == []  # the stream ended with the session, having carried nothing
+
+
+@pytest.mark.req("basic/transports#17")
+async def test_batches_only_in_2025_03_26() -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url, "2025-03-26")
+        batch = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in (2, 3)]
+        status, headers, body = await raw(info.url, "POST", session, batch)
+        assert status == 200
+        answers = [m for p in sse_messages(body) for m in (p if isinstance(p, list) else [p])]
+        assert sorted(m["id"] for m in answers) == [2, 3]
+        init_batch = [{**INIT, "params": {**INIT_PARAMS, "protocolVersion": "2025-03-26"}}]
+        status, _, body = await raw(info.url, "POST", ACCEPT_BOTH, init_batch)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+
+
+async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer() -> None:
+    server = Server("busy")
+    release = trio.Event()
+
+    @server.tool()
+    async def wait(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        return "first"
+
+    async with http_server(server) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "wait"}}
+        async with exchange(info.url, "POST", session, call) as first:
+            assert first.status == 200
+            status, _, body = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 5, "method": "ping"})
+            assert status == 409 and "id" not in json.loads(body)
+            release.set()
+            (result,) = [json.loads(e.data) for e in await first.rest() if e.data]
+            assert result["id"] == 5 and result["result"]["content"][0]["text"] == "first"
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+async def test_a_cancelled_json_request_gets_an_empty_answer() -> None:
+    server = Server("cancelled")
+    started = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    async with http_server(server, json_response=True) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
+        async with trio.open_nursery() as nursery:
+            answers: list[int] = []
+
+            async def post() -> None:
+                answers.append((await raw(info.url, "POST", session, call))[0])
+
+            nursery.start_soon(post)
+            with trio.fail_after(10):
+                await started.wait()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+            assert (await raw(info.url, "POST", session, cancel))[0] == 202
+        assert answers == [202]  # no response will come, and the POST is not left waiting
 
 
 @pytest.mark.req("basic/transports#9", "basic/transports#10")
