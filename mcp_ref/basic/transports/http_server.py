@@ -78,6 +78,9 @@ class HttpConfig:
     #: seconds a connection may take to deliver a whole request, counted from its
     #: opening or, on a kept-alive connection, from the end of the previous exchange
     read_timeout: float = 30.0
+    #: seconds of silence on an SSE stream after which a ``:`` comment goes out, so a
+    #: client that vanished is noticed (the write fails) and its stream detached
+    sse_keepalive: float = 15.0
 
 
 @attrs.frozen
@@ -278,7 +281,7 @@ class _HttpServer:
 
     # -- connections -----------------------------------------------------------------------------
 
-    async def handle_connection(self, stream: trio.SocketStream) -> None:
+    async def handle_connection(self, stream: trio.abc.Stream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
@@ -313,14 +316,14 @@ class _HttpServer:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
 
-    async def _read_request(self, conn: h11.Connection, stream: trio.SocketStream) -> _Request | None:
+    async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
         head: h11.Request | None = None
         body = bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
                 data = await stream.receive_some(65536)
-                conn.receive_data(data)
+                conn.receive_data(bytes(data))
                 continue
             if isinstance(event, h11.Request):
                 head = event
@@ -338,7 +341,7 @@ class _HttpServer:
     async def _respond(
         self,
         conn: h11.Connection,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         status: int,
         body: Any = None,
         headers: dict[str, str] | None = None,
@@ -354,7 +357,7 @@ class _HttpServer:
         data = (data or b"") + (conn.send(h11.EndOfMessage()) or b"")
         await stream.send_all(data)
 
-    async def _dispatch(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _dispatch(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         try:
             if req.target.split("?")[0] != self.config.path:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
@@ -421,7 +424,7 @@ class _HttpServer:
 
     # -- POST -----------------------------------------------------------------------------------------
 
-    async def _post(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _post(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         # [basic/transports#16] the client accepts both JSON and SSE
         if not accepts(req.header("accept"), "application/json", "text/event-stream"):
             raise _HttpError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
@@ -501,7 +504,7 @@ class _HttpServer:
     async def _answer_json(
         self,
         conn: h11.Connection,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         session: _HttpSession,
         body: bytes,
         request_ids: set[str],
@@ -536,13 +539,14 @@ class _HttpServer:
     async def _stream_sse(
         self,
         conn: h11.Connection,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         session: _HttpSession,
         sse: _Stream,
         listener: _Listener,
         headers: dict[str, str],
         *,
         replay: Sequence[bytes] = (),
+        watch: bool = False,
     ) -> None:
         hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
@@ -550,10 +554,19 @@ class _HttpServer:
         try:
             for past in replay:
                 await stream.send_all(conn.send(h11.Data(data=past)) or b"")
-            async for event in listener.recv:
-                if event is None:
-                    break
-                await stream.send_all(conn.send(h11.Data(data=event)) or b"")
+            if watch:
+                # a long-lived stream: a client closing its end is noticed at once, not at
+                # the next write, so its listener does not linger
+                async with trio.open_nursery() as nursery:
+                    left = trio.Event()
+                    nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
+                    await self._pump(conn, stream, listener)
+                    nursery.cancel_scope.cancel()
+                if left.is_set():
+                    log.debug("session %s: client closed stream %s", session.id, sse.id)
+                    return
+            else:
+                await self._pump(conn, stream, listener)
             await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # [basic/transports#34] a disconnection is not a cancellation: the stream
@@ -562,9 +575,32 @@ class _HttpServer:
         finally:
             sse.detach(listener)
 
+    async def _pump(self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener) -> None:
+        """Write the listener's events until it is ended; a comment after each quiet spell."""
+        while True:
+            event: bytes | None = b":\n\n"  # an SSE comment: ignored by the client, tests the connection
+            with trio.move_on_after(self.config.sse_keepalive):
+                event = await listener.recv.receive()
+            if event is None:
+                return
+            await stream.send_all(conn.send(h11.Data(data=event)) or b"")
+
+    @staticmethod
+    async def _watch_for_close(
+        conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
+    ) -> None:
+        """Read the client's side of a streaming connection until it closes, then stop the stream."""
+        try:
+            while data := await stream.receive_some(65536):
+                conn.receive_data(bytes(data))  # a pipelined request: h11 keeps it for the next cycle
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        left.set()
+        scope.cancel()
+
     # -- GET --------------------------------------------------------------------------------------------
 
-    async def _get(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _get(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         # [basic/transports#38] the client accepts an event stream
         if not accepts(req.header("accept"), "text/event-stream"):
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
@@ -582,24 +618,27 @@ class _HttpServer:
                     if sse.done:
                         sse.detach(listener)
                         listener.send.send_nowait(None)  # replay only: the stream had ended
-                    await self._stream_sse(conn, stream, session, sse, listener, {}, replay=[d for _, d in replay])
+                    await self._stream_sse(
+                        conn, stream, session, sse, listener, {}, replay=[d for _, d in replay], watch=True
+                    )
                     return
         if not self.config.get_stream:
             # [basic/transports#39] no GET stream here: 405
             raise _HttpError(405, "Method Not Allowed: this server offers no GET stream")
-        if session.get_stream is not None and session.get_stream.listener is not None:
-            raise _HttpError(409, "Conflict: a GET stream is already open for this session")
+        # Decision: the standalone stream has one connection at a time; a new GET takes it
+        # over and the older connection ends (it may be a client that vanished unnoticed).
+        # [basic/transports#47] so no message is ever sent on two streams.
         sse = session.get_stream or session.new_stream(None, standalone=True)
         session.get_stream = sse
         listener = sse.attach()
         session.emit(sse, "", retry=self.config.retry_ms)
         while session.pending_unrelated:
             session.emit(sse, session.pending_unrelated.popleft().decode("utf-8"))
-        await self._stream_sse(conn, stream, session, sse, listener, {})
+        await self._stream_sse(conn, stream, session, sse, listener, {}, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------
 
-    async def _delete(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         session = self._session_for(req)
         # [basic/transports#63] the client ends the session
         session.scope.cancel(reason="session deleted by the client")

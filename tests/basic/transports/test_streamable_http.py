@@ -137,7 +137,7 @@ async def raw(
 class Exchange:
     """One HTTP exchange whose answer is read as it comes (an SSE stream, typically)."""
 
-    def __init__(self, stream: trio.SocketStream, conn: h11.Connection) -> None:
+    def __init__(self, stream: trio.abc.Stream, conn: h11.Connection) -> None:
         self.stream = stream
         self.conn = conn
         self.status = 0
@@ -148,8 +148,7 @@ class Exchange:
     async def _next(self) -> h11.Event | type[h11.NEED_DATA]:
         event = self.conn.next_event()
         if event is h11.NEED_DATA:
-            data = await self.stream.receive_some(65536)
-            self.conn.receive_data(data)
+            self.conn.receive_data(bytes(await self.stream.receive_some(65536)))
         return event
 
     async def head(self) -> None:
@@ -180,6 +179,23 @@ class Exchange:
         return found
 
 
+async def send_request(
+    stream: trio.abc.Stream, netloc: str, path: str, method: str, headers: dict[str, str] | None, body: Any
+) -> Exchange:
+    """Write one request on ``stream`` and read its answer's head."""
+    conn = h11.Connection(h11.CLIENT)
+    hdrs = {"host": netloc, "connection": "close", **(headers or {})}
+    data = b"" if body is None else json.dumps(body).encode()
+    if body is not None:
+        hdrs |= {"content-type": "application/json", "content-length": str(len(data))}
+    out = conn.send(h11.Request(method=method, target=path, headers=list(hdrs.items()))) or b""
+    out += (conn.send(h11.Data(data=data)) or b"") if data else b""
+    await stream.send_all(out + (conn.send(h11.EndOfMessage()) or b""))
+    ex = Exchange(stream, conn)
+    await ex.head()
+    return ex
+
+
 @asynccontextmanager
 async def exchange(
     url: str, method: str, headers: dict[str, str] | None = None, body: Any = None
@@ -188,17 +204,7 @@ async def exchange(
     parts = urlsplit(url)
     stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
     async with stream:
-        conn = h11.Connection(h11.CLIENT)
-        hdrs = {"host": parts.netloc, "connection": "close", **(headers or {})}
-        data = b"" if body is None else json.dumps(body).encode()
-        if body is not None:
-            hdrs |= {"content-type": "application/json", "content-length": str(len(data))}
-        out = conn.send(h11.Request(method=method, target=parts.path, headers=list(hdrs.items()))) or b""
-        out += (conn.send(h11.Data(data=data)) or b"") if data else b""
-        await stream.send_all(out + (conn.send(h11.EndOfMessage()) or b""))
-        ex = Exchange(stream, conn)
-        await ex.head()
-        yield ex
+        yield await send_request(stream, parts.netloc, parts.path, method, headers, body)
 
 
 ACCEPT_BOTH = {"accept": "application/json, text/event-stream"}
@@ -397,22 +403,19 @@ async def test_protocol_version_header_rules() -> None:
 async def test_get_and_delete() -> None:
     async with http_server(check_server()) as info:
         session = await start_session(info.url)
-        async with trio.open_nursery() as nursery:
-            got: list[tuple[int, bytes]] = []
-
-            async def listen() -> None:
-                status, _, body = await raw(info.url, "GET", {**session, "accept": "text/event-stream"})
-                got.append((status, body))
-
-            nursery.start_soon(listen)
-            await trio.sleep(0.2)
-            # a second GET stream at the same time is refused
-            assert (await raw(info.url, "GET", {**session, "accept": "text/event-stream"}))[0] == 409
-            # deleting the session ends its streams
-            assert (await raw(info.url, "DELETE", session))[0] == 200
-        ((status, body),) = got
-        (priming,) = SSEDecoder().feed(body)
-        assert status == 200 and priming.retry and priming.id and priming.data == ""
+        listen = {**session, "accept": "text/event-stream"}
+        async with exchange(info.url, "GET", listen) as first:
+            (priming,) = await first.events()
+            assert first.status == 200 and priming.retry and priming.id and priming.data == ""
+            # a second GET takes the stream over (the first may be a client that vanished):
+            # the first connection ends, and only the second carries messages from now on
+            async with exchange(info.url, "GET", listen) as second:
+                assert second.status == 200
+                assert await first.rest() == []
+                (priming,) = await second.events()
+                # deleting the session ends its streams
+                assert (await raw(info.url, "DELETE", session))[0] == 200
+                assert await second.rest() == []
         session = await start_session(info.url)
         no_sse = {**session, "accept": "application/json"}
         assert (await raw(info.url, "GET", no_sse))[0] == 406

@@ -1,0 +1,96 @@
+"""Streamable HTTP server, driven over in-memory streams on trio's autojump clock:
+idle expiry, vanished clients, keepalives (no sockets, no real waiting)."""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.basic.transports.http_server import HttpConfig, _HttpServer
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing.transport_check import check_server
+
+from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, send_request
+
+
+class MemoryHttp:
+    """An HTTP server whose connections are in-memory stream pairs."""
+
+    def __init__(self, nursery: trio.Nursery, server: Server, **options: Any) -> None:
+        self.nursery = nursery
+        self.http = _HttpServer(server, HttpConfig(**options), nursery, "127.0.0.1")
+        nursery.start_soon(self.http.expire_idle)
+
+    @asynccontextmanager
+    async def exchange(
+        self, method: str, headers: dict[str, str] | None = None, body: Any = None
+    ) -> AsyncIterator[Exchange]:
+        client, server_side = trio.testing.memory_stream_pair()
+        self.nursery.start_soon(self.http.handle_connection, server_side)
+        async with client:
+            yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
+
+    async def call(self, method: str, headers: dict[str, str] | None = None, body: Any = None) -> tuple[int, list[Any]]:
+        """One exchange read to its end: the status and the messages of its body."""
+        async with self.exchange(method, headers, body) as ex:
+            return ex.status, [json.loads(e.data) for e in await ex.rest() if e.data]
+
+    async def start_session(self) -> dict[str, str]:
+        async with self.exchange("POST", ACCEPT_BOTH, INIT) as ex:
+            await ex.rest()
+            session = {**ACCEPT_BOTH, "mcp-session-id": ex.headers["mcp-session-id"]}
+        status, _ = await self.call("POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert status == 202
+        return session
+
+
+@asynccontextmanager
+async def memory_http(server: Server, **options: Any) -> AsyncIterator[MemoryHttp]:
+    async with trio.open_nursery() as nursery:
+        yield MemoryHttp(nursery, server, **options)
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/transports#31", "basic/transports#34")
+async def test_a_get_stream_whose_client_vanished_does_not_keep_the_session(autojump_clock: Any) -> None:
+    async with memory_http(check_server(), session_idle_timeout=60) as mem:
+        session = await mem.start_session()
+        async with mem.exchange("GET", {**session, "accept": "text/event-stream"}) as get:
+            assert get.status == 200
+            await get.events()  # the priming event
+        # the client closed its end without a word: the server notices, so the idle
+        # session expires instead of waiting on a listener nobody reads
+        await trio.sleep(120)
+        assert mem.http.sessions == {}
+
+
+@pytest.mark.req("basic/transports#34")
+async def test_a_vanished_post_client_is_found_by_the_keepalive(autojump_clock: Any) -> None:
+    server = Server("forever")
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with memory_http(server, session_idle_timeout=60, sse_keepalive=5) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
+        async with mem.exchange("POST", session, call) as post:
+            await post.events()  # the priming event
+            # a quiet stream carries a comment (which the client ignores) every 5 s
+            with trio.fail_after(6):
+                assert b":\n\n" in await post.stream.receive_some()
+        # gone: the next comment fails, the stream is detached, the session expires idle
+        with trio.fail_after(300):
+            await cancelled.wait()
+        await trio.testing.wait_all_tasks_blocked()
+        assert mem.http.sessions == {}
