@@ -614,6 +614,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         return
                     decoder = SSEDecoder()  # event ids of the old session mean nothing now
                     continue
+                if response.status == 410 and extra is not None:
+                    # the server no longer has the events after our last one: start afresh
+                    log.warning("the GET stream could not be resumed (HTTP 410); some messages may be lost")
+                    decoder = SSEDecoder()
+                    continue
                 if response.status != 200 or response.content_type != "text/event-stream":
                     failures += 1
                 else:

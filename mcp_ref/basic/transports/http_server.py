@@ -75,6 +75,8 @@ class HttpConfig:
     retry_ms: int = 1000
     get_stream: bool = True  # False: GET answers 405
     events_per_stream: int = 1000
+    #: streams whose events are kept for resumption (finished ones are dropped first)
+    stored_streams: int = 100
     #: seconds a connection may take to deliver a whole request, counted from its
     #: opening or, on a kept-alive connection, from the end of the previous exchange
     read_timeout: float = 30.0
@@ -131,7 +133,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self.by_request: dict[str, _Stream] = {}
         self.get_stream: _Stream | None = None
         self.pending_unrelated: deque[bytes] = deque()
-        self.events = EventStore(max_events_per_stream=config.events_per_stream)
+        self.events = EventStore(config.events_per_stream, config.stored_streams, self._evicted)
+        #: streams not yet ended (the limit max_streams_per_session counts these)
+        self.open_streams = 0
         self.scope = trio.CancelScope()
         self.last_active = trio.current_time()
         self.closed = False
@@ -191,7 +195,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
     async def aclose(self) -> None:
         self.closed = True
         self._inbox_send.close()
-        for stream in self.streams.values():
+        for stream in list(self.streams.values()):
             self.end(stream)
 
     async def close_request_stream(self, request_id: Any) -> None:
@@ -226,11 +230,12 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self._inbox_send.send_nowait(message)
 
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
-        if len([s for s in self.streams.values() if not s.done]) >= self.config.max_streams_per_session:
+        if self.open_streams >= self.config.max_streams_per_session:
             raise _HttpError(429, "too many open streams in this session")
         self._next_stream += 1
         stream = _Stream(("g" if standalone else "r") + str(self._next_stream), pending_ids)
         self.streams[stream.id] = stream
+        self.open_streams += 1
         for key in stream.pending_ids:
             self.by_request[key] = stream
         return stream
@@ -243,7 +248,22 @@ class _HttpSession(trio.abc.Channel[bytes]):
         if stream.listener is not None:
             stream.listener.send_nowait(event)
 
+    def issued(self, stream_id: str) -> bool:
+        """Whether ``stream_id`` names a stream of this session (kept or not)."""
+        number = stream_id[1:]
+        return stream_id[:1] in ("g", "r") and number.isdigit() and int(number) <= self._next_stream
+
+    def _evicted(self, stream_id: str) -> None:
+        """The event store dropped a stream's events: an ended stream is forgotten with them."""
+        stream = self.streams.get(stream_id)
+        if stream is not None and stream.done:
+            del self.streams[stream_id]
+
     def end(self, stream: _Stream) -> None:
+        if not stream.done:
+            self.open_streams -= 1
+            if not self.events.finished(stream.id):
+                self.streams.pop(stream.id, None)  # nothing left to resume
         stream.done = True
         if stream.listener is not None:
             stream.listener.send_nowait(None)
@@ -606,22 +626,24 @@ class _HttpServer:
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session_for(req)
         last = req.header(LAST_EVENT_ID)
-        if last is not None:
-            parsed = parse_event_id(last)
-            if parsed is not None and parsed[0] in session.streams:
-                stream_id, seq = parsed
-                replay = session.events.replay_after(stream_id, seq)
-                if replay is not None:
-                    # [basic/transports#52, #53, #54] replay that stream only, then go on live
-                    sse = session.streams[stream_id]
-                    listener = sse.attach()
-                    if sse.done:
-                        sse.detach(listener)
-                        listener.send.send_nowait(None)  # replay only: the stream had ended
-                    await self._stream_sse(
-                        conn, stream, session, sse, listener, {}, replay=[d for _, d in replay], watch=True
-                    )
-                    return
+        if last is not None and (parsed := parse_event_id(last)) is not None:
+            stream_id, seq = parsed
+            resumable = session.streams.get(stream_id)
+            replay = session.events.replay_after(stream_id, seq) if resumable is not None else None
+            if resumable is not None and replay is not None:
+                # [basic/transports#52, #53, #54] replay that stream only, then go on live
+                listener = resumable.attach()
+                if resumable.done:
+                    resumable.detach(listener)
+                    listener.send.send_nowait(None)  # replay only: the stream had ended
+                await self._stream_sse(
+                    conn, stream, session, resumable, listener, {}, replay=[d for _, d in replay], watch=True
+                )
+                return
+            if session.issued(stream_id):
+                # Decision: 410, not 404 (which would tell the client its session is gone, #62),
+                # and not the GET stream (where the awaited response would never come)
+                raise _HttpError(410, f"Gone: the events of stream {stream_id} are no longer kept")
         if not self.config.get_stream:
             # [basic/transports#39] no GET stream here: 405
             raise _HttpError(405, "Method Not Allowed: this server offers no GET stream")

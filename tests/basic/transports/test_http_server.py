@@ -94,3 +94,48 @@ async def test_a_vanished_post_client_is_found_by_the_keepalive(autojump_clock: 
             await cancelled.wait()
         await trio.testing.wait_all_tasks_blocked()
         assert mem.http.sessions == {}
+
+
+async def test_finished_streams_are_forgotten_and_the_open_ones_counted() -> None:
+    async with memory_http(check_server(), stored_streams=10) as mem:
+        session = await mem.start_session()
+        for i in range(50):
+            status, answer = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 10 + i, "method": "ping"})
+            assert status == 200 and answer == [{"jsonrpc": "2.0", "id": 10 + i, "result": {}}]
+        (http_session,) = mem.http.sessions.values()
+        assert len(http_session.streams) <= 10 and http_session.open_streams == 0
+        assert http_session.by_request == {}
+
+
+@pytest.mark.req("basic/transports#52", "basic/transports#53")
+async def test_a_long_call_keeps_its_history_and_an_evicted_stream_is_gone() -> None:
+    server = Server("long")
+    release = trio.Event()
+
+    @server.tool()
+    async def long(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await release.wait()
+        return "long done"
+
+    async with memory_http(server, stored_streams=3) as mem:
+        session = await mem.start_session()
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        async with mem.exchange("POST", session, ping) as first:
+            first_id = (await first.rest())[0].id
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "long"}}
+        async with mem.exchange("POST", session, call) as post:
+            (priming,) = await post.events()
+        # the call's connection is gone; ten short requests come and go meanwhile
+        for i in range(10):
+            assert (await mem.call("POST", session, {"jsonrpc": "2.0", "id": 100 + i, "method": "ping"}))[0] == 200
+        release.set()
+        listen = {**session, "accept": "text/event-stream"}
+        # the unfinished call kept its events: resuming it gives the answer
+        async with mem.exchange("GET", {**listen, "last-event-id": priming.id or ""}) as resumed:
+            assert resumed.status == 200
+            messages = [json.loads(e.data) for e in await resumed.rest() if e.data]
+            assert messages[-1]["result"]["content"][0]["text"] == "long done"
+        # the first ping's stream was dropped long ago: 410, not the GET stream
+        status, _ = await mem.call("GET", {**listen, "last-event-id": first_id or ""})
+        assert status == 410

@@ -88,6 +88,20 @@ def test_event_store_replays_one_stream_only() -> None:
     assert store.replay_after("nope", 0) is None
 
 
+def test_event_store_evicts_finished_streams_first() -> None:
+    evicted: list[str] = []
+    store = EventStore(max_streams=2, on_evict=evicted.append)
+    store.store("g1", 1, b"get stream, never finished")
+    for n in range(2, 6):
+        store.store(f"r{n}", 1, b"short request")
+        assert store.finished(f"r{n}")
+    assert evicted == ["r2", "r3", "r4"]
+    assert store.replay_after("g1", 0) == [(1, b"get stream, never finished")]
+    store.store("r6", 1, b"x")  # nothing finished is left but r5: it goes
+    store.store("r7", 1, b"x")  # only unfinished streams: the oldest goes
+    assert evicted[-2:] == ["r5", "g1"] and not store.finished("g1")
+
+
 # -- a live server ---------------------------------------------------------------------------------
 
 
