@@ -21,7 +21,6 @@ import logging
 import math
 from collections import deque
 from collections.abc import Sequence
-from functools import partial
 from typing import Any, Protocol
 
 import attrs
@@ -87,9 +86,18 @@ class HttpConfig:
 
 @attrs.frozen
 class HttpServerInfo:
+    """Where a running server listens; :meth:`aclose` shuts it down gracefully."""
+
     host: str
     port: int
     url: str
+    _server: "_HttpServer | None" = attrs.field(default=None, eq=False, repr=False)
+
+    async def aclose(self, grace: float = 5.0) -> None:
+        """Shut the server down: see :meth:`_HttpServer.shutdown`. Returns when it has stopped."""
+        if self._server is None:
+            raise RuntimeError("this HttpServerInfo does not belong to a running server")
+        await self._server.shutdown(grace)
 
 
 class _Stream:
@@ -205,7 +213,12 @@ class _HttpSession(trio.abc.Channel[bytes]):
         reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
         """
         stream = self.by_request.get(json.dumps(request_id))
-        if stream is not None and stream.listener is not None:
+        if stream is not None:
+            self.close_connection(stream)
+
+    def close_connection(self, stream: _Stream) -> None:
+        """End the connection a stream is sent on, after a ``retry`` event; the stream goes on."""
+        if stream.listener is not None:
             stream.listener.send_nowait(encode_sse(None, retry=self.config.retry_ms))
             stream.listener.send_nowait(None)  # close this connection, keep the stream
             stream.listener = None
@@ -298,8 +311,23 @@ class _HttpServer:
         self.nursery = nursery
         self.host = host
         self.sessions: dict[str, _HttpSession] = {}
+        #: cancels accepting connections (set by serve_http)
+        self.accept_scope = trio.CancelScope()
+        self.closing = False
+        #: exchanges being handled (a shutdown waits for them)
+        self.busy = 0
+        self._quiet = trio.Event()
+        self.stopped = trio.Event()
 
     # -- connections -----------------------------------------------------------------------------
+
+    async def accept(self, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]]) -> None:
+        """Accept connections until a shutdown begins."""
+        with self.accept_scope:
+            # connections live in the server's nursery: they outlive the accepting
+            await trio.serve_tcp(
+                self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
+            )
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
@@ -313,8 +341,8 @@ class _HttpServer:
                 if request is None:
                     break
                 await self._dispatch(conn, stream, request)
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    break  # the client asked to close, or the exchange ended early
+                if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
             log.debug("HTTP connection ended: %r", e)
@@ -389,19 +417,50 @@ class _HttpServer:
                 allowed_hosts = [self.host]
             if not host_allowed(req.header("host"), allowed_hosts):
                 raise _HttpError(403, "Forbidden: host not allowed")
-            if req.method == "POST":
-                await self._post(conn, stream, req)
-            elif req.method == "GET":
-                await self._get(conn, stream, req)
-            elif req.method == "DELETE":
-                await self._delete(conn, stream, req)
-            else:
+            if self.closing:
+                raise _HttpError(503, "Service Unavailable: the server is shutting down")
+            handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(req.method)
+            if handler is None:
                 raise _HttpError(405, f"{req.method} is not supported on the MCP endpoint")
+            self.busy += 1
+            try:
+                await handler(conn, stream, req)
+            finally:
+                self.busy -= 1
+                if self.busy == 0:
+                    self._quiet.set()
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else None
             # [basic/transports#11, #20] the body may be a JSON-RPC error without id
             await self._respond(conn, stream, e.status, body, extra)
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop gracefully: no new connections, no new requests (503), GET streams end
+        now (after a ``retry`` event, so clients know to come back later), requests in
+        flight get up to ``grace`` seconds to be answered; then their streams end the
+        same way (a JSON answer still awaited is a 503), every session is closed, and
+        the server stops."""
+        self.closing = True
+        self.accept_scope.cancel()
+        for session in list(self.sessions.values()):
+            if session.get_stream is not None:
+                session.close_connection(session.get_stream)
+        with trio.move_on_after(grace):
+            await self._until_quiet()
+        for session in list(self.sessions.values()):
+            session.closed = True
+            for sse in list(session.streams.values()):
+                session.close_connection(sse)
+            session.scope.cancel(reason="the server is shutting down")
+        with trio.move_on_after(1):
+            await self._until_quiet()  # the last events and answers go out
+        self.nursery.cancel_scope.cancel(reason="the server is shutting down")
+
+    async def _until_quiet(self) -> None:
+        while self.busy:
+            self._quiet = trio.Event()
+            await self._quiet.wait()
 
     # -- sessions ----------------------------------------------------------------------------------
 
@@ -678,7 +737,9 @@ async def serve_http(
     task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
-    """Serve ``server`` over Streamable HTTP until cancelled.
+    """Serve ``server`` over Streamable HTTP until cancelled, or until
+    ``await info.aclose(grace)`` on the :class:`HttpServerInfo` it starts with
+    (a graceful shutdown; see :meth:`_HttpServer.shutdown`).
 
     [basic/transports#12] binds 127.0.0.1 by default. ``options`` are
     :class:`HttpConfig` fields (``path``, ``allowed_origins``, ``json_response`` ...).
@@ -686,10 +747,10 @@ async def serve_http(
     cfg = config or HttpConfig(**options)
     async with trio.open_nursery() as nursery:
         http = _HttpServer(server, cfg, nursery, host)
-        listeners = await nursery.start(partial(trio.serve_tcp, http.handle_connection, port, host=host))
+        listeners = await nursery.start(http.accept, port)
         bound = listeners[0].socket.getsockname()
         url_host = f"[{host}]" if ":" in host else host
-        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}")
+        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}", server=http)
         nursery.start_soon(http.expire_idle)
         log.info("MCP Streamable HTTP endpoint at %s", info.url)
         task_status.started(info)

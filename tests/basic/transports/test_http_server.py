@@ -139,3 +139,35 @@ async def test_a_long_call_keeps_its_history_and_an_evicted_stream_is_gone() -> 
         # the first ping's stream was dropped long ago: 410, not the GET stream
         status, _ = await mem.call("GET", {**listen, "last-event-id": first_id or ""})
         assert status == 410
+
+
+async def test_shutdown_grace_runs_out(autojump_clock: Any) -> None:
+    server = Server("stubborn")
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with memory_http(server) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
+        async with mem.exchange("POST", session, call) as post:
+            await post.events()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(mem.http.shutdown, 5)
+                await trio.testing.wait_all_tasks_blocked()
+                # requests that come during the grace period are refused
+                status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+                assert status == 503
+                start = trio.current_time()
+                rest = await post.rest()
+                # after the grace period the stream ends cleanly, with a retry, and the handler is cancelled
+                assert trio.current_time() - start == pytest.approx(5, abs=0.5)
+                assert [e.retry for e in rest] == [1000] and post.complete
+                await cancelled.wait()
+        assert mem.http.sessions == {}

@@ -158,6 +158,8 @@ class Exchange:
         self.headers: dict[str, str] = {}
         self.decoder = SSEDecoder()
         self.ended = False
+        #: the answer ended with its last chunk (not a dropped connection)
+        self.complete = False
 
     async def _next(self) -> h11.Event | type[h11.NEED_DATA]:
         event = self.conn.next_event()
@@ -183,6 +185,7 @@ class Exchange:
                         return found
                 elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                     self.ended = True
+                    self.complete = isinstance(event, h11.EndOfMessage)
         return []
 
     async def rest(self) -> list[SSEEvent]:
@@ -766,3 +769,50 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
         nursery.cancel_scope.cancel()
     posts = [m for verb, m in received if verb == "POST"]
     assert posts == ["initialize", "ping", "ping"]  # each exactly once, none lost
+
+
+async def test_graceful_shutdown() -> None:
+    server = Server("closing")
+    go = trio.Event()
+    started = trio.Event()
+
+    @server.tool()
+    async def finish(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await go.wait()
+        return "finished"
+
+    async with trio.open_nursery() as nursery:
+        info: HttpServerInfo = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "finish"}}
+        async with (
+            exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get,
+            exchange(info.url, "POST", session, call) as post,
+        ):
+            await get.events()
+            await post.events()
+            with trio.fail_after(10):
+                await started.wait()
+            closed = trio.Event()
+
+            async def shut_down() -> None:
+                await info.aclose(grace=10)
+                closed.set()
+
+            nursery.start_soon(shut_down)
+            # the GET stream ends at once, cleanly, telling the client when to come back
+            with trio.fail_after(10):
+                rest = await get.rest()
+            assert [e.retry for e in rest] == [1000] and get.complete
+            # no new connections
+            with pytest.raises(OSError):
+                await trio.open_tcp_stream("127.0.0.1", info.port)
+            assert not closed.is_set()
+            # the request in flight is still answered, on its stream, which ends cleanly
+            go.set()
+            (result,) = [json.loads(e.data) for e in await post.rest() if e.data]
+            assert result["result"]["content"][0]["text"] == "finished" and post.complete
+        with trio.fail_after(10):
+            await closed.wait()
+    # serve_http returned by itself: the nursery closed without being cancelled
