@@ -29,7 +29,7 @@ import select
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import h11
 import trio
@@ -224,6 +224,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         default_retry_ms: int = 1000,
         max_idle_connections: int = 4,
         on_new_session: Callable[[str, str | None], None] | None = None,
+        legacy_fallback: bool = False,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
@@ -254,6 +255,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self._closed = False
         self._pool = _Pool(max_idle_connections)
         self.close_reason: str | None = None
+        #: try the 2024-11-05 HTTP+SSE transport when initialize is refused with 400/404/405
+        self.legacy_fallback = legacy_fallback
+        #: the POST endpoint of a 2024-11-05 HTTP+SSE server, once we fell back to one
+        self.legacy_endpoint: str | None = None
 
     # -- HTTP -------------------------------------------------------------------------------------
 
@@ -345,6 +350,63 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # opened now, before the next message goes out, so the server knows the
             # stream from the start of operation (not at a moment that depends on timing)
             await self.nursery.start(self._listen)
+
+    # -- the 2024-11-05 HTTP+SSE transport ------------------------------------------------------------
+
+    async def _fall_back(self, init: bytes, request_ids: list[Any]) -> None:
+        """[basic/transports, backwards compatibility] initialize was refused: try the old transport.
+
+        GET the URL, expecting an SSE stream whose first event is ``endpoint``
+        (where to POST); from then on every message is POSTed there and every
+        server message arrives on that stream as a ``message`` event.
+        """
+        try:
+            with trio.fail_after(self.connect_timeout):
+                response = await self._request("GET", "text/event-stream")
+                if response.status != 200 or response.content_type != "text/event-stream":
+                    await response.aclose()
+                    raise _RestartFailed(f"the GET answered HTTP {response.status} {response.content_type}")
+                decoder = SSEDecoder()
+                events = self._events(response, decoder)
+                first = await anext(events, None)
+                if first is None or first.event != "endpoint" or not first.data:
+                    await response.aclose()
+                    raise _RestartFailed(f"the first event is not an endpoint: {first!r}")
+            endpoint = urljoin(self.url, first.data.strip())
+            parts = urlsplit(endpoint)
+            if (parts.scheme, parts.hostname, parts.port or 80) != ("http", self.host, self.port):
+                # the endpoint must be on the server we were given: never POST elsewhere
+                await response.aclose()
+                raise _RestartFailed(f"the endpoint {endpoint!r} is on another origin")
+        except (_RestartFailed, trio.TooSlowError, *_FAILURES) as e:
+            log.warning("%s: neither Streamable HTTP nor the 2024-11-05 HTTP+SSE transport: %s", self.url, e)
+            self._answer_failed(request_ids, 0, f"no MCP server at {self.url}: {e}".encode())
+            self._ready.set()
+            return
+        self.legacy_endpoint = endpoint
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        log.info("%s speaks the 2024-11-05 HTTP+SSE transport; posting to %s", self.url, endpoint)
+        self.nursery.start_soon(self._legacy_stream, response, events)
+        try:
+            sent = await self._write("POST", _ACCEPT_BOTH, init)
+        except (*_FAILURES, trio.TooSlowError) as e:
+            self._answer_failed(request_ids, 0, str(e).encode())
+            self._ready.set()
+            return
+        await self._consume(sent, init, request_ids, False, None)
+
+    async def _legacy_stream(self, response: _Response, events: AsyncIterator[SSEEvent]) -> None:
+        """Server messages of the old transport: ``message`` events on the one SSE stream."""
+        try:
+            async for event in events:
+                if event.event in (None, "message") and event.data:
+                    self._deliver(json.loads(event.data))
+        except ValueError as e:
+            log.warning("the SSE stream carried something that is not JSON: %r", e)
+        finally:
+            await response.aclose()
+        if not self._closed:
+            self._fail("the server closed its SSE stream (2024-11-05 HTTP+SSE transport)")
 
     async def _post(self, body: bytes) -> _Response:
         try:
@@ -486,11 +548,15 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             if is_init:
                 self._ready.set()
             return
+        if is_init and self.legacy_fallback and response.status in (400, 404, 405):
+            await response.aclose()
+            await self._fall_back(value, request_ids)
+            return
         if is_init:
             self.session_id = response.headers.get(MCP_SESSION_ID)
         try:
-            if response.status == 202:
-                return
+            if response.status == 202 or (self.legacy_endpoint is not None and response.status < 300):
+                return  # (the old transport answers on its SSE stream)
             if response.status >= 400:
                 body = await response.read()
                 self._answer_failed(request_ids, response.status, body)

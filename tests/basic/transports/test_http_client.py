@@ -7,10 +7,12 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
+import h11
 import pytest
 import trio
 
-from mcp_ref.errors import RequestTimeout
+from mcp_ref.basic.transports.streamable_http import encode_sse
+from mcp_ref.errors import MCPError, RequestTimeout
 from mcp_ref.schema.roots import Root
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
@@ -194,3 +196,38 @@ async def test_a_server_polling_by_closing_its_stream_is_followed() -> None:
         with trio.fail_after(10):
             result = await client.call_tool("poll", timeout=10)
         assert result.content[0].text == "polled"  # type: ignore[union-attr]
+
+
+# -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
+
+
+async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
+    requests: list[tuple[str, str]] = []
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        async with stream:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+                elif isinstance(event, h11.Request):
+                    requests.append((event.method.decode(), event.target.decode()))
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+            if requests[-1][0] == "POST":
+                out = conn.send(h11.Response(status_code=405, headers=[("content-length", "0")])) or b""
+                out += conn.send(h11.EndOfMessage()) or b""
+            else:  # an old server would name its POST endpoint; this one names another host
+                out = conn.send(h11.Response(status_code=200, headers=[("content-type", "text/event-stream")])) or b""
+                out += conn.send(h11.Data(data=encode_sse("http://evil.example/messages", event="endpoint"))) or b""
+            await stream.send_all(out)
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(10), pytest.raises(MCPError, match="another origin"):
+            async with open_http_client(f"http://127.0.0.1:{port}/sse", http_options={"legacy_fallback": True}):
+                pass
+        nursery.cancel_scope.cancel()
+    assert requests == [("POST", "/sse"), ("GET", "/sse")]
