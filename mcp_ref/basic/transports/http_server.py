@@ -285,6 +285,16 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.get_stream = None
 
 
+def _primes(version: Any) -> bool:
+    """Whether streams start with a priming event (an id and empty data) for this protocol version.
+
+    Decision: only from 2025-11-25 on, which introduced it; clients of older
+    revisions may choke on an event with empty data (the official TypeScript
+    SDK makes the same choice).
+    """
+    return isinstance(version, str) and version >= "2025-11-25"
+
+
 class _HttpError(Exception):
     def __init__(self, status: int, message: str, jsonrpc_code: int | None = None) -> None:
         super().__init__(message)
@@ -575,8 +585,10 @@ class _HttpServer:
         else:
             sse = session.new_stream(request_ids)
             listener = sse.attach()
-            # [basic/transports#23] a priming event first: an id and empty data, with the retry field
-            session.emit(sse, "", retry=self.config.retry_ms)
+            version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
+            if _primes(version):
+                # [basic/transports#23] a priming event first: an id and empty data, with the retry field
+                session.emit(sse, "", retry=self.config.retry_ms)
             session.deliver(req.body)
             await self._stream_sse(conn, stream, session, sse, listener, headers)
 
@@ -712,7 +724,8 @@ class _HttpServer:
         sse = session.get_stream or session.new_stream(None, standalone=True)
         session.get_stream = sse
         listener = sse.attach()
-        session.emit(sse, "", retry=self.config.retry_ms)
+        if _primes(session.protocol_version):
+            session.emit(sse, "", retry=self.config.retry_ms)
         while session.pending_unrelated:
             session.emit(sse, session.pending_unrelated.popleft().decode("utf-8"))
         await self._stream_sse(conn, stream, session, sse, listener, {}, watch=True)

@@ -345,6 +345,22 @@ async def test_batches_only_in_2025_03_26() -> None:
         assert status == 400 and json.loads(body)["error"]["code"] == -32600
 
 
+@pytest.mark.req("basic/transports#23")
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])
+async def test_no_priming_event_for_older_revisions(version: str) -> None:
+    async with http_server(check_server()) as info:
+        init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
+        status, _, body = await raw(info.url, "POST", ACCEPT_BOTH, init)
+        assert status == 200 and all(e.data for e in SSEDecoder().feed(body))
+        session = await start_session(info.url, version)
+        status, _, body = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        (event,) = SSEDecoder().feed(body)
+        assert json.loads(event.data or "") == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        async with exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get:
+            assert (await raw(info.url, "DELETE", session))[0] == 200
+            assert await get.rest() == []
+
+
 async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer() -> None:
     server = Server("busy")
     release = trio.Event()
