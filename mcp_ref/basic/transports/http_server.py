@@ -385,16 +385,25 @@ class _HttpServer:
                 continue
             if isinstance(event, h11.Request):
                 head = event
+                declared = dict(event.headers).get(b"content-length")
+                if declared is not None and int(declared) > self.config.max_body:
+                    await self._too_large(conn, stream)  # refused before a byte of it is read
+                    return None
             elif isinstance(event, h11.Data):
                 body += event.data
                 if len(body) > self.config.max_body:
-                    await self._respond(conn, stream, 413, {"error": "request body too large"})
+                    await self._too_large(conn, stream)
                     return None
             elif isinstance(event, h11.EndOfMessage):
                 assert head is not None
                 return _Request(head, bytes(body))
             elif isinstance(event, h11.ConnectionClosed):
                 return None
+
+    async def _too_large(self, conn: h11.Connection, stream: trio.abc.Stream) -> None:
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Request body over {self.config.max_body} bytes"}
+        # the rest of the body is not read: the connection ends after this answer
+        await self._respond(conn, stream, 413, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
 
     async def _respond(
         self,

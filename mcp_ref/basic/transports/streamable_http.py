@@ -44,7 +44,7 @@ __all__ = [
 MCP_SESSION_ID = "mcp-session-id"
 MCP_PROTOCOL_VERSION = "mcp-protocol-version"
 LAST_EVENT_ID = "last-event-id"
-#: [basic/transports#67] what to assume when the version header is absent
+#: [basic/transports#67] what the spec assumes when the version header is absent (see version_header_ok)
 DEFAULT_ASSUMED_VERSION = "2025-03-26"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -198,7 +198,13 @@ def host_allowed(host: str | None, allowed: Iterable[str] | None) -> bool:
 
 
 def version_header_ok(value: str | None) -> bool:
-    """[basic/transports#67, #68] absent is fine (assume 2025-03-26); present must be supported."""
+    """[basic/transports#67, #68] absent is fine; present must be supported.
+
+    Absent, the spec has servers assume :data:`DEFAULT_ASSUMED_VERSION`; our
+    server never needs the header's value: every rule that depends on the
+    revision (batches, priming events) follows the version the session
+    negotiated, which is what that assumption stands in for.
+    """
     return value is None or value in SUPPORTED_VERSIONS
 
 

@@ -291,7 +291,17 @@ async def test_http_errors() -> None:
         assert (await raw(url, "POST", ACCEPT_BOTH, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 400
         unknown = {**ACCEPT_BOTH, "mcp-session-id": "deadbeef"}
         assert (await raw(url, "POST", unknown, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 404
-        assert (await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000}))[0] == 413
+        status, _, body = await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000})
+        assert status == 413 and json.loads(body)["error"]["code"] == -32600 and "id" not in json.loads(body)
+        # a declared length over the limit is refused before the body is sent at all
+        stream = await trio.open_tcp_stream("127.0.0.1", info.port)
+        async with stream:
+            conn = h11.Connection(h11.CLIENT)
+            headers = [("host", "127.0.0.1"), ("content-type", "application/json"), ("content-length", "10000000")]
+            await stream.send_all(conn.send(h11.Request(method="POST", target="/mcp", headers=headers)) or b"")
+            answer = Exchange(stream, conn)
+            await answer.head()
+            assert answer.status == 413
         assert (await raw(url, "PUT", ACCEPT_BOTH, INIT))[0] == 405
         assert (await raw(url.replace("/mcp", "/other"), "POST", ACCEPT_BOTH, INIT))[0] == 404
         assert info.host == "127.0.0.1"
