@@ -400,7 +400,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         try:
             async for event in events:
                 if event.event in (None, "message") and event.data:
-                    self._deliver(json.loads(event.data))
+                    self._deliver(json.loads(event.data), event.data.encode())
         except ValueError as e:
             log.warning("the SSE stream carried something that is not JSON: %r", e)
         finally:
@@ -513,8 +513,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 
     # -- answers ---------------------------------------------------------------------------------
 
-    def _deliver(self, payload: Any) -> None:
-        for msg in payload if isinstance(payload, list) else [payload]:
+    def _deliver(self, payload: Any, raw: bytes | None = None) -> None:
+        """Hand the session each message of ``payload``: one message as the server wrote
+        it (``raw``), not re-encoded; the members of a batch each encoded anew."""
+        batch = isinstance(payload, list)
+        for msg in payload if batch else [payload]:
             if (
                 isinstance(msg, dict)
                 and self._init_id is not None
@@ -525,7 +528,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 self.protocol_version = version if isinstance(version, str) else None
                 self._ready.set()
             if not self._closed:
-                self._inbox_send.send_nowait(json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode())
+                # (ASCII escapes: a lone surrogate from the peer stays encodable)
+                data = raw if raw is not None and not batch else json.dumps(msg, separators=(",", ":")).encode()
+                self._inbox_send.send_nowait(data)
 
     async def _consume(
         self, sent: _Sent, value: bytes, request_ids: list[Any], is_init: bool, session_id: str | None
@@ -565,7 +570,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 return
             if response.content_type == "application/json":
                 body = await response.read()
-                self._deliver(json.loads(body) if body else [])
+                self._deliver(json.loads(body) if body else [], body)
                 return
             if response.content_type == "text/event-stream":
                 await self._read_sse(response, {json.dumps(i) for i in request_ids})
@@ -621,7 +626,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         for msg in payload if isinstance(payload, list) else [payload]:
                             if isinstance(msg, dict) and "method" not in msg:
                                 pending.discard(json.dumps(msg.get("id")))
-                        self._deliver(payload)
+                        self._deliver(payload, event.data.encode())
                 await response.aclose()
             if not pending or self._closed:
                 return
@@ -695,7 +700,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         if event.retry is not None:
                             retry_ms = event.retry
                         if event.data:
-                            self._deliver(json.loads(event.data))
+                            self._deliver(json.loads(event.data), event.data.encode())
             except (OSError, trio.BrokenResourceError, h11.ProtocolError, ValueError) as e:
                 failures += 1
                 log.debug("GET stream broke: %r", e)

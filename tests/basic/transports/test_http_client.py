@@ -231,3 +231,32 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
                 pass
         nursery.cancel_scope.cancel()
     assert requests == [("POST", "/sse"), ("GET", "/sse")]
+
+
+async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
+    """No re-encoding: a lone surrogate escaped in the server's JSON (legal JSON text,
+    not encodable as UTF-8 once decoded) reaches the session intact."""
+    from mcp_ref.basic.transports.http_client import open_http_channel
+
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","odd":"\\ud800"}}'
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        async with stream:
+            while not isinstance(event := conn.next_event(), h11.EndOfMessage):
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+            headers = [("content-type", "application/json"), ("content-length", str(len(answer)))]
+            out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
+            await stream.send_all(
+                out + (conn.send(h11.Data(data=answer)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+            )
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(10):
+            async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
+                await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')
+                assert await channel.receive() == answer
+        nursery.cancel_scope.cancel()
