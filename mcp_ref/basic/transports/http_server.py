@@ -18,7 +18,6 @@ kept in a bounded :class:`EventStore` so a client can resume a stream with
 
 import json
 import logging
-import math
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -74,6 +73,12 @@ class HttpConfig:
     retry_ms: int = 1000
     get_stream: bool = True  # False: GET answers 405
     events_per_stream: int = 1000
+    #: events a connection may fall behind its stream before it is dropped (the client resumes)
+    max_buffered_events: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    #: messages a session may have waiting for it to read; a POST past that is 429
+    max_inbox: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    #: seconds a session may take from initialize to notifications/initialized
+    init_timeout: float = 60.0
     #: streams whose events are kept for resumption (finished ones are dropped first)
     stored_streams: int = 100
     #: seconds a connection may take to deliver a whole request, counted from its
@@ -109,25 +114,42 @@ class _Stream:
         self.pending_ids = pending_ids if pending_ids is not None else set()
         self.seq = 0
         self.done = False  # the stream ended (all responses sent)
-        self.listener: trio.MemorySendChannel[bytes | None] | None = None
+        self.listener: _Listener | None = None
 
-    def attach(self) -> "_Listener":
-        """A connection starts listening (replacing any earlier one)."""
-        send, recv = trio.open_memory_channel[bytes | None](math.inf)
-        if self.listener is not None:
-            self.listener.send_nowait(None)
-        self.listener = send
-        return _Listener(send, recv)
+    def attach(self, buffer: int) -> "_Listener":
+        """A connection starts listening (replacing any earlier one); it may fall ``buffer`` events behind."""
+        send, recv = trio.open_memory_channel[bytes | None](buffer)
+        self.push(None)
+        self.listener = _Listener(send, recv)
+        return self.listener
 
     def detach(self, listener: "_Listener") -> None:
-        if self.listener is listener.send:
+        if self.listener is listener:
+            self.listener = None
+
+    def push(self, item: bytes | None) -> None:
+        """Give the connection an event (None: end it, keeping the stream)."""
+        listener = self.listener
+        if listener is None:
+            return
+        if item is None:
+            self.listener = None
+        try:
+            listener.send.send_nowait(item)
+        except trio.WouldBlock:
+            # a client that stops reading must not grow our memory: its connection is
+            # dropped, and it resumes from the event store with Last-Event-ID
+            log.warning("stream %s: the client fell too far behind; its connection is dropped", self.id)
+            listener.scope.cancel()
             self.listener = None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
+    #: cancelled when the client falls too far behind
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
 
 
 class _HttpSession(trio.abc.Channel[bytes]):
@@ -136,7 +158,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def __init__(self, session_id: str, config: HttpConfig) -> None:
         self.id = session_id
         self.config = config
-        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
+        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](config.max_inbox)
         self.streams: dict[str, _Stream] = {}
         self.by_request: dict[str, _Stream] = {}
         self.get_stream: _Stream | None = None
@@ -145,7 +167,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
         #: streams not yet ended (the limit max_streams_per_session counts these)
         self.open_streams = 0
         self.scope = trio.CancelScope()
-        self.last_active = trio.current_time()
+        self.last_active = self.created = trio.current_time()
+        #: notifications/initialized has come (until then the session is on init_timeout)
+        self.initialized = False
         self.closed = False
         self._next_stream = 0
         #: the initialize request's id (as JSON text), and the version its response settled on
@@ -218,10 +242,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     def close_connection(self, stream: _Stream) -> None:
         """End the connection a stream is sent on, after a ``retry`` event; the stream goes on."""
-        if stream.listener is not None:
-            stream.listener.send_nowait(encode_sse(None, retry=self.config.retry_ms))
-            stream.listener.send_nowait(None)  # close this connection, keep the stream
-            stream.listener = None
+        stream.push(encode_sse(None, retry=self.config.retry_ms))
+        stream.push(None)  # close this connection, keep the stream
 
     def request_cancelled(self, request_id: Any) -> None:
         """The client cancelled a request: no response will come, so its stream is done.
@@ -238,7 +260,13 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     # -- streams ----------------------------------------------------------------------------------
 
+    def check_room(self) -> None:
+        """Refuse a message the session has no room for (it is not keeping up with the client)."""
+        if self._inbox_send.statistics().current_buffer_used >= self.config.max_inbox:
+            raise _HttpError(429, "Too Many Requests: the session has too many messages waiting")
+
     def deliver(self, message: bytes) -> None:
+        """Hand the session a message (room was checked, with no checkpoint since)."""
         self.last_active = trio.current_time()
         self._inbox_send.send_nowait(message)
 
@@ -258,8 +286,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
         # [basic/transports#36, #49] every event is kept for replay
         self.events.store(stream.id, stream.seq, event)
-        if stream.listener is not None:
-            stream.listener.send_nowait(event)
+        stream.push(event)
 
     def issued(self, stream_id: str) -> bool:
         """Whether ``stream_id`` names a stream of this session (kept or not)."""
@@ -278,9 +305,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
             if not self.events.finished(stream.id):
                 self.streams.pop(stream.id, None)  # nothing left to resume
         stream.done = True
-        if stream.listener is not None:
-            stream.listener.send_nowait(None)
-            stream.listener = None
+        stream.push(None)
         if stream is self.get_stream:
             self.get_stream = None
 
@@ -509,11 +534,17 @@ class _HttpServer:
             log.info("HTTP session %s ended", session.id)
 
     async def expire_idle(self) -> None:
-        interval = max(1.0, min(60.0, self.config.session_idle_timeout / 4))
+        cfg = self.config
+        interval = max(1.0, min(60.0, cfg.session_idle_timeout / 4, cfg.init_timeout / 4))
         while True:
             await trio.sleep(interval)
             now = trio.current_time()
             for session in list(self.sessions.values()):
+                if not session.initialized and now - session.created > cfg.init_timeout:
+                    # a session that never finished initializing must not hold a max_sessions slot
+                    log.info("HTTP session %s never sent notifications/initialized; closed", session.id)
+                    session.scope.cancel(reason="initialization not completed in time")
+                    continue
                 idle = now - session.last_active
                 busy = any(s.listener is not None for s in session.streams.values())
                 if idle > self.config.session_idle_timeout and not busy:
@@ -574,6 +605,7 @@ class _HttpServer:
             headers[MCP_SESSION_ID] = session.id
         elif not isinstance(message, list):
             session = self._session_for(req)
+        session.check_room()
         request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
         if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
             # one stream per request id: a second request with an id still in flight is refused
@@ -582,8 +614,11 @@ class _HttpServer:
             # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)
             for k in kinds:
-                if isinstance(k, RawNotification) and k.method == "notifications/cancelled" and k.params:
-                    session.request_cancelled(k.params.get("requestId"))
+                if isinstance(k, RawNotification):
+                    if k.method == "notifications/cancelled" and k.params:
+                        session.request_cancelled(k.params.get("requestId"))
+                    elif k.method == "notifications/initialized":
+                        session.initialized = True
             await self._respond(conn, stream, 202)
             return
         methods = {k.method for k in kinds if isinstance(k, RawRequest)}
@@ -593,7 +628,7 @@ class _HttpServer:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)
-            listener = sse.attach()
+            listener = sse.attach(self.config.max_buffered_events)
             version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
             if _primes(version):
                 # [basic/transports#23] a priming event first: an id and empty data, with the retry field
@@ -611,7 +646,7 @@ class _HttpServer:
         headers: dict[str, str],
     ) -> None:
         sse = session.new_stream(request_ids)
-        listener = sse.attach()
+        listener = sse.attach(self.config.max_buffered_events)
         session.deliver(body)
         answers = []
         decoder = SSEDecoder()
@@ -654,19 +689,22 @@ class _HttpServer:
         try:
             for past in replay:
                 await stream.send_all(conn.send(h11.Data(data=past)) or b"")
-            if watch:
-                # a long-lived stream: a client closing its end is noticed at once, not at
-                # the next write, so its listener does not linger
-                async with trio.open_nursery() as nursery:
-                    left = trio.Event()
-                    nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
+            with listener.scope:
+                if watch:
+                    # a long-lived stream: a client closing its end is noticed at once, not at
+                    # the next write, so its listener does not linger
+                    async with trio.open_nursery() as nursery:
+                        left = trio.Event()
+                        nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
+                        await self._pump(conn, stream, listener)
+                        nursery.cancel_scope.cancel()
+                    if left.is_set():
+                        log.debug("session %s: client closed stream %s", session.id, sse.id)
+                        return
+                else:
                     await self._pump(conn, stream, listener)
-                    nursery.cancel_scope.cancel()
-                if left.is_set():
-                    log.debug("session %s: client closed stream %s", session.id, sse.id)
-                    return
-            else:
-                await self._pump(conn, stream, listener)
+            if listener.scope.cancelled_caught:
+                return  # dropped as too slow: the connection ends without the last chunk
             await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # [basic/transports#34] a disconnection is not a cancellation: the stream
@@ -712,7 +750,7 @@ class _HttpServer:
             replay = session.events.replay_after(stream_id, seq) if resumable is not None else None
             if resumable is not None and replay is not None:
                 # [basic/transports#52, #53, #54] replay that stream only, then go on live
-                listener = resumable.attach()
+                listener = resumable.attach(self.config.max_buffered_events)
                 if resumable.done:
                     resumable.detach(listener)
                     listener.send.send_nowait(None)  # replay only: the stream had ended
@@ -732,7 +770,7 @@ class _HttpServer:
         # [basic/transports#47] so no message is ever sent on two streams.
         sse = session.get_stream or session.new_stream(None, standalone=True)
         session.get_stream = sse
-        listener = sse.attach()
+        listener = sse.attach(self.config.max_buffered_events)
         if _primes(session.protocol_version):
             session.emit(sse, "", retry=self.config.retry_ms)
         while session.pending_unrelated:

@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_ref.basic.transports.http_server import HttpConfig, _HttpServer
+from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.testing.transport_check import check_server
 
@@ -27,9 +27,11 @@ class MemoryHttp:
 
     @asynccontextmanager
     async def exchange(
-        self, method: str, headers: dict[str, str] | None = None, body: Any = None
+        self, method: str, headers: dict[str, str] | None = None, body: Any = None, *, lockstep: bool = False
     ) -> AsyncIterator[Exchange]:
-        client, server_side = trio.testing.memory_stream_pair()
+        """One exchange; ``lockstep``: the server's writes wait until the client reads (no buffer)."""
+        pair = trio.testing.lockstep_stream_pair if lockstep else trio.testing.memory_stream_pair
+        client, server_side = pair()
         self.nursery.start_soon(self.http.handle_connection, server_side)
         async with client:
             yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
@@ -171,3 +173,64 @@ async def test_shutdown_grace_runs_out(autojump_clock: Any) -> None:
                 assert [e.retry for e in rest] == [1000] and post.complete
                 await cancelled.wait()
         assert mem.http.sessions == {}
+
+
+async def test_a_session_that_never_completes_initialization_is_closed(autojump_clock: Any) -> None:
+    async with memory_http(check_server(), init_timeout=30) as mem:
+        kept = await mem.start_session()
+        async with mem.exchange("POST", ACCEPT_BOTH, INIT) as ex:
+            await ex.rest()
+            abandoned = ex.headers["mcp-session-id"]
+        assert set(mem.http.sessions) == {kept["mcp-session-id"], abandoned}
+        await trio.sleep(60)
+        # its max_sessions slot is free again; the initialized session stays (idle for 1 h)
+        assert set(mem.http.sessions) == {kept["mcp-session-id"]}
+
+
+@pytest.mark.req("basic/transports#34", "basic/transports#52")
+async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
+    server = Server("chatty")
+
+    go = trio.Event()
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await go.wait()
+        for step in range(50):
+            await ctx.progress(step)
+        return "said it all"
+
+    async with memory_http(server, max_buffered_events=5) as mem:
+        session = await mem.start_session()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+        }
+        async with mem.exchange("POST", session, call, lockstep=True) as post:
+            (priming,) = await post.events()
+            go.set()
+            await trio.testing.wait_all_tasks_blocked()
+            # the client read nothing more: the server drops the connection (no last chunk)
+            # rather than buffering 50 events for it
+            await post.rest()
+            assert not post.complete
+        # nothing was lost: the stream resumes from the event store
+        listen = {**session, "accept": "text/event-stream", "last-event-id": priming.id or ""}
+        status, messages = await mem.call("GET", listen)
+        assert status == 200 and len(messages) == 51
+        assert messages[-1]["result"]["content"][0]["text"] == "said it all"
+
+
+def test_a_session_refuses_messages_it_has_no_room_for() -> None:
+    async def main() -> None:
+        session = _HttpSession("s", HttpConfig(max_inbox=2))
+        for _ in range(2):
+            session.check_room()
+            session.deliver(b"{}")
+        with pytest.raises(_HttpError) as refused:
+            session.check_room()
+        assert refused.value.status == 429
+
+    trio.run(main)

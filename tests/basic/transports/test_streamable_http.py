@@ -179,7 +179,11 @@ class Exchange:
         """The next SSE events (empty once the answer has ended)."""
         with trio.fail_after(10):
             while not self.ended:
-                event = await self._next()
+                try:
+                    event = await self._next()
+                except h11.RemoteProtocolError:  # the connection dropped mid-answer
+                    self.ended = True
+                    break
                 if isinstance(event, h11.Data):
                     if found := self.decoder.feed(bytes(event.data)):
                         return found
