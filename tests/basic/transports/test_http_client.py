@@ -16,6 +16,7 @@ from mcp_ref.errors import MCPError, RequestTimeout
 from mcp_ref.schema.roots import Root
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.transport_check import check_server
 
 from .test_streamable_http import http_server
 
@@ -260,3 +261,15 @@ async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
                 await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')
                 assert await channel.receive() == answer
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/transports#63", "basic/transports#64")
+async def test_the_client_deletes_its_session_on_close() -> None:
+    from .test_streamable_http import ACCEPT_BOTH, raw
+
+    async with http_server(check_server()) as info:
+        async with open_http_client(info.url) as client:
+            await client.ping()
+            session_id = client.session.channel.session_id  # type: ignore[attr-defined]
+        headers = {**ACCEPT_BOTH, "mcp-session-id": session_id}
+        assert (await raw(info.url, "POST", headers, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))[0] == 404

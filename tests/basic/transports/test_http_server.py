@@ -11,7 +11,9 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
+from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
 from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, send_request
@@ -234,3 +236,111 @@ def test_a_session_refuses_messages_it_has_no_room_for() -> None:
         assert refused.value.status == 429
 
     trio.run(main)
+
+
+# -- limits and policy ---------------------------------------------------------------------------
+
+
+async def test_a_connection_that_sends_no_request_is_closed_after_read_timeout(autojump_clock: Any) -> None:
+    async with memory_http(check_server(), read_timeout=7) as mem:
+        client, server_side = trio.testing.memory_stream_pair()
+        mem.nursery.start_soon(mem.http.handle_connection, server_side)
+        start = trio.current_time()
+        assert await client.receive_some() == b""  # closed, having said nothing
+        assert trio.current_time() - start == pytest.approx(7)
+
+
+async def test_too_many_open_streams_is_429(autojump_clock: Any) -> None:
+    server = Server("slow")
+    release = trio.Event()
+
+    @server.tool()
+    async def wait(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        return "ok"
+
+    async with memory_http(server, max_streams_per_session=1) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait"}}
+        async with mem.exchange("POST", session, call) as first:
+            status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert status == 429
+            release.set()
+            assert first.status == 200 and len([e for e in await first.rest() if e.data]) == 1
+        # the stream ended: there is room again
+        assert await mem.call("POST", session, {"jsonrpc": "2.0", "id": 4, "method": "ping"}) == (
+            200,
+            [{"jsonrpc": "2.0", "id": 4, "result": {}}],
+        )
+
+
+async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(autojump_clock: Any) -> None:
+    server = check_server()
+
+    @server.tool()
+    async def announce(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for n in range(5):
+            await ctx.session.notify("notifications/message", LoggingMessageNotificationParams(level="info", data=n))
+        return "announced"
+
+    async with memory_http(server, max_pending_unrelated=2) as mem:
+        session = await mem.start_session()
+        level = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}
+        assert (await mem.call("POST", session, level))[0] == 200
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "announce"}}
+        status, answer = await mem.call("POST", session, call)
+        assert status == 200 and answer[-1]["result"]["content"][0]["text"] == "announced", answer
+        async with mem.exchange("GET", {**session, "accept": "text/event-stream"}) as get:
+            events = await get.events()
+            while len([e for e in events if e.data]) < 2:
+                events += await get.events()
+            # the two newest were kept; the older ones were dropped (with a warning)
+            assert [json.loads(e.data)["params"]["data"] for e in events if e.data] == [3, 4]
+
+
+@pytest.mark.req("basic/transports#9", "basic/transports#10")
+async def test_allowed_hosts_and_origins_on_a_live_server(autojump_clock: Any) -> None:
+    options = {"allowed_hosts": ["mcp.example"], "allowed_origins": ["https://app.example"]}
+    async with memory_http(check_server(), **options) as mem:
+
+        async def status(headers: dict[str, str]) -> int:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            async with client:
+                return (await send_request(client, headers.pop("host"), "/mcp", "POST", headers, INIT)).status
+
+        assert await status({"host": "mcp.example", **ACCEPT_BOTH}) == 200
+        assert await status({"host": "mcp.example:8080", "origin": "https://app.example", **ACCEPT_BOTH}) == 200
+        assert await status({"host": "127.0.0.1", **ACCEPT_BOTH}) == 403  # the list replaces the default
+        assert await status({"host": "mcp.example", "origin": "http://localhost:3000", **ACCEPT_BOTH}) == 403
+
+
+# -- our client, over memory streams too ---------------------------------------------------------
+
+
+@pytest.mark.req("basic/transports#27")
+async def test_the_client_waits_the_servers_retry_before_resuming(
+    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = Server("polling")
+
+    @server.tool()
+    async def come_back(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        return "later"
+
+    async with memory_http(server, retry_ms=5000) as mem:
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        http_options = {"max_idle_connections": 0, "default_retry_ms": 1}
+        async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
+            start = trio.current_time()
+            result = await client.call_tool("come_back", timeout=60)
+            assert result.content[0].text == "later"  # type: ignore[union-attr]
+            # the answer was waiting in the event store; the client came for it after 5 s, as told
+            assert trio.current_time() - start == pytest.approx(5, abs=0.1)

@@ -494,8 +494,7 @@ async def test_stream_closed_mid_call_is_resumed() -> None:
     async def interrupt(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         await ctx.progress(1)
         await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
-        await trio.sleep(0.05)
-        await ctx.progress(2)
+        await ctx.progress(2)  # while the client is away: kept for its resumption
         return "after the break"
 
     async with http_server(server, retry_ms=50) as info, open_http_client(info.url) as client:
@@ -512,10 +511,11 @@ async def test_stream_closed_mid_call_is_resumed() -> None:
 async def test_disconnect_is_not_a_cancellation() -> None:
     server = Server("patient")
     finished = trio.Event()
+    client_gone = trio.Event()
 
     @server.tool()
     async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await trio.sleep(0.2)
+        await client_gone.wait()
         finished.set()
         return "done anyway"
 
@@ -541,6 +541,7 @@ async def test_disconnect_is_not_a_cancellation() -> None:
                 elif isinstance(event, h11.Data):
                     decoder.feed(bytes(event.data))
         await stream.aclose()  # gone before the answer
+        client_gone.set()
         last_id = decoder.last_event_id
         with trio.fail_after(5):
             await finished.wait()
@@ -609,15 +610,19 @@ async def test_a_404_starts_a_new_session_and_the_request_goes_through() -> None
 
 @pytest.mark.req("basic/transports#62")
 async def test_the_get_stream_meeting_a_404_starts_one_new_session() -> None:
-    async with http_server(check_server()) as info, open_http_client(info.url) as client:
+    restarted = trio.Event()
+    options = {"on_new_session": lambda old, new: restarted.set()}
+    async with (
+        http_server(check_server(), retry_ms=10) as info,
+        open_http_client(info.url, http_options=options) as client,
+    ):
         await client.ping()
         channel = client.session.channel
         old = channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
         # nobody sends anything: the GET stream ends, its reconnection meets the 404
         with trio.fail_after(10):
-            while channel.session_restarts == 0:  # type: ignore[attr-defined]
-                await trio.sleep(0.05)
+            await restarted.wait()
         await client.ping()
         assert channel.session_restarts == 1  # type: ignore[attr-defined]
         assert channel.session_id not in (None, old)  # type: ignore[attr-defined]
