@@ -716,9 +716,12 @@ class _HttpServer:
     async def _pump(self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener) -> None:
         """Write the listener's events until it is ended; a comment after each quiet spell."""
         while True:
-            event: bytes | None = b":\n\n"  # an SSE comment: ignored by the client, tests the connection
-            with trio.move_on_after(self.config.sse_keepalive):
-                event = await listener.recv.receive()
+            try:
+                event = listener.recv.receive_nowait()  # (no timer when an event is ready)
+            except trio.WouldBlock:
+                event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
+                with trio.move_on_after(self.config.sse_keepalive):
+                    event = await listener.recv.receive()
             if event is None:
                 return
             await stream.send_all(conn.send(h11.Data(data=event)) or b"")
