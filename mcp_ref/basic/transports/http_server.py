@@ -352,7 +352,7 @@ class _HttpServer:
         #: exchanges being handled (a shutdown waits for them)
         self.busy = 0
         self._quiet = trio.Event()
-        self.stopped = trio.Event()
+        self._handlers = {"POST": self._post, "GET": self._get, "DELETE": self._delete}
 
     # -- connections -----------------------------------------------------------------------------
 
@@ -463,7 +463,7 @@ class _HttpServer:
                 raise _HttpError(403, "Forbidden: host not allowed")
             if self.closing:
                 raise _HttpError(503, "Service Unavailable: the server is shutting down")
-            handler = {"POST": self._post, "GET": self._get, "DELETE": self._delete}.get(req.method)
+            handler = self._handlers.get(req.method)
             if handler is None:
                 raise _HttpError(405, f"{req.method} is not supported on the MCP endpoint")
             self.busy += 1

@@ -344,3 +344,30 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
             assert result.content[0].text == "later"  # type: ignore[union-attr]
             # the answer was waiting in the event store; the client came for it after 5 s, as told
             assert trio.current_time() - start == pytest.approx(5, abs=0.1)
+
+
+async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clock: Any) -> None:
+    server = Server("ending")
+    started = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    async with memory_http(server, json_response=True) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
+        async with trio.open_nursery() as nursery:
+            answers: list[tuple[int, bytes]] = []
+
+            async def post() -> None:
+                async with mem.exchange("POST", session, call) as ex:
+                    answers.append((ex.status, await ex.body()))
+
+            nursery.start_soon(post)
+            await started.wait()
+            assert (await mem.call("DELETE", session))[0] == 200
+        ((status, body),) = answers
+        assert status == 503 and json.loads(body)["error"]["code"] == -32603  # not a 200 with an empty body

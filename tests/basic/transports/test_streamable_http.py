@@ -192,6 +192,15 @@ class Exchange:
                     self.complete = isinstance(event, h11.EndOfMessage)
         return []
 
+    async def body(self) -> bytes:
+        """The raw body, read to its end (for answers that are not event streams)."""
+        chunks = []
+        with trio.fail_after(10):
+            while not isinstance(event := await self._next(), h11.EndOfMessage | h11.ConnectionClosed):
+                if isinstance(event, h11.Data):
+                    chunks.append(bytes(event.data))
+        return b"".join(chunks)
+
     async def rest(self) -> list[SSEEvent]:
         """Every event until the answer ends."""
         found = []
