@@ -281,12 +281,13 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.by_request[key] = stream
         return stream
 
-    def emit(self, stream: _Stream, data: str | None, *, retry: int | None = None) -> None:
+    def emit(self, stream: _Stream, data: str | None, *, retry: int | None = None) -> bytes:
         stream.seq += 1
         event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
         # [basic/transports#36, #49] every event is kept for replay
         self.events.store(stream.id, stream.seq, event)
         stream.push(event)
+        return event
 
     def issued(self, stream_id: str) -> bool:
         """Whether ``stream_id`` names a stream of this session (kept or not)."""
@@ -346,7 +347,7 @@ class _HttpServer:
         self.nursery = nursery
         self.host = host
         self.sessions: dict[str, _HttpSession] = {}
-        #: cancels accepting connections (set by serve_http)
+        #: cancelled when a shutdown begins: no more connections are accepted
         self.accept_scope = trio.CancelScope()
         self.closing = False
         #: exchanges being handled (a shutdown waits for them)
@@ -461,7 +462,7 @@ class _HttpServer:
                 allowed_hosts = [self.host]
             if not host_allowed(req.header("host"), allowed_hosts):
                 raise _HttpError(403, "Forbidden: host not allowed")
-            if self.closing:
+            if self.closing and req.method == "GET":
                 raise _HttpError(503, "Service Unavailable: the server is shutting down")
             handler = self._handlers.get(req.method)
             if handler is None:
@@ -607,6 +608,10 @@ class _HttpServer:
             session = self._session_for(req)
         session.check_room()
         request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
+        if self.closing and request_ids:
+            # no new work while shutting down; notifications and responses still come in,
+            # as requests in flight may be waiting for them (an elicitation's answer)
+            raise _HttpError(503, "Service Unavailable: the server is shutting down")
         if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
             # one stream per request id: a second request with an id still in flight is refused
             raise _HttpError(409, "Conflict: a request with this id is already in progress", ErrorCode.INVALID_REQUEST)
@@ -773,12 +778,15 @@ class _HttpServer:
         # [basic/transports#47] so no message is ever sent on two streams.
         sse = session.get_stream or session.new_stream(None, standalone=True)
         session.get_stream = sse
-        listener = sse.attach(self.config.max_buffered_events)
+        sse.push(None)  # an earlier connection ends here: what follows is this one's
+        first = []
         if _primes(session.protocol_version):
-            session.emit(sse, "", retry=self.config.retry_ms)
+            first.append(session.emit(sse, "", retry=self.config.retry_ms))
         while session.pending_unrelated:
-            session.emit(sse, session.pending_unrelated.popleft().decode("utf-8"))
-        await self._stream_sse(conn, stream, session, sse, listener, {}, watch=True)
+            first.append(session.emit(sse, session.pending_unrelated.popleft().decode("utf-8")))
+        # (the queued messages are written directly, not through the listener's bounded buffer)
+        listener = sse.attach(self.config.max_buffered_events)
+        await self._stream_sse(conn, stream, session, sse, listener, {}, replay=first, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------
 

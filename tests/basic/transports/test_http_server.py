@@ -168,6 +168,15 @@ async def test_shutdown_grace_runs_out(autojump_clock: Any) -> None:
                 # requests that come during the grace period are refused
                 status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
                 assert status == 503
+                status, _ = await mem.call("GET", {**session, "accept": "text/event-stream"})
+                assert status == 503
+                # notifications and responses still come in: work in flight may wait for them
+                progress = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": 1, "progress": 1},
+                }
+                assert (await mem.call("POST", session, progress))[0] == 202
                 start = trio.current_time()
                 rest = await post.rest()
                 # after the grace period the stream ends cleanly, with a retry, and the handler is cancelled
