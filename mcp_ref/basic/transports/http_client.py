@@ -10,16 +10,19 @@ Every message is its own POST (transports#14) with the Accept header listing
 JSON and SSE (#16); the answer is read in the background, JSON or SSE (#22),
 so the session never waits on HTTP. After initialization the client sends
 ``MCP-Session-Id`` and ``MCP-Protocol-Version`` (#59, #65), opens the GET
-stream (a 405 just means there is none, #39), resumes interrupted SSE streams
-with ``Last-Event-ID`` after the server's ``retry`` (#25, #27, #52), and sends
+stream (a 405 just means there is none, #39), resumes SSE streams that end
+early -- closed by the server or dropped by the network -- with
+``Last-Event-ID`` after the server's ``retry`` (#25, #27, #52), and sends
 DELETE on close (#63). A 404 for our session id starts a new session (#62):
 the initialize request goes out again without a session id, then
 ``notifications/initialized``, and the request that met the 404 is sent again;
 ``on_new_session`` tells the application, whose server-side state
 (subscriptions, tasks, log level) stayed with the old session. Where that
 fails (another protocol version, an error) the channel ends with
-:class:`SessionExpired`. Plain ``http://`` only (TLS is for a proxy in front
-of us).
+:class:`SessionExpired`. With ``legacy_fallback=True`` a server of the
+2024-11-05 HTTP+SSE transport is used too (initialize refused with
+400/404/405: GET the URL for its ``endpoint`` event, POST there from then on).
+Plain ``http://`` only (TLS is for a proxy in front of us).
 """
 
 import json

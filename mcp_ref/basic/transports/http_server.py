@@ -13,7 +13,9 @@ related to a request -- its progress, requests made while handling it) to that
 request's SSE stream, everything else to the standalone GET stream (or, while
 none is open, to a bounded queue delivered when one opens). Every SSE event is
 kept in a bounded :class:`EventStore` so a client can resume a stream with
-``Last-Event-ID``; a disconnection is never a cancellation.
+``Last-Event-ID``; a disconnection is never a cancellation. Each POST body is
+checked with the JSON-RPC checker before any stream opens (400 otherwise).
+``await info.aclose(grace)`` shuts the server down gracefully.
 """
 
 import json
