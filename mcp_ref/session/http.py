@@ -22,7 +22,9 @@ async def open_http_client(
     """An initialised MCP client session over Streamable HTTP.
 
     ``http_options`` go to :class:`HttpClientChannel` (headers, timeouts,
-    reconnection); the rest to :func:`mcp_ref.session.open_session`.
+    reconnection, ``legacy_fallback=True`` to talk to servers of the
+    2024-11-05 HTTP+SSE transport too); the rest to
+    :func:`mcp_ref.session.open_session`.
     """
     async with open_http_channel(url, **dict(http_options or {})) as channel:
         async with open_session(channel, **session_options) as client:

@@ -22,5 +22,10 @@ if __name__ == "__main__":
         import anyio
 
         anyio.run(lambda: app.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))
+    elif len(sys.argv) > 2 and sys.argv[1] == "--sse":
+        import anyio
+
+        # the 2024-11-05 HTTP+SSE transport: GET /sse, POST /messages/?session_id=...
+        anyio.run(lambda: app.run_sse_async(host="127.0.0.1", port=int(sys.argv[2])))
     else:
         app.run()

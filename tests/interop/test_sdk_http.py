@@ -4,12 +4,15 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 import trio
 
 from mcp_ref.basic.transports.http_server import serve_http
+from mcp_ref.errors import MCPError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
@@ -52,13 +55,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.req("basic/transports#14", "basic/transports#16", "basic/transports#63")
-async def test_our_client_against_the_sdk_http_server() -> None:
+@asynccontextmanager
+async def sdk_server(mode: str) -> AsyncIterator[int]:
+    """The SDK's echo server in a child process (``--http`` or ``--sse``); yields its port once it listens."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, SDK_SERVER, "--http", str(port)], env=env, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, SDK_SERVER, mode, str(port)], env=env, stderr=subprocess.DEVNULL)
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
         with trio.fail_after(20):
             while True:
                 try:
@@ -66,7 +69,17 @@ async def test_our_client_against_the_sdk_http_server() -> None:
                     await stream.aclose()
                     break
                 except OSError:
-                    await trio.sleep(0.1)
+                    await trio.sleep(0.1)  # the child is still starting: poll its port, bounded
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.req("basic/transports#14", "basic/transports#16", "basic/transports#63")
+async def test_our_client_against_the_sdk_http_server() -> None:
+    async with sdk_server("--http") as port:
+        url = f"http://127.0.0.1:{port}/mcp"
         async with open_http_client(url) as client:
             assert client.protocol_version == "2025-11-25"
             assert client.server_info.name == "sdk-echo"
@@ -74,6 +87,22 @@ async def test_our_client_against_the_sdk_http_server() -> None:
             assert sorted(t.name for t in await client.list_all_tools()) == ["add", "echo"]
             result = await client.call_tool("echo", {"text": "to the SDK over http"})
             assert result.content == [TextContent(text="to the SDK over http")]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+
+
+async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
+    """The 2024-11-05 HTTP+SSE transport (spec: Backwards Compatibility), opt-in."""
+    async with sdk_server("--sse") as port:
+        url = f"http://127.0.0.1:{port}/sse"
+        with trio.fail_after(20):
+            async with open_http_client(url, http_options={"legacy_fallback": True}) as client:
+                channel = client.session.channel
+                assert channel.legacy_endpoint.startswith(f"http://127.0.0.1:{port}/messages/?session_id=")  # type: ignore[attr-defined]
+                assert client.server_info.name == "sdk-echo"
+                await client.ping()
+                assert sorted(t.name for t in await client.list_all_tools()) == ["add", "echo"]
+                result = await client.call_tool("echo", {"text": "over the old transport"})
+                assert result.content == [TextContent(text="over the old transport")]
+            # without the opt-in, the refused initialize is the end
+            with pytest.raises(MCPError, match="HTTP 405"):
+                async with open_http_client(url):
+                    pass

@@ -10,32 +10,36 @@ Every message is its own POST (transports#14) with the Accept header listing
 JSON and SSE (#16); the answer is read in the background, JSON or SSE (#22),
 so the session never waits on HTTP. After initialization the client sends
 ``MCP-Session-Id`` and ``MCP-Protocol-Version`` (#59, #65), opens the GET
-stream (a 405 just means there is none, #39), resumes interrupted SSE streams
-with ``Last-Event-ID`` after the server's ``retry`` (#25, #27, #52), and sends
+stream (a 405 just means there is none, #39), resumes SSE streams that end
+early -- closed by the server or dropped by the network -- with
+``Last-Event-ID`` after the server's ``retry`` (#25, #27, #52), and sends
 DELETE on close (#63). A 404 for our session id starts a new session (#62):
 the initialize request goes out again without a session id, then
 ``notifications/initialized``, and the request that met the 404 is sent again;
 ``on_new_session`` tells the application, whose server-side state
 (subscriptions, tasks, log level) stayed with the old session. Where that
 fails (another protocol version, an error) the channel ends with
-:class:`SessionExpired`. Plain ``http://`` only (TLS is for a proxy in front
-of us).
+:class:`SessionExpired`. With ``legacy_fallback=True`` a server of the
+2024-11-05 HTTP+SSE transport is used too (initialize refused with
+400/404/405: GET the URL for its ``endpoint`` event, POST there from then on).
+Plain ``http://`` only (TLS is for a proxy in front of us).
 """
 
 import json
 import logging
 import math
+import select
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import h11
 import trio
 
 from ...errors import ConnectionClosed, ErrorCode
 from ._nursery import block_nursery
-from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder
+from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
 
 __all__ = ["HttpClientChannel", "SessionExpired", "open_http_channel"]
 
@@ -54,6 +58,8 @@ class _RestartFailed(Exception):
     """A new session after a 404 could not be set up."""
 
 
+_ACCEPT_BOTH = "application/json, text/event-stream"
+
 #: what a broken exchange or a garbled answer raises
 _FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError)
 
@@ -68,6 +74,7 @@ class _Response:
         self.conn = conn
         self.stream = stream
         self.pool = pool
+        self.closed = False
         self.status = head.status_code
         self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in head.headers}
 
@@ -92,8 +99,10 @@ class _Response:
 
     async def aclose(self) -> None:
         """Done with the answer: the connection goes back to the pool if the exchange completed."""
-        pool, self.pool = self.pool, None
-        if pool is not None and pool.put(self.stream, self.conn):
+        if self.closed:
+            return
+        self.closed = True
+        if self.pool is not None and self.pool.put(self.stream, self.conn):
             return
         with trio.CancelScope(shield=True):
             await self.stream.aclose()
@@ -101,6 +110,75 @@ class _Response:
 
 class _StaleConnection(Exception):
     """A kept-alive connection turned out closed before any answer began: use a fresh one."""
+
+
+def _peer_closed(stream: trio.SocketStream) -> bool:
+    """Whether an idle connection has something to read: the server closed it (or misbehaves)."""
+    poller = select.poll()
+    poller.register(stream.socket.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
+
+
+class _Sent:
+    """A request written on a connection, its answer not read yet."""
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        conn: h11.Connection,
+        args: tuple[str, str, bytes | None, Mapping[str, str] | None],
+        *,
+        reused: bool,
+    ) -> None:
+        self.stream = stream
+        self.conn = conn
+        #: what :meth:`HttpClientChannel._write` was given, to write it again
+        self.args = args
+        self.reused = reused
+
+    async def write(self, request: h11.Request, body: bytes | None) -> None:
+        try:
+            out = self.conn.send(request) or b""
+            if body is not None:
+                out += self.conn.send(h11.Data(data=body)) or b""
+            out += self.conn.send(h11.EndOfMessage()) or b""
+            await self.stream.send_all(out)
+        except BaseException as exc:
+            await self._failed(exc, answered=False)
+            raise
+
+    async def read_head(self) -> h11.Response:
+        """The head of the answer.
+
+        On a reused connection, a close before any byte of the answer raises
+        :class:`_StaleConnection` (the server dropped the idle connection; it
+        read nothing of ours), and the caller retries on another.
+        """
+        answered = False
+        try:
+            while True:
+                event = self.conn.next_event()
+                if event is h11.NEED_DATA:
+                    data = await self.stream.receive_some(65536)
+                    answered = answered or bool(data)
+                    self.conn.receive_data(data)
+                    continue
+                if isinstance(event, h11.Response):
+                    return event
+                if isinstance(event, h11.ConnectionClosed):
+                    if self.reused and not answered:
+                        raise _StaleConnection()
+                    raise trio.BrokenResourceError("the server closed the connection without answering")
+        except BaseException as exc:
+            await self._failed(exc, answered=answered)
+            raise
+
+    async def _failed(self, exc: BaseException, *, answered: bool) -> None:
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
+        stale = isinstance(exc, trio.BrokenResourceError | ConnectionError | h11.RemoteProtocolError)
+        if self.reused and not answered and stale and not isinstance(exc, _StaleConnection):
+            raise _StaleConnection() from exc
 
 
 class _Pool:
@@ -149,6 +227,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         default_retry_ms: int = 1000,
         max_idle_connections: int = 4,
         on_new_session: Callable[[str, str | None], None] | None = None,
+        legacy_fallback: bool = False,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname:
@@ -179,6 +258,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self._closed = False
         self._pool = _Pool(max_idle_connections)
         self.close_reason: str | None = None
+        #: try the 2024-11-05 HTTP+SSE transport when initialize is refused with 400/404/405
+        self.legacy_fallback = legacy_fallback
+        #: the POST endpoint of a 2024-11-05 HTTP+SSE server, once we fell back to one
+        self.legacy_endpoint: str | None = None
 
     # -- HTTP -------------------------------------------------------------------------------------
 
@@ -194,56 +277,49 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     async def _request(
         self, method: str, accept: str, body: bytes | None = None, extra: Mapping[str, str] | None = None
     ) -> _Response:
+        """One exchange: the request goes out and its answer's head comes back."""
+        return await self._head(await self._write(method, accept, body, extra))
+
+    async def _write(
+        self, method: str, accept: str, body: bytes | None = None, extra: Mapping[str, str] | None = None
+    ) -> "_Sent":
+        """Write one request on a kept-alive connection or a new one; its answer is read by :meth:`_head`."""
         headers = self._headers(accept, extra)
         if body is not None:
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
         request = h11.Request(method=method, target=self.target, headers=headers)
         while (idle := self._pool.take()) is not None:
             stream, conn = idle
+            if _peer_closed(stream):
+                # the server dropped the idle connection (its FIN is already here): do not
+                # write on it, so the message is not sent again later, out of order
+                with trio.CancelScope(shield=True):
+                    await stream.aclose()
+                continue
+            sent = _Sent(stream, conn, (method, accept, body, extra), reused=True)
             try:
-                return await self._exchange(stream, conn, request, body, reused=True)
+                await sent.write(request, body)
+                return sent
             except _StaleConnection:
                 log.debug("a kept-alive connection was closed by the server; trying another")
         with trio.fail_after(self.connect_timeout):
             stream = await trio.open_tcp_stream(self.host, self.port)
-        return await self._exchange(stream, h11.Connection(h11.CLIENT), request, body, reused=False)
+        sent = _Sent(stream, h11.Connection(h11.CLIENT), (method, accept, body, extra), reused=False)
+        await sent.write(request, body)
+        return sent
 
-    async def _exchange(
-        self, stream: trio.SocketStream, conn: h11.Connection, request: h11.Request, body: bytes | None, *, reused: bool
-    ) -> _Response:
-        """Send one request on ``stream`` and read the head of its answer.
+    async def _head(self, sent: "_Sent") -> _Response:
+        """Read the head of the answer to ``sent``.
 
-        On a reused connection, a close before any byte of the answer raises
-        :class:`_StaleConnection` (the server dropped the idle connection; it
-        read nothing of ours), and the caller retries on another.
+        A kept-alive connection the server closed before answering (it read
+        nothing of ours) gets the request again on another connection.
         """
-        answered = False
-        try:
-            out = conn.send(request) or b""
-            if body is not None:
-                out += conn.send(h11.Data(data=body)) or b""
-            out += conn.send(h11.EndOfMessage()) or b""
-            await stream.send_all(out)
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    data = await stream.receive_some(65536)
-                    answered = answered or bool(data)
-                    conn.receive_data(data)
-                    continue
-                if isinstance(event, h11.Response):
-                    return _Response(conn, stream, event, self._pool)
-                if isinstance(event, h11.ConnectionClosed):
-                    if reused and not answered:
-                        raise _StaleConnection()
-                    raise trio.BrokenResourceError("the server closed the connection without answering")
-        except BaseException as exc:
-            with trio.CancelScope(shield=True):
-                await stream.aclose()
-            stale = isinstance(exc, trio.BrokenResourceError | ConnectionError | h11.RemoteProtocolError)
-            if reused and not answered and stale:
-                raise _StaleConnection() from exc
-            raise
+        while True:
+            try:
+                return _Response(sent.conn, sent.stream, await sent.read_head(), self._pool)
+            except _StaleConnection:
+                log.debug("a kept-alive connection was closed by the server; sending the request again")
+                sent = await self._write(*sent.args)
 
     # -- the Channel the session sees ---------------------------------------------------------------
 
@@ -262,30 +338,82 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         else:
             with trio.fail_after(self.connect_timeout):
                 await self._ready.wait()
+        # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE.
+        # Only the request is written here (the session serialises its sends, so messages
+        # reach the server in order); the answer is read in the background, so a server
+        # that answers a request late (JSON mode, a tool that elicits) holds up nothing.
         session_id = self.session_id
-        # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
-        response = await self._post(value)
-        if response.status == 404 and session_id is not None and not is_init:
-            await response.aclose()
-            if not await self._new_session(session_id):
-                return  # the channel has ended; the session sees it as the end of input
-            if not request_ids:
-                # a notification or response of the old session means nothing in the new one
-                log.debug("not re-sent in the new session: %.200r", value)
-                return
-            response = await self._post(value)
-        if is_init:
-            self.session_id = response.headers.get(MCP_SESSION_ID)
-        self.nursery.start_soon(self._consume, response, request_ids, is_init)
+        try:
+            sent = await self._write("POST", _ACCEPT_BOTH, value)
+        except (OSError, h11.ProtocolError) as e:
+            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
+        self.nursery.start_soon(self._consume, sent, value, request_ids, is_init, session_id)
         if not is_init and not self._get_started and self.session_id is not None:
             self._get_started = True
             # opened now, before the next message goes out, so the server knows the
             # stream from the start of operation (not at a moment that depends on timing)
             await self.nursery.start(self._listen)
 
+    # -- the 2024-11-05 HTTP+SSE transport ------------------------------------------------------------
+
+    async def _fall_back(self, init: bytes, request_ids: list[Any]) -> None:
+        """[basic/transports, backwards compatibility] initialize was refused: try the old transport.
+
+        GET the URL, expecting an SSE stream whose first event is ``endpoint``
+        (where to POST); from then on every message is POSTed there and every
+        server message arrives on that stream as a ``message`` event.
+        """
+        try:
+            with trio.fail_after(self.connect_timeout):
+                response = await self._request("GET", "text/event-stream")
+                if response.status != 200 or response.content_type != "text/event-stream":
+                    await response.aclose()
+                    raise _RestartFailed(f"the GET answered HTTP {response.status} {response.content_type}")
+                decoder = SSEDecoder()
+                events = self._events(response, decoder)
+                first = await anext(events, None)
+                if first is None or first.event != "endpoint" or not first.data:
+                    await response.aclose()
+                    raise _RestartFailed(f"the first event is not an endpoint: {first!r}")
+            endpoint = urljoin(self.url, first.data.strip())
+            parts = urlsplit(endpoint)
+            if (parts.scheme, parts.hostname, parts.port or 80) != ("http", self.host, self.port):
+                # the endpoint must be on the server we were given: never POST elsewhere
+                await response.aclose()
+                raise _RestartFailed(f"the endpoint {endpoint!r} is on another origin")
+        except (_RestartFailed, trio.TooSlowError, *_FAILURES) as e:
+            log.warning("%s: neither Streamable HTTP nor the 2024-11-05 HTTP+SSE transport: %s", self.url, e)
+            self._answer_failed(request_ids, 0, f"no MCP server at {self.url}: {e}".encode())
+            self._ready.set()
+            return
+        self.legacy_endpoint = endpoint
+        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        log.info("%s speaks the 2024-11-05 HTTP+SSE transport; posting to %s", self.url, endpoint)
+        self.nursery.start_soon(self._legacy_stream, response, events)
+        try:
+            sent = await self._write("POST", _ACCEPT_BOTH, init)
+        except (*_FAILURES, trio.TooSlowError) as e:
+            self._answer_failed(request_ids, 0, str(e).encode())
+            self._ready.set()
+            return
+        await self._consume(sent, init, request_ids, False, None)
+
+    async def _legacy_stream(self, response: _Response, events: AsyncIterator[SSEEvent]) -> None:
+        """Server messages of the old transport: ``message`` events on the one SSE stream."""
+        try:
+            async for event in events:
+                if event.event in (None, "message") and event.data:
+                    self._deliver(json.loads(event.data), event.data.encode())
+        except ValueError as e:
+            log.warning("the SSE stream carried something that is not JSON: %r", e)
+        finally:
+            await response.aclose()
+        if not self._closed:
+            self._fail("the server closed its SSE stream (2024-11-05 HTTP+SSE transport)")
+
     async def _post(self, body: bytes) -> _Response:
         try:
-            return await self._request("POST", "application/json, text/event-stream", body)
+            return await self._request("POST", _ACCEPT_BOTH, body)
         except (OSError, h11.ProtocolError) as e:
             raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
 
@@ -388,8 +516,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 
     # -- answers ---------------------------------------------------------------------------------
 
-    def _deliver(self, payload: Any) -> None:
-        for msg in payload if isinstance(payload, list) else [payload]:
+    def _deliver(self, payload: Any, raw: bytes | None = None) -> None:
+        """Hand the session each message of ``payload``: one message as the server wrote
+        it (``raw``), not re-encoded; the members of a batch each encoded anew."""
+        batch = isinstance(payload, list)
+        for msg in payload if batch else [payload]:
             if (
                 isinstance(msg, dict)
                 and self._init_id is not None
@@ -400,12 +531,40 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 self.protocol_version = version if isinstance(version, str) else None
                 self._ready.set()
             if not self._closed:
-                self._inbox_send.send_nowait(json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode())
+                # (ASCII escapes: a lone surrogate from the peer stays encodable)
+                data = raw if raw is not None and not batch else json.dumps(msg, separators=(",", ":")).encode()
+                self._inbox_send.send_nowait(data)
 
-    async def _consume(self, response: _Response, request_ids: list[Any], is_init: bool) -> None:
+    async def _consume(
+        self, sent: _Sent, value: bytes, request_ids: list[Any], is_init: bool, session_id: str | None
+    ) -> None:
+        """Read the answer to a POST and deliver what it holds."""
         try:
-            if response.status == 202:
-                return
+            response = await self._head(sent)
+            if response.status == 404 and session_id is not None and not is_init:
+                await response.aclose()
+                if not await self._new_session(session_id):
+                    return  # the channel has ended; the session sees it as the end of input
+                if not request_ids:
+                    # a notification or response of the old session means nothing in the new one
+                    log.debug("not re-sent in the new session: %.200r", value)
+                    return
+                response = await self._post(value)
+        except (*_FAILURES, trio.TooSlowError) as e:
+            log.warning("POST to %s failed: %r", self.url, e)
+            self._answer_failed(request_ids, 0, str(e).encode())
+            if is_init:
+                self._ready.set()
+            return
+        if is_init and self.legacy_fallback and response.status in (400, 404, 405):
+            await response.aclose()
+            await self._fall_back(value, request_ids)
+            return
+        if is_init:
+            self.session_id = response.headers.get(MCP_SESSION_ID)
+        try:
+            if response.status == 202 or (self.legacy_endpoint is not None and response.status < 300):
+                return  # (the old transport answers on its SSE stream)
             if response.status >= 400:
                 body = await response.read()
                 self._answer_failed(request_ids, response.status, body)
@@ -414,7 +573,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 return
             if response.content_type == "application/json":
                 body = await response.read()
-                self._deliver(json.loads(body) if body else [])
+                self._deliver(json.loads(body) if body else [], body)
                 return
             if response.content_type == "text/event-stream":
                 await self._read_sse(response, {json.dumps(i) for i in request_ids})
@@ -422,7 +581,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             self._answer_failed(
                 request_ids, response.status, b"unexpected content type " + response.content_type.encode()
             )
-        except (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError) as e:
+        except _FAILURES as e:
             log.warning("reading the answer to a POST failed: %r", e)
             self._answer_failed(request_ids, 0, str(e).encode())
         finally:
@@ -440,13 +599,29 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         for rid in request_ids:
             self._deliver({"jsonrpc": "2.0", "id": rid, "error": error})
 
-    async def _read_sse(self, response: _Response, pending: set[str]) -> None:
-        decoder = SSEDecoder()
-        retry_ms = self.default_retry_ms
-        attempts = 0
-        while True:
+    async def _events(self, response: _Response, decoder: SSEDecoder) -> AsyncIterator[SSEEvent]:
+        """The events of an SSE answer until its stream ends, cleanly or not.
+
+        [basic/transports#34] a dropped connection (a reset, a chunked body cut
+        short) is the end of this connection, not of the stream: the caller
+        resumes it. An event cut in half is dropped (the server replays it whole).
+        """
+        try:
             async for chunk in response.chunks():
                 for event in decoder.feed(chunk):
+                    yield event
+        except (trio.BrokenResourceError, OSError, h11.RemoteProtocolError) as e:
+            log.debug("SSE stream broke: %r", e)
+        decoder.drop_partial()
+
+    async def _read_sse(self, first: _Response, pending: set[str]) -> None:
+        decoder = SSEDecoder()
+        retry_ms = self.default_retry_ms
+        failures = 0  # consecutive reconnections that failed
+        response: _Response | None = first
+        while True:
+            if response is not None:
+                async for event in self._events(response, decoder):
                     if event.retry is not None:
                         retry_ms = event.retry
                     if event.data:
@@ -454,20 +629,29 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         for msg in payload if isinstance(payload, list) else [payload]:
                             if isinstance(msg, dict) and "method" not in msg:
                                 pending.discard(json.dumps(msg.get("id")))
-                        self._deliver(payload)
+                        self._deliver(payload, event.data.encode())
+                await response.aclose()
             if not pending or self._closed:
                 return
-            # [basic/transports#25, #27, #52] the stream broke before our answer: resume it
-            if decoder.last_event_id is None or attempts >= self.max_reconnects:
+            # [basic/transports#25, #27, #52] the stream ended before our answer: after the
+            # server's retry delay, resume it where it broke off
+            if decoder.last_event_id is None or failures >= self.max_reconnects:
                 self._answer_failed([json.loads(k) for k in pending], 0, b"SSE stream ended before the response")
                 return
-            attempts += 1
-            await response.aclose()
             await trio.sleep(retry_ms / 1000)
-            response = await self._request("GET", "text/event-stream", extra={LAST_EVENT_ID: decoder.last_event_id})
+            try:
+                response = await self._request("GET", "text/event-stream", extra={LAST_EVENT_ID: decoder.last_event_id})
+            except (*_FAILURES, trio.TooSlowError) as e:
+                log.debug("resuming an SSE stream failed: %r", e)
+                failures += 1
+                response = None
+                continue
             if response.status != 200 or response.content_type != "text/event-stream":
+                await response.aclose()
                 self._answer_failed([json.loads(k) for k in pending], response.status, b"could not resume the stream")
                 return
+            # resumed: a server that polls by closing its stream (SEP-1699) is not failing
+            failures = 0
 
     async def _listen(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """The standalone GET stream for server-initiated messages (#37-#45).
@@ -504,16 +688,22 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         return
                     decoder = SSEDecoder()  # event ids of the old session mean nothing now
                     continue
+                if response.status == 410 and extra is not None:
+                    # the server no longer has the events after our last one: start afresh
+                    log.warning("the GET stream could not be resumed (HTTP 410); some messages may be lost")
+                    decoder = SSEDecoder()
+                    continue
                 if response.status != 200 or response.content_type != "text/event-stream":
                     failures += 1
                 else:
                     failures = 0
-                    async for chunk in response.chunks():
-                        for event in decoder.feed(chunk):
-                            if event.retry is not None:
-                                retry_ms = event.retry
-                            if event.data:
-                                self._deliver(json.loads(event.data))
+                    # a dropped connection ends this GET, not the stream: it is resumed
+                    # from the last event id after the retry delay
+                    async for event in self._events(response, decoder):
+                        if event.retry is not None:
+                            retry_ms = event.retry
+                        if event.data:
+                            self._deliver(json.loads(event.data), event.data.encode())
             except (OSError, trio.BrokenResourceError, h11.ProtocolError, ValueError) as e:
                 failures += 1
                 log.debug("GET stream broke: %r", e)

@@ -13,21 +13,23 @@ related to a request -- its progress, requests made while handling it) to that
 request's SSE stream, everything else to the standalone GET stream (or, while
 none is open, to a bounded queue delivered when one opens). Every SSE event is
 kept in a bounded :class:`EventStore` so a client can resume a stream with
-``Last-Event-ID``; a disconnection is never a cancellation.
+``Last-Event-ID``; a disconnection is never a cancellation. Each POST body is
+checked with the JSON-RPC checker before any stream opens (400 otherwise).
+``await info.aclose(grace)`` shuts the server down gracefully.
 """
 
 import json
 import logging
-import math
 from collections import deque
 from collections.abc import Sequence
-from functools import partial
 from typing import Any, Protocol
 
 import attrs
 import h11
 import trio
 
+from ...errors import ErrorCode
+from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
 from .streamable_http import (
     LAST_EVENT_ID,
     MCP_PROTOCOL_VERSION,
@@ -73,16 +75,36 @@ class HttpConfig:
     retry_ms: int = 1000
     get_stream: bool = True  # False: GET answers 405
     events_per_stream: int = 1000
+    #: events a connection may fall behind its stream before it is dropped (the client resumes)
+    max_buffered_events: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    #: messages a session may have waiting for it to read; a POST past that is 429
+    max_inbox: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    #: seconds a session may take from initialize to notifications/initialized
+    init_timeout: float = 60.0
+    #: streams whose events are kept for resumption (finished ones are dropped first)
+    stored_streams: int = 100
     #: seconds a connection may take to deliver a whole request, counted from its
     #: opening or, on a kept-alive connection, from the end of the previous exchange
     read_timeout: float = 30.0
+    #: seconds of silence on an SSE stream after which a ``:`` comment goes out, so a
+    #: client that vanished is noticed (the write fails) and its stream detached
+    sse_keepalive: float = 15.0
 
 
 @attrs.frozen
 class HttpServerInfo:
+    """Where a running server listens; :meth:`aclose` shuts it down gracefully."""
+
     host: str
     port: int
     url: str
+    _server: "_HttpServer | None" = attrs.field(default=None, eq=False, repr=False)
+
+    async def aclose(self, grace: float = 5.0) -> None:
+        """Shut the server down: see :meth:`_HttpServer.shutdown`. Returns when it has stopped."""
+        if self._server is None:
+            raise RuntimeError("this HttpServerInfo does not belong to a running server")
+        await self._server.shutdown(grace)
 
 
 class _Stream:
@@ -94,25 +116,42 @@ class _Stream:
         self.pending_ids = pending_ids if pending_ids is not None else set()
         self.seq = 0
         self.done = False  # the stream ended (all responses sent)
-        self.listener: trio.MemorySendChannel[bytes | None] | None = None
+        self.listener: _Listener | None = None
 
-    def attach(self) -> "_Listener":
-        """A connection starts listening (replacing any earlier one)."""
-        send, recv = trio.open_memory_channel[bytes | None](math.inf)
-        if self.listener is not None:
-            self.listener.send_nowait(None)
-        self.listener = send
-        return _Listener(send, recv)
+    def attach(self, buffer: int) -> "_Listener":
+        """A connection starts listening (replacing any earlier one); it may fall ``buffer`` events behind."""
+        send, recv = trio.open_memory_channel[bytes | None](buffer)
+        self.push(None)
+        self.listener = _Listener(send, recv)
+        return self.listener
 
     def detach(self, listener: "_Listener") -> None:
-        if self.listener is listener.send:
+        if self.listener is listener:
+            self.listener = None
+
+    def push(self, item: bytes | None) -> None:
+        """Give the connection an event (None: end it, keeping the stream)."""
+        listener = self.listener
+        if listener is None:
+            return
+        if item is None:
+            self.listener = None
+        try:
+            listener.send.send_nowait(item)
+        except trio.WouldBlock:
+            # a client that stops reading must not grow our memory: its connection is
+            # dropped, and it resumes from the event store with Last-Event-ID
+            log.warning("stream %s: the client fell too far behind; its connection is dropped", self.id)
+            listener.scope.cancel()
             self.listener = None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
+    #: cancelled when the client falls too far behind
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
 
 
 class _HttpSession(trio.abc.Channel[bytes]):
@@ -121,16 +160,23 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def __init__(self, session_id: str, config: HttpConfig) -> None:
         self.id = session_id
         self.config = config
-        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
+        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](config.max_inbox)
         self.streams: dict[str, _Stream] = {}
         self.by_request: dict[str, _Stream] = {}
         self.get_stream: _Stream | None = None
         self.pending_unrelated: deque[bytes] = deque()
-        self.events = EventStore(max_events_per_stream=config.events_per_stream)
+        self.events = EventStore(config.events_per_stream, config.stored_streams, self._evicted)
+        #: streams not yet ended (the limit max_streams_per_session counts these)
+        self.open_streams = 0
         self.scope = trio.CancelScope()
-        self.last_active = trio.current_time()
+        self.last_active = self.created = trio.current_time()
+        #: notifications/initialized has come (until then the session is on init_timeout)
+        self.initialized = False
         self.closed = False
         self._next_stream = 0
+        #: the initialize request's id (as JSON text), and the version its response settled on
+        self.init_key: str | None = None
+        self.protocol_version: str | None = None
 
     # -- the Channel the MCP session sees ------------------------------------------------------
 
@@ -146,6 +192,14 @@ class _HttpSession(trio.abc.Channel[bytes]):
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
             key = json.dumps(msg.get("id"))
             stream = self.by_request.get(key)
+            if key == self.init_key and isinstance(result := msg.get("result"), dict):
+                version = result.get("protocolVersion")
+                self.protocol_version = version if isinstance(version, str) else None
+            if stream is None:
+                # [basic/transports#42, #47] a response belongs on its request's stream only;
+                # with none (the request was cancelled, or never came over HTTP) it is dropped
+                log.warning("session %s: no stream awaits the response %.200r; dropped", self.id, value)
+                return
         if stream is None and related_request_id is not None and not self.config.json_response:
             candidate = self.by_request.get(json.dumps(related_request_id))
             if candidate is not None and not candidate.done:
@@ -175,7 +229,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
     async def aclose(self) -> None:
         self.closed = True
         self._inbox_send.close()
-        for stream in self.streams.values():
+        for stream in list(self.streams.values()):
             self.end(stream)
 
     async def close_request_stream(self, request_id: Any) -> None:
@@ -185,42 +239,88 @@ class _HttpSession(trio.abc.Channel[bytes]):
         reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
         """
         stream = self.by_request.get(json.dumps(request_id))
-        if stream is not None and stream.listener is not None:
-            stream.listener.send_nowait(encode_sse(None, retry=self.config.retry_ms))
-            stream.listener.send_nowait(None)  # close this connection, keep the stream
-            stream.listener = None
+        if stream is not None:
+            self.close_connection(stream)
+
+    def close_connection(self, stream: _Stream) -> None:
+        """End the connection a stream is sent on, after a ``retry`` event; the stream goes on."""
+        stream.push(encode_sse(None, retry=self.config.retry_ms))
+        stream.push(None)  # close this connection, keep the stream
+
+    def request_cancelled(self, request_id: Any) -> None:
+        """The client cancelled a request: no response will come, so its stream is done.
+
+        [basic/utilities/cancellation#4] the session sends nothing for it; without
+        this its POST (an SSE stream or a JSON answer) would wait for ever.
+        """
+        key = json.dumps(request_id)
+        stream = self.by_request.pop(key, None)
+        if stream is not None:
+            stream.pending_ids.discard(key)
+            if not stream.pending_ids:
+                self.end(stream)
 
     # -- streams ----------------------------------------------------------------------------------
 
+    def check_room(self) -> None:
+        """Refuse a message the session has no room for (it is not keeping up with the client)."""
+        if self._inbox_send.statistics().current_buffer_used >= self.config.max_inbox:
+            raise _HttpError(429, "Too Many Requests: the session has too many messages waiting")
+
     def deliver(self, message: bytes) -> None:
+        """Hand the session a message (room was checked, with no checkpoint since)."""
         self.last_active = trio.current_time()
         self._inbox_send.send_nowait(message)
 
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
-        if len([s for s in self.streams.values() if not s.done]) >= self.config.max_streams_per_session:
+        if self.open_streams >= self.config.max_streams_per_session:
             raise _HttpError(429, "too many open streams in this session")
         self._next_stream += 1
         stream = _Stream(("g" if standalone else "r") + str(self._next_stream), pending_ids)
         self.streams[stream.id] = stream
+        self.open_streams += 1
         for key in stream.pending_ids:
             self.by_request[key] = stream
         return stream
 
-    def emit(self, stream: _Stream, data: str | None, *, retry: int | None = None) -> None:
+    def emit(self, stream: _Stream, data: str | None, *, retry: int | None = None) -> bytes:
         stream.seq += 1
         event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
         # [basic/transports#36, #49] every event is kept for replay
         self.events.store(stream.id, stream.seq, event)
-        if stream.listener is not None:
-            stream.listener.send_nowait(event)
+        stream.push(event)
+        return event
+
+    def issued(self, stream_id: str) -> bool:
+        """Whether ``stream_id`` names a stream of this session (kept or not)."""
+        number = stream_id[1:]
+        return stream_id[:1] in ("g", "r") and number.isdigit() and int(number) <= self._next_stream
+
+    def _evicted(self, stream_id: str) -> None:
+        """The event store dropped a stream's events: an ended stream is forgotten with them."""
+        stream = self.streams.get(stream_id)
+        if stream is not None and stream.done:
+            del self.streams[stream_id]
 
     def end(self, stream: _Stream) -> None:
+        if not stream.done:
+            self.open_streams -= 1
+            if not self.events.finished(stream.id):
+                self.streams.pop(stream.id, None)  # nothing left to resume
         stream.done = True
-        if stream.listener is not None:
-            stream.listener.send_nowait(None)
-            stream.listener = None
+        stream.push(None)
         if stream is self.get_stream:
             self.get_stream = None
+
+
+def _primes(version: Any) -> bool:
+    """Whether streams start with a priming event (an id and empty data) for this protocol version.
+
+    Decision: only from 2025-11-25 on, which introduced it; clients of older
+    revisions may choke on an event with empty data (the official TypeScript
+    SDK makes the same choice).
+    """
+    return isinstance(version, str) and version >= "2025-11-25"
 
 
 class _HttpError(Exception):
@@ -249,10 +349,25 @@ class _HttpServer:
         self.nursery = nursery
         self.host = host
         self.sessions: dict[str, _HttpSession] = {}
+        #: cancelled when a shutdown begins: no more connections are accepted
+        self.accept_scope = trio.CancelScope()
+        self.closing = False
+        #: exchanges being handled (a shutdown waits for them)
+        self.busy = 0
+        self._quiet = trio.Event()
+        self._handlers = {"POST": self._post, "GET": self._get, "DELETE": self._delete}
 
     # -- connections -----------------------------------------------------------------------------
 
-    async def handle_connection(self, stream: trio.SocketStream) -> None:
+    async def accept(self, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]]) -> None:
+        """Accept connections until a shutdown begins."""
+        with self.accept_scope:
+            # connections live in the server's nursery: they outlive the accepting
+            await trio.serve_tcp(
+                self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
+            )
+
+    async def handle_connection(self, stream: trio.abc.Stream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
@@ -264,8 +379,8 @@ class _HttpServer:
                 if request is None:
                     break
                 await self._dispatch(conn, stream, request)
-                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
-                    break  # the client asked to close, or the exchange ended early
+                if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
             log.debug("HTTP connection ended: %r", e)
@@ -287,21 +402,25 @@ class _HttpServer:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
 
-    async def _read_request(self, conn: h11.Connection, stream: trio.SocketStream) -> _Request | None:
+    async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
         head: h11.Request | None = None
         body = bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
                 data = await stream.receive_some(65536)
-                conn.receive_data(data)
+                conn.receive_data(bytes(data))
                 continue
             if isinstance(event, h11.Request):
                 head = event
+                declared = dict(event.headers).get(b"content-length")
+                if declared is not None and int(declared) > self.config.max_body:
+                    await self._too_large(conn, stream)  # refused before a byte of it is read
+                    return None
             elif isinstance(event, h11.Data):
                 body += event.data
                 if len(body) > self.config.max_body:
-                    await self._respond(conn, stream, 413, {"error": "request body too large"})
+                    await self._too_large(conn, stream)
                     return None
             elif isinstance(event, h11.EndOfMessage):
                 assert head is not None
@@ -309,10 +428,15 @@ class _HttpServer:
             elif isinstance(event, h11.ConnectionClosed):
                 return None
 
+    async def _too_large(self, conn: h11.Connection, stream: trio.abc.Stream) -> None:
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Request body over {self.config.max_body} bytes"}
+        # the rest of the body is not read: the connection ends after this answer
+        await self._respond(conn, stream, 413, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+
     async def _respond(
         self,
         conn: h11.Connection,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         status: int,
         body: Any = None,
         headers: dict[str, str] | None = None,
@@ -328,7 +452,7 @@ class _HttpServer:
         data = (data or b"") + (conn.send(h11.EndOfMessage()) or b"")
         await stream.send_all(data)
 
-    async def _dispatch(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _dispatch(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         try:
             if req.target.split("?")[0] != self.config.path:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
@@ -340,19 +464,50 @@ class _HttpServer:
                 allowed_hosts = [self.host]
             if not host_allowed(req.header("host"), allowed_hosts):
                 raise _HttpError(403, "Forbidden: host not allowed")
-            if req.method == "POST":
-                await self._post(conn, stream, req)
-            elif req.method == "GET":
-                await self._get(conn, stream, req)
-            elif req.method == "DELETE":
-                await self._delete(conn, stream, req)
-            else:
+            if self.closing and req.method == "GET":
+                raise _HttpError(503, "Service Unavailable: the server is shutting down")
+            handler = self._handlers.get(req.method)
+            if handler is None:
                 raise _HttpError(405, f"{req.method} is not supported on the MCP endpoint")
+            self.busy += 1
+            try:
+                await handler(conn, stream, req)
+            finally:
+                self.busy -= 1
+                if self.busy == 0:
+                    self._quiet.set()
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else None
             # [basic/transports#11, #20] the body may be a JSON-RPC error without id
             await self._respond(conn, stream, e.status, body, extra)
+
+    async def shutdown(self, grace: float) -> None:
+        """Stop gracefully: no new connections, no new requests (503), GET streams end
+        now (after a ``retry`` event, so clients know to come back later), requests in
+        flight get up to ``grace`` seconds to be answered; then their streams end the
+        same way (a JSON answer still awaited is a 503), every session is closed, and
+        the server stops."""
+        self.closing = True
+        self.accept_scope.cancel()
+        for session in list(self.sessions.values()):
+            if session.get_stream is not None:
+                session.close_connection(session.get_stream)
+        with trio.move_on_after(grace):
+            await self._until_quiet()
+        for session in list(self.sessions.values()):
+            session.closed = True
+            for sse in list(session.streams.values()):
+                session.close_connection(sse)
+            session.scope.cancel(reason="the server is shutting down")
+        with trio.move_on_after(1):
+            await self._until_quiet()  # the last events and answers go out
+        self.nursery.cancel_scope.cancel(reason="the server is shutting down")
+
+    async def _until_quiet(self) -> None:
+        while self.busy:
+            self._quiet = trio.Event()
+            await self._quiet.wait()
 
     # -- sessions ----------------------------------------------------------------------------------
 
@@ -382,11 +537,17 @@ class _HttpServer:
             log.info("HTTP session %s ended", session.id)
 
     async def expire_idle(self) -> None:
-        interval = max(1.0, min(60.0, self.config.session_idle_timeout / 4))
+        cfg = self.config
+        interval = max(1.0, min(60.0, cfg.session_idle_timeout / 4, cfg.init_timeout / 4))
         while True:
             await trio.sleep(interval)
             now = trio.current_time()
             for session in list(self.sessions.values()):
+                if not session.initialized and now - session.created > cfg.init_timeout:
+                    # a session that never finished initializing must not hold a max_sessions slot
+                    log.info("HTTP session %s never sent notifications/initialized; closed", session.id)
+                    session.scope.cancel(reason="initialization not completed in time")
+                    continue
                 idle = now - session.last_active
                 busy = any(s.listener is not None for s in session.streams.values())
                 if idle > self.config.session_idle_timeout and not busy:
@@ -395,7 +556,7 @@ class _HttpServer:
 
     # -- POST -----------------------------------------------------------------------------------------
 
-    async def _post(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _post(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         # [basic/transports#16] the client accepts both JSON and SSE
         if not accepts(req.header("accept"), "application/json", "text/event-stream"):
             raise _HttpError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
@@ -403,13 +564,37 @@ class _HttpServer:
         if ctype != "application/json":
             raise _HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
         try:
-            message = json.loads(req.body)
-        except ValueError as e:
-            raise _HttpError(400, f"Parse error: {e}", -32700) from e
-        items = message if isinstance(message, list) else [message]
-        is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
+            # [basic/transports#17, #19] the body is one JSON-RPC message (a batch only where
+            # the session's revision allows one); anything else is a 400 with an id-less error
+            message = loads(req.body)
+        except InvalidMessage as e:
+            raise _HttpError(400, str(e), e.code) from e
+        if isinstance(message, list):
+            if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
+                raise _HttpError(
+                    400, "Invalid Request: initialize cannot be part of a batch", ErrorCode.INVALID_REQUEST
+                )
+            session = self._session_for(req)
+            if session.protocol_version not in BATCH_REVISIONS or not message:
+                raise _HttpError(
+                    400,
+                    f"Invalid Request: no batches in protocol revision {session.protocol_version}"
+                    if message
+                    else "Invalid Request: an empty batch",
+                    ErrorCode.INVALID_REQUEST,
+                )
+            items: list[Any] = message
+        else:
+            items = [message]
+        try:
+            kinds = [classify(m) for m in items]
+        except InvalidMessage as e:
+            raise _HttpError(400, str(e), e.code) from e
+        init = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
+        if init is not None and init.method != "initialize":
+            init = None
         headers: dict[str, str] = {}
-        if is_init:
+        if init is not None:
             if req.header(MCP_SESSION_ID) is not None and req.header(MCP_SESSION_ID) in self.sessions:
                 raise _HttpError(400, "Bad Request: initialize on an existing session")
             if len(self.sessions) >= self.config.max_sessions:
@@ -417,41 +602,58 @@ class _HttpServer:
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
             session = _HttpSession(new_session_id(), self.config)
             assert valid_session_id(session.id)
+            session.init_key = json.dumps(init.id)
             self.sessions[session.id] = session
             self.nursery.start_soon(self._run_session, session)
             headers[MCP_SESSION_ID] = session.id
-        else:
+        elif not isinstance(message, list):
             session = self._session_for(req)
-        request_ids = {json.dumps(m["id"]) for m in items if isinstance(m, dict) and "method" in m and "id" in m}
+        session.check_room()
+        request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
+        if self.closing and request_ids:
+            # no new work while shutting down; notifications and responses still come in,
+            # as requests in flight may be waiting for them (an elicitation's answer)
+            raise _HttpError(503, "Service Unavailable: the server is shutting down")
+        if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
+            # one stream per request id: a second request with an id still in flight is refused
+            raise _HttpError(409, "Conflict: a request with this id is already in progress", ErrorCode.INVALID_REQUEST)
         if not request_ids:
             # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)
+            for k in kinds:
+                if isinstance(k, RawNotification):
+                    if k.method == "notifications/cancelled" and k.params:
+                        session.request_cancelled(k.params.get("requestId"))
+                    elif k.method == "notifications/initialized":
+                        session.initialized = True
             await self._respond(conn, stream, 202)
             return
-        methods = {m.get("method") for m in items if isinstance(m, dict) and "method" in m and "id" in m}
+        methods = {k.method for k in kinds if isinstance(k, RawRequest)}
         # [basic/transports#21] a request is answered with JSON or an SSE stream;
         # [basic/utilities/tasks#30] a client polling tasks/get gets plain JSON
         if self.config.json_response or methods == {"tasks/get"}:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)
-            listener = sse.attach()
-            # [basic/transports#23] a priming event first: an id and empty data, with the retry field
-            session.emit(sse, "", retry=self.config.retry_ms)
+            listener = sse.attach(self.config.max_buffered_events)
+            version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
+            if _primes(version):
+                # [basic/transports#23] a priming event first: an id and empty data, with the retry field
+                session.emit(sse, "", retry=self.config.retry_ms)
             session.deliver(req.body)
             await self._stream_sse(conn, stream, session, sse, listener, headers)
 
     async def _answer_json(
         self,
         conn: h11.Connection,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         session: _HttpSession,
         body: bytes,
         request_ids: set[str],
         headers: dict[str, str],
     ) -> None:
         sse = session.new_stream(request_ids)
-        listener = sse.attach()
+        listener = sse.attach(self.config.max_buffered_events)
         session.deliver(body)
         answers = []
         decoder = SSEDecoder()
@@ -465,19 +667,28 @@ class _HttpServer:
                         answers.append(msg)
         # JSON mode has nowhere else for related messages: they went on the stream and
         # were kept for replay; only responses are in the body.
+        if not answers:
+            if session.closed:
+                error = {"code": ErrorCode.INTERNAL_ERROR, "message": "the session ended before answering"}
+                await self._respond(conn, stream, 503, {"jsonrpc": "2.0", "error": error}, headers)
+            else:
+                # the client cancelled its request(s): there is no answer, and none is awaited
+                await self._respond(conn, stream, 202, None, headers)
+            return
         payload = answers[0] if len(answers) == 1 else answers
         await self._respond(conn, stream, 200, payload, headers)
 
     async def _stream_sse(
         self,
         conn: h11.Connection,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         session: _HttpSession,
         sse: _Stream,
         listener: _Listener,
         headers: dict[str, str],
         *,
         replay: Sequence[bytes] = (),
+        watch: bool = False,
     ) -> None:
         hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
@@ -485,10 +696,22 @@ class _HttpServer:
         try:
             for past in replay:
                 await stream.send_all(conn.send(h11.Data(data=past)) or b"")
-            async for event in listener.recv:
-                if event is None:
-                    break
-                await stream.send_all(conn.send(h11.Data(data=event)) or b"")
+            with listener.scope:
+                if watch:
+                    # a long-lived stream: a client closing its end is noticed at once, not at
+                    # the next write, so its listener does not linger
+                    async with trio.open_nursery() as nursery:
+                        left = trio.Event()
+                        nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
+                        await self._pump(conn, stream, listener)
+                        nursery.cancel_scope.cancel()
+                    if left.is_set():
+                        log.debug("session %s: client closed stream %s", session.id, sse.id)
+                        return
+                else:
+                    await self._pump(conn, stream, listener)
+            if listener.scope.cancelled_caught:
+                return  # dropped as too slow: the connection ends without the last chunk
             await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # [basic/transports#34] a disconnection is not a cancellation: the stream
@@ -497,44 +720,79 @@ class _HttpServer:
         finally:
             sse.detach(listener)
 
+    async def _pump(self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener) -> None:
+        """Write the listener's events until it is ended; a comment after each quiet spell."""
+        while True:
+            try:
+                event = listener.recv.receive_nowait()  # (no timer when an event is ready)
+            except trio.WouldBlock:
+                event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
+                with trio.move_on_after(self.config.sse_keepalive):
+                    event = await listener.recv.receive()
+            if event is None:
+                return
+            await stream.send_all(conn.send(h11.Data(data=event)) or b"")
+
+    @staticmethod
+    async def _watch_for_close(
+        conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
+    ) -> None:
+        """Read the client's side of a streaming connection until it closes, then stop the stream."""
+        try:
+            while data := await stream.receive_some(65536):
+                conn.receive_data(bytes(data))  # a pipelined request: h11 keeps it for the next cycle
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        left.set()
+        scope.cancel()
+
     # -- GET --------------------------------------------------------------------------------------------
 
-    async def _get(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _get(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         # [basic/transports#38] the client accepts an event stream
         if not accepts(req.header("accept"), "text/event-stream"):
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session_for(req)
         last = req.header(LAST_EVENT_ID)
-        if last is not None:
-            parsed = parse_event_id(last)
-            if parsed is not None and parsed[0] in session.streams:
-                stream_id, seq = parsed
-                replay = session.events.replay_after(stream_id, seq)
-                if replay is not None:
-                    # [basic/transports#52, #53, #54] replay that stream only, then go on live
-                    sse = session.streams[stream_id]
-                    listener = sse.attach()
-                    if sse.done:
-                        sse.detach(listener)
-                        listener.send.send_nowait(None)  # replay only: the stream had ended
-                    await self._stream_sse(conn, stream, session, sse, listener, {}, replay=[d for _, d in replay])
-                    return
+        if last is not None and (parsed := parse_event_id(last)) is not None:
+            stream_id, seq = parsed
+            resumable = session.streams.get(stream_id)
+            replay = session.events.replay_after(stream_id, seq) if resumable is not None else None
+            if resumable is not None and replay is not None:
+                # [basic/transports#52, #53, #54] replay that stream only, then go on live
+                listener = resumable.attach(self.config.max_buffered_events)
+                if resumable.done:
+                    resumable.detach(listener)
+                    listener.send.send_nowait(None)  # replay only: the stream had ended
+                await self._stream_sse(
+                    conn, stream, session, resumable, listener, {}, replay=[d for _, d in replay], watch=True
+                )
+                return
+            if session.issued(stream_id):
+                # Decision: 410, not 404 (which would tell the client its session is gone, #62),
+                # and not the GET stream (where the awaited response would never come)
+                raise _HttpError(410, f"Gone: the events of stream {stream_id} are no longer kept")
         if not self.config.get_stream:
             # [basic/transports#39] no GET stream here: 405
             raise _HttpError(405, "Method Not Allowed: this server offers no GET stream")
-        if session.get_stream is not None and session.get_stream.listener is not None:
-            raise _HttpError(409, "Conflict: a GET stream is already open for this session")
+        # Decision: the standalone stream has one connection at a time; a new GET takes it
+        # over and the older connection ends (it may be a client that vanished unnoticed).
+        # [basic/transports#47] so no message is ever sent on two streams.
         sse = session.get_stream or session.new_stream(None, standalone=True)
         session.get_stream = sse
-        listener = sse.attach()
-        session.emit(sse, "", retry=self.config.retry_ms)
+        sse.push(None)  # an earlier connection ends here: what follows is this one's
+        first = []
+        if _primes(session.protocol_version):
+            first.append(session.emit(sse, "", retry=self.config.retry_ms))
         while session.pending_unrelated:
-            session.emit(sse, session.pending_unrelated.popleft().decode("utf-8"))
-        await self._stream_sse(conn, stream, session, sse, listener, {})
+            first.append(session.emit(sse, session.pending_unrelated.popleft().decode("utf-8")))
+        # (the queued messages are written directly, not through the listener's bounded buffer)
+        listener = sse.attach(self.config.max_buffered_events)
+        await self._stream_sse(conn, stream, session, sse, listener, {}, replay=first, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------
 
-    async def _delete(self, conn: h11.Connection, stream: trio.SocketStream, req: _Request) -> None:
+    async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         session = self._session_for(req)
         # [basic/transports#63] the client ends the session
         session.scope.cancel(reason="session deleted by the client")
@@ -552,7 +810,9 @@ async def serve_http(
     task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
-    """Serve ``server`` over Streamable HTTP until cancelled.
+    """Serve ``server`` over Streamable HTTP until cancelled, or until
+    ``await info.aclose(grace)`` on the :class:`HttpServerInfo` it starts with
+    (a graceful shutdown; see :meth:`_HttpServer.shutdown`).
 
     [basic/transports#12] binds 127.0.0.1 by default. ``options`` are
     :class:`HttpConfig` fields (``path``, ``allowed_origins``, ``json_response`` ...).
@@ -560,10 +820,10 @@ async def serve_http(
     cfg = config or HttpConfig(**options)
     async with trio.open_nursery() as nursery:
         http = _HttpServer(server, cfg, nursery, host)
-        listeners = await nursery.start(partial(trio.serve_tcp, http.handle_connection, port, host=host))
+        listeners = await nursery.start(http.accept, port)
         bound = listeners[0].socket.getsockname()
         url_host = f"[{host}]" if ":" in host else host
-        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}")
+        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}", server=http)
         nursery.start_soon(http.expire_idle)
         log.info("MCP Streamable HTTP endpoint at %s", info.url)
         task_status.started(info)

@@ -14,7 +14,7 @@ The trio/h11 drivers are :mod:`.http_server` and :mod:`.http_client`.
 import re
 import secrets
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 import attrs
@@ -44,7 +44,7 @@ __all__ = [
 MCP_SESSION_ID = "mcp-session-id"
 MCP_PROTOCOL_VERSION = "mcp-protocol-version"
 LAST_EVENT_ID = "last-event-id"
-#: [basic/transports#67] what to assume when the version header is absent
+#: [basic/transports#67] what the spec assumes when the version header is absent (see version_header_ok)
 DEFAULT_ASSUMED_VERSION = "2025-03-26"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -101,6 +101,11 @@ class SSEDecoder:
             event = self._line(line)
             if event is not None:
                 events.append(event)
+
+    def drop_partial(self) -> None:
+        """The connection ended: forget a half-received event, keep ``last_event_id`` (for resuming)."""
+        self._buf = b""
+        self._data, self._id, self._event, self._retry, self._has_field = [], None, None, None, False
 
     def _line(self, line: str) -> SSEEvent | None:
         if line == "":
@@ -193,30 +198,59 @@ def host_allowed(host: str | None, allowed: Iterable[str] | None) -> bool:
 
 
 def version_header_ok(value: str | None) -> bool:
-    """[basic/transports#67, #68] absent is fine (assume 2025-03-26); present must be supported."""
+    """[basic/transports#67, #68] absent is fine; present must be supported.
+
+    Absent, the spec has servers assume :data:`DEFAULT_ASSUMED_VERSION`; our
+    server never needs the header's value: every rule that depends on the
+    revision (batches, priming events) follows the version the session
+    negotiated, which is what that assumption stands in for.
+    """
     return value is None or value in SUPPORTED_VERSIONS
 
 
 class EventStore:
     """Bounded record of the events sent on each stream of one session.
 
-    ``max_events_per_stream`` and ``max_streams`` bound memory; the oldest go
-    first. Replay returns the events of *one* stream after a given id
-    (#53, #54: never another stream's).
+    ``max_events_per_stream`` and ``max_streams`` bound memory. Past
+    ``max_streams``, the stream that *finished* longest ago goes first, so a
+    long-running request or the GET stream keeps its history while short
+    requests come and go; only when none has finished does the oldest go.
+    ``on_evict(stream_id)`` is told. Replay returns the events of *one* stream
+    after a given id (#53, #54: never another stream's).
     """
 
-    def __init__(self, max_events_per_stream: int = 1000, max_streams: int = 100) -> None:
+    def __init__(
+        self,
+        max_events_per_stream: int = 1000,
+        max_streams: int = 100,
+        on_evict: Callable[[str], None] | None = None,
+    ) -> None:
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
+        self.on_evict = on_evict
         self._streams: OrderedDict[str, deque[tuple[int, bytes]]] = OrderedDict()
+        self._finished: OrderedDict[str, None] = OrderedDict()
 
     def store(self, stream_id: str, seq: int, data: bytes) -> None:
         events = self._streams.get(stream_id)
         if events is None:
             events = self._streams[stream_id] = deque(maxlen=self.max_events_per_stream)
             while len(self._streams) > self.max_streams:
-                self._streams.popitem(last=False)
+                if self._finished:
+                    evicted, _ = self._finished.popitem(last=False)
+                    del self._streams[evicted]
+                else:
+                    evicted, _ = self._streams.popitem(last=False)
+                if self.on_evict is not None:
+                    self.on_evict(evicted)
         events.append((seq, data))
+
+    def finished(self, stream_id: str) -> bool:
+        """The stream has ended (it gets no more events); returns whether its events are still kept."""
+        if stream_id not in self._streams:
+            return False
+        self._finished[stream_id] = None
+        return True
 
     def replay_after(self, stream_id: str, seq: int) -> list[tuple[int, bytes]] | None:
         """Events of ``stream_id`` after ``seq``; None when the stream is unknown (or evicted)."""
@@ -227,3 +261,4 @@ class EventStore:
 
     def forget(self, stream_id: str) -> None:
         self._streams.pop(stream_id, None)
+        self._finished.pop(stream_id, None)

@@ -88,6 +88,20 @@ def test_event_store_replays_one_stream_only() -> None:
     assert store.replay_after("nope", 0) is None
 
 
+def test_event_store_evicts_finished_streams_first() -> None:
+    evicted: list[str] = []
+    store = EventStore(max_streams=2, on_evict=evicted.append)
+    store.store("g1", 1, b"get stream, never finished")
+    for n in range(2, 6):
+        store.store(f"r{n}", 1, b"short request")
+        assert store.finished(f"r{n}")
+    assert evicted == ["r2", "r3", "r4"]
+    assert store.replay_after("g1", 0) == [(1, b"get stream, never finished")]
+    store.store("r6", 1, b"x")  # nothing finished is left but r5: it goes
+    store.store("r7", 1, b"x")  # only unfinished streams: the oldest goes
+    assert evicted[-2:] == ["r5", "g1"] and not store.finished("g1")
+
+
 # -- a live server ---------------------------------------------------------------------------------
 
 
@@ -134,25 +148,112 @@ async def raw(
     return status, rheaders, b"".join(chunks)
 
 
+class Exchange:
+    """One HTTP exchange whose answer is read as it comes (an SSE stream, typically)."""
+
+    def __init__(self, stream: trio.abc.Stream, conn: h11.Connection) -> None:
+        self.stream = stream
+        self.conn = conn
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        self.decoder = SSEDecoder()
+        self.ended = False
+        #: the answer ended with its last chunk (not a dropped connection)
+        self.complete = False
+
+    async def _next(self) -> h11.Event | type[h11.NEED_DATA]:
+        event = self.conn.next_event()
+        if event is h11.NEED_DATA:
+            self.conn.receive_data(bytes(await self.stream.receive_some(65536)))
+        return event
+
+    async def head(self) -> None:
+        with trio.fail_after(10):
+            while not self.status:
+                event = await self._next()
+                if isinstance(event, h11.Response):
+                    self.status = event.status_code
+                    self.headers = {k.decode().lower(): v.decode() for k, v in event.headers}
+
+    async def events(self) -> list[SSEEvent]:
+        """The next SSE events (empty once the answer has ended)."""
+        with trio.fail_after(10):
+            while not self.ended:
+                try:
+                    event = await self._next()
+                except h11.RemoteProtocolError:  # the connection dropped mid-answer
+                    self.ended = True
+                    break
+                if isinstance(event, h11.Data):
+                    if found := self.decoder.feed(bytes(event.data)):
+                        return found
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    self.ended = True
+                    self.complete = isinstance(event, h11.EndOfMessage)
+        return []
+
+    async def body(self) -> bytes:
+        """The raw body, read to its end (for answers that are not event streams)."""
+        chunks = []
+        with trio.fail_after(10):
+            while not isinstance(event := await self._next(), h11.EndOfMessage | h11.ConnectionClosed):
+                if isinstance(event, h11.Data):
+                    chunks.append(bytes(event.data))
+        return b"".join(chunks)
+
+    async def rest(self) -> list[SSEEvent]:
+        """Every event until the answer ends."""
+        found = []
+        while batch := await self.events():
+            found += batch
+        return found
+
+
+async def send_request(
+    stream: trio.abc.Stream, netloc: str, path: str, method: str, headers: dict[str, str] | None, body: Any
+) -> Exchange:
+    """Write one request on ``stream`` and read its answer's head."""
+    conn = h11.Connection(h11.CLIENT)
+    hdrs = {"host": netloc, "connection": "close", **(headers or {})}
+    data = b"" if body is None else json.dumps(body).encode()
+    if body is not None:
+        hdrs |= {"content-type": "application/json", "content-length": str(len(data))}
+    out = conn.send(h11.Request(method=method, target=path, headers=list(hdrs.items()))) or b""
+    out += (conn.send(h11.Data(data=data)) or b"") if data else b""
+    await stream.send_all(out + (conn.send(h11.EndOfMessage()) or b""))
+    ex = Exchange(stream, conn)
+    await ex.head()
+    return ex
+
+
+@asynccontextmanager
+async def exchange(
+    url: str, method: str, headers: dict[str, str] | None = None, body: Any = None
+) -> AsyncIterator[Exchange]:
+    """Send one request, read the answer's head, and let the caller read the body as it comes."""
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
+    async with stream:
+        yield await send_request(stream, parts.netloc, parts.path, method, headers, body)
+
+
 ACCEPT_BOTH = {"accept": "application/json, text/event-stream"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
+INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS}
 
 
 def sse_messages(body: bytes) -> list[Any]:
     return [json.loads(e.data) for e in SSEDecoder().feed(body) if e.data]
 
 
-async def start_session(url: str) -> dict[str, str]:
-    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, INIT)
-    assert status == 200 and headers["content-type"] == "text/event-stream"
+async def start_session(url: str, version: str = "2025-11-25") -> dict[str, str]:
+    init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
+    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
+    assert status == 200
     sid = headers["mcp-session-id"]
-    assert sse_messages(body)[0]["result"]["protocolVersion"] == "2025-11-25"
-    session = {**ACCEPT_BOTH, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+    answer = json.loads(body) if headers["content-type"] == "application/json" else sse_messages(body)[0]
+    assert answer["result"]["protocolVersion"] == version
+    session = {**ACCEPT_BOTH, "mcp-session-id": sid, "mcp-protocol-version": version}
     status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert status == 202
     return session
@@ -203,10 +304,133 @@ async def test_http_errors() -> None:
         assert (await raw(url, "POST", ACCEPT_BOTH, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 400
         unknown = {**ACCEPT_BOTH, "mcp-session-id": "deadbeef"}
         assert (await raw(url, "POST", unknown, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 404
-        assert (await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000}))[0] == 413
+        status, _, body = await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000})
+        assert status == 413 and json.loads(body)["error"]["code"] == -32600 and "id" not in json.loads(body)
+        # a declared length over the limit is refused before the body is sent at all
+        stream = await trio.open_tcp_stream("127.0.0.1", info.port)
+        async with stream:
+            conn = h11.Connection(h11.CLIENT)
+            headers = [("host", "127.0.0.1"), ("content-type", "application/json"), ("content-length", "10000000")]
+            await stream.send_all(conn.send(h11.Request(method="POST", target="/mcp", headers=headers)) or b"")
+            answer = Exchange(stream, conn)
+            await answer.head()
+            assert answer.status == 413
         assert (await raw(url, "PUT", ACCEPT_BOTH, INIT))[0] == 405
         assert (await raw(url.replace("/mcp", "/other"), "POST", ACCEPT_BOTH, INIT))[0] == 404
         assert info.host == "127.0.0.1"
+
+
+@pytest.mark.req("basic/transports#17", "basic/transports#19", "basic/transports#20", "basic/transports#42")
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"foo": 1}, -32600),
+        (42, -32600),
+        ("str", -32600),
+        ([], -32600),
+        ([{"jsonrpc": "2.0", "id": 2, "method": "ping"}], -32600),  # no batches in 2025-11-25
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600),
+        ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}, -32600),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, -32600),
+        ({"jsonrpc": "2.0", "result": {}}, -32600),  # a response without an id
+        (b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":NaN}}', -32700),
+        (b"\xff\xfe not UTF-8", -32700),
+    ],
+)
+async def test_invalid_bodies_are_refused_with_400(body: Any, code: int) -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url)
+        status, _, answer = await raw(info.url, "POST", session, body)
+        error = json.loads(answer)
+        assert status == 400 and error["error"]["code"] == code and "id" not in error
+        # the session survives, and nothing went out on its GET stream (no stray error response)
+        async with exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get:
+            assert get.status == 200
+            (priming,) = await get.events()
+            assert priming.data == ""
+            status, _, answer = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert status == 200 and sse_messages(answer)[-1] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            assert (await raw(info.url, "DELETE", session))[0] == 200
+            assert await get.rest() == []  # the stream ended with the session, having carried nothing
+
+
+@pytest.mark.req("basic/transports#17")
+async def test_batches_only_in_2025_03_26() -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url, "2025-03-26")
+        batch = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in (2, 3)]
+        status, headers, body = await raw(info.url, "POST", session, batch)
+        assert status == 200
+        answers = [m for p in sse_messages(body) for m in (p if isinstance(p, list) else [p])]
+        assert sorted(m["id"] for m in answers) == [2, 3]
+        init_batch = [{**INIT, "params": {**INIT_PARAMS, "protocolVersion": "2025-03-26"}}]
+        status, _, body = await raw(info.url, "POST", ACCEPT_BOTH, init_batch)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+
+
+@pytest.mark.req("basic/transports#23")
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])
+async def test_no_priming_event_for_older_revisions(version: str) -> None:
+    async with http_server(check_server()) as info:
+        init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
+        status, _, body = await raw(info.url, "POST", ACCEPT_BOTH, init)
+        assert status == 200 and all(e.data for e in SSEDecoder().feed(body))
+        session = await start_session(info.url, version)
+        status, _, body = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        (event,) = SSEDecoder().feed(body)
+        assert json.loads(event.data or "") == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        async with exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get:
+            assert (await raw(info.url, "DELETE", session))[0] == 200
+            assert await get.rest() == []
+
+
+async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer() -> None:
+    server = Server("busy")
+    release = trio.Event()
+
+    @server.tool()
+    async def wait(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        return "first"
+
+    async with http_server(server) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "wait"}}
+        async with exchange(info.url, "POST", session, call) as first:
+            assert first.status == 200
+            status, _, body = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 5, "method": "ping"})
+            assert status == 409 and "id" not in json.loads(body)
+            release.set()
+            (result,) = [json.loads(e.data) for e in await first.rest() if e.data]
+            assert result["id"] == 5 and result["result"]["content"][0]["text"] == "first"
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+async def test_a_cancelled_json_request_gets_an_empty_answer() -> None:
+    server = Server("cancelled")
+    started = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    async with http_server(server, json_response=True) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
+        async with trio.open_nursery() as nursery:
+            answers: list[int] = []
+
+            async def post() -> None:
+                answers.append((await raw(info.url, "POST", session, call))[0])
+
+            nursery.start_soon(post)
+            with trio.fail_after(10):
+                await started.wait()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+            assert (await raw(info.url, "POST", session, cancel))[0] == 202
+        assert answers == [202]  # no response will come, and the POST is not left waiting
 
 
 @pytest.mark.req("basic/transports#9", "basic/transports#10")
@@ -235,22 +459,19 @@ async def test_protocol_version_header_rules() -> None:
 async def test_get_and_delete() -> None:
     async with http_server(check_server()) as info:
         session = await start_session(info.url)
-        async with trio.open_nursery() as nursery:
-            got: list[tuple[int, bytes]] = []
-
-            async def listen() -> None:
-                status, _, body = await raw(info.url, "GET", {**session, "accept": "text/event-stream"})
-                got.append((status, body))
-
-            nursery.start_soon(listen)
-            await trio.sleep(0.2)
-            # a second GET stream at the same time is refused
-            assert (await raw(info.url, "GET", {**session, "accept": "text/event-stream"}))[0] == 409
-            # deleting the session ends its streams
-            assert (await raw(info.url, "DELETE", session))[0] == 200
-        ((status, body),) = got
-        (priming,) = SSEDecoder().feed(body)
-        assert status == 200 and priming.retry and priming.id and priming.data == ""
+        listen = {**session, "accept": "text/event-stream"}
+        async with exchange(info.url, "GET", listen) as first:
+            (priming,) = await first.events()
+            assert first.status == 200 and priming.retry and priming.id and priming.data == ""
+            # a second GET takes the stream over (the first may be a client that vanished):
+            # the first connection ends, and only the second carries messages from now on
+            async with exchange(info.url, "GET", listen) as second:
+                assert second.status == 200
+                assert await first.rest() == []
+                (priming,) = await second.events()
+                # deleting the session ends its streams
+                assert (await raw(info.url, "DELETE", session))[0] == 200
+                assert await second.rest() == []
         session = await start_session(info.url)
         no_sse = {**session, "accept": "application/json"}
         assert (await raw(info.url, "GET", no_sse))[0] == 406
@@ -282,8 +503,7 @@ async def test_stream_closed_mid_call_is_resumed() -> None:
     async def interrupt(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         await ctx.progress(1)
         await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
-        await trio.sleep(0.05)
-        await ctx.progress(2)
+        await ctx.progress(2)  # while the client is away: kept for its resumption
         return "after the break"
 
     async with http_server(server, retry_ms=50) as info, open_http_client(info.url) as client:
@@ -300,10 +520,11 @@ async def test_stream_closed_mid_call_is_resumed() -> None:
 async def test_disconnect_is_not_a_cancellation() -> None:
     server = Server("patient")
     finished = trio.Event()
+    client_gone = trio.Event()
 
     @server.tool()
     async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await trio.sleep(0.2)
+        await client_gone.wait()
         finished.set()
         return "done anyway"
 
@@ -329,6 +550,7 @@ async def test_disconnect_is_not_a_cancellation() -> None:
                 elif isinstance(event, h11.Data):
                     decoder.feed(bytes(event.data))
         await stream.aclose()  # gone before the answer
+        client_gone.set()
         last_id = decoder.last_event_id
         with trio.fail_after(5):
             await finished.wait()
@@ -397,15 +619,19 @@ async def test_a_404_starts_a_new_session_and_the_request_goes_through() -> None
 
 @pytest.mark.req("basic/transports#62")
 async def test_the_get_stream_meeting_a_404_starts_one_new_session() -> None:
-    async with http_server(check_server()) as info, open_http_client(info.url) as client:
+    restarted = trio.Event()
+    options = {"on_new_session": lambda old, new: restarted.set()}
+    async with (
+        http_server(check_server(), retry_ms=10) as info,
+        open_http_client(info.url, http_options=options) as client,
+    ):
         await client.ping()
         channel = client.session.channel
         old = channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
         # nobody sends anything: the GET stream ends, its reconnection meets the 404
         with trio.fail_after(10):
-            while channel.session_restarts == 0:  # type: ignore[attr-defined]
-                await trio.sleep(0.05)
+            await restarted.wait()
         await client.ping()
         assert channel.session_restarts == 1  # type: ignore[attr-defined]
         assert channel.session_id not in (None, old)  # type: ignore[attr-defined]
@@ -587,3 +813,50 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
         nursery.cancel_scope.cancel()
     posts = [m for verb, m in received if verb == "POST"]
     assert posts == ["initialize", "ping", "ping"]  # each exactly once, none lost
+
+
+async def test_graceful_shutdown() -> None:
+    server = Server("closing")
+    go = trio.Event()
+    started = trio.Event()
+
+    @server.tool()
+    async def finish(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await go.wait()
+        return "finished"
+
+    async with trio.open_nursery() as nursery:
+        info: HttpServerInfo = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "finish"}}
+        async with (
+            exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get,
+            exchange(info.url, "POST", session, call) as post,
+        ):
+            await get.events()
+            await post.events()
+            with trio.fail_after(10):
+                await started.wait()
+            closed = trio.Event()
+
+            async def shut_down() -> None:
+                await info.aclose(grace=10)
+                closed.set()
+
+            nursery.start_soon(shut_down)
+            # the GET stream ends at once, cleanly, telling the client when to come back
+            with trio.fail_after(10):
+                rest = await get.rest()
+            assert [e.retry for e in rest] == [1000] and get.complete
+            # no new connections
+            with pytest.raises(OSError):
+                await trio.open_tcp_stream("127.0.0.1", info.port)
+            assert not closed.is_set()
+            # the request in flight is still answered, on its stream, which ends cleanly
+            go.set()
+            (result,) = [json.loads(e.data) for e in await post.rest() if e.data]
+            assert result["result"]["content"][0]["text"] == "finished" and post.complete
+        with trio.fail_after(10):
+            await closed.wait()
+    # serve_http returned by itself: the nursery closed without being cancelled

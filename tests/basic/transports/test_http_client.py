@@ -1,0 +1,275 @@
+"""Streamable HTTP, client side: answers read in the background, resumption after drops and polling."""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+import pytest
+import trio
+
+from mcp_ref.basic.transports.streamable_http import encode_sse
+from mcp_ref.errors import MCPError, RequestTimeout
+from mcp_ref.schema.roots import Root
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.transport_check import check_server
+
+from .test_streamable_http import http_server
+
+# -- a server that answers with JSON only when the handler is done ------------------------------
+
+
+@pytest.mark.req("basic/transports#21", "basic/transports#22")
+async def test_json_mode_calls_run_concurrently() -> None:
+    """Each call waits until all three are running on the server: with the client
+    waiting for one answer before sending the next POST, none would finish."""
+    server = Server("json")
+    running = 0
+    all_in = trio.Event()
+
+    @server.tool()
+    async def meet(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        nonlocal running
+        running += 1
+        if running == 3:
+            all_in.set()
+        await all_in.wait()
+        return "met"
+
+    async with http_server(server, json_response=True) as info, open_http_client(info.url) as client:
+        texts: list[str] = []
+
+        async def call() -> None:
+            result = await client.call_tool("meet", timeout=10)
+            texts.append(result.content[0].text)  # type: ignore[union-attr]
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(call)
+        assert texts == ["met"] * 3
+
+
+@pytest.mark.req("basic/transports#21")
+async def test_json_mode_tool_asking_the_client_does_not_deadlock() -> None:
+    """The server's request (roots/list) is answered while the POST of the call is unanswered."""
+    server = Server("asks")
+
+    @server.tool()
+    async def where(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        roots = await ctx.list_roots(timeout=5)
+        return roots.roots[0].uri  # type: ignore[no-any-return]
+
+    roots = [Root(uri="file:///work", name="work")]
+    async with (
+        http_server(server, json_response=True) as info,
+        open_http_client(info.url, roots=roots) as client,
+    ):
+        with trio.fail_after(10):
+            result = await client.call_tool("where", timeout=10)
+        assert result.content[0].text == "file:///work"  # type: ignore[union-attr]
+
+
+@pytest.mark.req("basic/transports#21", "basic/utilities/cancellation#4")
+@pytest.mark.parametrize("json_response", [True, False])
+async def test_a_timed_out_call_returns_and_cancels_the_handler(json_response: bool) -> None:
+    server = Server("hangs")
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with http_server(server, json_response=json_response) as info, open_http_client(info.url) as client:
+        with trio.fail_after(10):
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("hang", timeout=0.3)
+            await cancelled.wait()  # the notifications/cancelled reached the server
+            await client.ping()  # and the session goes on
+
+
+# -- resuming SSE streams ------------------------------------------------------------------------
+
+
+class CuttingProxy:
+    """A TCP proxy in front of the server that can drop every open connection at once,
+    as a network failure would: the client sees its chunked answer cut short."""
+
+    def __init__(self) -> None:
+        self.open: set[trio.SocketStream] = set()
+        self.connections = 0
+
+    async def handle(self, client: trio.SocketStream, upstream_port: int) -> None:
+        upstream = await trio.open_tcp_stream("127.0.0.1", upstream_port)
+        self.connections += 1
+        self.open |= {client, upstream}
+
+        async def pipe(src: trio.SocketStream, dst: trio.SocketStream) -> None:
+            try:
+                while data := await src.receive_some(65536):
+                    await dst.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            await dst.aclose()
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pipe, client, upstream)
+                nursery.start_soon(pipe, upstream, client)
+        finally:
+            self.open -= {client, upstream}
+
+    async def cut(self) -> None:
+        for stream in list(self.open):
+            await stream.aclose()
+
+
+@asynccontextmanager
+async def proxy_to(url: str) -> AsyncIterator[tuple[str, CuttingProxy]]:
+    proxy = CuttingProxy()
+    upstream = urlsplit(url)
+    async with trio.open_nursery() as nursery:
+        handler = partial(proxy.handle, upstream_port=upstream.port)
+        listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        yield f"http://127.0.0.1:{port}{upstream.path}", proxy
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/transports#25", "basic/transports#34", "basic/transports#52")
+async def test_a_dropped_post_stream_is_resumed() -> None:
+    """The connection breaks mid-answer (no clean end of the chunked body): the client
+    resumes with Last-Event-ID and gets the rest, not an error."""
+    server = Server("dropped")
+    cut_done = trio.Event()
+
+    @server.tool()
+    async def interrupted(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await cut_done.wait()
+        await ctx.progress(2)
+        return "after the drop"
+
+    async with http_server(server, retry_ms=10) as info, proxy_to(info.url) as (url, proxy):
+        async with open_http_client(url) as client:
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+                if p == 1:
+                    await proxy.cut()
+                    cut_done.set()
+
+            with trio.fail_after(10):
+                result = await client.call_tool("interrupted", progress=on_progress, timeout=10)
+            assert result.content[0].text == "after the drop"  # type: ignore[union-attr]
+            assert seen == [1, 2]
+
+
+@pytest.mark.req("basic/transports#25", "basic/transports#27")
+async def test_a_server_polling_by_closing_its_stream_is_followed() -> None:
+    """[SEP-1699] The server closes the request's stream more times than the client's
+    reconnection limit; each resumption succeeds, so the call still gets its answer."""
+    server = Server("poller")
+
+    @server.tool()
+    async def poll(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        channel = ctx.session.channel
+        for step in range(4):
+            stream = channel.by_request[json.dumps(ctx.request_id)]  # type: ignore[attr-defined]
+            with trio.fail_after(5):
+                while stream.listener is None:  # the client has not reconnected yet
+                    await trio.sleep(0.005)
+            await ctx.progress(step)
+            await channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        return "polled"
+
+    options = {"max_reconnects": 1}
+    async with http_server(server, retry_ms=5) as info, open_http_client(info.url, http_options=options) as client:
+        with trio.fail_after(10):
+            result = await client.call_tool("poll", timeout=10)
+        assert result.content[0].text == "polled"  # type: ignore[union-attr]
+
+
+# -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
+
+
+async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
+    requests: list[tuple[str, str]] = []
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        async with stream:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+                elif isinstance(event, h11.Request):
+                    requests.append((event.method.decode(), event.target.decode()))
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+            if requests[-1][0] == "POST":
+                out = conn.send(h11.Response(status_code=405, headers=[("content-length", "0")])) or b""
+                out += conn.send(h11.EndOfMessage()) or b""
+            else:  # an old server would name its POST endpoint; this one names another host
+                out = conn.send(h11.Response(status_code=200, headers=[("content-type", "text/event-stream")])) or b""
+                out += conn.send(h11.Data(data=encode_sse("http://evil.example/messages", event="endpoint"))) or b""
+            await stream.send_all(out)
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(10), pytest.raises(MCPError, match="another origin"):
+            async with open_http_client(f"http://127.0.0.1:{port}/sse", http_options={"legacy_fallback": True}):
+                pass
+        nursery.cancel_scope.cancel()
+    assert requests == [("POST", "/sse"), ("GET", "/sse")]
+
+
+async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
+    """No re-encoding: a lone surrogate escaped in the server's JSON (legal JSON text,
+    not encodable as UTF-8 once decoded) reaches the session intact."""
+    from mcp_ref.basic.transports.http_client import open_http_channel
+
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","odd":"\\ud800"}}'
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        async with stream:
+            while not isinstance(event := conn.next_event(), h11.EndOfMessage):
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+            headers = [("content-type", "application/json"), ("content-length", str(len(answer)))]
+            out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
+            await stream.send_all(
+                out + (conn.send(h11.Data(data=answer)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+            )
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        with trio.fail_after(10):
+            async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
+                await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')
+                assert await channel.receive() == answer
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/transports#63", "basic/transports#64")
+async def test_the_client_deletes_its_session_on_close() -> None:
+    from .test_streamable_http import ACCEPT_BOTH, raw
+
+    async with http_server(check_server()) as info:
+        async with open_http_client(info.url) as client:
+            await client.ping()
+            session_id = client.session.channel.session_id  # type: ignore[attr-defined]
+        headers = {**ACCEPT_BOTH, "mcp-session-id": session_id}
+        assert (await raw(info.url, "POST", headers, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))[0] == 404

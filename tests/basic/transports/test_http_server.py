@@ -1,0 +1,382 @@
+"""Streamable HTTP server, driven over in-memory streams on trio's autojump clock:
+idle expiry, vanished clients, keepalives (no sockets, no real waiting)."""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
+from mcp_ref.schema.logging import LoggingMessageNotificationParams
+from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.transport_check import check_server
+
+from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, send_request
+
+
+class MemoryHttp:
+    """An HTTP server whose connections are in-memory stream pairs."""
+
+    def __init__(self, nursery: trio.Nursery, server: Server, **options: Any) -> None:
+        self.nursery = nursery
+        self.http = _HttpServer(server, HttpConfig(**options), nursery, "127.0.0.1")
+        nursery.start_soon(self.http.expire_idle)
+
+    @asynccontextmanager
+    async def exchange(
+        self, method: str, headers: dict[str, str] | None = None, body: Any = None, *, lockstep: bool = False
+    ) -> AsyncIterator[Exchange]:
+        """One exchange; ``lockstep``: the server's writes wait until the client reads (no buffer)."""
+        pair = trio.testing.lockstep_stream_pair if lockstep else trio.testing.memory_stream_pair
+        client, server_side = pair()
+        self.nursery.start_soon(self.http.handle_connection, server_side)
+        async with client:
+            yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
+
+    async def call(self, method: str, headers: dict[str, str] | None = None, body: Any = None) -> tuple[int, list[Any]]:
+        """One exchange read to its end: the status and the messages of its body."""
+        async with self.exchange(method, headers, body) as ex:
+            return ex.status, [json.loads(e.data) for e in await ex.rest() if e.data]
+
+    async def start_session(self) -> dict[str, str]:
+        async with self.exchange("POST", ACCEPT_BOTH, INIT) as ex:
+            await ex.rest()
+            session = {**ACCEPT_BOTH, "mcp-session-id": ex.headers["mcp-session-id"]}
+        status, _ = await self.call("POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert status == 202
+        return session
+
+
+@asynccontextmanager
+async def memory_http(server: Server, **options: Any) -> AsyncIterator[MemoryHttp]:
+    async with trio.open_nursery() as nursery:
+        yield MemoryHttp(nursery, server, **options)
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/transports#31", "basic/transports#34")
+async def test_a_get_stream_whose_client_vanished_does_not_keep_the_session(autojump_clock: Any) -> None:
+    async with memory_http(check_server(), session_idle_timeout=60) as mem:
+        session = await mem.start_session()
+        async with mem.exchange("GET", {**session, "accept": "text/event-stream"}) as get:
+            assert get.status == 200
+            await get.events()  # the priming event
+        # the client closed its end without a word: the server notices, so the idle
+        # session expires instead of waiting on a listener nobody reads
+        await trio.sleep(120)
+        assert mem.http.sessions == {}
+
+
+@pytest.mark.req("basic/transports#34")
+async def test_a_vanished_post_client_is_found_by_the_keepalive(autojump_clock: Any) -> None:
+    server = Server("forever")
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with memory_http(server, session_idle_timeout=60, sse_keepalive=5) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
+        async with mem.exchange("POST", session, call) as post:
+            await post.events()  # the priming event
+            # a quiet stream carries a comment (which the client ignores) every 5 s
+            with trio.fail_after(6):
+                assert b":\n\n" in await post.stream.receive_some()
+        # gone: the next comment fails, the stream is detached, the session expires idle
+        with trio.fail_after(300):
+            await cancelled.wait()
+        await trio.testing.wait_all_tasks_blocked()
+        assert mem.http.sessions == {}
+
+
+async def test_finished_streams_are_forgotten_and_the_open_ones_counted() -> None:
+    async with memory_http(check_server(), stored_streams=10) as mem:
+        session = await mem.start_session()
+        for i in range(50):
+            status, answer = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 10 + i, "method": "ping"})
+            assert status == 200 and answer == [{"jsonrpc": "2.0", "id": 10 + i, "result": {}}]
+        (http_session,) = mem.http.sessions.values()
+        assert len(http_session.streams) <= 10 and http_session.open_streams == 0
+        assert http_session.by_request == {}
+
+
+@pytest.mark.req("basic/transports#52", "basic/transports#53")
+async def test_a_long_call_keeps_its_history_and_an_evicted_stream_is_gone() -> None:
+    server = Server("long")
+    release = trio.Event()
+
+    @server.tool()
+    async def long(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await release.wait()
+        return "long done"
+
+    async with memory_http(server, stored_streams=3) as mem:
+        session = await mem.start_session()
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        async with mem.exchange("POST", session, ping) as first:
+            first_id = (await first.rest())[0].id
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "long"}}
+        async with mem.exchange("POST", session, call) as post:
+            (priming,) = await post.events()
+        # the call's connection is gone; ten short requests come and go meanwhile
+        for i in range(10):
+            assert (await mem.call("POST", session, {"jsonrpc": "2.0", "id": 100 + i, "method": "ping"}))[0] == 200
+        release.set()
+        listen = {**session, "accept": "text/event-stream"}
+        # the unfinished call kept its events: resuming it gives the answer
+        async with mem.exchange("GET", {**listen, "last-event-id": priming.id or ""}) as resumed:
+            assert resumed.status == 200
+            messages = [json.loads(e.data) for e in await resumed.rest() if e.data]
+            assert messages[-1]["result"]["content"][0]["text"] == "long done"
+        # the first ping's stream was dropped long ago: 410, not the GET stream
+        status, _ = await mem.call("GET", {**listen, "last-event-id": first_id or ""})
+        assert status == 410
+
+
+async def test_shutdown_grace_runs_out(autojump_clock: Any) -> None:
+    server = Server("stubborn")
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async with memory_http(server) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
+        async with mem.exchange("POST", session, call) as post:
+            await post.events()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(mem.http.shutdown, 5)
+                await trio.testing.wait_all_tasks_blocked()
+                # requests that come during the grace period are refused
+                status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+                assert status == 503
+                status, _ = await mem.call("GET", {**session, "accept": "text/event-stream"})
+                assert status == 503
+                # notifications and responses still come in: work in flight may wait for them
+                progress = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": 1, "progress": 1},
+                }
+                assert (await mem.call("POST", session, progress))[0] == 202
+                start = trio.current_time()
+                rest = await post.rest()
+                # after the grace period the stream ends cleanly, with a retry, and the handler is cancelled
+                assert trio.current_time() - start == pytest.approx(5, abs=0.5)
+                assert [e.retry for e in rest] == [1000] and post.complete
+                await cancelled.wait()
+        assert mem.http.sessions == {}
+
+
+async def test_a_session_that_never_completes_initialization_is_closed(autojump_clock: Any) -> None:
+    async with memory_http(check_server(), init_timeout=30) as mem:
+        kept = await mem.start_session()
+        async with mem.exchange("POST", ACCEPT_BOTH, INIT) as ex:
+            await ex.rest()
+            abandoned = ex.headers["mcp-session-id"]
+        assert set(mem.http.sessions) == {kept["mcp-session-id"], abandoned}
+        await trio.sleep(60)
+        # its max_sessions slot is free again; the initialized session stays (idle for 1 h)
+        assert set(mem.http.sessions) == {kept["mcp-session-id"]}
+
+
+@pytest.mark.req("basic/transports#34", "basic/transports#52")
+async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
+    server = Server("chatty")
+
+    go = trio.Event()
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await go.wait()
+        for step in range(50):
+            await ctx.progress(step)
+        return "said it all"
+
+    async with memory_http(server, max_buffered_events=5) as mem:
+        session = await mem.start_session()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+        }
+        async with mem.exchange("POST", session, call, lockstep=True) as post:
+            (priming,) = await post.events()
+            go.set()
+            await trio.testing.wait_all_tasks_blocked()
+            # the client read nothing more: the server drops the connection (no last chunk)
+            # rather than buffering 50 events for it
+            await post.rest()
+            assert not post.complete
+        # nothing was lost: the stream resumes from the event store
+        listen = {**session, "accept": "text/event-stream", "last-event-id": priming.id or ""}
+        status, messages = await mem.call("GET", listen)
+        assert status == 200 and len(messages) == 51
+        assert messages[-1]["result"]["content"][0]["text"] == "said it all"
+
+
+def test_a_session_refuses_messages_it_has_no_room_for() -> None:
+    async def main() -> None:
+        session = _HttpSession("s", HttpConfig(max_inbox=2))
+        for _ in range(2):
+            session.check_room()
+            session.deliver(b"{}")
+        with pytest.raises(_HttpError) as refused:
+            session.check_room()
+        assert refused.value.status == 429
+
+    trio.run(main)
+
+
+# -- limits and policy ---------------------------------------------------------------------------
+
+
+async def test_a_connection_that_sends_no_request_is_closed_after_read_timeout(autojump_clock: Any) -> None:
+    async with memory_http(check_server(), read_timeout=7) as mem:
+        client, server_side = trio.testing.memory_stream_pair()
+        mem.nursery.start_soon(mem.http.handle_connection, server_side)
+        start = trio.current_time()
+        assert await client.receive_some() == b""  # closed, having said nothing
+        assert trio.current_time() - start == pytest.approx(7)
+
+
+async def test_too_many_open_streams_is_429(autojump_clock: Any) -> None:
+    server = Server("slow")
+    release = trio.Event()
+
+    @server.tool()
+    async def wait(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await release.wait()
+        return "ok"
+
+    async with memory_http(server, max_streams_per_session=1) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait"}}
+        async with mem.exchange("POST", session, call) as first:
+            status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert status == 429
+            release.set()
+            assert first.status == 200 and len([e for e in await first.rest() if e.data]) == 1
+        # the stream ended: there is room again
+        assert await mem.call("POST", session, {"jsonrpc": "2.0", "id": 4, "method": "ping"}) == (
+            200,
+            [{"jsonrpc": "2.0", "id": 4, "result": {}}],
+        )
+
+
+async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(autojump_clock: Any) -> None:
+    server = check_server()
+
+    @server.tool()
+    async def announce(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for n in range(5):
+            await ctx.session.notify("notifications/message", LoggingMessageNotificationParams(level="info", data=n))
+        return "announced"
+
+    async with memory_http(server, max_pending_unrelated=2) as mem:
+        session = await mem.start_session()
+        level = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}
+        assert (await mem.call("POST", session, level))[0] == 200
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "announce"}}
+        status, answer = await mem.call("POST", session, call)
+        assert status == 200 and answer[-1]["result"]["content"][0]["text"] == "announced", answer
+        async with mem.exchange("GET", {**session, "accept": "text/event-stream"}) as get:
+            events = await get.events()
+            while len([e for e in events if e.data]) < 2:
+                events += await get.events()
+            # the two newest were kept; the older ones were dropped (with a warning)
+            assert [json.loads(e.data)["params"]["data"] for e in events if e.data] == [3, 4]
+
+
+@pytest.mark.req("basic/transports#9", "basic/transports#10")
+async def test_allowed_hosts_and_origins_on_a_live_server(autojump_clock: Any) -> None:
+    options = {"allowed_hosts": ["mcp.example"], "allowed_origins": ["https://app.example"]}
+    async with memory_http(check_server(), **options) as mem:
+
+        async def status(headers: dict[str, str]) -> int:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            async with client:
+                return (await send_request(client, headers.pop("host"), "/mcp", "POST", headers, INIT)).status
+
+        assert await status({"host": "mcp.example", **ACCEPT_BOTH}) == 200
+        assert await status({"host": "mcp.example:8080", "origin": "https://app.example", **ACCEPT_BOTH}) == 200
+        assert await status({"host": "127.0.0.1", **ACCEPT_BOTH}) == 403  # the list replaces the default
+        assert await status({"host": "mcp.example", "origin": "http://localhost:3000", **ACCEPT_BOTH}) == 403
+
+
+# -- our client, over memory streams too ---------------------------------------------------------
+
+
+@pytest.mark.req("basic/transports#27")
+async def test_the_client_waits_the_servers_retry_before_resuming(
+    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = Server("polling")
+
+    @server.tool()
+    async def come_back(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        return "later"
+
+    async with memory_http(server, retry_ms=5000) as mem:
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        http_options = {"max_idle_connections": 0, "default_retry_ms": 1}
+        async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
+            start = trio.current_time()
+            result = await client.call_tool("come_back", timeout=60)
+            assert result.content[0].text == "later"  # type: ignore[union-attr]
+            # the answer was waiting in the event store; the client came for it after 5 s, as told
+            assert trio.current_time() - start == pytest.approx(5, abs=0.1)
+
+
+async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clock: Any) -> None:
+    server = Server("ending")
+    started = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await trio.sleep_forever()
+        return "never"
+
+    async with memory_http(server, json_response=True) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
+        async with trio.open_nursery() as nursery:
+            answers: list[tuple[int, bytes]] = []
+
+            async def post() -> None:
+                async with mem.exchange("POST", session, call) as ex:
+                    answers.append((ex.status, await ex.body()))
+
+            nursery.start_soon(post)
+            await started.wait()
+            assert (await mem.call("DELETE", session))[0] == 200
+        ((status, body),) = answers
+        assert status == 503 and json.loads(body)["error"]["code"] == -32603  # not a 200 with an empty body
