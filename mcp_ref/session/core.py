@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
+from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
@@ -62,6 +63,8 @@ from ..events import (
     UnknownResponse,
     VersionRejected,
 )
+from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId, Result
 
 __all__ = [
@@ -73,9 +76,14 @@ __all__ = [
     "NotificationHandler",
     "ProgressCallback",
     "session_scope",
+    "check_encodable",
 ]
 
 log = logging.getLogger("mcp_ref.session")
+
+#: what encoding a message we were given can raise: the engine refuses it
+#: (LocalProtocolError) or a value in it has no JSON form
+_ENCODE_FAILURES = (LocalProtocolError, TypeError, ValueError, OverflowError)
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -456,17 +464,29 @@ class Session:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
 
-    def notify_soon(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> bool:
+    def notify_soon(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        related_request_id: RequestId | None = None,
+        checked: bool = False,
+    ) -> bool:
         """Queue a notification from synchronous code (in the trio thread).
 
         Written in order by the session's writer task once the session is
         initialised (so a broadcast racing the handshake is not lost). It is
         encoded then; if this session may not receive it (a capability it did
         not negotiate, e.g. a list_changed broadcast) it is skipped and logged
-        at DEBUG. Returns False when the session is already closed.
+        at DEBUG. Params with no JSON form (NaN, a datetime) raise
+        LocalProtocolError here, at the call (``checked=True``: the caller
+        already ran :func:`check_encodable`). Returns False when the session
+        is already closed.
         """
         if self.closed.is_set():
             return False
+        if not checked:
+            check_encodable(params)
         self._soon_send.send_nowait((method, params, related_request_id))
         return True
 
@@ -476,7 +496,14 @@ class Session:
             try:
                 data = self.connection.send_notification(method, params)
             except LocalProtocolError as e:
-                log.debug("not sending %s on this session: %s", method, e)
+                if e.code == ErrorCode.INTERNAL_ERROR:
+                    log.error("cannot encode %s for this session", method, exc_info=e)
+                else:
+                    log.debug("not sending %s on this session: %s", method, e)
+                continue
+            except Exception as e:
+                # checked at the call, so not expected: logged, and the session goes on
+                log.error("cannot encode %s for this session", method, exc_info=e)
                 continue
             await self._send_quietly(data, related)
 
@@ -779,9 +806,16 @@ class Session:
                         if req is not None and req.state == "running":
                             try:
                                 data = conn.send_response(rid, result)
-                            except LocalProtocolError as exc:
-                                log.error("handler for %s returned an unusable result: %s", event.method, exc)
-                                data = conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+                            except _ENCODE_FAILURES as exc:
+                                # a result of the wrong type or with no JSON form (NaN, a datetime):
+                                # -32603 without internals, the traceback to our log
+                                log.error(
+                                    "handler for %s (request %r) returned an unusable result",
+                                    event.method,
+                                    rid,
+                                    exc_info=exc,
+                                )
+                                data = self._send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
             finally:
                 limit.release()
             req = conn.incoming(rid)
@@ -801,11 +835,29 @@ class Session:
         if req is None or req.state != "running":
             return None
         if isinstance(exc, MCPError):
-            return conn.send_error(rid, exc.code, exc.message, exc.data)
+            return self._send_error(rid, exc.code, exc.message, exc.data)
         if isinstance(exc, ProtocolError):
-            return conn.send_error(rid, exc.code, exc.message, exc.data)
+            return self._send_error(rid, exc.code, exc.message, exc.data)
         # anything else: -32603 without internals; the traceback goes to our log
         log.exception("handler for %s (request %r) failed", req.method, rid, exc_info=exc)
+        return self._send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+
+    def _send_error(self, rid: RequestId, code: int, message: str, data: Any = None) -> bytes:
+        """Encode an error response that always goes out.
+
+        Error ``data`` with no JSON form is dropped (the code and message still
+        go out); a code or message that cannot be encoded becomes a plain -32603.
+        """
+        conn = self.connection
+        try:
+            return conn.send_error(rid, code, message, data)
+        except _ENCODE_FAILURES as exc:
+            log.error("cannot encode the error response to request %r; sending it without data", rid, exc_info=exc)
+        if data is not None:
+            try:
+                return conn.send_error(rid, code, message)
+            except _ENCODE_FAILURES as exc:
+                log.error("cannot encode the error response to request %r", rid, exc_info=exc)
         return conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
 
     # -- closing -------------------------------------------------------------------------
@@ -828,6 +880,18 @@ class Session:
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()
+
+
+def check_encodable(value: Any) -> None:
+    """Raise LocalProtocolError (-32603) now if ``value`` has no JSON form.
+
+    For messages encoded later, away from the caller (``notify_soon``): NaN,
+    infinities, a datetime or a set anywhere in it.
+    """
+    try:
+        dumps(converter_for(LATEST_PROTOCOL_VERSION).unstructure(value))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise LocalProtocolError(f"cannot encode {type(value).__name__}: {e}", ErrorCode.INTERNAL_ERROR) from e
 
 
 def _empty_result() -> Result:

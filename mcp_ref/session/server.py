@@ -37,7 +37,15 @@ from ..server.resources import Completer, ReadFunction, ResourceRegistry, Templa
 from ..server.tools import ToolFunction, ToolRegistry
 from ..server.utilities.completion import CompletionHandler
 from ..server.utilities.logging import MCPLogHandler, passes, set_log_level
-from .core import NotificationHandler, RequestContext, RequestHandler, Session, SessionConfig, session_scope
+from .core import (
+    NotificationHandler,
+    RequestContext,
+    RequestHandler,
+    Session,
+    SessionConfig,
+    check_encodable,
+    session_scope,
+)
 
 __all__ = ["Server"]
 
@@ -327,9 +335,10 @@ class Server:
         """Send a log message to one session, or all, honouring each one's level."""
         targets = [session] if session is not None else list(self.sessions)
         params = LoggingMessageNotificationParams(level=level, data=data, logger=logger)  # type: ignore[arg-type]
+        check_encodable(params)  # data with no JSON form raises here, not in every session's writer
         for s in targets:
             if passes(level, s.log_level):
-                s.notify_soon("notifications/message", params)
+                s.notify_soon("notifications/message", params, checked=True)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
         """A ``logging.Handler`` forwarding Python log records to every session (trio thread only)."""

@@ -1,5 +1,6 @@
 """The trio session: handlers, errors, cancellation, timeouts, progress, EOF -- over the memory pair."""
 
+import datetime
 import json
 import math
 from collections.abc import AsyncIterator
@@ -13,6 +14,7 @@ import trio.testing
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
 from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server, SessionConfig, open_session
@@ -437,3 +439,74 @@ def test_session_config_is_validated() -> None:
         SessionConfig(request_timeout=0)
     with pytest.raises(ValueError):
         SessionConfig(max_concurrent_requests=0)
+
+
+async def test_a_result_with_no_json_form_becomes_internal_error(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def stats(ctx: RequestContext, arguments: dict[str, Any]) -> Any:
+        return {"mean": math.nan}
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("stats")
+        assert (info.value.code, info.value.message) == (ErrorCode.INTERNAL_ERROR, "Internal error")
+        assert info.value.data is None
+        # the session survives, and the cause is in our log with its traceback
+        result = await client.call_tool("echo", {"text": "still here"})
+        assert result.content == [TextContent(text="still here")]
+    (record,) = [r for r in caplog.records if "unusable result" in r.getMessage()]
+    assert record.exc_info is not None
+
+
+async def test_error_data_with_no_json_form_is_dropped_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def refuse(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "bad date", {"when": datetime.datetime(2026, 1, 1)})
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("refuse")
+        # code and message survive; the data that cannot be written does not
+        assert (info.value.code, info.value.message, info.value.data) == (ErrorCode.INVALID_PARAMS, "bad date", None)
+        await client.ping()
+    assert any("without data" in r.getMessage() for r in caplog.records)
+
+
+async def test_unencodable_log_data_raises_at_the_call_and_sessions_survive() -> None:
+    server = make_server()
+    async with memory_session_pair(server) as client:
+        await client.request("logging/setLevel", SetLevelRequestParams(level="debug"))
+        with pytest.raises(LocalProtocolError) as info:
+            server.log("info", {"ratio": math.nan})
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+        (session,) = server.sessions
+        with pytest.raises(LocalProtocolError):
+            session.notify_soon("notifications/message", {"data": {1, 2}})
+        server.log("info", {"ratio": 0.5})
+        await client.ping()
+        assert not session.closed.is_set()
+
+
+async def test_the_writer_survives_a_notification_it_cannot_encode(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+    got: list[Any] = []
+
+    async def on_message(session: Any, params: Any) -> None:
+        got.append(params.data)
+
+    async with memory_session_pair(server, notification_handlers={"notifications/message": on_message}) as client:
+        await client.request("logging/setLevel", SetLevelRequestParams(level="debug"))
+        (session,) = server.sessions
+        # a caller that claims to have checked, but did not: logged, skipped, nothing else lost
+        bad = LoggingMessageNotificationParams(level="info", data={"ratio": math.inf})
+        session.notify_soon("notifications/message", bad, checked=True)
+        server.log("info", "after")
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+        assert got == ["after"]
+        assert not session.closed.is_set()
+    assert any("cannot encode notifications/message" in r.getMessage() for r in caplog.records)
