@@ -41,6 +41,7 @@ from ..errors import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
 )
@@ -835,10 +836,16 @@ class Session:
         if req is None or req.state != "running":
             return None
         if isinstance(exc, MCPError):
+            # raised to answer with this error, or received from a nested request and
+            # not caught: either way it keeps its code (spec_notes/basic/lifecycle.md)
             return self._send_error(rid, exc.code, exc.message, exc.data)
-        if isinstance(exc, ProtocolError):
+        if isinstance(exc, ProtocolError) and not isinstance(exc, (LocalProtocolError, RemoteProtocolError)):
+            # library code answering with a protocol error on purpose (e.g. -32602 for params)
             return self._send_error(rid, exc.code, exc.message, exc.data)
-        # anything else: -32603 without internals; the traceback goes to our log
+        # anything else -- including our own API misuse (LocalProtocolError: a nested request
+        # the peer has no capability for, progress going backwards) and a peer's broken
+        # answer to a nested request (RemoteProtocolError): -32603 without internals;
+        # the traceback goes to our log
         log.exception("handler for %s (request %r) failed", req.method, rid, exc_info=exc)
         return self._send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
 

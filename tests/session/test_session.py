@@ -12,9 +12,11 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.client.sampling import SamplingRejected
 from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
+from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server, SessionConfig, open_session
@@ -510,3 +512,79 @@ async def test_the_writer_survives_a_notification_it_cannot_encode(caplog: pytes
         assert got == ["after"]
         assert not session.closed.is_set()
     assert any("cannot encode notifications/message" in r.getMessage() for r in caplog.records)
+
+
+async def test_our_own_api_misuse_in_a_handler_is_internal_error(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ask_model(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        # the client declared no sampling capability: LocalProtocolError before the wire
+        await ctx.sample(CreateMessageRequestParams(messages=[], max_tokens=5))
+        return "never"
+
+    @server.tool()
+    async def backwards(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(2)
+        await ctx.progress(1)
+        return "never"
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async with memory_session_pair(server) as client:
+        for name, progress in (("ask_model", None), ("backwards", on_progress)):
+            with pytest.raises(MCPError) as info:
+                await client.call_tool(name, progress=progress)
+            # not the -32601 / -32602 our engine chose for our own mistake: the caller did nothing wrong
+            assert (info.value.code, info.value.message) == (ErrorCode.INTERNAL_ERROR, "Internal error")
+        await client.ping()
+    failed = [r for r in caplog.records if "failed" in r.getMessage() and r.exc_info is not None]
+    assert [type(r.exc_info[1]) for r in failed if r.exc_info] == [LocalProtocolError, LocalProtocolError]
+
+
+async def test_an_mcp_error_from_a_nested_request_keeps_its_code() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ask_model(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.sample(CreateMessageRequestParams(messages=[], max_tokens=5))
+        return "never"
+
+    async def refuse(ctx: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise SamplingRejected("the user said no")
+
+    async with memory_session_pair(server, sampling=refuse) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("ask_model")
+        assert (info.value.code, info.value.message) == (-1, "the user said no")
+
+
+async def test_a_broken_answer_to_a_nested_request_is_internal_error() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def roots(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.list_roots()
+        return "never"
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        await client_end.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+        assert "result" in json.loads(await client_end.receive())
+        await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots"}}
+        await client_end.send(json.dumps(call).encode())
+        nested = json.loads(await client_end.receive())
+        assert nested["method"] == "roots/list"
+        # a result that breaks the schema: the server's RemoteProtocolError is not the caller's fault
+        await client_end.send(json.dumps({"jsonrpc": "2.0", "id": nested["id"], "result": {"roots": 7}}).encode())
+        reply = json.loads(await client_end.receive())
+        assert reply["id"] == 2 and reply["error"] == {"code": -32603, "message": "Internal error"}
+        nursery.cancel_scope.cancel()
