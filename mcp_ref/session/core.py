@@ -331,8 +331,16 @@ class PendingRequest:
         self._waited = False
         #: when the session's timer gives up on us (idle deadline, never past the cap)
         self.deadline = min(self._start + idle, self._hard_deadline)
-        #: still waiting in result(): the timer skips finished requests
-        self.waiting = False
+        #: not yet timed out, answered or given up: the timer skips the others
+        self.waiting = True
+        #: counted in the session's live timeouts (until result() ends or the request is dropped)
+        self.armed = False
+        #: the scope of the initial send, while it runs: the timer cancels it at the deadline
+        self.send_scope: trio.CancelScope | None = None
+
+    def _timeout(self, outcome: str = "request cancelled") -> RequestTimeout:
+        kind = "maximum" if trio.current_time() >= self._hard_deadline else "idle"
+        return RequestTimeout(self.method, self._idle if kind == "idle" else self._cap, kind, outcome=outcome)
 
     async def result(self) -> Any:
         if self._waited:
@@ -340,8 +348,6 @@ class PendingRequest:
         self._waited = True
         session = self.session
         idle, hard = self._idle, self._hard_deadline
-        self.waiting = True
-        session._arm_timeout(self)
         try:
             while True:
                 item = await self._inbox.get()
@@ -357,19 +363,20 @@ class PendingRequest:
                     break
                 return session._outcome(item, self.method)
             self.waiting = False
-            kind = "maximum" if trio.current_time() >= hard else "idle"
-            limit = idle if kind == "idle" else self._cap
+            timeout = self._timeout()
             # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
-            await session._abandon(self.id, f"timed out after {limit:g}s ({kind} timeout)", self.related)
-            raise RequestTimeout(self.method, limit, kind)
+            why = f"timed out after {timeout.timeout:g}s ({timeout.kind} timeout)"
+            not_told = await session._abandon(self.id, why, self.related)
+            if not_told:
+                timeout = self._timeout(f"stopped waiting, no cancellation sent ({not_told})")
+            raise timeout
         except BaseException as exc:
             self.waiting = False
             await self._give_up(exc)
             raise
         finally:
-            if self.waiting:
-                self.waiting = False
-            session._disarm_timeout()
+            self.waiting = False
+            session._disarm_timeout(self)
             session._waiters.pop(self.id, None)
 
     async def cancel(self, reason: str | None = None) -> None:
@@ -384,11 +391,23 @@ class PendingRequest:
         waiter = session._waiters.get(self.id)
         if waiter is not None:
             waiter.put(_Cancelled(reason))
+        if not self._waited:
+            self.waiting = False
+            session._disarm_timeout(self)
 
     async def _give_up(self, exc: BaseException) -> None:
         if self.session.connection.outgoing(self.id) is not None:
             await self.session._abandon(self.id, _reason_for(exc), self.related)
         self.session._waiters.pop(self.id, None)
+
+    def _unsent(self) -> None:
+        """The request never went out whole: forget it here, tell the peer nothing."""
+        self.waiting = False
+        session = self.session
+        session._disarm_timeout(self)
+        # [basic/utilities/cancellation#1] the peer never saw this id: no cancellation for it
+        session.connection.abandon(self.id)
+        session._waiters.pop(self.id, None)
 
 
 class Session:
@@ -557,8 +576,12 @@ class Session:
     ) -> "PendingRequest":
         """Send a request and return its handle at once (see :class:`PendingRequest`).
 
-        The timeouts start counting now; call ``await handle.result()`` to
-        wait for the answer and ``await handle.cancel(reason)`` to give up.
+        The timeouts count from now and cover the send itself (a send that
+        cannot finish in time raises :class:`RequestTimeout`, and nothing is
+        sent). Call ``await handle.result()`` to wait for the answer and
+        ``await handle.cancel(reason)`` to give up; a request whose deadline
+        passes before ``result()`` is awaited is given up (and the peer told)
+        when it is: ``result()`` then raises RequestTimeout at once.
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
@@ -570,11 +593,22 @@ class Session:
         rid, data = self.connection.send_request(method, params, progress_token=token or None)
         inbox = self._waiters[rid] = _Inbox()
         pending = PendingRequest(self, rid, method, inbox, progress, idle, cap, related_request_id)
+        # the deadlines cover the send too: a transport that cannot take the request
+        # (a full pipe to a stuck peer) must not hold the caller past them
+        self._arm_timeout(pending)
+        scope = pending.send_scope = trio.CancelScope()
         try:
-            await self.send_raw(data, related_request_id)
-        except BaseException as exc:
-            await pending._give_up(exc)
+            with scope:
+                await self.send_raw(data, related_request_id)
+        except BaseException:
+            # cancelled or failed before the write completed: the peer has no such request
+            pending._unsent()
             raise
+        finally:
+            pending.send_scope = None
+        if scope.cancelled_caught:
+            pending._unsent()
+            raise pending._timeout("the request could not be sent in that time and was dropped")
         return pending
 
     def _outcome(self, item: Any, method: str) -> Any:
@@ -590,15 +624,23 @@ class Session:
             raise RequestCancelled(method, item.reason)
         raise AssertionError(f"unexpected inbox item {item!r}")
 
-    async def _abandon(self, rid: RequestId, reason: str, related: RequestId | None = None) -> None:
-        """Stop waiting for ``rid``; tell the peer unless the spec forbids it."""
+    async def _abandon(self, rid: RequestId, reason: str, related: RequestId | None = None) -> str | None:
+        """Stop waiting for ``rid``; tell the peer unless the spec forbids it.
+
+        Returns why the peer was not told, or None when a cancellation was sent
+        (or the request was already finished).
+        """
         out = self.connection.outgoing(rid)
         if out is None:
-            return
+            return None
         if out.method == "initialize" or out.task or self.closed.is_set():
             # [basic/utilities/cancellation#2, #3] never a notification for these
             self.connection.abandon(rid)
-            return
+            if out.method == "initialize":
+                return "initialize is never cancelled"
+            if out.task:
+                return "a task-augmented request is cancelled with tasks/cancel"
+            return "the session is closed"
         data = self.connection.send_cancel(rid, reason)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
         with trio.CancelScope(shield=True) as scope:
@@ -609,6 +651,7 @@ class Session:
                 pass  # the peer is gone: nothing left to cancel
         if scope.cancelled_caught:
             log.warning("could not send the cancellation of request %r within %gs", rid, self.config.cancel_grace)
+        return None
 
     # -- the receive loop ------------------------------------------------------------
 
@@ -620,12 +663,16 @@ class Session:
 
     def _arm_timeout(self, pending: "PendingRequest") -> None:
         heapq.heappush(self._timeouts, (pending.deadline, next(self._timeout_seq), pending))
+        pending.armed = True
         self._timeouts_live += 1
         if pending.deadline < self._timer_target:
             self._timer_wakeup.set()
 
-    def _disarm_timeout(self) -> None:
+    def _disarm_timeout(self, pending: "PendingRequest") -> None:
         """A request stopped waiting; its heap entry goes when popped or compacted."""
+        if not pending.armed:
+            return
+        pending.armed = False
         self._timeouts_live -= 1
         heap = self._timeouts
         if len(heap) > 64 and len(heap) > 2 * self._timeouts_live:
@@ -646,6 +693,9 @@ class Session:
                 if pending.deadline <= now:
                     pending.waiting = False
                     pending._inbox.put(_TIMED_OUT)
+                    if pending.send_scope is not None:
+                        # still stuck in its first send: stop it (start_request raises RequestTimeout)
+                        pending.send_scope.cancel(reason="request timeout")
                 else:  # progress moved it on
                     heapq.heappush(heap, (pending.deadline, next(self._timeout_seq), pending))
             self._timer_target = heap[0][0] if heap else math.inf

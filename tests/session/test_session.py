@@ -17,7 +17,7 @@ from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPE
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
 from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult
-from mcp_ref.schema.tools import CallToolResult
+from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult
 from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
@@ -588,3 +588,84 @@ async def test_a_broken_answer_to_a_nested_request_is_internal_error() -> None:
         reply = json.loads(await client_end.receive())
         assert reply["id"] == 2 and reply["error"] == {"code": -32603, "message": "Internal error"}
         nursery.cancel_scope.cancel()
+
+
+class StuckSend(trio.abc.Channel[bytes]):
+    """Wraps a channel; while ``stuck``, every send blocks (a full pipe to a peer that stopped reading)."""
+
+    def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
+        self.inner = inner
+        self.stuck = False
+        self.blocked = 0
+        self._unstuck = trio.Event()
+
+    def unstick(self) -> None:
+        self.stuck = False
+        self._unstuck.set()
+        self._unstuck = trio.Event()
+
+    async def send(self, value: bytes) -> None:
+        while self.stuck:
+            self.blocked += 1
+            try:
+                await self._unstuck.wait()
+            finally:
+                self.blocked -= 1
+        await self.inner.send(value)
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@asynccontextmanager
+async def stuck_client(server: Server, **client_options: Any) -> AsyncIterator[tuple[Any, StuckSend, Recorder]]:
+    """A client whose own sends can be made to block; the server side is recorded."""
+    client_end, server_end = memory_channel_pair()
+    stuck = StuckSend(client_end)
+    rec = Recorder(server_end)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, rec)
+        async with open_session(stuck, **client_options) as client:
+            yield client, stuck, rec
+            stuck.unstick()
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
+async def test_the_timeout_covers_a_send_that_blocks(autojump_clock: trio.abc.Clock) -> None:
+    async with stuck_client(make_server()) as (client, stuck, rec):
+        stuck.stuck = True
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await client.ping(timeout=5)
+        assert trio.current_time() - start == pytest.approx(5)
+        assert info.value.kind == "idle" and "could not be sent" in str(info.value)
+        assert stuck.blocked == 0  # the send was stopped, nothing left hanging
+        stuck.unstick()
+        await client.ping()  # the session goes on; the dropped request never reached the server
+        pings = [m for m in rec.received if m.get("method") == "ping"]
+        assert len(pings) == 1
+        assert not [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+
+
+async def test_a_deadline_passed_before_result_is_awaited_times_out_at_once(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep_forever()
+        return "never"
+
+    async with recorded_pair(server) as (client, rec):
+        handle = await client.start_request("tools/call", CallToolRequestParams(name="hang"), timeout=5)
+        await trio.sleep(10)
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout, match="request cancelled"):
+            await handle.result()
+        assert trio.current_time() == start
+        await client.ping()
+        (note,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+        assert note["params"]["requestId"] == handle.id

@@ -11,7 +11,7 @@ from mcp_ref.errors import LocalProtocolError, RequestCancelled
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.testing import memory_session_pair
 
-from ...session.test_session import make_server, recorded_pair
+from ...session.test_session import make_server, recorded_pair, stuck_client
 
 
 def hanging_server() -> tuple[Server, list[str], trio.Event]:
@@ -118,3 +118,35 @@ def _call(name: str, arguments: dict[str, Any] | None = None) -> Any:
     from mcp_ref.schema.tools import CallToolRequestParams
 
     return CallToolRequestParams(name=name, arguments=arguments)
+
+
+@pytest.mark.req("basic/utilities/cancellation#1")
+async def test_no_cancellation_for_a_request_that_never_went_out(autojump_clock: trio.abc.Clock) -> None:
+    async with stuck_client(make_server()) as (client, stuck, rec):
+        # cancelled before it could be written
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await client.call_tool("echo", {"text": "never sent"})
+        # cancelled while another write held the line
+        stuck.stuck = True
+        call_scope = trio.CancelScope()
+
+        async def call() -> None:
+            with call_scope:
+                await client.call_tool("echo", {"text": "never sent either"})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.ping)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(call)
+            await trio.testing.wait_all_tasks_blocked()
+            assert stuck.blocked == 1  # the ping is in the channel; the call waits for its turn
+            call_scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            stuck.unstick()
+        assert call_scope.cancelled_caught
+        await client.ping()
+        methods = [m.get("method") for m in rec.received]
+        assert "tools/call" not in methods
+        assert "notifications/cancelled" not in methods
+        assert methods.count("ping") == 2

@@ -11,6 +11,8 @@ from mcp_ref.errors import ConnectionClosed, RequestTimeout
 from mcp_ref.session import Server, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
 
+from ...session.test_session import stuck_client
+
 
 @pytest.mark.req("basic/utilities/ping#1")
 async def test_server_pings_the_client_too() -> None:
@@ -98,6 +100,22 @@ async def test_keepalive_success_resets_the_count(autojump_clock: trio.abc.Clock
                 await trio.sleep(10)
             assert not client.session.closed.is_set()
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/ping#7", "basic/utilities/ping#8")
+async def test_keepalive_closes_a_session_whose_sends_block(autojump_clock: trio.abc.Clock) -> None:
+    # the stale connection keepalive exists for: the peer stopped reading, our pipe is full
+    config = SessionConfig(keepalive_interval=30, keepalive_timeout=5, keepalive_max_failures=2)
+    async with stuck_client(Server("s"), config=config) as (client, stuck, rec):
+        stuck.stuck = True
+        start = trio.current_time()
+        with trio.fail_after(1000):
+            await client.session.closed.wait()
+        # two rounds of (interval + timeout), each ping bounded while it could not be written
+        assert trio.current_time() - start == pytest.approx(2 * 35)
+        assert "keepalive: 2 consecutive pings failed" in (client.session.close_reason or "")
+        assert stuck.blocked == 0
+        assert not [m for m in rec.received if m.get("method") == "ping"]
 
 
 def test_keepalive_config_is_validated() -> None:
