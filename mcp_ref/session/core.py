@@ -356,8 +356,12 @@ class PendingRequest:
                         # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
                         self.deadline = min(trio.current_time() + idle, hard)
                     if self._progress is not None:
-                        # callbacks run here, in the caller's task: their exceptions reach the caller
-                        await self._progress(item.progress, item.total, item.message)
+                        # callbacks run here, in the caller's task: their exceptions reach the caller;
+                        # a slow one cannot hold the caller past the maximum timeout
+                        with trio.move_on_at(hard) as callback_scope:
+                            await self._progress(item.progress, item.total, item.message)
+                        if callback_scope.cancelled_caught:
+                            break
                     continue
                 if item is _TIMED_OUT:
                     break

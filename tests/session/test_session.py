@@ -199,6 +199,33 @@ async def test_progress_resets_the_idle_timeout_but_not_the_maximum(autojump_clo
         assert trio.current_time() - start == pytest.approx(10)
 
 
+@pytest.mark.req("basic/lifecycle#21")
+async def test_a_hung_progress_callback_cannot_outlast_the_maximum(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def busy(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await ctx.progress(1)
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async def stuck_callback(p: float, total: float | None, message: str | None) -> None:
+        await trio.sleep_forever()
+
+    async with memory_session_pair(server) as client:
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await client.call_tool("busy", progress=stuck_callback, timeout=5, max_timeout=10)
+        assert info.value.kind == "maximum" and info.value.timeout == 10
+        assert trio.current_time() - start == pytest.approx(10)
+        with trio.fail_after(1):
+            await cancelled.wait()  # the server was told
+
+
 @pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18")
 async def test_each_request_times_out_on_its_own_deadline(autojump_clock: trio.abc.Clock) -> None:
     """A short timeout set while a long one is waiting still fires on time, and
