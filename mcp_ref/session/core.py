@@ -109,8 +109,11 @@ class SessionConfig:
     basic/utilities/ping#3, #4), each waiting ``keepalive_timeout``; after
     ``keepalive_max_failures`` failures in a row the session closes (ping#7, #8);
     ``progress_min_interval``: our handlers' progress notifications are sent at
-    most this often per request (progress#13); intermediate values in between are
-    dropped, a value that reaches ``total`` always goes out.
+    most this often per request (progress#13); a value that reaches ``total``
+    always goes out. With ``progress_coalesce`` (the default) the newest value
+    reported inside the interval is held and sent when the interval ends or just
+    before the response, so the requestor always sees the latest state; without
+    it, values inside the interval are dropped.
     """
 
     request_timeout: float = 60.0
@@ -122,6 +125,7 @@ class SessionConfig:
     keepalive_timeout: float = 10.0
     keepalive_max_failures: int = 3
     progress_min_interval: float = 0.0
+    progress_coalesce: bool = True
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -173,7 +177,10 @@ class RequestContext:
         self.params = message.params
         self.cancel_scope = cancel_scope
         self._last_progress_sent: float | None = None
-        #: progress values not sent because of ``progress_min_interval``
+        self._last_reported: float | None = None
+        #: the newest value held back by the rate limit (progress_coalesce)
+        self._held: tuple[float, float | None, str | None] | None = None
+        #: progress values never sent because of ``progress_min_interval``
         self.progress_dropped = 0
 
     @property
@@ -203,25 +210,65 @@ class RequestContext:
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress; raises LocalProtocolError if it does not increase.
 
-        A no-op when the requestor asked for no progress; rate limited by
-        ``SessionConfig.progress_min_interval``.
+        A no-op when the requestor asked for no progress; LocalProtocolError
+        once the request is answered. Rate limited by
+        ``SessionConfig.progress_min_interval`` (coalesced or dropped, see
+        ``progress_coalesce``).
         """
-        interval = self.session.config.progress_min_interval
-        now = trio.current_time()
-        final = total is not None and progress >= total
-        conn = self.session.connection
-        last = self._last_progress_sent
-        if interval and last is not None and now - last < interval and not final:
-            # [basic/utilities/progress#13] rate limited: still checked, not sent
-            req = conn.incoming(self.request_id)
-            if req is not None and req.last_progress is not None and not progress > req.last_progress:
-                conn.send_progress(self.request_id, progress, total, message)  # raises the precise error
-            self.progress_dropped += 1
+        session = self.session
+        conn = session.connection
+        req = conn.incoming(self.request_id)
+        if req is None or req.state != "running":
+            # [basic/utilities/progress#14] nothing after the response (or the peer's cancellation)
+            raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
+        if req.progress_token is None:
             return
-        data = conn.send_progress(self.request_id, progress, total, message)
+        _check_progress_numbers(progress, total)
+        last = self._last_reported
+        if last is not None and not progress > last:
+            # [basic/utilities/progress#4] checked against what the handler reported, sent or not
+            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        interval = session.config.progress_min_interval
+        now = trio.current_time()
+        sent_at = self._last_progress_sent
+        final = total is not None and progress >= total
+        if interval and sent_at is not None and now - sent_at < interval and not final:
+            # [basic/utilities/progress#13] rate limited: not sent now
+            self._last_reported = progress
+            self.progress_dropped += 1
+            if session.config.progress_coalesce:
+                if self._held is None:
+                    session._nursery.start_soon(self._flush_progress_at, sent_at + interval)
+                self._held = (progress, total, message)
+            return
+        self._held = None
+        await self._send_progress(progress, total, message, now)
+
+    async def _send_progress(self, progress: float, total: float | None, message: str | None, now: float) -> None:
+        data = self.session.connection.send_progress(self.request_id, progress, total, message)
+        self._last_reported = progress
         if data is not None:
             self._last_progress_sent = now
             await self.session.send_raw(data, self.request_id)
+
+    async def flush_progress(self) -> None:
+        """Send the progress value held back by the rate limit, if any (before the response)."""
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        req = self.session.connection.incoming(self.request_id)
+        if req is None or req.state != "running":
+            return
+        self.progress_dropped -= 1
+        await self._send_progress(*held, trio.current_time())
+
+    async def _flush_progress_at(self, when: float) -> None:
+        await trio.sleep_until(when)
+        try:
+            await self.flush_progress()
+        except ConnectionClosed:
+            pass  # the session is ending: nothing left to report to
 
     async def request(self, method: str, params: Any = None, **options: Any) -> Any:
         """A request to the peer made while handling this one (e.g. sampling from a tool).
@@ -852,6 +899,9 @@ class Session:
                         if handler is None:
                             raise ProtocolError(f"Method not found: {event.method}", ErrorCode.METHOD_NOT_FOUND)
                         result = await handler(ctx, event.params)
+                        if ctx._held is not None:
+                            # [basic/utilities/progress#13] the latest state before the result
+                            await ctx.flush_progress()
                     except trio.Cancelled:
                         raise
                     except Exception as exc:
@@ -941,6 +991,15 @@ class Session:
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()
+
+
+def _check_progress_numbers(progress: Any, total: Any) -> None:
+    """What the engine checks when it sends, for a value held back before it does."""
+    for value in (progress, total):
+        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
+            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
+    if progress is None:
+        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
 
 
 def check_encodable(value: Any) -> None:
