@@ -20,14 +20,23 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+import attrs
 import trio
 
-from ..basic.lifecycle import SUPPORTED_VERSIONS, Role, negotiate_version
+from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
-from ..schema.lifecycle import Icon, Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities
+from ..schema.lifecycle import (
+    Icon,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListChangedCapability,
+    ResourcesCapability,
+    ServerCapabilities,
+)
 from ..schema.logging import LoggingMessageNotificationParams
 from ..schema.prompts import Prompt, PromptArgument
 from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
@@ -70,6 +79,7 @@ class Server:
         config: SessionConfig | None = None,
         logging_capability: bool = True,
         page_size: int = 100,
+        capabilities: ServerCapabilities | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, description=description, website_url=website_url, icons=icons
@@ -78,6 +88,8 @@ class Server:
         self.supported_versions = supported_versions
         self.config = config or SessionConfig()
         self.logging_capability = logging_capability
+        #: declared as given instead of derived (see :meth:`capabilities`)
+        self.declared_capabilities = capabilities
         self.tools = ToolRegistry(page_size=page_size)
         self.resources = ResourceRegistry(page_size=page_size)
         self.prompts = PromptRegistry(page_size=page_size)
@@ -274,13 +286,30 @@ class Server:
     # -- what we declare ----------------------------------------------------------------
 
     def capabilities(self) -> ServerCapabilities:
-        """Declared from what is registered (basic/lifecycle#capability-negotiation)."""
+        """Declared from what is registered (basic/lifecycle#capability-negotiation).
+
+        Handlers set with :meth:`set_handler` / :meth:`handler` for a method that
+        needs a capability (``prompts/list``, ``resources/subscribe`` ...) declare
+        it too, or the engine would refuse their requests. ``Server(capabilities=...)``
+        replaces all of this.
+        """
+        if self.declared_capabilities is not None:
+            return self.declared_capabilities
+        custom = {REQUEST_CAPABILITY[m][0] for m in self._handlers if m in REQUEST_CAPABILITY}
+        tools = self.tools.capability() if len(self.tools) else None
+        prompts = self.prompts.capability() if len(self.prompts) else None
+        resources = self.resources.capability() if len(self.resources) else None
+        tools = tools or (ListChangedCapability() if "tools" in custom else None)
+        prompts = prompts or (ListChangedCapability() if "prompts" in custom else None)
+        resources = resources or (ResourcesCapability() if "resources" in custom else None)
+        if resources is not None and "resources/subscribe" in self._handlers:
+            resources = attrs.evolve(resources, subscribe=True)
         return ServerCapabilities(
-            tools=self.tools.capability() if len(self.tools) else None,
-            resources=self.resources.capability() if len(self.resources) else None,
-            prompts=self.prompts.capability() if len(self.prompts) else None,
-            completions={} if self._has_completers else None,
-            logging={} if self.logging_capability else None,
+            tools=tools,
+            resources=resources,
+            prompts=prompts,
+            completions={} if self._has_completers or "completions" in custom else None,
+            logging={} if self.logging_capability or "logging" in custom else None,
             tasks=self.task_manager.server_capability(self._tool_tasks()) if self.task_manager is not None else None,
         )
 

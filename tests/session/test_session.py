@@ -15,7 +15,11 @@ from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.client.sampling import SamplingRejected
 from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
 from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.jsonrpc import Result
+from mcp_ref.schema.lifecycle import ListChangedCapability, ServerCapabilities
 from mcp_ref.schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
+from mcp_ref.schema.prompts import ListPromptsResult, Prompt
+from mcp_ref.schema.resources import SubscribeRequestParams
 from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult
 from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult
 from mcp_ref.server.tools import ToolError
@@ -696,3 +700,32 @@ async def test_a_deadline_passed_before_result_is_awaited_times_out_at_once(auto
         await client.ping()
         (note,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
         assert note["params"]["requestId"] == handle.id
+
+
+@pytest.mark.req("basic/lifecycle#14")
+async def test_handlers_set_by_hand_declare_their_capability() -> None:
+    server = Server("hand", "1.0")
+
+    @server.handler("prompts/list")
+    async def list_prompts(ctx: RequestContext, params: Any) -> ListPromptsResult:
+        return ListPromptsResult(prompts=[Prompt(name="by-hand")])
+
+    async def subscribe(ctx: RequestContext, params: Any) -> Result:
+        return Result()
+
+    server.set_handler("resources/subscribe", subscribe)
+    caps = server.capabilities()
+    assert caps.prompts is not None and caps.tools is None
+    assert caps.resources is not None and caps.resources.subscribe is True
+    async with memory_session_pair(server) as client:
+        assert [p.name for p in await client.list_all_prompts()] == ["by-hand"]
+        await client.request("resources/subscribe", SubscribeRequestParams(uri="file:///x"))
+
+
+async def test_capabilities_can_be_declared_explicitly() -> None:
+    declared = ServerCapabilities(prompts=ListChangedCapability(list_changed=True), logging={})
+    server = Server("explicit", "1.0", capabilities=declared)
+    assert server.capabilities() == declared
+    async with memory_session_pair(server) as client:
+        assert client.server_capabilities.prompts == ListChangedCapability(list_changed=True)
+        assert client.server_capabilities.tools is None
