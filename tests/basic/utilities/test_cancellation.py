@@ -7,8 +7,8 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_ref.errors import LocalProtocolError, RequestCancelled
-from mcp_ref.session import RequestContext, Server
+from mcp_ref.errors import LocalProtocolError, RequestCancelled, RequestTimeout
+from mcp_ref.session import RequestContext, Server, SessionConfig
 from mcp_ref.testing import memory_session_pair
 
 from ...session.test_session import make_server, recorded_pair, stuck_client
@@ -150,3 +150,25 @@ async def test_no_cancellation_for_a_request_that_never_went_out(autojump_clock:
         assert "tools/call" not in methods
         assert "notifications/cancelled" not in methods
         assert methods.count("ping") == 2
+
+
+@pytest.mark.req("basic/lifecycle#18")
+async def test_a_cancellation_that_cannot_be_sent_gives_up_after_the_grace(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    server, seen, started = hanging_server()
+    config = SessionConfig(cancel_grace=2)
+    async with stuck_client(server, config=config) as (client, stuck, rec):
+        handle = await client.start_request("tools/call", _call("hang"), timeout=5)
+        await started.wait()
+        stuck.stuck = True  # the request went out; now nothing more can be written
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout):
+            await handle.result()
+        # the timeout, then at most the grace for the cancellation
+        assert trio.current_time() - start == pytest.approx(5 + 2)
+        assert stuck.blocked == 0
+        stuck.unstick()
+        await client.ping()
+        assert not [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+    assert any("could not send the cancellation" in r.getMessage() for r in caplog.records)
