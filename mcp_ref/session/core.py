@@ -384,6 +384,9 @@ class PendingRequest:
         self.armed = False
         #: the scope of the initial send, while it runs: the timer cancels it at the deadline
         self.send_scope: trio.CancelScope | None = None
+        #: the transport was given the request: the peer may have it even if the send
+        #: did not finish (a torn stdio line, an HTTP POST waiting for its answer)
+        self.handed_over = False
 
     def _timeout(self, outcome: str = "request cancelled") -> RequestTimeout:
         kind = "maximum" if trio.current_time() >= self._hard_deadline else "idle"
@@ -414,13 +417,7 @@ class PendingRequest:
                     break
                 return session._outcome(item, self.method)
             self.waiting = False
-            timeout = self._timeout()
-            # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
-            why = f"timed out after {timeout.timeout:g}s ({timeout.kind} timeout)"
-            not_told = await session._abandon(self.id, why, self.related)
-            if not_told:
-                timeout = self._timeout(f"stopped waiting, no cancellation sent ({not_told})")
-            raise timeout
+            raise await self._time_out()
         except BaseException as exc:
             self.waiting = False
             await self._give_up(exc)
@@ -429,6 +426,15 @@ class PendingRequest:
             self.waiting = False
             session._disarm_timeout(self)
             session._waiters.pop(self.id, None)
+
+    async def _time_out(self) -> RequestTimeout:
+        timeout = self._timeout()
+        # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
+        why = f"timed out after {timeout.timeout:g}s ({timeout.kind} timeout)"
+        not_told = await self.session._abandon(self.id, why, self.related)
+        if not_told:
+            timeout = self._timeout(f"stopped waiting, no cancellation sent ({not_told})")
+        return timeout
 
     async def cancel(self, reason: str | None = None) -> None:
         """Cancel this request (LocalProtocolError for initialize and task-augmented requests)."""
@@ -451,11 +457,14 @@ class PendingRequest:
             await self.session._abandon(self.id, _reason_for(exc), self.related)
         self.session._waiters.pop(self.id, None)
 
-    def _unsent(self) -> None:
-        """The request never went out whole: forget it here, tell the peer nothing."""
+    def _drop_timeout(self) -> None:
         self.waiting = False
+        self.session._disarm_timeout(self)
+
+    def _unsent(self) -> None:
+        """The transport never got the request: forget it here, tell the peer nothing."""
+        self._drop_timeout()
         session = self.session
-        session._disarm_timeout(self)
         # [basic/utilities/cancellation#1] the peer never saw this id: no cancellation for it
         session.connection.abandon(self.id)
         session._waiters.pop(self.id, None)
@@ -494,6 +503,9 @@ class Session:
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
         self.log_level: str | None = None
+        #: the latest responses we could not match (an error without id: the peer could
+        #: not read one of our messages; a response to no request of ours)
+        self.peer_faults: deque[Event] = deque(maxlen=16)
         #: progress callbacks of our task-augmented requests, by the creating request's id
         self.task_progress: dict[RequestId, ProgressCallback] = {}
         # request timeouts: a heap of (deadline, n, request) and one timer task,
@@ -506,13 +518,17 @@ class Session:
 
     # -- writing -------------------------------------------------------------------
 
-    async def send_raw(self, data: bytes, related: RequestId | None = None) -> None:
+    async def send_raw(
+        self, data: bytes, related: RequestId | None = None, *, request: "PendingRequest | None" = None
+    ) -> None:
         """Write one encoded message, serialised with every other writer.
 
         ``related`` names the incoming request this message belongs to (its
         response, its progress, a request made while handling it). Transports
         that route by request (Streamable HTTP) implement
         ``send_related(data, related_request_id)``; others just get ``send``.
+        ``request``: the outgoing request being written, marked ``handed_over``
+        once the transport has it (from then on the peer may have received it).
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
@@ -525,6 +541,10 @@ class Session:
             except trio.WouldBlock:
                 await lock.acquire()
             try:
+                if request is not None:
+                    # a caller cancelled already never hands the request over (no schedule point otherwise)
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                    request.handed_over = True
                 if self._send_related is not None:
                     await self._send_related(data, related)
                 else:
@@ -650,16 +670,26 @@ class Session:
         scope = pending.send_scope = trio.CancelScope()
         try:
             with scope:
-                await self.send_raw(data, related_request_id)
-        except BaseException:
-            # cancelled or failed before the write completed: the peer has no such request
-            pending._unsent()
+                await self.send_raw(data, related_request_id, request=pending)
+        except BaseException as exc:
+            if pending.handed_over:
+                await pending._give_up(exc)  # the peer may have it: cancel it
+                pending._drop_timeout()
+            else:
+                # [basic/utilities/cancellation#1] never handed to the transport: the
+                # peer cannot know this id, so no cancellation for it
+                pending._unsent()
             raise
         finally:
             pending.send_scope = None
         if scope.cancelled_caught:
-            pending._unsent()
-            raise pending._timeout("the request could not be sent in that time and was dropped")
+            if not pending.handed_over:
+                pending._unsent()
+                raise pending._timeout("the request could not be sent in that time and was dropped")
+            # handed over, but the send did not finish in time: cancelled like any timeout
+            pending._drop_timeout()
+            self._waiters.pop(rid, None)
+            raise await pending._time_out()
         return pending
 
     def _outcome(self, item: Any, method: str) -> Any:
@@ -679,7 +709,8 @@ class Session:
         """Stop waiting for ``rid``; tell the peer unless the spec forbids it.
 
         Returns why the peer was not told, or None when a cancellation was sent
-        (or the request was already finished).
+        (or the request was already finished). The cancellation's write may
+        take ``cancel_grace`` at most.
         """
         out = self.connection.outgoing(rid)
         if out is None:
@@ -702,6 +733,7 @@ class Session:
                 pass  # the peer is gone: nothing left to cancel
         if scope.cancelled_caught:
             log.warning("could not send the cancellation of request %r within %gs", rid, self.config.cancel_grace)
+            return f"the cancellation could not be written within {self.config.cancel_grace:g}s"
         return None
 
     # -- the receive loop ------------------------------------------------------------
@@ -866,6 +898,7 @@ class Session:
             log.info("ignored: %r", event)
         elif t in (UnknownResponse, ErrorWithoutId):
             log.warning("peer fault: %r", event)
+            self.peer_faults.append(event)
         else:
             raise AssertionError(f"unhandled event {event!r}")
 
@@ -908,7 +941,7 @@ class Session:
                         data = self._error_reply(rid, exc)
                     else:
                         req = conn.incoming(rid)
-                        if req is not None and req.state == "running":
+                        if req is not None and req.state == "running" and not self.closed.is_set():
                             try:
                                 data = conn.send_response(rid, result)
                             except _ENCODE_FAILURES as exc:
@@ -937,8 +970,8 @@ class Session:
         """One place where handler exceptions become wire errors (DESIGN.md section 4)."""
         conn = self.connection
         req = conn.incoming(rid)
-        if req is None or req.state != "running":
-            return None
+        if req is None or req.state != "running" or self.closed.is_set():
+            return None  # answered, cancelled, or nobody left to answer
         if isinstance(exc, MCPError):
             # raised to answer with this error, or received from a nested request and
             # not caught: either way it keeps its code (spec_notes/basic/lifecycle.md)
