@@ -545,6 +545,7 @@ async def test_the_writer_survives_a_notification_it_cannot_encode(caplog: pytes
     assert any("cannot encode notifications/message" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.req("basic/lifecycle#22")
 async def test_our_own_api_misuse_in_a_handler_is_internal_error(caplog: pytest.LogCaptureFixture) -> None:
     server = make_server()
 
@@ -665,7 +666,7 @@ async def stuck_client(server: Server, **client_options: Any) -> AsyncIterator[t
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/utilities/cancellation#1")
+@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#22", "basic/utilities/cancellation#1")
 async def test_the_timeout_covers_a_send_that_blocks(autojump_clock: trio.abc.Clock) -> None:
     async with stuck_client(make_server(), config=SessionConfig(cancel_grace=1)) as (client, stuck, rec):
         stuck.stuck = True

@@ -26,7 +26,7 @@ def _initialize(rid: Any = 1) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}).encode()
 
 
-@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#2")
+@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#22", "basic/utilities/cancellation#2")
 async def test_initialize_timeout(autojump_clock: trio.abc.Clock) -> None:
     client_end, server_end = memory_channel_pair()
     got: list[Any] = []
@@ -50,7 +50,7 @@ async def test_initialize_timeout(autojump_clock: trio.abc.Clock) -> None:
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/lifecycle#12")
+@pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22")
 async def test_a_server_version_we_do_not_speak_closes_the_session(autojump_clock: trio.abc.Clock) -> None:
     client_end, server_end = memory_channel_pair()
     got: list[Any] = []
