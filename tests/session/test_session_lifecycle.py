@@ -163,3 +163,29 @@ async def test_a_closed_session_refuses_new_requests() -> None:
             with pytest.raises(ConnectionClosed, match="done here"):
                 await client.ping()
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/cancellation#3")
+async def test_a_task_augmented_request_that_times_out_says_no_cancellation_went_out(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    client_end, server_end = memory_channel_pair()
+    got: list[Any] = []
+
+    async def slow_task_server() -> None:
+        req = json.loads(await server_end.receive())
+        caps = {"tasks": {"requests": {"tools": {"call": {}}}}, "tools": {}}
+        result = {"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "raw", "version": "1"}}
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}).encode())
+        async for data in server_end:  # never answers
+            got.append(json.loads(data))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(slow_task_server)
+        async with open_session(client_end) as client:
+            with pytest.raises(RequestTimeout) as info:
+                await client.call_tool_as_task("slow", timeout=3)
+            assert "no cancellation sent" in str(info.value) and "tasks/cancel" in str(info.value)
+            await trio.testing.wait_all_tasks_blocked()
+            assert [m.get("method") for m in got] == ["notifications/initialized", "tools/call"]
+        nursery.cancel_scope.cancel()
