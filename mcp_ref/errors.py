@@ -128,13 +128,19 @@ class ConnectionClosed(MCPRefError):
 
 
 class RequestTimeout(MCPRefError):
-    """A request received no response within its timeout; a cancellation was sent."""
+    """A request received no response within its timeout.
 
-    def __init__(self, method: str, timeout: float, kind: str = "idle") -> None:
-        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout); request cancelled")
+    ``outcome`` says what was done about it: usually "request cancelled" (a
+    cancellation was sent); initialize and task-augmented requests are only
+    given up on, and a request that could not even be sent is dropped.
+    """
+
+    def __init__(self, method: str, timeout: float, kind: str = "idle", *, outcome: str = "request cancelled") -> None:
+        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout); {outcome}")
         self.method = method
         self.timeout = timeout
         self.kind = kind
+        self.outcome = outcome
 
 
 class UnsupportedProtocolVersion(MCPRefError):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import trio
 
+from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
@@ -63,6 +64,8 @@ from ..events import (
     UnknownResponse,
     VersionRejected,
 )
+from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId, Result
 from ..server.utilities.logging import LogRateLimiter
 
@@ -75,6 +78,7 @@ __all__ = [
     "NotificationHandler",
     "ProgressCallback",
     "session_scope",
+    "check_encodable",
 ]
 
 if TYPE_CHECKING:
@@ -82,6 +86,10 @@ if TYPE_CHECKING:
     from .tasks import TaskHandle
 
 log = logging.getLogger("mcp_ref.session")
+
+#: what encoding a message we were given can raise: the engine refuses it
+#: (LocalProtocolError) or a value in it has no JSON form
+_ENCODE_FAILURES = (LocalProtocolError, TypeError, ValueError, OverflowError)
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -106,8 +114,11 @@ class SessionConfig:
     basic/utilities/ping#3, #4), each waiting ``keepalive_timeout``; after
     ``keepalive_max_failures`` failures in a row the session closes (ping#7, #8);
     ``progress_min_interval``: our handlers' progress notifications are sent at
-    most this often per request (progress#13); intermediate values in between are
-    dropped, a value that reaches ``total`` always goes out.
+    most this often per request (progress#13); a value that reaches ``total``
+    always goes out. With ``progress_coalesce`` (the default) the newest value
+    reported inside the interval is held and sent when the interval ends or just
+    before the response, so the requestor always sees the latest state; without
+    it, values inside the interval are dropped.
     ``log_rate`` / ``log_burst``: (server side) at most ``log_rate`` log messages
     per second on average, in bursts of up to ``log_burst``, per session
     (server/utilities/logging#4); None (the default) sends every message.
@@ -125,6 +136,7 @@ class SessionConfig:
     keepalive_timeout: float = 10.0
     keepalive_max_failures: int = 3
     progress_min_interval: float = 0.0
+    progress_coalesce: bool = True
     log_rate: float | None = None
     log_burst: int = 10
     eof_grace: float = 0.0
@@ -185,7 +197,10 @@ class RequestContext:
         self.params = message.params
         self.cancel_scope = cancel_scope
         self._last_progress_sent: float | None = None
-        #: progress values not sent because of ``progress_min_interval``
+        self._last_reported: float | None = None
+        #: the newest value held back by the rate limit (progress_coalesce)
+        self._held: tuple[float, float | None, str | None] | None = None
+        #: progress values never sent because of ``progress_min_interval``
         self.progress_dropped = 0
 
     @property
@@ -221,25 +236,65 @@ class RequestContext:
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Report progress; raises LocalProtocolError if it does not increase.
 
-        A no-op when the requestor asked for no progress; rate limited by
-        ``SessionConfig.progress_min_interval``.
+        A no-op when the requestor asked for no progress; LocalProtocolError
+        once the request is answered. Rate limited by
+        ``SessionConfig.progress_min_interval`` (coalesced or dropped, see
+        ``progress_coalesce``).
         """
-        interval = self.session.config.progress_min_interval
-        now = trio.current_time()
-        final = total is not None and progress >= total
-        conn = self.session.connection
-        last = self._last_progress_sent
-        if interval and last is not None and now - last < interval and not final:
-            # [basic/utilities/progress#13] rate limited: still checked, not sent
-            req = conn.incoming(self.request_id)
-            if req is not None and req.last_progress is not None and not progress > req.last_progress:
-                conn.send_progress(self.request_id, progress, total, message)  # raises the precise error
-            self.progress_dropped += 1
+        session = self.session
+        conn = session.connection
+        req = conn.incoming(self.request_id)
+        if req is None or req.state != "running":
+            # [basic/utilities/progress#14] nothing after the response (or the peer's cancellation)
+            raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
+        if req.progress_token is None:
             return
-        data = conn.send_progress(self.request_id, progress, total, message)
+        _check_progress_numbers(progress, total)
+        last = self._last_reported
+        if last is not None and not progress > last:
+            # [basic/utilities/progress#4] checked against what the handler reported, sent or not
+            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        interval = session.config.progress_min_interval
+        now = trio.current_time()
+        sent_at = self._last_progress_sent
+        final = total is not None and progress >= total
+        if interval and sent_at is not None and now - sent_at < interval and not final:
+            # [basic/utilities/progress#13] rate limited: not sent now
+            self._last_reported = progress
+            self.progress_dropped += 1
+            if session.config.progress_coalesce:
+                if self._held is None:
+                    session._nursery.start_soon(self._flush_progress_at, sent_at + interval)
+                self._held = (progress, total, message)
+            return
+        self._held = None
+        await self._send_progress(progress, total, message, now)
+
+    async def _send_progress(self, progress: float, total: float | None, message: str | None, now: float) -> None:
+        data = self.session.connection.send_progress(self.request_id, progress, total, message)
+        self._last_reported = progress
         if data is not None:
             self._last_progress_sent = now
             await self.session.send_raw(data, self.request_id)
+
+    async def flush_progress(self) -> None:
+        """Send the progress value held back by the rate limit, if any (before the response)."""
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        req = self.session.connection.incoming(self.request_id)
+        if req is None or req.state != "running":
+            return
+        self.progress_dropped -= 1
+        await self._send_progress(*held, trio.current_time())
+
+    async def _flush_progress_at(self, when: float) -> None:
+        await trio.sleep_until(when)
+        try:
+            await self.flush_progress()
+        except ConnectionClosed:
+            pass  # the session is ending: nothing left to report to
 
     async def request(self, method: str, params: Any = None, **options: Any) -> Any:
         """A request to the peer made while handling this one (e.g. sampling from a tool).
@@ -382,8 +437,19 @@ class PendingRequest:
         self._waited = False
         #: when the session's timer gives up on us (idle deadline, never past the cap)
         self.deadline = min(self._start + idle, self._hard_deadline)
-        #: still waiting in result(): the timer skips finished requests
-        self.waiting = False
+        #: not yet timed out, answered or given up: the timer skips the others
+        self.waiting = True
+        #: counted in the session's live timeouts (until result() ends or the request is dropped)
+        self.armed = False
+        #: the scope of the initial send, while it runs: the timer cancels it at the deadline
+        self.send_scope: trio.CancelScope | None = None
+        #: the transport was given the request: the peer may have it even if the send
+        #: did not finish (a torn stdio line, an HTTP POST waiting for its answer)
+        self.handed_over = False
+
+    def _timeout(self, outcome: str = "request cancelled") -> RequestTimeout:
+        kind = "maximum" if trio.current_time() >= self._hard_deadline else "idle"
+        return RequestTimeout(self.method, self._idle if kind == "idle" else self._cap, kind, outcome=outcome)
 
     async def result(self) -> Any:
         if self._waited:
@@ -391,8 +457,6 @@ class PendingRequest:
         self._waited = True
         session = self.session
         idle, hard = self._idle, self._hard_deadline
-        self.waiting = True
-        session._arm_timeout(self)
         try:
             while True:
                 item = await self._inbox.get()
@@ -401,27 +465,35 @@ class PendingRequest:
                         # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
                         self.deadline = min(trio.current_time() + idle, hard)
                     if self._progress is not None:
-                        # callbacks run here, in the caller's task: their exceptions reach the caller
-                        await self._progress(item.progress, item.total, item.message)
+                        # callbacks run here, in the caller's task: their exceptions reach the caller;
+                        # a slow one cannot hold the caller past the maximum timeout
+                        with trio.move_on_at(hard) as callback_scope:
+                            await self._progress(item.progress, item.total, item.message)
+                        if callback_scope.cancelled_caught:
+                            break
                     continue
                 if item is _TIMED_OUT:
                     break
                 return session._outcome(item, self.method)
             self.waiting = False
-            kind = "maximum" if trio.current_time() >= hard else "idle"
-            limit = idle if kind == "idle" else self._cap
-            # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
-            await session._abandon(self.id, f"timed out after {limit:g}s ({kind} timeout)", self.related)
-            raise RequestTimeout(self.method, limit, kind)
+            raise await self._time_out()
         except BaseException as exc:
             self.waiting = False
             await self._give_up(exc)
             raise
         finally:
-            if self.waiting:
-                self.waiting = False
-            session._disarm_timeout()
+            self.waiting = False
+            session._disarm_timeout(self)
             session._waiters.pop(self.id, None)
+
+    async def _time_out(self) -> RequestTimeout:
+        timeout = self._timeout()
+        # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
+        why = f"timed out after {timeout.timeout:g}s ({timeout.kind} timeout)"
+        not_told = await self.session._abandon(self.id, why, self.related)
+        if not_told:
+            timeout = self._timeout(f"stopped waiting, no cancellation sent ({not_told})")
+        return timeout
 
     async def cancel(self, reason: str | None = None) -> None:
         """Cancel this request (LocalProtocolError for initialize and task-augmented requests)."""
@@ -435,11 +507,26 @@ class PendingRequest:
         waiter = session._waiters.get(self.id)
         if waiter is not None:
             waiter.put(_Cancelled(reason))
+        if not self._waited:
+            self.waiting = False
+            session._disarm_timeout(self)
 
     async def _give_up(self, exc: BaseException) -> None:
         if self.session.connection.outgoing(self.id) is not None:
             await self.session._abandon(self.id, _reason_for(exc), self.related)
         self.session._waiters.pop(self.id, None)
+
+    def _drop_timeout(self) -> None:
+        self.waiting = False
+        self.session._disarm_timeout(self)
+
+    def _unsent(self) -> None:
+        """The transport never got the request: forget it here, tell the peer nothing."""
+        self._drop_timeout()
+        session = self.session
+        # [basic/utilities/cancellation#1] the peer never saw this id: no cancellation for it
+        session.connection.abandon(self.id)
+        session._waiters.pop(self.id, None)
 
 
 class Session:
@@ -475,6 +562,9 @@ class Session:
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
         self.log_level: str | None = None
+        #: the latest responses we could not match (an error without id: the peer could
+        #: not read one of our messages; a response to no request of ours)
+        self.peer_faults: deque[Event] = deque(maxlen=16)
         #: (server side) limits our log messages when ``config.log_rate`` is set
         self.log_limiter = LogRateLimiter(self.config.log_rate, self.config.log_burst) if self.config.log_rate else None
         #: progress callbacks of our task-augmented requests, by the creating request's id
@@ -490,13 +580,17 @@ class Session:
 
     # -- writing -------------------------------------------------------------------
 
-    async def send_raw(self, data: bytes, related: RequestId | None = None) -> None:
+    async def send_raw(
+        self, data: bytes, related: RequestId | None = None, *, request: "PendingRequest | None" = None
+    ) -> None:
         """Write one encoded message, serialised with every other writer.
 
         ``related`` names the incoming request this message belongs to (its
         response, its progress, a request made while handling it). Transports
         that route by request (Streamable HTTP) implement
         ``send_related(data, related_request_id)``; others just get ``send``.
+        ``request``: the outgoing request being written, marked ``handed_over``
+        once the transport has it (from then on the peer may have received it).
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
@@ -509,6 +603,10 @@ class Session:
             except trio.WouldBlock:
                 await lock.acquire()
             try:
+                if request is not None:
+                    # a caller cancelled already never hands the request over (no schedule point otherwise)
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                    request.handed_over = True
                 if self._send_related is not None:
                     await self._send_related(data, related)
                 else:
@@ -519,17 +617,29 @@ class Session:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
 
-    def notify_soon(self, method: str, params: Any = None, *, related_request_id: RequestId | None = None) -> bool:
+    def notify_soon(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        related_request_id: RequestId | None = None,
+        checked: bool = False,
+    ) -> bool:
         """Queue a notification from synchronous code (in the trio thread).
 
         Written in order by the session's writer task once the session is
         initialised (so a broadcast racing the handshake is not lost). It is
         encoded then; if this session may not receive it (a capability it did
         not negotiate, e.g. a list_changed broadcast) it is skipped and logged
-        at DEBUG. Returns False when the session is already closed.
+        at DEBUG. Params with no JSON form (NaN, a datetime) raise
+        LocalProtocolError here, at the call (``checked=True``: the caller
+        already ran :func:`check_encodable`). Returns False when the session
+        is already closed.
         """
         if self.closed.is_set():
             return False
+        if not checked:
+            check_encodable(params)
         self._soon_send.send_nowait((method, params, related_request_id))
         return True
 
@@ -539,7 +649,14 @@ class Session:
             try:
                 data = self.connection.send_notification(method, params)
             except LocalProtocolError as e:
-                log.debug("not sending %s on this session: %s", method, e)
+                if e.code == ErrorCode.INTERNAL_ERROR:
+                    log.error("cannot encode %s for this session", method, exc_info=e)
+                else:
+                    log.debug("not sending %s on this session: %s", method, e)
+                continue
+            except Exception as e:
+                # checked at the call, so not expected: logged, and the session goes on
+                log.error("cannot encode %s for this session", method, exc_info=e)
                 continue
             await self._send_quietly(data, related)
 
@@ -592,8 +709,12 @@ class Session:
     ) -> "PendingRequest":
         """Send a request and return its handle at once (see :class:`PendingRequest`).
 
-        The timeouts start counting now; call ``await handle.result()`` to
-        wait for the answer and ``await handle.cancel(reason)`` to give up.
+        The timeouts count from now and cover the send itself (a send that
+        cannot finish in time raises :class:`RequestTimeout`, and nothing is
+        sent). Call ``await handle.result()`` to wait for the answer and
+        ``await handle.cancel(reason)`` to give up; a request whose deadline
+        passes before ``result()`` is awaited is given up (and the peer told)
+        when it is: ``result()`` then raises RequestTimeout at once.
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
@@ -605,11 +726,32 @@ class Session:
         rid, data = self.connection.send_request(method, params, progress_token=token or None)
         inbox = self._waiters[rid] = _Inbox()
         pending = PendingRequest(self, rid, method, inbox, progress, idle, cap, related_request_id)
+        # the deadlines cover the send too: a transport that cannot take the request
+        # (a full pipe to a stuck peer) must not hold the caller past them
+        self._arm_timeout(pending)
+        scope = pending.send_scope = trio.CancelScope()
         try:
-            await self.send_raw(data, related_request_id)
+            with scope:
+                await self.send_raw(data, related_request_id, request=pending)
         except BaseException as exc:
-            await pending._give_up(exc)
+            if pending.handed_over:
+                await pending._give_up(exc)  # the peer may have it: cancel it
+                pending._drop_timeout()
+            else:
+                # [basic/utilities/cancellation#1] never handed to the transport: the
+                # peer cannot know this id, so no cancellation for it
+                pending._unsent()
             raise
+        finally:
+            pending.send_scope = None
+        if scope.cancelled_caught:
+            if not pending.handed_over:
+                pending._unsent()
+                raise pending._timeout("the request could not be sent in that time and was dropped")
+            # handed over, but the send did not finish in time: cancelled like any timeout
+            pending._drop_timeout()
+            self._waiters.pop(rid, None)
+            raise await pending._time_out()
         return pending
 
     def _outcome(self, item: Any, method: str) -> Any:
@@ -625,15 +767,24 @@ class Session:
             raise RequestCancelled(method, item.reason)
         raise AssertionError(f"unexpected inbox item {item!r}")
 
-    async def _abandon(self, rid: RequestId, reason: str, related: RequestId | None = None) -> None:
-        """Stop waiting for ``rid``; tell the peer unless the spec forbids it."""
+    async def _abandon(self, rid: RequestId, reason: str, related: RequestId | None = None) -> str | None:
+        """Stop waiting for ``rid``; tell the peer unless the spec forbids it.
+
+        Returns why the peer was not told, or None when a cancellation was sent
+        (or the request was already finished). The cancellation's write may
+        take ``cancel_grace`` at most.
+        """
         out = self.connection.outgoing(rid)
         if out is None:
-            return
+            return None
         if out.method == "initialize" or out.task or self.closed.is_set():
             # [basic/utilities/cancellation#2, #3] never a notification for these
             self.connection.abandon(rid)
-            return
+            if out.method == "initialize":
+                return "initialize is never cancelled"
+            if out.task:
+                return "a task-augmented request is cancelled with tasks/cancel"
+            return "the session is closed"
         data = self.connection.send_cancel(rid, reason)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
         with trio.CancelScope(shield=True) as scope:
@@ -644,6 +795,8 @@ class Session:
                 pass  # the peer is gone: nothing left to cancel
         if scope.cancelled_caught:
             log.warning("could not send the cancellation of request %r within %gs", rid, self.config.cancel_grace)
+            return f"the cancellation could not be written within {self.config.cancel_grace:g}s"
+        return None
 
     # -- the receive loop ------------------------------------------------------------
 
@@ -655,12 +808,16 @@ class Session:
 
     def _arm_timeout(self, pending: "PendingRequest") -> None:
         heapq.heappush(self._timeouts, (pending.deadline, next(self._timeout_seq), pending))
+        pending.armed = True
         self._timeouts_live += 1
         if pending.deadline < self._timer_target:
             self._timer_wakeup.set()
 
-    def _disarm_timeout(self) -> None:
+    def _disarm_timeout(self, pending: "PendingRequest") -> None:
         """A request stopped waiting; its heap entry goes when popped or compacted."""
+        if not pending.armed:
+            return
+        pending.armed = False
         self._timeouts_live -= 1
         heap = self._timeouts
         if len(heap) > 64 and len(heap) > 2 * self._timeouts_live:
@@ -681,6 +838,9 @@ class Session:
                 if pending.deadline <= now:
                     pending.waiting = False
                     pending._inbox.put(_TIMED_OUT)
+                    if pending.send_scope is not None:
+                        # still stuck in its first send: stop it (start_request raises RequestTimeout)
+                        pending.send_scope.cancel(reason="request timeout")
                 else:  # progress moved it on
                     heapq.heappush(heap, (pending.deadline, next(self._timeout_seq), pending))
             self._timer_target = heap[0][0] if heap else math.inf
@@ -829,6 +989,7 @@ class Session:
             log.info("ignored: %r", event)
         elif t in (UnknownResponse, ErrorWithoutId):
             log.warning("peer fault: %r", event)
+            self.peer_faults.append(event)
         else:
             raise AssertionError(f"unhandled event {event!r}")
 
@@ -862,18 +1023,28 @@ class Session:
                         if handler is None:
                             raise ProtocolError(f"Method not found: {event.method}", ErrorCode.METHOD_NOT_FOUND)
                         result = await handler(ctx, event.params)
+                        if ctx._held is not None:
+                            # [basic/utilities/progress#13] the latest state before the result
+                            await ctx.flush_progress()
                     except trio.Cancelled:
                         raise
                     except Exception as exc:
                         data = self._error_reply(rid, exc)
                     else:
                         req = conn.incoming(rid)
-                        if req is not None and req.state == "running":
+                        if req is not None and req.state == "running" and not self.closed.is_set():
                             try:
                                 data = conn.send_response(rid, result)
-                            except LocalProtocolError as exc:
-                                log.error("handler for %s returned an unusable result: %s", event.method, exc)
-                                data = conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+                            except _ENCODE_FAILURES as exc:
+                                # a result of the wrong type or with no JSON form (NaN, a datetime):
+                                # -32603 without internals, the traceback to our log
+                                log.error(
+                                    "handler for %s (request %r) returned an unusable result",
+                                    event.method,
+                                    rid,
+                                    exc_info=exc,
+                                )
+                                data = self._send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
             finally:
                 limit.release()
             req = conn.incoming(rid)
@@ -892,14 +1063,38 @@ class Session:
         """One place where handler exceptions become wire errors (DESIGN.md section 4)."""
         conn = self.connection
         req = conn.incoming(rid)
-        if req is None or req.state != "running":
-            return None
+        if req is None or req.state != "running" or self.closed.is_set():
+            return None  # answered, cancelled, or nobody left to answer
         if isinstance(exc, MCPError):
-            return conn.send_error(rid, exc.code, exc.message, exc.data)
-        if isinstance(exc, ProtocolError):
-            return conn.send_error(rid, exc.code, exc.message, exc.data)
-        # anything else: -32603 without internals; the traceback goes to our log
+            # raised to answer with this error, or received from a nested request and
+            # not caught: either way it keeps its code (spec_notes/basic/lifecycle.md)
+            return self._send_error(rid, exc.code, exc.message, exc.data)
+        if isinstance(exc, ProtocolError) and not isinstance(exc, (LocalProtocolError, RemoteProtocolError)):
+            # library code answering with a protocol error on purpose (e.g. -32602 for params)
+            return self._send_error(rid, exc.code, exc.message, exc.data)
+        # anything else -- including our own API misuse (LocalProtocolError: a nested request
+        # the peer has no capability for, progress going backwards) and a peer's broken
+        # answer to a nested request (RemoteProtocolError): -32603 without internals;
+        # the traceback goes to our log
         log.exception("handler for %s (request %r) failed", req.method, rid, exc_info=exc)
+        return self._send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
+
+    def _send_error(self, rid: RequestId, code: int, message: str, data: Any = None) -> bytes:
+        """Encode an error response that always goes out.
+
+        Error ``data`` with no JSON form is dropped (the code and message still
+        go out); a code or message that cannot be encoded becomes a plain -32603.
+        """
+        conn = self.connection
+        try:
+            return conn.send_error(rid, code, message, data)
+        except _ENCODE_FAILURES as exc:
+            log.error("cannot encode the error response to request %r; sending it without data", rid, exc_info=exc)
+        if data is not None:
+            try:
+                return conn.send_error(rid, code, message)
+            except _ENCODE_FAILURES as exc:
+                log.error("cannot encode the error response to request %r", rid, exc_info=exc)
         return conn.send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
 
     # -- closing -------------------------------------------------------------------------
@@ -922,6 +1117,27 @@ class Session:
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()
+
+
+def _check_progress_numbers(progress: Any, total: Any) -> None:
+    """What the engine checks when it sends, for a value held back before it does."""
+    for value in (progress, total):
+        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
+            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
+    if progress is None:
+        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
+
+
+def check_encodable(value: Any) -> None:
+    """Raise LocalProtocolError (-32603) now if ``value`` has no JSON form.
+
+    For messages encoded later, away from the caller (``notify_soon``): NaN,
+    infinities, a datetime or a set anywhere in it.
+    """
+    try:
+        dumps(converter_for(LATEST_PROTOCOL_VERSION).unstructure(value))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise LocalProtocolError(f"cannot encode {type(value).__name__}: {e}", ErrorCode.INTERNAL_ERROR) from e
 
 
 def _empty_result() -> Result:

@@ -23,12 +23,20 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import attrs
 import trio
 
-from ..basic.lifecycle import SUPPORTED_VERSIONS, Role, negotiate_version
+from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
-from ..schema.lifecycle import Icon, Implementation, InitializeRequestParams, InitializeResult, ServerCapabilities
+from ..schema.lifecycle import (
+    Icon,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListChangedCapability,
+    ResourcesCapability,
+    ServerCapabilities,
+)
 from ..schema.logging import LoggingMessageNotificationParams
 from ..schema.prompts import Prompt, PromptArgument
 from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
@@ -38,7 +46,15 @@ from ..server.resources import Completer, ReadFunction, ResourceRegistry, Templa
 from ..server.tools import ToolFunction, ToolRegistry
 from ..server.utilities.completion import CompletionHandler
 from ..server.utilities.logging import MCPLogHandler, check_level, passes, set_log_level
-from .core import NotificationHandler, RequestContext, RequestHandler, Session, SessionConfig, session_scope
+from .core import (
+    NotificationHandler,
+    RequestContext,
+    RequestHandler,
+    Session,
+    SessionConfig,
+    check_encodable,
+    session_scope,
+)
 
 __all__ = ["Server"]
 
@@ -68,6 +84,7 @@ class Server:
         config: SessionConfig | None = None,
         logging_capability: bool = True,
         page_size: int = 100,
+        capabilities: ServerCapabilities | None = None,
     ) -> None:
         self.info = Implementation(
             name=name, version=version, title=title, description=description, website_url=website_url, icons=icons
@@ -76,6 +93,8 @@ class Server:
         self.supported_versions = supported_versions
         self.config = config or SessionConfig()
         self.logging_capability = logging_capability
+        #: declared as given instead of derived (see :meth:`capabilities`)
+        self.declared_capabilities = capabilities
         self.tools = ToolRegistry(page_size=page_size)
         self.resources = ResourceRegistry(page_size=page_size)
         self.prompts = PromptRegistry(page_size=page_size)
@@ -312,15 +331,30 @@ class Server:
         """Declared from what is registered (basic/lifecycle#capability-negotiation).
 
         RuntimeError if a tool requires task execution and tasks are not enabled.
+        Handlers set with :meth:`set_handler` / :meth:`handler` for a method that
+        needs a capability (``prompts/list``, ``resources/subscribe`` ...) declare
+        it too, or the engine would refuse their requests. ``Server(capabilities=...)``
+        replaces all of this.
         """
         if self.task_manager is None and (required := self._required_task_tools()):
             raise RuntimeError(self._tasks_needed(required))
+        if self.declared_capabilities is not None:
+            return self.declared_capabilities
+        custom = {REQUEST_CAPABILITY[m][0] for m in self._handlers if m in REQUEST_CAPABILITY}
+        tools = self.tools.capability() if len(self.tools) else None
+        prompts = self.prompts.capability() if len(self.prompts) else None
+        resources = self.resources.capability() if len(self.resources) else None
+        tools = tools or (ListChangedCapability() if "tools" in custom else None)
+        prompts = prompts or (ListChangedCapability() if "prompts" in custom else None)
+        resources = resources or (ResourcesCapability() if "resources" in custom else None)
+        if resources is not None and "resources/subscribe" in self._handlers:
+            resources = attrs.evolve(resources, subscribe=True)
         return ServerCapabilities(
-            tools=self.tools.capability() if len(self.tools) else None,
-            resources=self.resources.capability() if len(self.resources) else None,
-            prompts=self.prompts.capability() if len(self.prompts) else None,
-            completions={} if self._has_completers else None,
-            logging={} if self.logging_capability else None,
+            tools=tools,
+            resources=resources,
+            prompts=prompts,
+            completions={} if self._has_completers or "completions" in custom else None,
+            logging={} if self.logging_capability or "logging" in custom else None,
             tasks=self.task_manager.server_capability(self._tool_tasks()) if self.task_manager is not None else None,
         )
 
@@ -375,11 +409,12 @@ class Server:
         """Send a log message to one session, or all, honouring each one's level."""
         params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
         targets = [session] if session is not None else list(self.sessions)
+        check_encodable(params)  # data with no JSON form raises here, not in every session's writer
         for s in targets:
             if passes(level, s.log_level):
                 limiter = s.log_limiter
                 if limiter is None or limiter.allow(trio.current_time()):
-                    s.notify_soon("notifications/message", params)
+                    s.notify_soon("notifications/message", params, checked=True)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
         """A ``logging.Handler`` forwarding Python log records to every session.

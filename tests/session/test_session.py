@@ -1,5 +1,6 @@
 """The trio session: handlers, errors, cancellation, timeouts, progress, EOF -- over the memory pair."""
 
+import datetime
 import json
 import math
 from collections.abc import AsyncIterator
@@ -11,9 +12,16 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.client.sampling import SamplingRejected
 from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
 from mcp_ref.schema.content import TextContent
-from mcp_ref.schema.tools import CallToolResult
+from mcp_ref.schema.jsonrpc import Result
+from mcp_ref.schema.lifecycle import ListChangedCapability, ServerCapabilities
+from mcp_ref.schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
+from mcp_ref.schema.prompts import ListPromptsResult, Prompt
+from mcp_ref.schema.resources import SubscribeRequestParams
+from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult
+from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult
 from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
@@ -193,6 +201,33 @@ async def test_progress_resets_the_idle_timeout_but_not_the_maximum(autojump_clo
             await client.call_tool("slow", {"steps": 10}, progress=on_progress, timeout=5, max_timeout=10)
         assert info.value.kind == "maximum"
         assert trio.current_time() - start == pytest.approx(10)
+
+
+@pytest.mark.req("basic/lifecycle#21")
+async def test_a_hung_progress_callback_cannot_outlast_the_maximum(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def busy(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await ctx.progress(1)
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async def stuck_callback(p: float, total: float | None, message: str | None) -> None:
+        await trio.sleep_forever()
+
+    async with memory_session_pair(server) as client:
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await client.call_tool("busy", progress=stuck_callback, timeout=5, max_timeout=10)
+        assert info.value.kind == "maximum" and info.value.timeout == 10
+        assert trio.current_time() - start == pytest.approx(10)
+        with trio.fail_after(1):
+            await cancelled.wait()  # the server was told
 
 
 @pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18")
@@ -437,3 +472,272 @@ def test_session_config_is_validated() -> None:
         SessionConfig(request_timeout=0)
     with pytest.raises(ValueError):
         SessionConfig(max_concurrent_requests=0)
+
+
+async def test_a_result_with_no_json_form_becomes_internal_error(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def stats(ctx: RequestContext, arguments: dict[str, Any]) -> Any:
+        return {"mean": math.nan}
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("stats")
+        assert (info.value.code, info.value.message) == (ErrorCode.INTERNAL_ERROR, "Internal error")
+        assert info.value.data is None
+        # the session survives, and the cause is in our log with its traceback
+        result = await client.call_tool("echo", {"text": "still here"})
+        assert result.content == [TextContent(text="still here")]
+    (record,) = [r for r in caplog.records if "unusable result" in r.getMessage()]
+    assert record.exc_info is not None
+
+
+async def test_error_data_with_no_json_form_is_dropped_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def refuse(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "bad date", {"when": datetime.datetime(2026, 1, 1)})
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("refuse")
+        # code and message survive; the data that cannot be written does not
+        assert (info.value.code, info.value.message, info.value.data) == (ErrorCode.INVALID_PARAMS, "bad date", None)
+        await client.ping()
+    assert any("without data" in r.getMessage() for r in caplog.records)
+
+
+async def test_unencodable_log_data_raises_at_the_call_and_sessions_survive() -> None:
+    server = make_server()
+    async with memory_session_pair(server) as client:
+        await client.request("logging/setLevel", SetLevelRequestParams(level="debug"))
+        with pytest.raises(LocalProtocolError) as info:
+            server.log("info", {"ratio": math.nan})
+        assert info.value.code == ErrorCode.INTERNAL_ERROR
+        (session,) = server.sessions
+        with pytest.raises(LocalProtocolError):
+            session.notify_soon("notifications/message", {"data": {1, 2}})
+        server.log("info", {"ratio": 0.5})
+        await client.ping()
+        assert not session.closed.is_set()
+
+
+async def test_the_writer_survives_a_notification_it_cannot_encode(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+    got: list[Any] = []
+
+    async def on_message(session: Any, params: Any) -> None:
+        got.append(params.data)
+
+    async with memory_session_pair(server, notification_handlers={"notifications/message": on_message}) as client:
+        await client.request("logging/setLevel", SetLevelRequestParams(level="debug"))
+        (session,) = server.sessions
+        # a caller that claims to have checked, but did not: logged, skipped, nothing else lost
+        bad = LoggingMessageNotificationParams(level="info", data={"ratio": math.inf})
+        session.notify_soon("notifications/message", bad, checked=True)
+        server.log("info", "after")
+        await client.ping()
+        await trio.testing.wait_all_tasks_blocked()
+        assert got == ["after"]
+        assert not session.closed.is_set()
+    assert any("cannot encode notifications/message" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.req("basic/lifecycle#22")
+async def test_our_own_api_misuse_in_a_handler_is_internal_error(caplog: pytest.LogCaptureFixture) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ask_model(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        # the client declared no sampling capability: LocalProtocolError before the wire
+        await ctx.sample(CreateMessageRequestParams(messages=[], max_tokens=5))
+        return "never"
+
+    @server.tool()
+    async def backwards(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(2)
+        await ctx.progress(1)
+        return "never"
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async with memory_session_pair(server) as client:
+        for name, progress in (("ask_model", None), ("backwards", on_progress)):
+            with pytest.raises(MCPError) as info:
+                await client.call_tool(name, progress=progress)
+            # not the -32601 / -32602 our engine chose for our own mistake: the caller did nothing wrong
+            assert (info.value.code, info.value.message) == (ErrorCode.INTERNAL_ERROR, "Internal error")
+        await client.ping()
+    failed = [r for r in caplog.records if "failed" in r.getMessage() and r.exc_info is not None]
+    assert [type(r.exc_info[1]) for r in failed if r.exc_info] == [LocalProtocolError, LocalProtocolError]
+
+
+async def test_an_mcp_error_from_a_nested_request_keeps_its_code() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def ask_model(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.sample(CreateMessageRequestParams(messages=[], max_tokens=5))
+        return "never"
+
+    async def refuse(ctx: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise SamplingRejected("the user said no")
+
+    async with memory_session_pair(server, sampling=refuse) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("ask_model")
+        assert (info.value.code, info.value.message) == (-1, "the user said no")
+
+
+async def test_a_broken_answer_to_a_nested_request_is_internal_error() -> None:
+    server = make_server()
+
+    @server.tool()
+    async def roots(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.list_roots()
+        return "never"
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        await client_end.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+        assert "result" in json.loads(await client_end.receive())
+        await client_end.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots"}}
+        await client_end.send(json.dumps(call).encode())
+        nested = json.loads(await client_end.receive())
+        assert nested["method"] == "roots/list"
+        # a result that breaks the schema: the server's RemoteProtocolError is not the caller's fault
+        await client_end.send(json.dumps({"jsonrpc": "2.0", "id": nested["id"], "result": {"roots": 7}}).encode())
+        reply = json.loads(await client_end.receive())
+        assert reply["id"] == 2 and reply["error"] == {"code": -32603, "message": "Internal error"}
+        nursery.cancel_scope.cancel()
+
+
+class StuckSend(trio.abc.Channel[bytes]):
+    """Wraps a channel; while ``stuck``, every send blocks (a full pipe to a peer that stopped reading)."""
+
+    def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
+        self.inner = inner
+        self.stuck = False
+        self.blocked = 0
+        self._unstuck = trio.Event()
+
+    def unstick(self) -> None:
+        self.stuck = False
+        self._unstuck.set()
+        self._unstuck = trio.Event()
+
+    async def send(self, value: bytes) -> None:
+        while self.stuck:
+            self.blocked += 1
+            try:
+                await self._unstuck.wait()
+            finally:
+                self.blocked -= 1
+        await self.inner.send(value)
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@asynccontextmanager
+async def stuck_client(server: Server, **client_options: Any) -> AsyncIterator[tuple[Any, StuckSend, Recorder]]:
+    """A client whose own sends can be made to block; the server side is recorded."""
+    client_end, server_end = memory_channel_pair()
+    stuck = StuckSend(client_end)
+    rec = Recorder(server_end)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, rec)
+        async with open_session(stuck, **client_options) as client:
+            yield client, stuck, rec
+            stuck.unstick()
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#22", "basic/utilities/cancellation#1")
+async def test_the_timeout_covers_a_send_that_blocks(autojump_clock: trio.abc.Clock) -> None:
+    async with stuck_client(make_server(), config=SessionConfig(cancel_grace=1)) as (client, stuck, rec):
+        stuck.stuck = True
+        outcomes: dict[str, tuple[float, str]] = {}
+
+        async def ping(name: str, timeout: float) -> None:
+            start = trio.current_time()
+            with pytest.raises(RequestTimeout) as info:
+                await client.ping(timeout=timeout)
+            outcomes[name] = (trio.current_time() - start, str(info.value))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ping, "in the transport", 10)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(ping, "waiting to be written", 5)
+        # never handed to the transport: dropped at its deadline, nothing to cancel
+        waited, message = outcomes["waiting to be written"]
+        assert waited == pytest.approx(5) and "could not be sent" in message
+        # handed over (the peer might have it): its deadline, then at most the grace for the cancellation
+        waited, message = outcomes["in the transport"]
+        assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+        assert stuck.blocked == 0  # every blocked send was stopped
+        stuck.unstick()
+        await client.ping()  # the session goes on
+        assert [m.get("method") for m in rec.received].count("ping") == 1
+
+
+async def test_a_deadline_passed_before_result_is_awaited_times_out_at_once(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep_forever()
+        return "never"
+
+    async with recorded_pair(server) as (client, rec):
+        handle = await client.start_request("tools/call", CallToolRequestParams(name="hang"), timeout=5)
+        await trio.sleep(10)
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout, match="request cancelled"):
+            await handle.result()
+        assert trio.current_time() == start
+        await client.ping()
+        (note,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+        assert note["params"]["requestId"] == handle.id
+
+
+@pytest.mark.req("basic/lifecycle#14")
+async def test_handlers_set_by_hand_declare_their_capability() -> None:
+    server = Server("hand", "1.0")
+
+    @server.handler("prompts/list")
+    async def list_prompts(ctx: RequestContext, params: Any) -> ListPromptsResult:
+        return ListPromptsResult(prompts=[Prompt(name="by-hand")])
+
+    async def subscribe(ctx: RequestContext, params: Any) -> Result:
+        return Result()
+
+    server.set_handler("resources/subscribe", subscribe)
+    caps = server.capabilities()
+    assert caps.prompts is not None and caps.tools is None
+    assert caps.resources is not None and caps.resources.subscribe is True
+    async with memory_session_pair(server) as client:
+        assert [p.name for p in await client.list_all_prompts()] == ["by-hand"]
+        await client.request("resources/subscribe", SubscribeRequestParams(uri="file:///x"))
+
+
+async def test_capabilities_can_be_declared_explicitly() -> None:
+    declared = ServerCapabilities(prompts=ListChangedCapability(list_changed=True), logging={})
+    server = Server("explicit", "1.0", capabilities=declared)
+    assert server.capabilities() == declared
+    async with memory_session_pair(server) as client:
+        assert client.server_capabilities.prompts == ListChangedCapability(list_changed=True)
+        assert client.server_capabilities.tools is None

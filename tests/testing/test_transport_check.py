@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.req("basic/transports#69", "basic/transports#70")
 async def test_memory() -> None:
     async with memory_session_pair(check_server()) as client:
-        await check_transport(client)
+        await check_transport(client, invalid_json=True, eof=True)
+        assert client.session.closed.is_set()
 
 
 async def test_framed_memory() -> None:
@@ -27,7 +28,7 @@ async def test_framed_memory() -> None:
     async with trio.open_nursery() as nursery:
         await nursery.start(check_server().serve, server_end)
         async with open_session(client_end) as client:
-            await check_transport(client)
+            await check_transport(client, invalid_json=True, eof=True)
         nursery.cancel_scope.cancel()
 
 
@@ -35,4 +36,4 @@ async def test_framed_memory() -> None:
 async def test_stdio_subprocess() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     async with open_stdio_client(sys.executable, ["-m", "mcp_ref.testing.transport_check"], env=env) as client:
-        await check_transport(client)
+        await check_transport(client, invalid_json=True, eof=True)

@@ -7,11 +7,11 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_ref.errors import LocalProtocolError, RequestCancelled
-from mcp_ref.session import RequestContext, Server
+from mcp_ref.errors import LocalProtocolError, RequestCancelled, RequestTimeout
+from mcp_ref.session import RequestContext, Server, SessionConfig
 from mcp_ref.testing import memory_session_pair
 
-from ...session.test_session import make_server, recorded_pair
+from ...session.test_session import make_server, recorded_pair, stuck_client
 
 
 def hanging_server() -> tuple[Server, list[str], trio.Event]:
@@ -118,3 +118,57 @@ def _call(name: str, arguments: dict[str, Any] | None = None) -> Any:
     from mcp_ref.schema.tools import CallToolRequestParams
 
     return CallToolRequestParams(name=name, arguments=arguments)
+
+
+@pytest.mark.req("basic/utilities/cancellation#1")
+async def test_no_cancellation_for_a_request_that_never_went_out(autojump_clock: trio.abc.Clock) -> None:
+    async with stuck_client(make_server()) as (client, stuck, rec):
+        # cancelled before it could be written
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await client.call_tool("echo", {"text": "never sent"})
+        # cancelled while another write held the line
+        stuck.stuck = True
+        call_scope = trio.CancelScope()
+
+        async def call() -> None:
+            with call_scope:
+                await client.call_tool("echo", {"text": "never sent either"})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.ping)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(call)
+            await trio.testing.wait_all_tasks_blocked()
+            assert stuck.blocked == 1  # the ping is in the channel; the call waits for its turn
+            call_scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            stuck.unstick()
+        assert call_scope.cancelled_caught
+        await client.ping()
+        methods = [m.get("method") for m in rec.received]
+        assert "tools/call" not in methods
+        assert "notifications/cancelled" not in methods
+        assert methods.count("ping") == 2
+
+
+@pytest.mark.req("basic/lifecycle#18")
+async def test_a_cancellation_that_cannot_be_sent_gives_up_after_the_grace(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    server, seen, started = hanging_server()
+    config = SessionConfig(cancel_grace=2)
+    async with stuck_client(server, config=config) as (client, stuck, rec):
+        handle = await client.start_request("tools/call", _call("hang"), timeout=5)
+        await started.wait()
+        stuck.stuck = True  # the request went out; now nothing more can be written
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout):
+            await handle.result()
+        # the timeout, then at most the grace for the cancellation
+        assert trio.current_time() - start == pytest.approx(5 + 2)
+        assert stuck.blocked == 0
+        stuck.unstick()
+        await client.ping()
+        assert not [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+    assert any("could not send the cancellation" in r.getMessage() for r in caplog.records)

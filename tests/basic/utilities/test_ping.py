@@ -1,5 +1,6 @@
 """basic/utilities/ping: prompt answers, ping(timeout), keepalive with a failure threshold."""
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ from mcp_ref.errors import ConnectionClosed, RequestTimeout
 from mcp_ref.session import Server, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
 
+from ...session.test_session import stuck_client
+
 
 @pytest.mark.req("basic/utilities/ping#1")
 async def test_server_pings_the_client_too() -> None:
@@ -21,34 +24,42 @@ async def test_server_pings_the_client_too() -> None:
 
 
 class Mute(trio.abc.Channel[bytes]):
-    """Passes messages through until muted; then swallows what the peer sends."""
+    """Passes messages through until muted; then swallows what its side sends.
+
+    Counts the pings its side receives.
+    """
 
     def __init__(self, inner: trio.abc.Channel[bytes]) -> None:
         self.inner = inner
         self.muted = False
+        self.pings_received = 0
 
     async def send(self, value: bytes) -> None:
         if not self.muted:
             await self.inner.send(value)
 
     async def receive(self) -> bytes:
-        return await self.inner.receive()
+        data = await self.inner.receive()
+        if json.loads(data).get("method") == "ping":
+            self.pings_received += 1
+        return data
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-async def _mute_server_pair(config: SessionConfig, nursery: trio.Nursery) -> tuple[Any, Mute]:
+async def _mute_server_pair(nursery: trio.Nursery, server_config: SessionConfig | None = None) -> tuple[Any, Mute]:
+    """A server (with ``server_config``) whose replies can be muted."""
     client_end, server_end = memory_channel_pair()
     mute = Mute(server_end)
-    await nursery.start(Server("s").serve, mute)
+    await nursery.start(Server("s", config=server_config).serve, mute)
     return client_end, mute
 
 
 @pytest.mark.req("basic/utilities/ping#2", "basic/utilities/ping#5", "basic/utilities/ping#7")
 async def test_ping_timeout(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
-        client_end, mute = await _mute_server_pair(SessionConfig(), nursery)
+        client_end, mute = await _mute_server_pair(nursery)
         async with open_session(client_end) as client:
             mute.muted = True
             start = trio.current_time()
@@ -70,7 +81,7 @@ async def test_keepalive_closes_the_session_after_the_failure_threshold(
 ) -> None:
     config = SessionConfig(keepalive_interval=30, keepalive_timeout=5, keepalive_max_failures=3)
     async with trio.open_nursery() as nursery:
-        client_end, mute = await _mute_server_pair(config, nursery)
+        client_end, mute = await _mute_server_pair(nursery)
         async with open_session(client_end, config=config) as client:
             await trio.sleep(100)  # three pings answered
             assert not client.session.closed.is_set()
@@ -86,10 +97,13 @@ async def test_keepalive_closes_the_session_after_the_failure_threshold(
     assert [r for r in caplog.records if "keepalive ping" in r.getMessage()]
 
 
-async def test_keepalive_success_resets_the_count(autojump_clock: trio.abc.Clock) -> None:
+@pytest.mark.req("basic/utilities/ping#3", "basic/utilities/ping#9")
+async def test_keepalive_success_resets_the_count(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
     config = SessionConfig(keepalive_interval=10, keepalive_timeout=1, keepalive_max_failures=2)
     async with trio.open_nursery() as nursery:
-        client_end, mute = await _mute_server_pair(config, nursery)
+        client_end, mute = await _mute_server_pair(nursery)
         async with open_session(client_end, config=config) as client:
             for _ in range(3):  # fail once, succeed, fail once ... never twice in a row
                 mute.muted = True
@@ -97,7 +111,48 @@ async def test_keepalive_success_resets_the_count(autojump_clock: trio.abc.Clock
                 mute.muted = False
                 await trio.sleep(10)
             assert not client.session.closed.is_set()
+            assert mute.pings_received == 6  # one every interval (+ the 1 s timeout when it failed)
         nursery.cancel_scope.cancel()
+    failures = [r.getMessage() for r in caplog.records if "keepalive ping" in r.getMessage()]
+    assert [m.split(" failed")[0] for m in failures] == ["keepalive ping 1/2"] * 3
+
+
+@pytest.mark.req("basic/utilities/ping#3", "basic/utilities/ping#7", "basic/utilities/ping#8")
+async def test_server_side_keepalive_closes_a_silent_client(autojump_clock: trio.abc.Clock) -> None:
+    server = Server("s", config=SessionConfig(keepalive_interval=20, keepalive_timeout=2, keepalive_max_failures=2))
+    client_end, server_end = memory_channel_pair()
+    mute = Mute(client_end)  # the client's replies can be swallowed
+    async with trio.open_nursery() as nursery:
+        session = await nursery.start(server.serve, server_end)
+        async with open_session(mute) as client:
+            await trio.sleep(50)  # two pings from the server, answered
+            assert mute.pings_received == 2 and not session.closed.is_set()
+            mute.muted = True
+            start = trio.current_time()
+            with trio.fail_after(200):
+                await session.closed.wait()
+            assert trio.current_time() - start == pytest.approx(2 * 22, abs=20)
+            assert "keepalive: 2 consecutive pings failed" in (session.close_reason or "")
+            with pytest.raises(ConnectionClosed):
+                await client.ping(timeout=5)
+        nursery.cancel_scope.cancel()
+    assert session not in server.sessions
+
+
+@pytest.mark.req("basic/utilities/ping#7", "basic/utilities/ping#8")
+async def test_keepalive_closes_a_session_whose_sends_block(autojump_clock: trio.abc.Clock) -> None:
+    # the stale connection keepalive exists for: the peer stopped reading, our pipe is full
+    config = SessionConfig(keepalive_interval=30, keepalive_timeout=5, keepalive_max_failures=2, cancel_grace=1)
+    async with stuck_client(Server("s"), config=config) as (client, stuck, rec):
+        stuck.stuck = True
+        start = trio.current_time()
+        with trio.fail_after(1000):
+            await client.session.closed.wait()
+        # two rounds of (interval + timeout + grace for the cancellation), bounded although nothing is written
+        assert trio.current_time() - start == pytest.approx(2 * 36)
+        assert "keepalive: 2 consecutive pings failed" in (client.session.close_reason or "")
+        assert stuck.blocked == 0
+        assert not [m for m in rec.received if m.get("method") == "ping"]
 
 
 def test_keepalive_config_is_validated() -> None:

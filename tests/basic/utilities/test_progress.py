@@ -8,6 +8,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import LocalProtocolError
 from mcp_ref.session import RequestContext, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
 
@@ -59,7 +60,7 @@ async def test_float_progress_and_messages() -> None:
 
 @pytest.mark.req("basic/utilities/progress#13")
 async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(autojump_clock: trio.abc.Clock) -> None:
-    server = make_server(progress_min_interval=1.0)
+    server = make_server(progress_min_interval=1.0, progress_coalesce=False)
     dropped: list[int] = []
 
     @server.tool()
@@ -80,6 +81,76 @@ async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(auto
     assert seen[0] == 1 and seen[-1] == 100
     assert 9 <= len(seen) <= 12  # about one per second over ten seconds, plus the final value
     assert dropped == [100 - len(seen)]
+
+
+@pytest.mark.req("basic/utilities/progress#13")
+async def test_rate_limit_coalesces_to_the_latest_state(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server(progress_min_interval=1.0)
+    steps_done = trio.Event()
+    go_on = trio.Event()
+
+    @server.tool()
+    async def quick(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, 11):
+            await ctx.progress(i, message=f"step {i}")
+        steps_done.set()
+        await go_on.wait()
+        await ctx.progress(11, message="step 11")
+        await ctx.progress(12, message="step 12")
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        seen: list[tuple[float, str | None]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append((p, message))
+
+        async def call() -> None:
+            await client.call_tool("quick", progress=on_progress)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call)
+            await steps_done.wait()
+            await trio.testing.wait_all_tasks_blocked()
+            assert seen == [(1, "step 1")]  # the rest is held back ...
+            await trio.sleep(1)
+            await trio.testing.wait_all_tasks_blocked()
+            assert seen == [(1, "step 1"), (10, "step 10")]  # ... and the newest goes out when the interval ends
+            await trio.sleep(1)
+            go_on.set()
+        # 11 was sent at once (interval over); 12, held back, goes out before the response
+        assert seen == [(1, "step 1"), (10, "step 10"), (11, "step 11"), (12, "step 12")]
+
+
+@pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#14")
+async def test_rate_limited_progress_is_still_checked(autojump_clock: trio.abc.Clock) -> None:
+    server = make_server(progress_min_interval=1.0)
+    errors: list[str] = []
+    later: list[RequestContext] = []
+
+    @server.tool()
+    async def sloppy(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await ctx.progress(5)  # held back
+        try:
+            await ctx.progress(3)  # below what was reported, though only 1 was sent
+        except LocalProtocolError as e:
+            errors.append(str(e))
+        later.append(ctx)
+        return "ok"
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        pass
+
+    async with memory_session_pair(server) as client:
+        await client.call_tool("sloppy", progress=on_progress)
+        assert errors == ["progress must increase: 3 after 5"]
+        # after the response, inside the interval or not: always an error
+        with pytest.raises(LocalProtocolError, match="no progress after completion"):
+            await later[0].progress(6)
+        await trio.sleep(2)
+        with pytest.raises(LocalProtocolError, match="no progress after completion"):
+            await later[0].progress(7)
 
 
 @pytest.mark.req("basic/utilities/progress#7", "basic/utilities/progress#14")

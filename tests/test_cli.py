@@ -1,0 +1,39 @@
+"""``mcp-ref demo`` (what ``make run`` runs): a real client against the echo example over stdio."""
+
+import os
+import subprocess
+import sys
+
+from .conftest import ROOT
+
+
+def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
+    # a real subprocess pair: bounded by a timeout, no sleeps
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_ref.cli", "demo"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"launching: {sys.executable} -m mcp_ref.examples.echo"
+    assert lines[1].startswith("initialized: ") and lines[1].endswith("protocol 2025-11-25")
+    assert "ping: ok" in lines
+    assert any(line.startswith("tool: echo -- ") for line in lines)
+    assert "tools/call echo -> hello from mcp_ref" in lines
+    assert lines[-1] == "session closed; server process shut down"
+
+
+def test_an_unknown_command_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_ref.cli", "nonsense"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2 and "invalid choice" in done.stderr
