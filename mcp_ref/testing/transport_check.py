@@ -141,6 +141,7 @@ async def check_transport(
         # cancellation: the caller gives up once the handler runs; the server must
         # see the cancellation (it waits for it, boundedly -- no polling)
         before = int(_text(await client.call_tool("was_cancelled")))
+        started_before = int(_text(await client.call_tool("wait_for", {"what": "started", "count": 0})))
         started = trio.Event()
 
         async def on_started(progress: float, total: float | None, message: str | None) -> None:
@@ -153,9 +154,9 @@ async def check_transport(
                     with trio.fail_after(10):
                         await started.wait()
                 else:
-                    # this transport gives no progress while the call runs, and its send
-                    # lasts until the answer: no event to wait for, so a bounded grace
-                    await trio.sleep(1)
+                    # no progress while the call runs on this transport: the server says when it started
+                    ran = await client.call_tool("wait_for", {"what": "started", "count": started_before + 1})
+                    assert int(_text(ran)) == started_before + 1, "the hang call never started"
                 scope.cancel()
         after = await client.call_tool("wait_for", {"what": "cancelled", "count": before + 1})
         assert int(_text(after)) == before + 1, "the server never saw the cancellation"
