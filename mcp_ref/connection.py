@@ -42,7 +42,7 @@ from .basic.jsonrpc import (
 )
 from .basic.lifecycle import Phase, Role
 from .basic.meta import bad_meta_keys
-from .client.elicitation import check_url
+from .client.elicitation import announced_ids, check_url
 from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
@@ -149,7 +149,8 @@ class Connection:
         self._task_tokens_out: dict[ProgressToken, list[Any]] = {}
         self._task_tokens_in: dict[ProgressToken, float | None] = {}
         self._finished_in: OrderedDict[RequestId, None] = OrderedDict()
-        #: URL elicitation ids we sent (request or -32042 error) and have not completed yet (bounded)
+        #: URL elicitation ids announced in this session and not completed yet (bounded): as a server,
+        #: those we sent (request or -32042 error); as a client, those a -32042 error we received listed
         self.url_elicitations: OrderedDict[str, None] = OrderedDict()
         if role is Role.CLIENT:
             self._req_out, self._req_in = m.CLIENT_REQUESTS, m.SERVER_REQUESTS
@@ -434,17 +435,23 @@ class Connection:
         if type(code) is not int and not isinstance(code, int):
             raise LocalProtocolError("error codes are integers")  # [basic/index#12]
         out = self._error_bytes(rid, int(code), message, data)
-        if code == ErrorCode.URL_ELICITATION_REQUIRED and isinstance(data, dict):
+        if code == ErrorCode.URL_ELICITATION_REQUIRED:
             # [client/elicitation#16] the ids announced here may be completed later
-            ids = (e.get("elicitationId") for e in data.get("elicitations") or () if isinstance(e, dict))
-            for i in ids:
-                if isinstance(i, str):
-                    _remember(self.url_elicitations, i)
+            for i in announced_ids(data):
+                _remember(self.url_elicitations, i)
         if req.method == "initialize":
             self.phase = Phase.AWAITING_INIT
             self.requested_version = None
         self._retire_incoming(req)
         return out
+
+    def url_elicitation_completed(self, elicitation_id: str) -> bool:
+        """Client side: the peer reports ``elicitation_id`` complete. False when no
+        -32042 error of this session listed it, or it was already completed
+        ([client/elicitation#17]: the caller then ignores the notification)."""
+        if self.role is not Role.CLIENT:
+            raise LocalProtocolError("only a client receives elicitation completions")
+        return self.url_elicitations.pop(elicitation_id, False) is None
 
     def finish_cancelled(self, rid: RequestId) -> None:
         """Retire an incoming request the peer cancelled, without any response."""
@@ -801,6 +808,10 @@ class Connection:
             self.phase = Phase.CLOSED
         if req.task and req.progress_token is not None:
             self.release_task_token(req.progress_token)  # no task was created
+        if raw.code == ErrorCode.URL_ELICITATION_REQUIRED and self.role is Role.CLIENT:
+            # [client/elicitation#17] ids listed here are known: their completions are not ignored
+            for i in announced_ids(raw.data):
+                _remember(self.url_elicitations, i)
         return [ErrorReceived(req.id, req.method, error)]
 
 

@@ -7,13 +7,15 @@ against the requested schema before it leaves (elicitation#56). The handler
 gets the params as sent; :func:`form_defaults` gives the defaults to pre-fill
 a form with (elicitation#11). URL-mode completions
 (``notifications/elicitation/complete``) are matched to the URL elicitations
-this session accepted; unknown ids are ignored (#17).
+this session accepted or that a -32042 error listed (:func:`announced_ids`);
+unknown ids are ignored (#17).
 
 Server side: raise :class:`URLElicitationRequired` from a handler to answer
 with the -32042 error carrying the URL elicitations to complete (#20-#23).
 """
 
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,10 +45,14 @@ __all__ = [
     "form_defaults",
     "validate_form_content",
     "check_url",
+    "announced_ids",
     "check_elicit_answer",
 ]
 
 ElicitationHandler = Callable[[Any, ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]]
+
+#: URL elicitations a client keeps waiting for completion (the engine keeps as many -32042 ids)
+MAX_PENDING_URLS = 1024
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -65,6 +71,20 @@ class URLElicitationRequired(MCPError):
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
         super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
         self.elicitations = items
+
+
+def announced_ids(data: Any) -> list[str]:
+    """[client/elicitation#22, #23] the elicitation ids listed in a -32042 error's ``data``.
+
+    Entries that are not objects with a string ``elicitationId`` are skipped:
+    they cannot be completed, and the error itself still reaches the caller.
+    """
+    if not isinstance(data, dict):
+        return []
+    items = data.get("elicitations")
+    if not isinstance(items, list):
+        return []
+    return [e["elicitationId"] for e in items if isinstance(e, dict) and isinstance(e.get("elicitationId"), str)]
 
 
 def check_url(url: str) -> None:
@@ -171,8 +191,9 @@ class ElicitationGuard:
         self.handler = handler
         self.form = form
         self.url = url
-        #: URL elicitations accepted (or being asked) and not completed yet (elicitationId -> params)
-        self.pending_urls: dict[str, ElicitRequestURLParams] = {}
+        #: URL elicitations accepted (or being asked) and not completed yet (elicitationId -> params);
+        #: the oldest are forgotten past MAX_PENDING_URLS, so a server never completing costs bounded memory
+        self.pending_urls: OrderedDict[str, ElicitRequestURLParams] = OrderedDict()
 
     def capability(self) -> ElicitationCapability:
         # [client/elicitation#4] declared with the modes we support
@@ -188,6 +209,9 @@ class ElicitationGuard:
             except ValueError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
             self.pending_urls[params.elicitation_id] = params
+            self.pending_urls.move_to_end(params.elicitation_id)
+            while len(self.pending_urls) > MAX_PENDING_URLS:
+                self.pending_urls.popitem(last=False)
             accepted = False
             try:
                 result = await self.handler(ctx, params)

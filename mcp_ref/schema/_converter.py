@@ -39,6 +39,7 @@ from ._base import (
     since_of,
     wire_name,
 )
+from ._meta_keys import WELL_FORMED, bad_meta_keys
 
 __all__ = ["converter_for", "encode", "decode", "wire_fields", "WireField", "conforms"]
 
@@ -501,7 +502,11 @@ class _Factories:
                     refused.append((f.name, f.wire))
             else:
                 optional = attrs.fields_dict(cls)[f.name].default is None
-                overrides[f.name] = override(rename=f.wire, omit_if_default=optional)
+                overrides[f.name] = override(
+                    rename=f.wire,
+                    omit_if_default=optional,
+                    unstruct_hook=_meta_writer(cls.__name__) if f.wire == "_meta" else None,
+                )
                 old = f.type_in(revision)
                 if old is not f.type:
                     checks.append((f.name, old))
@@ -650,6 +655,21 @@ def _not_object() -> DecodeError:
 def _remember(cell: list[Any], value: Any) -> Any:
     cell.append(value)
     return value
+
+
+def _meta_writer(name: str) -> Callable[[Any], Any]:
+    """How a ``_meta`` field is written: [basic/index#26, #27, #29] never with a
+    malformed key, at any depth. Checked as the field is written (no extra walk;
+    an absent ``_meta`` costs nothing, keys seen before one set lookup).
+    Decoding does not check: a peer's malformed key never fails a message."""
+
+    def write(meta: Any) -> Any:
+        if not WELL_FORMED.issuperset(meta):
+            for problem in bad_meta_keys(meta):
+                raise LocalProtocolError(f"{name}.{problem}", ErrorCode.INVALID_PARAMS)
+        return meta
+
+    return write
 
 
 def _refusing_newer_fields(

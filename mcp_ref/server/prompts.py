@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import AudioContent, ImageContent, TextContent
 from ..schema.lifecycle import ListChangedCapability
@@ -84,6 +85,7 @@ class PromptRegistry:
     def add(self, prompt: Prompt, fn: PromptFunction, completers: dict[str, Completer] | None = None) -> None:
         if prompt.name in self._entries:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        check_meta_keys(prompt.meta, f"prompt {prompt.name!r}")
         declared = {a.name for a in prompt.arguments or ()}
         unknown = set(completers or {}) - declared
         if unknown:

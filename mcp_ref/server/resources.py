@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, MCPError, ProtocolError
 from ..schema.content import BlobResourceContents, TextResourceContents
 from ..schema.jsonrpc import Result
@@ -109,6 +110,7 @@ class ResourceRegistry:
 
     def add(self, resource: Resource, read: ReadFunction) -> None:
         check_uri(resource.uri)
+        check_meta_keys(resource.meta, f"resource {resource.uri!r}")
         if resource.uri in self._static:
             raise ValueError(f"a resource {resource.uri!r} is already registered")
         self._static[resource.uri] = _Static(resource, read)
@@ -121,6 +123,7 @@ class ResourceRegistry:
         completers: dict[str, Completer] | None = None,
     ) -> None:
         parsed = UriTemplate(template.uri_template)
+        check_meta_keys(template.meta, f"resource template {template.uri_template!r}")
         unknown = set(completers or {}) - set(parsed.variables)
         if unknown:
             raise ValueError(f"completers for variables the template does not have: {sorted(unknown)}")

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from ..basic.json_schema import Validate, compile_schema
+from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
@@ -132,6 +133,7 @@ class ToolRegistry:
         problems = check_tool_name(tool.name)
         if problems:
             warnings.warn(f"tool name {tool.name!r}: {'; '.join(problems)}", ToolNameWarning, stacklevel=3)
+        check_meta_keys(tool.meta, f"tool {tool.name!r}")
         # [server/tools#5] inputSchema is a JSON Schema object (the model checks type "object")
         validate_input = compile_schema(tool.input_schema)
         validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None

@@ -492,9 +492,14 @@ def _notification_table(
         complete_cb = on_elicitation_complete
 
         async def on_complete(session: Session, params: Any) -> None:
-            if elicitation is not None and elicitation.complete(params.elicitation_id) is None:
+            eid = params.elicitation_id
+            # known ids: URL elicitations we accepted (the guard) and those a -32042 error
+            # listed (the engine, recorded as the error arrived); both are forgotten now
+            asked = elicitation is not None and elicitation.complete(eid) is not None
+            listed = session.connection.url_elicitation_completed(eid)
+            if not (asked or listed):
                 # [client/elicitation#17] unknown or already completed: ignore
-                log.info("ignoring completion of unknown elicitation %r", params.elicitation_id)
+                log.info("ignoring completion of unknown elicitation %r", eid)
                 return
             if complete_cb is not None:
                 await complete_cb(params.elicitation_id)

@@ -418,3 +418,199 @@ async def test_a_person_gets_more_than_the_idle_timeout_to_answer(autojump_clock
         await client.call_tool("ask", {"timeout": 30}, timeout=1000)  # an explicit timeout still applies
     assert outcomes[0] == ElicitResult(action="cancel")
     assert isinstance(outcomes[1], RequestTimeout)
+
+
+# -- ids listed in a -32042 error (client side) ---------------------------------------------------
+
+
+def client_engine_after_handshake() -> Any:
+    """A client engine that has been through the handshake with a URL-mode elicitation capability."""
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.connection import Connection
+    from mcp_ref.schema.lifecycle import ClientCapabilities, ElicitationCapability
+
+    client = Connection(
+        Role.CLIENT, capabilities=ClientCapabilities(elicitation=ElicitationCapability(form={}, url={}))
+    )
+    from mcp_ref.schema.lifecycle import Implementation, InitializeRequestParams
+
+    rid, _ = client.send_request(
+        "initialize",
+        InitializeRequestParams(
+            protocol_version="2025-11-25",
+            capabilities=client.capabilities,
+            client_info=Implementation(name="c", version="1"),
+        ),
+    )
+    result = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"},
+    }
+    client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())
+    client.send_notification("notifications/initialized")
+    return client
+
+
+def url_required_error(rid: Any, data: Any) -> bytes:
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": rid, "error": {"code": -32042, "message": "URL elicitation required", "data": data}}
+    ).encode()
+
+
+@pytest.mark.req("client/elicitation#17", "client/elicitation#22", "client/elicitation#23")
+def test_the_client_engine_records_the_ids_a_url_elicitation_required_error_lists() -> None:
+    from mcp_ref.events import ErrorReceived
+
+    client = client_engine_after_handshake()
+    rid, _ = client.send_request("tools/list")
+    listed = [
+        {"mode": "url", "message": "Authorize", "url": "https://example.com/a", "elicitationId": "e-a"},
+        {"mode": "url", "message": "Pay", "url": "https://example.com/b", "elicitationId": "e-b"},
+    ]
+    (ev,) = client.receive_message(url_required_error(rid, {"elicitations": listed}))
+    # the caller still gets the error as it came
+    assert isinstance(ev, ErrorReceived) and ev.error.code == -32042 and ev.error.data == {"elicitations": listed}
+    assert client.url_elicitation_completed("e-b")
+    assert not client.url_elicitation_completed("e-b")  # already completed
+    assert not client.url_elicitation_completed("never-listed")
+    assert client.url_elicitation_completed("e-a")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        "elicitations",
+        {"elicitations": "e-1"},
+        {"elicitations": [None, 3, {"mode": "url"}, {"elicitationId": 7}]},
+    ],
+)
+def test_a_malformed_url_elicitation_required_error_still_reaches_the_caller(data: Any) -> None:
+    from mcp_ref.events import ErrorReceived
+
+    client = client_engine_after_handshake()
+    rid, _ = client.send_request("tools/list")
+    (ev,) = client.receive_message(url_required_error(rid, data))
+    assert isinstance(ev, ErrorReceived) and ev.error.data == data
+    assert list(client.url_elicitations) == []  # nothing that could be completed
+
+
+def test_ids_listed_in_errors_are_bounded() -> None:
+    client = client_engine_after_handshake()
+    for n in range(3):
+        rid, _ = client.send_request("tools/list")
+        items = [
+            {"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": f"{n}-{i}"}
+            for i in range(600)
+        ]
+        client.receive_message(url_required_error(rid, {"elicitations": items}))
+    assert len(client.url_elicitations) == 1024
+    assert not client.url_elicitation_completed("0-0")  # the oldest were forgotten
+    assert client.url_elicitation_completed("2-599")
+
+
+def test_only_a_client_receives_completions() -> None:
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.connection import Connection
+
+    with pytest.raises(LocalProtocolError):
+        Connection(Role.SERVER).url_elicitation_completed("e")
+
+
+@pytest.mark.req("client/elicitation#17", "client/elicitation#20")
+@pytest.mark.parametrize("with_handler", [True, False])
+async def test_a_completion_of_an_id_listed_in_a_url_elicitation_required_error_reaches_the_application(
+    with_handler: bool,
+) -> None:
+    from mcp_ref.schema.lifecycle import ClientCapabilities, ElicitationCapability
+
+    completed: list[str] = []
+    got = trio.Event()
+
+    async def on_complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+        got.set()
+
+    options: dict[str, Any] = {"on_elicitation_complete": on_complete}
+    if with_handler:
+        options.update(elicitation=accept_defaults, elicitation_modes=("form", "url"))
+    else:
+        # no elicitation requests handled here, but URL completions announced (#17 still applies)
+        options["capabilities"] = ClientCapabilities(elicitation=ElicitationCapability(url={}))
+    async with memory_session_pair(elicit_server([]), **options) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("needs_auth")
+        assert info.value.code == -32042
+        # an unknown id is ignored; the id the error listed is not
+        assert texts(await client.call_tool("finish", {"id": "unknown-id", "raw": True})) == "sent raw"
+        assert texts(await client.call_tool("finish", {"id": "el-2"})) == "sent"
+        with trio.fail_after(5):
+            await got.wait()
+        # completed once: a repeat from a careless server is ignored
+        assert texts(await client.call_tool("finish", {"id": "el-2", "raw": True})) == "sent raw"
+        await client.ping()
+    assert completed == ["el-2"]
+
+
+@pytest.mark.req("client/elicitation#17")
+async def test_a_completion_right_behind_the_error_is_not_lost(autojump_clock: trio.abc.Clock) -> None:
+    """The error and its completion arrive back to back, before the caller has even seen the error."""
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+    from mcp_ref.session import open_session
+
+    completed: list[str] = []
+    got = trio.Event()
+
+    async def on_complete(elicitation_id: str) -> None:
+        completed.append(elicitation_id)
+        got.set()
+
+    client_end, server_end = memory_channel_pair()
+
+    async def raw_server() -> None:
+        init = json.loads(await server_end.receive())
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode())
+        assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
+        call = json.loads(await server_end.receive())
+        listed = {"mode": "url", "message": "Authorize", "url": "https://example.com/a", "elicitationId": "fast"}
+        await server_end.send(url_required_error(call["id"], {"elicitations": [listed]}))
+        for eid in ("other", "fast", "fast"):
+            note = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": eid}}
+            await server_end.send(json.dumps(note).encode())
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raw_server)
+            async with open_session(
+                client_end,
+                elicitation=accept_defaults,
+                elicitation_modes=("url",),
+                on_elicitation_complete=on_complete,
+            ) as client:
+                with pytest.raises(MCPError):
+                    await client.call_tool("pay")
+                await got.wait()
+                await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    assert completed == ["fast"]
+
+
+@pytest.mark.req("client/elicitation#17")
+async def test_accepted_url_elicitations_kept_are_bounded() -> None:
+    from mcp_ref.client.elicitation import MAX_PENDING_URLS, ElicitationGuard
+
+    async def accept(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept")
+
+    guard = ElicitationGuard(accept, url=True)
+    for i in range(MAX_PENDING_URLS + 2):
+        await guard(None, ElicitRequestURLParams(message="m", url="https://example.com", elicitation_id=str(i)))
+    assert len(guard.pending_urls) == MAX_PENDING_URLS
+    assert guard.complete("0") is None and guard.complete("1") is None  # the oldest were forgotten
+    assert guard.complete(str(MAX_PENDING_URLS + 1)) is not None
