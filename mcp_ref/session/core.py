@@ -24,7 +24,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -367,6 +367,10 @@ class RequestContext:
         return True
 
 
+#: stands in for the maximum-timeout scope of a request without a progress callback
+_NO_CAP = nullcontext()
+
+
 class _Inbox:
     """What arrives for one of our requests (progress, then the answer), in order.
 
@@ -457,24 +461,29 @@ class PendingRequest:
         self._waited = True
         session = self.session
         idle, hard = self._idle, self._hard_deadline
+        callback = self._progress
+        # Progress callbacks run here, in the caller's task: their exceptions reach the
+        # caller. A slow one cannot hold the caller past the maximum timeout: the wait
+        # runs under a scope with that deadline, one per request rather than one per
+        # callback (a CancelScope with a deadline cost more than the rest of the
+        # delivery of a notification, bench W4). Without a callback the session's
+        # timer alone ends the wait.
+        cap_scope = trio.CancelScope(deadline=hard) if callback is not None else _NO_CAP
         try:
-            while True:
-                item = await self._inbox.get()
-                if type(item) is ProgressReceived:
-                    if session.config.progress_resets_timeout:
-                        # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
-                        self.deadline = min(trio.current_time() + idle, hard)
-                    if self._progress is not None:
-                        # callbacks run here, in the caller's task: their exceptions reach the caller;
-                        # a slow one cannot hold the caller past the maximum timeout
-                        with trio.move_on_at(hard) as callback_scope:
-                            await self._progress(item.progress, item.total, item.message)
-                        if callback_scope.cancelled_caught:
-                            break
-                    continue
-                if item is _TIMED_OUT:
-                    break
-                return session._outcome(item, self.method)
+            with cap_scope:
+                while True:
+                    item = await self._inbox.get()
+                    if type(item) is ProgressReceived:
+                        if session.config.progress_resets_timeout:
+                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
+                            self.deadline = min(trio.current_time() + idle, hard)
+                        if callback is not None:
+                            await callback(item.progress, item.total, item.message)
+                        continue
+                    if item is _TIMED_OUT:
+                        break
+                    return session._outcome(item, self.method)
+            # the timer gave up on us, or the maximum passed (in a callback or while waiting)
             self.waiting = False
             raise await self._time_out()
         except BaseException as exc:
