@@ -741,3 +741,29 @@ async def test_capabilities_can_be_declared_explicitly() -> None:
     async with memory_session_pair(server) as client:
         assert client.server_capabilities.prompts == ListChangedCapability(list_changed=True)
         assert client.server_capabilities.tools is None
+
+
+@pytest.mark.parametrize("sends_in_order", [True, False])
+async def test_concurrent_writes_reach_the_peer_in_the_order_they_were_made(sends_in_order: bool) -> None:
+    # memory and stdio channels keep concurrent sends in call order themselves (the session
+    # then takes no write lock); any other channel gets the session's FIFO lock
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.connection import Connection
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair(max_buffer=0)  # every send waits for the reader
+    channel: trio.abc.Channel[bytes] = ours if sends_in_order else Recorder(ours)
+    assert bool(getattr(channel, "sends_in_order", False)) is sends_in_order
+    made: list[int] = []
+    async with session_scope(Connection(Role.SERVER), channel) as session:
+        assert (session._write_lock is None) is sends_in_order
+
+        async def write(n: int) -> None:
+            made.append(n)  # encoded and handed to send_raw with no checkpoint in between
+            await session.send_raw(json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"n": n}}).encode())
+
+        async with trio.open_nursery() as nursery:
+            for n in range(20):
+                nursery.start_soon(write, n)
+            arrived = [json.loads(await theirs.receive())["params"]["n"] for _ in range(20)]
+    assert arrived == made

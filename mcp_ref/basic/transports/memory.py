@@ -32,6 +32,9 @@ DEFAULT_MAX_BUFFER = 1024
 class MemoryMessageChannel(trio.abc.Channel[bytes]):
     """One end of a :func:`memory_channel_pair`."""
 
+    #: trio memory channels take concurrent sends in call order (waiting senders queue FIFO)
+    sends_in_order = True
+
     def __init__(
         self,
         send_channel: trio.MemorySendChannel[bytes],
