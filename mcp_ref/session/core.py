@@ -14,8 +14,7 @@ nursery (:func:`session_scope`); nothing it starts outlives it.
   forward (never past the maximum), and on timeout, caller cancellation or a
   progress-callback error sends ``notifications/cancelled`` under a shielded
   scope with a short grace deadline.
-* Writes go through one ``trio.StrictFIFOLock`` (the transport's own when its
-  sends are already ordered, see ``sends_in_order`` in :mod:`mcp_ref.basic.transports`).
+* Writes go through one ``trio.StrictFIFOLock``.
 * On EOF every pending request fails with :class:`ConnectionClosed`.
 """
 
@@ -558,13 +557,7 @@ class Session:
         self.handlers: dict[str, RequestHandler] = dict(handlers or {})
         self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
         self._nursery = nursery
-        # Writes are serialised in the order they are made. A transport whose sends are
-        # already whole and in call order (``sends_in_order``: memory, stdio) needs no
-        # second lock here; holding one across its send made every concurrent writer
-        # park and be woken again (bench W2: a task switch more per call).
-        self._write_lock: trio.StrictFIFOLock | None = (
-            None if getattr(channel, "sends_in_order", False) else trio.StrictFIFOLock()
-        )
+        self._write_lock = trio.StrictFIFOLock()
         self._waiters: dict[RequestId, _Inbox] = {}
         self._handler_scopes: dict[RequestId, trio.CancelScope] = {}
         # each handler task takes one slot and gives it back: a semaphore does that (FIFO,
@@ -577,6 +570,10 @@ class Session:
         self.close_reason: str | None = None
         self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
             channel, "send_related", None
+        )
+        #: (optional) takes a message at once or raises trio.WouldBlock, see send_raw
+        self._send_nowait: Callable[[bytes], None] | None = (
+            getattr(channel, "send_nowait", None) if self._send_related is None else None
         )
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
@@ -615,13 +612,29 @@ class Session:
             raise ConnectionClosed(self.close_reason or "session closed")
         lock = self._write_lock
         try:
-            if lock is not None:
-                # uncontended (the common case): take the lock without an extra trip
-                # through the scheduler; the send itself is the checkpoint
+            if self._send_nowait is not None and not lock.locked():
+                # Nobody is writing and the transport can take a message at once (memory
+                # channels): it gets it here, as its send() would give it, and taking and
+                # releasing the lock around that, with no schedule point between, would
+                # change nothing. What it avoids: send() ends with a schedule point inside
+                # the lock, where every concurrent writer parks on it and is woken again
+                # (bench W2: a task switch more per message in bursts).
+                await trio.lowlevel.checkpoint_if_cancelled()
+                if request is not None:
+                    request.handed_over = True
                 try:
-                    lock.acquire_nowait()
+                    self._send_nowait(data)
                 except trio.WouldBlock:
-                    await lock.acquire()
+                    pass  # no room: wait for it inside the lock, as below
+                else:
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    return
+            # uncontended (the common case): take the lock without an extra trip
+            # through the scheduler; the send itself is the checkpoint
+            try:
+                lock.acquire_nowait()
+            except trio.WouldBlock:
+                await lock.acquire()
             try:
                 if request is not None:
                     # a caller cancelled already never hands the request over (no schedule point otherwise)
@@ -632,8 +645,7 @@ class Session:
                 else:
                     await self.channel.send(data)
             finally:
-                if lock is not None:
-                    lock.release()
+                lock.release()
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e

@@ -282,9 +282,6 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
     line and answers it with a parse error).
     """
 
-    #: the send lock is FIFO: concurrent sends go out in call order (see :mod:`..transports`)
-    sends_in_order = True
-
     def __init__(
         self,
         send_stream: trio.abc.SendStream,
