@@ -610,25 +610,10 @@ class Session:
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
+        if await self._send_at_once(data, request):
+            return
         lock = self._write_lock
         try:
-            if self._send_nowait is not None and not lock.locked():
-                # Nobody is writing and the transport can take a message at once (memory
-                # channels): it gets it here, as its send() would give it, and taking and
-                # releasing the lock around that, with no schedule point between, would
-                # change nothing. What it avoids: send() ends with a schedule point inside
-                # the lock, where every concurrent writer parks on it and is woken again
-                # (bench W2: a task switch more per message in bursts).
-                await trio.lowlevel.checkpoint_if_cancelled()
-                if request is not None:
-                    request.handed_over = True
-                try:
-                    self._send_nowait(data)
-                except trio.WouldBlock:
-                    pass  # no room: wait for it inside the lock, as below
-                else:
-                    await trio.lowlevel.cancel_shielded_checkpoint()
-                    return
             # uncontended (the common case): take the lock without an extra trip
             # through the scheduler; the send itself is the checkpoint
             try:
@@ -649,6 +634,34 @@ class Session:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
+
+    async def _send_at_once(self, data: bytes, request: "PendingRequest | None" = None) -> bool:
+        """Give ``data`` to a transport that can take it at once (``send_nowait``: the
+        memory channels) when nobody is writing; False, with nothing sent, otherwise.
+
+        The message goes out as the transport's send() would send it, and taking and
+        releasing the write lock around it, with no schedule point between, would
+        change nothing. What it avoids: send() ends with a schedule point inside the
+        lock, where every concurrent writer parks on it and is woken again (bench W2:
+        a task switch more per message in bursts); and a request sent this way needs
+        no scope for its timeout to stop a blocked send (bench W1).
+        """
+        if self._send_nowait is None or self._write_lock.locked():
+            return False
+        if self.closed.is_set():
+            raise ConnectionClosed(self.close_reason or "session closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if request is not None:
+            request.handed_over = True
+        try:
+            self._send_nowait(data)
+        except trio.WouldBlock:
+            return False  # no room: the write waits for it inside the lock (send_raw)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            self._close(f"transport closed while sending: {e!r}")
+            raise ConnectionClosed(self.close_reason or "transport closed") from e
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return True
 
     def notify_soon(
         self,
@@ -762,10 +775,13 @@ class Session:
         # the deadlines cover the send too: a transport that cannot take the request
         # (a full pipe to a stuck peer) must not hold the caller past them
         self._arm_timeout(pending)
-        scope = pending.send_scope = trio.CancelScope()
+        scope: trio.CancelScope | None = None
         try:
-            with scope:
-                await self.send_raw(data, related_request_id, request=pending)
+            if not await self._send_at_once(data, pending):
+                # a send that may wait: in a scope the session's timer can cancel
+                scope = pending.send_scope = trio.CancelScope()
+                with scope:
+                    await self.send_raw(data, related_request_id, request=pending)
         except BaseException as exc:
             if pending.handed_over:
                 await pending._give_up(exc)  # the peer may have it: cancel it
@@ -777,7 +793,7 @@ class Session:
             raise
         finally:
             pending.send_scope = None
-        if scope.cancelled_caught:
+        if scope is not None and scope.cancelled_caught:
             if not pending.handed_over:
                 pending._unsent()
                 raise pending._timeout("the request could not be sent in that time and was dropped")
