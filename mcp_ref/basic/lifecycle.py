@@ -49,6 +49,10 @@ class Role(enum.Enum):
     CLIENT = "client"
     SERVER = "server"
 
+    # members are singletons compared by identity: hash them so too (Enum's own
+    # __hash__ is Python code, run for every message by the phase tables below)
+    __hash__ = object.__hash__
+
 
 class Phase(enum.Enum):
     AWAITING_INIT = "awaiting-init"
@@ -56,6 +60,8 @@ class Phase(enum.Enum):
     AWAITING_INITIALIZED = "awaiting-initialized"
     OPERATING = "operating"
     CLOSED = "closed"
+
+    __hash__ = object.__hash__  # as Role's
 
 
 #: Newest first: what mcp_ref offers and accepts.
@@ -135,8 +141,11 @@ ACCEPT_NOTIFICATIONS: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
 
 
 def phase_allows(table: Mapping[tuple[Role, Phase], frozenset[str]], role: Role, phase: Phase, method: str) -> bool:
-    allowed = table.get((role, phase), frozenset())
+    allowed = table.get((role, phase), _NOTHING)
     return ANY in allowed or method in allowed
+
+
+_NOTHING: frozenset[str] = frozenset()
 
 
 # -- capabilities ---------------------------------------------------------------

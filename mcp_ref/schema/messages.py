@@ -252,8 +252,10 @@ RESULT_TYPES: dict[str, type] = {
 TASK_AUGMENTABLE: frozenset[str] = frozenset({"tools/call", "sampling/createMessage", "elicitation/create"})
 
 _ALL = {**CLIENT_REQUESTS, **SERVER_REQUESTS, **CLIENT_NOTIFICATIONS, **SERVER_NOTIFICATIONS}
+#: read for every message the engine sends or receives: worked out once
+_SINCE = {method: since_of(cls) for method, cls in _ALL.items()}
 
 
 def method_since(method: str) -> str:
     """The revision ``method`` first exists in (KeyError for a method MCP does not have)."""
-    return since_of(_ALL[method])
+    return _SINCE[method]

@@ -24,7 +24,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -367,6 +367,10 @@ class RequestContext:
         return True
 
 
+#: stands in for the maximum-timeout scope of a request without a progress callback
+_NO_CAP = nullcontext()
+
+
 class _Inbox:
     """What arrives for one of our requests (progress, then the answer), in order.
 
@@ -457,24 +461,29 @@ class PendingRequest:
         self._waited = True
         session = self.session
         idle, hard = self._idle, self._hard_deadline
+        callback = self._progress
+        # Progress callbacks run here, in the caller's task: their exceptions reach the
+        # caller. A slow one cannot hold the caller past the maximum timeout: the wait
+        # runs under a scope with that deadline, one per request rather than one per
+        # callback (a CancelScope with a deadline cost more than the rest of the
+        # delivery of a notification, bench W4). Without a callback the session's
+        # timer alone ends the wait.
+        cap_scope = trio.CancelScope(deadline=hard) if callback is not None else _NO_CAP
         try:
-            while True:
-                item = await self._inbox.get()
-                if type(item) is ProgressReceived:
-                    if session.config.progress_resets_timeout:
-                        # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
-                        self.deadline = min(trio.current_time() + idle, hard)
-                    if self._progress is not None:
-                        # callbacks run here, in the caller's task: their exceptions reach the caller;
-                        # a slow one cannot hold the caller past the maximum timeout
-                        with trio.move_on_at(hard) as callback_scope:
-                            await self._progress(item.progress, item.total, item.message)
-                        if callback_scope.cancelled_caught:
-                            break
-                    continue
-                if item is _TIMED_OUT:
-                    break
-                return session._outcome(item, self.method)
+            with cap_scope:
+                while True:
+                    item = await self._inbox.get()
+                    if type(item) is ProgressReceived:
+                        if session.config.progress_resets_timeout:
+                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
+                            self.deadline = min(trio.current_time() + idle, hard)
+                        if callback is not None:
+                            await callback(item.progress, item.total, item.message)
+                        continue
+                    if item is _TIMED_OUT:
+                        break
+                    return session._outcome(item, self.method)
+            # the timer gave up on us, or the maximum passed (in a callback or while waiting)
             self.waiting = False
             raise await self._time_out()
         except BaseException as exc:
@@ -551,13 +560,20 @@ class Session:
         self._write_lock = trio.StrictFIFOLock()
         self._waiters: dict[RequestId, _Inbox] = {}
         self._handler_scopes: dict[RequestId, trio.CancelScope] = {}
-        self._handler_limit = trio.CapacityLimiter(self.config.max_concurrent_requests)
+        # each handler task takes one slot and gives it back: a semaphore does that (FIFO,
+        # like a CapacityLimiter) without tracking borrowers, a few times cheaper per request
+        limit = self.config.max_concurrent_requests
+        self._handler_limit = trio.Semaphore(limit, max_value=limit)
         self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived | ProgressReceived](math.inf)
         self.closed = trio.Event()
         self.initialized = trio.Event()
         self.close_reason: str | None = None
         self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
             channel, "send_related", None
+        )
+        #: (optional) takes a message at once or raises trio.WouldBlock, see send_raw
+        self._send_nowait: Callable[[bytes], None] | None = (
+            getattr(channel, "send_nowait", None) if self._send_related is None else None
         )
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
@@ -594,6 +610,8 @@ class Session:
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
+        if await self._send_at_once(data, request):
+            return
         lock = self._write_lock
         try:
             # uncontended (the common case): take the lock without an extra trip
@@ -616,6 +634,34 @@ class Session:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
+
+    async def _send_at_once(self, data: bytes, request: "PendingRequest | None" = None) -> bool:
+        """Give ``data`` to a transport that can take it at once (``send_nowait``: the
+        memory channels) when nobody is writing; False, with nothing sent, otherwise.
+
+        The message goes out as the transport's send() would send it, and taking and
+        releasing the write lock around it, with no schedule point between, would
+        change nothing. What it avoids: send() ends with a schedule point inside the
+        lock, where every concurrent writer parks on it and is woken again (bench W2:
+        a task switch more per message in bursts); and a request sent this way needs
+        no scope for its timeout to stop a blocked send (bench W1).
+        """
+        if self._send_nowait is None or self._write_lock.locked():
+            return False
+        if self.closed.is_set():
+            raise ConnectionClosed(self.close_reason or "session closed")
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if request is not None:
+            request.handed_over = True
+        try:
+            self._send_nowait(data)
+        except trio.WouldBlock:
+            return False  # no room: the write waits for it inside the lock (send_raw)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            self._close(f"transport closed while sending: {e!r}")
+            raise ConnectionClosed(self.close_reason or "transport closed") from e
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return True
 
     def notify_soon(
         self,
@@ -729,10 +775,13 @@ class Session:
         # the deadlines cover the send too: a transport that cannot take the request
         # (a full pipe to a stuck peer) must not hold the caller past them
         self._arm_timeout(pending)
-        scope = pending.send_scope = trio.CancelScope()
+        scope: trio.CancelScope | None = None
         try:
-            with scope:
-                await self.send_raw(data, related_request_id, request=pending)
+            if not await self._send_at_once(data, pending):
+                # a send that may wait: in a scope the session's timer can cancel
+                scope = pending.send_scope = trio.CancelScope()
+                with scope:
+                    await self.send_raw(data, related_request_id, request=pending)
         except BaseException as exc:
             if pending.handed_over:
                 await pending._give_up(exc)  # the peer may have it: cancel it
@@ -744,7 +793,7 @@ class Session:
             raise
         finally:
             pending.send_scope = None
-        if scope.cancelled_caught:
+        if scope is not None and scope.cancelled_caught:
             if not pending.handed_over:
                 pending._unsent()
                 raise pending._timeout("the request could not be sent in that time and was dropped")

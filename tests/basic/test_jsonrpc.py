@@ -149,6 +149,70 @@ def test_loads_never_crashes(data: bytes) -> None:
         assert e.code == ErrorCode.PARSE_ERROR
 
 
+# dumps and loads take shortcuts through json's C functions (bench W1, W4); the
+# generic JSONEncoder / JSONDecoder calls they replace are the reference
+
+
+def _reference_dumps(value: object) -> bytes:
+    text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode(value).encode("ascii")
+
+
+def _reference_loads(data: bytes | str) -> object:
+    from mcp_ref.basic.jsonrpc import _decoder
+
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    return _decoder.decode(text)
+
+
+def _outcome(fn: object, value: object) -> object:
+    try:
+        return fn(value)  # type: ignore[operator]
+    except Exception as e:
+        return type(e), str(e)
+
+
+@given(json_values)
+def test_dumps_writes_what_the_generic_encoder_writes(value: object) -> None:
+    assert _outcome(dumps, value) == _outcome(_reference_dumps, value)
+
+
+def test_dumps_refuses_what_the_generic_encoder_refuses() -> None:
+    cycle: list[object] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="Circular reference"):
+        dumps({"a": cycle})
+    with pytest.raises(ValueError):
+        dumps({"a": [float("nan")]})
+    with pytest.raises(TypeError):
+        dumps({"a": {1, 2}})
+    deep: object = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        dumps(deep)
+
+
+padding = st.sampled_from(["", " ", "\n", "\t\r ", "x", "]", '"', "{}", " 1"])
+
+
+@given(json_values, padding, padding)
+def test_loads_reads_what_the_generic_decoder_reads(value: object, before: str, after: str) -> None:
+    for text in (before + json.dumps(value) + after, before + json.dumps(value, ensure_ascii=False) + after):
+        for data in (text, text.encode("utf-8", "surrogatepass")):
+            try:
+                expected = _reference_loads(data)
+            except (UnicodeDecodeError, ValueError) as e:
+                with pytest.raises(InvalidMessage) as info:
+                    loads(data)
+                assert str(e) in info.value.message or info.value.message.endswith("...")
+            else:
+                assert loads(data) == expected
+
+
 @pytest.mark.parametrize("text", ["NaN", '{"a": Infinity}', "-Infinity", '{"v": 1e400}', "-1e999", "[1.5e308, 2e308]"])
 def test_non_json_constants_are_parse_errors(text: str) -> None:
     # a number too large for a double would become infinity, which no reply could carry

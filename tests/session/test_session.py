@@ -741,3 +741,82 @@ async def test_capabilities_can_be_declared_explicitly() -> None:
     async with memory_session_pair(server) as client:
         assert client.server_capabilities.prompts == ListChangedCapability(list_changed=True)
         assert client.server_capabilities.tools is None
+
+
+@pytest.mark.parametrize("at_once", [True, False])
+async def test_concurrent_writes_reach_the_peer_in_the_order_they_were_made(at_once: bool) -> None:
+    # a memory channel takes a message at once (send_nowait) and the session takes the
+    # schedule point after releasing its write lock; any other channel is written inside it
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.connection import Connection
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair(max_buffer=3)  # some writes fit, the others wait
+    channel: trio.abc.Channel[bytes] = ours if at_once else Recorder(ours)
+    assert hasattr(channel, "send_nowait") is at_once
+    made: list[int] = []
+    async with session_scope(Connection(Role.SERVER), channel) as session:
+
+        async def write(n: int) -> None:
+            made.append(n)  # encoded and handed to send_raw with no checkpoint in between
+            await session.send_raw(json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"n": n}}).encode())
+
+        async with trio.open_nursery() as nursery:
+            for n in range(20):
+                nursery.start_soon(write, n)
+            await trio.testing.wait_all_tasks_blocked()
+            arrived = [json.loads(await theirs.receive())["params"]["n"] for _ in range(20)]
+    assert arrived == made
+
+
+@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
+async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojump_clock: trio.abc.Clock) -> None:
+    # as test_the_timeout_covers_a_send_that_blocks, on a memory channel whose buffer is full:
+    # only the write the transport is taking counts as handed over, not those queued behind it
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.connection import Connection
+    from mcp_ref.schema.lifecycle import (
+        ClientCapabilities,
+        Implementation,
+        InitializeRequestParams,
+        InitializeResult,
+    )
+    from mcp_ref.session.core import session_scope
+
+    # a client connection past the handshake (done without I/O)
+    conn, server = Connection(Role.CLIENT), Connection(Role.SERVER)
+    rid, data = conn.send_request(
+        "initialize",
+        InitializeRequestParams(
+            protocol_version="2025-11-25",
+            capabilities=ClientCapabilities(),
+            client_info=Implementation(name="c", version="1"),
+        ),
+    )
+    server.receive_message(data)
+    answer = InitializeResult(
+        protocol_version="2025-11-25",
+        capabilities=ServerCapabilities(),
+        server_info=Implementation(name="s", version="1"),
+    )
+    conn.receive_message(server.send_response(rid, answer))
+    conn.send_notification("notifications/initialized")
+    ours, theirs = memory_channel_pair(max_buffer=0)  # nobody reads: every send waits
+    outcomes: dict[str, tuple[float, str]] = {}
+    config = SessionConfig(cancel_grace=1)
+    async with session_scope(conn, ours, config=config) as session:
+
+        async def ping(name: str, timeout: float) -> None:
+            start = trio.current_time()
+            with pytest.raises(RequestTimeout) as info:
+                await session.ping(timeout=timeout)
+            outcomes[name] = (trio.current_time() - start, str(info.value))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ping, "in the transport", 10)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(ping, "waiting to be written", 5)
+    waited, message = outcomes["waiting to be written"]
+    assert waited == pytest.approx(5) and "could not be sent" in message
+    waited, message = outcomes["in the transport"]
+    assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message

@@ -14,6 +14,9 @@ Every transport gives the session the same thing, a
   that are not valid JSON or UTF-8 are delivered as they are: answering
   them is the engine's job.
 * ``await ch.aclose()``.
+* optionally ``ch.send_nowait(msg)``: take the message at once or raise
+  ``trio.WouldBlock`` without taking it (the in-memory channels have it);
+  the session then writes without holding its lock across a schedule point.
 
 Modules: :mod:`.stdio` (framing, the server side on this process's
 stdin/stdout, the client side launching a server process),

@@ -44,12 +44,11 @@ class MemoryMessageChannel(trio.abc.Channel[bytes]):
         self.max_message_size = max_message_size
 
     async def send(self, value: bytes) -> None:
-        # the same refusal as on stdio, so a test on memory catches what would break stdio
-        if b"\n" in value or b"\r" in value:
-            frame_message(value)  # raises the same ValueError stdio would
-        if type(value) is not bytes:
-            value = bytes(value)  # the receiver must not see later changes to a buffer
-        await self._send.send(value)
+        await self._send.send(_checked(value))
+
+    def send_nowait(self, value: bytes) -> None:
+        """Take the message at once, or raise ``trio.WouldBlock`` (the buffer is full)."""
+        self._send.send_nowait(_checked(value))
 
     async def receive(self) -> bytes:
         value = await self._receive.receive()
@@ -65,6 +64,15 @@ class MemoryMessageChannel(trio.abc.Channel[bytes]):
     async def aclose(self) -> None:
         await self._send.aclose()
         await self._receive.aclose()
+
+
+def _checked(value: bytes) -> bytes:
+    # the same refusal as on stdio, so a test on memory catches what would break stdio
+    if b"\n" in value or b"\r" in value:
+        frame_message(value)  # raises the same ValueError stdio would
+    if type(value) is not bytes:
+        value = bytes(value)  # the receiver must not see later changes to a buffer
+    return value
 
 
 def memory_channel_pair(

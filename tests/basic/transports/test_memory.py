@@ -115,6 +115,28 @@ async def test_memory_pair_applies_backpressure() -> None:
     assert await b.receive() == b"2"
 
 
+async def test_send_nowait_takes_a_message_at_once_or_not_at_all() -> None:
+    # what the session uses to write without holding its lock across a schedule point
+    a, b = memory_channel_pair(max_buffer=1)
+    a.send_nowait(b"1")
+    with pytest.raises(trio.WouldBlock):
+        a.send_nowait(b"2")  # the buffer of one is full: not taken
+    with pytest.raises(ValueError):
+        a.send_nowait(b'{"a":\n1}')  # the same refusal as send()
+    assert await b.receive() == b"1"
+    buf = bytearray(b"3")
+    careless: Any = buf
+    a.send_nowait(careless)
+    buf[:] = b"x"
+    assert await b.receive() == b"3"
+    await b.aclose()
+    with pytest.raises(trio.BrokenResourceError):
+        a.send_nowait(b"4")
+    await a.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        a.send_nowait(b"5")
+
+
 async def test_memory_pair_has_no_size_limit_unless_asked() -> None:
     a, b = memory_channel_pair()
     big = b"[" + b"0," * (5 * 1024 * 1024) + b"0]"
