@@ -193,12 +193,8 @@ class Connection:
     # -- encoding --------------------------------------------------------------
 
     def _encode(self, message: Any) -> bytes:
-        body = getattr(message, "params", None) or getattr(message, "result", None)
-        meta = getattr(body, "meta", None)
-        if meta:
-            # [basic/index#26, #27, #29] we never send a malformed _meta key
-            for problem in bad_meta_keys(meta):
-                raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
+        # [basic/index#26, #27, #29] a malformed _meta key, at any depth, is
+        # refused by the converter as the field is written (LocalProtocolError)
         try:
             return dumps(converter_for(self.revision).unstructure(message))
         except _ENCODE_ERRORS as e:

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ErrorCode, MCPError, ProtocolError, RemoteProtocolError
-from ..schema._converter import encode
+from ..errors import DecodeError, ErrorCode, MCPError, ProtocolError, RemoteProtocolError
+from ..schema._converter import decode, encode
 from ..schema.elicitation import (
     BooleanSchema,
     ElicitationRequestedSchema,
@@ -35,6 +35,7 @@ from ..schema.elicitation import (
     TitledSingleSelectEnumSchema,
     UntitledMultiSelectEnumSchema,
     UntitledSingleSelectEnumSchema,
+    URLElicitationRequiredErrorData,
 )
 from ..schema.lifecycle import ElicitationCapability
 
@@ -42,6 +43,7 @@ __all__ = [
     "ElicitationHandler",
     "ElicitationGuard",
     "URLElicitationRequired",
+    "received_error",
     "form_defaults",
     "validate_form_content",
     "check_url",
@@ -71,6 +73,23 @@ class URLElicitationRequired(MCPError):
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
         super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
         self.elicitations = items
+
+
+def received_error(code: int, message: str, data: Any) -> MCPError:
+    """The exception for an error response we received: a well-formed -32042 becomes
+    :class:`URLElicitationRequired` with its elicitations decoded (so the caller
+    can open them); anything else, or a -32042 whose ``data`` does not decode,
+    is a plain :class:`MCPError` carrying the peer's data as sent."""
+    if code == ErrorCode.URL_ELICITATION_REQUIRED:
+        try:
+            items = decode(data, URLElicitationRequiredErrorData).elicitations
+        except DecodeError:
+            items = []
+        if items:
+            error = URLElicitationRequired(items, message)
+            error.data = data  # the peer's data as sent, unknown members included
+            return error
+    return MCPError(code, message, data)
 
 
 def announced_ids(data: Any) -> list[str]:

@@ -33,6 +33,7 @@ import trio
 from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.transports._nursery import block_nursery
+from ..client.elicitation import received_error
 from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
@@ -807,7 +808,7 @@ class Session:
         if type(item) is ResponseReceived:
             return item.result
         if type(item) is ErrorReceived:
-            raise MCPError(item.error.code, item.error.message, item.error.data)
+            raise received_error(item.error.code, item.error.message, item.error.data)
         if type(item) is InvalidResponse:
             raise item.error
         if type(item) is _Closed:

@@ -259,8 +259,28 @@ async def test_url_elicitation_required_error() -> None:
             {"mode": "url", "message": "Authorize", "elicitationId": "el-2", "url": "https://example.com/auth"}
         ]
     }
+    # the caller gets the typed error with the elicitations decoded, ready to open
+    assert isinstance(info.value, URLElicitationRequired)
+    assert [(e.elicitation_id, e.url) for e in info.value.elicitations] == [("el-2", "https://example.com/auth")]
     with pytest.raises(ValueError):
         URLElicitationRequired([])
+
+
+@pytest.mark.req("client/elicitation#22", "client/elicitation#23")
+@pytest.mark.parametrize(
+    "data",
+    [None, {}, {"elicitations": []}, {"elicitations": [{"mode": "url", "message": "m"}]}, "text"],
+)
+def test_a_malformed_url_elicitation_required_error_stays_a_plain_mcp_error(data: Any) -> None:
+    from mcp_ref.client.elicitation import received_error
+
+    error = received_error(-32042, "URL elicitation required", data)
+    assert type(error) is MCPError and error.code == -32042 and error.data == data
+    good = {"elicitations": [{"mode": "url", "message": "m", "elicitationId": "e1", "url": "https://a.example/x"}]}
+    typed = received_error(-32042, "needs consent", {**good, "vendor": 1})
+    assert isinstance(typed, URLElicitationRequired) and typed.message == "needs consent"
+    assert typed.data == {**good, "vendor": 1}  # the peer's data as sent
+    assert type(received_error(-32602, "bad", good)) is MCPError
 
 
 @pytest.mark.req("client/elicitation#7", "client/elicitation#8", "client/elicitation#9")
