@@ -795,6 +795,12 @@ class Session:
         finally:
             pending.send_scope = None
         if scope is not None and scope.cancelled_caught:
+            if self.closed.is_set():
+                # the session ended while the request was still being written (see _close)
+                pending._drop_timeout()
+                self.connection.abandon(rid)
+                self._waiters.pop(rid, None)
+                raise ConnectionClosed(self.close_reason or "session closed")
             if not pending.handed_over:
                 pending._unsent()
                 raise pending._timeout("the request could not be sent in that time and was dropped")
@@ -1158,6 +1164,11 @@ class Session:
         self.connection.close()
         for waiter in self._waiters.values():
             waiter.put(_Closed(reason))
+        for _, _, pending in self._timeouts:
+            if pending.send_scope is not None:
+                # a request still in its first send (a peer that ended its output but does
+                # not read): the timer stops with the session, so stop the send here
+                pending.send_scope.cancel(reason=f"session closed: {reason}")
         self._notes_send.close()
         self._soon_send.close()
         for scope in self._handler_scopes.values():

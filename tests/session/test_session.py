@@ -769,10 +769,8 @@ async def test_concurrent_writes_reach_the_peer_in_the_order_they_were_made(at_o
     assert arrived == made
 
 
-@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
-async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojump_clock: trio.abc.Clock) -> None:
-    # as test_the_timeout_covers_a_send_that_blocks, on a memory channel whose buffer is full:
-    # only the write the transport is taking counts as handed over, not those queued behind it
+def initialized_client_connection() -> Any:
+    """A client Connection past the handshake (done without I/O)."""
     from mcp_ref.basic.lifecycle import Role
     from mcp_ref.connection import Connection
     from mcp_ref.schema.lifecycle import (
@@ -781,9 +779,7 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
         InitializeRequestParams,
         InitializeResult,
     )
-    from mcp_ref.session.core import session_scope
 
-    # a client connection past the handshake (done without I/O)
     conn, server = Connection(Role.CLIENT), Connection(Role.SERVER)
     rid, data = conn.send_request(
         "initialize",
@@ -801,6 +797,16 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
     )
     conn.receive_message(server.send_response(rid, answer))
     conn.send_notification("notifications/initialized")
+    return conn
+
+
+@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
+async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojump_clock: trio.abc.Clock) -> None:
+    # as test_the_timeout_covers_a_send_that_blocks, on a memory channel whose buffer is full:
+    # only the write the transport is taking counts as handed over, not those queued behind it
+    from mcp_ref.session.core import session_scope
+
+    conn = initialized_client_connection()
     ours, theirs = memory_channel_pair(max_buffer=0)  # nobody reads: every send waits
     outcomes: dict[str, tuple[float, str]] = {}
     config = SessionConfig(cancel_grace=1)
@@ -820,3 +826,30 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
     assert waited == pytest.approx(5) and "could not be sent" in message
     waited, message = outcomes["in the transport"]
     assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+
+
+@pytest.mark.req("basic/lifecycle#17")
+async def test_eof_stops_a_request_stuck_in_its_first_send(autojump_clock: trio.abc.Clock) -> None:
+    # the peer ends its output but never reads ours: a request blocked in its send ends with
+    # the session (the timer that would have stopped it ends with the session too)
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair(max_buffer=0)
+    async with session_scope(initialized_client_connection(), ours) as session:
+        outcome: list[BaseException] = []
+
+        async def ping() -> None:
+            with pytest.raises(ConnectionClosed) as info:
+                await session.ping(timeout=5)
+            outcome.append(info.value)
+
+        with trio.fail_after(60):  # (without the fix it waits forever)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ping)
+                await trio.testing.wait_all_tasks_blocked()
+                start = trio.current_time()
+                await theirs.send_eof()
+        assert trio.current_time() == start  # at the EOF, not at the request's deadline
+        assert "end of stream" in str(outcome[0])
+        with pytest.raises(ConnectionClosed):
+            await session.ping()
