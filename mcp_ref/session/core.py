@@ -957,6 +957,12 @@ class Session:
                     break
         finally:
             self._close(reason)
+            if self._write_lock.locked():
+                # writes still under way (a peer that ended its output and does not read ours
+                # blocks them): nothing can use them now, and they would wait until the
+                # session's block exits -- close the channel so that they end
+                with trio.CancelScope(shield=True):
+                    await self.channel.aclose()
 
     def _too_large(self, e: MessageTooLarge) -> None:
         """The transport dropped a message over its limit; ``e`` says what its first bytes showed."""

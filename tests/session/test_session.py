@@ -853,3 +853,27 @@ async def test_eof_stops_a_request_stuck_in_its_first_send(autojump_clock: trio.
         assert "end of stream" in str(outcome[0])
         with pytest.raises(ConnectionClosed):
             await session.ping()
+
+
+@pytest.mark.req("basic/lifecycle#17")
+async def test_eof_ends_every_write_still_blocked(autojump_clock: trio.abc.Clock) -> None:
+    # a notification has no deadline of its own: blocked on a peer that ended its output
+    # and does not read, it ends with the session rather than when the block exits
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair(max_buffer=0)
+    async with session_scope(initialized_client_connection(), ours) as session:
+        outcome: list[BaseException] = []
+
+        async def notify() -> None:
+            with pytest.raises(ConnectionClosed) as info:
+                await session.notify("notifications/initialized")
+            outcome.append(info.value)
+
+        with trio.fail_after(60):  # (without the fix it waits forever)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(notify)
+                nursery.start_soon(notify)  # one in the transport, one waiting for the write lock
+                await trio.testing.wait_all_tasks_blocked()
+                await theirs.send_eof()
+        assert [str(e) for e in outcome] == ["end of stream", "end of stream"]
