@@ -482,6 +482,10 @@ class PendingRequest:
                             await callback(item.progress, item.total, item.message)
                         continue
                     if item is _TIMED_OUT:
+                        if session.connection.outgoing(self.id) is None:
+                            # the answer came in the same instant, right behind the timer:
+                            # it is (or is about to be) next in the inbox, take it
+                            continue
                         break
                     return session._outcome(item, self.method)
             # the timer gave up on us, or the maximum passed (in a callback or while waiting)
@@ -761,7 +765,8 @@ class Session:
         sent). Call ``await handle.result()`` to wait for the answer and
         ``await handle.cancel(reason)`` to give up; a request whose deadline
         passes before ``result()`` is awaited is given up (and the peer told)
-        when it is: ``result()`` then raises RequestTimeout at once.
+        when it is: ``result()`` then raises RequestTimeout at once -- unless
+        its answer has arrived by then, which ``result()`` returns.
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")

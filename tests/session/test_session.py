@@ -877,3 +877,22 @@ async def test_eof_ends_every_write_still_blocked(autojump_clock: trio.abc.Clock
                 await trio.testing.wait_all_tasks_blocked()
                 await theirs.send_eof()
         assert [str(e) for e in outcome] == ["end of stream", "end of stream"]
+
+
+@pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1")
+async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojump_clock: trio.abc.Clock) -> None:
+    # the timer gives up on the request and its answer arrives in the same instant (here made
+    # certain: both are in before result() looks): the answer is returned, and no
+    # cancellation goes out for a request that is finished
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair()
+    async with session_scope(initialized_client_connection(), ours) as session:
+        handle = await session.start_request("ping", timeout=5)
+        request = json.loads(await theirs.receive())
+        await trio.sleep(5)  # the deadline passes (the timer has given up on it) ...
+        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
+        await trio.testing.wait_all_tasks_blocked()  # ... and the answer is in
+        assert await handle.result() == Result()
+        await session.notify("notifications/initialized")  # the next thing the peer gets
+        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
