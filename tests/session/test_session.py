@@ -896,3 +896,53 @@ async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojum
         assert await handle.result() == Result()
         await session.notify("notifications/initialized")  # the next thing the peer gets
         assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+
+
+class SlowSend(trio.abc.Channel[bytes]):
+    """Wraps a channel; every send takes ``delay`` seconds (a pipe the peer drains slowly)."""
+
+    def __init__(self, inner: trio.abc.Channel[bytes], delay: float) -> None:
+        self.inner = inner
+        self.delay = delay
+
+    async def send(self, value: bytes) -> None:
+        await trio.sleep(self.delay)
+        await self.inner.send(value)
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.req("basic/utilities/ping#1", "basic/index#10")
+async def test_at_eof_the_replies_to_a_last_ping_and_a_last_bad_line_still_go_out(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # printf '...ping...garbage' | server: no handler runs for these, but their replies are
+    # owed just the same, so the end of input waits for them as for a handler (eof_grace)
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        serve = make_server().serve
+        nursery.start_soon(lambda: serve(SlowSend(server_end, 1.0), config=SessionConfig(eof_grace=5.0)))
+        for m in (init, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            await client_end.send(json.dumps(m).encode())
+        await client_end.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
+        await client_end.send(b"not json")
+        await client_end.send_eof()
+        got = []
+        with trio.fail_after(100):
+            while True:
+                try:
+                    got.append(json.loads(await client_end.receive()))
+                except trio.EndOfChannel:
+                    break
+    assert [m.get("id") for m in got] == [1, 2, None]
+    assert got[1]["result"] == {} and got[2]["error"]["code"] == ErrorCode.PARSE_ERROR
