@@ -124,8 +124,9 @@ class SessionConfig:
     per second on average, in bursts of up to ``log_burst``, per session
     (server/utilities/logging#4); None (the default) sends every message.
     ``eof_grace``: when the peer ends its output stream, requests still being
-    handled may finish for this long (their responses still go out) before
-    they are cancelled; 0 cancels them at once (``Server.serve_stdio`` sets it).
+    handled may finish for this long (their responses still go out, as do
+    replies to pings and to bad messages) before they are cancelled; 0
+    cancels them at once (``Server.serve_stdio`` sets it).
     """
 
     request_timeout: float = 60.0
@@ -482,6 +483,10 @@ class PendingRequest:
                             await callback(item.progress, item.total, item.message)
                         continue
                     if item is _TIMED_OUT:
+                        if session.connection.outgoing(self.id) is None:
+                            # the answer came in the same instant, right behind the timer:
+                            # it is (or is about to be) next in the inbox, take it
+                            continue
                         break
                     return session._outcome(item, self.method)
             # the timer gave up on us, or the maximum passed (in a callback or while waiting)
@@ -594,6 +599,7 @@ class Session:
         self._timer_target = math.inf
         self._timer_wakeup = trio.Event()
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
+        self._replies = 0  # replies of the receive loop (ping, errors) not yet written
 
     # -- writing -------------------------------------------------------------------
 
@@ -761,7 +767,8 @@ class Session:
         sent). Call ``await handle.result()`` to wait for the answer and
         ``await handle.cancel(reason)`` to give up; a request whose deadline
         passes before ``result()`` is awaited is given up (and the peer told)
-        when it is: ``result()`` then raises RequestTimeout at once.
+        when it is: ``result()`` then raises RequestTimeout at once -- unless
+        its answer has arrived by then, which ``result()`` returns.
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
@@ -795,6 +802,12 @@ class Session:
         finally:
             pending.send_scope = None
         if scope is not None and scope.cancelled_caught:
+            if self.closed.is_set():
+                # the session ended while the request was still being written (see _close)
+                pending._drop_timeout()
+                self.connection.abandon(rid)
+                self._waiters.pop(rid, None)
+                raise ConnectionClosed(self.close_reason or "session closed")
             if not pending.handed_over:
                 pending._unsent()
                 raise pending._timeout("the request could not be sent in that time and was dropped")
@@ -935,7 +948,7 @@ class Session:
                 except trio.EndOfChannel as e:
                     if e.args:  # the transport knows why (a stdio server's exit status...)
                         reason = f"end of stream: {e}"
-                    if self._handler_scopes and self.config.eof_grace > 0:
+                    if (self._handler_scopes or self._replies) and self.config.eof_grace > 0:
                         await self._let_handlers_finish(self.config.eof_grace)
                     break
                 except MessageTooLarge as e:
@@ -951,6 +964,12 @@ class Session:
                     break
         finally:
             self._close(reason)
+            if self._write_lock.locked():
+                # writes still under way (a peer that ended its output and does not read ours
+                # blocks them): nothing can use them now, and they would wait until the
+                # session's block exits -- close the channel so that they end
+                with trio.CancelScope(shield=True):
+                    await self.channel.aclose()
 
     def _too_large(self, e: MessageTooLarge) -> None:
         """The transport dropped a message over its limit; ``e`` says what its first bytes showed."""
@@ -967,18 +986,40 @@ class Session:
             return  # JSON-RPC never answers a response, even an unreadable one
         # [basic/index#10] the error carries the request's id when its first bytes showed it, else none
         reply = self.connection.error_reply(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
-        self._nursery.start_soon(self._send_quietly, reply)
+        self._reply_soon(reply)
 
     async def _let_handlers_finish(self, grace: float) -> None:
         """The peer's input ended, our output may still be open: give running handlers ``grace`` seconds."""
         done = self._handlers_done = trio.Event()
-        log.info("end of input with %d request(s) being handled: waiting up to %gs", len(self._handler_scopes), grace)
+        log.info(
+            "end of input with %d request(s) being handled and %d reply(ies) to write: waiting up to %gs",
+            len(self._handler_scopes),
+            self._replies,
+            grace,
+        )
         with trio.move_on_after(grace):
             await done.wait()
         if self._handler_scopes:
             log.warning(
                 "cancelling %d request(s) still running %gs after the end of input", len(self._handler_scopes), grace
             )
+
+    def _reply_soon(self, data: bytes, related: RequestId | None = None) -> None:
+        """Write a reply of the receive loop from its own task (the loop never blocks on a write).
+
+        Counted until written, so that the end of input waits for it like for a
+        handler (``eof_grace``): a ping or a parse error last in the input is answered.
+        """
+        self._replies += 1
+        self._nursery.start_soon(self._send_reply, data, related)
+
+    async def _send_reply(self, data: bytes, related: RequestId | None) -> None:
+        try:
+            await self._send_quietly(data, related)
+        finally:
+            self._replies -= 1
+            if self._handlers_done is not None and not self._handler_scopes and not self._replies:
+                self._handlers_done.set()
 
     async def _send_quietly(self, data: bytes, related: RequestId | None = None) -> None:
         """Send a protocol reply; a transport that is gone is the loop's next EOF."""
@@ -996,7 +1037,7 @@ class Session:
                 # (sent from its own task: the receive loop never blocks on a write,
                 # so two peers with full pipes cannot deadlock each other)
                 reply = self.connection.send_response(event.id, _empty_result())
-                self._nursery.start_soon(self._send_quietly, reply, event.id)
+                self._reply_soon(reply, event.id)
                 return
             scope = trio.CancelScope()
             self._handler_scopes[event.id] = scope
@@ -1030,7 +1071,7 @@ class Session:
             log.warning("rejected a message from the peer: %s", event.error)
             if event.reply is not None:
                 related = getattr(event.error, "reply_id", None)
-                self._nursery.start_soon(self._send_quietly, event.reply, related)
+                self._reply_soon(event.reply, related)
         elif t is VersionRejected:
             assert isinstance(event, VersionRejected)
             log.error("server offered protocol version %s; we support %s", event.offered, event.supported)
@@ -1106,7 +1147,7 @@ class Session:
                 await self._send_quietly(data, rid)
         finally:
             self._handler_scopes.pop(rid, None)
-            if self._handlers_done is not None and not self._handler_scopes:
+            if self._handlers_done is not None and not self._handler_scopes and not self._replies:
                 self._handlers_done.set()
 
     def _error_reply(self, rid: RequestId, exc: Exception) -> bytes | None:
@@ -1158,6 +1199,11 @@ class Session:
         self.connection.close()
         for waiter in self._waiters.values():
             waiter.put(_Closed(reason))
+        for _, _, pending in self._timeouts:
+            if pending.send_scope is not None:
+                # a request still in its first send (a peer that ended its output but does
+                # not read): the timer stops with the session, so stop the send here
+                pending.send_scope.cancel(reason=f"session closed: {reason}")
         self._notes_send.close()
         self._soon_send.close()
         for scope in self._handler_scopes.values():

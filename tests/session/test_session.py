@@ -769,10 +769,8 @@ async def test_concurrent_writes_reach_the_peer_in_the_order_they_were_made(at_o
     assert arrived == made
 
 
-@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
-async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojump_clock: trio.abc.Clock) -> None:
-    # as test_the_timeout_covers_a_send_that_blocks, on a memory channel whose buffer is full:
-    # only the write the transport is taking counts as handed over, not those queued behind it
+def initialized_client_connection() -> Any:
+    """A client Connection past the handshake (done without I/O)."""
     from mcp_ref.basic.lifecycle import Role
     from mcp_ref.connection import Connection
     from mcp_ref.schema.lifecycle import (
@@ -781,9 +779,7 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
         InitializeRequestParams,
         InitializeResult,
     )
-    from mcp_ref.session.core import session_scope
 
-    # a client connection past the handshake (done without I/O)
     conn, server = Connection(Role.CLIENT), Connection(Role.SERVER)
     rid, data = conn.send_request(
         "initialize",
@@ -801,6 +797,16 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
     )
     conn.receive_message(server.send_response(rid, answer))
     conn.send_notification("notifications/initialized")
+    return conn
+
+
+@pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
+async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojump_clock: trio.abc.Clock) -> None:
+    # as test_the_timeout_covers_a_send_that_blocks, on a memory channel whose buffer is full:
+    # only the write the transport is taking counts as handed over, not those queued behind it
+    from mcp_ref.session.core import session_scope
+
+    conn = initialized_client_connection()
     ours, theirs = memory_channel_pair(max_buffer=0)  # nobody reads: every send waits
     outcomes: dict[str, tuple[float, str]] = {}
     config = SessionConfig(cancel_grace=1)
@@ -820,3 +826,123 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
     assert waited == pytest.approx(5) and "could not be sent" in message
     waited, message = outcomes["in the transport"]
     assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+
+
+@pytest.mark.req("basic/lifecycle#17")
+async def test_eof_stops_a_request_stuck_in_its_first_send(autojump_clock: trio.abc.Clock) -> None:
+    # the peer ends its output but never reads ours: a request blocked in its send ends with
+    # the session (the timer that would have stopped it ends with the session too)
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair(max_buffer=0)
+    async with session_scope(initialized_client_connection(), ours) as session:
+        outcome: list[BaseException] = []
+
+        async def ping() -> None:
+            with pytest.raises(ConnectionClosed) as info:
+                await session.ping(timeout=5)
+            outcome.append(info.value)
+
+        with trio.fail_after(60):  # (without the fix it waits forever)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ping)
+                await trio.testing.wait_all_tasks_blocked()
+                start = trio.current_time()
+                await theirs.send_eof()
+        assert trio.current_time() == start  # at the EOF, not at the request's deadline
+        assert "end of stream" in str(outcome[0])
+        with pytest.raises(ConnectionClosed):
+            await session.ping()
+
+
+@pytest.mark.req("basic/lifecycle#17")
+async def test_eof_ends_every_write_still_blocked(autojump_clock: trio.abc.Clock) -> None:
+    # a notification has no deadline of its own: blocked on a peer that ended its output
+    # and does not read, it ends with the session rather than when the block exits
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair(max_buffer=0)
+    async with session_scope(initialized_client_connection(), ours) as session:
+        outcome: list[BaseException] = []
+
+        async def notify() -> None:
+            with pytest.raises(ConnectionClosed) as info:
+                await session.notify("notifications/initialized")
+            outcome.append(info.value)
+
+        with trio.fail_after(60):  # (without the fix it waits forever)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(notify)
+                nursery.start_soon(notify)  # one in the transport, one waiting for the write lock
+                await trio.testing.wait_all_tasks_blocked()
+                await theirs.send_eof()
+        assert [str(e) for e in outcome] == ["end of stream", "end of stream"]
+
+
+@pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1")
+async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojump_clock: trio.abc.Clock) -> None:
+    # the timer gives up on the request and its answer arrives in the same instant (here made
+    # certain: both are in before result() looks): the answer is returned, and no
+    # cancellation goes out for a request that is finished
+    from mcp_ref.session.core import session_scope
+
+    ours, theirs = memory_channel_pair()
+    async with session_scope(initialized_client_connection(), ours) as session:
+        handle = await session.start_request("ping", timeout=5)
+        request = json.loads(await theirs.receive())
+        await trio.sleep(5)  # the deadline passes (the timer has given up on it) ...
+        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
+        await trio.testing.wait_all_tasks_blocked()  # ... and the answer is in
+        assert await handle.result() == Result()
+        await session.notify("notifications/initialized")  # the next thing the peer gets
+        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+
+
+class SlowSend(trio.abc.Channel[bytes]):
+    """Wraps a channel; every send takes ``delay`` seconds (a pipe the peer drains slowly)."""
+
+    def __init__(self, inner: trio.abc.Channel[bytes], delay: float) -> None:
+        self.inner = inner
+        self.delay = delay
+
+    async def send(self, value: bytes) -> None:
+        await trio.sleep(self.delay)
+        await self.inner.send(value)
+
+    async def receive(self) -> bytes:
+        return await self.inner.receive()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.req("basic/utilities/ping#1", "basic/index#10")
+async def test_at_eof_the_replies_to_a_last_ping_and_a_last_bad_line_still_go_out(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # printf '...ping...garbage' | server: no handler runs for these, but their replies are
+    # owed just the same, so the end of input waits for them as for a handler (eof_grace)
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        serve = make_server().serve
+        nursery.start_soon(lambda: serve(SlowSend(server_end, 1.0), config=SessionConfig(eof_grace=5.0)))
+        for m in (init, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
+            await client_end.send(json.dumps(m).encode())
+        await client_end.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
+        await client_end.send(b"not json")
+        await client_end.send_eof()
+        got = []
+        with trio.fail_after(100):
+            while True:
+                try:
+                    got.append(json.loads(await client_end.receive()))
+                except trio.EndOfChannel:
+                    break
+    assert [m.get("id") for m in got] == [1, 2, None]
+    assert got[1]["result"] == {} and got[2]["error"]["code"] == ErrorCode.PARSE_ERROR
