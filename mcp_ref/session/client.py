@@ -89,7 +89,19 @@ class InvalidToolResult(RemoteProtocolError):
 
 
 class ClientSession:
-    """An initialised client session: typed calls to the server."""
+    """An initialised client session: typed calls to the server.
+
+    Get one from :func:`open_session`, :func:`open_stdio_client` or
+    ``open_http_client``; it lives as long as their ``async with`` block.
+    The ``**options`` of every call are those of :meth:`Session.request`:
+    ``timeout=`` (idle seconds), ``max_timeout=``, ``progress=`` (an async
+    ``(progress, total, message)`` callback) and ``progress_token=``.
+    A call raises :class:`~mcp_ref.MCPError` for an error answer,
+    :class:`~mcp_ref.RequestTimeout`, :class:`~mcp_ref.ConnectionClosed`, and
+    :class:`~mcp_ref.LocalProtocolError` / ``ValueError`` for a request that
+    cannot be sent (nothing goes on the wire then). Cancelling the calling
+    task (a trio cancel scope) cancels the request at the server too.
+    """
 
     def __init__(
         self,

@@ -68,7 +68,28 @@ TASKS_SINCE = "2025-11-25"
 
 
 class Server:
-    """An MCP server: what it offers, and how to serve it on a channel."""
+    """An MCP server: what it offers, and how to serve it on a channel.
+
+    Register with the decorators; each function gets the
+    :class:`~mcp_ref.RequestContext` first:
+
+    - ``@server.tool()``: ``async fn(ctx, arguments)`` returns a ``str``
+      (one text block), a ``dict`` (structured content, also sent as JSON
+      text), a list of content blocks or a ``CallToolResult``; raise
+      :class:`~mcp_ref.ToolError` for a result with ``isError`` the model
+      should see. Arguments are checked against ``input_schema`` first
+      (with the ``validation`` extra installed).
+    - ``@server.resource(uri)``: ``async fn(ctx)``;
+      ``@server.resource_template(template)``: ``async fn(ctx, uri, variables)``;
+      both return ``str``, ``bytes`` or resource contents.
+    - ``@server.prompt(arguments=[PromptArgument(...)])``: ``async fn(ctx, arguments)``
+      returns a ``str`` (one user message), a list of ``PromptMessage`` or a
+      ``GetPromptResult``; only declared arguments are accepted.
+
+    Serve with ``await nursery.start(server.serve, channel)`` (any
+    ``trio.abc.Channel[bytes]``), :meth:`serve_stdio` / :meth:`run_stdio`,
+    or ``serve_http``. Capabilities are derived from what is registered.
+    """
 
     def __init__(
         self,
