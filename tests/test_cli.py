@@ -37,3 +37,18 @@ def test_an_unknown_command_is_a_usage_error() -> None:
         check=False,
     )
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+def test_plain_make_lists_every_target() -> None:
+    # `make` with no target explains itself instead of silently building .venv
+    makefile = (ROOT / "Makefile").read_text()
+    phony = next(line for line in makefile.splitlines() if line.startswith(".PHONY:")).split()[1:]
+    done = subprocess.run(
+        ["make", "-s", "-n", "-C", str(ROOT)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-m venv" not in done.stdout and "pip install" not in done.stdout
+    listed = subprocess.run(["make", "-s", "-C", str(ROOT)], capture_output=True, text=True, timeout=60, check=False)
+    assert listed.returncode == 0, listed.stderr
+    described = {line.split()[1] for line in listed.stdout.splitlines() if line.startswith("make ")}
+    assert described == set(phony) - {"help"}
