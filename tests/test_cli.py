@@ -1,5 +1,7 @@
 """``mcp-ref demo`` (what ``make run`` runs): a real client against the echo example over stdio."""
 
+import configparser
+import importlib
 import os
 import subprocess
 import sys
@@ -52,3 +54,17 @@ def test_plain_make_lists_every_target() -> None:
     assert listed.returncode == 0, listed.stderr
     described = {line.split()[1] for line in listed.stdout.splitlines() if line.startswith("make ")}
     assert described == set(phony) - {"help"}
+
+
+def test_the_package_metadata_matches_the_code() -> None:
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    classifiers = cfg["metadata"]["classifiers"].split("\n")
+    minimum = cfg["options"]["python_requires"].removeprefix(">=")
+    assert f"Programming Language :: Python :: {minimum}" in classifiers
+    assert f"License :: OSI Approved :: {cfg['metadata']['license']} License" in classifiers
+    # the console script names a function that exists
+    script = cfg["options.entry_points"]["console_scripts"].strip()
+    name, target = (part.strip() for part in script.split("="))
+    module, func = target.split(":")
+    assert name == "mcp-ref" and callable(getattr(importlib.import_module(module), func))
