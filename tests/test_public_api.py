@@ -6,10 +6,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import mcp_ref
+import mcp_ref.schema
+from mcp_ref.testing import memory_session_pair
 
 from .conftest import ROOT
 
@@ -41,6 +44,55 @@ def test_every_library_error_is_an_mcp_ref_error() -> None:
     # one except clause catches whatever the library raises about the protocol
     for name in ("RequestCancelled", "RequestTimeout", "ConnectionClosed", "MCPError", "ProtocolError", "TaskFailed"):
         assert issubclass(getattr(mcp_ref, name), mcp_ref.MCPRefError), name
+
+
+def _decorators(server: mcp_ref.Server) -> dict[str, Any]:
+    return {
+        "tool": server.tool,
+        "prompt": server.prompt,
+        "resource": server.resource,
+        "resource_template": server.resource_template,
+    }
+
+
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource", "resource_template"])
+def test_a_decorator_used_without_its_call_is_refused(kind: str) -> None:
+    # `@server.tool` instead of `@server.tool()` used to register nothing, silently
+    server = mcp_ref.Server("s")
+
+    async def fn(ctx: Any, *args: Any) -> str:
+        return ""
+
+    with pytest.raises(TypeError, match=rf"use @server\.{kind}\(\.\.\.\) with parentheses"):
+        _decorators(server)[kind](fn)
+
+
+@pytest.mark.parametrize(
+    ("kind", "first"), [("tool", "t"), ("prompt", "p"), ("resource", "file:///r"), ("resource_template", "file:///{x}")]
+)
+def test_a_plain_function_is_refused_at_registration(kind: str, first: str) -> None:
+    # it is awaited when called: registered, it could only fail later as an internal error
+    server = mcp_ref.Server("s")
+
+    def sync(ctx: Any, *args: Any) -> str:
+        return ""
+
+    with pytest.raises(TypeError, match=f"{kind} 'sync' must be an async function"):
+        _decorators(server)[kind](first)(sync)
+    assert server.tools.names() == []
+
+
+async def test_an_async_callable_object_is_accepted() -> None:
+    server = mcp_ref.Server("s")
+
+    class Echo:
+        async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> str:
+            return str(arguments["text"])
+
+    server.tool("echo")(Echo())
+    async with memory_session_pair(server) as client:
+        result = await client.call_tool("echo", {"text": "hi"})
+    assert result.content == [mcp_ref.schema.TextContent(text="hi")]
 
 
 _TYPED_USER = """

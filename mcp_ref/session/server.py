@@ -16,6 +16,7 @@ Every connection gets its own engine and :class:`~mcp_ref.session.core.Session`;
 what is registered when the session starts (basic/lifecycle#capability-negotiation).
 """
 
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -162,12 +163,13 @@ class Server:
         meta: dict[str, Any] | None = None,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register ``fn(ctx, arguments)`` as a tool (name defaults to the function's)."""
-
+        _check_decorator_argument("tool", "name", name)
         if task_support not in (None, "forbidden", "optional", "required"):
             # [basic/utilities/tasks#tool-level-negotiation] the three values execution.taskSupport takes
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: ToolFunction) -> ToolFunction:
+            _check_async("tool", fn)
             tool = Tool(
                 name=name or fn.__name__,
                 title=title,
@@ -199,8 +201,10 @@ class Server:
         icons: list[Icon] | None = None,
     ) -> Callable[[ReadFunction], ReadFunction]:
         """Register ``fn(ctx)`` as the reader of a static resource."""
+        _check_decorator_argument("resource", "uri", uri)
 
         def register(fn: ReadFunction) -> ReadFunction:
+            _check_async("resource", fn)
             self.resources.add(
                 Resource(
                     uri=uri,
@@ -231,8 +235,10 @@ class Server:
         completers: dict[str, Completer] | None = None,
     ) -> Callable[[TemplateReadFunction], TemplateReadFunction]:
         """Register ``fn(ctx, uri, variables)`` as the reader of a URI template."""
+        _check_decorator_argument("resource_template", "uri_template", uri_template)
 
         def register(fn: TemplateReadFunction) -> TemplateReadFunction:
+            _check_async("resource_template", fn)
             self.resources.add_template(
                 ResourceTemplate(
                     uri_template=uri_template,
@@ -262,8 +268,10 @@ class Server:
         completers: dict[str, Completer] | None = None,
     ) -> Callable[[PromptFunction], PromptFunction]:
         """Register ``fn(ctx, arguments)`` as a prompt."""
+        _check_decorator_argument("prompt", "name", name)
 
         def register(fn: PromptFunction) -> PromptFunction:
+            _check_async("prompt", fn)
             self.prompts.add(
                 Prompt(
                     name=name or fn.__name__,
@@ -507,6 +515,19 @@ class Server:
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
         return dict(self._notification_handlers)
+
+
+def _check_decorator_argument(kind: str, param: str, value: object) -> None:
+    """``@server.tool`` without its call would register nothing: refuse it at once."""
+    if value is not None and not isinstance(value, str):
+        hint = f"use @server.{kind}(...) with parentheses" if callable(value) else f"{param} is a str"
+        raise TypeError(f"server.{kind}(): {param} {value!r} is not a str: {hint}")
+
+
+def _check_async(kind: str, fn: Callable[..., Any]) -> None:
+    """A handler is awaited when called: a plain function could only fail then, on the wire."""
+    if not (inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)):
+        raise TypeError(f"{kind} {getattr(fn, '__name__', fn)!r} must be an async function (async def)")
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:
