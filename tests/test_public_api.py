@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 import mcp_ref
 import mcp_ref.schema
@@ -120,3 +121,43 @@ def test_a_strictly_typed_user_sees_the_lazily_loaded_names(tmp_path: Path) -> N
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+async def test_a_plain_progress_callback_is_refused_before_sending() -> None:
+    # it would be called once progress arrives, then fail, and the call would be given up
+    server = mcp_ref.Server("s")
+    calls: list[str] = []
+
+    @server.tool()
+    async def work(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
+        calls.append("work")
+        await ctx.progress(1, 2)
+        return "done"
+
+    def plain(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    on_progress: Any = plain  # what an untyped caller passes
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(TypeError, match="progress callback 'plain' must be an async function"):
+            await client.call_tool("work", progress=on_progress)
+        assert calls == []
+        assert (await client.call_tool("work")).content == [mcp_ref.schema.TextContent(text="done")]
+
+
+@pytest.mark.parametrize(
+    "option", ["sampling", "elicitation", "on_log", "on_list_changed", "on_resource_updated", "on_elicitation_complete"]
+)
+async def test_plain_client_callbacks_are_refused_before_initialize(option: str, autojump_clock: object) -> None:
+    client_end, server_end = mcp_ref.memory_channel_pair()
+
+    def plain(*args: Any) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=f"{option} 'plain' must be an async function"):
+        async with mcp_ref.open_session(client_end, **{option: plain}):
+            pass
+    with trio.move_on_after(10) as quiet:
+        await server_end.receive()
+    assert quiet.cancelled_caught, "something was sent"

@@ -71,6 +71,7 @@ from .core import (
     RequestHandler,
     Session,
     SessionConfig,
+    check_async,
     session_scope,
 )
 
@@ -395,6 +396,17 @@ async def open_session(
     "tools" / "resources" / "prompts", ``on_resource_updated(uri)``,
     ``on_elicitation_complete(elicitation_id)``.
     """
+    callbacks = {
+        "sampling": sampling,
+        "elicitation": elicitation,
+        "on_log": on_log,
+        "on_list_changed": on_list_changed,
+        "on_resource_updated": on_resource_updated,
+        "on_elicitation_complete": on_elicitation_complete,
+    }
+    for what, callback in callbacks.items():
+        if callback is not None:
+            check_async(what, callback)
     roots_provider = roots if isinstance(roots, RootsProvider) or roots is None else RootsProvider(roots)
     sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context) if sampling else None
     unknown_modes = set(elicitation_modes) - {"form", "url"}

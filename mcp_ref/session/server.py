@@ -16,7 +16,6 @@ Every connection gets its own engine and :class:`~mcp_ref.session.core.Session`;
 what is registered when the session starts (basic/lifecycle#capability-negotiation).
 """
 
-import inspect
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -53,6 +52,7 @@ from .core import (
     RequestHandler,
     Session,
     SessionConfig,
+    check_async,
     check_encodable,
     session_scope,
 )
@@ -169,7 +169,7 @@ class Server:
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: ToolFunction) -> ToolFunction:
-            _check_async("tool", fn)
+            check_async("tool", fn)
             tool = Tool(
                 name=name or fn.__name__,
                 title=title,
@@ -204,7 +204,7 @@ class Server:
         _check_decorator_argument("resource", "uri", uri)
 
         def register(fn: ReadFunction) -> ReadFunction:
-            _check_async("resource", fn)
+            check_async("resource", fn)
             self.resources.add(
                 Resource(
                     uri=uri,
@@ -238,7 +238,7 @@ class Server:
         _check_decorator_argument("resource_template", "uri_template", uri_template)
 
         def register(fn: TemplateReadFunction) -> TemplateReadFunction:
-            _check_async("resource_template", fn)
+            check_async("resource_template", fn)
             self.resources.add_template(
                 ResourceTemplate(
                     uri_template=uri_template,
@@ -271,7 +271,7 @@ class Server:
         _check_decorator_argument("prompt", "name", name)
 
         def register(fn: PromptFunction) -> PromptFunction:
-            _check_async("prompt", fn)
+            check_async("prompt", fn)
             self.prompts.add(
                 Prompt(
                     name=name or fn.__name__,
@@ -522,12 +522,6 @@ def _check_decorator_argument(kind: str, param: str, value: object) -> None:
     if value is not None and not isinstance(value, str):
         hint = f"use @server.{kind}(...) with parentheses" if callable(value) else f"{param} is a str"
         raise TypeError(f"server.{kind}(): {param} {value!r} is not a str: {hint}")
-
-
-def _check_async(kind: str, fn: Callable[..., Any]) -> None:
-    """A handler is awaited when called: a plain function could only fail then, on the wire."""
-    if not (inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)):
-        raise TypeError(f"{kind} {getattr(fn, '__name__', fn)!r} must be an async function (async def)")
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:
