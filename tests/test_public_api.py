@@ -161,3 +161,12 @@ async def test_plain_client_callbacks_are_refused_before_initialize(option: str,
     with trio.move_on_after(10) as quiet:
         await server_end.receive()
     assert quiet.cancelled_caught, "something was sent"
+
+
+async def test_open_http_client_names_the_slip_of_passing_the_server_info() -> None:
+    from mcp_ref.session.http import HttpServerInfo
+
+    info: Any = HttpServerInfo(host="127.0.0.1", port=8000, url="http://127.0.0.1:8000/mcp")
+    with pytest.raises(TypeError, match=r"URL as a str, not HttpServerInfo \(use its \.url\)"):
+        async with mcp_ref.open_http_client(info):
+            pass
