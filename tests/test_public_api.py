@@ -170,3 +170,17 @@ async def test_open_http_client_names_the_slip_of_passing_the_server_info() -> N
     with pytest.raises(TypeError, match=r"URL as a str, not HttpServerInfo \(use its \.url\)"):
         async with mcp_ref.open_http_client(info):
             pass
+
+
+def test_plain_method_handlers_are_refused() -> None:
+    server = mcp_ref.Server("s")
+
+    def plain(*args: Any) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="handler for tools/list 'plain' must be an async function"):
+        server.set_handler("tools/list", plain)
+    with pytest.raises(TypeError, match="handler for notifications/roots/list_changed 'plain' must be an async"):
+        server.on_notification("notifications/roots/list_changed", plain)
+    with pytest.raises(TypeError, match="handler for prompts/list"):
+        server.handler("prompts/list")(plain)

@@ -137,6 +137,7 @@ class Server:
 
     def set_handler(self, method: str, handler: RequestHandler) -> None:
         """Answer ``method`` with ``handler(ctx, params)`` (overrides built-ins)."""
+        check_async(f"handler for {method}", handler)
         self._handlers[method] = handler
 
     def handler(self, method: str) -> Callable[[F], F]:
@@ -147,6 +148,8 @@ class Server:
         return register
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        """Call ``handler(session, params)`` when the client sends ``method``."""
+        check_async(f"handler for {method}", handler)
         self._notification_handlers[method] = handler
 
     def tool(
