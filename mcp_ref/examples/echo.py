@@ -5,8 +5,7 @@ Run it under any MCP client: ``python -m mcp_ref.examples.echo``.
 
 from typing import Any
 
-from mcp_ref.server.tools import ToolError
-from mcp_ref.session import RequestContext, Server
+from mcp_ref import RequestContext, Server, ToolError
 
 server = Server(
     "mcp_ref-echo",
