@@ -184,3 +184,29 @@ def test_plain_method_handlers_are_refused() -> None:
         server.on_notification("notifications/roots/list_changed", plain)
     with pytest.raises(TypeError, match="handler for prompts/list"):
         server.handler("prompts/list")(plain)
+
+
+async def test_bad_call_arguments_raise_before_anything_is_sent() -> None:
+    server = mcp_ref.Server("s")
+    seen: list[str] = []
+
+    @server.tool()
+    async def tool(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
+        seen.append("tool")
+        return ""
+
+    @server.prompt(arguments=[mcp_ref.schema.PromptArgument(name="n")])
+    async def prompt(ctx: mcp_ref.RequestContext, arguments: dict[str, str]) -> str:
+        seen.append("prompt")
+        return ""
+
+    wrong: Any = [("a", 1), ("b", 2), ("c",)]
+    async with memory_session_pair(server) as client:
+        with pytest.raises(TypeError, match="arguments map names to values \\(a dict\\), not list"):
+            await client.call_tool("tool", wrong)
+        with pytest.raises(TypeError, match="arguments map names to values \\(a dict\\), not str"):
+            await client.call_tool_as_task("tool", "text")
+        with pytest.raises(TypeError, match=r"prompt arguments are strings: \['n'\] are not"):
+            await client.get_prompt("prompt", {"n": 5})
+        assert await client.get_prompt("prompt", {"n": "5"})
+    assert seen == ["prompt"]

@@ -214,7 +214,7 @@ class ClientSession:
             raise LocalProtocolError(f"tool {name!r} requires task execution: use call_tool_as_task")
         params = CallToolRequestParams(
             name=name,
-            arguments=dict(arguments) if arguments is not None else None,
+            arguments=_arguments(arguments) if arguments is not None else None,
             meta=dict(meta) if meta is not None else None,
         )
         result: CallToolResult = await self.session.request(
@@ -277,7 +277,13 @@ class ClientSession:
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
     ) -> GetPromptResult:
-        params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        if arguments is not None:
+            arguments = _arguments(arguments)
+            not_str = sorted(k for k, v in arguments.items() if not isinstance(v, str))
+            if not_str:
+                # the schema types prompt arguments as strings: a server would refuse anything else
+                raise TypeError(f"prompt arguments are strings: {not_str} are not")
+        params = GetPromptRequestParams(name=name, arguments=arguments)
         result: GetPromptResult = await self.session.request("prompts/get", params, **options)
         return result
 
@@ -324,7 +330,7 @@ class ClientSession:
         if name in self._task_support and self._task_support[name] not in ("optional", "required"):
             # [basic/utilities/tasks#5] absent or "forbidden": never as a task
             raise LocalProtocolError(f"tool {name!r} does not support task execution")
-        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        params = CallToolRequestParams(name=name, arguments=_arguments(arguments) if arguments is not None else None)
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
@@ -344,6 +350,14 @@ class ClientSession:
         self.roots.set(roots)
         if self.roots.list_changed:
             await self.session.notify("notifications/roots/list_changed")
+
+
+def _arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a call's arguments; a TypeError that says so for anything but a mapping."""
+    try:
+        return dict(arguments)
+    except (TypeError, ValueError):
+        raise TypeError(f"arguments map names to values (a dict), not {type(arguments).__name__}") from None
 
 
 def _capabilities(
