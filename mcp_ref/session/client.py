@@ -558,7 +558,14 @@ async def open_stdio_client(
     max_message_size: int | None = None,
     **session_options: Any,
 ) -> AsyncIterator[ClientSession]:
-    """Launch ``command args`` as a stdio MCP server and open a session with it."""
+    """Launch ``command args`` as a stdio MCP server and open a session with it.
+
+    ``stderr``: "inherit" (default), "capture" (logged, and the last lines are
+    quoted when the server exits early), "discard" or a callable taking each
+    line. Leaving the block closes stdin and waits for the process, then
+    terminates it (``shutdown_timeouts``, see ``open_process_channel``). The
+    other options go to :func:`open_session`.
+    """
     from ..basic.transports.stdio import open_process_channel
 
     proc_options: dict[str, Any] = {"env": env, "cwd": cwd, "stderr": stderr}
