@@ -68,3 +68,16 @@ def test_the_package_metadata_matches_the_code() -> None:
     name, target = (part.strip() for part in script.split("="))
     module, func = target.split(":")
     assert name == "mcp-ref" and callable(getattr(importlib.import_module(module), func))
+
+
+def test_the_echo_example_explains_itself() -> None:
+    # someone who runs it by hand asks --help first: it says what it is instead of serving
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_ref.examples.echo", "--help"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and "MCP server on stdin/stdout" in done.stdout, done.stderr
