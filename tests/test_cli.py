@@ -2,7 +2,9 @@
 
 import configparser
 import importlib
+import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -81,3 +83,29 @@ def test_the_echo_example_explains_itself() -> None:
         check=False,
     )
     assert done.returncode == 0 and "MCP server on stdin/stdout" in done.stdout, done.stderr
+
+
+def test_ctrl_c_ends_a_stdio_server_quietly() -> None:
+    # real process and signal: bounded by timeouts; "serving" is known from its first answer
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_ref.examples.echo"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode() + b"\n"
+        )
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 130 and err == b""

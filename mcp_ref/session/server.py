@@ -513,8 +513,16 @@ class Server:
             await self.serve(channel, config=config, task_status=task_status)
 
     def run_stdio(self, **options: Any) -> None:
-        """Blocking convenience for ``if __name__ == "__main__"``: ``trio.run(serve_stdio)``."""
-        trio.run(lambda: self.serve_stdio(**options))
+        """Blocking convenience for ``if __name__ == "__main__"``: ``trio.run(serve_stdio)``.
+
+        Ctrl-C (SIGINT) ends the process quietly with exit status 130.
+        """
+        try:
+            trio.run(lambda: self.serve_stdio(**options))
+        except (KeyboardInterrupt, BaseExceptionGroup) as exc:
+            if isinstance(exc, BaseExceptionGroup) and exc.split(KeyboardInterrupt)[1] is not None:
+                raise  # something else failed too: show it
+            raise SystemExit(130) from None
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
         return dict(self._notification_handlers)
