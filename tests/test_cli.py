@@ -4,6 +4,7 @@ import configparser
 import importlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -97,10 +98,11 @@ def test_ctrl_c_ends_a_stdio_server_quietly() -> None:
     try:
         assert proc.stdin is not None and proc.stdout is not None
         hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-        proc.stdin.write(
-            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode() + b"\n"
-        )
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
         proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "no answer to initialize"
         assert json.loads(proc.stdout.readline())["id"] == 1
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
