@@ -102,7 +102,11 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # Streamable HTTP needs the ``http`` extra (h11): imported on first use only
     if name in ("open_http_client", "serve_http"):
-        from .session import http
-
+        try:
+            from .session import http
+        except ModuleNotFoundError as e:
+            if e.name != "h11":
+                raise
+            raise ImportError(f"mcp_ref.{name} needs the http extra (h11): pip install 'mcp_ref[http]'") from e
         return getattr(http, name)
     raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")

@@ -210,3 +210,15 @@ async def test_bad_call_arguments_raise_before_anything_is_sent() -> None:
             await client.get_prompt("prompt", {"n": 5})
         assert await client.get_prompt("prompt", {"n": "5"})
     assert seen == ["prompt"]
+
+
+def test_the_http_names_without_the_http_extra_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcp_ref.session
+
+    # as if h11 were not installed and Streamable HTTP never loaded
+    monkeypatch.setitem(sys.modules, "h11", None)
+    for loaded in [m for m in sys.modules if m.startswith(("mcp_ref.session.http", "mcp_ref.basic.transports.http_"))]:
+        monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.delattr(mcp_ref.session, "http", raising=False)
+    with pytest.raises(ImportError, match=r"mcp_ref.serve_http needs the http extra \(h11\): pip install"):
+        _ = mcp_ref.serve_http
