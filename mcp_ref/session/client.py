@@ -95,8 +95,10 @@ class ClientSession:
     Get one from :func:`open_session`, :func:`open_stdio_client` or
     ``open_http_client``; it lives as long as their ``async with`` block.
     The ``**options`` of every call are those of :meth:`Session.request`:
-    ``timeout=`` (idle seconds), ``max_timeout=``, ``progress=`` (an async
-    ``(progress, total, message)`` callback) and ``progress_token=``.
+    ``timeout=`` (idle seconds; default ``SessionConfig.request_timeout``,
+    60 s), ``max_timeout=`` (the cap progress cannot extend; default 600 s),
+    ``progress=`` (an async ``(progress, total, message)`` callback) and
+    ``progress_token=``.
     A call raises :class:`~mcp_ref.MCPError` for an error answer,
     :class:`~mcp_ref.RequestTimeout`, :class:`~mcp_ref.ConnectionClosed`, and
     :class:`~mcp_ref.LocalProtocolError` / ``ValueError`` for a request that
