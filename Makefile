@@ -6,7 +6,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test spec-coverage lint bench conformance clean
+.PHONY: help run test spec-coverage lint bench conformance clean
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make run            the main job: a client talks to the echo example server over stdio"
+	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
+	@echo "make spec-coverage  the requirement table per spec chapter"
+	@echo "make lint           ruff check, ruff format --check, mypy --strict"
+	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
+	@echo "make conformance    the official MCP conformance suite (needs npm)"
+	@echo "make clean          remove .venv and caches"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +37,7 @@ spec-coverage:
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mcp_ref tests tools bench
+	$(VENV)/bin/ruff format --check mcp_ref tests tools bench
 	$(VENV)/bin/mypy mcp_ref
 
 bench: $(STAMP)

@@ -1,7 +1,19 @@
-"""mcp_ref: a Trio-native reference implementation of the Model Context Protocol (2025-11-25)."""
+"""mcp_ref: a Trio-native reference implementation of the Model Context Protocol (2025-11-25).
+
+The names an application needs are here: :class:`Server` and the client
+openers (:func:`open_stdio_client`, :func:`open_session`, :func:`open_http_client`),
+the request context and handles, and every exception a call can raise.
+The data model (``Tool``, ``TextContent``, ``CallToolRequestParams``, ...)
+is in :mod:`mcp_ref.schema`.
+"""
+
+from typing import TYPE_CHECKING
 
 from .basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
+from .basic.transports.memory import memory_channel_pair
 from .client.display import display_name, safe_icon_uri, safe_icons
+from .client.elicitation import URLElicitationRequired
+from .client.sampling import SamplingRejected
 from .connection import Connection
 from .errors import (
     ConnectionClosed,
@@ -9,12 +21,16 @@ from .errors import (
     ErrorCode,
     LocalProtocolError,
     MCPError,
+    MCPRefError,
     MessageTooLarge,
+    ProtocolError,
     RemoteProtocolError,
+    RequestCancelled,
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
 from .schema import LATEST_PROTOCOL_VERSION, decode, encode
+from .server.resources import ResourceNotFound
 from .server.tools import ToolError
 from .session import (
     ClientSession,
@@ -25,7 +41,14 @@ from .session import (
     open_session,
     open_stdio_client,
 )
-from .session.tasks import TaskConfig, TaskHandle, TaskManager
+from .session.client import InvalidToolResult
+from .session.core import PendingRequest
+from .session.tasks import TaskConfig, TaskFailed, TaskHandle, TaskManager
+
+if TYPE_CHECKING:
+    # loaded on first use at run time (see __getattr__); imported here so type
+    # checkers see their real signatures
+    from .session.http import open_http_client, serve_http
 
 __version__ = "0.1.0"
 
@@ -37,39 +60,53 @@ __all__ = [
     "ConnectionClosed",
     "DecodeError",
     "ErrorCode",
+    "InvalidToolResult",
     "LocalProtocolError",
     "MCPError",
+    "MCPRefError",
     "MessageTooLarge",
+    "PendingRequest",
     "Phase",
+    "ProtocolError",
     "RemoteProtocolError",
+    "RequestCancelled",
     "RequestContext",
     "RequestTimeout",
+    "ResourceNotFound",
     "Role",
+    "SamplingRejected",
     "Server",
     "Session",
     "SessionConfig",
+    "TaskConfig",
+    "TaskFailed",
+    "TaskHandle",
+    "TaskManager",
     "ToolError",
+    "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
     "decode",
     "display_name",
     "encode",
+    "memory_channel_pair",
     "open_http_client",
     "open_session",
     "open_stdio_client",
     "safe_icon_uri",
     "safe_icons",
     "serve_http",
-    "TaskConfig",
-    "TaskHandle",
-    "TaskManager",
 ]
 
 
 def __getattr__(name: str) -> object:
     # Streamable HTTP needs the ``http`` extra (h11): imported on first use only
     if name in ("open_http_client", "serve_http"):
-        from .session import http
-
+        try:
+            from .session import http
+        except ModuleNotFoundError as e:
+            if e.name != "h11":
+                raise
+            raise ImportError(f"mcp_ref.{name} needs the http extra (h11): pip install 'mcp_ref[http]'") from e
         return getattr(http, name)
     raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")

@@ -1,6 +1,11 @@
 """``mcp-ref demo`` (what ``make run`` runs): a real client against the echo example over stdio."""
 
+import configparser
+import importlib
+import json
 import os
+import select
+import signal
 import subprocess
 import sys
 
@@ -37,3 +42,72 @@ def test_an_unknown_command_is_a_usage_error() -> None:
         check=False,
     )
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+def test_plain_make_lists_every_target() -> None:
+    # `make` with no target explains itself instead of silently building .venv
+    makefile = (ROOT / "Makefile").read_text()
+    phony = next(line for line in makefile.splitlines() if line.startswith(".PHONY:")).split()[1:]
+    done = subprocess.run(
+        ["make", "-s", "-n", "-C", str(ROOT)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-m venv" not in done.stdout and "pip install" not in done.stdout
+    listed = subprocess.run(["make", "-s", "-C", str(ROOT)], capture_output=True, text=True, timeout=60, check=False)
+    assert listed.returncode == 0, listed.stderr
+    described = {line.split()[1] for line in listed.stdout.splitlines() if line.startswith("make ")}
+    assert described == set(phony) - {"help"}
+
+
+def test_the_package_metadata_matches_the_code() -> None:
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    classifiers = cfg["metadata"]["classifiers"].split("\n")
+    minimum = cfg["options"]["python_requires"].removeprefix(">=")
+    assert f"Programming Language :: Python :: {minimum}" in classifiers
+    assert f"License :: OSI Approved :: {cfg['metadata']['license']} License" in classifiers
+    # the console script names a function that exists
+    script = cfg["options.entry_points"]["console_scripts"].strip()
+    name, target = (part.strip() for part in script.split("="))
+    module, func = target.split(":")
+    assert name == "mcp-ref" and callable(getattr(importlib.import_module(module), func))
+
+
+def test_the_echo_example_explains_itself() -> None:
+    # someone who runs it by hand asks --help first: it says what it is instead of serving
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_ref.examples.echo", "--help"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and "MCP server on stdin/stdout" in done.stdout, done.stderr
+
+
+def test_ctrl_c_ends_a_stdio_server_quietly() -> None:
+    # real process and signal: bounded by timeouts; "serving" is known from its first answer
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_ref.examples.echo"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "no answer to initialize"
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            proc.wait(timeout=30)
+    assert proc.returncode == 130 and err == b""

@@ -3,10 +3,12 @@
 Run it under any MCP client: ``python -m mcp_ref.examples.echo``.
 """
 
+import argparse
+import sys
+from collections.abc import Sequence
 from typing import Any
 
-from mcp_ref.server.tools import ToolError
-from mcp_ref.session import RequestContext, Server
+from mcp_ref import RequestContext, Server, ToolError
 
 server = Server(
     "mcp_ref-echo",
@@ -31,7 +33,15 @@ async def echo(ctx: RequestContext, arguments: dict[str, Any]) -> str:
     return text
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m mcp_ref.examples.echo",
+        description="A minimal MCP server on stdin/stdout, for an MCP client to launch (try `mcp-ref demo`).",
+    )
+    parser.parse_args(argv)
+    if sys.stdin.isatty():
+        # stdout carries only MCP messages; a person at a terminal gets the hint on stderr
+        print("echo server: speaking MCP (JSON-RPC lines) on stdin/stdout; end with Ctrl-D", file=sys.stderr)
     server.run_stdio()
 
 

@@ -71,6 +71,7 @@ from .core import (
     RequestHandler,
     Session,
     SessionConfig,
+    check_async,
     session_scope,
 )
 
@@ -89,7 +90,21 @@ class InvalidToolResult(RemoteProtocolError):
 
 
 class ClientSession:
-    """An initialised client session: typed calls to the server."""
+    """An initialised client session: typed calls to the server.
+
+    Get one from :func:`open_session`, :func:`open_stdio_client` or
+    ``open_http_client``; it lives as long as their ``async with`` block.
+    The ``**options`` of every call are those of :meth:`Session.request`:
+    ``timeout=`` (idle seconds; default ``SessionConfig.request_timeout``,
+    60 s), ``max_timeout=`` (the cap progress cannot extend; default 600 s),
+    ``progress=`` (an async ``(progress, total, message)`` callback) and
+    ``progress_token=``.
+    A call raises :class:`~mcp_ref.MCPError` for an error answer,
+    :class:`~mcp_ref.RequestTimeout`, :class:`~mcp_ref.ConnectionClosed`, and
+    :class:`~mcp_ref.LocalProtocolError` / ``ValueError`` for a request that
+    cannot be sent (nothing goes on the wire then). Cancelling the calling
+    task (a trio cancel scope) cancels the request at the server too.
+    """
 
     def __init__(
         self,
@@ -201,7 +216,7 @@ class ClientSession:
             raise LocalProtocolError(f"tool {name!r} requires task execution: use call_tool_as_task")
         params = CallToolRequestParams(
             name=name,
-            arguments=dict(arguments) if arguments is not None else None,
+            arguments=_arguments(arguments) if arguments is not None else None,
             meta=dict(meta) if meta is not None else None,
         )
         result: CallToolResult = await self.session.request(
@@ -264,7 +279,13 @@ class ClientSession:
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
     ) -> GetPromptResult:
-        params = GetPromptRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        if arguments is not None:
+            arguments = _arguments(arguments)
+            not_str = sorted(k for k, v in arguments.items() if not isinstance(v, str))
+            if not_str:
+                # the schema types prompt arguments as strings: a server would refuse anything else
+                raise TypeError(f"prompt arguments are strings: {not_str} are not")
+        params = GetPromptRequestParams(name=name, arguments=arguments)
         result: GetPromptResult = await self.session.request("prompts/get", params, **options)
         return result
 
@@ -311,7 +332,7 @@ class ClientSession:
         if name in self._task_support and self._task_support[name] not in ("optional", "required"):
             # [basic/utilities/tasks#5] absent or "forbidden": never as a task
             raise LocalProtocolError(f"tool {name!r} does not support task execution")
-        params = CallToolRequestParams(name=name, arguments=dict(arguments) if arguments is not None else None)
+        params = CallToolRequestParams(name=name, arguments=_arguments(arguments) if arguments is not None else None)
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
@@ -331,6 +352,14 @@ class ClientSession:
         self.roots.set(roots)
         if self.roots.list_changed:
             await self.session.notify("notifications/roots/list_changed")
+
+
+def _arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a call's arguments; a TypeError that says so for anything but a mapping."""
+    try:
+        return dict(arguments)
+    except (TypeError, ValueError):
+        raise TypeError(f"arguments map names to values (a dict), not {type(arguments).__name__}") from None
 
 
 def _capabilities(
@@ -383,6 +412,17 @@ async def open_session(
     "tools" / "resources" / "prompts", ``on_resource_updated(uri)``,
     ``on_elicitation_complete(elicitation_id)``.
     """
+    callbacks = {
+        "sampling": sampling,
+        "elicitation": elicitation,
+        "on_log": on_log,
+        "on_list_changed": on_list_changed,
+        "on_resource_updated": on_resource_updated,
+        "on_elicitation_complete": on_elicitation_complete,
+    }
+    for what, callback in callbacks.items():
+        if callback is not None:
+            check_async(what, callback)
     roots_provider = roots if isinstance(roots, RootsProvider) or roots is None else RootsProvider(roots)
     sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context) if sampling else None
     unknown_modes = set(elicitation_modes) - {"form", "url"}
@@ -520,7 +560,14 @@ async def open_stdio_client(
     max_message_size: int | None = None,
     **session_options: Any,
 ) -> AsyncIterator[ClientSession]:
-    """Launch ``command args`` as a stdio MCP server and open a session with it."""
+    """Launch ``command args`` as a stdio MCP server and open a session with it.
+
+    ``stderr``: "inherit" (default), "capture" (logged, and the last lines are
+    quoted when the server exits early), "discard" or a callable taking each
+    line. Leaving the block closes stdin and waits for the process, then
+    terminates it (``shutdown_timeouts``, see ``open_process_channel``). The
+    other options go to :func:`open_session`.
+    """
     from ..basic.transports.stdio import open_process_channel
 
     proc_options: dict[str, Any] = {"env": env, "cwd": cwd, "stderr": stderr}

@@ -19,6 +19,7 @@ nursery (:func:`session_scope`); nothing it starts outlives it.
 """
 
 import heapq
+import inspect
 import itertools
 import logging
 import math
@@ -79,6 +80,7 @@ __all__ = [
     "NotificationHandler",
     "ProgressCallback",
     "session_scope",
+    "check_async",
     "check_encodable",
 ]
 
@@ -776,6 +778,8 @@ class Session:
         cap = self.config.max_request_timeout if max_timeout is None else max_timeout
         if not idle > 0 or not cap > 0:
             raise ValueError("timeouts must be positive")
+        if progress is not None:
+            check_async("progress callback", progress)
         token: ProgressToken | bool | None = progress_token if progress_token is not None else (progress is not None)
         rid, data = self.connection.send_request(method, params, progress_token=token or None)
         inbox = self._waiters[rid] = _Inbox()
@@ -1222,6 +1226,17 @@ def _check_progress_numbers(progress: Any, total: Any) -> None:
             raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
     if progress is None:
         raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
+
+
+def check_async(what: str, fn: Callable[..., Any]) -> None:
+    """Raise TypeError now unless ``fn`` is an async function (or callable object).
+
+    Callbacks and handlers are awaited when called: a plain function would
+    only fail then, far from the mistake (an internal error on the wire, a
+    request given up).
+    """
+    if not (inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)):
+        raise TypeError(f"{what} {getattr(fn, '__name__', fn)!r} must be an async function (async def)")
 
 
 def check_encodable(value: Any) -> None:

@@ -26,6 +26,10 @@ async def open_http_client(
     2024-11-05 HTTP+SSE transport too); the rest to
     :func:`mcp_ref.session.open_session`.
     """
+    if not isinstance(url, str):
+        # the natural slip: passing what nursery.start(serve_http, ...) returned
+        hint = " (use its .url)" if isinstance(url, HttpServerInfo) else ""
+        raise TypeError(f"open_http_client() takes the endpoint URL as a str, not {type(url).__name__}{hint}")
     async with open_http_channel(url, **dict(http_options or {})) as channel:
         async with open_session(channel, **session_options) as client:
             yield client

@@ -52,6 +52,7 @@ from .core import (
     RequestHandler,
     Session,
     SessionConfig,
+    check_async,
     check_encodable,
     session_scope,
 )
@@ -68,7 +69,28 @@ TASKS_SINCE = "2025-11-25"
 
 
 class Server:
-    """An MCP server: what it offers, and how to serve it on a channel."""
+    """An MCP server: what it offers, and how to serve it on a channel.
+
+    Register with the decorators; each function gets the
+    :class:`~mcp_ref.RequestContext` first:
+
+    - ``@server.tool()``: ``async fn(ctx, arguments)`` returns a ``str``
+      (one text block), a ``dict`` (structured content, also sent as JSON
+      text), a list of content blocks or a ``CallToolResult``; raise
+      :class:`~mcp_ref.ToolError` for a result with ``isError`` the model
+      should see. Arguments are checked against ``input_schema`` first
+      (with the ``validation`` extra installed).
+    - ``@server.resource(uri)``: ``async fn(ctx)``;
+      ``@server.resource_template(template)``: ``async fn(ctx, uri, variables)``;
+      both return ``str``, ``bytes`` or resource contents.
+    - ``@server.prompt(arguments=[PromptArgument(...)])``: ``async fn(ctx, arguments)``
+      returns a ``str`` (one user message), a list of ``PromptMessage`` or a
+      ``GetPromptResult``; only declared arguments are accepted.
+
+    Serve with ``await nursery.start(server.serve, channel)`` (any
+    ``trio.abc.Channel[bytes]``), :meth:`serve_stdio` / :meth:`run_stdio`,
+    or ``serve_http``. Capabilities are derived from what is registered.
+    """
 
     def __init__(
         self,
@@ -115,6 +137,7 @@ class Server:
 
     def set_handler(self, method: str, handler: RequestHandler) -> None:
         """Answer ``method`` with ``handler(ctx, params)`` (overrides built-ins)."""
+        check_async(f"handler for {method}", handler)
         self._handlers[method] = handler
 
     def handler(self, method: str) -> Callable[[F], F]:
@@ -125,6 +148,8 @@ class Server:
         return register
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        """Call ``handler(session, params)`` when the client sends ``method``."""
+        check_async(f"handler for {method}", handler)
         self._notification_handlers[method] = handler
 
     def tool(
@@ -141,12 +166,13 @@ class Server:
         meta: dict[str, Any] | None = None,
     ) -> Callable[[ToolFunction], ToolFunction]:
         """Register ``fn(ctx, arguments)`` as a tool (name defaults to the function's)."""
-
+        _check_decorator_argument("tool", "name", name)
         if task_support not in (None, "forbidden", "optional", "required"):
             # [basic/utilities/tasks#tool-level-negotiation] the three values execution.taskSupport takes
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: ToolFunction) -> ToolFunction:
+            check_async("tool", fn)
             tool = Tool(
                 name=name or fn.__name__,
                 title=title,
@@ -178,8 +204,10 @@ class Server:
         icons: list[Icon] | None = None,
     ) -> Callable[[ReadFunction], ReadFunction]:
         """Register ``fn(ctx)`` as the reader of a static resource."""
+        _check_decorator_argument("resource", "uri", uri)
 
         def register(fn: ReadFunction) -> ReadFunction:
+            check_async("resource", fn)
             self.resources.add(
                 Resource(
                     uri=uri,
@@ -210,8 +238,10 @@ class Server:
         completers: dict[str, Completer] | None = None,
     ) -> Callable[[TemplateReadFunction], TemplateReadFunction]:
         """Register ``fn(ctx, uri, variables)`` as the reader of a URI template."""
+        _check_decorator_argument("resource_template", "uri_template", uri_template)
 
         def register(fn: TemplateReadFunction) -> TemplateReadFunction:
+            check_async("resource_template", fn)
             self.resources.add_template(
                 ResourceTemplate(
                     uri_template=uri_template,
@@ -241,8 +271,10 @@ class Server:
         completers: dict[str, Completer] | None = None,
     ) -> Callable[[PromptFunction], PromptFunction]:
         """Register ``fn(ctx, arguments)`` as a prompt."""
+        _check_decorator_argument("prompt", "name", name)
 
         def register(fn: PromptFunction) -> PromptFunction:
+            check_async("prompt", fn)
             self.prompts.add(
                 Prompt(
                     name=name or fn.__name__,
@@ -481,11 +513,26 @@ class Server:
             await self.serve(channel, config=config, task_status=task_status)
 
     def run_stdio(self, **options: Any) -> None:
-        """Blocking convenience for ``if __name__ == "__main__"``: ``trio.run(serve_stdio)``."""
-        trio.run(lambda: self.serve_stdio(**options))
+        """Blocking convenience for ``if __name__ == "__main__"``: ``trio.run(serve_stdio)``.
+
+        Ctrl-C (SIGINT) ends the process quietly with exit status 130.
+        """
+        try:
+            trio.run(lambda: self.serve_stdio(**options))
+        except (KeyboardInterrupt, BaseExceptionGroup) as exc:
+            if isinstance(exc, BaseExceptionGroup) and exc.split(KeyboardInterrupt)[1] is not None:
+                raise  # something else failed too: show it
+            raise SystemExit(130) from None
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
         return dict(self._notification_handlers)
+
+
+def _check_decorator_argument(kind: str, param: str, value: object) -> None:
+    """``@server.tool`` without its call would register nothing: refuse it at once."""
+    if value is not None and not isinstance(value, str):
+        hint = f"use @server.{kind}(...) with parentheses" if callable(value) else f"{param} is a str"
+        raise TypeError(f"server.{kind}(): {param} {value!r} is not a str: {hint}")
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:

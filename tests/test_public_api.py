@@ -1,0 +1,224 @@
+"""What an application imports from ``mcp_ref``: the exceptions its calls raise
+and the pieces of the documented recipes, each the very object of its home module."""
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+import mcp_ref
+import mcp_ref.schema
+from mcp_ref.testing import memory_session_pair
+
+from .conftest import ROOT
+
+HOMES = {
+    # raised by ClientSession calls and handles
+    "MCPRefError": "mcp_ref.errors",
+    "ProtocolError": "mcp_ref.errors",
+    "RequestCancelled": "mcp_ref.errors",
+    "InvalidToolResult": "mcp_ref.session.client",
+    "URLElicitationRequired": "mcp_ref.client.elicitation",
+    "TaskFailed": "mcp_ref.session.tasks",
+    # raised by server and client handlers to answer with an error
+    "ResourceNotFound": "mcp_ref.server.resources",
+    "SamplingRejected": "mcp_ref.client.sampling",
+    "ToolError": "mcp_ref.server.tools",
+    # open_session on an in-process pair; the handle start_request returns
+    "memory_channel_pair": "mcp_ref.basic.transports.memory",
+    "PendingRequest": "mcp_ref.session.core",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOMES))
+def test_user_facing_names_are_exported(name: str) -> None:
+    assert name in mcp_ref.__all__
+    assert getattr(mcp_ref, name) is getattr(importlib.import_module(HOMES[name]), name)
+
+
+def test_every_library_error_is_an_mcp_ref_error() -> None:
+    # one except clause catches whatever the library raises about the protocol
+    for name in ("RequestCancelled", "RequestTimeout", "ConnectionClosed", "MCPError", "ProtocolError", "TaskFailed"):
+        assert issubclass(getattr(mcp_ref, name), mcp_ref.MCPRefError), name
+
+
+def _decorators(server: mcp_ref.Server) -> dict[str, Any]:
+    return {
+        "tool": server.tool,
+        "prompt": server.prompt,
+        "resource": server.resource,
+        "resource_template": server.resource_template,
+    }
+
+
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource", "resource_template"])
+def test_a_decorator_used_without_its_call_is_refused(kind: str) -> None:
+    # `@server.tool` instead of `@server.tool()` used to register nothing, silently
+    server = mcp_ref.Server("s")
+
+    async def fn(ctx: Any, *args: Any) -> str:
+        return ""
+
+    with pytest.raises(TypeError, match=rf"use @server\.{kind}\(\.\.\.\) with parentheses"):
+        _decorators(server)[kind](fn)
+
+
+@pytest.mark.parametrize(
+    ("kind", "first"), [("tool", "t"), ("prompt", "p"), ("resource", "file:///r"), ("resource_template", "file:///{x}")]
+)
+def test_a_plain_function_is_refused_at_registration(kind: str, first: str) -> None:
+    # it is awaited when called: registered, it could only fail later as an internal error
+    server = mcp_ref.Server("s")
+
+    def sync(ctx: Any, *args: Any) -> str:
+        return ""
+
+    with pytest.raises(TypeError, match=f"{kind} 'sync' must be an async function"):
+        _decorators(server)[kind](first)(sync)
+    assert server.tools.names() == []
+
+
+async def test_an_async_callable_object_is_accepted() -> None:
+    server = mcp_ref.Server("s")
+
+    class Echo:
+        async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> str:
+            return str(arguments["text"])
+
+    server.tool("echo")(Echo())
+    async with memory_session_pair(server) as client:
+        result = await client.call_tool("echo", {"text": "hi"})
+    assert result.content == [mcp_ref.schema.TextContent(text="hi")]
+
+
+_TYPED_USER = """
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Callable, Coroutine
+
+from mcp_ref import ClientSession, Server, open_http_client, serve_http
+
+opener: Callable[[str], AbstractAsyncContextManager[ClientSession]] = open_http_client
+server: Callable[[Server], Coroutine[Any, Any, None]] = serve_http
+"""
+
+
+def test_a_strictly_typed_user_sees_the_lazily_loaded_names(tmp_path: Path) -> None:
+    # open_http_client and serve_http load on first use (h11 is an extra); a type
+    # checker must still see their signatures, not the `object` of __getattr__
+    (tmp_path / "user.py").write_text(_TYPED_USER)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), "user.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+async def test_a_plain_progress_callback_is_refused_before_sending() -> None:
+    # it would be called once progress arrives, then fail, and the call would be given up
+    server = mcp_ref.Server("s")
+    calls: list[str] = []
+
+    @server.tool()
+    async def work(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
+        calls.append("work")
+        await ctx.progress(1, 2)
+        return "done"
+
+    def plain(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    on_progress: Any = plain  # what an untyped caller passes
+
+    async with memory_session_pair(server) as client:
+        with pytest.raises(TypeError, match="progress callback 'plain' must be an async function"):
+            await client.call_tool("work", progress=on_progress)
+        assert calls == []
+        assert (await client.call_tool("work")).content == [mcp_ref.schema.TextContent(text="done")]
+
+
+@pytest.mark.parametrize(
+    "option", ["sampling", "elicitation", "on_log", "on_list_changed", "on_resource_updated", "on_elicitation_complete"]
+)
+async def test_plain_client_callbacks_are_refused_before_initialize(option: str, autojump_clock: object) -> None:
+    client_end, server_end = mcp_ref.memory_channel_pair()
+
+    def plain(*args: Any) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=f"{option} 'plain' must be an async function"):
+        async with mcp_ref.open_session(client_end, **{option: plain}):
+            pass
+    with trio.move_on_after(10) as quiet:
+        await server_end.receive()
+    assert quiet.cancelled_caught, "something was sent"
+
+
+async def test_open_http_client_names_the_slip_of_passing_the_server_info() -> None:
+    from mcp_ref.session.http import HttpServerInfo
+
+    info: Any = HttpServerInfo(host="127.0.0.1", port=8000, url="http://127.0.0.1:8000/mcp")
+    with pytest.raises(TypeError, match=r"URL as a str, not HttpServerInfo \(use its \.url\)"):
+        async with mcp_ref.open_http_client(info):
+            pass
+
+
+def test_plain_method_handlers_are_refused() -> None:
+    server = mcp_ref.Server("s")
+
+    def plain(*args: Any) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="handler for tools/list 'plain' must be an async function"):
+        server.set_handler("tools/list", plain)
+    with pytest.raises(TypeError, match="handler for notifications/roots/list_changed 'plain' must be an async"):
+        server.on_notification("notifications/roots/list_changed", plain)
+    with pytest.raises(TypeError, match="handler for prompts/list"):
+        server.handler("prompts/list")(plain)
+
+
+async def test_bad_call_arguments_raise_before_anything_is_sent() -> None:
+    server = mcp_ref.Server("s")
+    seen: list[str] = []
+
+    @server.tool()
+    async def tool(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
+        seen.append("tool")
+        return ""
+
+    @server.prompt(arguments=[mcp_ref.schema.PromptArgument(name="n")])
+    async def prompt(ctx: mcp_ref.RequestContext, arguments: dict[str, str]) -> str:
+        seen.append("prompt")
+        return ""
+
+    wrong: Any = [("a", 1), ("b", 2), ("c",)]
+    async with memory_session_pair(server) as client:
+        with pytest.raises(TypeError, match="arguments map names to values \\(a dict\\), not list"):
+            await client.call_tool("tool", wrong)
+        with pytest.raises(TypeError, match="arguments map names to values \\(a dict\\), not str"):
+            await client.call_tool_as_task("tool", "text")
+        with pytest.raises(TypeError, match=r"prompt arguments are strings: \['n'\] are not"):
+            await client.get_prompt("prompt", {"n": 5})
+        assert await client.get_prompt("prompt", {"n": "5"})
+    assert seen == ["prompt"]
+
+
+def test_the_http_names_without_the_http_extra_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcp_ref.session
+
+    # as if h11 were not installed and Streamable HTTP never loaded
+    monkeypatch.setitem(sys.modules, "h11", None)
+    for loaded in [m for m in sys.modules if m.startswith(("mcp_ref.session.http", "mcp_ref.basic.transports.http_"))]:
+        monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.delattr(mcp_ref.session, "http", raising=False)
+    with pytest.raises(ImportError, match=r"mcp_ref.serve_http needs the http extra \(h11\): pip install"):
+        _ = mcp_ref.serve_http
