@@ -200,7 +200,8 @@ def _structure_any(value: Any, _: Any) -> Any:
 
 
 def _prefix(err: DecodeError, segment: str | int) -> DecodeError:
-    seg = f"[{segment}]" if isinstance(segment, int) else segment
+    # an empty object key would vanish from a dotted path: it is written [""]
+    seg = f"[{segment}]" if isinstance(segment, int) else segment or '[""]'
     if not err.path:
         path = seg
     elif err.path.startswith("["):

@@ -132,6 +132,12 @@ def with_params(**params: Any) -> dict[str, Any]:
             CreateMessageResult,
             "content[1]: expected object",
         ),
+        # an empty key keeps its place in the path
+        (
+            {"action": "accept", "content": {"": [None]}},
+            S.ElicitResult,
+            'content[""][0]: expected string',
+        ),
         # validators report wire paths
         (
             {"tools": [{"name": "t", "inputSchema": {"type": "string"}}]},
@@ -506,7 +512,11 @@ def assert_path_resolves(value: Any, err: DecodeError) -> None:
     """The error's path leads into ``value`` (its last key may be the missing one)."""
     node, rest = value, err.path
     while rest:
-        if rest.startswith("["):
+        if rest.startswith('[""]') and isinstance(node, dict):
+            assert "" in node, f"{err}: no empty key in {sorted(node)}"
+            node, rest = node[""], rest[4:].removeprefix(".")
+            continue
+        if rest.startswith("[") and isinstance(node, list):
             end = rest.index("]")
             index, rest = int(rest[1:end]), rest[end + 1 :].removeprefix(".")
             assert isinstance(node, list) and index < len(node), f"{err}: no index {index}"
