@@ -116,6 +116,8 @@ class _Stream:
         self.pending_ids = pending_ids if pending_ids is not None else set()
         self.seq = 0
         self.done = False  # the stream ended (all responses sent)
+        #: answered as one JSON body, not SSE: its connection cannot be resumed
+        self.json = False
         self.listener: _Listener | None = None
 
     def attach(self, buffer: int) -> "_Listener":
@@ -239,7 +241,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
         reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
         """
         stream = self.by_request.get(json.dumps(request_id))
-        if stream is not None:
+        # a JSON answer has no event ids to resume from: closing it would lose the response
+        if stream is not None and not stream.json:
             self.close_connection(stream)
 
     def close_connection(self, stream: _Stream) -> None:
@@ -653,6 +656,7 @@ class _HttpServer:
         headers: dict[str, str],
     ) -> None:
         sse = session.new_stream(request_ids)
+        sse.json = True
         listener = sse.attach(self.config.max_buffered_events)
         session.deliver(body)
         answers = []

@@ -355,6 +355,26 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
             assert trio.current_time() - start == pytest.approx(5, abs=0.1)
 
 
+@pytest.mark.req("basic/transports#21")
+async def test_closing_a_request_stream_in_json_mode_does_not_lose_the_answer(autojump_clock: Any) -> None:
+    # the everything example's test_reconnection tool: in JSON mode there is no SSE
+    # connection to close, and the response must still be the POST's body (it was a 202)
+    server = Server("polling")
+
+    @server.tool()
+    async def come_back(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        return "later"
+
+    async with memory_http(server, json_response=True) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "come_back"}}
+        async with mem.exchange("POST", session, call) as ex:
+            status, answer = ex.status, json.loads(await ex.body())
+        assert status == 200
+        assert answer["id"] == 2 and answer["result"]["content"][0]["text"] == "later"
+
+
 async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clock: Any) -> None:
     server = Server("ending")
     started = trio.Event()
