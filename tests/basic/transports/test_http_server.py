@@ -222,15 +222,43 @@ async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock
         async with mem.exchange("POST", session, call, lockstep=True) as post:
             (priming,) = await post.events()
             go.set()
-            await trio.testing.wait_all_tasks_blocked()
-            # the client read nothing more: the server drops the connection (no last chunk)
-            # rather than buffering 50 events for it
+            await trio.sleep(5.5)
+            # the client read nothing more: after stall_timeout (5 s) of waiting for room the
+            # server drops the connection (no last chunk) rather than buffering 50 events for it
             await post.rest()
             assert not post.complete
         # nothing was lost: the stream resumes from the event store
         listen = {**session, "accept": "text/event-stream", "last-event-id": priming.id or ""}
         status, messages = await mem.call("GET", listen)
         assert status == 200 and len(messages) == 51
+        assert messages[-1]["result"]["content"][0]["text"] == "said it all"
+
+
+@pytest.mark.req("basic/transports#29")
+async def test_a_client_that_reads_keeps_up_with_a_tool_sending_in_a_loop(autojump_clock: Any) -> None:
+    # a handler sending progress in a tight loop must let the connection write between
+    # its messages: a client reading at full speed is not dropped as too slow (the
+    # everything example's progress_emitter lost all but the last 1000 of its events)
+    server = Server("chatty")
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for step in range(500):
+            await ctx.progress(step)
+        return "said it all"
+
+    async with memory_http(server, max_buffered_events=20) as mem:
+        session = await mem.start_session()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+        }
+        async with mem.exchange("POST", session, call) as post:
+            messages = [json.loads(e.data) for e in await post.rest() if e.data]
+            assert post.complete  # the stream ended normally, not cut off
+        assert [m["params"]["progress"] for m in messages[:-1]] == list(range(500))
         assert messages[-1]["result"]["content"][0]["text"] == "said it all"
 
 
