@@ -588,8 +588,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             await response.aclose()
 
     def _answer_failed(self, request_ids: list[Any], status: int, body: bytes) -> None:
-        """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603."""
-        error = {"code": ErrorCode.INTERNAL_ERROR, "message": f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"}
+        """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603
+        (``status`` 0: there was no HTTP answer, ``body`` says what happened)."""
+        text = body[:200].decode("utf-8", "replace")
+        error = {"code": ErrorCode.INTERNAL_ERROR, "message": f"HTTP {status}: {text}" if status else text}
         try:
             parsed = json.loads(body)
             if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
@@ -618,6 +620,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         decoder = SSEDecoder()
         retry_ms = self.default_retry_ms
         failures = 0  # consecutive reconnections that failed
+        failure = ""  # what the last one met
         response: _Response | None = first
         while True:
             if response is not None:
@@ -636,7 +639,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # [basic/transports#25, #27, #52] the stream ended before our answer: after the
             # server's retry delay, resume it where it broke off
             if decoder.last_event_id is None or failures >= self.max_reconnects:
-                self._answer_failed([json.loads(k) for k in pending], 0, b"SSE stream ended before the response")
+                why = "the SSE stream ended before the response"
+                if failures:
+                    why += f" and could not be resumed ({failures} attempts; {failure})"
+                self._answer_failed([json.loads(k) for k in pending], 0, why.encode())
                 return
             await trio.sleep(retry_ms / 1000)
             try:
@@ -644,6 +650,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             except (*_FAILURES, trio.TooSlowError) as e:
                 log.debug("resuming an SSE stream failed: %r", e)
                 failures += 1
+                failure = str(e) or repr(e)
                 response = None
                 continue
             if response.status != 200 or response.content_type != "text/event-stream":

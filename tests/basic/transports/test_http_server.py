@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
+from mcp_ref.errors import MCPError
 from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
@@ -381,6 +382,44 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
             assert result.content[0].text == "later"  # type: ignore[union-attr]
             # the answer was waiting in the event store; the client came for it after 5 s, as told
             assert trio.current_time() - start == pytest.approx(5, abs=0.1)
+
+
+@pytest.mark.req("basic/transports#27")
+async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
+    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the server closes the stream (as at a graceful shutdown) and is then gone: the
+    # call fails with an error that says so, not "HTTP 0: SSE stream ended ..."
+    server = Server("going")
+    gone = False
+
+    @server.tool()
+    async def go_away(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        nonlocal gone
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        gone = True
+        await trio.sleep_forever()
+        return "never"
+
+    async with memory_http(server) as mem:
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            if gone:
+                raise OSError("connection refused")
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        http_options = {"max_idle_connections": 0, "max_reconnects": 2}
+        async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
+            with pytest.raises(MCPError) as failed:
+                await client.call_tool("go_away", timeout=60)
+            assert failed.value.code == -32603
+            assert failed.value.message == (
+                "the SSE stream ended before the response and could not be resumed (2 attempts; connection refused)"
+            )
+            gone = False
 
 
 @pytest.mark.req("basic/transports#21")
