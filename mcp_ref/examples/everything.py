@@ -14,6 +14,7 @@ import argparse
 import base64
 import importlib
 import json
+import signal
 import sys
 from collections.abc import Awaitable
 from typing import Any, TypeVar
@@ -79,7 +80,7 @@ def build_server(task_nursery: trio.Nursery | None = None) -> Server:
         description="Every feature of the mcp_ref reference implementation, for trying clients against",
         instructions=(
             "A test server. Tools named test_* are fixtures of the official conformance suite; the others "
-            "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging)."
+            "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging, tasks)."
         ),
     )
     if task_nursery is not None:
@@ -634,7 +635,10 @@ def main(argv: list[str] | None = None) -> int:
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
-        trio.run(run_stdio)
+        try:
+            trio.run(run_stdio)
+        except KeyboardInterrupt:
+            return 130  # Ctrl-C: stopped, no traceback
         return 0
     try:
         serve_http = importlib.import_module("mcp_ref.basic.transports.http_server").serve_http
@@ -643,11 +647,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     async def run_http() -> None:
-        async with trio.open_nursery() as nursery:
-            await serve_http(build_server(nursery), host=args.host, port=args.port)
+        # Ctrl-C (or SIGTERM) shuts the server down gracefully: requests in flight get a
+        # few seconds to finish, then the process exits quietly
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                server = build_server(nursery)
+                info = await nursery.start(
+                    lambda task_status: serve_http(server, host=args.host, port=args.port, task_status=task_status)
+                )
+                print(f"MCP endpoint (Streamable HTTP): {info.url}  -- Ctrl-C stops", file=sys.stderr, flush=True)
+                async for _ in signals:
+                    break
+                print("shutting down", file=sys.stderr, flush=True)
+                await info.aclose(5.0)
+                nursery.cancel_scope.cancel()  # the tasks still running
 
-    trio.run(run_http)
+    failure: OSError | None = None
+    try:
+        trio.run(run_http)
+    except* OSError as group:
+        failure = next(e for e in _leaves(group) if isinstance(e, OSError))
+    if failure is not None:
+        # the port is taken, or the address is not ours: say so, without a traceback
+        print(f"cannot serve on {args.host} port {args.port}: {failure.strerror or failure}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent,
 from mcp_ref.schema.elicitation import ElicitRequestURLParams, ElicitResult
 from mcp_ref.schema.roots import Root
 from mcp_ref.schema.sampling import CreateMessageResult
+from mcp_ref.session.http import open_http_client
 from mcp_ref.testing import memory_session_pair
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -208,3 +212,70 @@ async def test_official_sdk_client_against_everything_over_stdio() -> None:
         assert prompt.messages[0].content.text == "This is a simple prompt for testing."  # type: ignore[union-attr]
         read_result = await session.read_resource("test://static-binary")
         assert read_result.contents[0].mime_type == "image/png"
+
+
+# -- the example as a user runs it: python -m mcp_ref.examples.everything --http ------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def run_example(*args: str) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [sys.executable, "-m", "mcp_ref.examples.everything", *args],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+async def read_stderr(proc: trio.Process, until: bytes) -> bytes:
+    """What the process wrote on stderr, up to ``until`` (or its end)."""
+    assert proc.stderr is not None
+    seen = b""
+    while until not in seen and (chunk := await proc.stderr.receive_some()):
+        seen += chunk
+    return seen
+
+
+async def test_http_example_serves_tasks_and_stops_quietly_on_ctrl_c() -> None:
+    port = free_port()
+    proc = await run_example("--http", "--port", str(port))
+    try:
+        with trio.fail_after(30):
+            banner = await read_stderr(proc, b"Ctrl-C stops")
+            # the user is told where the endpoint is
+            url = f"http://127.0.0.1:{port}/mcp"
+            assert url.encode() in banner
+            async with open_http_client(url, elicitation=user) as client:
+                await client.list_all_tools()
+                handle = await client.call_tool_as_task("batch_job", {"seconds": 0})
+                assert (await handle.wait()).structured_content == {"job": "done", "seconds": 0}
+                handle = await client.call_tool_as_task("confirm_then_finish")
+                assert text(await handle.wait()) == 'confirmation: action=accept, content={"ok": true}'
+                assert text(await client.call_tool("echo", {"text": "hi"})) == "hi"
+            proc.send_signal(signal.SIGINT)
+            rest = await read_stderr(proc, b"\x00")
+            assert await proc.wait() == 0
+        # a graceful stop, not a KeyboardInterrupt traceback
+        assert b"Traceback" not in rest and b"shutting down" in rest
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_http_example_on_a_taken_port_says_so() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = await run_example("--http", "--port", str(port))
+        with trio.fail_after(30):
+            err = await read_stderr(proc, b"\x00")
+            assert await proc.wait() == 1
+    # one clear line, not a traceback
+    (line,) = err.decode().strip().splitlines()
+    assert line.startswith(f"cannot serve on 127.0.0.1 port {port}: ")
