@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref.client.elicitation import URLElicitationRequired
-from mcp_ref.errors import ProtocolError
+from mcp_ref.errors import MCPError, ProtocolError, RequestTimeout
 from mcp_ref.schema._converter import decode
 from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 from mcp_ref.schema.elicitation import (
@@ -505,10 +505,11 @@ async def _ask_client(request: Awaitable[T], what: str) -> T:
     """Await a nested request to the client; one it cannot take fails the tool, not the call."""
     try:
         return await request
-    except ProtocolError as e:
-        # [schema#37] the client lacks what the tool needs (a capability, a mode) or answered
-        # badly: that is the tool's failure, reported in its result with isError, not a
-        # protocol error for tools/call
+    except (ProtocolError, MCPError, RequestTimeout) as e:
+        # [schema#37] the client lacks what the tool needs (a capability, a mode), answered
+        # badly, refused with an error, or never answered: that is the tool's failure,
+        # reported in its result with isError, not a protocol error for tools/call (whose
+        # caller would take the client's own error code, say -32602, as about its call)
         raise ToolError(f"cannot {what}: {e}") from e
 
 
