@@ -718,7 +718,8 @@ class _HttpServer:
                 # the client cancelled its request(s): there is no answer, and none is awaited
                 await self._respond(conn, stream, 202, None, headers)
             return
-        payload = answers[0] if len(answers) == 1 else answers
+        # a batch is answered with an array, even of one response (JSON-RPC 2.0 batches)
+        payload = answers if body.lstrip()[:1] == b"[" else answers[0]
         await self._respond(conn, stream, 200, payload, headers)
 
     async def _stream_sse(
