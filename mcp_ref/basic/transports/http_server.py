@@ -805,6 +805,12 @@ class _HttpServer:
             replay = session.events.replay_after(stream_id, seq) if resumable is not None else None
             if resumable is not None and replay is not None:
                 # [basic/transports#52, #53, #54] replay that stream only, then go on live
+                if replay and replay[0][0] > seq + 1:
+                    # the bounded store dropped the events between: say so, the client misses them
+                    log.warning(
+                        "session %s: stream %s resumed after event %d; events %d to %d are no longer kept",
+                        *(session.id, stream_id, seq, seq + 1, replay[0][0] - 1),
+                    )
                 listener = resumable.attach(self.config.max_buffered_events)
                 if resumable.done:
                     resumable.detach(listener)

@@ -235,6 +235,39 @@ async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock
         assert messages[-1]["result"]["content"][0]["text"] == "said it all"
 
 
+async def test_resuming_past_what_the_store_kept_is_logged(
+    autojump_clock: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = Server("chatty")
+    go = trio.Event()
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await go.wait()
+        for step in range(50):
+            await ctx.progress(step)
+        return "said it all"
+
+    async with memory_http(server, max_buffered_events=5, events_per_stream=10) as mem:
+        session = await mem.start_session()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+        }
+        async with mem.exchange("POST", session, call, lockstep=True) as post:
+            (priming,) = await post.events()
+            go.set()
+            await trio.sleep(60)  # the client reads nothing: dropped, and the tool finishes
+        listen = {**session, "accept": "text/event-stream", "last-event-id": priming.id or ""}
+        status, messages = await mem.call("GET", listen)
+        # the last 10 events were kept (the answer among them); the rest is gone, and the log says so
+        assert status == 200 and len(messages) == 10
+        assert messages[-1]["result"]["content"][0]["text"] == "said it all"
+        assert "resumed after event 1; events 2 to 42 are no longer kept" in caplog.text
+
+
 @pytest.mark.req("basic/transports#29")
 async def test_a_client_that_reads_keeps_up_with_a_tool_sending_in_a_loop(autojump_clock: Any) -> None:
     # a handler sending progress in a tight loop must let the connection write between
