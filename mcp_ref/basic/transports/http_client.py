@@ -563,8 +563,15 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         if is_init:
             self.session_id = response.headers.get(MCP_SESSION_ID)
         try:
-            if response.status == 202 or (self.legacy_endpoint is not None and response.status < 300):
+            if self.legacy_endpoint is not None and response.status < 300:
                 return  # (the old transport answers on its SSE stream)
+            if response.status == 202:
+                if request_ids:
+                    # [basic/transports#21] a request is answered with JSON or SSE: nothing will
+                    # come for it, so it fails now rather than at its timeout (one we cancelled
+                    # meanwhile takes no notice)
+                    self._answer_failed(request_ids, 202, b"the server accepted the request but will not answer it")
+                return
             if response.status >= 400:
                 body = await response.read()
                 self._answer_failed(request_ids, response.status, body)
