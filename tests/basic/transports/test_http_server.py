@@ -417,6 +417,49 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
             assert trio.current_time() - start == pytest.approx(5, abs=0.1)
 
 
+@pytest.mark.req("basic/utilities/cancellation#4")
+async def test_the_stream_of_a_cancelled_call_is_not_polled_for_ever(
+    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the server ends a cancelled request's stream without an answer: the client must not
+    # take that for a dropped connection and resume it again and again (it did, every second)
+    server = Server("slow")
+
+    @server.tool()
+    async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep_forever()
+        return "never"
+
+    @server.tool()
+    async def quick(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    resumptions = 0
+    async with memory_http(server) as mem:
+        serve_get = mem.http._get
+
+        async def counting_get(conn: Any, stream: Any, req: Any) -> None:
+            nonlocal resumptions
+            resumptions += req.header("last-event-id") is not None
+            await serve_get(conn, stream, req)
+
+        monkeypatch.setitem(mem.http._handlers, "GET", counting_get)
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        async with open_http_client("http://127.0.0.1:1/mcp", http_options={"max_idle_connections": 0}) as client:
+            with trio.move_on_after(1):
+                await client.call_tool("slow", timeout=60)
+            await trio.sleep(60)
+            assert resumptions == 0
+            result = await client.call_tool("quick", timeout=5)
+            assert result.content[0].text == "ok"  # type: ignore[union-attr]
+
+
 @pytest.mark.req("basic/transports#27")
 async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
     autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
