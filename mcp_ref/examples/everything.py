@@ -636,11 +636,12 @@ def main(argv: list[str] | None = None) -> int:
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
+        interrupted = False
         try:
             trio.run(run_stdio)
-        except KeyboardInterrupt:
-            return 130  # Ctrl-C: stopped, no traceback
-        return 0
+        except* KeyboardInterrupt:
+            interrupted = True  # Ctrl-C: stopped, without a traceback
+        return 130 if interrupted else 0
     try:
         serve_http = importlib.import_module("mcp_ref.basic.transports.http_server").serve_http
     except ImportError:

@@ -306,11 +306,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def run_example(*args: str) -> trio.Process:
+async def run_example(*args: str, **options: Any) -> trio.Process:
     return await trio.lowlevel.open_process(
         [sys.executable, "-m", "mcp_ref.examples.everything", *args],
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        **options,
     )
 
 
@@ -362,3 +363,33 @@ async def test_http_example_on_a_taken_port_says_so() -> None:
     # one clear line, not a traceback
     (line,) = err.decode().strip().splitlines()
     assert line.startswith(f"cannot serve on 127.0.0.1 port {port}: ")
+
+
+async def test_stdio_example_stops_quietly_on_ctrl_c() -> None:
+    proc = await run_example(stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        with trio.fail_after(30):
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+            await proc.stdin.send_all(json.dumps(init).encode() + b"\n")
+            answer = b""
+            while b"\n" not in answer:  # it serves: its signal handling is in place
+                answer += await proc.stdout.receive_some()
+            assert json.loads(answer)["id"] == 1
+            proc.send_signal(signal.SIGINT)
+            err = await read_stderr(proc, b"\x00")
+            assert await proc.wait() == 130
+        assert b"Traceback" not in err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
