@@ -807,10 +807,8 @@ class _HttpServer:
                 # [basic/transports#52, #53, #54] replay that stream only, then go on live
                 if replay and replay[0][0] > seq + 1:
                     # the bounded store dropped the events between: say so, the client misses them
-                    log.warning(
-                        "session %s: stream %s resumed after event %d; events %d to %d are no longer kept",
-                        *(session.id, stream_id, seq, seq + 1, replay[0][0] - 1),
-                    )
+                    gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
+                    log.warning("session %s: stream %s resumed after event %d; %s", session.id, stream_id, seq, gap)
                 listener = resumable.attach(self.config.max_buffered_events)
                 if resumable.done:
                     resumable.detach(listener)
