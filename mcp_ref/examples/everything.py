@@ -14,6 +14,7 @@ import argparse
 import base64
 import importlib
 import json
+import math
 import signal
 import sys
 from collections.abc import Awaitable
@@ -116,7 +117,11 @@ def _demo_tools(server: Server) -> None:
         annotations=ToolAnnotations(read_only_hint=True),
     )
     async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        return {"sum": arguments["a"] + arguments["b"]}
+        total = arguments["a"] + arguments["b"]
+        if not math.isfinite(total):
+            # JSON has no infinity: say why, rather than fail to encode the result
+            raise ToolError(f"the sum of {arguments['a']!r} and {arguments['b']!r} is too large for JSON")
+        return {"sum": total}
 
     @server.tool(
         description=(

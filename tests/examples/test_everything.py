@@ -157,6 +157,15 @@ async def test_tools_needing_client_features_fail_as_tool_errors() -> None:
         assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
+async def test_add_with_a_sum_json_cannot_hold_says_so() -> None:
+    # (it was a -32603 "Internal error" from failing to encode an infinite sum)
+    async with memory_session_pair(build_server()) as client:
+        result = await client.call_tool("add", {"a": 1e308, "b": 1e308})
+        assert result.is_error is True
+        assert text(result) == "the sum of 1e+308 and 1e+308 is too large for JSON"
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
+
+
 @pytest.mark.req("schema#37")
 async def test_a_client_failing_a_nested_request_fails_the_tool_not_the_call(autojump_clock: trio.abc.Clock) -> None:
     # the client's error answer (or none at all) is the tool's failure: a tools/call error
