@@ -14,6 +14,8 @@ import argparse
 import base64
 import importlib
 import json
+import math
+import signal
 import sys
 from collections.abc import Awaitable
 from typing import Any, TypeVar
@@ -21,7 +23,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref.client.elicitation import URLElicitationRequired
-from mcp_ref.errors import ProtocolError
+from mcp_ref.errors import MCPError, ProtocolError, RequestTimeout
 from mcp_ref.schema._converter import decode
 from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
 from mcp_ref.schema.elicitation import (
@@ -79,7 +81,7 @@ def build_server(task_nursery: trio.Nursery | None = None) -> Server:
         description="Every feature of the mcp_ref reference implementation, for trying clients against",
         instructions=(
             "A test server. Tools named test_* are fixtures of the official conformance suite; the others "
-            "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging)."
+            "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging, tasks)."
         ),
     )
     if task_nursery is not None:
@@ -115,7 +117,11 @@ def _demo_tools(server: Server) -> None:
         annotations=ToolAnnotations(read_only_hint=True),
     )
     async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        return {"sum": arguments["a"] + arguments["b"]}
+        total = arguments["a"] + arguments["b"]
+        if not math.isfinite(total):
+            # JSON has no infinity: say why, rather than fail to encode the result
+            raise ToolError(f"the sum of {arguments['a']!r} and {arguments['b']!r} is too large for JSON")
+        return {"sum": total}
 
     @server.tool(
         description=(
@@ -504,10 +510,11 @@ async def _ask_client(request: Awaitable[T], what: str) -> T:
     """Await a nested request to the client; one it cannot take fails the tool, not the call."""
     try:
         return await request
-    except ProtocolError as e:
-        # [schema#37] the client lacks what the tool needs (a capability, a mode) or answered
-        # badly: that is the tool's failure, reported in its result with isError, not a
-        # protocol error for tools/call
+    except (ProtocolError, MCPError, RequestTimeout) as e:
+        # [schema#37] the client lacks what the tool needs (a capability, a mode), answered
+        # badly, refused with an error, or never answered: that is the tool's failure,
+        # reported in its result with isError, not a protocol error for tools/call (whose
+        # caller would take the client's own error code, say -32602, as about its call)
         raise ToolError(f"cannot {what}: {e}") from e
 
 
@@ -634,8 +641,12 @@ def main(argv: list[str] | None = None) -> int:
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
-        trio.run(run_stdio)
-        return 0
+        interrupted = False
+        try:
+            trio.run(run_stdio)
+        except* KeyboardInterrupt:
+            interrupted = True  # Ctrl-C: stopped, without a traceback
+        return 130 if interrupted else 0
     try:
         serve_http = importlib.import_module("mcp_ref.basic.transports.http_server").serve_http
     except ImportError:
@@ -643,11 +654,37 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     async def run_http() -> None:
-        async with trio.open_nursery() as nursery:
-            await serve_http(build_server(nursery), host=args.host, port=args.port)
+        # Ctrl-C (or SIGTERM) shuts the server down gracefully: requests in flight get a
+        # few seconds to finish, then the process exits quietly
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                server = build_server(nursery)
+                info = await nursery.start(
+                    lambda task_status: serve_http(server, host=args.host, port=args.port, task_status=task_status)
+                )
+                print(f"MCP endpoint (Streamable HTTP): {info.url}  -- Ctrl-C stops", file=sys.stderr, flush=True)
+                async for _ in signals:
+                    break
+                print("shutting down", file=sys.stderr, flush=True)
+                await info.aclose(5.0)
+                nursery.cancel_scope.cancel()  # the tasks still running
 
-    trio.run(run_http)
+    failure: OSError | None = None
+    try:
+        trio.run(run_http)
+    except* OSError as group:
+        failure = next(e for e in _leaves(group) if isinstance(e, OSError))
+    if failure is not None:
+        # the port is taken, or the address is not ours: say so, without a traceback
+        print(f"cannot serve on {args.host} port {args.port}: {failure.strerror or failure}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,10 @@ from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent,
 from mcp_ref.schema.elicitation import ElicitRequestURLParams, ElicitResult
 from mcp_ref.schema.roots import Root
 from mcp_ref.schema.sampling import CreateMessageResult
+from mcp_ref.session.http import open_http_client
 from mcp_ref.testing import memory_session_pair
+
+from ..basic.transports.test_http_server import memory_http
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -151,6 +157,40 @@ async def test_tools_needing_client_features_fail_as_tool_errors() -> None:
         assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
+async def test_add_with_a_sum_json_cannot_hold_says_so() -> None:
+    # (it was a -32603 "Internal error" from failing to encode an infinite sum)
+    async with memory_session_pair(build_server()) as client:
+        result = await client.call_tool("add", {"a": 1e308, "b": 1e308})
+        assert result.is_error is True
+        assert text(result) == "the sum of 1e+308 and 1e+308 is too large for JSON"
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
+
+
+@pytest.mark.req("schema#37")
+async def test_a_client_failing_a_nested_request_fails_the_tool_not_the_call(autojump_clock: trio.abc.Clock) -> None:
+    # the client's error answer (or none at all) is the tool's failure: a tools/call error
+    # carrying the client's own code (-32602 here) would tell the caller its call was wrong
+    async def refuse(ctx: Any, params: Any) -> ElicitResult:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "not now")
+
+    async def crash(ctx: Any, params: Any) -> CreateMessageResult:
+        raise ValueError("the model is down")
+
+    async def never(ctx: Any, params: Any) -> Any:
+        await trio.sleep_forever()
+
+    async with memory_session_pair(build_server(), elicitation=refuse, sampling=crash) as client:
+        result = await client.call_tool("ask_user")
+        assert result.is_error is True
+        assert text(result) == "cannot ask you: [-32602] not now"
+        result = await client.call_tool("ask_model", {"prompt": "?"})
+        assert result.is_error is True and text(result).startswith("cannot ask the model: [-32603]")
+    async with memory_session_pair(build_server(), elicitation=never) as client:
+        result = await client.call_tool("test_elicitation", {"message": "who?"}, timeout=10_000, max_timeout=10_000)
+        assert result.is_error is True
+        assert text(result).startswith("cannot ask you: elicitation/create: no response within")
+
+
 @pytest.mark.req("schema#37")
 async def test_url_mode_tool_against_a_form_only_client_fails_as_a_tool_error() -> None:
     async with memory_session_pair(build_server(), elicitation=user) as client:
@@ -208,3 +248,157 @@ async def test_official_sdk_client_against_everything_over_stdio() -> None:
         assert prompt.messages[0].content.text == "This is a simple prompt for testing."  # type: ignore[union-attr]
         read_result = await session.read_resource("test://static-binary")
         assert read_result.contents[0].mime_type == "image/png"
+
+
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
+async def test_everything_over_streamable_http(
+    json_response: bool, autojump_clock: trio.abc.Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the example's tools end to end over HTTP (in-memory connections, so the clock can jump):
+    # the round trips to the client, progress, the stream-closing fixture, and the task tools
+    async with trio.open_nursery() as nursery, memory_http(build_server(nursery), json_response=json_response) as mem:
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        async with open_http_client(
+            "http://127.0.0.1:1/mcp",
+            http_options={"max_idle_connections": 0},  # (a kept connection is checked as a socket)
+            sampling=llm,
+            elicitation=user,
+            roots=[Root(uri="file:///work", name="work")],
+        ) as client:
+            await client.list_all_tools()
+            # it closes its SSE stream mid-call (in JSON mode there is none): the answer still comes
+            assert text(await client.call_tool("test_reconnection", timeout=60)) == "Reconnection test completed"
+            assert text(await client.call_tool("ask_model", {"prompt": "?"})) == "test-model: forty-two"
+            assert text(await client.call_tool("test_elicitation", {"message": "who?"})) == (
+                'User response: <action: accept, content: {"username": "ada", "email": "ada@example.com"}>'
+            )
+            assert text(await client.call_tool("show_roots")) == "file:///work (work)"
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            assert text(await client.call_tool("progress_emitter", {"count": 3000}, progress=on_progress)) == (
+                "sent 3000 progress notifications"
+            )
+            if not json_response:  # (in JSON mode progress is on the GET stream, racing the answer)
+                assert seen == list(range(1, 3001))
+            with trio.move_on_after(2.5):
+                await client.call_tool("long_running", {"seconds": 100})
+            assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
+
+            handle = await client.call_tool_as_task("batch_job", {"seconds": 2})
+            assert (await handle.wait()).structured_content == {"job": "done", "seconds": 2}
+            handle = await client.call_tool_as_task("count_slowly", {"count": 2})
+            assert text(await handle.wait()) == "counted to 2"
+            handle = await client.call_tool_as_task("confirm_then_finish")
+            assert text(await handle.wait()) == 'confirmation: action=accept, content={"ok": true}'
+            long = await client.call_tool_as_task("batch_job", {"seconds": 1000})
+            assert (await long.cancel()).status == "cancelled"
+            statuses = sorted(t.status for t in await client.list_all_tasks())
+            assert statuses == ["cancelled", "completed", "completed", "completed"]
+        nursery.cancel_scope.cancel()
+
+
+# -- the example as a user runs it: python -m mcp_ref.examples.everything --http ------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def run_example(*args: str, **options: Any) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [sys.executable, "-m", "mcp_ref.examples.everything", *args],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        **options,
+    )
+
+
+async def read_stderr(proc: trio.Process, until: bytes) -> bytes:
+    """What the process wrote on stderr, up to ``until`` (or its end)."""
+    assert proc.stderr is not None
+    seen = b""
+    while until not in seen and (chunk := await proc.stderr.receive_some()):
+        seen += chunk
+    return seen
+
+
+async def test_http_example_serves_tasks_and_stops_quietly_on_ctrl_c() -> None:
+    port = free_port()
+    proc = await run_example("--http", "--port", str(port))
+    try:
+        with trio.fail_after(30):
+            banner = await read_stderr(proc, b"Ctrl-C stops")
+            # the user is told where the endpoint is
+            url = f"http://127.0.0.1:{port}/mcp"
+            assert url.encode() in banner
+            async with open_http_client(url, elicitation=user) as client:
+                await client.list_all_tools()
+                handle = await client.call_tool_as_task("batch_job", {"seconds": 0})
+                assert (await handle.wait()).structured_content == {"job": "done", "seconds": 0}
+                handle = await client.call_tool_as_task("confirm_then_finish")
+                assert text(await handle.wait()) == 'confirmation: action=accept, content={"ok": true}'
+                assert text(await client.call_tool("echo", {"text": "hi"})) == "hi"
+            proc.send_signal(signal.SIGINT)
+            rest = await read_stderr(proc, b"\x00")
+            assert await proc.wait() == 0
+        # a graceful stop, not a KeyboardInterrupt traceback
+        assert b"Traceback" not in rest and b"shutting down" in rest
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_http_example_on_a_taken_port_says_so() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = await run_example("--http", "--port", str(port))
+        with trio.fail_after(30):
+            err = await read_stderr(proc, b"\x00")
+            assert await proc.wait() == 1
+    # one clear line, not a traceback
+    (line,) = err.decode().strip().splitlines()
+    assert line.startswith(f"cannot serve on 127.0.0.1 port {port}: ")
+
+
+async def test_stdio_example_stops_quietly_on_ctrl_c() -> None:
+    proc = await run_example(stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        with trio.fail_after(30):
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+            await proc.stdin.send_all(json.dumps(init).encode() + b"\n")
+            answer = b""
+            while b"\n" not in answer:  # it serves: its signal handling is in place
+                answer += await proc.stdout.receive_some()
+            assert json.loads(answer)["id"] == 1
+            proc.send_signal(signal.SIGINT)
+            err = await read_stderr(proc, b"\x00")
+            assert await proc.wait() == 130
+        assert b"Traceback" not in err
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

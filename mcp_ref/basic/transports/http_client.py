@@ -256,6 +256,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
         self._get_started = False
         self._closed = False
+        #: request ids (as JSON text) awaited on an SSE stream -> that stream's set of them
+        self._awaited: dict[str, set[str]] = {}
         self._pool = _Pool(max_idle_connections)
         self.close_reason: str | None = None
         #: try the 2024-11-05 HTTP+SSE transport when initialize is refused with 400/404/405
@@ -331,6 +333,18 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         message = json.loads(value)
         items = message if isinstance(message, list) else [message]
         request_ids = [m["id"] for m in items if isinstance(m, dict) and "method" in m and "id" in m]
+        for m in items:
+            if (
+                isinstance(m, dict)
+                and m.get("method") == "notifications/cancelled"
+                and isinstance(m.get("params"), dict)
+            ):
+                # [basic/utilities/cancellation#4] no answer will come for it: its stream, once
+                # ended, is not resumed for it (or it would be polled for as long as we live)
+                key = json.dumps(m["params"].get("requestId"))
+                awaiting = self._awaited.pop(key, None)
+                if awaiting is not None:
+                    awaiting.discard(key)
         is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
         if is_init:
             self._init_id = next(m["id"] for m in items if m.get("method") == "initialize")
@@ -563,8 +577,15 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         if is_init:
             self.session_id = response.headers.get(MCP_SESSION_ID)
         try:
-            if response.status == 202 or (self.legacy_endpoint is not None and response.status < 300):
+            if self.legacy_endpoint is not None and response.status < 300:
                 return  # (the old transport answers on its SSE stream)
+            if response.status == 202:
+                if request_ids:
+                    # [basic/transports#21] a request is answered with JSON or SSE: nothing will
+                    # come for it, so it fails now rather than at its timeout (one we cancelled
+                    # meanwhile takes no notice)
+                    self._answer_failed(request_ids, 202, b"the server accepted the request but will not answer it")
+                return
             if response.status >= 400:
                 body = await response.read()
                 self._answer_failed(request_ids, response.status, body)
@@ -588,8 +609,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             await response.aclose()
 
     def _answer_failed(self, request_ids: list[Any], status: int, body: bytes) -> None:
-        """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603."""
-        error = {"code": ErrorCode.INTERNAL_ERROR, "message": f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"}
+        """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603
+        (``status`` 0: there was no HTTP answer, ``body`` says what happened)."""
+        text = body[:200].decode("utf-8", "replace")
+        error = {"code": ErrorCode.INTERNAL_ERROR, "message": f"HTTP {status}: {text}" if status else text}
         try:
             parsed = json.loads(body)
             if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
@@ -615,9 +638,20 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         decoder.drop_partial()
 
     async def _read_sse(self, first: _Response, pending: set[str]) -> None:
+        for key in pending:
+            self._awaited[key] = pending
+        try:
+            await self._follow_sse(first, pending)
+        finally:
+            for key in pending:
+                if self._awaited.get(key) is pending:
+                    del self._awaited[key]
+
+    async def _follow_sse(self, first: _Response, pending: set[str]) -> None:
         decoder = SSEDecoder()
         retry_ms = self.default_retry_ms
         failures = 0  # consecutive reconnections that failed
+        failure = ""  # what the last one met
         response: _Response | None = first
         while True:
             if response is not None:
@@ -628,7 +662,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         payload = json.loads(event.data)
                         for msg in payload if isinstance(payload, list) else [payload]:
                             if isinstance(msg, dict) and "method" not in msg:
-                                pending.discard(json.dumps(msg.get("id")))
+                                key = json.dumps(msg.get("id"))
+                                pending.discard(key)
+                                if self._awaited.get(key) is pending:
+                                    del self._awaited[key]
                         self._deliver(payload, event.data.encode())
                 await response.aclose()
             if not pending or self._closed:
@@ -636,14 +673,20 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # [basic/transports#25, #27, #52] the stream ended before our answer: after the
             # server's retry delay, resume it where it broke off
             if decoder.last_event_id is None or failures >= self.max_reconnects:
-                self._answer_failed([json.loads(k) for k in pending], 0, b"SSE stream ended before the response")
+                why = "the SSE stream ended before the response"
+                if failures:
+                    why += f" and could not be resumed ({failures} attempts; {failure})"
+                self._answer_failed([json.loads(k) for k in pending], 0, why.encode())
                 return
             await trio.sleep(retry_ms / 1000)
+            if not pending or self._closed:
+                return  # cancelled meanwhile
             try:
                 response = await self._request("GET", "text/event-stream", extra={LAST_EVENT_ID: decoder.last_event_id})
             except (*_FAILURES, trio.TooSlowError) as e:
                 log.debug("resuming an SSE stream failed: %r", e)
                 failures += 1
+                failure = str(e) or repr(e)
                 response = None
                 continue
             if response.status != 200 or response.content_type != "text/event-stream":

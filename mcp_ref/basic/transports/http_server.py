@@ -89,6 +89,9 @@ class HttpConfig:
     #: seconds of silence on an SSE stream after which a ``:`` comment goes out, so a
     #: client that vanished is noticed (the write fails) and its stream detached
     sse_keepalive: float = 15.0
+    #: seconds a sender waits while a connection is max_buffered_events behind (the client
+    #: reads slowly) before that connection is dropped (the client stopped reading)
+    stall_timeout: float = 5.0
 
 
 @attrs.frozen
@@ -116,11 +119,14 @@ class _Stream:
         self.pending_ids = pending_ids if pending_ids is not None else set()
         self.seq = 0
         self.done = False  # the stream ended (all responses sent)
+        #: answered as one JSON body, not SSE: its connection cannot be resumed
+        self.json = False
         self.listener: _Listener | None = None
 
     def attach(self, buffer: int) -> "_Listener":
         """A connection starts listening (replacing any earlier one); it may fall ``buffer`` events behind."""
-        send, recv = trio.open_memory_channel[bytes | None](buffer)
+        # (one place more than ``buffer``: the end of the connection always fits)
+        send, recv = trio.open_memory_channel[bytes | None](buffer + 1)
         self.push(None)
         self.listener = _Listener(send, recv)
         return self.listener
@@ -128,6 +134,7 @@ class _Stream:
     def detach(self, listener: "_Listener") -> None:
         if self.listener is listener:
             self.listener = None
+            listener.room.set()  # a sender waiting for this connection goes on
 
     def push(self, item: bytes | None) -> None:
         """Give the connection an event (None: end it, keeping the stream)."""
@@ -135,23 +142,33 @@ class _Stream:
         if listener is None:
             return
         if item is None:
-            self.listener = None
-        try:
-            listener.send.send_nowait(item)
-        except trio.WouldBlock:
-            # a client that stops reading must not grow our memory: its connection is
-            # dropped, and it resumes from the event store with Last-Event-ID
-            log.warning("stream %s: the client fell too far behind; its connection is dropped", self.id)
-            listener.scope.cancel()
-            self.listener = None
+            self.detach(listener)
+        elif listener.full():
+            self.drop(listener)
+            return
+        listener.send.send_nowait(item)
+
+    def drop(self, listener: "_Listener") -> None:
+        """A client that stops reading must not grow our memory: its connection is
+        dropped, and it resumes from the event store with Last-Event-ID."""
+        log.warning("stream %s: the client fell too far behind; its connection is dropped", self.id)
+        listener.scope.cancel()
+        self.detach(listener)
 
 
-@attrs.frozen(eq=False)
+@attrs.define(eq=False)
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
     #: cancelled when the client falls too far behind
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    #: set when the connection takes an event or goes away (a sender waiting for room wakes)
+    room: trio.Event = attrs.field(factory=trio.Event)
+
+    def full(self) -> bool:
+        """Whether the connection is as far behind as it may be (the last place is for its end)."""
+        stats = self.send.statistics()
+        return stats.current_buffer_used >= stats.max_buffer_size - 1
 
 
 class _HttpSession(trio.abc.Channel[bytes]):
@@ -184,6 +201,28 @@ class _HttpSession(trio.abc.Channel[bytes]):
         await self.send_related(value, None)
 
     async def send_related(self, value: bytes, related_request_id: Any) -> None:
+        stream = self.route(value, related_request_id)
+        listener = stream.listener if stream is not None else None
+        if stream is None or listener is None or not listener.full():
+            # the schedule point the session expects of a send, so its connections write
+            # between the messages of a handler sending in a loop (shielded: the message
+            # is on its stream already, a cancellation here must not say otherwise)
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
+        # backpressure: the connection is max_buffered_events behind, so the sender waits
+        # while the client reads; a client that stops reading is dropped after
+        # stall_timeout (it resumes from the event store), so no sender waits for ever
+        with trio.move_on_after(self.config.stall_timeout) as waiting:
+            waiting.shield = True
+            while stream.listener is listener and listener.full():
+                listener.room = trio.Event()
+                await listener.room.wait()
+        if waiting.cancelled_caught and stream.listener is listener:
+            stream.drop(listener)
+
+    def route(self, value: bytes, related_request_id: Any) -> "_Stream | None":
+        """Put a message the session sends on its stream; the stream, or None when the
+        message was dropped or queued for the GET stream."""
         if self.closed:
             raise trio.ClosedResourceError("the HTTP session was terminated")
         msg = json.loads(value)
@@ -199,7 +238,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
                 # [basic/transports#42, #47] a response belongs on its request's stream only;
                 # with none (the request was cancelled, or never came over HTTP) it is dropped
                 log.warning("session %s: no stream awaits the response %.200r; dropped", self.id, value)
-                return
+                return None
         if stream is None and related_request_id is not None and not self.config.json_response:
             candidate = self.by_request.get(json.dumps(related_request_id))
             if candidate is not None and not candidate.done:
@@ -213,7 +252,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
                     dropped = self.pending_unrelated.popleft()
                     log.warning("session %s: no GET stream; dropping an old queued message %.80r", self.id, dropped)
                 self.pending_unrelated.append(value)
-                return
+                return None
         # [basic/transports#47] each message goes on exactly one stream
         self.emit(stream, value.decode("utf-8"))
         if key is not None and key in stream.pending_ids:
@@ -222,6 +261,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
             if not stream.pending_ids and stream is not self.get_stream:
                 # [basic/transports#32] the response was sent: the stream ends
                 self.end(stream)
+        return stream
 
     async def receive(self) -> bytes:
         return await self._inbox.receive()
@@ -239,7 +279,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
         reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
         """
         stream = self.by_request.get(json.dumps(request_id))
-        if stream is not None:
+        # a JSON answer has no event ids to resume from: closing it would lose the response
+        if stream is not None and not stream.json:
             self.close_connection(stream)
 
     def close_connection(self, stream: _Stream) -> None:
@@ -653,11 +694,13 @@ class _HttpServer:
         headers: dict[str, str],
     ) -> None:
         sse = session.new_stream(request_ids)
+        sse.json = True
         listener = sse.attach(self.config.max_buffered_events)
         session.deliver(body)
         answers = []
         decoder = SSEDecoder()
         async for event in listener.recv:
+            listener.room.set()
             if event is None:
                 break
             for sse_event in decoder.feed(event):
@@ -675,7 +718,8 @@ class _HttpServer:
                 # the client cancelled its request(s): there is no answer, and none is awaited
                 await self._respond(conn, stream, 202, None, headers)
             return
-        payload = answers[0] if len(answers) == 1 else answers
+        # a batch is answered with an array, even of one response (JSON-RPC 2.0 batches)
+        payload = answers if body.lstrip()[:1] == b"[" else answers[0]
         await self._respond(conn, stream, 200, payload, headers)
 
     async def _stream_sse(
@@ -729,6 +773,7 @@ class _HttpServer:
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
                     event = await listener.recv.receive()
+            listener.room.set()
             if event is None:
                 return
             await stream.send_all(conn.send(h11.Data(data=event)) or b"")
@@ -760,6 +805,10 @@ class _HttpServer:
             replay = session.events.replay_after(stream_id, seq) if resumable is not None else None
             if resumable is not None and replay is not None:
                 # [basic/transports#52, #53, #54] replay that stream only, then go on live
+                if replay and replay[0][0] > seq + 1:
+                    # the bounded store dropped the events between: say so, the client misses them
+                    gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
+                    log.warning("session %s: stream %s resumed after event %d; %s", session.id, stream_id, seq, gap)
                 listener = resumable.attach(self.config.max_buffered_events)
                 if resumable.done:
                     resumable.detach(listener)

@@ -199,6 +199,52 @@ async def test_a_server_polling_by_closing_its_stream_is_followed() -> None:
         assert result.content[0].text == "polled"  # type: ignore[union-attr]
 
 
+@pytest.mark.req("basic/transports#21")
+async def test_a_request_answered_with_202_fails_at_once() -> None:
+    """A server that accepts a request with 202 (no body, so no answer will ever come):
+    the call fails saying so, instead of waiting out its timeout."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        body = b""
+        async with stream:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+                elif isinstance(event, h11.Request):
+                    method = event.method
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+            message = json.loads(body) if method == b"POST" else {}
+            headers = [("content-length", "0")]
+            status, payload = (405 if method == b"GET" else 202), b""
+            if message.get("method") == "initialize":
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "x", "version": "1"},
+                }
+                payload = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                headers = [("content-length", str(len(payload))), ("content-type", "application/json")]
+                status = 200
+            out = conn.send(h11.Response(status_code=status, headers=[*headers, ("mcp-session-id", "s1")])) or b""
+            out += conn.send(h11.Data(data=payload)) if payload else b""
+            out += conn.send(h11.EndOfMessage()) or b""
+            await stream.send_all(out)
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        async with open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
+            with trio.fail_after(10), pytest.raises(MCPError) as failed:
+                await client.call_tool("echo", {"text": "hi"}, timeout=60)
+            assert failed.value.message == "HTTP 202: the server accepted the request but will not answer it"
+        nursery.cancel_scope.cancel()
+
+
 # -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
 
 

@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
+from mcp_ref.errors import MCPError
 from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
@@ -222,15 +223,76 @@ async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock
         async with mem.exchange("POST", session, call, lockstep=True) as post:
             (priming,) = await post.events()
             go.set()
-            await trio.testing.wait_all_tasks_blocked()
-            # the client read nothing more: the server drops the connection (no last chunk)
-            # rather than buffering 50 events for it
+            await trio.sleep(5.5)
+            # the client read nothing more: after stall_timeout (5 s) of waiting for room the
+            # server drops the connection (no last chunk) rather than buffering 50 events for it
             await post.rest()
             assert not post.complete
         # nothing was lost: the stream resumes from the event store
         listen = {**session, "accept": "text/event-stream", "last-event-id": priming.id or ""}
         status, messages = await mem.call("GET", listen)
         assert status == 200 and len(messages) == 51
+        assert messages[-1]["result"]["content"][0]["text"] == "said it all"
+
+
+async def test_resuming_past_what_the_store_kept_is_logged(
+    autojump_clock: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = Server("chatty")
+    go = trio.Event()
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await go.wait()
+        for step in range(50):
+            await ctx.progress(step)
+        return "said it all"
+
+    async with memory_http(server, max_buffered_events=5, events_per_stream=10) as mem:
+        session = await mem.start_session()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+        }
+        async with mem.exchange("POST", session, call, lockstep=True) as post:
+            (priming,) = await post.events()
+            go.set()
+            await trio.sleep(60)  # the client reads nothing: dropped, and the tool finishes
+        listen = {**session, "accept": "text/event-stream", "last-event-id": priming.id or ""}
+        status, messages = await mem.call("GET", listen)
+        # the last 10 events were kept (the answer among them); the rest is gone, and the log says so
+        assert status == 200 and len(messages) == 10
+        assert messages[-1]["result"]["content"][0]["text"] == "said it all"
+        assert "resumed after event 1; events 2 to 42 are no longer kept" in caplog.text
+
+
+@pytest.mark.req("basic/transports#29")
+async def test_a_client_that_reads_keeps_up_with_a_tool_sending_in_a_loop(autojump_clock: Any) -> None:
+    # a handler sending progress in a tight loop must let the connection write between
+    # its messages: a client reading at full speed is not dropped as too slow (the
+    # everything example's progress_emitter lost all but the last 1000 of its events)
+    server = Server("chatty")
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for step in range(500):
+            await ctx.progress(step)
+        return "said it all"
+
+    async with memory_http(server, max_buffered_events=20) as mem:
+        session = await mem.start_session()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+        }
+        async with mem.exchange("POST", session, call) as post:
+            messages = [json.loads(e.data) for e in await post.rest() if e.data]
+            assert post.complete  # the stream ended normally, not cut off
+        assert [m["params"]["progress"] for m in messages[:-1]] == list(range(500))
         assert messages[-1]["result"]["content"][0]["text"] == "said it all"
 
 
@@ -353,6 +415,107 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
             assert result.content[0].text == "later"  # type: ignore[union-attr]
             # the answer was waiting in the event store; the client came for it after 5 s, as told
             assert trio.current_time() - start == pytest.approx(5, abs=0.1)
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+async def test_the_stream_of_a_cancelled_call_is_not_polled_for_ever(
+    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the server ends a cancelled request's stream without an answer: the client must not
+    # take that for a dropped connection and resume it again and again (it did, every second)
+    server = Server("slow")
+
+    @server.tool()
+    async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep_forever()
+        return "never"
+
+    @server.tool()
+    async def quick(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    resumptions = 0
+    async with memory_http(server) as mem:
+        serve_get = mem.http._get
+
+        async def counting_get(conn: Any, stream: Any, req: Any) -> None:
+            nonlocal resumptions
+            resumptions += req.header("last-event-id") is not None
+            await serve_get(conn, stream, req)
+
+        monkeypatch.setitem(mem.http._handlers, "GET", counting_get)
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        async with open_http_client("http://127.0.0.1:1/mcp", http_options={"max_idle_connections": 0}) as client:
+            with trio.move_on_after(1):
+                await client.call_tool("slow", timeout=60)
+            await trio.sleep(60)
+            assert resumptions == 0
+            result = await client.call_tool("quick", timeout=5)
+            assert result.content[0].text == "ok"  # type: ignore[union-attr]
+
+
+@pytest.mark.req("basic/transports#27")
+async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
+    autojump_clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the server closes the stream (as at a graceful shutdown) and is then gone: the
+    # call fails with an error that says so, not "HTTP 0: SSE stream ended ..."
+    server = Server("going")
+    gone = False
+
+    @server.tool()
+    async def go_away(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        nonlocal gone
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        gone = True
+        await trio.sleep_forever()
+        return "never"
+
+    async with memory_http(server) as mem:
+
+        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
+            if gone:
+                raise OSError("connection refused")
+            client, server_side = trio.testing.memory_stream_pair()
+            mem.nursery.start_soon(mem.http.handle_connection, server_side)
+            return client
+
+        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        http_options = {"max_idle_connections": 0, "max_reconnects": 2}
+        async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
+            with pytest.raises(MCPError) as failed:
+                await client.call_tool("go_away", timeout=60)
+            assert failed.value.code == -32603
+            assert failed.value.message == (
+                "the SSE stream ended before the response and could not be resumed (2 attempts; connection refused)"
+            )
+            gone = False
+
+
+@pytest.mark.req("basic/transports#21")
+async def test_closing_a_request_stream_in_json_mode_does_not_lose_the_answer(autojump_clock: Any) -> None:
+    # the everything example's test_reconnection tool: in JSON mode there is no SSE
+    # connection to close, and the response must still be the POST's body (it was a 202)
+    server = Server("polling")
+
+    @server.tool()
+    async def come_back(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        return "later"
+
+    async with memory_http(server, json_response=True) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "come_back"}}
+        async with mem.exchange("POST", session, call) as ex:
+            status, answer = ex.status, json.loads(await ex.body())
+        assert status == 200
+        assert answer["id"] == 2 and answer["result"]["content"][0]["text"] == "later"
 
 
 async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clock: Any) -> None:

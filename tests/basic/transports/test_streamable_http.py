@@ -368,6 +368,27 @@ async def test_batches_only_in_2025_03_26() -> None:
         assert status == 400 and json.loads(body)["error"]["code"] == -32600
 
 
+@pytest.mark.req("basic/transports#17", "basic/transports#21")
+async def test_a_batch_answered_as_json_is_an_array() -> None:
+    # even a batch of one request (with a notification here), and even in the SSE mode's
+    # plain-JSON answer to tasks/get: a JSON-RPC batch is answered with an array
+    for options in ({"json_response": True}, {}):
+        async with http_server(check_server(), **options) as info:
+            session = await start_session(info.url, "2025-03-26")
+            ping = [
+                {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "x", "progress": 1}},
+            ]
+            if options:
+                status, headers, body = await raw(info.url, "POST", session, ping)
+                assert status == 200 and json.loads(body) == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
+            get = [{"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"taskId": "none"}}]
+            status, headers, body = await raw(info.url, "POST", session, get)
+            assert status == 200 and headers["content-type"] == "application/json"
+            (answer,) = json.loads(body)
+            assert answer["id"] == 3 and "error" in answer
+
+
 @pytest.mark.req("basic/transports#23")
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])
 async def test_no_priming_event_for_older_revisions(version: str) -> None:
