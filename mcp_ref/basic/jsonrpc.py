@@ -187,6 +187,16 @@ def dumps(obj: Any) -> bytes:
         return _ascii_encoder.encode(obj).encode("ascii")
 
 
+#: what a JSON value is, in JSON's words (for error messages)
+_JSON_KIND: dict[type, str] = {
+    type(None): "null",
+    bool: "a boolean",
+    float: "a non-integer number",
+    list: "an array",
+    dict: "an object",
+}
+
+
 def classify(obj: Any) -> RawMessage:
     """Check the JSON-RPC envelope of one message and say what it is.
 
@@ -215,8 +225,9 @@ def classify(obj: Any) -> RawMessage:
         if has_id and not id_ok:
             # [basic/index#4, #5] string or integer id, never null -- checked before
             # params: a request without a usable id is an invalid request first of all
+            got = _JSON_KIND.get(type(raw_id), "an unusable value")
             raise InvalidMessage(
-                "Invalid Request: request id must be a string or an integer (not null)", ErrorCode.INVALID_REQUEST
+                f"Invalid Request: request id must be a string or an integer, not {got}", ErrorCode.INVALID_REQUEST
             )
         params = obj.get("params")
         if "params" in obj and type(params) is not dict:

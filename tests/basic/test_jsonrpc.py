@@ -39,11 +39,16 @@ def test_jsonrpc_version_must_be_2_0() -> None:
 
 
 @pytest.mark.req("basic/index#4", "basic/index#5")
-@pytest.mark.parametrize("bad_id", [None, True, 1.5, [1], {"a": 1}])
-def test_request_ids_are_strings_or_integers_never_null(bad_id: object) -> None:
+@pytest.mark.parametrize(
+    ("bad_id", "kind"),
+    [(None, "null"), (True, "a boolean"), (1.5, "a non-integer number"), ([1], "an array"), ({"a": 1}, "an object")],
+)
+def test_request_ids_are_strings_or_integers_never_null(bad_id: object, kind: str) -> None:
     with pytest.raises(InvalidMessage) as info:
         classify({"jsonrpc": "2.0", "id": bad_id, "method": "ping"})
     assert info.value.code == ErrorCode.INVALID_REQUEST
+    # the message says what the id was, in JSON's words
+    assert str(info.value).endswith(f"must be a string or an integer, not {kind}")
     assert info.value.reply_id is None  # an unreadable id is not echoed
 
 
