@@ -411,6 +411,13 @@ class _Inbox:
         # rescheduled only by put(): an item is there
         return self._items.popleft()
 
+    def answer_nowait(self) -> Any:
+        """The answer if it is already here (progress before it is skipped), else None."""
+        for item in self._items:
+            if type(item) is not ProgressReceived and item is not _TIMED_OUT:
+                return item
+        return None
+
 
 class PendingRequest:
     """One of our requests in flight.
@@ -492,6 +499,12 @@ class PendingRequest:
                         break
                     return session._outcome(item, self.method)
             # the timer gave up on us, or the maximum passed (in a callback or while waiting)
+            if session.connection.outgoing(self.id) is None:
+                # the answer came in the instant the maximum passed: the receive loop
+                # has already put it in the inbox (dispatch is synchronous); take it
+                answer = self._inbox.answer_nowait()
+                if answer is not None:
+                    return session._outcome(answer, self.method)
             self.waiting = False
             raise await self._time_out()
         except BaseException as exc:

@@ -898,6 +898,32 @@ async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojum
         assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
 
 
+@pytest.mark.req("basic/lifecycle#21")
+async def test_an_answer_in_the_instant_the_maximum_passes_is_taken_with_a_progress_callback(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # with a progress callback the wait runs under a scope ending at the maximum timeout;
+    # an answer that arrived by then is returned, not turned into RequestTimeout
+    from mcp_ref.session.core import session_scope
+
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    ours, theirs = memory_channel_pair()
+    async with session_scope(initialized_client_connection(), ours) as session:
+        handle = await session.start_request("ping", progress=on_progress, timeout=60, max_timeout=5)
+        request = json.loads(await theirs.receive())
+        await trio.sleep(5)  # the maximum passes ...
+        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
+        await trio.testing.wait_all_tasks_blocked()  # ... with the answer in
+        assert await handle.result() == Result()
+        await session.notify("notifications/initialized")  # no cancellation went out before it
+        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+    assert seen == []
+
+
 class SlowSend(trio.abc.Channel[bytes]):
     """Wraps a channel; every send takes ``delay`` seconds (a pipe the peer drains slowly)."""
 
