@@ -351,7 +351,7 @@ class TaskManager:
         if self.config.binding == "session" and session not in self._watched:
             self._watched.add(session)
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
-        tctx = TaskContext(self, record, live, ctx)
+        tctx = TaskContext(self, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
         return CreateTaskResult(task=record.to_task())
@@ -556,14 +556,14 @@ class TaskContext(RequestContext):
     related-task metadata on everything it sends, ``input_required`` while it
     waits for the requestor."""
 
-    def __init__(self, manager: TaskManager, record: TaskRecord, live: _Live, origin: RequestContext) -> None:
+    def __init__(self, manager: TaskManager, live: _Live, origin: RequestContext) -> None:
         params = origin.params
         super().__init__(origin.session, origin.request_id, origin.method, origin.message, trio.CancelScope())
         self.params = attrs.evolve(params, task=None) if hasattr(params, "task") else params
         self.manager = manager
-        self.record = record
+        self.record = live.record
         self.live = live
-        self.task_id = record.task_id
+        self.task_id = live.record.task_id
         self._token = origin.progress_token
 
     @property
