@@ -351,7 +351,7 @@ class TaskManager:
         if self.config.binding == "session" and session not in self._watched:
             self._watched.add(session)
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
-        tctx = TaskContext(self, record, live, ctx)
+        tctx = TaskContext(self, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
         return CreateTaskResult(task=record.to_task())
@@ -556,14 +556,14 @@ class TaskContext(RequestContext):
     related-task metadata on everything it sends, ``input_required`` while it
     waits for the requestor."""
 
-    def __init__(self, manager: TaskManager, record: TaskRecord, live: _Live, origin: RequestContext) -> None:
+    def __init__(self, manager: TaskManager, live: _Live, origin: RequestContext) -> None:
         params = origin.params
         super().__init__(origin.session, origin.request_id, origin.method, origin.message, trio.CancelScope())
         self.params = attrs.evolve(params, task=None) if hasattr(params, "task") else params
         self.manager = manager
-        self.record = record
+        self.record = live.record
         self.live = live
-        self.task_id = record.task_id
+        self.task_id = live.record.task_id
         self._token = origin.progress_token
 
     @property
@@ -716,18 +716,22 @@ class TaskHandle:
                 log.info("could not cancel task %s after its progress callback failed: %s", self.task_id, e)
         raise error
 
-    async def _call(self, method: str, params: Any, **options: Any) -> Any:
-        """A request about this task, interrupted if the progress callback raises meanwhile."""
-        await self._raise_callback_error()
+    async def _interruptible(self, awaitable: Awaitable[Any]) -> Any:
+        """Await ``awaitable``; if the progress callback raises meanwhile, interrupt it and raise that."""
         scope = trio.CancelScope()
         self._interrupts.add(scope)
         try:
             with scope:
-                return await self.session.request(method, params, **options)
+                return await awaitable
         finally:
             self._interrupts.discard(scope)
         await self._raise_callback_error()  # only reached when interrupted
         raise AssertionError("interrupted without a callback error")
+
+    async def _call(self, method: str, params: Any, **options: Any) -> Any:
+        """A request about this task, interrupted if the progress callback raises meanwhile."""
+        await self._raise_callback_error()
+        return await self._interruptible(self.session.request(method, params, **options))
 
     @property
     def status(self) -> str:
@@ -801,15 +805,8 @@ class TaskHandle:
         low, high = poll_interval_bounds
         if not 0 < low <= high:
             raise ValueError("poll_interval_bounds must be (low, high) with 0 < low <= high")
-        interrupt = trio.CancelScope()
-        self._interrupts.add(interrupt)
-        try:
-            with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope(), interrupt:
-                return await self._poll(default_poll_interval, low, high, options)
-        finally:
-            self._interrupts.discard(interrupt)
-        await self._raise_callback_error()  # only reached when interrupted
-        raise AssertionError("interrupted without a callback error")
+        with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope():
+            return await self._interruptible(self._poll(default_poll_interval, low, high, options))
 
     async def _poll(self, default_poll_interval: float, low: float, high: float, options: dict[str, Any]) -> Any:
         while True:

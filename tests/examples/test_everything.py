@@ -24,6 +24,7 @@ from mcp_ref.session.http import open_http_client
 from mcp_ref.testing import memory_session_pair
 
 from ..basic.transports.test_http_server import memory_http
+from ..basic.transports.test_stdio import INIT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -379,17 +380,7 @@ async def test_stdio_example_stops_quietly_on_ctrl_c() -> None:
     assert proc.stdin is not None and proc.stdout is not None
     try:
         with trio.fail_after(30):
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-            await proc.stdin.send_all(json.dumps(init).encode() + b"\n")
+            await proc.stdin.send_all(json.dumps(INIT).encode() + b"\n")
             answer = b""
             while b"\n" not in answer:  # it serves: its signal handling is in place
                 answer += await proc.stdout.receive_some()

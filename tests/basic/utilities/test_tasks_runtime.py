@@ -15,7 +15,7 @@ from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.basic.utilities.tasks import InMemoryTaskStore, TaskRecord
 from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema.content import TextContent
-from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
+from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
 from mcp_ref.schema.lifecycle import Implementation
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
@@ -83,9 +83,7 @@ async def test_wait_outlasts_the_request_timeout_after_input_required(
 
         @server.tool(task_support="optional")
         async def long_after_input(ctx: Any, arguments: dict[str, Any]) -> str:
-            answer: ElicitResult = await ctx.elicit(
-                ElicitRequestFormParams(message="go?", requested_schema=ElicitationRequestedSchema(properties={}))
-            )
+            answer: ElicitResult = await ctx.elicit(ElicitRequestFormParams(message="go?", requested_schema=SCHEMA))
             await trio.sleep(150)  # far beyond the 60 s request timeout
             return f"done after {answer.action}"
 
@@ -189,9 +187,7 @@ async def test_a_store_that_copies_records(autojump_clock: trio.abc.Clock) -> No
 
         @server.tool(task_support="optional")
         async def asks(ctx: Any, arguments: dict[str, Any]) -> str:
-            answer: ElicitResult = await ctx.elicit(
-                ElicitRequestFormParams(message="go?", requested_schema=ElicitationRequestedSchema(properties={}))
-            )
+            answer: ElicitResult = await ctx.elicit(ElicitRequestFormParams(message="go?", requested_schema=SCHEMA))
             return f"asked: {answer.action}"
 
         @server.tool(task_support="optional")
@@ -371,7 +367,7 @@ async def test_server_sends_task_augmented_elicitation_lists_and_cancels(autojum
     never = trio.Event()
 
     def form(message: str) -> ElicitRequestFormParams:
-        return ElicitRequestFormParams(message=message, requested_schema=ElicitationRequestedSchema(properties={}))
+        return ElicitRequestFormParams(message=message, requested_schema=SCHEMA)
 
     @server.tool()
     async def delegate(ctx: Any, arguments: dict[str, Any]) -> str:
