@@ -66,6 +66,9 @@ _READ_SIZE = 65536
 _HEAD = 1024  # first bytes of an oversized message kept to read its id from
 _STDERR_MAX_LINE = 64 * 1024
 _POSIX = os.name == "posix"  # process groups and signals
+#: the signal that cannot be ignored: Windows has no SIGKILL, and there
+#: send_signal(SIGTERM) is TerminateProcess, already the hard stop
+_HARD_KILL = signal.SIGKILL if _POSIX else signal.SIGTERM
 _STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
 _STDERR_TAIL = 5  # stderr lines quoted when the server went away by itself
 _STDERR_QUOTE = 500  # characters of each of them
@@ -608,7 +611,7 @@ async def shutdown_process(
             await process.wait()
             return
         log.warning("server %s still running %gs after SIGTERM: sending SIGKILL", process.pid, term_wait)
-        signal_server(signal.SIGKILL)
+        signal_server(_HARD_KILL)
         await process.wait()
 
 
