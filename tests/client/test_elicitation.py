@@ -445,30 +445,11 @@ async def test_a_person_gets_more_than_the_idle_timeout_to_answer(autojump_clock
 
 def client_engine_after_handshake() -> Any:
     """A client engine that has been through the handshake with a URL-mode elicitation capability."""
-    from mcp_ref.basic.lifecycle import Role
-    from mcp_ref.connection import Connection
     from mcp_ref.schema.lifecycle import ClientCapabilities, ElicitationCapability
 
-    client = Connection(
-        Role.CLIENT, capabilities=ClientCapabilities(elicitation=ElicitationCapability(form={}, url={}))
-    )
-    from mcp_ref.schema.lifecycle import Implementation, InitializeRequestParams
+    from ..test_connection import handshake
 
-    rid, _ = client.send_request(
-        "initialize",
-        InitializeRequestParams(
-            protocol_version="2025-11-25",
-            capabilities=client.capabilities,
-            client_info=Implementation(name="c", version="1"),
-        ),
-    )
-    result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "s", "version": "1"},
-    }
-    client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())
-    client.send_notification("notifications/initialized")
+    client, _ = handshake(client_caps=ClientCapabilities(elicitation=ElicitationCapability(form={}, url={})))
     return client
 
 
