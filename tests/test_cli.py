@@ -12,16 +12,21 @@ import sys
 from .conftest import ROOT
 
 
-def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
-    # a real subprocess pair: bounded by a timeout, no sleeps
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_ref.cli", "demo"],
+def run_module(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ARGS`` with this tree importable, its output captured (bounded by a timeout)."""
+    return subprocess.run(
+        [sys.executable, "-m", *args],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
+    # a real subprocess pair: bounded by a timeout, no sleeps
+    done = run_module("mcp_ref.cli", "demo")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"launching: {sys.executable} -m mcp_ref.examples.echo"
@@ -33,14 +38,7 @@ def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
 
 
 def test_an_unknown_command_is_a_usage_error() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_ref.cli", "nonsense"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_module("mcp_ref.cli", "nonsense")
     assert done.returncode == 2 and "invalid choice" in done.stderr
 
 
@@ -75,14 +73,7 @@ def test_the_package_metadata_matches_the_code() -> None:
 
 def test_the_echo_example_explains_itself() -> None:
     # someone who runs it by hand asks --help first: it says what it is instead of serving
-    done = subprocess.run(
-        [sys.executable, "-m", "mcp_ref.examples.echo", "--help"],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_module("mcp_ref.examples.echo", "--help")
     assert done.returncode == 0 and "MCP server on stdin/stdout" in done.stdout, done.stderr
 
 

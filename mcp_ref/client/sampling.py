@@ -33,7 +33,7 @@ class SamplingRejected(MCPError):
         super().__init__(ErrorCode.USER_REJECTED, message)
 
 
-def _blocks(message: SamplingMessage) -> list[Any]:
+def _blocks(message: SamplingMessage | CreateMessageResult) -> list[Any]:
     return message.content if isinstance(message.content, list) else [message.content]
 
 
@@ -80,8 +80,7 @@ def sampling_result_problem(params: CreateMessageRequestParams, result: CreateMe
     mode = params.tool_choice.mode if params.tool_choice is not None else None
     if mode not in ("required", "none"):
         return None
-    content = result.content if isinstance(result.content, list) else [result.content]
-    used = any(isinstance(b, ToolUseContent) for b in content)
+    used = any(isinstance(b, ToolUseContent) for b in _blocks(result))
     if mode == "required" and not used:
         # [client/sampling#9, schema#31] "required": the model uses at least one tool
         return 'toolChoice "required" but the result uses no tool'

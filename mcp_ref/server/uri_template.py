@@ -44,8 +44,9 @@ _VARNAME = re.compile(r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[
 _UNRESERVED_SAFE = "-._~"
 _RESERVED_SAFE = "-._~:/?#[]@!$&'()*+,;="
 _PCT = "%[0-9A-Fa-f]{2}"
-_UNRESERVED_VALUE = rf"(?:[A-Za-z0-9\-._~]|{_PCT})*"
-_RESERVED_VALUE = rf"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|{_PCT})*"
+# what expansion leaves unencoded (the safe characters above), or a %XX triplet
+_UNRESERVED_VALUE = rf"(?:[A-Za-z0-9{re.escape(_UNRESERVED_SAFE)}]|{_PCT})*"
+_RESERVED_VALUE = rf"(?:[A-Za-z0-9{re.escape(_RESERVED_SAFE)}]|{_PCT})*"
 
 
 class UriTemplate:

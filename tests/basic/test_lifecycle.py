@@ -26,6 +26,7 @@ from mcp_ref.events import MessageRejected, NotificationIgnored, RequestReceived
 from mcp_ref.schema.lifecycle import ClientCapabilities, ListChangedCapability, RootsCapability, ServerCapabilities
 
 from ..conftest import spec_path
+from ..test_connection import init_params
 
 REV = "2025-11-25"
 C, S = Role.CLIENT, Role.SERVER
@@ -175,15 +176,10 @@ def notification_json(method: str) -> str:
 
 
 def client_in(phase: Phase) -> Connection:
-    from mcp_ref.schema.lifecycle import Implementation, InitializeRequestParams
-
     client = Connection(Role.CLIENT, capabilities=ClientCapabilities(roots=RootsCapability(list_changed=True)))
     if phase is Phase.AWAITING_INIT:
         return client
-    params = InitializeRequestParams(
-        protocol_version=REV, capabilities=client.capabilities, client_info=Implementation(name="c", version="1")
-    )
-    rid, _ = client.send_request("initialize", params)
+    rid, _ = client.send_request("initialize", init_params(REV, client.capabilities))
     if phase is Phase.AWAITING_INITIALIZED:
         result = {"protocolVersion": REV, "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}
         client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))

@@ -330,6 +330,18 @@ async def test_content_with_decline_never_leaves_the_client() -> None:
     assert "Ada" not in error.message
 
 
+async def raw_handshake(server_end: Any, capabilities: dict[str, Any]) -> None:
+    """A raw server's part of the handshake: answer initialize, then take notifications/initialized."""
+    init = json.loads(await server_end.receive())
+    result = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "serverInfo": {"name": "raw", "version": "1"},
+    }
+    await server_end.send(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode())
+    assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
+
+
 async def raw_server_asks(request_params: dict[str, Any], modes: tuple[str, ...]) -> tuple[dict[str, Any], list[Any]]:
     """A raw server sends elicitation/create to our client; returns the client's reply and what the handler saw."""
     from mcp_ref.basic.transports.memory import memory_channel_pair
@@ -346,14 +358,7 @@ async def raw_server_asks(request_params: dict[str, Any], modes: tuple[str, ...]
     replied = trio.Event()
 
     async def raw_server() -> None:
-        init = json.loads(await server_end.receive())
-        result = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "serverInfo": {"name": "raw", "version": "1"},
-        }
-        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode())
-        assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
+        await raw_handshake(server_end, {})
         request = {"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": request_params}
         await server_end.send(json.dumps(request).encode())
         reply.update(json.loads(await server_end.receive()))
@@ -445,30 +450,11 @@ async def test_a_person_gets_more_than_the_idle_timeout_to_answer(autojump_clock
 
 def client_engine_after_handshake() -> Any:
     """A client engine that has been through the handshake with a URL-mode elicitation capability."""
-    from mcp_ref.basic.lifecycle import Role
-    from mcp_ref.connection import Connection
     from mcp_ref.schema.lifecycle import ClientCapabilities, ElicitationCapability
 
-    client = Connection(
-        Role.CLIENT, capabilities=ClientCapabilities(elicitation=ElicitationCapability(form={}, url={}))
-    )
-    from mcp_ref.schema.lifecycle import Implementation, InitializeRequestParams
+    from ..test_connection import handshake
 
-    rid, _ = client.send_request(
-        "initialize",
-        InitializeRequestParams(
-            protocol_version="2025-11-25",
-            capabilities=client.capabilities,
-            client_info=Implementation(name="c", version="1"),
-        ),
-    )
-    result = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "s", "version": "1"},
-    }
-    client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())
-    client.send_notification("notifications/initialized")
+    client, _ = handshake(client_caps=ClientCapabilities(elicitation=ElicitationCapability(form={}, url={})))
     return client
 
 
@@ -589,14 +575,7 @@ async def test_a_completion_right_behind_the_error_is_not_lost(autojump_clock: t
     client_end, server_end = memory_channel_pair()
 
     async def raw_server() -> None:
-        init = json.loads(await server_end.receive())
-        result = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "raw", "version": "1"},
-        }
-        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": init["id"], "result": result}).encode())
-        assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
+        await raw_handshake(server_end, {"tools": {}})
         call = json.loads(await server_end.receive())
         listed = {"mode": "url", "message": "Authorize", "url": "https://example.com/a", "elicitationId": "fast"}
         await server_end.send(url_required_error(call["id"], {"elicitations": [listed]}))

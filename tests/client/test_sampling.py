@@ -158,6 +158,18 @@ def messages_server(
     return server
 
 
+async def sample_once(
+    messages: list[SamplingMessage], tool_choice: ToolChoice | None = None, **options: Any
+) -> list[Any]:
+    """What the ``ask`` tool of :func:`messages_server` got from ``ctx.sample`` (the client has sampling tools)."""
+    results: list[Any] = []
+    async with memory_session_pair(
+        messages_server(messages, results, tool_choice), sampling_tools=True, **options
+    ) as client:
+        await client.call_tool("ask")
+    return results
+
+
 @pytest.mark.req("client/sampling#19", "schema#33")
 async def test_the_server_checks_tool_results_before_sending() -> None:
     use = SamplingMessage(role="assistant", content=[ToolUseContent(id="a", name="weather", input={})])
@@ -172,10 +184,7 @@ async def test_the_server_checks_tool_results_before_sending() -> None:
         return CreateMessageResult(role="assistant", model="m", content=TextContent(text="hi"))
 
     for messages, expected in (([use, mixed], "mixes tool results"), ([orphan], "answer no preceding tool use")):
-        results: list[Any] = []
-        async with memory_session_pair(messages_server(messages, results), sampling=llm, sampling_tools=True) as c:
-            await c.call_tool("ask")
-        (error,) = results
+        (error,) = await sample_once(messages, sampling=llm)
         assert isinstance(error, LocalProtocolError) and expected in str(error)
     assert asked == []  # nothing reached the client
 
@@ -196,28 +205,14 @@ async def test_results_must_follow_tool_choice() -> None:
             return right
 
         # our client refuses to send an answer that ignores toolChoice (an internal error for the server) ...
-        results: list[Any] = []
-        async with memory_session_pair(
-            messages_server(question, results, choice), sampling=answer_wrong, sampling_tools=True
-        ) as client:
-            await client.call_tool("ask")
+        results = await sample_once(question, choice, sampling=answer_wrong)
         assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
         # ... and our server refuses one that a careless client sends anyway
-        results.clear()
-        async with memory_session_pair(
-            messages_server(question, results, choice),
-            sampling=answer_right,
-            sampling_tools=True,
-            handlers={"sampling/createMessage": answer_wrong},
-        ) as client:
-            await client.call_tool("ask")
+        results = await sample_once(
+            question, choice, sampling=answer_right, handlers={"sampling/createMessage": answer_wrong}
+        )
         assert isinstance(results[0], RemoteProtocolError) and f'toolChoice "{choice.mode}"' in str(results[0])
-        results.clear()
-        async with memory_session_pair(
-            messages_server(question, results, choice), sampling=answer_right, sampling_tools=True
-        ) as client:
-            await client.call_tool("ask")
-        assert results == [right]
+        assert await sample_once(question, choice, sampling=answer_right) == [right]
 
 
 @pytest.mark.req("client/sampling#4")

@@ -1,6 +1,7 @@
 """server/utilities/logging: setLevel, filtering, notifications, the Python logging bridge."""
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -38,6 +39,22 @@ async def collect(server: Server, level: str | None) -> list[LoggingMessageNotif
         await client.ping()
         await trio.testing.wait_all_tasks_blocked()
     return got
+
+
+OnLog = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
+
+
+def gather(count: int) -> tuple[list[LoggingMessageNotificationParams], trio.Event, OnLog]:
+    """An ``on_log`` callback keeping what arrives, and an event set once ``count`` messages have."""
+    got: list[LoggingMessageNotificationParams] = []
+    arrived = trio.Event()
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        got.append(params)
+        if len(got) == count:
+            arrived.set()
+
+    return got, arrived, on_log
 
 
 @pytest.mark.req("server/utilities/logging#1", "server/utilities/logging#2")
@@ -88,13 +105,7 @@ async def test_invalid_level_from_a_raw_peer() -> None:
 
 async def test_python_logging_bridge() -> None:
     server = logging_server()
-    got: list[LoggingMessageNotificationParams] = []
-    arrived = trio.Event()
-
-    async def on_log(params: LoggingMessageNotificationParams) -> None:
-        got.append(params)
-        if len(got) == 2:
-            arrived.set()
+    got, arrived, on_log = gather(2)
 
     logger = logging.getLogger("app.component")
     logger.setLevel(logging.DEBUG)
@@ -149,13 +160,7 @@ async def test_unknown_levels_are_refused_before_sending() -> None:
 
 async def test_python_logging_bridge_from_worker_threads_with_a_formatter() -> None:
     server = logging_server()
-    got: list[LoggingMessageNotificationParams] = []
-    arrived = trio.Event()
-
-    async def on_log(params: LoggingMessageNotificationParams) -> None:
-        got.append(params)
-        if len(got) == 2:
-            arrived.set()
+    got, arrived, on_log = gather(2)
 
     logger = logging.getLogger("app.worker")
     logger.setLevel(logging.INFO)
