@@ -53,11 +53,12 @@ def safe_icon_uri(uri: str, *, origin: str | None = None) -> bool:
         return media.startswith("image/")
     if scheme != "https" or not parts.hostname or parts.username is not None or parts.password is not None:
         return False
-    if origin is None:
-        return True
-    want = urlsplit(origin)
     try:
-        port, want_port = parts.port or 443, want.port or 443
+        port = parts.port or 443  # a port outside 0-65535 is no URL to fetch
+        if origin is None:
+            return True
+        want = urlsplit(origin)
+        want_port = want.port or 443
     except ValueError:
         return False
     return want.scheme.lower() == "https" and want.hostname == parts.hostname and want_port == port

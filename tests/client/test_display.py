@@ -52,6 +52,7 @@ def test_display_name_precedence() -> None:
         ("data:text/html,<script>alert(1)</script>", False),
         ("https:///no-host.png", False),
         ("https://user:secret@example.com/icon.png", False),
+        ("https://example.com:99999/icon.png", False),
         ("icon.png", False),
         ("", False),
     ],
