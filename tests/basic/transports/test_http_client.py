@@ -18,7 +18,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
-from .test_streamable_http import http_server
+from .test_streamable_http import hanging_server, http_server
 
 # -- a server that answers with JSON only when the handler is done ------------------------------
 
@@ -77,17 +77,7 @@ async def test_json_mode_tool_asking_the_client_does_not_deadlock() -> None:
 @pytest.mark.req("basic/transports#21", "basic/utilities/cancellation#4")
 @pytest.mark.parametrize("json_response", [True, False])
 async def test_a_timed_out_call_returns_and_cancels_the_handler(json_response: bool) -> None:
-    server = Server("hangs")
-    cancelled = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
+    server, _, cancelled = hanging_server()
     async with http_server(server, json_response=json_response) as info, open_http_client(info.url) as client:
         with trio.fail_after(10):
             with pytest.raises(RequestTimeout):

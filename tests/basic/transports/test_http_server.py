@@ -17,7 +17,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
-from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, send_request
+from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, hanging_server, send_request
 
 
 class MemoryHttp:
@@ -75,17 +75,7 @@ async def test_a_get_stream_whose_client_vanished_does_not_keep_the_session(auto
 
 @pytest.mark.req("basic/transports#34")
 async def test_a_vanished_post_client_is_found_by_the_keepalive(autojump_clock: Any) -> None:
-    server = Server("forever")
-    cancelled = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
+    server, _, cancelled = hanging_server()
     async with memory_http(server, session_idle_timeout=60, sse_keepalive=5) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
@@ -147,17 +137,7 @@ async def test_a_long_call_keeps_its_history_and_an_evicted_stream_is_gone() -> 
 
 
 async def test_shutdown_grace_runs_out(autojump_clock: Any) -> None:
-    server = Server("stubborn")
-    cancelled = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
+    server, _, cancelled = hanging_server()
     async with memory_http(server) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
@@ -519,15 +499,7 @@ async def test_closing_a_request_stream_in_json_mode_does_not_lose_the_answer(au
 
 
 async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clock: Any) -> None:
-    server = Server("ending")
-    started = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        started.set()
-        await trio.sleep_forever()
-        return "never"
-
+    server, started, _ = hanging_server()
     async with memory_http(server, json_response=True) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}

@@ -115,6 +115,23 @@ async def http_server(server: Server, **options: Any) -> AsyncIterator[HttpServe
         nursery.cancel_scope.cancel()
 
 
+def hanging_server() -> tuple[Server, trio.Event, trio.Event]:
+    """A server whose tool ``hang`` never returns; the events say it started and was cancelled."""
+    server = Server("hangs")
+    started, cancelled = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    return server, started, cancelled
+
+
 async def raw(
     url: str, method: str, headers: dict[str, str] | None = None, body: Any = None
 ) -> tuple[int, dict[str, str], bytes]:
@@ -428,15 +445,7 @@ async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer()
 
 @pytest.mark.req("basic/utilities/cancellation#4")
 async def test_a_cancelled_json_request_gets_an_empty_answer() -> None:
-    server = Server("cancelled")
-    started = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        started.set()
-        await trio.sleep_forever()
-        return "never"
-
+    server, started, _ = hanging_server()
     async with http_server(server, json_response=True) as info:
         session = await start_session(info.url)
         call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
