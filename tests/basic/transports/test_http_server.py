@@ -33,11 +33,19 @@ class MemoryHttp:
         self, method: str, headers: dict[str, str] | None = None, body: Any = None, *, lockstep: bool = False
     ) -> AsyncIterator[Exchange]:
         """One exchange; ``lockstep``: the server's writes wait until the client reads (no buffer)."""
+        async with self.connection(lockstep=lockstep) as client:
+            yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
+
+    def connection(self, *, lockstep: bool = False) -> trio.abc.Stream:
+        """The client's end of a new connection to the server."""
         pair = trio.testing.lockstep_stream_pair if lockstep else trio.testing.memory_stream_pair
         client, server_side = pair()
         self.nursery.start_soon(self.http.handle_connection, server_side)
-        async with client:
-            yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
+        return client
+
+    async def open_tcp_stream(self, host: str, port: int, **options: Any) -> trio.abc.Stream:
+        """Stands in for :func:`trio.open_tcp_stream`: every connection reaches this server."""
+        return self.connection()
 
     async def call(self, method: str, headers: dict[str, str] | None = None, body: Any = None) -> tuple[int, list[Any]]:
         """One exchange read to its end: the status and the messages of its body."""
@@ -294,8 +302,7 @@ def test_a_session_refuses_messages_it_has_no_room_for() -> None:
 
 async def test_a_connection_that_sends_no_request_is_closed_after_read_timeout(autojump_clock: Any) -> None:
     async with memory_http(check_server(), read_timeout=7) as mem:
-        client, server_side = trio.testing.memory_stream_pair()
-        mem.nursery.start_soon(mem.http.handle_connection, server_side)
+        client = mem.connection()
         start = trio.current_time()
         assert await client.receive_some() == b""  # closed, having said nothing
         assert trio.current_time() - start == pytest.approx(7)
@@ -355,9 +362,7 @@ async def test_allowed_hosts_and_origins_on_a_live_server(autojump_clock: Any) -
     async with memory_http(check_server(), **options) as mem:
 
         async def status(headers: dict[str, str]) -> int:
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            async with client:
+            async with mem.connection() as client:
                 return (await send_request(client, headers.pop("host"), "/mcp", "POST", headers, INIT)).status
 
         assert await status({"host": "mcp.example", **ACCEPT_BOTH}) == 200
@@ -381,13 +386,7 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
         return "later"
 
     async with memory_http(server, retry_ms=5000) as mem:
-
-        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            return client
-
-        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
         http_options = {"max_idle_connections": 0, "default_retry_ms": 1}
         async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
             start = trio.current_time()
@@ -424,13 +423,7 @@ async def test_the_stream_of_a_cancelled_call_is_not_polled_for_ever(
             await serve_get(conn, stream, req)
 
         monkeypatch.setitem(mem.http._handlers, "GET", counting_get)
-
-        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            return client
-
-        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
         async with open_http_client("http://127.0.0.1:1/mcp", http_options={"max_idle_connections": 0}) as client:
             with trio.move_on_after(1):
                 await client.call_tool("slow", timeout=60)
@@ -462,9 +455,7 @@ async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
         async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
             if gone:
                 raise OSError("connection refused")
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            return client
+            return mem.connection()
 
         monkeypatch.setattr(trio, "open_tcp_stream", connect)
         http_options = {"max_idle_connections": 0, "max_reconnects": 2}
