@@ -187,28 +187,37 @@ async def test_a_session_that_never_completes_initialization_is_closed(autojump_
         assert set(mem.http.sessions) == {kept["mcp-session-id"]}
 
 
-@pytest.mark.req("basic/transports#34", "basic/transports#52")
-async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
-    server = Server("chatty")
+#: a call of chatty_server's tool, with a progress token
+CHATTY_CALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+}
 
-    go = trio.Event()
+
+def chatty_server(steps: int, go: trio.Event | None = None) -> Server:
+    """A server whose tool ``chatty`` sends ``steps`` progress notifications (once ``go`` is set), then answers."""
+    server = Server("chatty")
 
     @server.tool()
     async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await go.wait()
-        for step in range(50):
+        if go is not None:
+            await go.wait()
+        for step in range(steps):
             await ctx.progress(step)
         return "said it all"
 
+    return server
+
+
+@pytest.mark.req("basic/transports#34", "basic/transports#52")
+async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
+    go = trio.Event()
+    server = chatty_server(50, go)
     async with memory_http(server, max_buffered_events=5) as mem:
         session = await mem.start_session()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
-        }
-        async with mem.exchange("POST", session, call, lockstep=True) as post:
+        async with mem.exchange("POST", session, CHATTY_CALL, lockstep=True) as post:
             (priming,) = await post.events()
             go.set()
             await trio.sleep(5.5)
@@ -226,25 +235,11 @@ async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock
 async def test_resuming_past_what_the_store_kept_is_logged(
     autojump_clock: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server = Server("chatty")
     go = trio.Event()
-
-    @server.tool()
-    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await go.wait()
-        for step in range(50):
-            await ctx.progress(step)
-        return "said it all"
-
+    server = chatty_server(50, go)
     async with memory_http(server, max_buffered_events=5, events_per_stream=10) as mem:
         session = await mem.start_session()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
-        }
-        async with mem.exchange("POST", session, call, lockstep=True) as post:
+        async with mem.exchange("POST", session, CHATTY_CALL, lockstep=True) as post:
             (priming,) = await post.events()
             go.set()
             await trio.sleep(60)  # the client reads nothing: dropped, and the tool finishes
@@ -261,23 +256,10 @@ async def test_a_client_that_reads_keeps_up_with_a_tool_sending_in_a_loop(autoju
     # a handler sending progress in a tight loop must let the connection write between
     # its messages: a client reading at full speed is not dropped as too slow (the
     # everything example's progress_emitter lost all but the last 1000 of its events)
-    server = Server("chatty")
-
-    @server.tool()
-    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        for step in range(500):
-            await ctx.progress(step)
-        return "said it all"
-
+    server = chatty_server(500)
     async with memory_http(server, max_buffered_events=20) as mem:
         session = await mem.start_session()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
-        }
-        async with mem.exchange("POST", session, call) as post:
+        async with mem.exchange("POST", session, CHATTY_CALL) as post:
             messages = [json.loads(e.data) for e in await post.rest() if e.data]
             assert post.complete  # the stream ended normally, not cut off
         assert [m["params"]["progress"] for m in messages[:-1]] == list(range(500))
