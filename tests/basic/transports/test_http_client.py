@@ -18,7 +18,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
-from .test_streamable_http import hanging_server, http_server
+from .test_streamable_http import hanging_server, http_server, tcp_server
 
 # -- a server that answers with JSON only when the handler is done ------------------------------
 
@@ -126,12 +126,8 @@ class CuttingProxy:
 async def proxy_to(url: str) -> AsyncIterator[tuple[str, CuttingProxy]]:
     proxy = CuttingProxy()
     upstream = urlsplit(url)
-    async with trio.open_nursery() as nursery:
-        handler = partial(proxy.handle, upstream_port=upstream.port)
-        listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(partial(proxy.handle, upstream_port=upstream.port)) as port:
         yield f"http://127.0.0.1:{port}{upstream.path}", proxy
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.req("basic/transports#25", "basic/transports#34", "basic/transports#52")
@@ -225,14 +221,11 @@ async def test_a_request_answered_with_202_fails_at_once() -> None:
             out += conn.send(h11.EndOfMessage()) or b""
             await stream.send_all(out)
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         async with open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
             with trio.fail_after(10), pytest.raises(MCPError) as failed:
                 await client.call_tool("echo", {"text": "hi"}, timeout=60)
             assert failed.value.message == "HTTP 202: the server accepted the request but will not answer it"
-        nursery.cancel_scope.cancel()
 
 
 # -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
@@ -260,13 +253,10 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
                 out += conn.send(h11.Data(data=encode_sse("http://evil.example/messages", event="endpoint"))) or b""
             await stream.send_all(out)
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         with trio.fail_after(10), pytest.raises(MCPError, match="another origin"):
             async with open_http_client(f"http://127.0.0.1:{port}/sse", http_options={"legacy_fallback": True}):
                 pass
-        nursery.cancel_scope.cancel()
     assert requests == [("POST", "/sse"), ("GET", "/sse")]
 
 
@@ -289,14 +279,11 @@ async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
                 out + (conn.send(h11.Data(data=answer)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
             )
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         with trio.fail_after(10):
             async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
                 await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')
                 assert await channel.receive() == answer
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.req("basic/transports#63", "basic/transports#64")

@@ -1,7 +1,7 @@
 """Streamable HTTP: sans-IO pieces, the server's HTTP rules, resumability, and the transport check."""
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -130,6 +130,15 @@ def hanging_server() -> tuple[Server, trio.Event, trio.Event]:
         return "never"
 
     return server, started, cancelled
+
+
+@asynccontextmanager
+async def tcp_server(handler: Callable[[trio.SocketStream], Awaitable[None]]) -> AsyncIterator[int]:
+    """``handler`` serves each connection made to 127.0.0.1 on the port given."""
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+        yield listeners[0].socket.getsockname()[1]
+        nursery.cancel_scope.cancel()
 
 
 async def raw(
@@ -830,9 +839,7 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
             await stream.send_all(out)
             # and close, though the answer promised a kept-alive connection
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         with trio.fail_after(10):
             async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
                 await channel.send(json.dumps(INIT).encode())
@@ -840,7 +847,6 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
                 for rid in (2, 3):
                     await channel.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}).encode())
                     assert json.loads(await channel.receive()) == {"jsonrpc": "2.0", "id": rid, "result": {}}
-        nursery.cancel_scope.cancel()
     posts = [m for verb, m in received if verb == "POST"]
     assert posts == ["initialize", "ping", "ping"]  # each exactly once, none lost
 
