@@ -18,7 +18,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
-from .test_streamable_http import hanging_server, http_server, tcp_server
+from .test_streamable_http import hanging_server, http_server, read_request, tcp_server
 
 # -- a server that answers with JSON only when the handler is done ------------------------------
 
@@ -192,18 +192,10 @@ async def test_a_request_answered_with_202_fails_at_once() -> None:
 
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
-        body = b""
         async with stream:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(65536))
-                elif isinstance(event, h11.Request):
-                    method = event.method
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                elif isinstance(event, h11.EndOfMessage):
-                    break
+            request = await read_request(stream, conn)
+            assert request is not None
+            method, body = request[0].method, request[1]
             message = json.loads(body) if method == b"POST" else {}
             headers = [("content-length", "0")]
             status, payload = (405 if method == b"GET" else 202), b""
@@ -237,14 +229,9 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
         async with stream:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(65536))
-                elif isinstance(event, h11.Request):
-                    requests.append((event.method.decode(), event.target.decode()))
-                elif isinstance(event, h11.EndOfMessage):
-                    break
+            request = await read_request(stream, conn)
+            assert request is not None
+            requests.append((request[0].method.decode(), request[0].target.decode()))
             if requests[-1][0] == "POST":
                 out = conn.send(h11.Response(status_code=405, headers=[("content-length", "0")])) or b""
                 out += conn.send(h11.EndOfMessage()) or b""
@@ -270,9 +257,8 @@ async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
         async with stream:
-            while not isinstance(event := conn.next_event(), h11.EndOfMessage):
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(65536))
+            request = await read_request(stream, conn)
+            assert request is not None
             headers = [("content-type", "application/json"), ("content-length", str(len(answer)))]
             out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
             await stream.send_all(

@@ -141,6 +141,23 @@ async def tcp_server(handler: Callable[[trio.SocketStream], Awaitable[None]]) ->
         nursery.cancel_scope.cancel()
 
 
+async def read_request(stream: trio.abc.Stream, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
+    """For a raw test server: the next request on ``conn``, head and body; None when the client closed first."""
+    head, body = None, b""
+    while not isinstance(event := conn.next_event(), h11.EndOfMessage):
+        if event is h11.NEED_DATA:
+            data = await stream.receive_some(65536)
+            if not data:
+                return None
+            conn.receive_data(data)
+        elif isinstance(event, h11.Request):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += bytes(event.data)
+    assert head is not None
+    return head, body
+
+
 async def raw(
     url: str, method: str, headers: dict[str, str] | None = None, body: Any = None
 ) -> tuple[int, dict[str, str], bytes]:
@@ -800,22 +817,10 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
 
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
-        head, body = None, b""
         async with stream:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    data = await stream.receive_some(65536)
-                    if not data:
-                        return
-                    conn.receive_data(data)
-                elif isinstance(event, h11.Request):
-                    head = event
-                elif isinstance(event, h11.Data):
-                    body += bytes(event.data)
-                elif isinstance(event, h11.EndOfMessage):
-                    break
-            assert head is not None
+            if (request := await read_request(stream, conn)) is None:
+                return
+            head, body = request
             method = head.method.decode()
             message = json.loads(body) if body else None
             received.append((method, message and message.get("method")))
