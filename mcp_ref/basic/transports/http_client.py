@@ -68,9 +68,7 @@ _INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 class _Response:
-    def __init__(
-        self, conn: h11.Connection, stream: trio.SocketStream, head: h11.Response, pool: "_Pool | None" = None
-    ) -> None:
+    def __init__(self, conn: h11.Connection, stream: trio.SocketStream, head: h11.Response, pool: "_Pool") -> None:
         self.conn = conn
         self.stream = stream
         self.pool = pool
@@ -102,7 +100,7 @@ class _Response:
         if self.closed:
             return
         self.closed = True
-        if self.pool is not None and self.pool.put(self.stream, self.conn):
+        if self.pool.put(self.stream, self.conn):
             return
         with trio.CancelScope(shield=True):
             await self.stream.aclose()
@@ -177,7 +175,7 @@ class _Sent:
         with trio.CancelScope(shield=True):
             await self.stream.aclose()
         stale = isinstance(exc, trio.BrokenResourceError | ConnectionError | h11.RemoteProtocolError)
-        if self.reused and not answered and stale and not isinstance(exc, _StaleConnection):
+        if self.reused and not answered and stale:
             raise _StaleConnection() from exc
 
 

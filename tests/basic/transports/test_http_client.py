@@ -18,7 +18,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
-from .test_streamable_http import http_server
+from .test_streamable_http import hanging_server, http_server, read_request, tcp_server
 
 # -- a server that answers with JSON only when the handler is done ------------------------------
 
@@ -77,17 +77,7 @@ async def test_json_mode_tool_asking_the_client_does_not_deadlock() -> None:
 @pytest.mark.req("basic/transports#21", "basic/utilities/cancellation#4")
 @pytest.mark.parametrize("json_response", [True, False])
 async def test_a_timed_out_call_returns_and_cancels_the_handler(json_response: bool) -> None:
-    server = Server("hangs")
-    cancelled = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
+    server, _, cancelled = hanging_server()
     async with http_server(server, json_response=json_response) as info, open_http_client(info.url) as client:
         with trio.fail_after(10):
             with pytest.raises(RequestTimeout):
@@ -136,12 +126,8 @@ class CuttingProxy:
 async def proxy_to(url: str) -> AsyncIterator[tuple[str, CuttingProxy]]:
     proxy = CuttingProxy()
     upstream = urlsplit(url)
-    async with trio.open_nursery() as nursery:
-        handler = partial(proxy.handle, upstream_port=upstream.port)
-        listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(partial(proxy.handle, upstream_port=upstream.port)) as port:
         yield f"http://127.0.0.1:{port}{upstream.path}", proxy
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.req("basic/transports#25", "basic/transports#34", "basic/transports#52")
@@ -206,18 +192,10 @@ async def test_a_request_answered_with_202_fails_at_once() -> None:
 
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
-        body = b""
         async with stream:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(65536))
-                elif isinstance(event, h11.Request):
-                    method = event.method
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                elif isinstance(event, h11.EndOfMessage):
-                    break
+            request = await read_request(stream, conn)
+            assert request is not None
+            method, body = request[0].method, request[1]
             message = json.loads(body) if method == b"POST" else {}
             headers = [("content-length", "0")]
             status, payload = (405 if method == b"GET" else 202), b""
@@ -235,14 +213,11 @@ async def test_a_request_answered_with_202_fails_at_once() -> None:
             out += conn.send(h11.EndOfMessage()) or b""
             await stream.send_all(out)
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         async with open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
             with trio.fail_after(10), pytest.raises(MCPError) as failed:
                 await client.call_tool("echo", {"text": "hi"}, timeout=60)
             assert failed.value.message == "HTTP 202: the server accepted the request but will not answer it"
-        nursery.cancel_scope.cancel()
 
 
 # -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
@@ -254,14 +229,9 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
         async with stream:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(65536))
-                elif isinstance(event, h11.Request):
-                    requests.append((event.method.decode(), event.target.decode()))
-                elif isinstance(event, h11.EndOfMessage):
-                    break
+            request = await read_request(stream, conn)
+            assert request is not None
+            requests.append((request[0].method.decode(), request[0].target.decode()))
             if requests[-1][0] == "POST":
                 out = conn.send(h11.Response(status_code=405, headers=[("content-length", "0")])) or b""
                 out += conn.send(h11.EndOfMessage()) or b""
@@ -270,13 +240,10 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
                 out += conn.send(h11.Data(data=encode_sse("http://evil.example/messages", event="endpoint"))) or b""
             await stream.send_all(out)
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         with trio.fail_after(10), pytest.raises(MCPError, match="another origin"):
             async with open_http_client(f"http://127.0.0.1:{port}/sse", http_options={"legacy_fallback": True}):
                 pass
-        nursery.cancel_scope.cancel()
     assert requests == [("POST", "/sse"), ("GET", "/sse")]
 
 
@@ -290,23 +257,19 @@ async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
         async with stream:
-            while not isinstance(event := conn.next_event(), h11.EndOfMessage):
-                if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(65536))
+            request = await read_request(stream, conn)
+            assert request is not None
             headers = [("content-type", "application/json"), ("content-length", str(len(answer)))]
             out = conn.send(h11.Response(status_code=200, headers=headers)) or b""
             await stream.send_all(
                 out + (conn.send(h11.Data(data=answer)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
             )
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         with trio.fail_after(10):
             async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
                 await channel.send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')
                 assert await channel.receive() == answer
-        nursery.cancel_scope.cancel()
 
 
 @pytest.mark.req("basic/transports#63", "basic/transports#64")

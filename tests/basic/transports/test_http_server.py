@@ -17,7 +17,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
-from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, send_request
+from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, hanging_server, send_request
 
 
 class MemoryHttp:
@@ -33,11 +33,19 @@ class MemoryHttp:
         self, method: str, headers: dict[str, str] | None = None, body: Any = None, *, lockstep: bool = False
     ) -> AsyncIterator[Exchange]:
         """One exchange; ``lockstep``: the server's writes wait until the client reads (no buffer)."""
+        async with self.connection(lockstep=lockstep) as client:
+            yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
+
+    def connection(self, *, lockstep: bool = False) -> trio.abc.Stream:
+        """The client's end of a new connection to the server."""
         pair = trio.testing.lockstep_stream_pair if lockstep else trio.testing.memory_stream_pair
         client, server_side = pair()
         self.nursery.start_soon(self.http.handle_connection, server_side)
-        async with client:
-            yield await send_request(client, "127.0.0.1", "/mcp", method, headers, body)
+        return client
+
+    async def open_tcp_stream(self, host: str, port: int, **options: Any) -> trio.abc.Stream:
+        """Stands in for :func:`trio.open_tcp_stream`: every connection reaches this server."""
+        return self.connection()
 
     async def call(self, method: str, headers: dict[str, str] | None = None, body: Any = None) -> tuple[int, list[Any]]:
         """One exchange read to its end: the status and the messages of its body."""
@@ -75,17 +83,7 @@ async def test_a_get_stream_whose_client_vanished_does_not_keep_the_session(auto
 
 @pytest.mark.req("basic/transports#34")
 async def test_a_vanished_post_client_is_found_by_the_keepalive(autojump_clock: Any) -> None:
-    server = Server("forever")
-    cancelled = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
+    server, _, cancelled = hanging_server()
     async with memory_http(server, session_idle_timeout=60, sse_keepalive=5) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
@@ -147,17 +145,7 @@ async def test_a_long_call_keeps_its_history_and_an_evicted_stream_is_gone() -> 
 
 
 async def test_shutdown_grace_runs_out(autojump_clock: Any) -> None:
-    server = Server("stubborn")
-    cancelled = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-        return "never"
-
+    server, _, cancelled = hanging_server()
     async with memory_http(server) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}
@@ -199,28 +187,37 @@ async def test_a_session_that_never_completes_initialization_is_closed(autojump_
         assert set(mem.http.sessions) == {kept["mcp-session-id"]}
 
 
-@pytest.mark.req("basic/transports#34", "basic/transports#52")
-async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
-    server = Server("chatty")
+#: a call of chatty_server's tool, with a progress token
+CHATTY_CALL = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
+}
 
-    go = trio.Event()
+
+def chatty_server(steps: int, go: trio.Event | None = None) -> Server:
+    """A server whose tool ``chatty`` sends ``steps`` progress notifications (once ``go`` is set), then answers."""
+    server = Server("chatty")
 
     @server.tool()
     async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await go.wait()
-        for step in range(50):
+        if go is not None:
+            await go.wait()
+        for step in range(steps):
             await ctx.progress(step)
         return "said it all"
 
+    return server
+
+
+@pytest.mark.req("basic/transports#34", "basic/transports#52")
+async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
+    go = trio.Event()
+    server = chatty_server(50, go)
     async with memory_http(server, max_buffered_events=5) as mem:
         session = await mem.start_session()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
-        }
-        async with mem.exchange("POST", session, call, lockstep=True) as post:
+        async with mem.exchange("POST", session, CHATTY_CALL, lockstep=True) as post:
             (priming,) = await post.events()
             go.set()
             await trio.sleep(5.5)
@@ -238,25 +235,11 @@ async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock
 async def test_resuming_past_what_the_store_kept_is_logged(
     autojump_clock: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    server = Server("chatty")
     go = trio.Event()
-
-    @server.tool()
-    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        await go.wait()
-        for step in range(50):
-            await ctx.progress(step)
-        return "said it all"
-
+    server = chatty_server(50, go)
     async with memory_http(server, max_buffered_events=5, events_per_stream=10) as mem:
         session = await mem.start_session()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
-        }
-        async with mem.exchange("POST", session, call, lockstep=True) as post:
+        async with mem.exchange("POST", session, CHATTY_CALL, lockstep=True) as post:
             (priming,) = await post.events()
             go.set()
             await trio.sleep(60)  # the client reads nothing: dropped, and the tool finishes
@@ -273,23 +256,10 @@ async def test_a_client_that_reads_keeps_up_with_a_tool_sending_in_a_loop(autoju
     # a handler sending progress in a tight loop must let the connection write between
     # its messages: a client reading at full speed is not dropped as too slow (the
     # everything example's progress_emitter lost all but the last 1000 of its events)
-    server = Server("chatty")
-
-    @server.tool()
-    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        for step in range(500):
-            await ctx.progress(step)
-        return "said it all"
-
+    server = chatty_server(500)
     async with memory_http(server, max_buffered_events=20) as mem:
         session = await mem.start_session()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "chatty", "_meta": {"progressToken": "t"}},
-        }
-        async with mem.exchange("POST", session, call) as post:
+        async with mem.exchange("POST", session, CHATTY_CALL) as post:
             messages = [json.loads(e.data) for e in await post.rest() if e.data]
             assert post.complete  # the stream ended normally, not cut off
         assert [m["params"]["progress"] for m in messages[:-1]] == list(range(500))
@@ -314,8 +284,7 @@ def test_a_session_refuses_messages_it_has_no_room_for() -> None:
 
 async def test_a_connection_that_sends_no_request_is_closed_after_read_timeout(autojump_clock: Any) -> None:
     async with memory_http(check_server(), read_timeout=7) as mem:
-        client, server_side = trio.testing.memory_stream_pair()
-        mem.nursery.start_soon(mem.http.handle_connection, server_side)
+        client = mem.connection()
         start = trio.current_time()
         assert await client.receive_some() == b""  # closed, having said nothing
         assert trio.current_time() - start == pytest.approx(7)
@@ -375,9 +344,7 @@ async def test_allowed_hosts_and_origins_on_a_live_server(autojump_clock: Any) -
     async with memory_http(check_server(), **options) as mem:
 
         async def status(headers: dict[str, str]) -> int:
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            async with client:
+            async with mem.connection() as client:
                 return (await send_request(client, headers.pop("host"), "/mcp", "POST", headers, INIT)).status
 
         assert await status({"host": "mcp.example", **ACCEPT_BOTH}) == 200
@@ -401,13 +368,7 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
         return "later"
 
     async with memory_http(server, retry_ms=5000) as mem:
-
-        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            return client
-
-        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
         http_options = {"max_idle_connections": 0, "default_retry_ms": 1}
         async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
             start = trio.current_time()
@@ -444,13 +405,7 @@ async def test_the_stream_of_a_cancelled_call_is_not_polled_for_ever(
             await serve_get(conn, stream, req)
 
         monkeypatch.setitem(mem.http._handlers, "GET", counting_get)
-
-        async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            return client
-
-        monkeypatch.setattr(trio, "open_tcp_stream", connect)
+        monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
         async with open_http_client("http://127.0.0.1:1/mcp", http_options={"max_idle_connections": 0}) as client:
             with trio.move_on_after(1):
                 await client.call_tool("slow", timeout=60)
@@ -482,9 +437,7 @@ async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
         async def connect(host: str, port: int, **options: Any) -> trio.abc.Stream:
             if gone:
                 raise OSError("connection refused")
-            client, server_side = trio.testing.memory_stream_pair()
-            mem.nursery.start_soon(mem.http.handle_connection, server_side)
-            return client
+            return mem.connection()
 
         monkeypatch.setattr(trio, "open_tcp_stream", connect)
         http_options = {"max_idle_connections": 0, "max_reconnects": 2}
@@ -519,15 +472,7 @@ async def test_closing_a_request_stream_in_json_mode_does_not_lose_the_answer(au
 
 
 async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clock: Any) -> None:
-    server = Server("ending")
-    started = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        started.set()
-        await trio.sleep_forever()
-        return "never"
-
+    server, started, _ = hanging_server()
     async with memory_http(server, json_response=True) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}}

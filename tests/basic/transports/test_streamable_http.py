@@ -1,7 +1,7 @@
 """Streamable HTTP: sans-IO pieces, the server's HTTP rules, resumability, and the transport check."""
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -113,6 +113,49 @@ async def http_server(server: Server, **options: Any) -> AsyncIterator[HttpServe
         )
         yield info
         nursery.cancel_scope.cancel()
+
+
+def hanging_server() -> tuple[Server, trio.Event, trio.Event]:
+    """A server whose tool ``hang`` never returns; the events say it started and was cancelled."""
+    server = Server("hangs")
+    started, cancelled = trio.Event(), trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    return server, started, cancelled
+
+
+@asynccontextmanager
+async def tcp_server(handler: Callable[[trio.SocketStream], Awaitable[None]]) -> AsyncIterator[int]:
+    """``handler`` serves each connection made to 127.0.0.1 on the port given."""
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, handler, 0, host="127.0.0.1"))
+        yield listeners[0].socket.getsockname()[1]
+        nursery.cancel_scope.cancel()
+
+
+async def read_request(stream: trio.abc.Stream, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
+    """For a raw test server: the next request on ``conn``, head and body; None when the client closed first."""
+    head, body = None, b""
+    while not isinstance(event := conn.next_event(), h11.EndOfMessage):
+        if event is h11.NEED_DATA:
+            data = await stream.receive_some(65536)
+            if not data:
+                return None
+            conn.receive_data(data)
+        elif isinstance(event, h11.Request):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += bytes(event.data)
+    assert head is not None
+    return head, body
 
 
 async def raw(
@@ -428,15 +471,7 @@ async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer()
 
 @pytest.mark.req("basic/utilities/cancellation#4")
 async def test_a_cancelled_json_request_gets_an_empty_answer() -> None:
-    server = Server("cancelled")
-    started = trio.Event()
-
-    @server.tool()
-    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        started.set()
-        await trio.sleep_forever()
-        return "never"
-
+    server, started, _ = hanging_server()
     async with http_server(server, json_response=True) as info:
         session = await start_session(info.url)
         call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
@@ -782,22 +817,10 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
 
     async def handle(stream: trio.SocketStream) -> None:
         conn = h11.Connection(h11.SERVER)
-        head, body = None, b""
         async with stream:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    data = await stream.receive_some(65536)
-                    if not data:
-                        return
-                    conn.receive_data(data)
-                elif isinstance(event, h11.Request):
-                    head = event
-                elif isinstance(event, h11.Data):
-                    body += bytes(event.data)
-                elif isinstance(event, h11.EndOfMessage):
-                    break
-            assert head is not None
+            if (request := await read_request(stream, conn)) is None:
+                return
+            head, body = request
             method = head.method.decode()
             message = json.loads(body) if body else None
             received.append((method, message and message.get("method")))
@@ -821,9 +844,7 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
             await stream.send_all(out)
             # and close, though the answer promised a kept-alive connection
 
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, handle, 0, host="127.0.0.1"))
-        port = listeners[0].socket.getsockname()[1]
+    async with tcp_server(handle) as port:
         with trio.fail_after(10):
             async with open_http_channel(f"http://127.0.0.1:{port}/mcp") as channel:
                 await channel.send(json.dumps(INIT).encode())
@@ -831,7 +852,6 @@ async def test_client_retries_a_kept_alive_connection_the_server_closed() -> Non
                 for rid in (2, 3):
                     await channel.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": "ping"}).encode())
                     assert json.loads(await channel.receive()) == {"jsonrpc": "2.0", "id": rid, "result": {}}
-        nursery.cancel_scope.cancel()
     posts = [m for verb, m in received if verb == "POST"]
     assert posts == ["initialize", "ping", "ping"]  # each exactly once, none lost
 
