@@ -440,8 +440,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         """
         async with self._restart_lock:
             if self.session_id != expired:
-                return not self._closed  # another task already replaced it
-            if self._closed or self._init_body is None:
+                return not self._ended  # another task replaced it, or failed to and ended the channel
+            if self._ended or self._init_body is None:
                 return False
             version = self.protocol_version
             self.session_id = None
@@ -521,6 +521,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         await self._pool.aclose()
         self._inbox_send.close()
 
+    @property
+    def _ended(self) -> bool:
+        """Closed by us (aclose) or ended by a failure (_fail): nothing more is delivered."""
+        return self._closed or self.close_reason is not None
+
     def _fail(self, reason: str) -> None:
         self.close_reason = reason
         log.warning("HTTP session ended: %s", reason)
@@ -542,7 +547,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 version = msg["result"].get("protocolVersion")
                 self.protocol_version = version if isinstance(version, str) else None
                 self._ready.set()
-            if not self._closed:
+            if not self._ended:
                 # (ASCII escapes: a lone surrogate from the peer stays encodable)
                 data = raw if raw is not None and not batch else json.dumps(msg, separators=(",", ":")).encode()
                 self._inbox_send.send_nowait(data)

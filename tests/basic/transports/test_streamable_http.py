@@ -711,6 +711,30 @@ async def test_no_new_session_possible_ends_the_client_with_session_expired() ->
             await channel.send(b'{"jsonrpc":"2.0","id":99,"method":"ping"}')
 
 
+@pytest.mark.req("basic/transports#62")
+async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_end_closed() -> None:
+    # the first restart fails and ends the channel; the others must see that end, not
+    # post again without a session and then deliver into the closed inbox
+    from mcp_ref.errors import ConnectionClosed
+
+    async with http_server(check_server(), max_sessions=1) as info, open_http_client(info.url) as client:
+        await client.ping()
+        old = client.session.channel.session_id  # type: ignore[attr-defined]
+        assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
+        await start_session(info.url)  # someone else takes the only slot
+        failures: list[BaseException] = []
+
+        async def ping() -> None:
+            with pytest.raises(ConnectionClosed) as info_:
+                await client.ping(timeout=5)
+            failures.append(info_.value)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(ping)
+        assert len(failures) == 3
+
+
 @pytest.mark.req("basic/utilities/tasks#30", "basic/utilities/tasks#12", "basic/utilities/tasks#31")
 async def test_tasks_get_is_answered_with_json() -> None:
     session_headers = None
