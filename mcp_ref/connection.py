@@ -504,7 +504,7 @@ class Connection:
             # [basic/utilities/progress#14] progress stops once the request completed
             raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
         # checked even without a token: a bad value is a bug whether or not it is sent
-        _check_progress(progress, total, req.last_progress)
+        check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
             return None
         params = ProgressNotificationParams(
@@ -529,7 +529,7 @@ class Connection:
             # [basic/utilities/progress#11] no progress once the task is terminal
             raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
         last = self._task_tokens_in[token]
-        _check_progress(progress, total, last)
+        check_progress(progress, total, last)
         params = ProgressNotificationParams(
             meta=meta, progress_token=token, progress=progress, total=total, message=message
         )
@@ -863,7 +863,9 @@ def concise(message: str) -> str:
     return line
 
 
-def _check_progress(progress: Any, total: Any, last: float | None) -> None:
+def check_progress(progress: Any, total: Any, last: float | None) -> None:
+    """LocalProtocolError unless ``progress`` (and ``total``) are finite numbers and
+    ``progress`` is above ``last``."""
     for value in (progress, total):
         if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
             # JSON has no NaN or infinity

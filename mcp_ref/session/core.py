@@ -35,7 +35,7 @@ from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.transports._nursery import block_nursery
 from ..client.elicitation import received_error
-from ..connection import Connection
+from ..connection import Connection, check_progress
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
@@ -253,11 +253,8 @@ class RequestContext:
             raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
         if req.progress_token is None:
             return
-        _check_progress_numbers(progress, total)
-        last = self._last_reported
-        if last is not None and not progress > last:
-            # [basic/utilities/progress#4] checked against what the handler reported, sent or not
-            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        # [basic/utilities/progress#4] checked against what the handler reported, sent or not
+        check_progress(progress, total, self._last_reported)
         interval = session.config.progress_min_interval
         now = trio.current_time()
         sent_at = self._last_progress_sent
@@ -1230,15 +1227,6 @@ class Session:
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()
-
-
-def _check_progress_numbers(progress: Any, total: Any) -> None:
-    """What the engine checks when it sends, for a value held back before it does."""
-    for value in (progress, total):
-        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
-            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
-    if progress is None:
-        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
 
 
 def check_async(what: str, fn: Callable[..., Any]) -> None:
