@@ -509,8 +509,7 @@ class PendingRequest:
             await self._give_up(exc)
             raise
         finally:
-            self.waiting = False
-            session._disarm_timeout(self)
+            self._drop_timeout()
             session._waiters.pop(self.id, None)
 
     async def _time_out(self) -> RequestTimeout:
@@ -535,8 +534,7 @@ class PendingRequest:
         if waiter is not None:
             waiter.put(_Cancelled(reason))
         if not self._waited:
-            self.waiting = False
-            session._disarm_timeout(self)
+            self._drop_timeout()
 
     async def _give_up(self, exc: BaseException) -> None:
         if self.session.connection.outgoing(self.id) is not None:
@@ -818,9 +816,7 @@ class Session:
         if scope is not None and scope.cancelled_caught:
             if self.closed.is_set():
                 # the session ended while the request was still being written (see _close)
-                pending._drop_timeout()
-                self.connection.abandon(rid)
-                self._waiters.pop(rid, None)
+                pending._unsent()
                 raise ConnectionClosed(self.close_reason or "session closed")
             if not pending.handed_over:
                 pending._unsent()
