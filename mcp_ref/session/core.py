@@ -1028,8 +1028,12 @@ class Session:
             await self._send_quietly(data, related)
         finally:
             self._replies -= 1
-            if self._handlers_done is not None and not self._handler_scopes and not self._replies:
-                self._handlers_done.set()
+            self._note_work_done()
+
+    def _note_work_done(self) -> None:
+        """A handler or a reply ended: wake the end-of-input wait (eof_grace) when it was the last."""
+        if self._handlers_done is not None and not self._handler_scopes and not self._replies:
+            self._handlers_done.set()
 
     async def _send_quietly(self, data: bytes, related: RequestId | None = None) -> None:
         """Send a protocol reply; a transport that is gone is the loop's next EOF."""
@@ -1157,8 +1161,7 @@ class Session:
                 await self._send_quietly(data, rid)
         finally:
             self._handler_scopes.pop(rid, None)
-            if self._handlers_done is not None and not self._handler_scopes and not self._replies:
-                self._handlers_done.set()
+            self._note_work_done()
 
     def _error_reply(self, rid: RequestId, exc: Exception) -> bytes | None:
         """One place where handler exceptions become wire errors (DESIGN.md section 4)."""
