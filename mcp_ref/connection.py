@@ -75,7 +75,7 @@ from .schema.tasks import CreateTaskResult
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
 
 #: the revision that introduced task augmentation
-_TASKS_SINCE = "2025-11-25"
+TASKS_SINCE = "2025-11-25"
 
 #: how many cancelled / finished request ids and tokens are remembered to tell
 #: a late message from an unknown one
@@ -641,7 +641,7 @@ class Connection:
                 rid, ErrorCode.INVALID_PARAMS, "Invalid params: params._meta.progressToken: expected string or integer"
             )
         task = False
-        if getattr(params, "task", None) is not None and self.revision >= _TASKS_SINCE:
+        if getattr(params, "task", None) is not None and self.revision >= TASKS_SINCE:
             tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
             # [basic/utilities/tasks#...] without the capability the task metadata is ignored;
             # [basic/lifecycle#14] so it is in a revision without tasks (no CreateTaskResult there)

@@ -24,7 +24,7 @@ import attrs
 import trio
 
 from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
-from ..connection import Connection
+from ..connection import TASKS_SINCE, Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
@@ -64,8 +64,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcp_ref.server")
-#: the first revision with tasks (basic/utilities/tasks)
-TASKS_SINCE = "2025-11-25"
 
 
 class Server:
