@@ -3,7 +3,7 @@
 import datetime
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -666,28 +666,34 @@ async def stuck_client(server: Server, **client_options: Any) -> AsyncIterator[t
         nursery.cancel_scope.cancel()
 
 
+async def two_pings_time_out_behind_a_blocked_send(ping: Callable[..., Awaitable[Any]]) -> None:
+    """Ping with a 10 s timeout while the transport blocks, then with 5 s queued behind it
+    (a session with ``cancel_grace=1``): both raise RequestTimeout, each in its own way."""
+    outcomes: dict[str, tuple[float, str]] = {}
+
+    async def one(name: str, timeout: float) -> None:
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await ping(timeout=timeout)
+        outcomes[name] = (trio.current_time() - start, str(info.value))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "in the transport", 10)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(one, "waiting to be written", 5)
+    # never handed to the transport: dropped at its deadline, nothing to cancel
+    waited, message = outcomes["waiting to be written"]
+    assert waited == pytest.approx(5) and "could not be sent" in message
+    # handed over (the peer might have it): its deadline, then at most the grace for the cancellation
+    waited, message = outcomes["in the transport"]
+    assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+
+
 @pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#22", "basic/utilities/cancellation#1")
 async def test_the_timeout_covers_a_send_that_blocks(autojump_clock: trio.abc.Clock) -> None:
     async with stuck_client(make_server(), config=SessionConfig(cancel_grace=1)) as (client, stuck, rec):
         stuck.stuck = True
-        outcomes: dict[str, tuple[float, str]] = {}
-
-        async def ping(name: str, timeout: float) -> None:
-            start = trio.current_time()
-            with pytest.raises(RequestTimeout) as info:
-                await client.ping(timeout=timeout)
-            outcomes[name] = (trio.current_time() - start, str(info.value))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ping, "in the transport", 10)
-            await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(ping, "waiting to be written", 5)
-        # never handed to the transport: dropped at its deadline, nothing to cancel
-        waited, message = outcomes["waiting to be written"]
-        assert waited == pytest.approx(5) and "could not be sent" in message
-        # handed over (the peer might have it): its deadline, then at most the grace for the cancellation
-        waited, message = outcomes["in the transport"]
-        assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+        await two_pings_time_out_behind_a_blocked_send(client.ping)
         assert stuck.blocked == 0  # every blocked send was stopped
         stuck.unstick()
         await client.ping()  # the session goes on
@@ -808,24 +814,8 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
 
     conn = initialized_client_connection()
     ours, theirs = memory_channel_pair(max_buffer=0)  # nobody reads: every send waits
-    outcomes: dict[str, tuple[float, str]] = {}
-    config = SessionConfig(cancel_grace=1)
-    async with session_scope(conn, ours, config=config) as session:
-
-        async def ping(name: str, timeout: float) -> None:
-            start = trio.current_time()
-            with pytest.raises(RequestTimeout) as info:
-                await session.ping(timeout=timeout)
-            outcomes[name] = (trio.current_time() - start, str(info.value))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ping, "in the transport", 10)
-            await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(ping, "waiting to be written", 5)
-    waited, message = outcomes["waiting to be written"]
-    assert waited == pytest.approx(5) and "could not be sent" in message
-    waited, message = outcomes["in the transport"]
-    assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+    async with session_scope(conn, ours, config=SessionConfig(cancel_grace=1)) as session:
+        await two_pings_time_out_behind_a_blocked_send(session.ping)
 
 
 @pytest.mark.req("basic/lifecycle#17")
