@@ -777,33 +777,10 @@ async def test_concurrent_writes_reach_the_peer_in_the_order_they_were_made(at_o
 
 def initialized_client_connection() -> Any:
     """A client Connection past the handshake (done without I/O)."""
-    from mcp_ref.basic.lifecycle import Role
-    from mcp_ref.connection import Connection
-    from mcp_ref.schema.lifecycle import (
-        ClientCapabilities,
-        Implementation,
-        InitializeRequestParams,
-        InitializeResult,
-    )
+    from ..test_connection import handshake
 
-    conn, server = Connection(Role.CLIENT), Connection(Role.SERVER)
-    rid, data = conn.send_request(
-        "initialize",
-        InitializeRequestParams(
-            protocol_version="2025-11-25",
-            capabilities=ClientCapabilities(),
-            client_info=Implementation(name="c", version="1"),
-        ),
-    )
-    server.receive_message(data)
-    answer = InitializeResult(
-        protocol_version="2025-11-25",
-        capabilities=ServerCapabilities(),
-        server_info=Implementation(name="s", version="1"),
-    )
-    conn.receive_message(server.send_response(rid, answer))
-    conn.send_notification("notifications/initialized")
-    return conn
+    client, _ = handshake(server_caps=ServerCapabilities())
+    return client
 
 
 @pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
