@@ -69,7 +69,7 @@ from ..events import (
 from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId, Result
-from ..server.utilities.logging import LogRateLimiter
+from ..server.utilities.logging import LogRateLimiter, passes
 
 __all__ = [
     "PendingRequest",
@@ -356,13 +356,10 @@ class RequestContext:
         the session's ``log_rate`` limit allows it (server/utilities/logging).
         """
         from ..schema.logging import LoggingMessageNotificationParams
-        from ..server.utilities.logging import check_level, passes
+        from ..server.utilities.logging import check_level
 
         params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
-        if not passes(level, self.session.log_level):
-            return False
-        limiter = self.session.log_limiter
-        if limiter is not None and not limiter.allow(trio.current_time()):
+        if not self.session.log_allowed(level):
             return False
         await self.notify("notifications/message", params)
         return True
@@ -610,6 +607,14 @@ class Session:
         self._timer_wakeup = trio.Event()
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
         self._replies = 0  # replies of the receive loop (ping, errors) not yet written
+
+    def log_allowed(self, level: str) -> bool:
+        """(server side) A log message at ``level`` may go out now: the client's
+        level lets it through and the ``log_rate`` limit allows it (which counts it)."""
+        if not passes(level, self.log_level):
+            return False
+        limiter = self.log_limiter
+        return limiter is None or limiter.allow(trio.current_time())
 
     # -- writing -------------------------------------------------------------------
 
