@@ -846,16 +846,14 @@ async def test_eof_ends_every_write_still_blocked(autojump_clock: trio.abc.Clock
         assert [str(e) for e in outcome] == ["end of stream", "end of stream"]
 
 
-@pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1")
-async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojump_clock: trio.abc.Clock) -> None:
-    # the timer gives up on the request and its answer arrives in the same instant (here made
-    # certain: both are in before result() looks): the answer is returned, and no
-    # cancellation goes out for a request that is finished
+async def a_ping_answered_as_its_deadline_passes(**options: Any) -> None:
+    """A ping (``options`` giving it a 5 s deadline) whose answer is in when the deadline
+    passes: result() returns it, and no cancellation goes out before the next message."""
     from mcp_ref.session.core import session_scope
 
     ours, theirs = memory_channel_pair()
     async with session_scope(initialized_client_connection(), ours) as session:
-        handle = await session.start_request("ping", timeout=5)
+        handle = await session.start_request("ping", **options)
         request = json.loads(await theirs.receive())
         await trio.sleep(5)  # the deadline passes (the timer has given up on it) ...
         await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
@@ -865,29 +863,26 @@ async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojum
         assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
 
 
+@pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1")
+async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojump_clock: trio.abc.Clock) -> None:
+    # the timer gives up on the request and its answer arrives in the same instant (here made
+    # certain: both are in before result() looks): the answer is returned, and no
+    # cancellation goes out for a request that is finished
+    await a_ping_answered_as_its_deadline_passes(timeout=5)
+
+
 @pytest.mark.req("basic/lifecycle#21")
 async def test_an_answer_in_the_instant_the_maximum_passes_is_taken_with_a_progress_callback(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     # with a progress callback the wait runs under a scope ending at the maximum timeout;
     # an answer that arrived by then is returned, not turned into RequestTimeout
-    from mcp_ref.session.core import session_scope
-
     seen: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(progress)
 
-    ours, theirs = memory_channel_pair()
-    async with session_scope(initialized_client_connection(), ours) as session:
-        handle = await session.start_request("ping", progress=on_progress, timeout=60, max_timeout=5)
-        request = json.loads(await theirs.receive())
-        await trio.sleep(5)  # the maximum passes ...
-        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
-        await trio.testing.wait_all_tasks_blocked()  # ... with the answer in
-        assert await handle.result() == Result()
-        await session.notify("notifications/initialized")  # no cancellation went out before it
-        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+    await a_ping_answered_as_its_deadline_passes(progress=on_progress, timeout=60, max_timeout=5)
     assert seen == []
 
 
