@@ -75,7 +75,7 @@ from .schema.tasks import CreateTaskResult
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
 
 #: the revision that introduced task augmentation
-_TASKS_SINCE = "2025-11-25"
+TASKS_SINCE = "2025-11-25"
 
 #: how many cancelled / finished request ids and tokens are remembered to tell
 #: a late message from an unknown one
@@ -504,7 +504,7 @@ class Connection:
             # [basic/utilities/progress#14] progress stops once the request completed
             raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
         # checked even without a token: a bad value is a bug whether or not it is sent
-        _check_progress(progress, total, req.last_progress)
+        check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
             return None
         params = ProgressNotificationParams(
@@ -529,7 +529,7 @@ class Connection:
             # [basic/utilities/progress#11] no progress once the task is terminal
             raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
         last = self._task_tokens_in[token]
-        _check_progress(progress, total, last)
+        check_progress(progress, total, last)
         params = ProgressNotificationParams(
             meta=meta, progress_token=token, progress=progress, total=total, message=message
         )
@@ -641,7 +641,7 @@ class Connection:
                 rid, ErrorCode.INVALID_PARAMS, "Invalid params: params._meta.progressToken: expected string or integer"
             )
         task = False
-        if getattr(params, "task", None) is not None and self.revision >= _TASKS_SINCE:
+        if getattr(params, "task", None) is not None and self.revision >= TASKS_SINCE:
             tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
             # [basic/utilities/tasks#...] without the capability the task metadata is ignored;
             # [basic/lifecycle#14] so it is in a revision without tasks (no CreateTaskResult there)
@@ -863,7 +863,9 @@ def concise(message: str) -> str:
     return line
 
 
-def _check_progress(progress: Any, total: Any, last: float | None) -> None:
+def check_progress(progress: Any, total: Any, last: float | None) -> None:
+    """LocalProtocolError unless ``progress`` (and ``total``) are finite numbers and
+    ``progress`` is above ``last``."""
     for value in (progress, total):
         if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
             # JSON has no NaN or infinity

@@ -193,16 +193,16 @@ def test_a_supported_requested_version_cannot_be_answered_with_another() -> None
     assert wire(server.send_response(rid, same))["result"]["protocolVersion"] == "2025-11-25"
 
 
+def initialize_json(version: str) -> str:
+    """An initialize request (id 0) as a peer writes it, asking for any version string."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    return json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+
+
 @pytest.mark.req("basic/lifecycle#10")
 def test_an_unsupported_requested_version_may_be_answered_with_any_supported_one() -> None:
     server = Connection(Role.SERVER, capabilities=TOOLS)
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
-    }
-    server.receive_message(json.dumps(initialize))
+    server.receive_message(initialize_json("2024-11-05"))
     older = InitializeResult(protocol_version="2025-03-26", capabilities=TOOLS, server_info=SERVER_INFO)
     assert wire(server.send_response(0, older))["result"]["protocolVersion"] == "2025-03-26"
     assert server.protocol_version == "2025-03-26"
@@ -221,13 +221,7 @@ def test_server_answers_an_unknown_version_with_its_latest() -> None:
 @pytest.mark.parametrize("requested", ["2099-01-01", "2024-11-05"])
 def test_pings_before_answering_an_unsupported_version_use_the_version_the_answer_will_carry(requested: str) -> None:
     server = Connection(Role.SERVER, capabilities=TOOLS, supported_versions=("2025-06-18", "2025-03-26"))
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": requested, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
-    }
-    (ev,) = server.receive_message(json.dumps(initialize))
+    (ev,) = server.receive_message(initialize_json(requested))
     assert isinstance(ev, RequestReceived) and server.requested_version == requested
     # a ping pipelined before the answer: it exists in every revision, so it is served
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')

@@ -35,7 +35,7 @@ from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.transports._nursery import block_nursery
 from ..client.elicitation import received_error
-from ..connection import Connection
+from ..connection import Connection, check_progress
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
@@ -69,7 +69,7 @@ from ..events import (
 from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId, Result
-from ..server.utilities.logging import LogRateLimiter
+from ..server.utilities.logging import LogRateLimiter, passes
 
 __all__ = [
     "PendingRequest",
@@ -253,11 +253,8 @@ class RequestContext:
             raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
         if req.progress_token is None:
             return
-        _check_progress_numbers(progress, total)
-        last = self._last_reported
-        if last is not None and not progress > last:
-            # [basic/utilities/progress#4] checked against what the handler reported, sent or not
-            raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        # [basic/utilities/progress#4] checked against what the handler reported, sent or not
+        check_progress(progress, total, self._last_reported)
         interval = session.config.progress_min_interval
         now = trio.current_time()
         sent_at = self._last_progress_sent
@@ -359,13 +356,10 @@ class RequestContext:
         the session's ``log_rate`` limit allows it (server/utilities/logging).
         """
         from ..schema.logging import LoggingMessageNotificationParams
-        from ..server.utilities.logging import check_level, passes
+        from ..server.utilities.logging import check_level
 
         params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
-        if not passes(level, self.session.log_level):
-            return False
-        limiter = self.session.log_limiter
-        if limiter is not None and not limiter.allow(trio.current_time()):
+        if not self.session.log_allowed(level):
             return False
         await self.notify("notifications/message", params)
         return True
@@ -512,8 +506,7 @@ class PendingRequest:
             await self._give_up(exc)
             raise
         finally:
-            self.waiting = False
-            session._disarm_timeout(self)
+            self._drop_timeout()
             session._waiters.pop(self.id, None)
 
     async def _time_out(self) -> RequestTimeout:
@@ -538,8 +531,7 @@ class PendingRequest:
         if waiter is not None:
             waiter.put(_Cancelled(reason))
         if not self._waited:
-            self.waiting = False
-            session._disarm_timeout(self)
+            self._drop_timeout()
 
     async def _give_up(self, exc: BaseException) -> None:
         if self.session.connection.outgoing(self.id) is not None:
@@ -615,6 +607,14 @@ class Session:
         self._timer_wakeup = trio.Event()
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
         self._replies = 0  # replies of the receive loop (ping, errors) not yet written
+
+    def log_allowed(self, level: str) -> bool:
+        """(server side) A log message at ``level`` may go out now: the client's
+        level lets it through and the ``log_rate`` limit allows it (which counts it)."""
+        if not passes(level, self.log_level):
+            return False
+        limiter = self.log_limiter
+        return limiter is None or limiter.allow(trio.current_time())
 
     # -- writing -------------------------------------------------------------------
 
@@ -821,9 +821,7 @@ class Session:
         if scope is not None and scope.cancelled_caught:
             if self.closed.is_set():
                 # the session ended while the request was still being written (see _close)
-                pending._drop_timeout()
-                self.connection.abandon(rid)
-                self._waiters.pop(rid, None)
+                pending._unsent()
                 raise ConnectionClosed(self.close_reason or "session closed")
             if not pending.handed_over:
                 pending._unsent()
@@ -1035,8 +1033,12 @@ class Session:
             await self._send_quietly(data, related)
         finally:
             self._replies -= 1
-            if self._handlers_done is not None and not self._handler_scopes and not self._replies:
-                self._handlers_done.set()
+            self._note_work_done()
+
+    def _note_work_done(self) -> None:
+        """A handler or a reply ended: wake the end-of-input wait (eof_grace) when it was the last."""
+        if self._handlers_done is not None and not self._handler_scopes and not self._replies:
+            self._handlers_done.set()
 
     async def _send_quietly(self, data: bytes, related: RequestId | None = None) -> None:
         """Send a protocol reply; a transport that is gone is the loop's next EOF."""
@@ -1164,8 +1166,7 @@ class Session:
                 await self._send_quietly(data, rid)
         finally:
             self._handler_scopes.pop(rid, None)
-            if self._handlers_done is not None and not self._handler_scopes and not self._replies:
-                self._handlers_done.set()
+            self._note_work_done()
 
     def _error_reply(self, rid: RequestId, exc: Exception) -> bytes | None:
         """One place where handler exceptions become wire errors (DESIGN.md section 4)."""
@@ -1230,15 +1231,6 @@ class Session:
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()
-
-
-def _check_progress_numbers(progress: Any, total: Any) -> None:
-    """What the engine checks when it sends, for a value held back before it does."""
-    for value in (progress, total):
-        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
-            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
-    if progress is None:
-        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
 
 
 def check_async(what: str, fn: Callable[..., Any]) -> None:

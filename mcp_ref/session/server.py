@@ -24,7 +24,7 @@ import attrs
 import trio
 
 from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
-from ..connection import Connection
+from ..connection import TASKS_SINCE, Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
@@ -45,7 +45,7 @@ from ..server.prompts import PromptFunction, PromptRegistry
 from ..server.resources import Completer, ReadFunction, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
 from ..server.utilities.completion import CompletionHandler
-from ..server.utilities.logging import MCPLogHandler, check_level, passes, set_log_level
+from ..server.utilities.logging import MCPLogHandler, check_level, set_log_level
 from .core import (
     NotificationHandler,
     RequestContext,
@@ -64,8 +64,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcp_ref.server")
-#: the first revision with tasks (basic/utilities/tasks)
-TASKS_SINCE = "2025-11-25"
 
 
 class Server:
@@ -443,10 +441,8 @@ class Server:
         targets = [session] if session is not None else list(self.sessions)
         check_encodable(params)  # data with no JSON form raises here, not in every session's writer
         for s in targets:
-            if passes(level, s.log_level):
-                limiter = s.log_limiter
-                if limiter is None or limiter.allow(trio.current_time()):
-                    s.notify_soon("notifications/message", params, checked=True)
+            if s.log_allowed(level):
+                s.notify_soon("notifications/message", params, checked=True)
 
     def logging_handler(self, level: int = logging.NOTSET) -> MCPLogHandler:
         """A ``logging.Handler`` forwarding Python log records to every session.

@@ -3,7 +3,7 @@
 import datetime
 import json
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -666,28 +666,34 @@ async def stuck_client(server: Server, **client_options: Any) -> AsyncIterator[t
         nursery.cancel_scope.cancel()
 
 
+async def two_pings_time_out_behind_a_blocked_send(ping: Callable[..., Awaitable[Any]]) -> None:
+    """Ping with a 10 s timeout while the transport blocks, then with 5 s queued behind it
+    (a session with ``cancel_grace=1``): both raise RequestTimeout, each in its own way."""
+    outcomes: dict[str, tuple[float, str]] = {}
+
+    async def one(name: str, timeout: float) -> None:
+        start = trio.current_time()
+        with pytest.raises(RequestTimeout) as info:
+            await ping(timeout=timeout)
+        outcomes[name] = (trio.current_time() - start, str(info.value))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "in the transport", 10)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(one, "waiting to be written", 5)
+    # never handed to the transport: dropped at its deadline, nothing to cancel
+    waited, message = outcomes["waiting to be written"]
+    assert waited == pytest.approx(5) and "could not be sent" in message
+    # handed over (the peer might have it): its deadline, then at most the grace for the cancellation
+    waited, message = outcomes["in the transport"]
+    assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+
+
 @pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#22", "basic/utilities/cancellation#1")
 async def test_the_timeout_covers_a_send_that_blocks(autojump_clock: trio.abc.Clock) -> None:
     async with stuck_client(make_server(), config=SessionConfig(cancel_grace=1)) as (client, stuck, rec):
         stuck.stuck = True
-        outcomes: dict[str, tuple[float, str]] = {}
-
-        async def ping(name: str, timeout: float) -> None:
-            start = trio.current_time()
-            with pytest.raises(RequestTimeout) as info:
-                await client.ping(timeout=timeout)
-            outcomes[name] = (trio.current_time() - start, str(info.value))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ping, "in the transport", 10)
-            await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(ping, "waiting to be written", 5)
-        # never handed to the transport: dropped at its deadline, nothing to cancel
-        waited, message = outcomes["waiting to be written"]
-        assert waited == pytest.approx(5) and "could not be sent" in message
-        # handed over (the peer might have it): its deadline, then at most the grace for the cancellation
-        waited, message = outcomes["in the transport"]
-        assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+        await two_pings_time_out_behind_a_blocked_send(client.ping)
         assert stuck.blocked == 0  # every blocked send was stopped
         stuck.unstick()
         await client.ping()  # the session goes on
@@ -771,33 +777,10 @@ async def test_concurrent_writes_reach_the_peer_in_the_order_they_were_made(at_o
 
 def initialized_client_connection() -> Any:
     """A client Connection past the handshake (done without I/O)."""
-    from mcp_ref.basic.lifecycle import Role
-    from mcp_ref.connection import Connection
-    from mcp_ref.schema.lifecycle import (
-        ClientCapabilities,
-        Implementation,
-        InitializeRequestParams,
-        InitializeResult,
-    )
+    from ..test_connection import handshake
 
-    conn, server = Connection(Role.CLIENT), Connection(Role.SERVER)
-    rid, data = conn.send_request(
-        "initialize",
-        InitializeRequestParams(
-            protocol_version="2025-11-25",
-            capabilities=ClientCapabilities(),
-            client_info=Implementation(name="c", version="1"),
-        ),
-    )
-    server.receive_message(data)
-    answer = InitializeResult(
-        protocol_version="2025-11-25",
-        capabilities=ServerCapabilities(),
-        server_info=Implementation(name="s", version="1"),
-    )
-    conn.receive_message(server.send_response(rid, answer))
-    conn.send_notification("notifications/initialized")
-    return conn
+    client, _ = handshake(server_caps=ServerCapabilities())
+    return client
 
 
 @pytest.mark.req("basic/lifecycle#17", "basic/utilities/cancellation#1")
@@ -808,24 +791,8 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
 
     conn = initialized_client_connection()
     ours, theirs = memory_channel_pair(max_buffer=0)  # nobody reads: every send waits
-    outcomes: dict[str, tuple[float, str]] = {}
-    config = SessionConfig(cancel_grace=1)
-    async with session_scope(conn, ours, config=config) as session:
-
-        async def ping(name: str, timeout: float) -> None:
-            start = trio.current_time()
-            with pytest.raises(RequestTimeout) as info:
-                await session.ping(timeout=timeout)
-            outcomes[name] = (trio.current_time() - start, str(info.value))
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ping, "in the transport", 10)
-            await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(ping, "waiting to be written", 5)
-    waited, message = outcomes["waiting to be written"]
-    assert waited == pytest.approx(5) and "could not be sent" in message
-    waited, message = outcomes["in the transport"]
-    assert waited == pytest.approx(10 + 1) and "cancellation could not be written within 1s" in message
+    async with session_scope(conn, ours, config=SessionConfig(cancel_grace=1)) as session:
+        await two_pings_time_out_behind_a_blocked_send(session.ping)
 
 
 @pytest.mark.req("basic/lifecycle#17")
@@ -879,16 +846,14 @@ async def test_eof_ends_every_write_still_blocked(autojump_clock: trio.abc.Clock
         assert [str(e) for e in outcome] == ["end of stream", "end of stream"]
 
 
-@pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1")
-async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojump_clock: trio.abc.Clock) -> None:
-    # the timer gives up on the request and its answer arrives in the same instant (here made
-    # certain: both are in before result() looks): the answer is returned, and no
-    # cancellation goes out for a request that is finished
+async def a_ping_answered_as_its_deadline_passes(**options: Any) -> None:
+    """A ping (``options`` giving it a 5 s deadline) whose answer is in when the deadline
+    passes: result() returns it, and no cancellation goes out before the next message."""
     from mcp_ref.session.core import session_scope
 
     ours, theirs = memory_channel_pair()
     async with session_scope(initialized_client_connection(), ours) as session:
-        handle = await session.start_request("ping", timeout=5)
+        handle = await session.start_request("ping", **options)
         request = json.loads(await theirs.receive())
         await trio.sleep(5)  # the deadline passes (the timer has given up on it) ...
         await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
@@ -898,29 +863,26 @@ async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojum
         assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
 
 
+@pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1")
+async def test_an_answer_right_behind_the_timeout_is_taken_not_discarded(autojump_clock: trio.abc.Clock) -> None:
+    # the timer gives up on the request and its answer arrives in the same instant (here made
+    # certain: both are in before result() looks): the answer is returned, and no
+    # cancellation goes out for a request that is finished
+    await a_ping_answered_as_its_deadline_passes(timeout=5)
+
+
 @pytest.mark.req("basic/lifecycle#21")
 async def test_an_answer_in_the_instant_the_maximum_passes_is_taken_with_a_progress_callback(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     # with a progress callback the wait runs under a scope ending at the maximum timeout;
     # an answer that arrived by then is returned, not turned into RequestTimeout
-    from mcp_ref.session.core import session_scope
-
     seen: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append(progress)
 
-    ours, theirs = memory_channel_pair()
-    async with session_scope(initialized_client_connection(), ours) as session:
-        handle = await session.start_request("ping", progress=on_progress, timeout=60, max_timeout=5)
-        request = json.loads(await theirs.receive())
-        await trio.sleep(5)  # the maximum passes ...
-        await theirs.send(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {}}).encode())
-        await trio.testing.wait_all_tasks_blocked()  # ... with the answer in
-        assert await handle.result() == Result()
-        await session.notify("notifications/initialized")  # no cancellation went out before it
-        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+    await a_ping_answered_as_its_deadline_passes(progress=on_progress, timeout=60, max_timeout=5)
     assert seen == []
 
 

@@ -16,8 +16,9 @@ from mcp_ref.session import RequestContext, open_session
 from .test_session import make_server
 
 
-def _init_result(rid: Any, version: str = "2025-11-25") -> bytes:
-    result = {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "raw", "version": "1"}}
+def _init_result(rid: Any, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None) -> bytes:
+    caps = capabilities or {}
+    result = {"protocolVersion": version, "capabilities": caps, "serverInfo": {"name": "raw", "version": "1"}}
     return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
 
 
@@ -175,8 +176,7 @@ async def test_a_task_augmented_request_that_times_out_says_no_cancellation_went
     async def slow_task_server() -> None:
         req = json.loads(await server_end.receive())
         caps = {"tasks": {"requests": {"tools": {"call": {}}}}, "tools": {}}
-        result = {"protocolVersion": "2025-11-25", "capabilities": caps, "serverInfo": {"name": "raw", "version": "1"}}
-        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": result}).encode())
+        await server_end.send(_init_result(req["id"], capabilities=caps))
         async for data in server_end:  # never answers
             got.append(json.loads(data))
 

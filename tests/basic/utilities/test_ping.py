@@ -48,11 +48,11 @@ class Mute(trio.abc.Channel[bytes]):
         await self.inner.aclose()
 
 
-async def _mute_server_pair(nursery: trio.Nursery, server_config: SessionConfig | None = None) -> tuple[Any, Mute]:
-    """A server (with ``server_config``) whose replies can be muted."""
+async def _mute_server_pair(nursery: trio.Nursery) -> tuple[Any, Mute]:
+    """A server whose replies can be muted."""
     client_end, server_end = memory_channel_pair()
     mute = Mute(server_end)
-    await nursery.start(Server("s", config=server_config).serve, mute)
+    await nursery.start(Server("s").serve, mute)
     return client_end, mute
 
 
