@@ -253,9 +253,12 @@ class RequestContext:
             raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
         if req.progress_token is None:
             return
-        # [basic/utilities/progress#4] checked against what the handler reported, sent or not
-        check_progress(progress, total, self._last_reported)
         interval = session.config.progress_min_interval
+        if interval:
+            # [basic/utilities/progress#4] with a rate limit some values are never sent:
+            # check against what the handler reported (without one, every value goes
+            # through the engine's send_progress, which makes this same check)
+            check_progress(progress, total, self._last_reported)
         now = trio.current_time()
         sent_at = self._last_progress_sent
         final = total is not None and progress >= total
