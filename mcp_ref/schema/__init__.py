@@ -24,7 +24,7 @@ from . import (
     tasks,
     tools,
 )
-from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS, install_repr
+from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS, install_model_methods
 from ._converter import converter_for, decode, encode
 from .cancellation import *
 from .completion import *
@@ -65,4 +65,4 @@ __all__ += elicitation.__all__
 __all__ += messages.__all__
 __all__ += legacy.__all__
 
-install_repr(globals())
+install_model_methods(globals())

@@ -10,7 +10,7 @@ from .jsonrpc import NotificationParams, RequestId
 __all__ = ["CancelledNotificationParams", "CancelledNotification"]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CancelledNotificationParams(NotificationParams):
     """``request_id`` is required for non-task requests and unused for tasks."""
 
@@ -20,7 +20,7 @@ class CancelledNotificationParams(NotificationParams):
     reason: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CancelledNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/cancelled"] = "notifications/cancelled"

@@ -23,14 +23,14 @@ __all__ = [
 MAX_COMPLETION_VALUES = 100
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PromptReference:
     type: Literal["ref/prompt"] = "ref/prompt"
     name: str
     title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceTemplateReference:
     """Named ``ResourceReference`` in 2025-03-26."""
 
@@ -38,13 +38,13 @@ class ResourceTemplateReference:
     uri: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CompletionArgument:
     name: str
     value: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class CompletionContext:
     """Values of arguments already resolved."""
@@ -52,14 +52,14 @@ class CompletionContext:
     arguments: dict[str, str] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CompleteRequestParams(RequestParams):
     ref: PromptReference | ResourceTemplateReference
     argument: CompletionArgument
     context: CompletionContext | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CompleteRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["completion/complete"] = "completion/complete"
@@ -67,13 +67,13 @@ class CompleteRequest:
     params: CompleteRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Completion:
     values: list[str]
     total: int | None = None
     has_more: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CompleteResult(Result):
     completion: Completion

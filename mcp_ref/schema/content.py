@@ -37,7 +37,7 @@ __all__ = [
 Role = Literal["user", "assistant"]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Annotations:
     """Hints for clients: who the data is for, how important (0..1), when it changed."""
 
@@ -46,7 +46,7 @@ class Annotations:
     last_modified: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class TextContent:
     type: Literal["text"] = "text"
     text: str
@@ -54,7 +54,7 @@ class TextContent:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ImageContent:
     """``data`` is base64 (kept as the string the peer sent)."""
 
@@ -65,7 +65,7 @@ class ImageContent:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class AudioContent:
     """``data`` is base64 (kept as the string the peer sent)."""
 
@@ -76,7 +76,7 @@ class AudioContent:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceContents:
     """What ``resources/read`` returns for one URI; see the two subclasses."""
 
@@ -85,19 +85,19 @@ class ResourceContents:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class TextResourceContents(ResourceContents):
     text: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class BlobResourceContents(ResourceContents):
     """``blob`` is base64."""
 
     blob: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class ResourceLink:
     """A resource the server can read, named in a result (not embedded)."""
@@ -114,7 +114,7 @@ class ResourceLink:
     meta: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class EmbeddedResource:
     type: Literal["resource"] = "resource"
     resource: TextResourceContents | BlobResourceContents
@@ -126,7 +126,7 @@ class EmbeddedResource:
 ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ToolUseContent:
     """(sampling) The model asks to call a tool; ``meta`` must be kept when sent back."""
@@ -138,7 +138,7 @@ class ToolUseContent:
     meta: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ToolResultContent:
     """(sampling) The result of a tool use, matched by ``tool_use_id``."""

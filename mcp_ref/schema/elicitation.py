@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class StringSchema:
     type: Literal["string"] = "string"
@@ -63,7 +63,7 @@ class StringSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class NumberSchema:
     type: Literal["number", "integer"]
@@ -75,7 +75,7 @@ class NumberSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class BooleanSchema:
     type: Literal["boolean"] = "boolean"
@@ -85,7 +85,7 @@ class BooleanSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class EnumOption:
     """One titled choice: ``const`` is the value, ``title`` what people see."""
@@ -95,7 +95,7 @@ class EnumOption:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class UntitledSingleSelectEnumSchema:
     """Named in 2025-11-25; the same JSON is a 2025-06-18 ``EnumSchema`` without
@@ -109,7 +109,7 @@ class UntitledSingleSelectEnumSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class TitledSingleSelectEnumSchema:
     type: Literal["string"] = "string"
@@ -120,7 +120,7 @@ class TitledSingleSelectEnumSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class StringEnumItems:
     type: Literal["string"] = "string"
@@ -128,14 +128,14 @@ class StringEnumItems:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class TitledEnumItems:
     any_of: list[EnumOption]
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class UntitledMultiSelectEnumSchema:
     type: Literal["array"] = "array"
@@ -148,7 +148,7 @@ class UntitledMultiSelectEnumSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class TitledMultiSelectEnumSchema:
     type: Literal["array"] = "array"
@@ -161,7 +161,7 @@ class TitledMultiSelectEnumSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class LegacyTitledEnumSchema:
     """The 2025-06-18 ``EnumSchema`` (``enumNames`` is deprecated in 2025-11-25)."""
@@ -250,7 +250,7 @@ discriminate(SingleSelectEnumSchema, _choose_single, key="type")
 discriminate(MultiSelectEnumSchema, _choose_multi, key="type")
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class ElicitationRequestedSchema:
     """A flat object schema of primitive properties."""
@@ -262,7 +262,7 @@ class ElicitationRequestedSchema:
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class ElicitRequestFormParams(TaskAugmentedRequestParams):
     """Form mode; ``mode`` may be omitted (form is the default)."""
@@ -272,7 +272,7 @@ class ElicitRequestFormParams(TaskAugmentedRequestParams):
     mode: Literal["form"] | None = field(default=None, metadata=NEW_IN_2025_11_25)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ElicitRequestURLParams(TaskAugmentedRequestParams):
     """URL mode: the user completes the interaction out of band at ``url``.
@@ -289,7 +289,7 @@ class ElicitRequestURLParams(TaskAugmentedRequestParams):
 ElicitRequestParams = ElicitRequestURLParams | ElicitRequestFormParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class ElicitRequest:
     jsonrpc: Literal["2.0"] = "2.0"
@@ -304,7 +304,7 @@ class ElicitRequest:
 ElicitContentValue = str | int | float | bool | list[str]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class ElicitResult(Result):
     action: Literal["accept", "decline", "cancel"]
@@ -314,7 +314,7 @@ class ElicitResult(Result):
     )
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ElicitationCompleteNotificationParams(NotificationParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
@@ -322,7 +322,7 @@ class ElicitationCompleteNotificationParams(NotificationParams):
     elicitation_id: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ElicitationCompleteNotification:
     jsonrpc: Literal["2.0"] = "2.0"
@@ -330,14 +330,14 @@ class ElicitationCompleteNotification:
     params: ElicitationCompleteNotificationParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class URLElicitationRequiredErrorData:
     elicitations: list[ElicitRequestURLParams]
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class URLElicitationRequiredErrorDetail:
     """The ``error`` member: code -32042 and the elicitations to complete."""
@@ -347,7 +347,7 @@ class URLElicitationRequiredErrorDetail:
     data: URLElicitationRequiredErrorData
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class URLElicitationRequiredError:
     jsonrpc: Literal["2.0"] = "2.0"

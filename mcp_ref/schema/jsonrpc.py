@@ -50,7 +50,7 @@ def _request_meta(instance: Any, attribute: Any, value: Any) -> None:
             raise FieldValueError("_meta.progressToken", "expected string or integer")
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class RequestParams:
     """Params every request may carry.
 
@@ -61,12 +61,12 @@ class RequestParams:
     meta: dict[str, Any] | None = field(default=None, validator=_request_meta)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class NotificationParams:
     meta: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Request:
     """A request with untyped params (``schema.ts`` ``Request``)."""
 
@@ -74,13 +74,13 @@ class Request:
     params: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Notification:
     method: str
     params: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Result:
     """Base of every result. Open: unknown keys are kept in ``extra`` and re-emitted."""
 
@@ -92,7 +92,7 @@ class Result:
 EmptyResult = Result
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Error:
     """The ``error`` member of an error response.
 
@@ -105,7 +105,7 @@ class Error:
     data: Any = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class JSONRPCRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     id: RequestId
@@ -113,14 +113,14 @@ class JSONRPCRequest:
     params: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class JSONRPCNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: str
     params: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class JSONRPCResultResponse:
     """A successful response (named ``JSONRPCResponse`` in 2025-06-18 and earlier)."""
 
@@ -129,7 +129,7 @@ class JSONRPCResultResponse:
     result: Result
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class JSONRPCErrorResponse:
     """An error response (``JSONRPCError`` before 2025-11-25).
 

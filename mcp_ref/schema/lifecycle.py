@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class Icon:
     src: str
@@ -47,13 +47,13 @@ class Icon:
     theme: Literal["light", "dark"] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class Icons:
     icons: list[Icon] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class BaseMetadata:
     """``name`` for programs; ``title`` for people (falls back to ``name``)."""
@@ -62,7 +62,7 @@ class BaseMetadata:
     title: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Implementation:
     name: str
     version: str
@@ -75,18 +75,18 @@ class Implementation:
 # -- client capabilities -------------------------------------------------------
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class RootsCapability:
     list_changed: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class SamplingCapability:
     context: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_11_25)
     tools: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_11_25)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
 class ElicitationCapability:
     """An empty object means form mode only (client/elicitation#capabilities)."""
@@ -95,26 +95,26 @@ class ElicitationCapability:
     url: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_11_25)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ClientTaskSamplingRequests:
     create_message: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ClientTaskElicitationRequests:
     create: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ClientTaskRequestsCapability:
     sampling: ClientTaskSamplingRequests | None = None
     elicitation: ClientTaskElicitationRequests | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ClientTasksCapability:
     list: dict[str, Any] | None = None
@@ -122,7 +122,7 @@ class ClientTasksCapability:
     requests: ClientTaskRequestsCapability | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ClientCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
@@ -135,32 +135,32 @@ class ClientCapabilities:
 # -- server capabilities -------------------------------------------------------
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListChangedCapability:
     """``prompts`` and ``tools`` capabilities."""
 
     list_changed: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourcesCapability:
     subscribe: bool | None = None
     list_changed: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ServerTaskToolsRequests:
     call: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ServerTaskRequestsCapability:
     tools: ServerTaskToolsRequests | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ServerTasksCapability:
     list: dict[str, Any] | None = None
@@ -168,7 +168,7 @@ class ServerTasksCapability:
     requests: ServerTaskRequestsCapability | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ServerCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None
@@ -183,14 +183,14 @@ class ServerCapabilities:
 # -- messages ------------------------------------------------------------------
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class InitializeRequestParams(RequestParams):
     protocol_version: str
     capabilities: ClientCapabilities
     client_info: Implementation
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class InitializeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["initialize"] = "initialize"
@@ -198,7 +198,7 @@ class InitializeRequest:
     params: InitializeRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class InitializeResult(Result):
     protocol_version: str
     capabilities: ServerCapabilities
@@ -206,7 +206,7 @@ class InitializeResult(Result):
     instructions: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class InitializedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"] = "notifications/initialized"

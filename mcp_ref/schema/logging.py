@@ -20,12 +20,12 @@ LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical"
 LOGGING_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class SetLevelRequestParams(RequestParams):
     level: LoggingLevel
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class SetLevelRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["logging/setLevel"] = "logging/setLevel"
@@ -33,7 +33,7 @@ class SetLevelRequest:
     params: SetLevelRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class LoggingMessageNotificationParams(NotificationParams):
     """``data`` is any JSON value."""
 
@@ -42,7 +42,7 @@ class LoggingMessageNotificationParams(NotificationParams):
     logger: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class LoggingMessageNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/message"] = "notifications/message"

@@ -9,12 +9,12 @@ from .jsonrpc import Cursor, RequestId, RequestParams, Result
 __all__ = ["PaginatedRequestParams", "PaginatedRequest", "PaginatedResult"]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PaginatedRequestParams(RequestParams):
     cursor: Cursor | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PaginatedRequest:
     """Any paginated list request (the concrete ones fix ``method``)."""
 
@@ -24,6 +24,6 @@ class PaginatedRequest:
     params: PaginatedRequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PaginatedResult(Result):
     next_cursor: Cursor | None = None

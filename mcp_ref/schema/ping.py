@@ -9,7 +9,7 @@ from .jsonrpc import RequestId, RequestParams
 __all__ = ["PingRequest"]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PingRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["ping"] = "ping"

@@ -9,7 +9,7 @@ from .jsonrpc import NotificationParams, ProgressToken
 __all__ = ["ProgressNotificationParams", "ProgressNotification"]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ProgressNotificationParams(NotificationParams):
     progress_token: ProgressToken
     progress: float
@@ -17,7 +17,7 @@ class ProgressNotificationParams(NotificationParams):
     message: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ProgressNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/progress"] = "notifications/progress"

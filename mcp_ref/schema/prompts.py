@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PromptArgument:
     name: str
     title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
@@ -31,7 +31,7 @@ class PromptArgument:
     required: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Prompt:
     name: str
     title: str | None = field(default=None, metadata=NEW_IN_2025_06_18)
@@ -41,13 +41,13 @@ class Prompt:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PromptMessage:
     role: Role
     content: ContentBlock
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListPromptsRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/list"] = "prompts/list"
@@ -55,18 +55,18 @@ class ListPromptsRequest:
     params: PaginatedRequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListPromptsResult(PaginatedResult):
     prompts: list[Prompt]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class GetPromptRequestParams(RequestParams):
     name: str
     arguments: dict[str, str] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class GetPromptRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/get"] = "prompts/get"
@@ -74,13 +74,13 @@ class GetPromptRequest:
     params: GetPromptRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class GetPromptResult(Result):
     messages: list[PromptMessage]
     description: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class PromptListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"

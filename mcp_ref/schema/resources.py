@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Resource:
     uri: str
     name: str
@@ -44,7 +44,7 @@ class Resource:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceTemplate:
     uri_template: str
     name: str
@@ -56,7 +56,7 @@ class ResourceTemplate:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListResourcesRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/list"] = "resources/list"
@@ -64,12 +64,12 @@ class ListResourcesRequest:
     params: PaginatedRequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListResourcesResult(PaginatedResult):
     resources: list[Resource]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListResourceTemplatesRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/templates/list"] = "resources/templates/list"
@@ -77,24 +77,24 @@ class ListResourceTemplatesRequest:
     params: PaginatedRequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListResourceTemplatesResult(PaginatedResult):
     resource_templates: list[ResourceTemplate]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceRequestParams(RequestParams):
     """Params of every request about one resource."""
 
     uri: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceRequestParams(ResourceRequestParams):
     pass
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/read"] = "resources/read"
@@ -102,24 +102,24 @@ class ReadResourceRequest:
     params: ReadResourceRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceResult(Result):
     contents: list[TextResourceContents | BlobResourceContents]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
     params: NotificationParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class SubscribeRequestParams(ResourceRequestParams):
     pass
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class SubscribeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/subscribe"] = "resources/subscribe"
@@ -127,12 +127,12 @@ class SubscribeRequest:
     params: SubscribeRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class UnsubscribeRequestParams(ResourceRequestParams):
     pass
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class UnsubscribeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
@@ -140,12 +140,12 @@ class UnsubscribeRequest:
     params: UnsubscribeRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceUpdatedNotificationParams(NotificationParams):
     uri: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ResourceUpdatedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/updated"] = "notifications/resources/updated"

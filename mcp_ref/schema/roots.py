@@ -10,7 +10,7 @@ from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 __all__ = ["Root", "ListRootsRequest", "ListRootsResult", "RootsListChangedNotification"]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Root:
     """``uri`` is a ``file://`` URI in this revision (client/roots#root)."""
 
@@ -19,7 +19,7 @@ class Root:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListRootsRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["roots/list"] = "roots/list"
@@ -27,12 +27,12 @@ class ListRootsRequest:
     params: RequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListRootsResult(Result):
     roots: list[Root]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class RootsListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"

@@ -33,19 +33,19 @@ SamplingContent = (
 _OLDER_SAMPLING_CONTENT = older_type("2025-11-25", TextContent | ImageContent | AudioContent)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class SamplingMessage:
     role: Role
     content: SamplingContent = field(metadata=_OLDER_SAMPLING_CONTENT)
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_11_25)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ModelHint:
     name: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ModelPreferences:
     """Priorities are numbers from 0 to 1."""
 
@@ -55,13 +55,13 @@ class ModelPreferences:
     intelligence_priority: float | None = field(default=None, validator=in_unit_interval, metadata=UNIT_INTERVAL)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ToolChoice:
     mode: Literal["auto", "required", "none"] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CreateMessageRequestParams(TaskAugmentedRequestParams):
     messages: list[SamplingMessage]
     max_tokens: int
@@ -76,7 +76,7 @@ class CreateMessageRequestParams(TaskAugmentedRequestParams):
     tool_choice: ToolChoice | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CreateMessageRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
@@ -84,7 +84,7 @@ class CreateMessageRequest:
     params: CreateMessageRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CreateMessageResult(Result):
     """``stop_reason`` is an open string ("endTurn", "stopSequence", "maxTokens", "toolUse", ...)."""
 

@@ -38,7 +38,7 @@ TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "cancelled
 RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task"
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class TaskMetadata:
     """What a requestor asks for when augmenting a request with a task."""
@@ -46,19 +46,19 @@ class TaskMetadata:
     ttl: int | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class RelatedTaskMetadata:
     task_id: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class TaskAugmentedRequestParams(RequestParams):
     # a task-augmented request expects a CreateTaskResult: never silently a plain request
     task: TaskMetadata | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class Task:
     """``ttl`` is required and nullable: null means unlimited retention."""
@@ -72,13 +72,13 @@ class Task:
     poll_interval: int | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class CreateTaskResult(Result):
     task: Task
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class GetTaskRequestParams(RequestParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
@@ -86,7 +86,7 @@ class GetTaskRequestParams(RequestParams):
     task_id: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class GetTaskRequest:
     jsonrpc: Literal["2.0"] = "2.0"
@@ -95,7 +95,7 @@ class GetTaskRequest:
     params: GetTaskRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class GetTaskResult(Result):
     """Result & Task."""
@@ -109,7 +109,7 @@ class GetTaskResult(Result):
     poll_interval: int | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class GetTaskPayloadRequestParams(RequestParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
@@ -117,7 +117,7 @@ class GetTaskPayloadRequestParams(RequestParams):
     task_id: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class GetTaskPayloadRequest:
     jsonrpc: Literal["2.0"] = "2.0"
@@ -126,7 +126,7 @@ class GetTaskPayloadRequest:
     params: GetTaskPayloadRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class GetTaskPayloadResult(Result):
     """The underlying request's result; its shape depends on that request.
@@ -135,7 +135,7 @@ class GetTaskPayloadResult(Result):
     """
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class CancelTaskRequestParams(RequestParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
@@ -143,7 +143,7 @@ class CancelTaskRequestParams(RequestParams):
     task_id: str
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class CancelTaskRequest:
     jsonrpc: Literal["2.0"] = "2.0"
@@ -152,7 +152,7 @@ class CancelTaskRequest:
     params: CancelTaskRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class CancelTaskResult(Result):
     """Result & Task."""
@@ -166,7 +166,7 @@ class CancelTaskResult(Result):
     poll_interval: int | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ListTasksRequest:
     jsonrpc: Literal["2.0"] = "2.0"
@@ -175,13 +175,13 @@ class ListTasksRequest:
     params: PaginatedRequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ListTasksResult(PaginatedResult):
     tasks: list[Task]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class TaskStatusNotificationParams(NotificationParams):
     """NotificationParams & Task."""
@@ -195,7 +195,7 @@ class TaskStatusNotificationParams(NotificationParams):
     poll_interval: int | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class TaskStatusNotification:
     jsonrpc: Literal["2.0"] = "2.0"

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ToolAnnotations:
     """Hints about a tool's behaviour; untrusted unless the server is (server/tools#tool-annotations)."""
 
@@ -35,7 +35,7 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
 class ToolExecution:
     task_support: Literal["forbidden", "optional", "required"] | None = None
@@ -82,7 +82,7 @@ def _object_schema_problem(value: Any) -> tuple[str, str] | None:
     return None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class Tool:
     """A tool the server offers.
 
@@ -101,7 +101,7 @@ class Tool:
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListToolsRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/list"] = "tools/list"
@@ -109,18 +109,18 @@ class ListToolsRequest:
     params: PaginatedRequestParams | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ListToolsResult(PaginatedResult):
     tools: list[Tool]
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CallToolRequestParams(TaskAugmentedRequestParams):
     name: str
     arguments: dict[str, Any] | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CallToolRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tools/call"] = "tools/call"
@@ -128,14 +128,14 @@ class CallToolRequest:
     params: CallToolRequestParams
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class CallToolResult(Result):
     content: list[ContentBlock]
     structured_content: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
     is_error: bool | None = None
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True, repr=False, eq=False)
 class ToolListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"

@@ -1,11 +1,14 @@
-"""The shared repr of the model classes prints what attrs would generate."""
+"""The shared repr, eq and hash of the model classes behave as the ones attrs would generate."""
 
+import functools
+import math
 import sys
 
 import attrs
+import pytest
 
 import mcp_ref.schema as schema
-from mcp_ref.schema import CallToolResult, TextContent
+from mcp_ref.schema import CallToolResult, ImageContent, ProgressNotificationParams, TextContent, Tool
 
 
 def _model_classes() -> list[type]:
@@ -33,3 +36,71 @@ def test_repr_matches_what_attrs_generates() -> None:
     twin = generated(**{a.name: getattr(value, a.name) for a in attrs.fields(CallToolResult)})
     assert repr(value) == repr(twin)
     assert repr(schema.TextContent(text="a")) == "TextContent(type='text', text='a', annotations=None, meta=None)"
+
+
+def test_every_model_class_compares_and_hashes_by_value() -> None:
+    classes = _model_classes()
+    assert [c.__name__ for c in classes if c.__eq__ is object.__eq__ or c.__hash__ is object.__hash__] == []
+
+
+@functools.cache
+def _generated(cls: type) -> type:
+    """A class with the fields of ``cls`` where attrs generates eq and hash itself."""
+    return attrs.make_class(cls.__name__, {a.name: attrs.field(default=None) for a in attrs.fields(cls)}, frozen=True)
+
+
+def _attrs_twin(value: object) -> object:
+    cls = type(value)
+    return _generated(cls)(**{a.name: getattr(value, a.name) for a in attrs.fields(cls)})
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (TextContent(text="x"), TextContent(text="x")),
+        (TextContent(text="x"), TextContent(text="y")),
+        (TextContent(text="x", meta={"k": 1}), TextContent(text="x", meta={"k": 1})),
+        (
+            ProgressNotificationParams(progress_token=1, progress=0.5),
+            ProgressNotificationParams(progress_token=1, progress=0.5),
+        ),
+        (
+            ProgressNotificationParams(progress_token=1, progress=0.5),
+            ProgressNotificationParams(progress_token="1", progress=0.5),
+        ),
+        (
+            CallToolResult(content=[TextContent(text="x")]),
+            CallToolResult(content=[TextContent(text="x")], is_error=True),
+        ),
+    ],
+)
+def test_eq_and_hash_agree_with_what_attrs_generates(a: object, b: object) -> None:
+    twin_a, twin_b = _attrs_twin(a), _attrs_twin(b)
+    assert (a == b) is (twin_a == twin_b)
+    assert (a != b) is (twin_a != twin_b)
+    try:
+        hash(twin_a)
+    except TypeError:
+        # a dict or list field: unhashable with attrs too
+        with pytest.raises(TypeError):
+            hash(a)
+    else:
+        if a == b:
+            assert hash(a) == hash(b)
+
+
+def test_eq_needs_the_same_class_and_compares_field_by_field() -> None:
+    # the same field values on two different classes are not equal
+    image = ImageContent(data="AAAA", mime_type="image/png")
+    assert TextContent(text="x") != image
+    assert TextContent(text="x") != "x"
+    assert (TextContent(text="x") == object()) is False
+    nan = math.nan
+    a = ProgressNotificationParams(progress_token=1, progress=nan)
+    # field by field with ==, as attrs does: not even the same NaN object equals itself
+    assert a != ProgressNotificationParams(progress_token=1, progress=nan)
+    assert _attrs_twin(a) != _attrs_twin(ProgressNotificationParams(progress_token=1, progress=nan))
+    tool = Tool(name="t", input_schema={"type": "object"})
+    assert tool == Tool(name="t", input_schema={"type": "object"})
+    assert tool != Tool(name="u", input_schema={"type": "object"})
+    assert len({TextContent(text="x"), TextContent(text="x"), TextContent(text="y")}) == 2
