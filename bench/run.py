@@ -1,7 +1,7 @@
 """``make bench``: every workload, every implementation, several fresh processes.
 
     python bench/run.py                 # full run (5 rounds)
-    python bench/run.py --quick         # smaller sizes, 3 rounds (~2-3 minutes)
+    python bench/run.py --quick         # smaller sizes, 3 rounds (under 2 minutes)
     python bench/run.py --only W1,W5 --runs 3 --impl mcp_ref,floor
 
 Each (workload, implementation) pair runs in a new interpreter
