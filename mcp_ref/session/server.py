@@ -513,12 +513,13 @@ class Server:
 
         Ctrl-C (SIGINT) ends the process quietly with exit status 130.
         """
+        interrupted = False
         try:
             trio.run(lambda: self.serve_stdio(**options))
-        except (KeyboardInterrupt, BaseExceptionGroup) as exc:
-            if isinstance(exc, BaseExceptionGroup) and exc.split(KeyboardInterrupt)[1] is not None:
-                raise  # something else failed too: show it
-            raise SystemExit(130) from None
+        except* KeyboardInterrupt:
+            interrupted = True  # anything else that failed with it is still raised
+        if interrupted:
+            raise SystemExit(130)
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
         return dict(self._notification_handlers)
