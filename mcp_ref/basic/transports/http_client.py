@@ -641,12 +641,13 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         decoder.drop_partial()
 
     async def _read_sse(self, first: _Response, pending: set[str]) -> None:
-        for key in pending:
+        keys = list(pending)  # (answered ones leave pending as they come)
+        for key in keys:
             self._awaited[key] = pending
         try:
             await self._follow_sse(first, pending)
         finally:
-            for key in pending:
+            for key in keys:
                 if self._awaited.get(key) is pending:
                     del self._awaited[key]
 
@@ -665,10 +666,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                         payload = json.loads(event.data)
                         for msg in payload if isinstance(payload, list) else [payload]:
                             if isinstance(msg, dict) and "method" not in msg:
-                                key = json.dumps(msg.get("id"))
-                                pending.discard(key)
-                                if self._awaited.get(key) is pending:
-                                    del self._awaited[key]
+                                pending.discard(json.dumps(msg.get("id")))
                         self._deliver(payload, event.data.encode())
                 await response.aclose()
             if not pending or self._closed:
