@@ -795,6 +795,29 @@ async def test_a_request_behind_a_full_memory_channel_is_not_handed_over(autojum
         await two_pings_time_out_behind_a_blocked_send(session.ping)
 
 
+async def sends_ended_by_eof(
+    theirs: trio.abc.Channel[bytes], *sends: Callable[[], Awaitable[Any]]
+) -> list[tuple[float, str]]:
+    """Start ``sends`` on a session whose peer never reads, and once they block, end the
+    peer's output: each must raise ConnectionClosed. Returns (seconds after the EOF, message)."""
+    outcome: list[tuple[float, str]] = []
+
+    async def one(send: Callable[[], Awaitable[Any]]) -> None:
+        with pytest.raises(ConnectionClosed) as info:
+            await send()
+        outcome.append((trio.current_time() - eof_at, str(info.value)))
+
+    eof_at = math.inf
+    with trio.fail_after(60):  # (without the fix it waits forever)
+        async with trio.open_nursery() as nursery:
+            for send in sends:
+                nursery.start_soon(one, send)
+            await trio.testing.wait_all_tasks_blocked()
+            eof_at = trio.current_time()
+            await theirs.send_eof()
+    return outcome
+
+
 @pytest.mark.req("basic/lifecycle#17")
 async def test_eof_stops_a_request_stuck_in_its_first_send(autojump_clock: trio.abc.Clock) -> None:
     # the peer ends its output but never reads ours: a request blocked in its send ends with
@@ -803,21 +826,9 @@ async def test_eof_stops_a_request_stuck_in_its_first_send(autojump_clock: trio.
 
     ours, theirs = memory_channel_pair(max_buffer=0)
     async with session_scope(initialized_client_connection(), ours) as session:
-        outcome: list[BaseException] = []
-
-        async def ping() -> None:
-            with pytest.raises(ConnectionClosed) as info:
-                await session.ping(timeout=5)
-            outcome.append(info.value)
-
-        with trio.fail_after(60):  # (without the fix it waits forever)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(ping)
-                await trio.testing.wait_all_tasks_blocked()
-                start = trio.current_time()
-                await theirs.send_eof()
-        assert trio.current_time() == start  # at the EOF, not at the request's deadline
-        assert "end of stream" in str(outcome[0])
+        [(after_eof, message)] = await sends_ended_by_eof(theirs, lambda: session.ping(timeout=5))
+        assert after_eof == 0  # at the EOF, not at the request's deadline
+        assert "end of stream" in message
         with pytest.raises(ConnectionClosed):
             await session.ping()
 
@@ -830,20 +841,13 @@ async def test_eof_ends_every_write_still_blocked(autojump_clock: trio.abc.Clock
 
     ours, theirs = memory_channel_pair(max_buffer=0)
     async with session_scope(initialized_client_connection(), ours) as session:
-        outcome: list[BaseException] = []
 
-        async def notify() -> None:
-            with pytest.raises(ConnectionClosed) as info:
-                await session.notify("notifications/initialized")
-            outcome.append(info.value)
+        def notify() -> Awaitable[None]:
+            return session.notify("notifications/initialized")
 
-        with trio.fail_after(60):  # (without the fix it waits forever)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(notify)
-                nursery.start_soon(notify)  # one in the transport, one waiting for the write lock
-                await trio.testing.wait_all_tasks_blocked()
-                await theirs.send_eof()
-        assert [str(e) for e in outcome] == ["end of stream", "end of stream"]
+        # one in the transport, one waiting for the write lock
+        outcome = await sends_ended_by_eof(theirs, notify, notify)
+        assert [message for _, message in outcome] == ["end of stream", "end of stream"]
 
 
 async def a_ping_answered_as_its_deadline_passes(**options: Any) -> None:
