@@ -100,3 +100,31 @@ def test_ratios_are_medians_of_same_round_ratios() -> None:
     text = report(aggregate(raw), info)
     assert "| W1 sequential tools/call, in memory | p50_us | 20.0 | 20.0 | skipped | 1.50 | - |" in text
     assert "W1 sequential calls, memory (p50): 1.50x (goal <= 1.5x) -- met" in text
+
+
+def test_model_cost_compares_like_with_like() -> None:
+    """bench.model_cost times the model's work against the floor's dicts: the
+    model's objects must encode to exactly those dicts and decode back to
+    equal objects, or the bound in bench/README.md compares different work."""
+    from bench.model_cost import statements
+    from mcp_ref.basic.jsonrpc import dumps, loads
+
+    env, groups = statements()
+    built = {
+        group: {label: eval(stmt, env) for label, stmt in rows.items()}  # the statements bench.model_cost times
+        for group, rows in groups.items()
+    }
+    w1, w4 = built["W1 model"], built["W4 model"]
+    floor_request, floor_response = built["W1 floor"].values()
+    (floor_note,) = built["W4 floor"].values()
+    assert w1["client unstructures it"] == floor_request
+    assert w1["server unstructures it"] == floor_response
+    assert w4["server unstructures it"] == floor_note
+    assert w1["client builds the request"] == env["request"]
+    assert w1["server decodes it"] == env["request"]
+    assert w1["server builds the response"] == env["response"]
+    assert w1["client decodes the result"] == env["response"].result
+    assert w4["server builds the notification"] == w4["client decodes it"] == env["note"]
+    # the decoded values are what a peer would send: the JSON text of the floor's dicts
+    assert env["request_value"] == loads(dumps(floor_request))
+    assert env["note_value"] == loads(dumps(floor_note))
