@@ -30,6 +30,16 @@ from mcp_ref.schema import (
 from mcp_ref.schema._converter import converter_for, decode
 
 REVISION = "2025-11-25"
+#: the classes the timed statements build
+_MODEL_CLASSES = (
+    CallToolRequest,
+    CallToolRequestParams,
+    CallToolResult,
+    JSONRPCResultResponse,
+    ProgressNotification,
+    ProgressNotificationParams,
+    TextContent,
+)
 
 
 def _us(stmt: str, env: dict[str, Any], number: int) -> float:
@@ -46,13 +56,7 @@ def statements() -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
         params=ProgressNotificationParams(progress_token=1, progress=5.0, total=10.0, message=None)
     )
     env: dict[str, Any] = {
-        "CallToolRequest": CallToolRequest,
-        "CallToolRequestParams": CallToolRequestParams,
-        "CallToolResult": CallToolResult,
-        "JSONRPCResultResponse": JSONRPCResultResponse,
-        "ProgressNotification": ProgressNotification,
-        "ProgressNotificationParams": ProgressNotificationParams,
-        "TextContent": TextContent,
+        **{cls.__name__: cls for cls in _MODEL_CLASSES},
         "decode": decode,
         "conv": conv,
         "request": request,
