@@ -40,6 +40,7 @@ from .streamable_http import (
     MCP_SESSION_ID,
     EventStore,
     SSEDecoder,
+    StoreBudget,
     accepts,
     encode_sse,
     host_allowed,
@@ -76,13 +77,23 @@ class HttpConfig:
     max_sessions: int = 100
     max_streams_per_session: int = 32
     max_pending_unrelated: int = 1000
+    #: ... and bytes of them (the oldest are dropped past either; the newest is always kept)
+    max_pending_unrelated_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
     retry_ms: int = 1000
     get_stream: bool = True  # False: GET answers 405
     events_per_stream: int = 1000
-    #: events a connection may fall behind its stream before it is dropped (the client resumes)
+    #: bytes of events kept for resumption per session, and by all sessions together
+    #: (past them the oldest go: finished streams first, see EventStore)
+    max_stored_bytes_per_session: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
+    max_stored_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.ge(1))
+    #: events, and bytes of them, a connection may fall behind its stream: there the session's
+    #: next send waits for it, up to stall_timeout, then the connection is dropped (the client resumes)
     max_buffered_events: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
-    #: messages a session may have waiting for it to read; a POST past that is 429
+    max_buffered_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
+    #: messages, and bytes of them, a session may have waiting for it to read; a POST past
+    #: either is 429 (one message always fits in an empty inbox)
     max_inbox: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    max_inbox_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: seconds a session may take from initialize to notifications/initialized
     init_timeout: float = 60.0
     #: streams whose events are kept for resumption (finished ones are dropped first)
@@ -96,6 +107,9 @@ class HttpConfig:
     #: seconds a sender waits while a connection is max_buffered_events behind (the client
     #: reads slowly) before that connection is dropped (the client stopped reading)
     stall_timeout: float = 5.0
+    #: bytes a client may send on a connection while an event stream is open on it (a
+    #: request pipelined there waits for the stream's end); past that the connection is dropped
+    max_pipelined: int = 64 * 1024
 
 
 @attrs.frozen
@@ -127,12 +141,13 @@ class _Stream:
         self.json = False
         self.listener: _Listener | None = None
 
-    def attach(self, buffer: int) -> "_Listener":
-        """A connection starts listening (replacing any earlier one); it may fall ``buffer`` events behind."""
-        # (one place more than ``buffer``: the end of the connection always fits)
-        send, recv = trio.open_memory_channel[bytes | None](buffer + 1)
+    def attach(self, config: HttpConfig) -> "_Listener":
+        """A connection starts listening (replacing any earlier one); it may fall
+        ``max_buffered_events`` events or ``max_buffered_bytes`` bytes behind."""
+        # (one place more than the limit: the end of the connection always fits)
+        send, recv = trio.open_memory_channel[bytes | None](config.max_buffered_events + 1)
         self.push(None)
-        self.listener = _Listener(send, recv)
+        self.listener = _Listener(send, recv, config.max_buffered_bytes)
         return self.listener
 
     def detach(self, listener: "_Listener") -> None:
@@ -150,6 +165,8 @@ class _Stream:
         elif listener.full():
             self.drop(listener)
             return
+        else:
+            listener.queued += len(item)
         listener.send.send_nowait(item)
 
     def drop(self, listener: "_Listener") -> None:
@@ -164,6 +181,10 @@ class _Stream:
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
+    #: bytes the connection may fall behind
+    max_bytes: int
+    #: bytes of the events waiting in ``send`` for the connection to write them
+    queued: int = 0
     #: cancelled when the client falls too far behind
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     #: set when the connection takes an event or goes away (a sender waiting for room wakes)
@@ -172,21 +193,36 @@ class _Listener:
     def full(self) -> bool:
         """Whether the connection is as far behind as it may be (the last place is for its end)."""
         stats = self.send.statistics()
-        return stats.current_buffer_used >= stats.max_buffer_size - 1
+        return stats.current_buffer_used >= stats.max_buffer_size - 1 or self.queued >= self.max_bytes
+
+    def took(self, event: bytes | None) -> None:
+        """The connection took ``event`` to write it: room for the next."""
+        if event is not None:
+            self.queued -= len(event)
+        self.room.set()
 
 
 class _HttpSession(trio.abc.Channel[bytes]):
     """The channel one MCP session runs on, plus its HTTP bookkeeping."""
 
-    def __init__(self, session_id: str, config: HttpConfig) -> None:
+    def __init__(self, session_id: str, config: HttpConfig, budget: StoreBudget | None = None) -> None:
         self.id = session_id
         self.config = config
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](config.max_inbox)
+        #: bytes of the messages waiting in the inbox
+        self.inbox_bytes = 0
         self.streams: dict[str, _Stream] = {}
         self.by_request: dict[str, _Stream] = {}
         self.get_stream: _Stream | None = None
         self.pending_unrelated: deque[bytes] = deque()
-        self.events = EventStore(config.events_per_stream, config.stored_streams, self._evicted)
+        self.pending_unrelated_bytes = 0
+        self.events = EventStore(
+            config.events_per_stream,
+            config.stored_streams,
+            self._evicted,
+            max_bytes=config.max_stored_bytes_per_session,
+            budget=budget,
+        )
         #: streams not yet ended (the limit max_streams_per_session counts these)
         self.open_streams = 0
         self.scope = trio.CancelScope()
@@ -255,10 +291,15 @@ class _HttpSession(trio.abc.Channel[bytes]):
             if self.get_stream is not None and not self.get_stream.done:
                 stream = self.get_stream
             else:
-                if len(self.pending_unrelated) >= self.config.max_pending_unrelated:
-                    dropped = self.pending_unrelated.popleft()
-                    log.warning("session %s: no GET stream; dropping an old queued message %.80r", self.id, dropped)
                 self.pending_unrelated.append(value)
+                self.pending_unrelated_bytes += len(value)
+                cfg = self.config
+                while len(self.pending_unrelated) > cfg.max_pending_unrelated or (
+                    self.pending_unrelated_bytes > cfg.max_pending_unrelated_bytes and len(self.pending_unrelated) > 1
+                ):
+                    dropped = self.pending_unrelated.popleft()
+                    self.pending_unrelated_bytes -= len(dropped)
+                    log.warning("session %s: no GET stream; dropping an old queued message %.80r", self.id, dropped)
                 return None
         # [basic/transports#47] each message goes on exactly one stream
         self.emit(stream, value.decode("utf-8"))
@@ -271,13 +312,16 @@ class _HttpSession(trio.abc.Channel[bytes]):
         return stream
 
     async def receive(self) -> bytes:
-        return await self._inbox.receive()
+        message = await self._inbox.receive()
+        self.inbox_bytes -= len(message)
+        return message
 
     async def aclose(self) -> None:
         self.closed = True
         self._inbox_send.close()
         for stream in list(self.streams.values()):
             self.end(stream)
+        self.events.close()
 
     async def close_request_stream(self, request_id: Any) -> None:
         """Close the connection of a request's SSE stream without ending the stream.
@@ -310,15 +354,18 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     # -- streams ----------------------------------------------------------------------------------
 
-    def check_room(self) -> None:
-        """Refuse a message the session has no room for (it is not keeping up with the client)."""
-        if self._inbox_send.statistics().current_buffer_used >= self.config.max_inbox:
+    def check_room(self, size: int = 0) -> None:
+        """Refuse a message of ``size`` bytes the session has no room for (it is not
+        keeping up with the client). A message always fits in an empty inbox."""
+        waiting = self._inbox_send.statistics().current_buffer_used
+        if waiting >= self.config.max_inbox or (waiting and self.inbox_bytes + size > self.config.max_inbox_bytes):
             raise _HttpError(429, "Too Many Requests: the session has too many messages waiting")
 
     def deliver(self, message: bytes) -> None:
         """Hand the session a message (room was checked, with no checkpoint since)."""
         self.last_active = trio.current_time()
         self._inbox_send.send_nowait(message)
+        self.inbox_bytes += len(message)
 
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
         if self.open_streams >= self.config.max_streams_per_session:
@@ -399,6 +446,8 @@ class _HttpServer:
         self.nursery = nursery
         self.host = host
         self.sessions: dict[str, _HttpSession] = {}
+        #: the bytes of events all sessions keep for resumption, together
+        self.stored = StoreBudget(config.max_stored_bytes)
         #: cancelled when a shutdown begins: no more connections are accepted
         self.accept_scope = trio.CancelScope()
         self.closing = False
@@ -678,7 +727,7 @@ class _HttpServer:
             if len(self.sessions) >= self.config.max_sessions:
                 raise _HttpError(503, "Service Unavailable: too many sessions")
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
-            session = _HttpSession(new_session_id(), self.config)
+            session = _HttpSession(new_session_id(), self.config, self.stored)
             assert valid_session_id(session.id)
             session.init_key = json.dumps(init.id)
             self.sessions[session.id] = session
@@ -686,7 +735,7 @@ class _HttpServer:
             headers[MCP_SESSION_ID] = session.id
         elif not isinstance(message, list):
             session = self._session_for(req)
-        session.check_room()
+        session.check_room(len(req.body))
         request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
         if self.closing and request_ids:
             # no new work while shutting down; notifications and responses still come in,
@@ -713,7 +762,7 @@ class _HttpServer:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)
-            listener = sse.attach(self.config.max_buffered_events)
+            listener = sse.attach(self.config)
             version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
             if _primes(version):
                 # [basic/transports#23] a priming event first: an id and empty data, with the retry field
@@ -732,12 +781,12 @@ class _HttpServer:
     ) -> None:
         sse = session.new_stream(request_ids)
         sse.json = True
-        listener = sse.attach(self.config.max_buffered_events)
+        listener = sse.attach(self.config)
         session.deliver(body)
         answers = []
         decoder = SSEDecoder()
         async for event in listener.recv:
-            listener.room.set()
+            listener.took(event)
             if event is None:
                 break
             for sse_event in decoder.feed(event):
@@ -810,18 +859,30 @@ class _HttpServer:
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
                     event = await listener.recv.receive()
-            listener.room.set()
+            listener.took(event)
             if event is None:
                 return
             await stream.send_all(conn.send(h11.Data(data=event)) or b"")
 
-    @staticmethod
     async def _watch_for_close(
-        conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
+        self, conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
     ) -> None:
-        """Read the client's side of a streaming connection until it closes, then stop the stream."""
+        """Read the client's side of a streaming connection until it closes, then stop the stream.
+
+        What the client sends meanwhile could only be answered once the stream ends,
+        which a GET stream never does: at most ``max_pipelined`` bytes of it are
+        kept; past that the connection is dropped (the stream goes on, resumable).
+        """
+        received = 0
         try:
             while data := await stream.receive_some(65536):
+                received += len(data)
+                if received > self.config.max_pipelined:
+                    log.warning(
+                        "a client sent over %d bytes on the connection of an event stream; the connection is dropped",
+                        self.config.max_pipelined,
+                    )
+                    break
                 conn.receive_data(bytes(data))  # a pipelined request: h11 keeps it for the next cycle
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
@@ -848,7 +909,7 @@ class _HttpServer:
                     # the bounded store dropped the events between: say so, the client misses them
                     gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
                     log.warning("session %s: stream %s resumed after event %d; %s", session.id, stream_id, seq, gap)
-                listener = resumable.attach(self.config.max_buffered_events)
+                listener = resumable.attach(self.config)
                 if resumable.done:
                     resumable.detach(listener)
                     listener.send.send_nowait(None)  # replay only: the stream had ended
@@ -874,8 +935,9 @@ class _HttpServer:
             first.append(session.emit(sse, "", retry=self.config.retry_ms))
         while session.pending_unrelated:
             first.append(session.emit(sse, session.pending_unrelated.popleft().decode("utf-8")))
+        session.pending_unrelated_bytes = 0
         # (the queued messages are written directly, not through the listener's bounded buffer)
-        listener = sse.attach(self.config.max_buffered_events)
+        listener = sse.attach(self.config)
         await self._stream_sse(conn, stream, session, sse, listener, {}, replay=first, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------

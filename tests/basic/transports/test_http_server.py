@@ -213,10 +213,11 @@ def chatty_server(steps: int, go: trio.Event | None = None) -> Server:
 
 
 @pytest.mark.req("basic/transports#34", "basic/transports#52")
-async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
+@pytest.mark.parametrize("limit", [{"max_buffered_events": 5}, {"max_buffered_bytes": 500}], ids=["events", "bytes"])
+async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any, limit: dict[str, int]) -> None:
     go = trio.Event()
     server = chatty_server(50, go)
-    async with memory_http(server, max_buffered_events=5) as mem:
+    async with memory_http(server, **limit) as mem:
         session = await mem.start_session()
         async with mem.exchange("POST", session, CHATTY_CALL, lockstep=True) as post:
             (priming,) = await post.events()
@@ -280,6 +281,24 @@ def test_a_session_refuses_messages_it_has_no_room_for() -> None:
     trio.run(main)
 
 
+def test_a_session_refuses_messages_past_its_inbox_bytes() -> None:
+    async def main() -> None:
+        session = _HttpSession("s", HttpConfig(max_inbox_bytes=10))
+        session.check_room(20)  # one message always fits in an empty inbox, whatever its size
+        session.deliver(b"x" * 20)
+        with pytest.raises(_HttpError) as refused:
+            session.check_room(1)
+        assert refused.value.status == 429
+        assert await session.receive() == b"x" * 20  # read: room again
+        session.check_room(8)
+        session.deliver(b"y" * 8)
+        with pytest.raises(_HttpError):
+            session.check_room(3)
+        session.check_room(2)
+
+    trio.run(main)
+
+
 # -- limits and policy ---------------------------------------------------------------------------
 
 
@@ -315,7 +334,12 @@ async def test_too_many_open_streams_is_429(autojump_clock: Any) -> None:
         )
 
 
-async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(autojump_clock: Any) -> None:
+@pytest.mark.parametrize(
+    "limit", [{"max_pending_unrelated": 2}, {"max_pending_unrelated_bytes": 250}], ids=["count", "bytes"]
+)
+async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(
+    autojump_clock: Any, limit: dict[str, int]
+) -> None:
     server = check_server()
 
     @server.tool()
@@ -324,7 +348,7 @@ async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(autoj
             await ctx.session.notify("notifications/message", LoggingMessageNotificationParams(level="info", data=n))
         return "announced"
 
-    async with memory_http(server, max_pending_unrelated=2) as mem:
+    async with memory_http(server, **limit) as mem:
         session = await mem.start_session()
         level = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}
         assert (await mem.call("POST", session, level))[0] == 200
