@@ -60,6 +60,9 @@ class Servable(Protocol):
 
     async def serve(self, channel: trio.abc.Channel[bytes]) -> None: ...
 
+    # optional: ``has_work(channel) -> bool``, whether the session on ``channel`` holds work
+    # its client will come back for (an idle session that does is never reclaimed)
+
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -72,7 +75,8 @@ class HttpConfig:
     allowed_origins: Sequence[str] | None = None  # None: loopback origins only
     allowed_hosts: Sequence[str] | None = None  # None: loopback names only
     json_response: bool = False
-    session_idle_timeout: float = 3600.0
+    #: seconds without a request after which a session no connection listens to is closed
+    session_idle_timeout: float = 300.0
     max_body: int = 4 * 1024 * 1024
     max_sessions: int = 100
     max_streams_per_session: int = 32
@@ -354,12 +358,22 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     # -- streams ----------------------------------------------------------------------------------
 
-    def check_room(self, size: int = 0) -> None:
-        """Refuse a message of ``size`` bytes the session has no room for (it is not
-        keeping up with the client). A message always fits in an empty inbox."""
+    def has_room(self, size: int = 0) -> bool:
+        """Whether the inbox takes a message of ``size`` bytes (one always fits in an empty inbox)."""
         waiting = self._inbox_send.statistics().current_buffer_used
-        if waiting >= self.config.max_inbox or (waiting and self.inbox_bytes + size > self.config.max_inbox_bytes):
+        return waiting < self.config.max_inbox and not (
+            waiting and self.inbox_bytes + size > self.config.max_inbox_bytes
+        )
+
+    def check_room(self, size: int = 0) -> None:
+        """Refuse a message of ``size`` bytes the session has no room for (it is not keeping up with the client)."""
+        if not self.has_room(size):
             raise _HttpError(429, "Too Many Requests: the session has too many messages waiting")
+
+    def has_work(self) -> bool:
+        """Whether the session has something in flight at the HTTP level: a request awaiting
+        its answer, a message not yet read, or a connection listening to one of its streams."""
+        return bool(self.by_request or self.inbox_bytes or any(s.listener is not None for s in self.streams.values()))
 
     def deliver(self, message: bytes) -> None:
         """Hand the session a message (room was checked, with no checkpoint since)."""
@@ -653,6 +667,33 @@ class _HttpServer:
         session.last_active = trio.current_time()
         return session
 
+    def _reclaim_idle_session(self) -> bool:
+        """Make room for a new session: the idle session least recently active gives way.
+
+        Idle: nothing in flight (:meth:`_HttpSession.has_work`) and, where the
+        application says (``Servable.has_work``, which ``mcp_ref.Server`` has: tasks
+        kept for the session), nothing its client will come back for. Returns
+        whether a session gave way.
+        """
+        app_has_work = getattr(self.server, "has_work", None)
+        idle = [
+            s
+            for s in self.sessions.values()
+            if not s.closed and not s.has_work() and not (app_has_work is not None and app_has_work(s))
+        ]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda s: s.last_active)
+        log.info(
+            "HTTP session %s (idle %.0fs) gives way to a new session: max_sessions reached",
+            victim.id,
+            trio.current_time() - victim.last_active,
+        )
+        victim.closed = True  # unknown from now on: its client gets 404 and starts a new session (#62)
+        self.sessions.pop(victim.id, None)
+        victim.scope.cancel(reason="idle session reclaimed for a new session")
+        return True
+
     async def _run_session(self, session: _HttpSession) -> None:
         try:
             with session.scope:
@@ -717,14 +758,14 @@ class _HttpServer:
             kinds = [classify(m) for m in items]
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
-        init = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
-        if init is not None and init.method != "initialize":
-            init = None
+        single = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
+        init = single if single is not None and single.method == "initialize" else None
+        ping = single if single is not None and single.method == "ping" and not isinstance(message, list) else None
         headers: dict[str, str] = {}
         if init is not None:
             if req.header(MCP_SESSION_ID) is not None and req.header(MCP_SESSION_ID) in self.sessions:
                 raise _HttpError(400, "Bad Request: initialize on an existing session")
-            if len(self.sessions) >= self.config.max_sessions:
+            if len(self.sessions) >= self.config.max_sessions and not self._reclaim_idle_session():
                 raise _HttpError(503, "Service Unavailable: too many sessions")
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
             session = _HttpSession(new_session_id(), self.config, self.stored)
@@ -735,7 +776,8 @@ class _HttpServer:
             headers[MCP_SESSION_ID] = session.id
         elif not isinstance(message, list):
             session = self._session_for(req)
-        session.check_room(len(req.body))
+        if ping is None:
+            session.check_room(len(req.body))
         request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
         if self.closing and request_ids:
             # no new work while shutting down; notifications and responses still come in,
@@ -744,6 +786,13 @@ class _HttpServer:
         if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
             # one stream per request id: a second request with an id still in flight is refused
             raise _HttpError(409, "Conflict: a request with this id is already in progress", ErrorCode.INVALID_REQUEST)
+        if ping is not None and (
+            not session.has_room(len(req.body)) or session.open_streams >= self.config.max_streams_per_session
+        ):
+            # [basic/utilities/ping#1] a ping is always answered, at once: when the session has
+            # no room for it (its inbox or streams are full of long work), here, as plain JSON
+            await self._respond(conn, stream, 200, {"jsonrpc": "2.0", "id": ping.id, "result": {}}, headers)
+            return
         if not request_ids:
             # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)

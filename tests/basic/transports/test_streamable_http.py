@@ -734,12 +734,13 @@ async def test_no_new_session_possible_ends_the_client_with_session_expired() ->
         channel = client.session.channel
         old = channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
-        await start_session(info.url)  # someone else takes the only slot
-        with pytest.raises(ConnectionClosed, match="expired"):
-            await client.ping(timeout=5)
-        assert "no new session" in (channel.close_reason or "")  # type: ignore[attr-defined]
-        with pytest.raises(SessionExpired):
-            await channel.send(b'{"jsonrpc":"2.0","id":99,"method":"ping"}')
+        other = await start_session(info.url)  # someone else takes the only slot, and keeps it busy
+        async with exchange(info.url, "GET", {**other, "accept": "text/event-stream"}):
+            with pytest.raises(ConnectionClosed, match="expired"):
+                await client.ping(timeout=5)
+            assert "no new session" in (channel.close_reason or "")  # type: ignore[attr-defined]
+            with pytest.raises(SessionExpired):
+                await channel.send(b'{"jsonrpc":"2.0","id":99,"method":"ping"}')
 
 
 @pytest.mark.req("basic/transports#62")
@@ -752,7 +753,7 @@ async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_e
         await client.ping()
         old = client.session.channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
-        await start_session(info.url)  # someone else takes the only slot
+        other = await start_session(info.url)  # someone else takes the only slot, and keeps it busy
         failures: list[BaseException] = []
 
         async def ping() -> None:
@@ -760,7 +761,7 @@ async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_e
                 await client.ping(timeout=5)
             failures.append(info_.value)
 
-        async with trio.open_nursery() as nursery:
+        async with exchange(info.url, "GET", {**other, "accept": "text/event-stream"}), trio.open_nursery() as nursery:
             for _ in range(3):
                 nursery.start_soon(ping)
         assert len(failures) == 3
