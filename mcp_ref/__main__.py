@@ -1,0 +1,7 @@
+"""``python -m mcp_ref``: the ``mcp-ref`` command (see :mod:`mcp_ref.cli`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
