@@ -46,9 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from . import LATEST_PROTOCOL_VERSION, __version__
 
     parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref: a reference implementation of MCP")
-    parser.add_argument(
-        "--version", action="version", version=f"mcp-ref {__version__} (MCP {LATEST_PROTOCOL_VERSION})"
-    )
+    parser.add_argument("--version", action="version", version=f"mcp-ref {__version__} (MCP {LATEST_PROTOCOL_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a client against the echo example server over stdio")
     args = parser.parse_args(argv)
