@@ -15,11 +15,14 @@ none is open, to a bounded queue delivered when one opens). Every SSE event is
 kept in a bounded :class:`EventStore` so a client can resume a stream with
 ``Last-Event-ID``; a disconnection is never a cancellation. Each POST body is
 checked with the JSON-RPC checker before any stream opens (400 otherwise).
-``await info.aclose(grace)`` shuts the server down gracefully.
+``await info.aclose(grace)`` shuts the server down gracefully. With an
+``ssl_context`` (``ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)``
+with the server's certificate loaded) the server speaks HTTPS itself.
 """
 
 import json
 import logging
+import ssl
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -438,13 +441,23 @@ class _HttpServer:
 
     # -- connections -----------------------------------------------------------------------------
 
-    async def accept(self, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]]) -> None:
-        """Accept connections until a shutdown begins."""
+    async def accept(
+        self, port: int, ssl_context: ssl.SSLContext | None, *, task_status: trio.TaskStatus[list[trio.SocketListener]]
+    ) -> None:
+        """Accept connections until a shutdown begins; TLS on each when there is an ``ssl_context``."""
         with self.accept_scope:
             # connections live in the server's nursery: they outlive the accepting
-            await trio.serve_tcp(
-                self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
-            )
+            if ssl_context is None:
+                await trio.serve_tcp(
+                    self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
+                )
+                return
+            # (the handshake runs at the first read, so read_timeout bounds a client that never
+            # finishes it; one that fails it ends its connection only)
+            listeners = await trio.open_tcp_listeners(port, host=self.host)
+            tls = [trio.SSLListener(lst, ssl_context, https_compatible=True) for lst in listeners]
+            task_status.started(listeners)  # (bound and listening already: connections wait)
+            await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
@@ -987,6 +1000,7 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 0,
     config: HttpConfig | None = None,
+    ssl_context: ssl.SSLContext | None = None,
     auth: ProtectedResource | None = None,
     task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
     **options: Any,
@@ -997,19 +1011,24 @@ async def serve_http(
 
     [basic/transports#12] binds 127.0.0.1 by default. ``options`` are
     :class:`HttpConfig` fields (``path``, ``allowed_origins``, ``json_response`` ...).
+    With ``ssl_context`` (a server-side ``ssl.SSLContext`` holding the
+    certificate) every connection speaks TLS and the URL is ``https://``.
 
     With ``auth`` (basic/authorization) the server is an OAuth resource
     server: every request to the endpoint needs a valid bearer token for this
     resource, and the metadata document is published at the well-known URL.
     An ``auth`` without ``resource`` takes the URL served as its resource.
     """
+    if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+        raise TypeError(f"ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
     cfg = config or HttpConfig(**options)
     async with trio.open_nursery() as nursery:
         http = _HttpServer(server, cfg, nursery, host, auth)
-        listeners = await nursery.start(http.accept, port)
+        listeners = await nursery.start(http.accept, port, ssl_context)
         bound = listeners[0].socket.getsockname()
         url_host = f"[{host}]" if ":" in host else host
-        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}", server=http)
+        scheme = "http" if ssl_context is None else "https"
+        info = HttpServerInfo(host=host, port=bound[1], url=f"{scheme}://{url_host}:{bound[1]}{cfg.path}", server=http)
         if auth is not None and auth.resource is None:
             # (before anything is served: no request can come before the server is started)
             http.auth = attrs.evolve(auth, resource=info.url)
