@@ -45,6 +45,7 @@ from ..authorization.resource_server import (
 from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
 from .streamable_http import (
     LAST_EVENT_ID,
+    MAX_EVENT_ID_LENGTH,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
     EventStore,
@@ -248,8 +249,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
             key = json.dumps(msg.get("id"))
             stream = self.by_request.get(key)
-            if key == self.init_key and isinstance(result := msg.get("result"), dict):
-                version = result.get("protocolVersion")
+            if key == self.init_key:
+                # the answer to initialize settles the version, once: the id may be reused later
+                self.init_key = None
+                result = msg.get("result")
+                version = result.get("protocolVersion") if isinstance(result, dict) else None
                 self.protocol_version = version if isinstance(version, str) else None
             if stream is None:
                 # [basic/transports#42, #47] a response belongs on its request's stream only;
@@ -352,7 +356,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def issued(self, stream_id: str) -> bool:
         """Whether ``stream_id`` names a stream of this session (kept or not)."""
         number = stream_id[1:]
-        return stream_id[:1] in ("g", "r") and number.isdigit() and int(number) <= self._next_stream
+        return (
+            stream_id[:1] in ("g", "r") and number.isascii() and number.isdigit() and int(number) <= self._next_stream
+        )
 
     def _evicted(self, stream_id: str) -> None:
         """The event store dropped a stream's events: an ended stream is forgotten with them."""
@@ -474,7 +480,12 @@ class _HttpServer:
                 if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
+        except h11.RemoteProtocolError as e:
+            # not HTTP/1.1 as h11 reads it (no Host, a bad chunk size or Content-Length...):
+            # say so with the status h11 suggests (400, 431 for an oversized head), then close
+            log.debug("HTTP framing error: %s", e)
+            await self._refuse_framing(conn, stream, e)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             log.debug("HTTP connection ended: %r", e)
         except Exception:
             # one broken exchange must not take the server down: report it and answer 500
@@ -493,6 +504,18 @@ class _HttpServer:
         finally:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
+
+    async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
+        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return  # an answer had begun: closing the connection is all that is left
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Bad Request: {e}"}
+        with trio.move_on_after(1):
+            try:
+                await self._respond(
+                    conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
+                )
+            except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
+                log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
     async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
         head: h11.Request | None = None
@@ -576,8 +599,10 @@ class _HttpServer:
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else e.headers
-            # [basic/transports#11, #20] the body may be a JSON-RPC error without id
-            await self._respond(conn, stream, e.status, body if e.body is None else e.body, extra)
+            # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
+            # HEAD: its answer never has one, RFC 9110 section 9.3.2)
+            body = body if e.body is None else e.body
+            await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
 
     # -- authorization (basic/authorization, the resource server) ------------------------------------
 
@@ -943,6 +968,8 @@ class _HttpServer:
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session_for(req)
         last = req.header(LAST_EVENT_ID)
+        if last is not None and len(last) > MAX_EVENT_ID_LENGTH:
+            raise _HttpError(400, "Bad Request: Last-Event-ID is longer than any event id this server issues")
         if last is not None and (parsed := parse_event_id(last)) is not None:
             stream_id, seq = parsed
             resumable = session.streams.get(stream_id)
