@@ -598,7 +598,7 @@ class _HttpServer:
                     self._quiet.set()
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
-            extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else e.headers
+            extra = e.headers or ({"allow": "GET, POST, DELETE"} if e.status == 405 else None)
             # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
             # HEAD: its answer never has one, RFC 9110 section 9.3.2)
             body = body if e.body is None else e.body

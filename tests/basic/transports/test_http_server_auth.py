@@ -157,8 +157,8 @@ async def test_the_metadata_document_is_published_at_the_path_aware_and_the_root
                 "scopes_supported": ["mcp", "admin"],
                 "resource_name": "demo",
             }
-        status, _, _ = await http.call("POST", target="/.well-known/oauth-protected-resource/mcp", body={})
-        assert status == 405
+        status, headers, _ = await http.call("POST", target="/.well-known/oauth-protected-resource/mcp", body={})
+        assert status == 405 and headers["allow"] == "GET"
         assert verifier.seen == []  # the metadata needs no token
 
 
