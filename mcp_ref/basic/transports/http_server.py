@@ -15,11 +15,14 @@ none is open, to a bounded queue delivered when one opens). Every SSE event is
 kept in a bounded :class:`EventStore` so a client can resume a stream with
 ``Last-Event-ID``; a disconnection is never a cancellation. Each POST body is
 checked with the JSON-RPC checker before any stream opens (400 otherwise).
-``await info.aclose(grace)`` shuts the server down gracefully.
+``await info.aclose(grace)`` shuts the server down gracefully. With an
+``ssl_context`` (``ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)``
+with the server's certificate loaded) the server speaks HTTPS itself.
 """
 
 import json
 import logging
+import ssl
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -32,6 +35,7 @@ from ...errors import ErrorCode
 from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
 from .streamable_http import (
     LAST_EVENT_ID,
+    MAX_EVENT_ID_LENGTH,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
     EventStore,
@@ -231,8 +235,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
             key = json.dumps(msg.get("id"))
             stream = self.by_request.get(key)
-            if key == self.init_key and isinstance(result := msg.get("result"), dict):
-                version = result.get("protocolVersion")
+            if key == self.init_key:
+                # the answer to initialize settles the version, once: the id may be reused later
+                self.init_key = None
+                result = msg.get("result")
+                version = result.get("protocolVersion") if isinstance(result, dict) else None
                 self.protocol_version = version if isinstance(version, str) else None
             if stream is None:
                 # [basic/transports#42, #47] a response belongs on its request's stream only;
@@ -335,7 +342,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def issued(self, stream_id: str) -> bool:
         """Whether ``stream_id`` names a stream of this session (kept or not)."""
         number = stream_id[1:]
-        return stream_id[:1] in ("g", "r") and number.isdigit() and int(number) <= self._next_stream
+        return (
+            stream_id[:1] in ("g", "r") and number.isascii() and number.isdigit() and int(number) <= self._next_stream
+        )
 
     def _evicted(self, stream_id: str) -> None:
         """The event store dropped a stream's events: an ended stream is forgotten with them."""
@@ -400,13 +409,23 @@ class _HttpServer:
 
     # -- connections -----------------------------------------------------------------------------
 
-    async def accept(self, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]]) -> None:
-        """Accept connections until a shutdown begins."""
+    async def accept(
+        self, port: int, ssl_context: ssl.SSLContext | None, *, task_status: trio.TaskStatus[list[trio.SocketListener]]
+    ) -> None:
+        """Accept connections until a shutdown begins; TLS on each when there is an ``ssl_context``."""
         with self.accept_scope:
             # connections live in the server's nursery: they outlive the accepting
-            await trio.serve_tcp(
-                self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
-            )
+            if ssl_context is None:
+                await trio.serve_tcp(
+                    self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
+                )
+                return
+            # (the handshake runs at the first read, so read_timeout bounds a client that never
+            # finishes it; one that fails it ends its connection only)
+            listeners = await trio.open_tcp_listeners(port, host=self.host)
+            tls = [trio.SSLListener(lst, ssl_context, https_compatible=True) for lst in listeners]
+            task_status.started(listeners)  # (bound and listening already: connections wait)
+            await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
@@ -423,7 +442,12 @@ class _HttpServer:
                 if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
+        except h11.RemoteProtocolError as e:
+            # not HTTP/1.1 as h11 reads it (no Host, a bad chunk size or Content-Length...):
+            # say so with the status h11 suggests (400, 431 for an oversized head), then close
+            log.debug("HTTP framing error: %s", e)
+            await self._refuse_framing(conn, stream, e)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             log.debug("HTTP connection ended: %r", e)
         except Exception:
             # one broken exchange must not take the server down: report it and answer 500
@@ -442,6 +466,18 @@ class _HttpServer:
         finally:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
+
+    async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
+        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return  # an answer had begun: closing the connection is all that is left
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Bad Request: {e}"}
+        with trio.move_on_after(1):
+            try:
+                await self._respond(
+                    conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
+                )
+            except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
+                log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
     async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
         head: h11.Request | None = None
@@ -520,8 +556,9 @@ class _HttpServer:
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else None
-            # [basic/transports#11, #20] the body may be a JSON-RPC error without id
-            await self._respond(conn, stream, e.status, body, extra)
+            # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
+            # HEAD: its answer never has one, RFC 9110 section 9.3.2)
+            await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
 
     async def shutdown(self, grace: float) -> None:
         """Stop gracefully: no new connections, no new requests (503), GET streams end
@@ -799,6 +836,8 @@ class _HttpServer:
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session_for(req)
         last = req.header(LAST_EVENT_ID)
+        if last is not None and len(last) > MAX_EVENT_ID_LENGTH:
+            raise _HttpError(400, "Bad Request: Last-Event-ID is longer than any event id this server issues")
         if last is not None and (parsed := parse_event_id(last)) is not None:
             stream_id, seq = parsed
             resumable = session.streams.get(stream_id)
@@ -856,6 +895,7 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 0,
     config: HttpConfig | None = None,
+    ssl_context: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
@@ -865,14 +905,19 @@ async def serve_http(
 
     [basic/transports#12] binds 127.0.0.1 by default. ``options`` are
     :class:`HttpConfig` fields (``path``, ``allowed_origins``, ``json_response`` ...).
+    With ``ssl_context`` (a server-side ``ssl.SSLContext`` holding the
+    certificate) every connection speaks TLS and the URL is ``https://``.
     """
+    if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+        raise TypeError(f"ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
     cfg = config or HttpConfig(**options)
     async with trio.open_nursery() as nursery:
         http = _HttpServer(server, cfg, nursery, host)
-        listeners = await nursery.start(http.accept, port)
+        listeners = await nursery.start(http.accept, port, ssl_context)
         bound = listeners[0].socket.getsockname()
         url_host = f"[{host}]" if ":" in host else host
-        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}", server=http)
+        scheme = "http" if ssl_context is None else "https"
+        info = HttpServerInfo(host=host, port=bound[1], url=f"{scheme}://{url_host}:{bound[1]}{cfg.path}", server=http)
         nursery.start_soon(http.expire_idle)
         log.info("MCP Streamable HTTP endpoint at %s", info.url)
         task_status.started(info)
