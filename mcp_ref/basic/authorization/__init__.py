@@ -11,12 +11,13 @@ Split by concern:
 * :mod:`.tokens` -- held tokens, token requests and client authentication.
 * :mod:`.client` -- the client's choices: scope, registration, the
   authorization request and the checks on its response.
+* :mod:`.resource_server` -- the MCP server as a resource server: metadata,
+  bearer tokens, audience, scopes and challenges.
 
 The trio drivers: :mod:`mcp_ref.basic.transports.http_fetch` (one HTTP
 exchange with size and time limits) and
 :mod:`mcp_ref.basic.transports.oauth_client` (the client flows, storage, the
-loopback callback listener). The resource server side is in this package
-too (the ``auths`` work).
+loopback callback listener).
 """
 
 from .challenge import BearerChallenge, Challenge, bearer_challenge, format_bearer_challenge, parse_challenges
