@@ -57,6 +57,16 @@ WELL_KNOWN = "/.well-known/oauth-protected-resource"
 Principal = tuple[str | None, str | None, str | None]
 
 
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ValueError(f"a sequence of strings was expected, not the string {value!r}")
+    return tuple(value)
+
+
+def _string_set(value: Iterable[str]) -> frozenset[str]:
+    return frozenset(_strings(value))
+
+
 @attrs.frozen(kw_only=True)
 class AccessToken:
     """A verified access token: what handlers see as ``ctx.auth``.
@@ -68,9 +78,9 @@ class AccessToken:
     #: the resource owner (``sub``); None for a client acting on its own behalf
     subject: str | None = None
     client_id: str | None = None
-    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=_string_set)
     #: the resources the token was issued for (``aud``, RFC 8707)
-    audience: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    audience: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: expiry, seconds since the epoch (``exp``)
     expires_at: float | None = None
     issuer: str | None = None
@@ -114,12 +124,6 @@ class AuthRefused(Exception):
         self.error = error
         self.description = description
         self.scope = tuple(sorted(set(scope))) if scope is not None else None
-
-
-def _strings(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        raise ValueError(f"a sequence of strings was expected, not the string {value!r}")
-    return tuple(value)
 
 
 @attrs.frozen(kw_only=True)
