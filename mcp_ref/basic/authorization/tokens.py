@@ -1,210 +1,209 @@
-"""Access tokens at the resource server, sans-IO: introspection answers and JWT claims.
+"""Tokens a client holds, and the requests it makes to a token endpoint.
 
-Two ways a resource server learns what a token means (OAuth 2.1 section 5.2):
-
-* RFC 7662 introspection: :func:`introspection_request` is what to POST,
-  :func:`token_from_introspection` turns the answer into an :class:`AccessToken`;
-* JWT access tokens (RFC 9068): :func:`token_from_jwt` checks the signature
-  and the time claims with PyJWT (the ``auth-jwt`` extra) against the
-  issuer's keys (:func:`keys_from_jwks`).
-
-:class:`TokenCache` keeps verified tokens briefly, keyed by a digest (never
-the token itself). The drivers that do the I/O are in
-:mod:`mcp_ref.basic.transports.token_verifiers`.
+* :class:`Tokens` -- what a token response gave, with the absolute time its
+  access token expires; :meth:`Tokens.due` says when to refresh.
+* :func:`token_request` -- the form body and headers of a token request,
+  with the client authenticated as the server allows
+  (:func:`choose_auth_method`): ``client_secret_basic`` (RFC 6749 section
+  2.3.1: each part form-encoded, then Base64), ``client_secret_post``,
+  ``none`` (a public client sends only its ``client_id``) or
+  ``private_key_jwt`` (RFC 7523 section 2.2; the assertion's claims are
+  :func:`client_assertion_claims`, signing is the driver's).
+* The grants: authorization code (with the PKCE verifier and RFC 8707
+  ``resource``, authorization#46, #74), refresh token, client credentials,
+  token exchange (RFC 8693) and JWT bearer (RFC 7523 section 2.1).
 """
 
 import base64
-import hashlib
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any
-from urllib.parse import quote_plus
+import secrets
+from collections.abc import Mapping
+from typing import Any, Self
+from urllib.parse import quote, urlencode
 
-from .resource_server import AccessToken, InvalidToken
+import attrs
+
+from .metadata import AuthorizationServerMetadata, ClientInformation, TokenResponse
 
 __all__ = [
-    "introspection_request",
-    "token_from_introspection",
-    "token_from_jwt",
-    "keys_from_jwks",
-    "TokenCache",
-    "JWT_ALGORITHMS",
+    "Tokens",
+    "TokenRequest",
+    "token_request",
+    "choose_auth_method",
+    "basic_authorization",
+    "client_assertion_claims",
+    "GRANT_AUTHORIZATION_CODE",
+    "GRANT_REFRESH_TOKEN",
+    "GRANT_CLIENT_CREDENTIALS",
+    "GRANT_TOKEN_EXCHANGE",
+    "GRANT_JWT_BEARER",
+    "CLIENT_ASSERTION_TYPE_JWT",
+    "TOKEN_TYPE_ID_TOKEN",
+    "TOKEN_TYPE_ID_JAG",
+    "UnsupportedAuthMethod",
 ]
 
-#: asymmetric algorithms only: a resource server holding a shared secret could mint tokens itself
-JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+GRANT_AUTHORIZATION_CODE = "authorization_code"
+GRANT_REFRESH_TOKEN = "refresh_token"
+GRANT_CLIENT_CREDENTIALS = "client_credentials"
+GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+CLIENT_ASSERTION_TYPE_JWT = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+TOKEN_TYPE_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+#: the Identity Assertion JWT Authorization Grant of the cross-app access extension (SEP-990)
+TOKEN_TYPE_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 
 
-def introspection_request(
-    token: str, client_id: str, client_secret: str, *, auth_method: str = "client_secret_basic"
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The headers and form of an RFC 7662 introspection request (section 2.1)."""
-    form = {"token": token, "token_type_hint": "access_token"}
-    if auth_method == "client_secret_post":
-        return {}, {**form, "client_id": client_id, "client_secret": client_secret}
-    if auth_method != "client_secret_basic":
-        raise ValueError(f"introspection client authentication {auth_method!r}: client_secret_basic or _post")
-    # RFC 6749 section 2.3.1: both parts form-urlencoded before base64
-    pair = f"{quote_plus(client_id)}:{quote_plus(client_secret)}".encode()
-    return {"authorization": "Basic " + base64.b64encode(pair).decode("ascii")}, form
+class UnsupportedAuthMethod(ValueError):
+    """The server accepts no token endpoint authentication this client can do."""
 
 
-def token_from_introspection(answer: Any, *, issuer: str | None = None) -> AccessToken:
-    """An RFC 7662 answer (section 2.2) as an :class:`AccessToken`; :class:`InvalidToken` if not active.
+@attrs.frozen(kw_only=True)
+class Tokens:
+    """An access token and what came with it; ``expires_at`` is seconds since the epoch (or None)."""
 
-    ``issuer``: when given, an ``iss`` in the answer must be it.
+    access_token: str
+    token_type: str = "Bearer"
+    refresh_token: str | None = None
+    scope: str | None = None
+    expires_at: float | None = None
+
+    @classmethod
+    def from_response(cls, response: TokenResponse, now: float, previous: "Tokens | None" = None) -> Self:
+        """The tokens a response gives at ``now``.
+
+        A refresh response without a new refresh token leaves the old one in
+        force (RFC 6749 section 6); one with a new token replaces it: the old
+        one is dropped (rotation, authorization#78). Without ``scope`` the
+        granted scope is the one requested (section 5.1), kept from before.
+        """
+        refresh = response.refresh_token
+        if refresh is None and previous is not None:
+            refresh = previous.refresh_token
+        return cls(
+            access_token=response.access_token,
+            token_type=response.token_type,
+            refresh_token=refresh,
+            scope=response.scope if response.scope is not None else (previous.scope if previous else None),
+            expires_at=None if response.expires_in is None else now + response.expires_in,
+        )
+
+    def due(self, now: float, margin: float = 60.0) -> bool:
+        """Whether the access token has expired, or will within ``margin`` seconds (refresh it first)."""
+        return self.expires_at is not None and now >= self.expires_at - margin
+
+    def scopes(self) -> tuple[str, ...]:
+        return tuple(self.scope.split()) if self.scope else ()
+
+    def authorization(self) -> str:
+        """[basic/authorization#54] the ``Authorization`` header value."""
+        return f"Bearer {self.access_token}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in attrs.asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        if not isinstance(data.get("access_token"), str):
+            raise ValueError("stored tokens: access_token missing")
+        names = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def choose_auth_method(metadata: AuthorizationServerMetadata | None, client: ClientInformation) -> str:
+    """How this client authenticates at the token endpoint.
+
+    The method registration settled on wins when the server still lists it;
+    otherwise a client with a secret prefers ``client_secret_basic`` over
+    ``client_secret_post``, and a client without one uses ``none``. Where the
+    server does not list its methods (or has no metadata, 2025-03-26), RFC
+    8414's default ``client_secret_basic`` stands for a client with a
+    secret; a public client has nothing to present but its id. Raises
+    :class:`UnsupportedAuthMethod` when no method fits.
     """
-    if not isinstance(answer, dict) or not isinstance(answer.get("active"), bool):
-        raise ValueError("the introspection answer is not a JSON object with a boolean 'active'")
-    if answer["active"] is not True:
-        raise InvalidToken("the token is not active")
-    token_type = answer.get("token_type")
-    if isinstance(token_type, str) and token_type.lower() == "refresh_token":
-        raise InvalidToken("a refresh token is not an access token")
-    return _access_token(answer, issuer)
-
-
-def _access_token(claims: Mapping[str, Any], issuer: str | None) -> AccessToken:
-    iss = _string(claims, "iss")
-    if issuer is not None and iss is not None and iss.rstrip("/") != issuer.rstrip("/"):
-        raise InvalidToken("the token was issued by another authorization server")
-    audience = _strings(claims.get("aud"))
-    scopes = _strings(claims.get("scope", claims.get("scp", "")), split=True)
-    exp = claims.get("exp")
-    return AccessToken(
-        subject=_string(claims, "sub"),
-        client_id=_string(claims, "client_id") or _string(claims, "azp"),
-        scopes=frozenset(scopes),
-        audience=tuple(audience),
-        expires_at=float(exp) if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
-        issuer=iss,
-        claims=dict(claims),
+    listed = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
+    supported = listed if listed is not None else ("client_secret_basic", "none")
+    candidates = ("client_secret_basic", "client_secret_post") if client.client_secret else ("none",)
+    registered = client.token_endpoint_auth_method
+    if registered is not None and (registered in supported or listed is None):
+        if registered.startswith("client_secret_") and client.client_secret is None:
+            raise UnsupportedAuthMethod(f"registered for {registered} but no client_secret was given")
+        return registered
+    for method in candidates:
+        if method in supported:
+            return method
+    raise UnsupportedAuthMethod(
+        f"the token endpoint takes {', '.join(supported)}; this client can do {', '.join(candidates)}"
     )
 
 
-def _strings(value: Any, *, split: bool = False) -> list[str]:
-    """A claim that is one string (space-separated when ``split``) or a list of strings."""
-    if isinstance(value, str):
-        return value.split() if split else [value]
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+def basic_authorization(client_id: str, client_secret: str) -> str:
+    """RFC 6749 section 2.3.1: ``Basic`` over the form-encoded id and secret."""
+    raw = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}".encode()
+    return "Basic " + base64.b64encode(raw).decode("ascii")
 
 
-def _string(claims: Mapping[str, Any], name: str) -> str | None:
-    value = claims.get(name)
-    return value if isinstance(value, str) else None
+def client_assertion_claims(client_id: str, audience: str, now: float, lifetime: float = 300.0) -> dict[str, Any]:
+    """RFC 7523 section 3: the claims of a ``private_key_jwt`` assertion.
+
+    Issuer and subject are the client; the audience is the authorization
+    server's issuer identifier; a fresh ``jti`` so it cannot be replayed.
+    """
+    return {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": int(now),
+        "exp": int(now + lifetime),
+        "jti": secrets.token_urlsafe(16),
+    }
 
 
-def keys_from_jwks(jwks: Any) -> dict[str | None, Any]:
-    """The signing keys of a JWK Set (RFC 7517), by ``kid``; needs the ``auth-jwt`` extra."""
-    jwt = _pyjwt()
-    if not isinstance(jwks, dict) or not isinstance(jwks.get("keys"), list):
-        raise ValueError("a JWK Set is a JSON object with a 'keys' list")
-    keys: dict[str | None, Any] = {}
-    for jwk in jwks["keys"]:
-        if not isinstance(jwk, dict) or jwk.get("use", "sig") != "sig":
-            continue
-        try:
-            keys[jwk.get("kid")] = jwt.PyJWK(jwk).key
-        except (jwt.PyJWKError, jwt.InvalidKeyError):
-            continue  # a key of a type we cannot use: others may serve
-    return keys
+@attrs.frozen
+class TokenRequest:
+    """A token endpoint request, ready to POST as ``application/x-www-form-urlencoded``."""
+
+    url: str
+    form: dict[str, str]
+    headers: dict[str, str] = attrs.field(factory=dict)
+
+    def body(self) -> bytes:
+        return urlencode(self.form).encode("ascii")
 
 
-def token_from_jwt(
-    token: str,
-    keys: Mapping[str | None, Any],
+def token_request(
+    url: str,
+    grant_type: str,
+    params: Mapping[str, str | None],
     *,
-    issuer: str | None,
-    algorithms: Sequence[str] = JWT_ALGORITHMS,
-    required_typ: str | None = None,
-    leeway: float = 0.0,
-) -> AccessToken:
-    """A JWT access token checked (signature, ``exp``, ``nbf``, ``iss``) and read.
+    client: ClientInformation | None,
+    auth_method: str | None,
+    client_assertion: str | None = None,
+) -> TokenRequest:
+    """The request for ``grant_type`` with ``params`` (None values left out), the client authenticated.
 
-    The audience is not checked here but by :class:`~.resource_server.ProtectedResource`,
-    for every verifier alike. :class:`InvalidToken` for anything wrong;
-    LookupError when the token names a ``kid`` not in ``keys`` (the caller
-    may fetch the keys again).
+    ``auth_method`` None sends no client authentication at all (a grant
+    whose assertion is the client's proof, or no client).
     """
-    jwt = _pyjwt()
-    try:
-        header = jwt.get_unverified_header(token)
-    except jwt.PyJWTError:
-        raise InvalidToken("the token is not a JWT") from None
-    if header.get("alg") not in algorithms:
-        raise InvalidToken("the token's signing algorithm is not accepted")
-    if required_typ is not None and str(header.get("typ", "")).lower() not in (
-        required_typ.lower(),
-        "application/" + required_typ.lower(),
-    ):
-        raise InvalidToken(f"the token is not of type {required_typ}")
-    kid = header.get("kid")
-    if kid not in keys:
-        if kid is None and len(keys) == 1:
-            kid = next(iter(keys))
+    form = {"grant_type": grant_type, **{k: v for k, v in params.items() if v is not None}}
+    headers: dict[str, str] = {}
+    if client is not None and auth_method is not None:
+        if auth_method == "client_secret_basic":
+            if client.client_secret is None:
+                raise UnsupportedAuthMethod("client_secret_basic needs a client_secret")
+            headers["authorization"] = basic_authorization(client.client_id, client.client_secret)
+        elif auth_method == "client_secret_post":
+            if client.client_secret is None:
+                raise UnsupportedAuthMethod("client_secret_post needs a client_secret")
+            form["client_id"] = client.client_id
+            form["client_secret"] = client.client_secret
+        elif auth_method == "none":
+            form["client_id"] = client.client_id
+        elif auth_method == "private_key_jwt":
+            if client_assertion is None:
+                raise UnsupportedAuthMethod("private_key_jwt needs a signed client assertion")
+            form["client_id"] = client.client_id
+            form["client_assertion_type"] = CLIENT_ASSERTION_TYPE_JWT
+            form["client_assertion"] = client_assertion
         else:
-            raise LookupError(kid)
-    try:
-        claims = jwt.decode(
-            token,
-            keys[kid],
-            algorithms=list(algorithms),
-            issuer=issuer,
-            leeway=leeway,
-            options={"verify_aud": False, "require": ["exp"], "verify_iat": False},
-        )
-    except jwt.ExpiredSignatureError:
-        raise InvalidToken("the token has expired") from None
-    except jwt.PyJWTError as e:
-        raise InvalidToken(f"the token is not valid ({type(e).__name__})") from None
-    return _access_token(claims, issuer)
-
-
-def _pyjwt() -> Any:
-    try:
-        import jwt  # PyJWT, the auth-jwt extra
-    except ImportError:
-        raise RuntimeError("JWT access tokens need PyJWT with cryptography: pip install 'mcp_ref[auth-jwt]'") from None
-    return jwt
-
-
-class TokenCache:
-    """Verified tokens kept until ``ttl`` passes or they expire; at most ``size`` of them.
-
-    Keyed by the SHA-256 of the token: a dump of the cache holds no usable token.
-    Times are the caller's (``now`` for ages, ``wall`` for the tokens' ``exp``).
-    """
-
-    def __init__(self, ttl: float = 60.0, size: int = 1000) -> None:
-        if ttl < 0 or size < 1:
-            raise ValueError("ttl >= 0 and size >= 1")
-        self.ttl = ttl
-        self.size = size
-        self._entries: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
-
-    @staticmethod
-    def _key(token: str) -> bytes:
-        return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-
-    def get(self, token: str, now: float, wall: float) -> AccessToken | None:
-        key = self._key(token)
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        until, access = entry
-        if until <= now or (access.expires_at is not None and access.expires_at <= wall):
-            del self._entries[key]
-            return None
-        return access
-
-    def put(self, token: str, access: AccessToken, now: float) -> None:
-        if self.ttl == 0:
-            return
-        key = self._key(token)
-        self._entries[key] = (now + self.ttl, access)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
+            raise UnsupportedAuthMethod(f"unknown token endpoint authentication method {auth_method!r}")
+    return TokenRequest(url, form, headers)

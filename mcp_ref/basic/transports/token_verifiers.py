@@ -9,7 +9,7 @@
 Both only say what a token is; the audience, the expiry and the scopes are
 checked after them by ``ProtectedResource`` (basic/authorization#58, #60).
 The rules (the request, the answer, the claims) are sans-IO in
-:mod:`mcp_ref.basic.authorization.tokens`; here is the I/O and the clock.
+:mod:`mcp_ref.basic.authorization.verification`; here is the I/O and the clock.
 """
 
 import ssl
@@ -21,7 +21,7 @@ import trio
 
 from ...errors import HTTPTransportError
 from ..authorization.resource_server import AccessToken, InvalidToken
-from ..authorization.tokens import (
+from ..authorization.verification import (
     JWT_ALGORITHMS,
     TokenCache,
     introspection_request,

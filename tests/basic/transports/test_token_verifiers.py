@@ -15,7 +15,7 @@ import trio.testing
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcp_ref.basic.authorization.resource_server import InvalidToken, ProtectedResource
-from mcp_ref.basic.authorization.tokens import TokenCache, keys_from_jwks, token_from_introspection
+from mcp_ref.basic.authorization.verification import TokenCache, keys_from_jwks, token_from_introspection
 from mcp_ref.basic.transports.http_server import serve_http
 from mcp_ref.basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
 from mcp_ref.errors import HTTPTransportError
