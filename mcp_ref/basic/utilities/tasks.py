@@ -23,7 +23,7 @@ import attrs
 from ...errors import ErrorCode, ProtocolError
 from ...schema.jsonrpc import Error
 from ...schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, Task, TaskStatus
-from ...server.utilities.pagination import make_cursor, read_cursor
+from ..cursors import make_cursor, read_cursor
 
 __all__ = [
     "TRANSITIONS",
