@@ -41,9 +41,9 @@ from .basic.jsonrpc import (
 )
 from .basic.lifecycle import Phase, Role
 from .basic.meta import bad_meta_keys
+from .basic.url_elicitation import announced_ids, check_url
 from .basic.utilities.cancellation import CancellationState, refusal, remember
 from .basic.utilities.progress import ProgressTokens, check_progress, valid_token
-from .client.elicitation import announced_ids, check_url
 from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
