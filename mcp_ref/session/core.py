@@ -73,6 +73,7 @@ from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..server.utilities.logging import LogRateLimiter, passes
+from .task_requestor import TaskHandle, list_tasks, start_task
 
 __all__ = [
     "PendingRequest",
@@ -89,7 +90,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ..schema.tasks import ListTasksResult
-    from .tasks import TaskHandle
 
 log = logging.getLogger("mcp_ref.session")
 
@@ -227,16 +227,12 @@ class RequestContext:
         req = self.session.connection.incoming(self.request_id)
         return bool(req is not None and req.task)
 
-    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> "TaskHandle":
+    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> TaskHandle:
         """Send a task-augmented request to the peer (e.g. sampling); returns its handle."""
-        from .tasks import start_task
-
         return await start_task(self.session, method, params, ttl=ttl, related_request_id=self.request_id, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
         """``tasks/list`` to the peer: one page of the tasks it runs for us."""
-        from .tasks import list_tasks
-
         return await list_tasks(self.session, cursor, related_request_id=self.request_id, **options)
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
