@@ -44,6 +44,7 @@ from .basic.meta import bad_meta_keys
 from .basic.url_elicitation import announced_ids, check_url
 from .basic.utilities.cancellation import CancellationState, refusal, remember
 from .basic.utilities.progress import ProgressTokens, check_progress, valid_token
+from .basic.utilities.tasks import TASKS_SINCE
 from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
@@ -74,9 +75,6 @@ from .schema.progress import ProgressNotification, ProgressNotificationParams
 from .schema.tasks import CreateTaskResult
 
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
-
-#: the revision that introduced task augmentation
-TASKS_SINCE = "2025-11-25"
 
 
 @attrs.define(slots=True)

@@ -19,7 +19,7 @@ import attrs
 import trio
 
 from ..basic.utilities.progress import ProgressCallback
-from ..basic.utilities.tasks import is_terminal
+from ..basic.utilities.tasks import is_terminal, poll_delay
 from ..connection import Connection
 from ..errors import LocalProtocolError, MCPError, MCPRefError, RequestTimeout
 from ..schema._converter import decode
@@ -254,9 +254,8 @@ class TaskHandle:
                 except RequestTimeout:
                     # still not terminal after all that time (no ttl): back to polling
                     log.debug("tasks/result for task %s timed out; polling again", self.task_id)
-            interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
             # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
-            await trio.sleep(min(max(interval, low), high))
+            await trio.sleep(poll_delay(task.poll_interval, default_poll_interval, low, high))
 
 
 async def list_tasks(session: RequestorSession, cursor: str | None = None, **options: Any) -> ListTasksResult:

@@ -35,12 +35,18 @@ import trio
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
     InMemoryTaskStore,
+    RateLimiter,
     TaskNotFound,
     TaskRecord,
     TaskStore,
+    check_cancellable,
+    grant_ttl,
     new_task_id,
     page_of_tasks,
     related_task_meta,
+    status_notification,
+    task_payload,
+    work_outcome,
 )
 from ..errors import (
     ConnectionClosed,
@@ -48,7 +54,6 @@ from ..errors import (
     MCPError,
     ProtocolError,
 )
-from ..schema._converter import converter_for
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
     ClientTaskElicitationRequests,
@@ -70,7 +75,6 @@ from ..schema.tasks import (
     GetTaskResult,
     ListTasksResult,
     TaskMetadata,
-    TaskStatusNotificationParams,
 )
 from .core import RequestContext, Session
 from .task_requestor import TaskFailed, TaskHandle, list_tasks, start_task
@@ -142,14 +146,6 @@ class _Who:
 
 
 @attrs.define
-class _Bucket:
-    """A token bucket: ``tokens`` as of ``stamp``; below zero, operations are queued."""
-
-    tokens: float
-    stamp: float
-
-
-@attrs.define
 class _Live:
     """Runtime state of one task beside its record."""
 
@@ -209,7 +205,8 @@ class TaskManager:
         self.stats: Counter[str] = Counter()
         # creation order continues after what a persistent store already holds
         self._seq = itertools.count(max((r.seq for r in self.store), default=0) + 1)
-        self._buckets: dict[Hashable, _Bucket] = {}
+        cfg = self.config
+        self._limiter = RateLimiter(cfg.rate_limit, cfg.rate_burst, cfg.rate_max_wait) if cfg.rate_limit else None
         #: sessions whose closing deletes their tasks (binding="session")
         self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
@@ -249,37 +246,7 @@ class TaskManager:
         )
         return ClientTasksCapability(list={} if self.lists_tasks else None, cancel={}, requests=requests)
 
-    def _ttl(self, requested: int | None) -> int | None:
-        cfg = self.config
-        if requested is None:
-            return cfg.default_ttl_ms
-        # [basic/utilities/tasks#ttl-and-resource-management] receivers may override: capped
-        return max(1, min(requested, cfg.max_ttl_ms))
-
     # -- rate limiting ---------------------------------------------------------------------------
-
-    def _delay(self, key: Hashable, rate: float) -> float | None:
-        """Take a token from ``key``'s bucket: seconds to wait for it, or None when too long."""
-        cfg, now = self.config, trio.current_time()
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            if len(self._buckets) >= 1024:
-                # forget requestors whose bucket has refilled (closed sessions among them)
-                full = [k for k, b in self._buckets.items() if b.tokens + (now - b.stamp) * rate >= cfg.rate_burst]
-                for k in full:
-                    del self._buckets[k]
-            bucket = self._buckets[key] = _Bucket(float(cfg.rate_burst), now)
-        else:
-            bucket.tokens = min(float(cfg.rate_burst), bucket.tokens + (now - bucket.stamp) * rate)
-            bucket.stamp = now
-        bucket.tokens -= 1
-        if bucket.tokens >= 0:
-            return 0.0
-        delay = -bucket.tokens / rate
-        if delay > cfg.rate_max_wait:
-            bucket.tokens += 1  # refused: the token is not used
-            return None
-        return delay
 
     async def _throttle(self, ctx: RequestContext) -> None:
         """[basic/utilities/tasks#80] at most ``rate_limit`` task operations a second per requestor.
@@ -288,17 +255,17 @@ class TaskManager:
         nothing); if that would take more than ``rate_max_wait`` it is refused
         with -32600 at once.
         """
-        rate = self.config.rate_limit
-        if rate is None:
+        limiter = self._limiter
+        if limiter is None:
             return
         # per requestor; without binding there is no requestor identity: per session
         key = self.owner_of(ctx.session) if self.binds_requestors else ctx.session
-        delay = self._delay(key, rate)
+        delay = limiter.delay(key, trio.current_time())
         if delay is None:
             self.stats["refused:rate"] += 1
             log.warning("%s by %s refused: over the task rate limit", ctx.method, _Who(self, ctx.session))
             raise ProtocolError(
-                f"Invalid Request: too many task operations (limit {rate:g}/s); retry later",
+                f"Invalid Request: too many task operations (limit {limiter.rate:g}/s); retry later",
                 ErrorCode.INVALID_REQUEST,
             )
         if delay > 0:
@@ -322,7 +289,7 @@ class TaskManager:
                 ErrorCode.INVALID_REQUEST,
             )
         task_meta: TaskMetadata = ctx.params.task
-        ttl = self._ttl(task_meta.ttl)
+        ttl = grant_ttl(task_meta.ttl, self.config.default_ttl_ms, self.config.max_ttl_ms)
         now, wall = trio.current_time(), self.wall_clock()
         record = TaskRecord(
             task_id=new_task_id(),
@@ -368,13 +335,7 @@ class TaskManager:
                     outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
                     status, message = "failed", "Internal error"
                 else:
-                    status = "completed"
-                    if getattr(outcome, "is_error", None) is True:
-                        # [basic/utilities/tasks#task-execution-errors] a tool result with isError fails the task
-                        status = "failed"
-                        message = "Tool execution failed: " + " ".join(
-                            getattr(b, "text", "") for b in getattr(outcome, "content", [])
-                        )
+                    status, message = work_outcome(outcome)
         except BaseException:
             # cancelled from outside (the task nursery is shutting down) or interrupted:
             # the task can never finish, so it fails rather than look completed with no result
@@ -403,17 +364,7 @@ class TaskManager:
         log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
         live = self._live.get(record.task_id)
         if live is not None and self.config.status_notifications:
-            t = record.to_task()
-            # [basic/utilities/tasks#task-notifications] full task state, no related-task metadata
-            params = TaskStatusNotificationParams(
-                task_id=t.task_id,
-                status=t.status,
-                status_message=t.status_message,
-                created_at=t.created_at,
-                last_updated_at=t.last_updated_at,
-                ttl=t.ttl,
-                poll_interval=t.poll_interval,
-            )
+            params = status_notification(record)
             # to the session that created the task; once it is gone, to the sessions
             # waiting on it with tasks/result (the same requestor, another connection)
             if not live.session.notify_soon("notifications/tasks/status", params):
@@ -463,17 +414,7 @@ class TaskManager:
         current = self.store.get(record.task_id)
         if current is None:
             raise TaskNotFound(record.task_id, "Task has expired")
-        record = current
-        outcome = record.outcome
-        if isinstance(outcome, Error):
-            # exactly the error the underlying request would have returned
-            raise MCPError(outcome.code, outcome.message, outcome.data)
-        if outcome is None:
-            raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
-        encoded = converter_for(ctx.session.connection.revision).unstructure(outcome)
-        meta = related_task_meta(record.task_id, encoded.pop("_meta", None))
-        # [basic/utilities/tasks#related-task-metadata] tasks/result carries the related-task key
-        return GetTaskPayloadResult(meta=meta, extra=encoded)
+        return task_payload(current, ctx.session.connection.revision)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
         await self._throttle(ctx)
@@ -489,11 +430,7 @@ class TaskManager:
         live = self._live.get(record.task_id)
         if live is not None:
             record = live.record
-        if record.terminal:
-            # [basic/utilities/tasks#task-cancellation] terminal tasks cannot be cancelled: -32602
-            raise ProtocolError(
-                f"Cannot cancel task: already in terminal status '{record.status}'", ErrorCode.INVALID_PARAMS
-            )
+        check_cancellable(record)
         log.info("tasks/cancel %s by %s", record.task_id, _Who(self, ctx.session))
         # moved to cancelled *before* the answer, and it sticks whatever the work does next
         self._set_status(record, "cancelled", "The task was cancelled by request.")
