@@ -16,9 +16,11 @@ from .client.elicitation import URLElicitationRequired
 from .client.sampling import SamplingRejected
 from .connection import Connection
 from .errors import (
+    AuthorizationError,
     ConnectionClosed,
     DecodeError,
     ErrorCode,
+    HTTPTransportError,
     LocalProtocolError,
     MCPError,
     MCPRefError,
@@ -27,6 +29,7 @@ from .errors import (
     RemoteProtocolError,
     RequestCancelled,
     RequestTimeout,
+    TLSError,
     UnsupportedProtocolVersion,
 )
 from .schema import LATEST_PROTOCOL_VERSION, decode, encode
@@ -55,11 +58,13 @@ __version__ = "0.1.0"
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
+    "AuthorizationError",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
     "DecodeError",
     "ErrorCode",
+    "HTTPTransportError",
     "InvalidToolResult",
     "LocalProtocolError",
     "MCPError",
@@ -82,6 +87,7 @@ __all__ = [
     "TaskFailed",
     "TaskHandle",
     "TaskManager",
+    "TLSError",
     "ToolError",
     "URLElicitationRequired",
     "UnsupportedProtocolVersion",

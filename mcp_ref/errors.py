@@ -33,6 +33,9 @@ __all__ = [
     "RequestTimeout",
     "RequestCancelled",
     "UnsupportedProtocolVersion",
+    "HTTPTransportError",
+    "TLSError",
+    "AuthorizationError",
 ]
 
 
@@ -162,3 +165,55 @@ class RequestCancelled(MCPRefError):
         super().__init__(f"{method}: cancelled ({reason or 'no reason given'})")
         self.method = method
         self.reason = reason
+
+
+class HTTPTransportError(MCPRefError):
+    """The HTTP transport could not do its work (basic/transports#streamable-http).
+
+    The family of HTTP failures that are not a JSON-RPC answer: ``status`` is
+    the HTTP status of the answer that caused it (None when there was none:
+    the connection failed), ``url`` the address concerned. A redirect (3xx)
+    is one of these: it is never followed silently, and ``location`` names
+    where the server pointed.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, url: str | None = None, location: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.url = url
+        self.location = location
+
+
+class TLSError(HTTPTransportError):
+    """The TLS handshake with an ``https://`` server failed: an untrusted or
+    expired certificate, a name mismatch, no common protocol version."""
+
+
+class AuthorizationError(HTTPTransportError):
+    """Authorization (basic/authorization) could not be obtained or used.
+
+    ``step`` names the step that failed (``"resource-metadata"``,
+    ``"authorization-server-metadata"``, ``"registration"``,
+    ``"authorization"``, ``"token"``, ``"refresh"``, ``"step-up"`` ...; the
+    list is in spec_notes/basic/authorization.md); ``error`` and
+    ``error_description`` are the OAuth error the authorization server sent,
+    when it sent one.
+    """
+
+    def __init__(
+        self,
+        step: str,
+        message: str,
+        *,
+        status: int | None = None,
+        url: str | None = None,
+        error: str | None = None,
+        error_description: str | None = None,
+    ) -> None:
+        super().__init__(f"authorization failed at {step}: {message}", status=status, url=url)
+        self.step = step
+        self.error = error
+        self.error_description = error_description

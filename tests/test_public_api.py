@@ -22,6 +22,10 @@ HOMES = {
     "MCPRefError": "mcp_ref.errors",
     "ProtocolError": "mcp_ref.errors",
     "RequestCancelled": "mcp_ref.errors",
+    # raised by open_http_client: the HTTP transport's own failures
+    "HTTPTransportError": "mcp_ref.errors",
+    "TLSError": "mcp_ref.errors",
+    "AuthorizationError": "mcp_ref.errors",
     "InvalidToolResult": "mcp_ref.session.client",
     "URLElicitationRequired": "mcp_ref.client.elicitation",
     "TaskFailed": "mcp_ref.session.task_requestor",
@@ -43,7 +47,17 @@ def test_user_facing_names_are_exported(name: str) -> None:
 
 def test_every_library_error_is_an_mcp_ref_error() -> None:
     # one except clause catches whatever the library raises about the protocol
-    for name in ("RequestCancelled", "RequestTimeout", "ConnectionClosed", "MCPError", "ProtocolError", "TaskFailed"):
+    for name in (
+        "RequestCancelled",
+        "RequestTimeout",
+        "ConnectionClosed",
+        "MCPError",
+        "ProtocolError",
+        "TaskFailed",
+        "HTTPTransportError",
+        "TLSError",
+        "AuthorizationError",
+    ):
         assert issubclass(getattr(mcp_ref, name), mcp_ref.MCPRefError), name
 
 

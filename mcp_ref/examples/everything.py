@@ -118,9 +118,15 @@ def _demo_tools(server: Server) -> None:
     )
     async def add(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
         total = arguments["a"] + arguments["b"]
-        if not math.isfinite(total):
-            # JSON has no infinity: say why, rather than fail to encode the result
-            raise ToolError(f"the sum of {arguments['a']!r} and {arguments['b']!r} is too large for JSON")
+        try:
+            # a JSON number a peer can read is a finite double: an integer past that range
+            # (a 4,000-digit one) overflows float(), a float sum becomes infinite
+            fits = math.isfinite(float(total))
+        except OverflowError:
+            fits = False
+        if not fits:
+            # say why, rather than fail to encode the result (the operands may be too long to quote)
+            raise ToolError("the sum of a and b is too large for JSON numbers")
         return {"sum": total}
 
     @server.tool(

@@ -4,12 +4,14 @@ The transport itself is :mod:`mcp_ref.basic.transports.http_server` and
 :mod:`mcp_ref.basic.transports.http_client` (h11 on trio, the ``http`` extra).
 """
 
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from ..basic.transports.http_client import HttpClientChannel, SessionExpired, open_http_channel
 from ..basic.transports.http_server import HttpConfig, HttpServerInfo, serve_http
+from ..errors import ConnectionClosed
 from .client import ClientSession, open_session
 
 __all__ = ["open_http_client", "serve_http", "HttpConfig", "HttpServerInfo", "HttpClientChannel", "SessionExpired"]
@@ -17,19 +19,37 @@ __all__ = ["open_http_client", "serve_http", "HttpConfig", "HttpServerInfo", "Ht
 
 @asynccontextmanager
 async def open_http_client(
-    url: str, *, http_options: Mapping[str, Any] | None = None, **session_options: Any
+    url: str,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    http_options: Mapping[str, Any] | None = None,
+    **session_options: Any,
 ) -> AsyncIterator[ClientSession]:
     """An initialised MCP client session over Streamable HTTP.
 
-    ``http_options`` go to :class:`HttpClientChannel` (headers, timeouts,
-    reconnection, ``legacy_fallback=True`` to talk to servers of the
-    2024-11-05 HTTP+SSE transport too); the rest to
-    :func:`mcp_ref.session.open_session`.
+    ``https://`` URLs use TLS: the system's trust store, or ``ssl_context``
+    (a private CA, a client certificate). ``http_options`` go to
+    :class:`HttpClientChannel` (headers, timeouts, reconnection,
+    ``legacy_fallback=True`` to talk to servers of the 2024-11-05 HTTP+SSE
+    transport too); the rest to :func:`mcp_ref.session.open_session`.
+
+    When the channel ends for a reason of its own (a TLS handshake that
+    fails), that exception (:class:`~mcp_ref.errors.TLSError`, an
+    :class:`~mcp_ref.errors.HTTPTransportError`) is what this raises, not
+    the session's :class:`ConnectionClosed` it caused.
     """
     if not isinstance(url, str):
         # the natural slip: passing what nursery.start(serve_http, ...) returned
         hint = " (use its .url)" if isinstance(url, HttpServerInfo) else ""
         raise TypeError(f"open_http_client() takes the endpoint URL as a str, not {type(url).__name__}{hint}")
-    async with open_http_channel(url, **dict(http_options or {})) as channel:
-        async with open_session(channel, **session_options) as client:
-            yield client
+    options = dict(http_options or {})
+    if ssl_context is not None:
+        options["ssl_context"] = ssl_context
+    async with open_http_channel(url, **options) as channel:
+        try:
+            async with open_session(channel, **session_options) as client:
+                yield client
+        except ConnectionClosed as e:
+            if channel.failure is not None:
+                raise channel.failure from e
+            raise

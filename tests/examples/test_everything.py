@@ -163,8 +163,19 @@ async def test_add_with_a_sum_json_cannot_hold_says_so() -> None:
     async with memory_session_pair(build_server()) as client:
         result = await client.call_tool("add", {"a": 1e308, "b": 1e308})
         assert result.is_error is True
-        assert text(result) == "the sum of 1e+308 and 1e+308 is too large for JSON"
+        assert text(result) == "the sum of a and b is too large for JSON numbers"
         assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"sum": 3}
+
+
+async def test_add_with_huge_integers_is_a_tool_error() -> None:
+    # (math.isfinite() of a 4,000-digit integer raised OverflowError: a -32603 "Internal error")
+    huge = int("9" * 4000)
+    async with memory_session_pair(build_server()) as client:
+        result = await client.call_tool("add", {"a": huge, "b": 1})
+        assert result.is_error is True
+        assert text(result) == "the sum of a and b is too large for JSON numbers"
+        # integers a double holds are added exactly
+        assert (await client.call_tool("add", {"a": 2**60, "b": 1})).structured_content == {"sum": 2**60 + 1}
 
 
 @pytest.mark.req("schema#37")

@@ -22,26 +22,32 @@ fails (another protocol version, an error) the channel ends with
 :class:`SessionExpired`. With ``legacy_fallback=True`` a server of the
 2024-11-05 HTTP+SSE transport is used too (initialize refused with
 400/404/405: GET the URL for its ``endpoint`` event, POST there from then on).
-Plain ``http://`` only (TLS is for a proxy in front of us).
+
+``https://`` URLs speak TLS (``trio.SSLStream`` over the standard library's
+``ssl``): the system's trust store by default, or the ``ssl_context`` given
+(a private CA, a client certificate). A handshake that fails ends the channel
+with :class:`~mcp_ref.errors.TLSError`. A redirect (3xx) is never followed:
+the request fails with an error naming the ``Location``.
 """
 
 import json
 import logging
 import math
 import select
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 import h11
 import trio
 
-from ...errors import ConnectionClosed, ErrorCode
+from ...errors import ConnectionClosed, ErrorCode, HTTPTransportError, TLSError
 from ._nursery import block_nursery
 from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
 
-__all__ = ["HttpClientChannel", "SessionExpired", "open_http_channel"]
+__all__ = ["HttpClientChannel", "SessionExpired", "open_http_channel", "open_connection"]
 
 log = logging.getLogger("mcp_ref.http.client")
 
@@ -61,14 +67,14 @@ class _RestartFailed(Exception):
 _ACCEPT_BOTH = "application/json, text/event-stream"
 
 #: what a broken exchange or a garbled answer raises
-_FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError)
+_FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError, TLSError)
 
 #: what the channel sends itself once a replacement session is initialised
 _INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 class _Response:
-    def __init__(self, conn: h11.Connection, stream: trio.SocketStream, head: h11.Response, pool: "_Pool") -> None:
+    def __init__(self, conn: h11.Connection, stream: trio.abc.Stream, head: h11.Response, pool: "_Pool") -> None:
         self.conn = conn
         self.stream = stream
         self.pool = pool
@@ -85,7 +91,7 @@ class _Response:
             event = self.conn.next_event()
             if event is h11.NEED_DATA:
                 data = await self.stream.receive_some(65536)
-                self.conn.receive_data(data)
+                self.conn.receive_data(bytes(data))
                 continue
             if isinstance(event, h11.Data):
                 yield bytes(event.data)
@@ -110,11 +116,66 @@ class _StaleConnection(Exception):
     """A kept-alive connection turned out closed before any answer began: use a fresh one."""
 
 
-def _peer_closed(stream: trio.SocketStream) -> bool:
-    """Whether an idle connection has something to read: the server closed it (or misbehaves)."""
+def _peer_closed(stream: trio.abc.Stream) -> bool:
+    """Whether an idle connection has something to read: the server closed it (or misbehaves).
+
+    (On TLS the raw socket is watched: after a whole exchange nothing is due
+    from the server, so bytes waiting there are its close_notify or its FIN.)
+    """
+    raw = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+    assert isinstance(raw, trio.SocketStream)
     poller = select.poll()
-    poller.register(stream.socket.fileno(), select.POLLIN)
+    poller.register(raw.socket.fileno(), select.POLLIN)
     return bool(poller.poll(0))
+
+
+def check_url(url: str, ssl_context: ssl.SSLContext | None) -> SplitResult:
+    """``url`` split, once it is known to be an http:// or https:// URL (ValueError otherwise)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r}: only http:// and https:// URLs are supported")
+    if parts.scheme == "http" and ssl_context is not None:
+        raise ValueError(f"{url!r}: an ssl_context is for https:// URLs")
+    return parts
+
+
+async def open_connection(
+    host: str, port: int, ssl_context: ssl.SSLContext | None, *, url: str, timeout: float
+) -> trio.abc.Stream:
+    """A TCP connection to ``host:port``, with TLS over it when ``ssl_context`` is given.
+
+    The handshake is done here, under ``timeout`` (with the connect), so a
+    certificate the context does not trust is a :class:`TLSError` at once,
+    naming the URL, and not a broken stream at the first read.
+    """
+    with trio.fail_after(timeout):
+        tcp = await trio.open_tcp_stream(host, port)
+        if ssl_context is None:
+            return tcp
+        stream = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
+        try:
+            await stream.do_handshake()
+        except trio.BrokenResourceError as e:
+            with trio.CancelScope(shield=True):
+                await tcp.aclose()
+            cause = e.__cause__ if isinstance(e.__cause__, ssl.SSLError) else e
+            raise TLSError(f"TLS handshake with {url} failed: {cause}", url=url) from e
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await tcp.aclose()
+            raise
+        return stream
+
+
+def redirect_error(status: int, location: str | None, url: str) -> HTTPTransportError:
+    """A 3xx answer: never followed silently, named with where it points."""
+    where = f" to {location}" if location else " (no Location given)"
+    return HTTPTransportError(
+        f"{url} answered HTTP {status}, a redirect{where}; redirects are not followed: use the final URL",
+        status=status,
+        url=url,
+        location=location,
+    )
 
 
 class _Sent:
@@ -122,7 +183,7 @@ class _Sent:
 
     def __init__(
         self,
-        stream: trio.SocketStream,
+        stream: trio.abc.Stream,
         conn: h11.Connection,
         args: tuple[str, str, bytes | None, Mapping[str, str] | None],
         *,
@@ -159,7 +220,7 @@ class _Sent:
                 if event is h11.NEED_DATA:
                     data = await self.stream.receive_some(65536)
                     answered = answered or bool(data)
-                    self.conn.receive_data(data)
+                    self.conn.receive_data(bytes(data))
                     continue
                 if isinstance(event, h11.Response):
                     return event
@@ -188,10 +249,10 @@ class _Pool:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.idle: list[tuple[trio.SocketStream, h11.Connection]] = []
+        self.idle: list[tuple[trio.abc.Stream, h11.Connection]] = []
         self.closed = False
 
-    def put(self, stream: trio.SocketStream, conn: h11.Connection) -> bool:
+    def put(self, stream: trio.abc.Stream, conn: h11.Connection) -> bool:
         if self.closed or len(self.idle) >= self.size:
             return False
         if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
@@ -200,7 +261,7 @@ class _Pool:
         self.idle.append((stream, conn))
         return True
 
-    def take(self) -> tuple[trio.SocketStream, h11.Connection] | None:
+    def take(self) -> tuple[trio.abc.Stream, h11.Connection] | None:
         return self.idle.pop() if self.idle else None
 
     async def aclose(self) -> None:
@@ -226,13 +287,18 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         max_idle_connections: int = 4,
         on_new_session: Callable[[str, str | None], None] | None = None,
         legacy_fallback: bool = False,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"{url!r}: only http:// URLs are supported")
+        parts = check_url(url, ssl_context)
         self.url = url
+        self.scheme = parts.scheme
+        assert parts.hostname is not None  # (check_url made sure)
         self.host = parts.hostname
-        self.port = parts.port or 80
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        #: TLS for https:// (the system's trust store unless a context is given)
+        self.ssl_context = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
+        #: what ended the channel, when it was not the server's doing (a TLS failure)
+        self.failure: HTTPTransportError | None = None
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.host_header = parts.netloc
         self.nursery = nursery
@@ -302,11 +368,22 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 return sent
             except _StaleConnection:
                 log.debug("a kept-alive connection was closed by the server; trying another")
-        with trio.fail_after(self.connect_timeout):
-            stream = await trio.open_tcp_stream(self.host, self.port)
+        stream = await self._connect()
         sent = _Sent(stream, h11.Connection(h11.CLIENT), (method, accept, body, extra), reused=False)
         await sent.write(request, body)
         return sent
+
+    async def _connect(self) -> trio.abc.Stream:
+        try:
+            return await open_connection(
+                self.host, self.port, self.ssl_context, url=self.url, timeout=self.connect_timeout
+            )
+        except TLSError as e:
+            # no use trying again: every request would meet the same certificate
+            if self.failure is None:
+                self.failure = e
+                self._fail(str(e))
+            raise
 
     async def _head(self, sent: "_Sent") -> _Response:
         """Read the head of the answer to ``sent``.
@@ -326,6 +403,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     async def send(self, value: bytes) -> None:
         if self._expired is not None:
             raise SessionExpired(self._expired)
+        if self.failure is not None:
+            raise trio.BrokenResourceError(str(self.failure)) from self.failure
         if self._closed:
             raise trio.ClosedResourceError(self.close_reason or "the HTTP channel is closed")
         message = json.loads(value)
@@ -389,7 +468,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     raise _RestartFailed(f"the first event is not an endpoint: {first!r}")
             endpoint = urljoin(self.url, first.data.strip())
             parts = urlsplit(endpoint)
-            if (parts.scheme, parts.hostname, parts.port or 80) != ("http", self.host, self.port):
+            default_port = 443 if parts.scheme == "https" else 80
+            if (parts.scheme, parts.hostname, parts.port or default_port) != (self.scheme, self.host, self.port):
                 # the endpoint must be on the server we were given: never POST elsewhere
                 await response.aclose()
                 raise _RestartFailed(f"the endpoint {endpoint!r} is on another origin")
@@ -589,6 +669,13 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     # meanwhile takes no notice)
                     self._answer_failed(request_ids, 202, b"the server accepted the request but will not answer it")
                 return
+            if 300 <= response.status < 400:
+                redirect = redirect_error(response.status, response.headers.get("location"), self.url)
+                log.warning("%s", redirect)
+                self._answer_failed(request_ids, 0, str(redirect).encode())
+                if is_init:
+                    self._ready.set()
+                return
             if response.status >= 400:
                 body = await response.read()
                 self._answer_failed(request_ids, response.status, body)
@@ -712,12 +799,14 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             try:
                 with trio.fail_after(self.connect_timeout):
                     response = await self._request("GET", "text/event-stream", extra=extra)
-            except (OSError, trio.BrokenResourceError, trio.TooSlowError, h11.ProtocolError) as e:
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError, h11.ProtocolError, TLSError) as e:
                 failures += 1
                 log.debug("GET stream failed: %r", e)
                 if first:
                     first = False
                     task_status.started()
+                if self._ended:
+                    break
                 await trio.sleep(retry_ms / 1000)
                 continue
             if first:
@@ -726,6 +815,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             try:
                 if response.status == 405:
                     log.debug("the server offers no GET stream")  # [basic/transports#39]
+                    return
+                if 300 <= response.status < 400:
+                    redirect = redirect_error(response.status, response.headers.get("location"), self.url)
+                    log.warning("no GET stream: %s", redirect)
                     return
                 if response.status == 404 and session_id is not None:
                     if not await self._new_session(session_id):
@@ -761,6 +854,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 @asynccontextmanager
 async def open_http_channel(url: str, **options: Any) -> AsyncIterator[HttpClientChannel]:
     """A Streamable HTTP channel to ``url`` (see :class:`HttpClientChannel` for options)."""
+    check_url(url, options.get("ssl_context"))  # (bad use: raised before the nursery opens)
     async with block_nursery() as (nursery, body):
         channel = HttpClientChannel(url, nursery, **options)
         try:

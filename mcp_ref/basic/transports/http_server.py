@@ -15,23 +15,37 @@ none is open, to a bounded queue delivered when one opens). Every SSE event is
 kept in a bounded :class:`EventStore` so a client can resume a stream with
 ``Last-Event-ID``; a disconnection is never a cancellation. Each POST body is
 checked with the JSON-RPC checker before any stream opens (400 otherwise).
-``await info.aclose(grace)`` shuts the server down gracefully.
+``await info.aclose(grace)`` shuts the server down gracefully. With an
+``ssl_context`` (``ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)``
+with the server's certificate loaded) the server speaks HTTPS itself.
 """
 
 import json
 import logging
+import ssl
 from collections import deque
 from collections.abc import Sequence
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import attrs
 import h11
 import trio
 
 from ...errors import ErrorCode
+from ..authorization.resource_server import (
+    WELL_KNOWN,
+    AccessToken,
+    AuthRefused,
+    InvalidToken,
+    Principal,
+    ProtectedResource,
+    bearer_token,
+)
 from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
 from .streamable_http import (
     LAST_EVENT_ID,
+    MAX_EVENT_ID_LENGTH,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
     EventStore,
@@ -194,6 +208,10 @@ class _HttpSession(trio.abc.Channel[bytes]):
         #: the initialize request's id (as JSON text), and the version its response settled on
         self.init_key: str | None = None
         self.protocol_version: str | None = None
+        #: with auth: who initialized the session (only their tokens reach it), and the token
+        #: of the latest request
+        self.principal: Principal | None = None
+        self.auth: AccessToken | None = None
 
     # -- the Channel the MCP session sees ------------------------------------------------------
 
@@ -231,8 +249,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
             key = json.dumps(msg.get("id"))
             stream = self.by_request.get(key)
-            if key == self.init_key and isinstance(result := msg.get("result"), dict):
-                version = result.get("protocolVersion")
+            if key == self.init_key:
+                # the answer to initialize settles the version, once: the id may be reused later
+                self.init_key = None
+                result = msg.get("result")
+                version = result.get("protocolVersion") if isinstance(result, dict) else None
                 self.protocol_version = version if isinstance(version, str) else None
             if stream is None:
                 # [basic/transports#42, #47] a response belongs on its request's stream only;
@@ -335,7 +356,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def issued(self, stream_id: str) -> bool:
         """Whether ``stream_id`` names a stream of this session (kept or not)."""
         number = stream_id[1:]
-        return stream_id[:1] in ("g", "r") and number.isdigit() and int(number) <= self._next_stream
+        return (
+            stream_id[:1] in ("g", "r") and number.isascii() and number.isdigit() and int(number) <= self._next_stream
+        )
 
     def _evicted(self, stream_id: str) -> None:
         """The event store dropped a stream's events: an ended stream is forgotten with them."""
@@ -365,11 +388,22 @@ def _primes(version: Any) -> bool:
 
 
 class _HttpError(Exception):
-    def __init__(self, status: int, message: str, jsonrpc_code: int | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        jsonrpc_code: int | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.jsonrpc_code = jsonrpc_code
+        self.headers = headers
+        #: the body instead of a JSON-RPC error
+        self.body = body
 
 
 class _Request:
@@ -377,16 +411,29 @@ class _Request:
         self.method = event.method.decode("ascii").upper()
         self.target = event.target.decode("ascii", "replace")
         self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
+        #: every Authorization header (more than one is refused, so none may hide behind another)
+        self.authorization = [v.decode("latin-1") for k, v in event.headers if k.lower() == b"authorization"]
         self.body = body
+        #: the verified token (with auth)
+        self.auth: AccessToken | None = None
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
 
 
 class _HttpServer:
-    def __init__(self, server: Servable, config: HttpConfig, nursery: trio.Nursery, host: str) -> None:
+    def __init__(
+        self,
+        server: Servable,
+        config: HttpConfig,
+        nursery: trio.Nursery,
+        host: str,
+        auth: ProtectedResource | None = None,
+    ) -> None:
         self.server = server
         self.config = config
+        #: with auth: the resource server's policy (its resource URI is known once bound)
+        self.auth = auth
         self.nursery = nursery
         self.host = host
         self.sessions: dict[str, _HttpSession] = {}
@@ -400,13 +447,23 @@ class _HttpServer:
 
     # -- connections -----------------------------------------------------------------------------
 
-    async def accept(self, port: int, *, task_status: trio.TaskStatus[list[trio.SocketListener]]) -> None:
-        """Accept connections until a shutdown begins."""
+    async def accept(
+        self, port: int, ssl_context: ssl.SSLContext | None, *, task_status: trio.TaskStatus[list[trio.SocketListener]]
+    ) -> None:
+        """Accept connections until a shutdown begins; TLS on each when there is an ``ssl_context``."""
         with self.accept_scope:
             # connections live in the server's nursery: they outlive the accepting
-            await trio.serve_tcp(
-                self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
-            )
+            if ssl_context is None:
+                await trio.serve_tcp(
+                    self.handle_connection, port, host=self.host, handler_nursery=self.nursery, task_status=task_status
+                )
+                return
+            # (the handshake runs at the first read, so read_timeout bounds a client that never
+            # finishes it; one that fails it ends its connection only)
+            listeners = await trio.open_tcp_listeners(port, host=self.host)
+            tls = [trio.SSLListener(lst, ssl_context, https_compatible=True) for lst in listeners]
+            task_status.started(listeners)  # (bound and listening already: connections wait)
+            await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
@@ -423,7 +480,12 @@ class _HttpServer:
                 if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError) as e:
+        except h11.RemoteProtocolError as e:
+            # not HTTP/1.1 as h11 reads it (no Host, a bad chunk size or Content-Length...):
+            # say so with the status h11 suggests (400, 431 for an oversized head), then close
+            log.debug("HTTP framing error: %s", e)
+            await self._refuse_framing(conn, stream, e)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             log.debug("HTTP connection ended: %r", e)
         except Exception:
             # one broken exchange must not take the server down: report it and answer 500
@@ -442,6 +504,18 @@ class _HttpServer:
         finally:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
+
+    async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
+        if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return  # an answer had begun: closing the connection is all that is left
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Bad Request: {e}"}
+        with trio.move_on_after(1):
+            try:
+                await self._respond(
+                    conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
+                )
+            except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
+                log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
     async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
         head: h11.Request | None = None
@@ -495,6 +569,9 @@ class _HttpServer:
 
     async def _dispatch(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         try:
+            if self.auth is not None and req.target.split("?")[0] in self._metadata_paths():
+                await self._metadata(conn, stream, req)
+                return
             if req.target.split("?")[0] != self.config.path:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
             # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
@@ -510,6 +587,8 @@ class _HttpServer:
             handler = self._handlers.get(req.method)
             if handler is None:
                 raise _HttpError(405, f"{req.method} is not supported on the MCP endpoint")
+            if self.auth is not None:
+                req.auth = await self._authenticate(req)
             self.busy += 1
             try:
                 await handler(conn, stream, req)
@@ -519,9 +598,95 @@ class _HttpServer:
                     self._quiet.set()
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
-            extra = {"allow": "GET, POST, DELETE"} if e.status == 405 else None
-            # [basic/transports#11, #20] the body may be a JSON-RPC error without id
-            await self._respond(conn, stream, e.status, body, extra)
+            extra = e.headers or ({"allow": "GET, POST, DELETE"} if e.status == 405 else None)
+            # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
+            # HEAD: its answer never has one, RFC 9110 section 9.3.2)
+            body = body if e.body is None else e.body
+            await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
+
+    # -- authorization (basic/authorization, the resource server) ------------------------------------
+
+    def _metadata_paths(self) -> tuple[str, ...]:
+        assert self.auth is not None
+        path = urlsplit(self.auth.metadata_url()).path
+        # [basic/authorization#14] the path-aware well-known URL, and the root one (the single
+        # resource of this origin: clients of earlier revisions look there)
+        return (path, WELL_KNOWN) if path != WELL_KNOWN else (path,)
+
+    async def _metadata(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
+        """[basic/authorization#8, #12] the Protected Resource Metadata document, public."""
+        assert self.auth is not None
+        if req.method != "GET":
+            raise _HttpError(405, f"{req.method} is not supported on the metadata document", headers={"allow": "GET"})
+        await self._respond(conn, stream, 200, self.auth.metadata(), {"cache-control": "max-age=3600"})
+
+    async def _authenticate(self, req: _Request) -> AccessToken:
+        """The verified token of a request to the MCP endpoint, or a refusal with its challenge.
+
+        [basic/authorization#55, #57, #102] every request is checked, whatever its session.
+        """
+        auth = self.auth
+        assert auth is not None
+        try:
+            token = bearer_token(req.authorization)
+            if token is None:
+                # [basic/authorization#14, #16] no credentials: 401 naming the metadata and the
+                # scopes a token needs here; no error code (RFC 6750 section 3.1)
+                raise AuthRefused(401, None, "this MCP endpoint needs an access token", scope=self._scopes_for(req))
+            try:
+                with trio.fail_after(auth.verify_timeout):
+                    verified = await auth.verifier.verify(token)
+            except InvalidToken as e:
+                raise AuthRefused(401, "invalid_token", str(e) or "the token is not valid") from None
+            except Exception as e:
+                # [basic/authorization#59, #60] a token that cannot be checked is not accepted: 401,
+                # with nothing of the failure in the answer (it is logged here)
+                log.warning("access token verification failed: %r", e, exc_info=True)
+                raise AuthRefused(401, "invalid_token", "the token could not be verified") from None
+            auth.check_token(verified)
+            return verified
+        except AuthRefused as refusal:
+            raise self._refusal(refusal) from None
+
+    def _scopes_for(self, req: _Request) -> frozenset[str]:
+        """The scopes a request needs, as far as its body tells (for a 401 challenge)."""
+        assert self.auth is not None
+        try:
+            message = json.loads(req.body) if req.method == "POST" and req.body else None
+        except ValueError:
+            message = None
+        return self.auth.scopes_needed(message if isinstance(message, list) else [message])
+
+    def _refusal(self, refusal: AuthRefused) -> _HttpError:
+        assert self.auth is not None
+        headers = {"www-authenticate": self.auth.challenge(refusal)}
+        # an OAuth error body (RFC 6750 has none; this is what OAuth APIs send), not a JSON-RPC one:
+        # the answer is the HTTP layer's, before any JSON-RPC
+        body = {"error": refusal.error or "unauthorized", "error_description": refusal.description}
+        return _HttpError(refusal.status, refusal.description, headers=headers, body=body)
+
+    def _authorize(self, req: _Request, messages: Sequence[Any]) -> None:
+        """[basic/authorization#64, #65] the scopes these messages need, or 403 insufficient_scope."""
+        if self.auth is None:
+            return
+        assert req.auth is not None
+        try:
+            self.auth.check_token(req.auth, self.auth.scopes_needed(messages))
+        except AuthRefused as refusal:
+            raise self._refusal(refusal) from None
+
+    def _check_principal(self, req: _Request, session: _HttpSession) -> None:
+        """A session serves the user who opened it: another user's token does not reach it.
+
+        Decision (spec_notes/basic/authorization.md): 404, as for a session that does
+        not exist -- the session id is not a credential (security best practices,
+        session hijacking), and a 403 would send the client into a step-up it cannot win.
+        """
+        if req.auth is None:
+            return
+        if session.principal != req.auth.principal:
+            raise _HttpError(404, "Session not found")
+        session.auth = req.auth
 
     async def shutdown(self, grace: float) -> None:
         """Stop gracefully: no new connections, no new requests (503), GET streams end
@@ -561,6 +726,7 @@ class _HttpServer:
         if session is None or session.closed:
             # [basic/transports#61] unknown or terminated session: 404
             raise _HttpError(404, "Session not found")
+        self._check_principal(req, session)
         # [basic/transports#68] an unsupported protocol version header is a 400
         if not version_header_ok(req.header(MCP_PROTOCOL_VERSION)):
             raise _HttpError(400, f"Bad Request: unsupported MCP-Protocol-Version {req.header(MCP_PROTOCOL_VERSION)!r}")
@@ -631,6 +797,7 @@ class _HttpServer:
             kinds = [classify(m) for m in items]
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
+        self._authorize(req, items)
         init = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
         if init is not None and init.method != "initialize":
             init = None
@@ -643,6 +810,8 @@ class _HttpServer:
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
             session = _HttpSession(new_session_id(), self.config)
             assert valid_session_id(session.id)
+            if req.auth is not None:
+                session.principal, session.auth = req.auth.principal, req.auth
             session.init_key = json.dumps(init.id)
             self.sessions[session.id] = session
             self.nursery.start_soon(self._run_session, session)
@@ -799,6 +968,8 @@ class _HttpServer:
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
         session = self._session_for(req)
         last = req.header(LAST_EVENT_ID)
+        if last is not None and len(last) > MAX_EVENT_ID_LENGTH:
+            raise _HttpError(400, "Bad Request: Last-Event-ID is longer than any event id this server issues")
         if last is not None and (parsed := parse_event_id(last)) is not None:
             stream_id, seq = parsed
             resumable = session.streams.get(stream_id)
@@ -856,6 +1027,8 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 0,
     config: HttpConfig | None = None,
+    ssl_context: ssl.SSLContext | None = None,
+    auth: ProtectedResource | None = None,
     task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:
@@ -865,14 +1038,27 @@ async def serve_http(
 
     [basic/transports#12] binds 127.0.0.1 by default. ``options`` are
     :class:`HttpConfig` fields (``path``, ``allowed_origins``, ``json_response`` ...).
+    With ``ssl_context`` (a server-side ``ssl.SSLContext`` holding the
+    certificate) every connection speaks TLS and the URL is ``https://``.
+
+    With ``auth`` (basic/authorization) the server is an OAuth resource
+    server: every request to the endpoint needs a valid bearer token for this
+    resource, and the metadata document is published at the well-known URL.
+    An ``auth`` without ``resource`` takes the URL served as its resource.
     """
+    if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+        raise TypeError(f"ssl_context must be an ssl.SSLContext, not {type(ssl_context).__name__}")
     cfg = config or HttpConfig(**options)
     async with trio.open_nursery() as nursery:
-        http = _HttpServer(server, cfg, nursery, host)
-        listeners = await nursery.start(http.accept, port)
+        http = _HttpServer(server, cfg, nursery, host, auth)
+        listeners = await nursery.start(http.accept, port, ssl_context)
         bound = listeners[0].socket.getsockname()
         url_host = f"[{host}]" if ":" in host else host
-        info = HttpServerInfo(host=host, port=bound[1], url=f"http://{url_host}:{bound[1]}{cfg.path}", server=http)
+        scheme = "http" if ssl_context is None else "https"
+        info = HttpServerInfo(host=host, port=bound[1], url=f"{scheme}://{url_host}:{bound[1]}{cfg.path}", server=http)
+        if auth is not None and auth.resource is None:
+            # (before anything is served: no request can come before the server is started)
+            http.auth = attrs.evolve(auth, resource=info.url)
         nursery.start_soon(http.expire_idle)
         log.info("MCP Streamable HTTP endpoint at %s", info.url)
         task_status.started(info)

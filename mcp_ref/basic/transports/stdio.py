@@ -72,6 +72,7 @@ _HARD_KILL = signal.SIGKILL if _POSIX else signal.SIGTERM
 _STDERR_DRAIN = 1.0  # how long to wait for the last stderr lines once the server has exited
 _STDERR_TAIL = 5  # stderr lines quoted when the server went away by itself
 _STDERR_QUOTE = 500  # characters of each of them
+_GROUP_POLL = 0.02  # how often to look whether a server's process group is empty
 
 stderr_log = logging.getLogger("mcp_ref.stdio.stderr")
 log = logging.getLogger("mcp_ref.stdio")
@@ -573,13 +574,17 @@ async def shutdown_process(
 
     Runs shielded from cancellation, so it completes on every exit path of
     the caller; it takes at most ``close_wait + term_wait`` plus the moment
-    the kernel needs to reap a killed process. The wait after SIGKILL has no
+    the kernel needs to reap a killed process (and, with ``process_group``,
+    up to ``2 * term_wait`` more for the processes it left behind). The wait after SIGKILL has no
     timeout: SIGKILL cannot be caught or ignored, and waiting is what
     guarantees the process is reaped rather than left behind.
     ``close_input`` is an async callable (closing the server's stdin).
     With ``process_group`` (the process leads its own process group, as
     :func:`open_process_channel` starts it), SIGTERM and SIGKILL go to the
-    whole group, so the children of a wrapper (npx, uv run, a shell) go too.
+    whole group, so the children of a wrapper (npx, uv run, a shell) go too;
+    and once the server has exited -- by itself, before we closed its input,
+    or on a signal -- whatever still runs in its group gets SIGTERM, then
+    SIGKILL after ``term_wait``.
     """
 
     def signal_server(sig: int) -> None:
@@ -593,26 +598,72 @@ async def shutdown_process(
         process.send_signal(sig)
 
     with trio.CancelScope(shield=True):
-        # [basic/lifecycle#15] 1. close the server's input stream -- lifecycle#stdio
-        try:
-            await close_input()
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass  # already closed, or the server is gone: either way its input is closed
-        if process.returncode is not None:
-            return
-        # [basic/lifecycle#15] 2. give it time to exit by itself, then SIGTERM -- lifecycle#stdio
-        with trio.move_on_after(close_wait):
-            await process.wait()
-            return
-        log.info("server %s still running %gs after its stdin was closed: sending SIGTERM", process.pid, close_wait)
-        signal_server(signal.SIGTERM)
-        # [basic/lifecycle#15] 3. SIGKILL when SIGTERM was not enough -- lifecycle#stdio
-        with trio.move_on_after(term_wait):
-            await process.wait()
-            return
-        log.warning("server %s still running %gs after SIGTERM: sending SIGKILL", process.pid, term_wait)
-        signal_server(_HARD_KILL)
+        await _stop_leader(process, close_input, close_wait, term_wait, signal_server)
+        if process_group:
+            await _stop_group(process.pid, term_wait)
+
+
+async def _stop_leader(
+    process: _Process,
+    close_input: Callable[[], Any],
+    close_wait: float,
+    term_wait: float,
+    signal_server: Callable[[int], None],
+) -> None:
+    # [basic/lifecycle#15] 1. close the server's input stream -- lifecycle#stdio
+    try:
+        await close_input()
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # already closed, or the server is gone: either way its input is closed
+    if process.returncode is not None:
+        return
+    # [basic/lifecycle#15] 2. give it time to exit by itself, then SIGTERM -- lifecycle#stdio
+    with trio.move_on_after(close_wait):
         await process.wait()
+        return
+    log.info("server %s still running %gs after its stdin was closed: sending SIGTERM", process.pid, close_wait)
+    signal_server(signal.SIGTERM)
+    # [basic/lifecycle#15] 3. SIGKILL when SIGTERM was not enough -- lifecycle#stdio
+    with trio.move_on_after(term_wait):
+        await process.wait()
+        return
+    log.warning("server %s still running %gs after SIGTERM: sending SIGKILL", process.pid, term_wait)
+    signal_server(_HARD_KILL)
+    await process.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # not ours (the id was reused): nothing of our server's is left in it
+    return True
+
+
+async def _stop_group(pgid: int, term_wait: float) -> None:
+    """The server (the group's leader) has exited; processes it started may still run in its
+    group (a wrapper's real server, a worker): SIGTERM them, and SIGKILL what is left after
+    ``term_wait``. Decision (spec_notes/basic/transports.md): the group is signalled by the
+    leader's pid although the leader is reaped; the kernel does not hand that pid out again
+    while the group has members, and an empty group answers ESRCH.
+    """
+    if not _group_alive(pgid):
+        return
+    log.info("processes of server %s are still running after it exited: sending SIGTERM to its group", pgid)
+    for sig, wait in ((signal.SIGTERM, term_wait), (_HARD_KILL, term_wait)):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        with trio.move_on_after(wait):
+            while _group_alive(pgid):
+                await trio.sleep(_GROUP_POLL)
+            return
+        if sig == signal.SIGTERM:
+            log.warning("processes of server %s still running %gs after SIGTERM: sending SIGKILL", pgid, wait)
+    # (what is left are zombies nobody reaps, or processes in uninterruptible sleep: nothing more to do)
 
 
 def _check_options(args: Sequence[str], stderr: Any, shutdown_timeouts: tuple[float, float], keep: int) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "version_header_ok",
     "EventStore",
     "LOOPBACK_HOSTS",
+    "MAX_EVENT_ID_LENGTH",
 ]
 
 MCP_SESSION_ID = "mcp-session-id"
@@ -158,9 +159,16 @@ def make_event_id(stream_id: str, seq: int) -> str:
     return f"{stream_id}.{seq}"
 
 
+#: longest event id we issue is well under this (``g<n>.<seq>``); a longer one is not ours
+MAX_EVENT_ID_LENGTH = 128
+
+
 def parse_event_id(event_id: str) -> tuple[str, int] | None:
+    """(stream id, sequence number) of an event id of ours; None for anything else."""
+    if len(event_id) > MAX_EVENT_ID_LENGTH:
+        return None  # (and int() of thousands of digits would raise, or take quadratic time)
     stream, _, seq = event_id.rpartition(".")
-    if not stream or not seq.isdigit():
+    if not stream or not seq.isdigit() or not seq.isascii():
         return None
     return stream, int(seq)
 
@@ -180,8 +188,12 @@ def origin_allowed(origin: str | None, allowed: Iterable[str] | None) -> bool:
     """
     if origin is None:
         return True
-    parts = urlsplit(origin)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(origin)
+        host = (parts.hostname or "").lower()
+    except ValueError:
+        return False  # not a URL (``http://[::1``): no origin we could allow
+
     if allowed is None:
         return host in ("127.0.0.1", "localhost", "::1")
     allowed = list(allowed)

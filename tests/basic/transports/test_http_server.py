@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import h11
 import pytest
 import trio
 import trio.testing
@@ -488,3 +489,101 @@ async def test_a_json_answer_cut_short_by_the_session_ending_is_503(autojump_clo
             assert (await mem.call("DELETE", session))[0] == 200
         ((status, body),) = answers
         assert status == 503 and json.loads(body)["error"]["code"] == -32603  # not a 200 with an empty body
+
+
+# -- wrong answers to odd requests: the right status, never a 500 or a silent close ---------------
+
+
+async def raw_exchange(mem: MemoryHttp, data: bytes, *, then_closed: bool = True) -> tuple[int, dict[str, str], bytes]:
+    """Write ``data`` as it is on a new connection; the answer's status, headers and body.
+    ``then_closed``: check that the server closes the connection after it."""
+    client = mem.connection()
+    await client.send_all(data)
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(h11.Request(method="GET", target="/", headers=[("host", "x")]))  # (only to read an answer)
+    conn.send(h11.EndOfMessage())
+    status, headers, body = 0, {}, b""
+    with trio.fail_after(10):
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await client.receive_some(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {k.decode().lower(): v.decode() for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                body += bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                break
+        if then_closed:
+            assert await client.receive_some(65536) == b""
+    return status, headers, body
+
+
+@pytest.mark.req("basic/transports#9")
+async def test_an_origin_that_is_not_a_url_is_forbidden(caplog: pytest.LogCaptureFixture) -> None:
+    async with memory_http(check_server()) as mem:
+        async with mem.connection() as client:
+            headers = {"origin": "http://[::1", **ACCEPT_BOTH}
+            assert (await send_request(client, "127.0.0.1", "/mcp", "POST", headers, INIT)).status == 403
+    assert "Traceback" not in caplog.text and not [r for r in caplog.records if r.exc_info]
+
+
+async def test_an_absurd_last_event_id_is_a_bad_request() -> None:
+    async with memory_http(check_server()) as mem:
+        session = await mem.start_session()
+        listen = {**session, "accept": "text/event-stream"}
+        # more digits than int() converts (4300) -- and anything longer than an id we issue
+        for last in ("r1." + "9" * 5000, "g" * 1000 + ".1"):
+            async with mem.exchange("GET", {**listen, "last-event-id": last}) as ex:
+                assert ex.status == 400 and json.loads(await ex.body())["error"]["code"] == -32600
+
+
+async def test_head_is_method_not_allowed_without_a_body(caplog: pytest.LogCaptureFixture) -> None:
+    async with memory_http(check_server()) as mem:
+        head = b"HEAD /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
+        status, headers, body = await raw_exchange(mem, head, then_closed=False)
+    assert status == 405 and headers["allow"] == "GET, POST, DELETE" and body == b""
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        pytest.param(b"GET /mcp HTTP/1.1\r\naccept: text/event-stream\r\n\r\n", id="no-host"),
+        pytest.param(
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", id="bad-chunk-size"
+        ),
+        pytest.param(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: abc\r\n\r\n", id="bad-content-length"),
+        pytest.param(
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: " + b"9" * 5000 + b"\r\n\r\n",
+            id="huge-content-length",
+        ),
+        pytest.param(b"NOT HTTP AT ALL\r\n\r\n", id="garbage"),
+    ],
+)
+async def test_http_framing_errors_are_400_and_the_connection_closes(
+    request_bytes: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with memory_http(check_server()) as mem:
+        status, headers, body = await raw_exchange(mem, request_bytes)
+    assert status == 400
+    assert headers["connection"] == "close" and json.loads(body)["error"]["code"] == -32600
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+@pytest.mark.req("basic/transports#19")
+async def test_reusing_the_initialize_id_later_keeps_the_negotiated_version() -> None:
+    async with memory_http(check_server()) as mem:
+        session = await mem.start_session()
+        # id 1 was initialize's; a later ping with id 1 is a new request (the first was answered)
+        assert await mem.call("POST", session, {"jsonrpc": "2.0", "id": 1, "method": "ping"}) == (
+            200,
+            [{"jsonrpc": "2.0", "id": 1, "result": {}}],
+        )
+        (http_session,) = mem.http.sessions.values()
+        assert http_session.protocol_version == "2025-11-25"
+        # and what depends on it still holds: streams are primed
+        async with mem.exchange("POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"}) as ex:
+            events = await ex.rest()
+        assert events[0].data == "" and events[0].retry == 1000

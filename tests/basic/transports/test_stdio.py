@@ -693,6 +693,24 @@ async def test_shutdown_signals_reach_the_servers_children(grandchild: str) -> N
 
 @pytest.mark.subprocess
 @pytest.mark.req("basic/lifecycle#15")
+@pytest.mark.parametrize("grandchild", ["obeys-term", "ignores-term"])
+async def test_children_of_a_server_that_exited_first_are_signalled_too(grandchild: str) -> None:
+    # the server starts a child and exits before the client closes: the child stays in the
+    # server's process group, and the shutdown must reach it although its leader is gone
+    ignore = "trap '' TERM; " if grandchild == "ignores-term" else ""
+    with trio.fail_after(30):
+        async with open_process_channel(
+            "sh", ["-c", ignore + "sleep 987 & echo $!"], shutdown_timeouts=(0.2, 0.2)
+        ) as ch:
+            sleeper = int(await ch.receive())
+            await ch.process.wait()  # the server has exited; its child has not
+            assert os.getpgid(sleeper) == ch.process.pid
+        assert ch.process.returncode == 0
+        await wait_gone(sleeper)  # were it left behind, fail_after would fire
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/lifecycle#15")
 async def test_cancelling_the_caller_still_runs_the_whole_shutdown(autojump_clock: trio.abc.Clock) -> None:
     with trio.CancelScope() as scope:
         async with open_process_channel(sys.executable, [script("stubborn_server"), "ignore-term"]) as ch:

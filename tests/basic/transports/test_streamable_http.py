@@ -66,6 +66,7 @@ def test_origin_and_host_checks() -> None:
     assert origin_allowed(None, None)
     assert origin_allowed("http://localhost:3000", None) and origin_allowed("http://127.0.0.1", None)
     assert not origin_allowed("http://evil.example", None)
+    assert not origin_allowed("http://[::1", None) and not origin_allowed("http://[::1", ["http://[::1"])
     assert origin_allowed("https://app.example", ["https://app.example"])
     assert host_allowed("127.0.0.1:8000", None) and host_allowed("[::1]:80", None) and host_allowed("localhost", None)
     assert not host_allowed("evil.example:8000", None) and not host_allowed(None, None)

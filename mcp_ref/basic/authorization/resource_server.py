@@ -1,0 +1,364 @@
+"""The MCP server as an OAuth 2.1 resource server (basic/authorization), sans-IO.
+
+::
+
+    auth = ProtectedResource(
+        authorization_servers=["http://127.0.0.1:9000"],
+        verifier=my_verifier,                  # a TokenVerifier: token -> AccessToken
+        required_scopes=["mcp"],               # for every request
+        tool_scopes={"reset": ["mcp:admin"]},  # and more for some tools
+    )
+    await nursery.start(partial(serve_http, server, auth=auth))
+
+What is decided here, with no I/O (the HTTP server asks, then answers):
+
+* the Protected Resource Metadata document (RFC 9728) and where it is
+  published (:func:`metadata_path`: path-aware, and at the root);
+* the bearer token of a request -- from the ``Authorization`` header only,
+  never the query string (:func:`bearer_token`);
+* whether a verified token is for us (:func:`audience_matches`, always
+  checked, whatever the verifier), unexpired, and has the scopes a request
+  needs (:meth:`ProtectedResource.scopes_needed`);
+* the challenge of a refusal: ``WWW-Authenticate: Bearer`` with
+  ``resource_metadata``, ``scope`` and an RFC 6750 error (:func:`challenge`).
+
+Verifying a token is the application's :class:`TokenVerifier`; the built-in
+ones (RFC 7662 introspection, JWT access tokens) are in :mod:`.introspection`
+and :mod:`.jwt`.
+"""
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import attrs
+
+__all__ = [
+    "WELL_KNOWN",
+    "AccessToken",
+    "TokenVerifier",
+    "InvalidToken",
+    "AuthRefused",
+    "ProtectedResource",
+    "Principal",
+    "bearer_token",
+    "canonical_resource",
+    "audience_matches",
+    "metadata_path",
+    "challenge",
+]
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+#: who a token speaks for: (issuer, subject, client id); what sessions, tasks and
+#: elicitations are bound to
+Principal = tuple[str | None, str | None, str | None]
+
+
+@attrs.frozen(kw_only=True)
+class AccessToken:
+    """A verified access token: what handlers see as ``ctx.auth``.
+
+    The token itself is deliberately not kept: a handler cannot forward what it
+    never sees ([basic/authorization#105] no token passthrough).
+    """
+
+    #: the resource owner (``sub``); None for a client acting on its own behalf
+    subject: str | None = None
+    client_id: str | None = None
+    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    #: the resources the token was issued for (``aud``, RFC 8707)
+    audience: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: expiry, seconds since the epoch (``exp``)
+    expires_at: float | None = None
+    issuer: str | None = None
+    #: every claim the verifier saw (JWT claims, or the introspection response)
+    claims: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+
+    @property
+    def principal(self) -> Principal:
+        """Who this token speaks for; a refreshed token of the same user has the same principal."""
+        return (self.issuer, self.subject, self.client_id)
+
+
+class InvalidToken(Exception):
+    """What a :class:`TokenVerifier` raises for a token it does not accept (answered 401).
+
+    The message goes to the client as ``error_description``: say what is wrong
+    (expired, revoked, unknown), never why in detail.
+    """
+
+
+class TokenVerifier(Protocol):
+    """Turns a bearer token into an :class:`AccessToken`, or raises :class:`InvalidToken`.
+
+    Any other exception means the token could not be checked (the
+    introspection endpoint is down): the request is refused with 401 all the
+    same, and the failure logged. The audience, the expiry and the scopes are
+    checked again by :class:`ProtectedResource` after the verifier, so a
+    verifier that forgets them lets nothing through.
+    """
+
+    async def verify(self, token: str) -> AccessToken: ...
+
+
+class AuthRefused(Exception):
+    """A request refused by the resource server: its HTTP status and challenge."""
+
+    def __init__(self, status: int, error: str | None, description: str, *, scope: Iterable[str] | None = None) -> None:
+        super().__init__(description)
+        self.status = status
+        #: the RFC 6750 error code (None: no credentials were given, so no error)
+        self.error = error
+        self.description = description
+        self.scope = tuple(sorted(set(scope))) if scope is not None else None
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ValueError(f"a sequence of strings was expected, not the string {value!r}")
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class ProtectedResource:
+    """What ``serve_http(..., auth=...)`` takes: the resource's metadata and policy.
+
+    ``resource`` is the canonical URI of the MCP server (RFC 8707), the
+    audience every token must name; None means the URL the server serves
+    (``http://127.0.0.1:PORT/mcp``), filled in when it binds.
+    ``required_scopes`` are needed by every request; ``method_scopes`` and
+    ``tool_scopes`` add scopes for some methods and some tools (a request
+    without them is answered 403 ``insufficient_scope``). ``scopes_supported``
+    defaults to every scope named here. ``clock`` gives seconds since the
+    epoch, for the expiry check (``leeway`` seconds of clock skew allowed).
+    """
+
+    verifier: TokenVerifier
+    authorization_servers: Sequence[str] = attrs.field(converter=_strings)
+    resource: str | None = None
+    required_scopes: Sequence[str] = attrs.field(default=(), converter=_strings)
+    method_scopes: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
+    tool_scopes: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
+    scopes_supported: Sequence[str] | None = None
+    resource_name: str | None = None
+    resource_documentation: str | None = None
+    clock: Callable[[], float] = time.time
+    leeway: float = 0.0
+    #: seconds the verifier may take before the request is refused (401)
+    verify_timeout: float = 10.0
+
+    def __attrs_post_init__(self) -> None:
+        # [basic/authorization#13] at least one authorization server in the metadata
+        if not self.authorization_servers:
+            raise ValueError("a protected resource names at least one authorization server")
+        for url in self.authorization_servers:
+            if urlsplit(url).scheme not in ("https", "http") or not urlsplit(url).hostname:
+                raise ValueError(f"authorization server {url!r} is not an absolute http(s) URL")
+        if self.resource is not None:
+            canonical_resource(self.resource)  # refuses a resource that is not a URI for us
+        for name, scopes in [("required_scopes", self.required_scopes)] + [
+            (f"scopes of {k}", v) for k, v in {**self.method_scopes, **self.tool_scopes}.items()
+        ]:
+            if isinstance(scopes, str) or any(not _scope_token(s) for s in scopes):
+                raise ValueError(f"{name}: a sequence of scope tokens (no spaces or quotes), not {scopes!r}")
+        if not math.isfinite(self.leeway) or self.leeway < 0:
+            raise ValueError("leeway is a number of seconds >= 0")
+
+    # -- the metadata document ------------------------------------------------------------
+
+    def all_scopes(self) -> tuple[str, ...]:
+        """``scopes_supported`` as published: as given, or every scope this policy names."""
+        if self.scopes_supported is not None:
+            return tuple(self.scopes_supported)
+        named = [*self.required_scopes, *(s for v in self.method_scopes.values() for s in v)]
+        named += [s for v in self.tool_scopes.values() for s in v]
+        return tuple(dict.fromkeys(named))
+
+    def metadata(self) -> dict[str, Any]:
+        """The Protected Resource Metadata document (RFC 9728 section 2).
+
+        [basic/authorization#8, #12, #13] ``authorization_servers`` names where
+        clients get tokens for this resource.
+        """
+        resource = self._resource()
+        doc: dict[str, Any] = {
+            "resource": resource,
+            "authorization_servers": list(self.authorization_servers),
+            "bearer_methods_supported": ["header"],  # [basic/authorization#56] never the query string
+        }
+        if scopes := self.all_scopes():
+            doc["scopes_supported"] = list(scopes)
+        if self.resource_name is not None:
+            doc["resource_name"] = self.resource_name
+        if self.resource_documentation is not None:
+            doc["resource_documentation"] = self.resource_documentation
+        return doc
+
+    def metadata_url(self) -> str:
+        """Where the metadata document is: the path-aware well-known URL (RFC 9728 section 3.1)."""
+        parts = urlsplit(self._resource())
+        return urlunsplit((parts.scheme, parts.netloc, metadata_path(parts.path), "", ""))
+
+    def _resource(self) -> str:
+        if self.resource is None:
+            raise RuntimeError("the resource URI is not known yet (it is filled in when the server binds)")
+        return self.resource
+
+    # -- checking a request --------------------------------------------------------------------
+
+    def check_token(self, token: AccessToken, needed: Iterable[str] = ()) -> None:
+        """Refuse a verified token that is not for us, has expired, or lacks scopes.
+
+        Raises :class:`AuthRefused` (401 ``invalid_token``, 403 ``insufficient_scope``).
+        """
+        # [basic/authorization#58, #62, #63, #75, #102, #104] the token must name us in its audience,
+        # whatever the verifier said: a token for another resource is refused (no passthrough)
+        if not audience_matches(token.audience, self._resource()):
+            raise AuthRefused(401, "invalid_token", "the token was not issued for this resource")
+        # [basic/authorization#60] an expired token gets 401
+        if token.expires_at is not None and token.expires_at + self.leeway <= self.clock():
+            raise AuthRefused(401, "invalid_token", "the token has expired")
+        needed = set(needed)
+        if missing := needed - token.scopes:
+            # [basic/authorization#65, #66, #67] 403 insufficient_scope naming what is needed: the scopes
+            # this request needs plus those already granted that we know (the spec's recommended approach,
+            # so that a client re-authorizing with them loses nothing it had)
+            keep = token.scopes & (set(self.all_scopes()) | needed)
+            raise AuthRefused(
+                403,
+                "insufficient_scope",
+                f"this request needs the scope(s) {' '.join(sorted(missing))}",
+                scope=needed | keep,
+            )
+
+    def scopes_needed(self, messages: Iterable[Any]) -> frozenset[str]:
+        """The scopes the JSON-RPC messages of one HTTP request need (their union, for a batch)."""
+        needed = set(self.required_scopes)
+        for message in messages:
+            if not isinstance(message, dict) or not isinstance(method := message.get("method"), str):
+                continue
+            needed.update(self.method_scopes.get(method, ()))
+            params = message.get("params")
+            if method == "tools/call" and isinstance(params, dict) and isinstance(name := params.get("name"), str):
+                needed.update(self.tool_scopes.get(name, ()))
+        return frozenset(needed)
+
+    def challenge(self, refusal: AuthRefused | None = None, *, scope: Iterable[str] | None = None) -> str:
+        """The ``WWW-Authenticate`` value for a refusal (or for a request with no credentials)."""
+        if refusal is not None and refusal.scope is not None:
+            scope = refusal.scope
+        return challenge(
+            self.metadata_url(),
+            error=refusal.error if refusal is not None else None,
+            description=refusal.description if refusal is not None and refusal.error is not None else None,
+            scope=scope,
+        )
+
+
+def metadata_path(resource_path: str) -> str:
+    """The well-known path of a resource's metadata: inserted before the resource's own path.
+
+    ``/mcp`` -> ``/.well-known/oauth-protected-resource/mcp``; the root -> the well-known path itself.
+    """
+    return WELL_KNOWN + resource_path.rstrip("/")
+
+
+def challenge(
+    metadata_url: str,
+    *,
+    error: str | None = None,
+    description: str | None = None,
+    scope: Iterable[str] | None = None,
+) -> str:
+    """A ``Bearer`` challenge (RFC 6750 section 3, RFC 9728 section 5.1).
+
+    [basic/authorization#14] ``resource_metadata`` always; [#16] ``scope`` when known.
+    """
+    params = [("resource_metadata", metadata_url)]
+    if scope is not None and (scopes := " ".join(scope)):
+        params.append(("scope", scopes))
+    if error is not None:
+        params.append(("error", error))
+    if description is not None:
+        params.append(("error_description", description))
+    return "Bearer " + ", ".join(f'{k}="{_quote(v)}"' for k, v in params)
+
+
+def _quote(value: str) -> str:
+    # a quoted-string (RFC 9110 section 5.6.4); RFC 6750 allows no '"' or '\' in its values at all,
+    # so those (and control characters) are dropped from a description rather than escaped
+    return "".join(c for c in value if c not in '"\\' and 0x20 <= ord(c) < 0x7F)
+
+
+def _scope_token(scope: object) -> bool:
+    # RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+    return isinstance(scope, str) and bool(scope) and all(c not in '"\\' and 0x21 <= ord(c) <= 0x7E for c in scope)
+
+
+def bearer_token(authorization: Sequence[str]) -> str | None:
+    """The bearer token of a request, from its ``Authorization`` header values.
+
+    [basic/authorization#53, #54] only the header counts: a token in the query
+    string ([#56]) or the body is never looked at, so it authorizes nothing.
+    None when there is no bearer credential (no header, or another scheme);
+    :class:`AuthRefused` 400 ``invalid_request`` for a malformed one or for
+    more than one (RFC 6750 section 3.1).
+    """
+    bearer = [v for v in authorization if v.strip().split(" ", 1)[0].lower() == "bearer"]
+    if not bearer:
+        return None
+    if len(authorization) > 1:
+        raise AuthRefused(400, "invalid_request", "more than one Authorization header")
+    scheme_and_token = bearer[0].strip().split(" ")
+    token = scheme_and_token[-1]
+    # RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+    body = token.rstrip("=")
+    if len(scheme_and_token) != 2 or not body or not all(c.isascii() and (c.isalnum() or c in "-._~+/") for c in body):
+        raise AuthRefused(400, "invalid_request", "the Authorization header is not 'Bearer <token>'")
+    return token
+
+
+def canonical_resource(uri: str) -> str:
+    """The canonical form of a resource URI (RFC 8707 section 2, basic/authorization#canonical-server-uri).
+
+    Lower-case scheme and host ([basic/authorization#50]: upper case is
+    accepted), no default port, no trailing slash ([#51]), no fragment.
+    ValueError for what cannot name a resource.
+    """
+    parts = urlsplit(uri.strip())
+    if parts.scheme.lower() not in ("https", "http") or not parts.hostname:
+        raise ValueError(f"{uri!r} is not an absolute http(s) URI")
+    if parts.fragment or "#" in uri:
+        raise ValueError(f"{uri!r}: a resource URI has no fragment")
+    scheme = parts.scheme.lower()
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    if port is not None and port != {"https": 443, "http": 80}[scheme]:
+        host = f"{host}:{port}"
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), parts.query, ""))
+
+
+def audience_matches(audience: Iterable[str], resource: str) -> bool:
+    """Whether a token's audience names this resource.
+
+    An audience entry matches when it is the resource's canonical URI, or a
+    prefix of it ending at a path segment (a token for ``https://host`` is for
+    every resource of the host, RFC 8707 section 2; one for
+    ``https://host/other`` is not for ``https://host/mcp``).
+    Decision (spec_notes/basic/authorization.md): an empty audience matches
+    nothing, so a verifier that cannot tell the audience lets nothing through.
+    """
+    ours = canonical_resource(resource)
+    for entry in audience:
+        try:
+            theirs = canonical_resource(entry)
+        except ValueError:
+            continue
+        if theirs == ours or (ours.startswith(theirs + "/") and "?" not in theirs):
+            return True
+    return False

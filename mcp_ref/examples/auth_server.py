@@ -1,0 +1,717 @@
+"""An OAuth 2.1 authorization server for demos and tests: in memory, loopback only.
+
+    python -m mcp_ref.examples.auth_server --port 9000
+    python -m mcp_ref.examples.everything --http --auth http://127.0.0.1:9000
+
+What it offers (RFC 8414 metadata at ``/.well-known/oauth-authorization-server``):
+
+* clients: Dynamic Client Registration (RFC 7591, ``POST /register``),
+  Client ID Metadata Documents (an ``https`` URL as ``client_id``, fetched and
+  checked), and pre-registered ones (:meth:`AuthorizationServer.register`);
+* ``GET /authorize``: the authorization code grant with PKCE (S256 only),
+  exact redirect URIs, ``state`` echoed, ``iss`` in the response (RFC 9207)
+  and the ``resource`` the token is for (RFC 8707). Consent is a function:
+  the default approves at once as user ``demo-user``; tests script it;
+* ``POST /token``: ``authorization_code`` and ``refresh_token`` (a new refresh
+  token each time; a refresh token used twice revokes its whole family);
+  client authentication ``none``, ``client_secret_basic`` or ``client_secret_post``;
+* ``POST /introspect`` (RFC 7662) for resource servers holding credentials
+  (:meth:`AuthorizationServer.add_resource_server`).
+
+It is an example: readable rather than complete. No persistence, no login, no
+user interface beyond the consent function. It is not an implementation of
+an authorization server to deploy.
+"""
+
+import argparse
+import base64
+import hashlib
+import ipaddress
+import json
+import logging
+import secrets
+import signal
+import ssl
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+
+import attrs
+import h11
+import trio
+
+__all__ = ["AuthorizationServer", "ConsentRequest", "auto_approve", "serve_auth_server", "main"]
+
+log = logging.getLogger("mcp_ref.examples.auth_server")
+
+#: what a Client ID Metadata Document may weigh, and how long fetching it may take
+CIMD_MAX_BYTES = 5 * 1024
+CIMD_TIMEOUT = 5.0
+
+
+@attrs.frozen(kw_only=True)
+class ConsentRequest:
+    """What the user is asked to approve (the consent function decides)."""
+
+    client_id: str
+    client_name: str | None
+    #: shown to the user: where the code will go ([basic/authorization#99])
+    redirect_host: str
+    #: [basic/authorization#97] only loopback redirect URIs: anyone on this machine could be that client
+    loopback_only: bool
+    scope: tuple[str, ...]
+    resource: str
+
+
+#: returns the approving user's id (the token's ``sub``), or None to deny
+Consent = Callable[[ConsentRequest], Awaitable[str | None]]
+
+
+async def auto_approve(request: ConsentRequest) -> str | None:
+    """The demo consent: approve at once, as ``demo-user``, saying what was approved."""
+    warning = " (loopback redirect only: any local program could be this client)" if request.loopback_only else ""
+    log.info(
+        "consent: %s (%s) gets %r for %s, code to %s%s",
+        request.client_name or "unnamed client",
+        request.client_id,
+        " ".join(request.scope),
+        request.resource,
+        request.redirect_host,
+        warning,
+    )
+    return "demo-user"
+
+
+@attrs.define(kw_only=True)
+class Client:
+    client_id: str
+    client_secret: str | None
+    redirect_uris: tuple[str, ...]
+    auth_method: str
+    name: str | None = None
+    #: a Client ID Metadata Document, and until when its copy may be used
+    metadata_document: bool = False
+    fetched_until: float = 0.0
+
+
+@attrs.define(kw_only=True)
+class Code:
+    client_id: str
+    redirect_uri: str
+    challenge: str
+    subject: str
+    scope: tuple[str, ...]
+    resource: str
+    expires_at: float
+    #: tokens issued for it (revoked if the code is presented again)
+    family: str
+    used: bool = False
+
+
+@attrs.define(kw_only=True)
+class Token:
+    kind: str  # "access" or "refresh"
+    client_id: str
+    subject: str
+    scope: tuple[str, ...]
+    resource: str
+    expires_at: float
+    issued_at: float
+    #: every token descending from one authorization
+    family: str
+    #: a refresh token already exchanged (kept until it expires, to notice a replay)
+    spent: bool = False
+
+
+class OAuthError(Exception):
+    """An error answer of the token, registration or introspection endpoint (RFC 6749 section 5.2)."""
+
+    def __init__(self, error: str, description: str, status: int = 400) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+
+
+class AuthorizationServer:
+    """The server's state and endpoints; :func:`serve_auth_server` puts it on a socket.
+
+    ``issuer`` is its URL (known once bound when not given). ``resources``: the
+    resources (MCP servers) tokens may be issued for; None accepts any
+    ``resource`` a client names. ``fetch`` gets a Client ID Metadata Document:
+    ``async fetch(url) -> (status, headers, body)``; None turns that feature off.
+    ``clock`` gives seconds since the epoch (tests move it).
+    """
+
+    def __init__(
+        self,
+        issuer: str | None = None,
+        *,
+        consent: Consent = auto_approve,
+        resources: Sequence[str] | None = None,
+        scopes_supported: Sequence[str] = ("mcp",),
+        access_token_ttl: int = 300,
+        refresh_token_ttl: int = 86_400,
+        fetch: Callable[[str], Awaitable[tuple[int, Mapping[str, str], bytes]]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.issuer = issuer
+        self.consent = consent
+        self.resources = tuple(resources) if resources is not None else None
+        self.scopes_supported = tuple(scopes_supported)
+        self.access_token_ttl = access_token_ttl
+        self.refresh_token_ttl = refresh_token_ttl
+        self.fetch = fetch
+        self.clock = clock
+        self.clients: dict[str, Client] = {}
+        self.codes: dict[str, Code] = {}
+        self.tokens: dict[str, Token] = {}
+        #: families revoked because a code or a refresh token was replayed
+        self.revoked_families: set[str] = set()
+        #: resource servers allowed to introspect: id -> secret
+        self.resource_servers: dict[str, str] = {}
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def register(
+        self,
+        redirect_uris: Sequence[str],
+        *,
+        auth_method: str = "none",
+        client_id: str | None = None,
+        name: str | None = None,
+    ) -> Client:
+        """A pre-registered client (also what ``POST /register`` ends in)."""
+        if auth_method not in ("none", "client_secret_basic", "client_secret_post"):
+            raise OAuthError("invalid_client_metadata", f"token_endpoint_auth_method {auth_method!r} not supported")
+        if not redirect_uris or any(not _redirect_uri_allowed(u) for u in redirect_uris):
+            # [basic/authorization#81] redirect URIs are https or loopback
+            raise OAuthError("invalid_redirect_uri", "redirect URIs must be https, or http on a loopback host")
+        client = Client(
+            client_id=client_id or "client-" + secrets.token_urlsafe(12),
+            client_secret=None if auth_method == "none" else secrets.token_urlsafe(32),
+            redirect_uris=tuple(redirect_uris),
+            auth_method=auth_method,
+            name=name,
+        )
+        self.clients[client.client_id] = client
+        return client
+
+    def add_resource_server(self, client_id: str, secret: str | None = None) -> str:
+        """Let a resource server introspect tokens with HTTP Basic ``client_id:secret``; returns the secret."""
+        self.resource_servers[client_id] = secret = secret or secrets.token_urlsafe(32)
+        return secret
+
+    def metadata(self) -> dict[str, Any]:
+        """RFC 8414 Authorization Server Metadata ([basic/authorization#10])."""
+        issuer = self._issuer()
+        return {
+            "issuer": issuer,
+            "authorization_endpoint": issuer + "/authorize",
+            "token_endpoint": issuer + "/token",
+            "registration_endpoint": issuer + "/register",
+            "introspection_endpoint": issuer + "/introspect",
+            "scopes_supported": list(self.scopes_supported),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": True,
+            "client_id_metadata_document_supported": self.fetch is not None,
+        }
+
+    def _issuer(self) -> str:
+        if self.issuer is None:
+            raise RuntimeError("the issuer URL is not known yet (it is set when the server binds)")
+        return self.issuer
+
+    # -- POST /register (RFC 7591) --------------------------------------------------------------
+
+    def register_endpoint(self, body: bytes) -> tuple[int, dict[str, Any]]:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            raise OAuthError("invalid_client_metadata", "the body is not JSON") from None
+        if not isinstance(request, dict):
+            raise OAuthError("invalid_client_metadata", "the body is not a JSON object")
+        uris = request.get("redirect_uris")
+        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
+            raise OAuthError("invalid_redirect_uri", "redirect_uris is a list of URIs")
+        grants = request.get("grant_types", ["authorization_code"])
+        if not isinstance(grants, list) or not set(grants) <= {"authorization_code", "refresh_token"}:
+            raise OAuthError("invalid_client_metadata", "grant_types: authorization_code and refresh_token only")
+        name = request.get("client_name")
+        client = self.register(
+            uris,
+            auth_method=str(request.get("token_endpoint_auth_method", "client_secret_basic")),
+            name=name if isinstance(name, str) else None,
+        )
+        answer = {
+            **{k: v for k, v in request.items() if k in ("client_name", "scope", "client_uri", "logo_uri")},
+            "client_id": client.client_id,
+            "client_id_issued_at": int(self.clock()),
+            "redirect_uris": list(client.redirect_uris),
+            "token_endpoint_auth_method": client.auth_method,
+            "grant_types": grants,
+            "response_types": ["code"],
+        }
+        if client.client_secret is not None:
+            answer |= {"client_secret": client.client_secret, "client_secret_expires_at": 0}
+        return 201, answer
+
+    # -- GET /authorize --------------------------------------------------------------------------
+
+    async def authorize_endpoint(self, query: Mapping[str, str]) -> tuple[int, str]:
+        """The answer to an authorization request: (302, where to) or (400, why not)."""
+        client = await self._client(query.get("client_id", ""))
+        redirect_uri = query.get("redirect_uri", "")
+        if client is None or redirect_uri not in client.redirect_uris:
+            # [basic/authorization#90, #92] an unknown client or a redirect URI not registered
+            # exactly: an error page here, never a redirect to an unchecked URI
+            return 400, "unknown client, or a redirect_uri not registered for it"
+
+        def back(**params: str) -> tuple[int, str]:
+            params = {**params, "iss": self._issuer()}  # RFC 9207: which server answered
+            if "state" in query:
+                params["state"] = query["state"]
+            return 302, redirect_uri + ("&" if "?" in redirect_uri else "?") + urlencode(params)
+
+        if query.get("response_type") != "code":
+            return back(error="unsupported_response_type", error_description="only response_type=code")
+        if "code_challenge" not in query or query.get("code_challenge_method") != "S256":
+            # OAuth 2.1 section 4.1.1: PKCE is required; plain is not offered
+            return back(error="invalid_request", error_description="PKCE with code_challenge_method=S256 is required")
+        resource = self._resource(query.get("resource"))
+        if resource is None:
+            return back(error="invalid_target", error_description="resource names no MCP server this server serves")
+        scope = tuple(query.get("scope", " ".join(self.scopes_supported)).split())
+        if unknown := set(scope) - set(self.scopes_supported):
+            return back(error="invalid_scope", error_description=f"unknown scope(s) {' '.join(sorted(unknown))}")
+        host = urlsplit(redirect_uri).hostname or ""
+        request = ConsentRequest(
+            client_id=client.client_id,
+            client_name=client.name,
+            redirect_host=host,
+            loopback_only=all(_is_loopback(urlsplit(u).hostname or "") for u in client.redirect_uris),
+            scope=scope,
+            resource=resource,
+        )
+        subject = await self.consent(request)
+        if subject is None:
+            return back(error="access_denied", error_description="the user did not approve")
+        code = secrets.token_urlsafe(32)
+        self.codes[code] = Code(
+            client_id=client.client_id,
+            redirect_uri=redirect_uri,
+            challenge=query["code_challenge"],
+            subject=subject,
+            scope=scope,
+            resource=resource,
+            expires_at=self.clock() + 60,
+            family=secrets.token_urlsafe(8),
+        )
+        return back(code=code)
+
+    def _resource(self, requested: str | None) -> str | None:
+        if requested is None:
+            # a client that names no resource: the only one we serve, if there is only one
+            return self.resources[0] if self.resources is not None and len(self.resources) == 1 else None
+        if urlsplit(requested).scheme not in ("http", "https") or "#" in requested:
+            return None
+        return requested if self.resources is None or requested in self.resources else None
+
+    # -- POST /token ----------------------------------------------------------------------------------
+
+    async def token_endpoint(self, form: Mapping[str, str], authorization: str | None) -> dict[str, Any]:
+        client = await self._authenticate_client(form, authorization)
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            return self._redeem_code(client, form)
+        if grant == "refresh_token":
+            return self._refresh(client, form)
+        raise OAuthError("unsupported_grant_type", f"grant_type {grant!r} is not supported")
+
+    def _redeem_code(self, client: Client, form: Mapping[str, str]) -> dict[str, Any]:
+        code = self.codes.get(form.get("code", ""))
+        if code is None or code.expires_at <= self.clock() or code.client_id != client.client_id:
+            raise OAuthError("invalid_grant", "unknown, expired or already used code")
+        if code.used:
+            # OAuth 2.1 section 4.1.3: a code presented twice revokes what it gave
+            self.revoked_families.add(code.family)
+            raise OAuthError("invalid_grant", "unknown, expired or already used code")
+        code.used = True
+        if form.get("redirect_uri") != code.redirect_uri:
+            raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request's")
+        verifier = form.get("code_verifier", "")
+        if not secrets.compare_digest(_s256(verifier), code.challenge):
+            raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
+        if "resource" in form and form["resource"] != code.resource:
+            raise OAuthError("invalid_target", "resource differs from the authorization request's")
+        return self._issue(client.client_id, code.subject, code.scope, code.resource, code.family)
+
+    def _refresh(self, client: Client, form: Mapping[str, str]) -> dict[str, Any]:
+        old = self.tokens.get(form.get("refresh_token", ""))
+        if old is None or old.kind != "refresh" or old.client_id != client.client_id:
+            raise OAuthError("invalid_grant", "unknown refresh token")
+        if old.family in self.revoked_families or old.expires_at <= self.clock():
+            raise OAuthError("invalid_grant", "refresh token revoked or expired")
+        if old.spent:
+            # [basic/authorization#78] rotation: presented again, a spent refresh token revokes every
+            # token of its family (it was stolen, or the client is broken)
+            self.revoked_families.add(old.family)
+            raise OAuthError("invalid_grant", "refresh token revoked or expired")
+        old.spent = True
+        scope = tuple(form["scope"].split()) if "scope" in form else old.scope
+        if not set(scope) <= set(old.scope):
+            raise OAuthError("invalid_scope", "a refresh cannot widen the scope")
+        if "resource" in form and form["resource"] != old.resource:
+            raise OAuthError("invalid_target", "resource differs from the authorization's")
+        return self._issue(client.client_id, old.subject, scope, old.resource, old.family)
+
+    def _issue(
+        self, client_id: str, subject: str, scope: tuple[str, ...], resource: str, family: str
+    ) -> dict[str, Any]:
+        now = self.clock()
+        self._forget_expired(now)
+        access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        for token, kind, ttl in (
+            (access, "access", self.access_token_ttl),
+            (refresh, "refresh", self.refresh_token_ttl),
+        ):
+            # [basic/authorization#77] short-lived access tokens
+            self.tokens[token] = Token(
+                kind=kind,
+                client_id=client_id,
+                subject=subject,
+                scope=scope,
+                resource=resource,
+                expires_at=now + ttl,
+                issued_at=now,
+                family=family,
+            )
+        return {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": self.access_token_ttl,
+            "refresh_token": refresh,
+            "scope": " ".join(scope),
+        }
+
+    def _forget_expired(self, now: float) -> None:
+        for key in [k for k, t in self.tokens.items() if t.expires_at <= now]:
+            del self.tokens[key]
+        for key in [k for k, c in self.codes.items() if c.expires_at <= now]:
+            del self.codes[key]
+
+    async def _authenticate_client(self, form: Mapping[str, str], authorization: str | None) -> Client:
+        basic = _basic_credentials(authorization)
+        client_id = basic[0] if basic is not None else form.get("client_id", "")
+        client = await self._client(client_id)
+        if client is None:
+            raise OAuthError("invalid_client", "unknown client", 401)
+        if client.auth_method == "client_secret_basic":
+            secret = basic[1] if basic is not None else None
+        elif client.auth_method == "client_secret_post":
+            secret = form.get("client_secret") if basic is None else None
+        else:
+            secret = None
+            if basic is not None or "client_secret" in form:
+                raise OAuthError("invalid_client", "this client authenticates with no secret", 401)
+        if client.client_secret is not None and not (
+            secret is not None and secrets.compare_digest(secret, client.client_secret)
+        ):
+            raise OAuthError("invalid_client", f"client authentication failed ({client.auth_method})", 401)
+        return client
+
+    # -- POST /introspect (RFC 7662) ------------------------------------------------------------------
+
+    def introspect_endpoint(self, form: Mapping[str, str], authorization: str | None) -> dict[str, Any]:
+        basic = _basic_credentials(authorization)
+        expected = self.resource_servers.get(basic[0]) if basic is not None else None
+        if basic is None or expected is None or not secrets.compare_digest(basic[1], expected):
+            raise OAuthError("invalid_client", "introspection needs a resource server's credentials", 401)
+        token = self.tokens.get(form.get("token", ""))
+        now = self.clock()
+        if (
+            token is None
+            or token.kind != "access"  # a refresh token is never good at a resource server
+            or token.expires_at <= now
+            or token.family in self.revoked_families
+        ):
+            return {"active": False}
+        return {
+            "active": True,
+            "scope": " ".join(token.scope),
+            "client_id": token.client_id,
+            "sub": token.subject,
+            "aud": token.resource,
+            "iss": self._issuer(),
+            "exp": int(token.expires_at),
+            "iat": int(token.issued_at),
+            "token_type": "Bearer",
+        }
+
+    # -- clients, including Client ID Metadata Documents ---------------------------------------------
+
+    async def _client(self, client_id: str) -> Client | None:
+        known = self.clients.get(client_id)
+        if known is not None and (not known.metadata_document or known.fetched_until > self.clock()):
+            return known
+        if self.fetch is None or not _metadata_document_url(client_id):
+            return known
+        return await self._fetch_client(client_id)
+
+    async def _fetch_client(self, url: str) -> Client | None:
+        """[basic/authorization#34] a URL ``client_id`` is fetched; [#35, #38] and checked."""
+        assert self.fetch is not None
+        try:
+            with trio.fail_after(CIMD_TIMEOUT):
+                status, headers, body = await self.fetch(url)
+        except (OSError, trio.TooSlowError, ValueError) as e:
+            log.warning("client metadata document %s could not be fetched: %r", url, e)
+            return None
+        try:
+            doc = json.loads(body) if status == 200 and len(body) <= CIMD_MAX_BYTES else None
+        except ValueError:
+            doc = None
+        uris = doc.get("redirect_uris") if isinstance(doc, dict) else None
+        if (
+            not isinstance(doc, dict)
+            or doc.get("client_id") != url  # [basic/authorization#35] the document names its own URL
+            or not isinstance(doc.get("client_name"), str)
+            or not isinstance(uris, list)
+            or not uris
+            or not all(isinstance(u, str) and _redirect_uri_allowed(u) for u in uris)
+            or doc.get("token_endpoint_auth_method", "none") != "none"
+        ):
+            log.warning("client metadata document %s refused (status %s, or missing or wrong fields)", url, status)
+            return None
+        client = Client(
+            client_id=url,
+            client_secret=None,
+            redirect_uris=tuple(uris),
+            auth_method="none",
+            name=doc["client_name"],
+            metadata_document=True,
+            # [basic/authorization#36] kept as long as its Cache-Control allows (a day at most)
+            fetched_until=self.clock() + _max_age(headers.get("cache-control", "")),
+        )
+        self.clients[url] = client
+        return client
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii", "replace")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def _basic_credentials(authorization: str | None) -> tuple[str, str] | None:
+    if authorization is None or not authorization.lower().startswith("basic "):
+        return None
+    try:
+        user, _, password = base64.b64decode(authorization[6:].strip(), validate=True).decode().partition(":")
+    except ValueError:
+        return None
+    # RFC 6749 section 2.3.1: both parts are form-urlencoded
+    return unquote(user.replace("+", " ")), unquote(password.replace("+", " "))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _redirect_uri_allowed(uri: str) -> bool:
+    """[basic/authorization#81] https, or http on a loopback host; never a fragment."""
+    parts = urlsplit(uri)
+    if parts.fragment or not parts.hostname:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and _is_loopback(parts.hostname))
+
+
+def _metadata_document_url(client_id: str) -> bool:
+    """Whether a client_id is a Client ID Metadata Document URL this server will fetch.
+
+    [basic/authorization#30] https with a path; [#96] SSRF: no IP literal of a
+    private, link-local or reserved network (loopback is allowed: this example
+    only ever serves loopback).
+    """
+    parts = urlsplit(client_id)
+    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or parts.fragment:
+        return False
+    try:
+        address = ipaddress.ip_address(parts.hostname)
+    except ValueError:
+        return True
+    return address.is_loopback or address.is_global
+
+
+def _max_age(cache_control: str) -> float:
+    for directive in cache_control.lower().split(","):
+        name, _, value = directive.strip().partition("=")
+        if name in ("no-store", "no-cache"):
+            return 0.0
+        if name == "max-age" and value.isdigit():
+            return min(float(value), 86_400.0)
+    return 300.0
+
+
+# -- HTTP --------------------------------------------------------------------------------------------
+
+
+async def _read_request(conn: h11.Connection, stream: trio.abc.Stream) -> tuple[h11.Request, bytes] | None:
+    head, body = None, b""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(bytes(await stream.receive_some(65536)))
+        elif isinstance(event, h11.Request):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+            if len(body) > 64 * 1024:
+                raise OAuthError("invalid_request", "request body too large", 413)
+        elif isinstance(event, h11.EndOfMessage) and head is not None:
+            return head, body
+        elif isinstance(event, h11.ConnectionClosed):
+            return None
+
+
+async def _send(
+    conn: h11.Connection, stream: trio.abc.Stream, status: int, body: bytes, headers: Mapping[str, str]
+) -> None:
+    hdrs = {"content-length": str(len(body)), "connection": "close", "cache-control": "no-store", **headers}
+    out = conn.send(h11.Response(status_code=status, headers=list(hdrs.items()))) or b""
+    out += (conn.send(h11.Data(data=body)) or b"") if body else b""
+    await stream.send_all(out + (conn.send(h11.EndOfMessage()) or b""))
+
+
+async def _handle(server: AuthorizationServer, stream: trio.abc.Stream) -> None:
+    """One exchange per connection (``connection: close``): this is an example, not a fast server."""
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=16 * 1024)
+    try:
+        with trio.fail_after(30):
+            request = await _read_request(conn, stream)
+            if request is None:
+                return
+            status, body, headers = await _route(server, *request)
+            await _send(conn, stream, status, body, headers)
+    except OAuthError as e:
+        with trio.move_on_after(5):
+            await _send(conn, stream, e.status, *_json({"error": e.error, "error_description": e.description}))
+    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError, h11.ProtocolError) as e:
+        log.debug("auth server connection ended: %r", e)
+    except Exception:
+        # a bug must not take the server down: reported here, and a 500 for this exchange
+        log.exception("error while handling an authorization server request")
+        if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+            with trio.move_on_after(5):
+                await _send(conn, stream, 500, *_json({"error": "server_error", "error_description": "internal error"}))
+    finally:
+        with trio.CancelScope(shield=True):
+            await stream.aclose()
+
+
+def _json(doc: Any) -> tuple[bytes, dict[str, str]]:
+    return json.dumps(doc).encode(), {"content-type": "application/json"}
+
+
+async def _route(server: AuthorizationServer, head: h11.Request, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+    method = head.method.decode()
+    target = urlsplit(head.target.decode("ascii", "replace"))
+    headers = {k.decode().lower(): v.decode("latin-1") for k, v in head.headers}
+    authorization = headers.get("authorization")
+    form = dict(parse_qsl(body.decode("utf-8", "replace"))) if method == "POST" else {}
+    route = (method, target.path)
+    if route == ("GET", "/.well-known/oauth-authorization-server"):
+        return 200, *_json(server.metadata())
+    if route == ("POST", "/register"):
+        status, answer = server.register_endpoint(body)
+        return status, *_json(answer)
+    if route == ("GET", "/authorize"):
+        status, where = await server.authorize_endpoint(dict(parse_qsl(target.query)))
+        if status == 302:
+            return 302, b"", {"location": where}
+        return status, where.encode(), {"content-type": "text/plain; charset=utf-8"}
+    if route == ("POST", "/token"):
+        return 200, *_json(await server.token_endpoint(form, authorization))
+    if route == ("POST", "/introspect"):
+        return 200, *_json(server.introspect_endpoint(form, authorization))
+    return 404, b"not found", {"content-type": "text/plain"}
+
+
+async def serve_auth_server(
+    server: AuthorizationServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ssl_context: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until cancelled; starts with the issuer URL (which it sets on ``server`` if unset)."""
+    tcp = await trio.open_tcp_listeners(port, host=host)
+    listeners: list[trio.abc.Listener[Any]] = list(tcp)
+    if ssl_context is not None:
+        listeners = [trio.SSLListener(lst, ssl_context, https_compatible=True) for lst in tcp]
+    bound = tcp[0].socket.getsockname()
+    scheme = "https" if ssl_context is not None else "http"
+    if server.issuer is None:
+        server.issuer = f"{scheme}://{host}:{bound[1]}"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.serve_listeners, lambda s: _handle(server, s), listeners)
+        task_status.started(server.issuer)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcp_ref.examples.auth_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=9000, help="port (default 9000)")
+    parser.add_argument("--resource", action="append", help="an MCP server tokens are for (repeatable; default any)")
+    parser.add_argument("--scope", action="append", help="a scope it knows (repeatable; default mcp)")
+    parser.add_argument(
+        "--introspection-client",
+        default="mcp-server:mcp-server-secret",
+        help="ID:SECRET of the resource server allowed to introspect (default mcp-server:mcp-server-secret)",
+    )
+    parser.add_argument("--certfile", help="serve HTTPS with this certificate chain (PEM) ...")
+    parser.add_argument("--keyfile", help="... and this private key")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    server = AuthorizationServer(resources=args.resource, scopes_supported=args.scope or ("mcp",))
+    rs_id, _, rs_secret = args.introspection_client.partition(":")
+    server.add_resource_server(rs_id, rs_secret)
+    context = None
+    if args.certfile:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(args.certfile, args.keyfile)
+
+    async def run() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                issuer = await nursery.start(
+                    lambda task_status: serve_auth_server(
+                        server, host=args.host, port=args.port, ssl_context=context, task_status=task_status
+                    )
+                )
+                print(f"authorization server: {issuer}  (introspection as {rs_id})  -- Ctrl-C stops", file=sys.stderr)
+                async for _ in signals:
+                    break
+                nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(run)
+    except OSError as e:
+        print(f"cannot serve on {args.host} port {args.port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""The example authorization server: each rule it keeps, then one whole flow over HTTP."""
+
+import base64
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import h11
+import pytest
+import trio
+
+from mcp_ref.examples.auth_server import AuthorizationServer, ConsentRequest, OAuthError, serve_auth_server
+
+from ..basic.transports.test_streamable_http import raw
+
+ISSUER = "http://127.0.0.1:9000"
+MCP = "http://127.0.0.1:8000/mcp"
+REDIRECT = "http://127.0.0.1:33418/callback"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def make_server(**options: Any) -> AuthorizationServer:
+    options.setdefault("clock", Clock())
+    server = AuthorizationServer(ISSUER, resources=[MCP], scopes_supported=["mcp", "admin"], **options)
+    server.add_resource_server("rs", "rs-secret")
+    return server
+
+
+def basic(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+RS = basic("rs", "rs-secret")
+
+
+def query_of(location: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(location).query))
+
+
+async def authorize(server: AuthorizationServer, client_id: str, challenge: str, **extra: str) -> tuple[int, str]:
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "st-1",
+        "resource": MCP,
+        "scope": "mcp",
+        **extra,
+    }
+    return await server.authorize_endpoint({k: v for k, v in query.items() if v != "<absent>"})
+
+
+async def code_for(server: AuthorizationServer, client_id: str, challenge: str) -> str:
+    status, location = await authorize(server, client_id, challenge)
+    assert status == 302, location
+    return query_of(location)["code"]
+
+
+async def tokens(server: AuthorizationServer, client_id: str, **extra: str) -> dict[str, Any]:
+    verifier, challenge = pkce()
+    code = await code_for(server, client_id, challenge)
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "code_verifier": verifier,
+        "client_id": client_id,
+        "resource": MCP,
+        **extra,
+    }
+    return await server.token_endpoint(form, None)
+
+
+async def test_a_code_becomes_tokens_the_resource_server_can_introspect() -> None:
+    server = make_server()
+    client = server.register([REDIRECT], name="demo client")
+    issued = await tokens(server, client.client_id)
+    assert issued["token_type"] == "Bearer" and issued["scope"] == "mcp" and issued["expires_in"] == 300
+    info = server.introspect_endpoint({"token": issued["access_token"]}, RS)
+    assert info["active"] is True
+    assert (info["sub"], info["client_id"], info["aud"], info["iss"]) == ("demo-user", client.client_id, MCP, ISSUER)
+    # a refresh token is never good at a resource server
+    assert server.introspect_endpoint({"token": issued["refresh_token"]}, RS) == {"active": False}
+    with pytest.raises(OAuthError) as refused:
+        server.introspect_endpoint({"token": issued["access_token"]}, basic("rs", "wrong"))
+    assert refused.value.status == 401
+
+
+async def test_the_authorization_response_echoes_state_and_names_the_issuer() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    status, location = await authorize(server, client.client_id, pkce()[1])
+    assert status == 302 and location.startswith(REDIRECT + "?")
+    answer = query_of(location)
+    assert answer["state"] == "st-1" and answer["iss"] == ISSUER and answer["code"]
+
+
+@pytest.mark.req("basic/authorization#90", "basic/authorization#92")
+async def test_only_an_exactly_registered_redirect_uri_is_redirected_to() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    for other in (REDIRECT + "/", REDIRECT + "?x=1", REDIRECT.replace("33418", "33419"), "https://evil.example/cb"):
+        status, page = await authorize(server, client.client_id, pkce()[1], redirect_uri=other)
+        assert status == 400, other  # an error page, never a redirect to it
+        assert "redirect_uri" in page
+    status, _ = await authorize(server, "nobody", pkce()[1])
+    assert status == 400
+
+
+async def test_pkce_s256_is_required_and_checked() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    for extra in ({"code_challenge": "<absent>"}, {"code_challenge_method": "plain"}):
+        status, location = await authorize(server, client.client_id, pkce()[1], **extra)
+        assert status == 302 and query_of(location)["error"] == "invalid_request"
+    _, challenge = pkce()
+    code = await code_for(server, client.client_id, challenge)
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "client_id": client.client_id}
+    with pytest.raises(OAuthError) as refused:
+        await server.token_endpoint({**form, "code_verifier": pkce()[0]}, None)
+    assert refused.value.error == "invalid_grant"
+
+
+async def test_a_code_is_good_once_and_its_replay_revokes_what_it_gave() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    verifier, challenge = pkce()
+    code = await code_for(server, client.client_id, challenge)
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": REDIRECT,
+        "code_verifier": verifier,
+        "client_id": client.client_id,
+    }
+    first = await server.token_endpoint(form, None)
+    with pytest.raises(OAuthError):
+        await server.token_endpoint(form, None)
+    assert server.introspect_endpoint({"token": first["access_token"]}, RS) == {"active": False}
+
+
+@pytest.mark.req("basic/authorization#78")
+async def test_refresh_tokens_rotate_and_a_replayed_one_revokes_its_family() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    first = await tokens(server, client.client_id)
+    refresh = {"grant_type": "refresh_token", "refresh_token": first["refresh_token"], "client_id": client.client_id}
+    second = await server.token_endpoint(refresh, None)
+    assert second["refresh_token"] != first["refresh_token"]
+    assert server.introspect_endpoint({"token": second["access_token"]}, RS)["active"] is True
+    # the spent refresh token comes back (stolen, or a broken client): the whole family is revoked
+    with pytest.raises(OAuthError) as refused:
+        await server.token_endpoint(refresh, None)
+    assert refused.value.error == "invalid_grant"
+    assert server.introspect_endpoint({"token": second["access_token"]}, RS) == {"active": False}
+    with pytest.raises(OAuthError):
+        await server.token_endpoint({**refresh, "refresh_token": second["refresh_token"]}, None)
+
+
+async def test_a_refresh_can_narrow_but_not_widen_the_scope() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    first = await tokens(server, client.client_id)
+    refresh = {"grant_type": "refresh_token", "refresh_token": first["refresh_token"], "client_id": client.client_id}
+    with pytest.raises(OAuthError) as refused:
+        await server.token_endpoint({**refresh, "scope": "mcp admin"}, None)
+    assert refused.value.error == "invalid_scope"
+
+
+@pytest.mark.req("basic/authorization#77")
+async def test_access_tokens_are_short_lived() -> None:
+    clock = Clock()
+    server = make_server(clock=clock, access_token_ttl=60)
+    client = server.register([REDIRECT])
+    issued = await tokens(server, client.client_id)
+    clock.now += 61
+    assert server.introspect_endpoint({"token": issued["access_token"]}, RS) == {"active": False}
+
+
+async def test_tokens_are_only_for_the_resources_served() -> None:
+    server = make_server()
+    client = server.register([REDIRECT])
+    status, location = await authorize(server, client.client_id, pkce()[1], resource="http://127.0.0.1:8001/mcp")
+    assert status == 302 and query_of(location)["error"] == "invalid_target"
+    # a client naming no resource gets the only one there is
+    status, location = await authorize(server, client.client_id, pkce()[1], resource="<absent>")
+    assert "code" in query_of(location)
+
+
+@pytest.mark.req("basic/authorization#97", "basic/authorization#99")
+async def test_the_consent_function_decides_who_approves() -> None:
+    asked: list[ConsentRequest] = []
+
+    async def consent(request: ConsentRequest) -> str | None:
+        asked.append(request)
+        return "alice" if request.client_name == "trusted" else None
+
+    server = make_server(consent=consent)
+    trusted = server.register([REDIRECT], name="trusted")
+    issued = await tokens(server, trusted.client_id)
+    assert server.introspect_endpoint({"token": issued["access_token"]}, RS)["sub"] == "alice"
+    other = server.register([REDIRECT], name="other")
+    status, location = await authorize(server, other.client_id, pkce()[1])
+    assert query_of(location)["error"] == "access_denied"
+    # what the user is shown: the client, where the code goes, and a warning for loopback-only clients
+    assert asked[0].redirect_host == "127.0.0.1" and asked[0].loopback_only and asked[0].resource == MCP
+
+
+@pytest.mark.req("basic/authorization#81")
+def test_registration_takes_https_or_loopback_redirect_uris_only() -> None:
+    server = make_server()
+    for uris in (["http://example.com/cb"], ["https://example.com/cb#frag"], []):
+        with pytest.raises(OAuthError) as refused:
+            server.register_endpoint(json.dumps({"redirect_uris": uris}).encode())
+        assert refused.value.error == "invalid_redirect_uri"
+    status, answer = server.register_endpoint(
+        json.dumps({"redirect_uris": ["https://app.example/cb", "http://localhost:1/cb"], "client_name": "x"}).encode()
+    )
+    assert status == 201 and answer["client_secret"] and answer["token_endpoint_auth_method"] == "client_secret_basic"
+
+
+async def test_client_authentication_follows_the_registered_method() -> None:
+    server = make_server()
+    _, answer = server.register_endpoint(
+        json.dumps({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post"}).encode()
+    )
+    cid, secret = answer["client_id"], answer["client_secret"]
+    first = await tokens(server, cid, client_secret=secret)
+    assert first["access_token"]
+    for form_secret, header in ((None, None), ("wrong", None), (None, basic(cid, secret))):
+        extra = {"client_secret": form_secret} if form_secret else {}
+        verifier, challenge = pkce()
+        code = await code_for(server, cid, challenge)
+        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT, "code_verifier": verifier}
+        with pytest.raises(OAuthError) as refused:
+            await server.token_endpoint({**form, "client_id": cid, **extra}, header)
+        assert refused.value.error == "invalid_client"
+
+
+class Documents:
+    """Client ID Metadata Documents served by a script (the fetch the server is given)."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, tuple[int, dict[str, str], bytes]] = {}
+        self.fetched: list[str] = []
+
+    def put(self, url: str, doc: Any, *, cache: str = "max-age=600") -> None:
+        self.docs[url] = (200, {"cache-control": cache}, json.dumps(doc).encode())
+
+    async def __call__(self, url: str) -> tuple[int, Mapping[str, str], bytes]:
+        self.fetched.append(url)
+        return self.docs.get(url, (404, {}, b"not found"))
+
+
+CIMD = "https://app.example/oauth/client.json"
+
+
+def cimd(**overrides: Any) -> dict[str, Any]:
+    return {"client_id": CIMD, "client_name": "App", "redirect_uris": [REDIRECT], **overrides}
+
+
+@pytest.mark.req("basic/authorization#34", "basic/authorization#37", "basic/authorization#6", "basic/authorization#27")
+async def test_a_client_id_metadata_document_is_fetched_and_its_redirect_uris_are_enforced() -> None:
+    documents = Documents()
+    documents.put(CIMD, cimd())
+    server = make_server(fetch=documents)
+    assert server.metadata()["client_id_metadata_document_supported"] is True
+    issued = await tokens(server, CIMD)
+    assert server.introspect_endpoint({"token": issued["access_token"]}, RS)["client_id"] == CIMD
+    status, _ = await authorize(server, CIMD, pkce()[1], redirect_uri="http://127.0.0.1:1/other")
+    assert status == 400
+
+
+@pytest.mark.req("basic/authorization#35", "basic/authorization#38", "basic/authorization#28")
+@pytest.mark.parametrize(
+    "doc",
+    [
+        cimd(client_id="https://app.example/oauth/other.json"),
+        cimd(client_name=None),
+        cimd(redirect_uris=[]),
+        cimd(redirect_uris=["http://example.com/cb"]),
+        cimd(token_endpoint_auth_method="client_secret_basic"),
+        ["not", "an", "object"],
+    ],
+)
+async def test_a_client_id_metadata_document_that_does_not_hold_is_refused(doc: Any) -> None:
+    documents = Documents()
+    documents.put(CIMD, doc)
+    server = make_server(fetch=documents)
+    status, _ = await authorize(server, CIMD, pkce()[1])
+    assert status == 400
+
+
+@pytest.mark.req("basic/authorization#36")
+async def test_a_client_id_metadata_document_is_cached_as_its_headers_allow() -> None:
+    clock = Clock()
+    documents = Documents()
+    documents.put(CIMD, cimd(), cache="max-age=600")
+    server = make_server(fetch=documents, clock=clock)
+    await code_for(server, CIMD, pkce()[1])
+    await code_for(server, CIMD, pkce()[1])
+    assert len(documents.fetched) == 1
+    clock.now += 601
+    await code_for(server, CIMD, pkce()[1])
+    assert len(documents.fetched) == 2
+
+
+@pytest.mark.req("basic/authorization#96", "basic/authorization#30", "basic/authorization#39", "basic/authorization#95")
+async def test_client_ids_that_are_no_public_https_url_are_not_fetched() -> None:
+    documents = Documents()
+    server = make_server(fetch=documents)
+    for client_id in ("http://app.example/c.json", "https://app.example", "https://10.0.0.1/c.json"):
+        status, _ = await authorize(server, client_id, pkce()[1])
+        assert status == 400
+    assert documents.fetched == []
+
+
+@pytest.mark.req("basic/authorization#10")
+async def test_the_whole_flow_over_http() -> None:
+    server = AuthorizationServer(resources=[MCP])
+    server.add_resource_server("rs", "rs-secret")
+    async with trio.open_nursery() as nursery:
+        issuer = await nursery.start(serve_auth_server, server)
+        status, _, body = await raw(issuer + "/.well-known/oauth-authorization-server", "GET")
+        meta = json.loads(body)
+        assert status == 200 and meta["issuer"] == issuer and meta["code_challenge_methods_supported"] == ["S256"]
+        status, _, body = await raw(meta["registration_endpoint"], "POST", {}, {"redirect_uris": [REDIRECT]})
+        registered = json.loads(body)
+        assert status == 201
+        verifier, challenge = pkce()
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": registered["client_id"],
+                "redirect_uri": REDIRECT,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+                "resource": MCP,
+            }
+        )
+        status, headers, _ = await raw_target(issuer, "/authorize?" + query)
+        assert status == 302
+        form = urlencode(
+            {
+                "grant_type": "authorization_code",
+                "code": query_of(headers["location"])["code"],
+                "redirect_uri": REDIRECT,
+                "code_verifier": verifier,
+            }
+        ).encode()
+        form_headers = {
+            "content-type": "application/x-www-form-urlencoded",
+            "authorization": basic(registered["client_id"], registered["client_secret"]),
+        }
+        status, headers, body = await raw(meta["token_endpoint"], "POST", form_headers, form)
+        assert status == 200 and headers["cache-control"] == "no-store"
+        access = json.loads(body)["access_token"]
+        introspect = {"content-type": "application/x-www-form-urlencoded", "authorization": RS}
+        status, _, body = await raw(meta["introspection_endpoint"], "POST", introspect, f"token={access}".encode())
+        assert json.loads(body)["active"] is True
+        status, _, body = await raw(meta["token_endpoint"], "POST", form_headers, b"grant_type=password")
+        assert status == 400 and json.loads(body)["error"] == "unsupported_grant_type"
+        nursery.cancel_scope.cancel()
+
+
+async def raw_target(origin: str, target: str) -> tuple[int, dict[str, str], bytes]:
+    """A GET with a query string (``raw`` sends the path only)."""
+    parts = urlsplit(origin)
+    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
+    async with stream:
+        conn = h11.Connection(h11.CLIENT)
+        request = h11.Request(method="GET", target=target, headers=[("host", parts.netloc), ("connection", "close")])
+        await stream.send_all((conn.send(request) or b"") + (conn.send(h11.EndOfMessage()) or b""))
+        status, headers, body = 0, {}, b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(bytes(await stream.receive_some(65536)))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {k.decode(): v.decode() for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                return status, headers, body
