@@ -22,8 +22,14 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# An editable install, plus a plain path entry (mcp_ref-checkout.pth) so that type checkers
+# (mypy, pyright) find mcp_ref from any directory as with an ordinary install: the editable
+# finder setuptools installs is an import hook they cannot follow. (editable_mode=compat
+# writes the same entry but is deprecated and prints a banner; the filter hides only the
+# notice every editable install prints, not deprecations.)
 $(STAMP): setup.cfg pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test,http,validation]'
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet -e '.[test,http,validation]'
+	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "mcp_ref-checkout.pth").write_text("$(CURDIR)\n")'
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -1,5 +1,8 @@
 """The ``mcp-ref`` command.
 
+Also run as ``python -m mcp_ref``. ``mcp-ref --version`` prints the version
+and the protocol revision it implements.
+
 ``mcp-ref demo``: start the echo example as a subprocess over stdio, talk to it
 as a client (initialize, ping, tools/list, tools/call) and print the exchange.
 """
@@ -40,7 +43,10 @@ class TextSink:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from . import LATEST_PROTOCOL_VERSION, __version__
+
     parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref: a reference implementation of MCP")
+    parser.add_argument("--version", action="version", version=f"mcp-ref {__version__} (MCP {LATEST_PROTOCOL_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a client against the echo example server over stdio")
     args = parser.parse_args(argv)

@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 
+import mcp_ref
+
 from .conftest import ROOT
 
 
@@ -42,6 +44,18 @@ def test_an_unknown_command_is_a_usage_error() -> None:
     assert done.returncode == 2 and "invalid choice" in done.stderr
 
 
+def test_version_names_the_package_and_the_protocol_revision() -> None:
+    done = run_module("mcp_ref.cli", "--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"mcp-ref {mcp_ref.__version__} (MCP {mcp_ref.LATEST_PROTOCOL_VERSION})\n"
+
+
+def test_python_dash_m_mcp_ref_is_the_command() -> None:
+    assert run_module("mcp_ref", "--version").stdout == run_module("mcp_ref.cli", "--version").stdout
+    done = run_module("mcp_ref", "nonsense")
+    assert done.returncode == 2 and "mcp-ref: error: argument command: invalid choice" in done.stderr
+
+
 def test_plain_make_lists_every_target() -> None:
     # `make` with no target explains itself instead of silently building .venv
     makefile = (ROOT / "Makefile").read_text()
@@ -63,7 +77,11 @@ def test_the_package_metadata_matches_the_code() -> None:
     classifiers = cfg["metadata"]["classifiers"].split("\n")
     minimum = cfg["options"]["python_requires"].removeprefix(">=")
     assert f"Programming Language :: Python :: {minimum}" in classifiers
-    assert f"License :: OSI Approved :: {cfg['metadata']['license']} License" in classifiers
+    # PEP 639: an SPDX expression, and no license classifier beside it (setuptools warns about those)
+    assert cfg["metadata"]["license_expression"] == "MIT"
+    assert not [c for c in classifiers if c.startswith("License ::")]
+    # one version, in the code
+    assert cfg["metadata"]["version"] == "attr: mcp_ref.__version__"
     # the console script names a function that exists
     script = cfg["options.entry_points"]["console_scripts"].strip()
     name, target = (part.strip() for part in script.split("="))
