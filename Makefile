@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help run test spec-coverage lint bench conformance clean
+.PHONY: help run test spec-coverage lint bench conformance mutate mutate-sample clean
 .DEFAULT_GOAL := help
 
 help:
@@ -16,6 +16,8 @@ help:
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
 	@echo "make conformance    the official MCP conformance suite (needs npm)"
+	@echo "make mutate         break each line citing a utilities/lifecycle/transports id; its tests must notice"
+	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
 	@echo "make clean          remove .venv and caches"
 
 $(PY):
@@ -48,6 +50,15 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH)
+
+# Mutation testing of the requirement citations (tools/manifest.py mutate); MUTATE=... adds options.
+MUTATE_CHAPTERS := --chapter basic/utilities --chapter basic/lifecycle --chapter basic/transports
+
+mutate: $(STAMP)
+	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) $(MUTATE)
+
+mutate-sample: $(STAMP)
+	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) --sample 20 --seed 17 $(MUTATE)
 
 conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh

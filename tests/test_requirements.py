@@ -1,8 +1,12 @@
-"""The gate between spec_notes/requirements.toml and the tests.
+"""The gate between spec_notes/requirements.toml, the code and the tests.
 
-Every implemented requirement has a test citing it; every cited id exists;
-every symbol resolves; divergent and not-applicable entries say why; and the
-manifest holds exactly the catalogue's ids.
+Every implemented requirement has a test citing it; every id cited in tests and
+in mcp_ref/ exists; a ``structural`` note (why no single line enforces an id)
+sits on an implemented id; every symbol resolves; divergent and not-applicable
+entries say why; accepted mutation survivors say why; the file is in the format
+tools/manifest.py writes; and the manifest holds exactly the catalogue's ids.
+The citation and marker syntax is tools/manifest.py's (one parser for the gate
+and for ``mutate``).
 """
 
 import ast
@@ -14,10 +18,13 @@ from typing import Any
 
 import pytest
 
-from .conftest import ROOT, spec_path
+from .conftest import ROOT, manifest_tool, spec_path
 
 MANIFEST = ROOT / "spec_notes" / "requirements.toml"
 STATUSES = {"implemented", "divergent", "not-applicable", "planned"}
+
+
+tool = manifest_tool()
 
 
 def manifest() -> list[dict[str, Any]]:
@@ -25,29 +32,9 @@ def manifest() -> list[dict[str, Any]]:
         return list(tomllib.load(f)["requirement"])
 
 
-def _is_req_marker(func: ast.expr) -> bool:
-    # pytest.mark.req(...) or mark.req(...)
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "req"
-        and (
-            (isinstance(func.value, ast.Attribute) and func.value.attr == "mark")
-            or (isinstance(func.value, ast.Name) and func.value.id == "mark")
-        )
-    )
-
-
 def cited_ids() -> dict[str, list[str]]:
-    """id -> test files citing it, found by reading the tests' source."""
-    found: dict[str, list[str]] = {}
-    for path in sorted((ROOT / "tests").rglob("*.py")):
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _is_req_marker(node.func):
-                for arg in node.args:
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        found.setdefault(arg.value, []).append(str(path.relative_to(ROOT)))
-    return found
+    """id -> the tests citing it (file::test), found by reading the tests' source."""
+    return tool.citing_tests(ROOT)
 
 
 def test_statuses_are_valid() -> None:
@@ -115,4 +102,35 @@ def test_manifest_holds_exactly_the_catalogue() -> None:
 @pytest.mark.parametrize("marker_src", ['pytest.mark.req("x")', 'mark.req("x")'])
 def test_marker_scanner_finds_citations(marker_src: str) -> None:
     call = ast.parse(marker_src, mode="eval").body
-    assert isinstance(call, ast.Call) and _is_req_marker(call.func)
+    assert isinstance(call, ast.Call) and tool._is_req_marker(call.func)
+
+
+def test_the_manifest_is_as_the_tool_writes_it() -> None:
+    assert MANIFEST.read_text() == tool.dump(manifest()), "edit spec_notes/requirements.toml with tools/manifest.py"
+
+
+def test_only_known_keys() -> None:
+    odd = {e["id"]: sorted(set(e) - set(tool.KEYS)) for e in manifest() if set(e) - set(tool.KEYS)}
+    assert not odd, f"keys tools/manifest.py does not write: {odd}"
+
+
+def test_every_id_cited_in_the_code_exists() -> None:
+    known = {e["id"] for e in manifest()}
+    unknown = {
+        rid: [f"{c.path}:{c.line}" for c in cites]
+        for rid, cites in tool.citations_by_id(tool.citations(ROOT)).items()
+        if rid not in known
+    }
+    assert not unknown, f"mcp_ref/ cites ids the manifest does not have: {unknown}"
+
+
+def test_structural_notes_are_on_implemented_requirements() -> None:
+    odd = [e["id"] for e in manifest() if e.get("structural") and e["status"] != "implemented"]
+    assert not odd, f"a structural note explains how an implemented id is enforced; these are not: {odd}"
+
+
+def test_accepted_survivors_name_a_mutant_and_say_why() -> None:
+    problems = [
+        f"{e['id']}: {p}" for e in manifest() for s in e.get("survivors", []) if (p := tool.survivor_problem(s))
+    ]
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,469 @@
+"""tools/manifest.py: finding citations, choosing mutants, and running them in a scratch copy."""
+
+import ast
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT, manifest_tool
+
+tool = manifest_tool()
+
+
+# -- citations ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [
+        ("# [basic/utilities/cancellation#4] no response", ["basic/utilities/cancellation#4"]),
+        ("# [basic/index#26, #27, #29] keys", ["basic/index#26", "basic/index#27", "basic/index#29"]),
+        (
+            "# [basic/utilities/progress#9-#11] tokens",
+            ["basic/utilities/progress#9", "basic/utilities/progress#10", "basic/utilities/progress#11"],
+        ),
+        ("# [client/sampling#9, schema#31] tools", ["client/sampling#9", "schema#31"]),
+        ("# [a/b#1, #3-#4, c#2]", ["a/b#1", "a/b#3", "a/b#4", "c#2"]),
+        ("# [a/b#1] one; [c/d#2] two", ["a/b#1", "c/d#2"]),
+        ("# -- tasks#task-status-lifecycle (an anchor, no id)", []),
+        ("# [basic/utilities/tasks#task-status-lifecycle]", []),
+        ("x = a[1]  # not a citation", []),
+    ],
+)
+def test_citation_syntax(text: str, ids: list[str]) -> None:
+    assert tool.cited_in(text) == ids
+
+
+def test_citations_in_comments_and_docstrings() -> None:
+    source = textwrap.dedent(
+        '''\
+        """Module docstring [m/d#1]."""
+
+
+        def f(x):
+            """[f/d#2] what f enforces."""
+            # [c/c#3, #4] a comment
+            return x  # [c/c#5]
+        '''
+    )
+    found = tool.file_citations(source, "pkg/mod.py")
+    assert [(c.line, c.ids, c.docstring) for c in found] == [
+        (1, ("m/d#1",), True),
+        (5, ("f/d#2",), True),
+        (6, ("c/c#3", "c/c#4"), False),
+        (7, ("c/c#5",), False),
+    ]
+
+
+def test_citing_tests_follow_markers_on_functions_classes_and_modules(tmp_path: Path) -> None:
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    (tmp_path / "tests" / "sub" / "test_x.py").write_text(
+        textwrap.dedent(
+            """\
+            import pytest
+            from pytest import mark
+
+            pytestmark = [pytest.mark.req("m#1")]
+
+
+            @pytest.mark.req("a#1", "a#2")
+            def test_one(): ...
+
+
+            @mark.req("c#1")
+            class TestGroup:
+                @pytest.mark.req("a#1")
+                async def test_two(self): ...
+
+                def helper(self): ...
+            """
+        )
+    )
+    found = tool.citing_tests(tmp_path)
+    one, two = "tests/sub/test_x.py::test_one", "tests/sub/test_x.py::TestGroup::test_two"
+    assert found == {"m#1": [one, two], "a#1": [one, two], "a#2": [one], "c#1": [two]}
+
+
+# -- which statement a citation annotates, and its mutant --------------------------------------
+
+
+def mutants(source: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """(operator, mutated module) for every citation in ``source``, and what the
+    citations without a mutant annotate."""
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    stmts, code = tool._statements(tree), tool.code_lines(source)
+    made: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for cite in tool.file_citations(source, "m.py"):
+        stmt = tool.annotated(source, tree, cite, stmts, code)
+        result = tool.mutate_statement(source, stmt) if stmt is not None else None
+        if result is None:
+            notes.append(type(stmt.node).__name__ if stmt is not None else "none")
+            continue
+        op, lines = result
+        made.append((op, "".join(lines)))
+    return made, notes
+
+
+def only_mutant(source: str) -> tuple[str, str]:
+    made, notes = mutants(source)
+    assert len(made) == 1, (made, notes)
+    op, text = made[0]
+    ast.parse(text)  # every mutant is a valid module
+    return op, text
+
+
+def test_a_comment_before_an_if_negates_its_test() -> None:
+    op, text = only_mutant(
+        """\
+        def f(x):
+            y = 1
+            # [a/b#1] refuse negatives
+            if x < 0 and y:
+                raise ValueError(x)
+            return x
+        """
+    )
+    assert op == "negate"
+    assert "    if not (x < 0 and y):\n" in text
+
+
+def test_a_multi_line_condition_stays_in_parentheses() -> None:
+    op, text = only_mutant(
+        """\
+        def f(x, y):
+            if (  # [a/b#1]
+                x
+                and y
+            ):
+                return 1
+        """
+    )
+    assert op == "negate"
+    assert "not (x\n        and y)" in text
+
+
+def test_a_comment_inside_a_function_annotates_the_statement_not_the_function() -> None:
+    op, text = only_mutant(
+        """\
+        def f(x):
+            # [a/b#1] announce
+            print(x)
+            return x
+        """
+    )
+    assert op == "delete"
+    assert "    pass\n    return x" in text
+
+
+def test_a_trailing_comment_annotates_its_own_line() -> None:
+    op, text = only_mutant(
+        """\
+        def f(out):
+            out.append(1)
+            out.append(2)  # [a/b#1]
+            out.append(3)
+        """
+    )
+    assert (op, text.count("append")) == ("delete", 2)
+    assert "append(2)" not in text
+
+
+def test_a_docstring_citation_returns_early_after_the_docstring() -> None:
+    op, text = only_mutant(
+        '''\
+        def check(x):
+            """[a/b#1] checks x.
+
+            More words.
+            """
+            if not x:
+                raise ValueError
+        '''
+    )
+    assert op == "return-early"
+    assert '    """\n    return\n    if not x:' in text
+
+
+def test_a_comment_before_a_def_returns_early() -> None:
+    op, text = only_mutant(
+        """\
+        class C:
+            # [a/b#1]
+            @property
+            def f(self):
+                return 1
+        """
+    )
+    assert op == "return-early"
+    assert "def f(self):\n        return\n        return 1" in text
+
+
+def test_a_boolean_value_is_negated() -> None:
+    op, text = only_mutant(
+        """\
+        def ok(v):
+            return v == "é" and v  # [a/b#1] names with accents too
+        """
+    )
+    assert op == "negate"
+    assert 'return not (v == "é" and v)  # [a/b#1]' in text
+
+
+def test_a_block_is_skipped() -> None:
+    op, text = only_mutant(
+        """\
+        def f(items, out):
+            # [a/b#1] every item
+            for i in items:
+                out.append(i)
+            return out
+        """
+    )
+    assert op == "skip"
+    assert "for" not in text and "    pass\n    return out" in text
+
+
+def test_a_comment_inside_a_table_deletes_only_its_entry() -> None:
+    op, text = only_mutant(
+        """\
+        TABLE = {
+            "a": 1,
+            # [a/b#1] b is allowed
+            "b": frozenset(
+                {2}
+            ),
+            "c": 3,  # c, without citation
+        }
+        """
+    )
+    assert op == "delete"
+    namespace: dict[str, Any] = {}
+    exec(text, namespace)
+    assert namespace["TABLE"] == {"a": 1, "c": 3}
+
+
+def test_a_trailing_comment_inside_a_call_deletes_that_argument() -> None:
+    op, text = only_mutant(
+        """\
+        x = dict(
+            a=1,
+            b=2,  # [a/b#1]
+        )
+        """
+    )
+    namespace: dict[str, Any] = {}
+    exec(text, namespace)
+    assert (op, namespace["x"]) == ("delete", {"a": 1})
+
+
+def test_a_class_has_no_mutant() -> None:
+    made, notes = mutants(
+        '''\
+        class Refused(Exception):
+            """[a/b#1] the peer refused."""
+        '''
+    )
+    assert (made, notes) == ([], ["ClassDef"])
+
+
+def test_the_else_branch_a_comment_names() -> None:
+    op, text = only_mutant(
+        """\
+        def f(x, out):
+            if x:
+                out.append(1)
+            else:  # [a/b#1] otherwise two
+                out.append(2)
+        """
+    )
+    assert op == "delete" and "append(2)" not in text and "append(1)" in text
+
+
+# -- the whole run, on a fake repository ---------------------------------------------------------
+
+FAKE_RULES = '''\
+def check(n: int) -> bool:
+    # [x/y#1] negative numbers are refused
+    if n < 0:
+        return False
+    return True
+
+
+def describe(n: int) -> str:
+    """[x/y#2] what a number looks like."""
+    words = ["number"]
+    # [x/y#2] a negative number says so
+    if n < 0:
+        words.append("(negative)")
+    return " ".join(words)
+'''
+
+FAKE_TESTS = """\
+from pathlib import Path
+
+import pytest
+
+import mcp_ref
+from mcp_ref.rules import check, describe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.req("x/y#1")
+def test_negatives_are_refused() -> None:
+    # the package under test is this copy's, not the one installed in the venv
+    assert Path(mcp_ref.__file__).resolve().is_relative_to(ROOT)
+    assert check(-1) is False
+    assert check(1) is True
+
+
+@pytest.mark.req("x/y#2")
+def test_describe() -> None:
+    assert describe(3).startswith("number")  # too weak: negating the test survives
+"""
+
+
+def fake_repo(root: Path, survivors: list[str] | None = None) -> Path:
+    (root / "mcp_ref").mkdir(parents=True)
+    (root / "mcp_ref" / "__init__.py").write_text("")
+    (root / "mcp_ref" / "rules.py").write_text(FAKE_RULES)
+    (root / "tests").mkdir()
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "test_rules.py").write_text(FAKE_TESTS)
+    (root / "setup.cfg").write_text("[tool:pytest]\nmarkers =\n    req(id): a requirement\n")
+    (root / "spec_notes").mkdir()
+    entries = [
+        {"id": "x/y#1", "status": "implemented", "symbols": [], "note": ""},
+        {"id": "x/y#2", "status": "implemented", "symbols": [], "note": "", "survivors": survivors or []},
+        {"id": "x/y#3", "status": "implemented", "symbols": [], "note": "", "structural": "the model"},
+    ]
+    (root / "spec_notes" / "requirements.toml").write_text(tool.dump(entries))
+    return root
+
+
+def run_tool(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = tool.main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_show_lists_the_entry_enforcing_lines_and_tests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = fake_repo(tmp_path / "repo")
+    code, out = run_tool(capsys, "show", "x/y#2", "--root", str(root))
+    assert code == 0
+    assert "status: implemented" in out
+    assert "mcp_ref/rules.py:9  [x/y#2] what a number looks like." in out
+    assert "-> 8: def describe(n: int) -> str:" in out
+    assert "mcp_ref/rules.py:11  # [x/y#2] a negative number says so" in out
+    assert "-> 12: if n < 0:" in out
+    assert "tests/test_rules.py::test_describe" in out
+
+
+def test_mutate_kills_one_and_reports_the_survivor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = fake_repo(tmp_path / "repo")
+    before = {p: p.read_text() for p in root.rglob("*.py")}
+    code, out = run_tool(capsys, "mutate", "--root", str(root), "--json", "--timeout", "120")
+    report = json.loads(out)
+    assert code == 1  # a survivor the manifest does not accept
+    by_id = {i["id"]: i for i in report["ids"]}
+    assert [(m["op"], m["result"]) for m in by_id["x/y#1"]["mutants"]] == [("negate", "killed")]
+    results = {m["op"]: m for m in by_id["x/y#2"]["mutants"]}
+    assert results["return-early"]["result"] == "killed"  # describe() returns None
+    survivor = results["negate"]
+    assert survivor["result"] == "survived" and survivor["accepted"] is None
+    assert "-    if n < 0:\n+    if not (n < 0):" in survivor["diff"]
+    assert by_id["x/y#3"]["status"] == "structural"
+    assert report["summary"] == {
+        "ids": 3,
+        "mutants": 3,
+        "killed": 2,
+        "survived": 1,
+        "accepted": 0,
+        "errors": 0,
+        "kill_ratio": 0.6667,
+        "by_status": {"mutated": 2, "structural": 1},
+    }
+    # the working tree is untouched
+    assert {p: p.read_text() for p in root.rglob("*.py")} == before
+    # the key printed is what the manifest accepts
+    assert tool.MUTANT_KEY_RE.fullmatch(survivor["key"])
+    assert survivor["key"].startswith("mcp_ref/rules.py:describe:negate:")
+
+
+def test_an_accepted_survivor_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = next(
+        m.key
+        for m in tool.mutants_for(fake_repo(tmp_path / "a"), tool.citations(tmp_path / "a"))[0]
+        if m.op == "negate" and "describe" in m.key
+    )
+    root = fake_repo(tmp_path / "repo", survivors=[f"{key} -- the description is cosmetic"])
+    code, out = run_tool(capsys, "mutate", "x/y#2", "--root", str(root), "--timeout", "120")
+    assert code == 0, out
+    assert "survived (accepted: the description is cosmetic)" in out
+    assert "kill ratio 50.0 %" in out
+
+
+def test_a_hung_mutant_is_killed_by_the_time_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = fake_repo(tmp_path / "repo")
+    (root / "mcp_ref" / "rules.py").write_text(
+        "import time\n\n\ndef check(n: int) -> bool:\n"
+        "    # [x/y#1] no waiting\n    while n > 100:\n        time.sleep(1)\n    return n >= 0\n"
+    )
+    (root / "tests" / "test_rules.py").write_text(
+        "import pytest\nfrom mcp_ref.rules import check\n\n\n"
+        '@pytest.mark.req("x/y#1")\ndef test_check() -> None:\n    assert check(1)\n'
+    )
+    code, out = run_tool(capsys, "mutate", "x/y#1", "--root", str(root), "--json", "--timeout", "8")
+    [mutant] = json.loads(out)["ids"][0]["mutants"]
+    assert (mutant["op"], mutant["result"]) == ("negate", "timeout")
+    assert code == 0  # a hang is a kill
+
+
+def test_the_scratch_copy_is_what_python_imports() -> None:
+    """Against the real repository: mcp_ref is installed editable in the venv, yet
+    a process started as the mutants' test runs are sees the scratch copy."""
+    scratch = tool.Scratch(ROOT)
+    try:
+        where = Path(scratch.imported_from())
+        assert where.resolve().is_relative_to(scratch.dir.resolve())
+        assert where.resolve() != (ROOT / "mcp_ref" / "__init__.py").resolve()
+    finally:
+        scratch.close()
+
+
+# -- the manifest keys -----------------------------------------------------------------------------
+
+
+def test_structural_and_survivors_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "spec_notes" / "requirements.toml"
+    path.parent.mkdir()
+    path.write_text(tool.dump([{"id": "a#1", "status": "implemented", "symbols": ["m.f"], "note": "n"}]))
+    monkeypatch.setattr(tool, "MANIFEST", path)
+    key = "mcp_ref/x.py:C.f:negate:0123abcd"
+    assert tool.main(["set", "a#1", "--structural", "the model", "--survivor", f"{key} -- cosmetic"]) == 0
+    [entry] = tool.load(path)
+    assert entry == {
+        "id": "a#1",
+        "status": "implemented",
+        "symbols": ["m.f"],
+        "note": "n",
+        "structural": "the model",
+        "survivors": [f"{key} -- cosmetic"],
+    }
+    assert tool.main(["set", "a#1", "--survivor", f"{key} -- still cosmetic"]) == 0  # replaces, by key
+    assert tool.load(path)[0]["survivors"] == [f"{key} -- still cosmetic"]
+    assert tool.main(["set", "a#1", "--structural", "", "--clear-survivors"]) == 0
+    assert tool.load(path)[0] == {"id": "a#1", "status": "implemented", "symbols": ["m.f"], "note": "n"}
+
+
+@pytest.mark.parametrize("bad", ["no reason", "mcp_ref/x.py:f:negate:0123abcd -- ", "not a key -- why"])
+def test_a_survivor_needs_a_key_and_a_reason(bad: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "requirements.toml"
+    path.write_text(tool.dump([{"id": "a#1", "status": "implemented", "symbols": [], "note": ""}]))
+    monkeypatch.setattr(tool, "MANIFEST", path)
+    assert tool.main(["set", "a#1", "--survivor", bad]) == 2
+    assert "survivors" not in tool.load(path)[0]
