@@ -55,7 +55,7 @@ async def task_result(client: ClientSession, task_id: str) -> Any:
     return await client.session.request("tasks/result", GetTaskPayloadRequestParams(task_id=task_id))
 
 
-@pytest.mark.req("basic/utilities/tasks#result-retrieval")
+@pytest.mark.req("basic/utilities/tasks#45", "basic/utilities/tasks#47")
 async def test_a_second_server_on_the_same_file_answers_for_finished_tasks(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     async with durable_server(path) as (first, store), memory_session_pair(first) as client:
