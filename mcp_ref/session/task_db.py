@@ -310,5 +310,3 @@ async def open_sqlite_task_store(
                 nursery.cancel_scope.cancel(reason="task store closing")
     finally:
         await store._close()
-
-
