@@ -61,7 +61,13 @@ class ToolNameWarning(UserWarning):
 
 
 def check_tool_name(name: str) -> list[str]:
-    """What is wrong with a tool name by the spec's guidance (empty if nothing)."""
+    """What is wrong with a tool name by the spec's guidance (empty if nothing).
+
+    >>> check_tool_name("get_weather")
+    []
+    >>> check_tool_name("get weather!")
+    ["characters outside [A-Za-z0-9_.-]: [' ', '!']"]
+    """
     problems = []
     # [server/tools#7] 1 to 128 characters
     if not 1 <= len(name) <= 128:
@@ -120,6 +126,10 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return list(self._entries)
+
+    def __getitem__(self, name: str) -> Tool:
+        """The registered tool ``name`` (as tools/list sends it); KeyError if none."""
+        return self._entries[name].tool
 
     def get(self, name: str) -> Tool | None:
         entry = self._entries.get(name)
