@@ -781,7 +781,7 @@ async def test_a_client_may_hold_several_streams_at_once() -> None:
 async def test_a_response_whose_stream_is_gone_is_dropped_not_put_on_the_get_stream() -> None:
     session = _HttpSession("s", HttpConfig())
     session.get_stream = session.new_stream(None, standalone=True)
-    listener = session.get_stream.attach(8)
+    listener = session.get_stream.attach(session.config)
     # a response to a request that has no stream (cancelled, or never posted): dropped
     assert session.route(b'{"jsonrpc":"2.0","id":7,"result":{}}', None) is None
     with pytest.raises(trio.WouldBlock):
