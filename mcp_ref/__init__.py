@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 from .basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from .basic.transports.memory import memory_channel_pair
 from .client.display import display_name, safe_icon_uri, safe_icons
-from .client.elicitation import URLElicitationRequired
+from .client.elicitation import URLElicitationRequired, form_defaults
+from .client.roots import RootsProvider
 from .client.sampling import SamplingRejected
 from .connection import Connection
 from .errors import (
     AuthorizationError,
+    CapabilityMissing,
     ConnectionClosed,
     DecodeError,
     ErrorCode,
@@ -47,18 +49,28 @@ from .session import (
 from .session.client import InvalidToolResult
 from .session.core import PendingRequest
 from .session.tasks import TaskConfig, TaskFailed, TaskHandle, TaskManager
+from .testing import memory_session_pair
 
 if TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
+    from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
+    from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
     from .session.http import open_http_client, serve_http
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessToken",
+    "InvalidToken",
+    "ProtectedResource",
+    "TokenVerifier",
+    "IntrospectionVerifier",
+    "JWTVerifier",
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
+    "CapabilityMissing",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
@@ -77,6 +89,7 @@ __all__ = [
     "RequestCancelled",
     "RequestContext",
     "RequestTimeout",
+    "RootsProvider",
     "ResourceNotFound",
     "Role",
     "SamplingRejected",
@@ -95,7 +108,9 @@ __all__ = [
     "decode",
     "display_name",
     "encode",
+    "form_defaults",
     "memory_channel_pair",
+    "memory_session_pair",
     "open_http_client",
     "open_session",
     "open_stdio_client",
@@ -115,4 +130,15 @@ def __getattr__(name: str) -> object:
                 raise
             raise ImportError(f"mcp_ref.{name} needs the http extra (h11): pip install 'mcp_ref[http]'") from e
         return getattr(http, name)
+    if name in ("AccessToken", "InvalidToken", "ProtectedResource", "TokenVerifier"):
+        # authorization (the resource server's names) is loaded on first use: most
+        # applications never need it, and it would cost every import
+        from .basic.authorization import resource_server
+
+        return getattr(resource_server, name)
+    if name in ("IntrospectionVerifier", "JWTVerifier"):
+        # the resource server's built-in verifiers fetch over HTTP: the http extra too
+        from .basic.transports import token_verifiers
+
+        return getattr(token_verifiers, name)
     raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")
