@@ -51,7 +51,16 @@ from .session.tasks import TaskConfig, TaskFailed, TaskHandle, TaskManager
 if TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
-    from .session.http import open_http_client, serve_http
+    from .session.http import (
+        ClientCredentials,
+        CrossAppAccess,
+        FileTokenStorage,
+        InMemoryTokenStorage,
+        OAuthClient,
+        open_http_client,
+        open_loopback_callback,
+        serve_http,
+    )
 
 __version__ = "0.1.0"
 
@@ -59,17 +68,22 @@ __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
+    "ClientCredentials",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
+    "CrossAppAccess",
     "DecodeError",
     "ErrorCode",
+    "FileTokenStorage",
     "HTTPTransportError",
+    "InMemoryTokenStorage",
     "InvalidToolResult",
     "LocalProtocolError",
     "MCPError",
     "MCPRefError",
     "MessageTooLarge",
+    "OAuthClient",
     "PendingRequest",
     "Phase",
     "ProtocolError",
@@ -97,6 +111,7 @@ __all__ = [
     "encode",
     "memory_channel_pair",
     "open_http_client",
+    "open_loopback_callback",
     "open_session",
     "open_stdio_client",
     "safe_icon_uri",
@@ -105,9 +120,22 @@ __all__ = [
 ]
 
 
+#: names that need the http extra (h11), imported on first use
+_HTTP_NAMES = (
+    "open_http_client",
+    "serve_http",
+    "OAuthClient",
+    "ClientCredentials",
+    "CrossAppAccess",
+    "InMemoryTokenStorage",
+    "FileTokenStorage",
+    "open_loopback_callback",
+)
+
+
 def __getattr__(name: str) -> object:
     # Streamable HTTP needs the ``http`` extra (h11): imported on first use only
-    if name in ("open_http_client", "serve_http"):
+    if name in _HTTP_NAMES:
         try:
             from .session import http
         except ModuleNotFoundError as e:
