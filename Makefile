@@ -6,12 +6,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help run test spec-coverage lint bench conformance mutate mutate-sample clean
+.PHONY: help run test docs spec-coverage lint bench conformance mutate mutate-sample clean
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make run            the main job: a client talks to the echo example server over stdio"
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
+	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make spec-coverage  the requirement table per spec chapter"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
@@ -30,7 +31,7 @@ $(PY):
 # writes the same entry but is deprecated and prints a banner; the filter hides only the
 # notice every editable install prints, not deprecations.)
 $(STAMP): setup.cfg pyproject.toml | $(PY)
-	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet -e '.[test,http,validation]'
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install --quiet -e '.[test,http,validation,docs]'
 	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "mcp_ref-checkout.pth").write_text("$(CURDIR)\n")'
 	touch $(STAMP)
 
@@ -39,6 +40,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q
+
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -q -W --keep-going -b html docs docs/_build/html
+	@echo "docs/_build/html/index.html"
 
 spec-coverage:
 	@$(PYTHON) tools/manifest.py coverage
@@ -64,5 +69,5 @@ conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist docs/_build *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -5,6 +5,9 @@ and the protocol revision it implements.
 
 ``mcp-ref demo``: start the echo example as a subprocess over stdio, talk to it
 as a client (initialize, ping, tools/list, tools/call) and print the exchange.
+
+``mcp-ref check``, ``judge``: cross-check another implementation (see
+:mod:`mcp_ref.crosscheck.cli`).
 """
 
 import argparse
@@ -49,10 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"mcp-ref {__version__} (MCP {LATEST_PROTOCOL_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="run a client against the echo example server over stdio")
+    from .crosscheck import cli as crosscheck
+
+    crosscheck.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
         trio.run(_demo, TextSink())
         return 0
+    if args.command in crosscheck.COMMANDS:
+        return crosscheck.run(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

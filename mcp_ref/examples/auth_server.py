@@ -16,7 +16,8 @@ What it offers (RFC 8414 metadata at ``/.well-known/oauth-authorization-server``
   token each time; a refresh token used twice revokes its whole family);
   client authentication ``none``, ``client_secret_basic`` or ``client_secret_post``;
 * ``POST /introspect`` (RFC 7662) for resource servers holding credentials
-  (:meth:`AuthorizationServer.add_resource_server`).
+  (:meth:`AuthorizationServer.add_resource_server`);
+* with ``--jwt``, JWT access tokens (RFC 9068, ES256) and their keys at ``/jwks``.
 
 It is an example: readable rather than complete. No persistence, no login, no
 user interface beyond the consent function. It is not an implementation of
@@ -142,7 +143,9 @@ class AuthorizationServer:
     resources (MCP servers) tokens may be issued for; None accepts any
     ``resource`` a client names. ``fetch`` gets a Client ID Metadata Document:
     ``async fetch(url) -> (status, headers, body)``; None turns that feature off.
-    ``clock`` gives seconds since the epoch (tests move it).
+    ``clock`` gives seconds since the epoch (tests move it). ``jwt_access_tokens``:
+    access tokens are JWTs (RFC 9068, ES256, keys at ``/jwks``; needs the
+    ``auth-jwt`` extra) instead of opaque strings; introspection works for both.
     """
 
     def __init__(
@@ -156,6 +159,7 @@ class AuthorizationServer:
         refresh_token_ttl: int = 86_400,
         fetch: Callable[[str], Awaitable[tuple[int, Mapping[str, str], bytes]]] | None = None,
         clock: Callable[[], float] = time.time,
+        jwt_access_tokens: bool = False,
     ) -> None:
         self.issuer = issuer
         self.consent = consent
@@ -172,6 +176,9 @@ class AuthorizationServer:
         self.revoked_families: set[str] = set()
         #: resource servers allowed to introspect: id -> secret
         self.resource_servers: dict[str, str] = {}
+        #: the key JWT access tokens are signed with
+        self.signing_key: Any = _new_signing_key() if jwt_access_tokens else None
+        self.key_id = secrets.token_hex(4)
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -221,7 +228,17 @@ class AuthorizationServer:
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": True,
             "client_id_metadata_document_supported": self.fetch is not None,
+            **({"jwks_uri": issuer + "/jwks"} if self.signing_key is not None else {}),
         }
+
+    def jwks(self) -> dict[str, Any]:
+        """The public keys JWT access tokens are signed with (a JWK Set)."""
+        if self.signing_key is None:
+            return {"keys": []}
+        from jwt.algorithms import ECAlgorithm
+
+        jwk = ECAlgorithm.to_jwk(self.signing_key.public_key(), as_dict=True)
+        return {"keys": [{**jwk, "kid": self.key_id, "use": "sig", "alg": "ES256"}]}
 
     def _issuer(self) -> str:
         if self.issuer is None:
@@ -377,6 +394,8 @@ class AuthorizationServer:
         now = self.clock()
         self._forget_expired(now)
         access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        if self.signing_key is not None:
+            access = self._jwt(client_id, subject, scope, resource, now)
         for token, kind, ttl in (
             (access, "access", self.access_token_ttl),
             (refresh, "refresh", self.refresh_token_ttl),
@@ -399,6 +418,22 @@ class AuthorizationServer:
             "refresh_token": refresh,
             "scope": " ".join(scope),
         }
+
+    def _jwt(self, client_id: str, subject: str, scope: tuple[str, ...], resource: str, now: float) -> str:
+        import jwt
+
+        claims = {
+            "iss": self._issuer(),
+            "sub": subject,
+            "aud": resource,
+            "client_id": client_id,
+            "scope": " ".join(scope),
+            "iat": int(now),
+            "exp": int(now + self.access_token_ttl),
+            "jti": secrets.token_urlsafe(12),
+        }
+        token: str = jwt.encode(claims, self.signing_key, "ES256", headers={"kid": self.key_id, "typ": "at+jwt"})
+        return token
 
     def _forget_expired(self, now: float) -> None:
         for key in [k for k, t in self.tokens.items() if t.expires_at <= now]:
@@ -501,6 +536,14 @@ class AuthorizationServer:
         )
         self.clients[url] = client
         return client
+
+
+def _new_signing_key() -> Any:
+    try:
+        from cryptography.hazmat.primitives.asymmetric import ec
+    except ImportError:
+        raise RuntimeError("JWT access tokens need the auth-jwt extra: pip install 'mcp_ref[auth-jwt]'") from None
+    return ec.generate_private_key(ec.SECP256R1())
 
 
 def _s256(verifier: str) -> str:
@@ -632,6 +675,8 @@ async def _route(server: AuthorizationServer, head: h11.Request, body: bytes) ->
     route = (method, target.path)
     if route == ("GET", "/.well-known/oauth-authorization-server"):
         return 200, *_json(server.metadata())
+    if route == ("GET", "/jwks"):
+        return 200, *_json(server.jwks())
     if route == ("POST", "/register"):
         status, answer = server.register_endpoint(body)
         return status, *_json(answer)
@@ -680,11 +725,14 @@ def main(argv: list[str] | None = None) -> int:
         default="mcp-server:mcp-server-secret",
         help="ID:SECRET of the resource server allowed to introspect (default mcp-server:mcp-server-secret)",
     )
+    parser.add_argument("--jwt", action="store_true", help="issue JWT access tokens (ES256, keys at /jwks)")
     parser.add_argument("--certfile", help="serve HTTPS with this certificate chain (PEM) ...")
     parser.add_argument("--keyfile", help="... and this private key")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    server = AuthorizationServer(resources=args.resource, scopes_supported=args.scope or ("mcp",))
+    server = AuthorizationServer(
+        resources=args.resource, scopes_supported=args.scope or ("mcp",), jwt_access_tokens=args.jwt
+    )
     rs_id, _, rs_secret = args.introspection_client.partition(":")
     server.add_resource_server(rs_id, rs_secret)
     context = None

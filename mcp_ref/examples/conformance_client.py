@@ -27,20 +27,18 @@ import logging
 import os
 import sys
 from typing import Any
-from urllib.parse import urlsplit
 
 import trio
 
-from mcp_ref.basic.authorization.client import AuthorizationResponse, parse_authorization_response
 from mcp_ref.basic.authorization.metadata import ClientInformation
-from mcp_ref.basic.transports.http_fetch import fetch
 from mcp_ref.basic.transports.oauth_client import ClientCredentials, CrossAppAccess, OAuthClient
 from mcp_ref.client.elicitation import form_defaults
 from mcp_ref.errors import MCPError
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
 from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.oauth import HeadlessBrowser
 
-__all__ = ["main", "arguments_for", "auth_for", "HeadlessBrowser"]
+__all__ = ["main", "arguments_for", "auth_for"]
 
 log = logging.getLogger("mcp_ref.conformance_client")
 
@@ -72,27 +70,6 @@ async def accept_with_defaults(ctx: Any, params: Any) -> ElicitResult:
         # [client/elicitation#11] pre-populate with the schema's defaults
         return ElicitResult(action="accept", content=form_defaults(params.requested_schema))
     return ElicitResult(action="decline")
-
-
-class HeadlessBrowser:
-    """A redirect_handler / callback_handler pair for an authorization server that approves at once.
-
-    "Opening" the authorization URL is a GET whose 3xx answer is read, not
-    followed: its ``Location`` is the redirect back, carrying code and state.
-    """
-
-    def __init__(self) -> None:
-        self._send, self._receive = trio.open_memory_channel[AuthorizationResponse](1)
-
-    async def open(self, url: str) -> None:
-        response = await fetch("GET", url, timeout=10)
-        location = response.headers.get("location")
-        if not 300 <= response.status < 400 or location is None:
-            raise RuntimeError(f"the authorization endpoint answered HTTP {response.status}, not a redirect")
-        await self._send.send(parse_authorization_response(urlsplit(location).query))
-
-    async def callback(self) -> AuthorizationResponse:
-        return await self._receive.receive()
 
 
 def auth_for(scenario: str, context: dict[str, Any]) -> OAuthClient | None:

@@ -2,6 +2,8 @@
 
     python -m mcp_ref.examples.everything               # stdio
     python -m mcp_ref.examples.everything --http --port 8000   # Streamable HTTP on 127.0.0.1
+    python -m mcp_ref.examples.auth_server &                    # an authorization server on :9000
+    python -m mcp_ref.examples.everything --http --auth         # ... protecting this one (OAuth)
 
 Tools, resources, prompts, completion and logging, tools that make the server
 ask the client for sampling, elicitation (form and URL) and roots, and the
@@ -16,6 +18,7 @@ import importlib
 import json
 import math
 import signal
+import ssl
 import sys
 from collections.abc import Awaitable
 from typing import Any, TypeVar
@@ -638,7 +641,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port for --http (default 8000)")
+    parser.add_argument(
+        "--auth",
+        nargs="?",
+        const="http://127.0.0.1:9000",
+        metavar="ISSUER",
+        help="with --http: require OAuth access tokens from this authorization server (default "
+        "http://127.0.0.1:9000, python -m mcp_ref.examples.auth_server), checked by introspection",
+    )
+    parser.add_argument(
+        "--introspection-client",
+        default="mcp-server:mcp-server-secret",
+        metavar="ID:SECRET",
+        help="with --auth: this server's credentials at the introspection endpoint (the auth_server default)",
+    )
+    parser.add_argument("--certfile", help="with --http: serve HTTPS with this certificate chain (PEM) ...")
+    parser.add_argument("--keyfile", help="... and this private key")
     args = parser.parse_args(argv)
+    if (args.auth or args.certfile) and not args.http:
+        parser.error("--auth and --certfile go with --http")
     if not args.http:
 
         async def run_stdio() -> None:
@@ -659,6 +680,12 @@ def main(argv: list[str] | None = None) -> int:
         print("Streamable HTTP is not available in this build (install mcp_ref[http])", file=sys.stderr)
         return 2
 
+    auth = _protected_resource(args.auth, args.introspection_client) if args.auth else None
+    context = None
+    if args.certfile:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(args.certfile, args.keyfile)
+
     async def run_http() -> None:
         # Ctrl-C (or SIGTERM) shuts the server down gracefully: requests in flight get a
         # few seconds to finish, then the process exits quietly
@@ -666,8 +693,12 @@ def main(argv: list[str] | None = None) -> int:
             async with trio.open_nursery() as nursery:
                 server = build_server(nursery)
                 info = await nursery.start(
-                    lambda task_status: serve_http(server, host=args.host, port=args.port, task_status=task_status)
+                    lambda task_status: serve_http(
+                        server, host=args.host, port=args.port, ssl_context=context, auth=auth, task_status=task_status
+                    )
                 )
+                if auth is not None:
+                    print(f"protected: tokens from {args.auth} (scope 'mcp')", file=sys.stderr, flush=True)
                 print(f"MCP endpoint (Streamable HTTP): {info.url}  -- Ctrl-C stops", file=sys.stderr, flush=True)
                 async for _ in signals:
                     break
@@ -685,6 +716,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cannot serve on {args.host} port {args.port}: {failure.strerror or failure}", file=sys.stderr)
         return 1
     return 0
+
+
+def _protected_resource(issuer: str, credentials: str) -> Any:
+    """The OAuth policy of ``--auth``: tokens of ``issuer`` with scope ``mcp``, checked by introspection."""
+    from mcp_ref.basic.authorization.resource_server import ProtectedResource
+    from mcp_ref.basic.transports.token_verifiers import IntrospectionVerifier
+
+    client_id, _, secret = credentials.partition(":")
+    issuer = issuer.rstrip("/")
+    verifier = IntrospectionVerifier(issuer + "/introspect", client_id, secret, issuer=issuer)
+    return ProtectedResource(verifier=verifier, authorization_servers=[issuer], required_scopes=["mcp"])
 
 
 def _leaves(error: BaseException) -> list[BaseException]:

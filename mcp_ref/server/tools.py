@@ -61,7 +61,13 @@ class ToolNameWarning(UserWarning):
 
 
 def check_tool_name(name: str) -> list[str]:
-    """What is wrong with a tool name by the spec's guidance (empty if nothing)."""
+    """What is wrong with a tool name by the spec's guidance (empty if nothing).
+
+    >>> check_tool_name("get_weather")
+    []
+    >>> check_tool_name("get weather!")
+    ["characters outside [A-Za-z0-9_.-]: [' ', '!']"]
+    """
     problems = []
     # [server/tools#7] 1 to 128 characters
     if not 1 <= len(name) <= 128:

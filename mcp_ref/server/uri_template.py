@@ -50,7 +50,14 @@ _RESERVED_VALUE = rf"(?:[A-Za-z0-9{re.escape(_RESERVED_SAFE)}]|{_PCT})*"
 
 
 class UriTemplate:
-    """A parsed template: ``expand(values)`` and ``match(uri)``."""
+    """A parsed template: ``expand(values)`` and ``match(uri)``.
+
+    >>> weather = UriTemplate("weather://{city}/{?units}")
+    >>> weather.expand({"city": "Oslo", "units": "metric"})
+    'weather://Oslo/?units=metric'
+    >>> weather.match("weather://Bergen/")
+    {'city': 'Bergen'}
+    """
 
     def __init__(self, template: str) -> None:
         self.template = template

@@ -463,6 +463,15 @@ class Server:
 
     # -- serving -----------------------------------------------------------------------
 
+    def has_work(self, channel: trio.abc.Channel[bytes]) -> bool:
+        """Whether the session served on ``channel`` holds work its client will come back
+        for: tasks kept for it (with ``binding="session"`` they go when the session goes).
+        The HTTP server never reclaims such a session for a new one."""
+        manager = self.task_manager
+        if manager is None or manager.config.binding != "session":
+            return False
+        return any(s.channel is channel and manager.store.owned_by(s) for s in self.sessions)
+
     async def serve(
         self,
         channel: trio.abc.Channel[bytes],

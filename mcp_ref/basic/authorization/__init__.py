@@ -13,6 +13,9 @@ Split by concern:
   authorization request and the checks on its response.
 * :mod:`.resource_server` -- the MCP server as a resource server: metadata,
   bearer tokens, audience, scopes and challenges.
+* :mod:`.verification` -- what a token means to the resource server: RFC 7662
+  introspection answers, JWT access tokens (the ``auth-jwt`` extra), a short
+  cache; their drivers are :mod:`mcp_ref.basic.transports.token_verifiers`.
 
 The trio drivers: :mod:`mcp_ref.basic.transports.http_fetch` (one HTTP
 exchange with size and time limits) and

@@ -31,9 +31,13 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import attrs
+
+from .challenge import format_bearer_challenge
+from .discovery import PRM_WELL_KNOWN, canonical_resource, protected_resource_metadata_urls, resource_allowed
+from .metadata import ProtectedResourceMetadata
 
 __all__ = [
     "WELL_KNOWN",
@@ -44,17 +48,26 @@ __all__ = [
     "ProtectedResource",
     "Principal",
     "bearer_token",
-    "canonical_resource",
+    "check_resource_uri",
     "audience_matches",
-    "metadata_path",
     "challenge",
 ]
 
-WELL_KNOWN = "/.well-known/oauth-protected-resource"
+WELL_KNOWN = PRM_WELL_KNOWN
 
 #: who a token speaks for: (issuer, subject, client id); what sessions, tasks and
 #: elicitations are bound to
 Principal = tuple[str | None, str | None, str | None]
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ValueError(f"a sequence of strings was expected, not the string {value!r}")
+    return tuple(value)
+
+
+def _string_set(value: Iterable[str]) -> frozenset[str]:
+    return frozenset(_strings(value))
 
 
 @attrs.frozen(kw_only=True)
@@ -68,9 +81,9 @@ class AccessToken:
     #: the resource owner (``sub``); None for a client acting on its own behalf
     subject: str | None = None
     client_id: str | None = None
-    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    scopes: frozenset[str] = attrs.field(default=frozenset(), converter=_string_set)
     #: the resources the token was issued for (``aud``, RFC 8707)
-    audience: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    audience: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: expiry, seconds since the epoch (``exp``)
     expires_at: float | None = None
     issuer: str | None = None
@@ -116,12 +129,6 @@ class AuthRefused(Exception):
         self.scope = tuple(sorted(set(scope))) if scope is not None else None
 
 
-def _strings(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        raise ValueError(f"a sequence of strings was expected, not the string {value!r}")
-    return tuple(value)
-
-
 @attrs.frozen(kw_only=True)
 class ProtectedResource:
     """What ``serve_http(..., auth=...)`` takes: the resource's metadata and policy.
@@ -158,7 +165,7 @@ class ProtectedResource:
             if urlsplit(url).scheme not in ("https", "http") or not urlsplit(url).hostname:
                 raise ValueError(f"authorization server {url!r} is not an absolute http(s) URL")
         if self.resource is not None:
-            canonical_resource(self.resource)  # refuses a resource that is not a URI for us
+            check_resource_uri(self.resource)
         for name, scopes in [("required_scopes", self.required_scopes)] + [
             (f"scopes of {k}", v) for k, v in {**self.method_scopes, **self.tool_scopes}.items()
         ]:
@@ -183,24 +190,18 @@ class ProtectedResource:
         [basic/authorization#8, #12, #13] ``authorization_servers`` names where
         clients get tokens for this resource.
         """
-        resource = self._resource()
-        doc: dict[str, Any] = {
-            "resource": resource,
-            "authorization_servers": list(self.authorization_servers),
-            "bearer_methods_supported": ["header"],  # [basic/authorization#56] never the query string
-        }
-        if scopes := self.all_scopes():
-            doc["scopes_supported"] = list(scopes)
-        if self.resource_name is not None:
-            doc["resource_name"] = self.resource_name
-        if self.resource_documentation is not None:
-            doc["resource_documentation"] = self.resource_documentation
-        return doc
+        return ProtectedResourceMetadata(
+            resource=self._resource(),
+            authorization_servers=tuple(self.authorization_servers),
+            scopes_supported=self.all_scopes() or None,
+            bearer_methods_supported=("header",),  # [basic/authorization#56] never the query string
+            resource_name=self.resource_name,
+            resource_documentation=self.resource_documentation,
+        ).to_json()
 
     def metadata_url(self) -> str:
         """Where the metadata document is: the path-aware well-known URL (RFC 9728 section 3.1)."""
-        parts = urlsplit(self._resource())
-        return urlunsplit((parts.scheme, parts.netloc, metadata_path(parts.path), "", ""))
+        return protected_resource_metadata_urls(self._resource())[0]
 
     def _resource(self) -> str:
         if self.resource is None:
@@ -258,14 +259,6 @@ class ProtectedResource:
         )
 
 
-def metadata_path(resource_path: str) -> str:
-    """The well-known path of a resource's metadata: inserted before the resource's own path.
-
-    ``/mcp`` -> ``/.well-known/oauth-protected-resource/mcp``; the root -> the well-known path itself.
-    """
-    return WELL_KNOWN + resource_path.rstrip("/")
-
-
 def challenge(
     metadata_url: str,
     *,
@@ -277,19 +270,18 @@ def challenge(
 
     [basic/authorization#14] ``resource_metadata`` always; [#16] ``scope`` when known.
     """
-    params = [("resource_metadata", metadata_url)]
-    if scope is not None and (scopes := " ".join(scope)):
-        params.append(("scope", scopes))
-    if error is not None:
-        params.append(("error", error))
-    if description is not None:
-        params.append(("error_description", description))
-    return "Bearer " + ", ".join(f'{k}="{_quote(v)}"' for k, v in params)
+    scopes = " ".join(scope) if scope is not None else ""
+    return format_bearer_challenge(
+        resource_metadata=metadata_url,
+        scope=scopes or None,
+        error=error,
+        error_description=_printable(description) if description is not None else None,
+    )
 
 
-def _quote(value: str) -> str:
-    # a quoted-string (RFC 9110 section 5.6.4); RFC 6750 allows no '"' or '\' in its values at all,
-    # so those (and control characters) are dropped from a description rather than escaped
+def _printable(value: str) -> str:
+    # RFC 6750 section 3: error_description is printable ASCII without '"' and '\'; the text may
+    # come from a verifier, so what does not fit is dropped rather than refused
     return "".join(c for c in value if c not in '"\\' and 0x20 <= ord(c) < 0x7F)
 
 
@@ -321,44 +313,36 @@ def bearer_token(authorization: Sequence[str]) -> str | None:
     return token
 
 
-def canonical_resource(uri: str) -> str:
-    """The canonical form of a resource URI (RFC 8707 section 2, basic/authorization#canonical-server-uri).
-
-    Lower-case scheme and host ([basic/authorization#50]: upper case is
-    accepted), no default port, no trailing slash ([#51]), no fragment.
-    ValueError for what cannot name a resource.
-    """
+def check_resource_uri(uri: str) -> str:
+    """``uri`` if it can name a resource (RFC 8707 section 2): an absolute http(s) URI
+    without fragment ([basic/authorization#canonical-server-uri]); ValueError otherwise."""
     parts = urlsplit(uri.strip())
     if parts.scheme.lower() not in ("https", "http") or not parts.hostname:
         raise ValueError(f"{uri!r} is not an absolute http(s) URI")
     if parts.fragment or "#" in uri:
         raise ValueError(f"{uri!r}: a resource URI has no fragment")
-    scheme = parts.scheme.lower()
-    host = parts.hostname.lower()
-    if ":" in host:
-        host = f"[{host}]"
-    port = parts.port
-    if port is not None and port != {"https": 443, "http": 80}[scheme]:
-        host = f"{host}:{port}"
-    return urlunsplit((scheme, host, parts.path.rstrip("/"), parts.query, ""))
+    return uri
 
 
 def audience_matches(audience: Iterable[str], resource: str) -> bool:
     """Whether a token's audience names this resource.
 
-    An audience entry matches when it is the resource's canonical URI, or a
-    prefix of it ending at a path segment (a token for ``https://host`` is for
-    every resource of the host, RFC 8707 section 2; one for
-    ``https://host/other`` is not for ``https://host/mcp``).
+    An audience entry matches when, in canonical form ([basic/authorization#50,
+    #51]: lower-case scheme and host, no default port, no trailing slash), it is
+    the resource, or its origin or an ancestor path at a ``/`` boundary (a token
+    for ``https://host`` is for every resource of the host, RFC 8707 section 2;
+    one for ``https://host/other`` or ``https://host/mcp2`` is not for
+    ``https://host/mcp``) -- the rule the client applies to metadata
+    (:func:`~.discovery.resource_allowed`).
     Decision (spec_notes/basic/authorization.md): an empty audience matches
     nothing, so a verifier that cannot tell the audience lets nothing through.
     """
-    ours = canonical_resource(resource)
+    ours = canonical_resource(check_resource_uri(resource))
     for entry in audience:
         try:
-            theirs = canonical_resource(entry)
+            theirs = canonical_resource(check_resource_uri(entry))
         except ValueError:
             continue
-        if theirs == ours or (ours.startswith(theirs + "/") and "?" not in theirs):
+        if "?" not in theirs and resource_allowed(theirs, ours):
             return True
     return False

@@ -50,6 +50,7 @@ from .streamable_http import (
     MCP_SESSION_ID,
     EventStore,
     SSEDecoder,
+    StoreBudget,
     accepts,
     encode_sse,
     host_allowed,
@@ -69,6 +70,9 @@ class Servable(Protocol):
 
     async def serve(self, channel: trio.abc.Channel[bytes]) -> None: ...
 
+    # optional: ``has_work(channel) -> bool``, whether the session on ``channel`` holds work
+    # its client will come back for (an idle session that does is never reclaimed)
+
 
 log = logging.getLogger("mcp_ref.http")
 
@@ -81,18 +85,29 @@ class HttpConfig:
     allowed_origins: Sequence[str] | None = None  # None: loopback origins only
     allowed_hosts: Sequence[str] | None = None  # None: loopback names only
     json_response: bool = False
-    session_idle_timeout: float = 3600.0
+    #: seconds without a request after which a session no connection listens to is closed
+    session_idle_timeout: float = 300.0
     max_body: int = 4 * 1024 * 1024
     max_sessions: int = 100
     max_streams_per_session: int = 32
     max_pending_unrelated: int = 1000
+    #: ... and bytes of them (the oldest are dropped past either; the newest is always kept)
+    max_pending_unrelated_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
     retry_ms: int = 1000
     get_stream: bool = True  # False: GET answers 405
     events_per_stream: int = 1000
-    #: events a connection may fall behind its stream before it is dropped (the client resumes)
+    #: bytes of events kept for resumption per session, and by all sessions together
+    #: (past them the oldest go: finished streams first, see EventStore)
+    max_stored_bytes_per_session: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
+    max_stored_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.ge(1))
+    #: events, and bytes of them, a connection may fall behind its stream: there the session's
+    #: next send waits for it, up to stall_timeout, then the connection is dropped (the client resumes)
     max_buffered_events: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
-    #: messages a session may have waiting for it to read; a POST past that is 429
+    max_buffered_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
+    #: messages, and bytes of them, a session may have waiting for it to read; a POST past
+    #: either is 429 (one message always fits in an empty inbox)
     max_inbox: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    max_inbox_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: seconds a session may take from initialize to notifications/initialized
     init_timeout: float = 60.0
     #: streams whose events are kept for resumption (finished ones are dropped first)
@@ -106,6 +121,9 @@ class HttpConfig:
     #: seconds a sender waits while a connection is max_buffered_events behind (the client
     #: reads slowly) before that connection is dropped (the client stopped reading)
     stall_timeout: float = 5.0
+    #: bytes a client may send on a connection while an event stream is open on it (a
+    #: request pipelined there waits for the stream's end); past that the connection is dropped
+    max_pipelined: int = 64 * 1024
 
 
 @attrs.frozen
@@ -137,12 +155,13 @@ class _Stream:
         self.json = False
         self.listener: _Listener | None = None
 
-    def attach(self, buffer: int) -> "_Listener":
-        """A connection starts listening (replacing any earlier one); it may fall ``buffer`` events behind."""
-        # (one place more than ``buffer``: the end of the connection always fits)
-        send, recv = trio.open_memory_channel[bytes | None](buffer + 1)
+    def attach(self, config: HttpConfig) -> "_Listener":
+        """A connection starts listening (replacing any earlier one); it may fall
+        ``max_buffered_events`` events or ``max_buffered_bytes`` bytes behind."""
+        # (one place more than the limit: the end of the connection always fits)
+        send, recv = trio.open_memory_channel[bytes | None](config.max_buffered_events + 1)
         self.push(None)
-        self.listener = _Listener(send, recv)
+        self.listener = _Listener(send, recv, config.max_buffered_bytes)
         return self.listener
 
     def detach(self, listener: "_Listener") -> None:
@@ -160,6 +179,8 @@ class _Stream:
         elif listener.full():
             self.drop(listener)
             return
+        else:
+            listener.queued += len(item)
         listener.send.send_nowait(item)
 
     def drop(self, listener: "_Listener") -> None:
@@ -174,6 +195,10 @@ class _Stream:
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
+    #: bytes the connection may fall behind
+    max_bytes: int
+    #: bytes of the events waiting in ``send`` for the connection to write them
+    queued: int = 0
     #: cancelled when the client falls too far behind
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     #: set when the connection takes an event or goes away (a sender waiting for room wakes)
@@ -182,21 +207,36 @@ class _Listener:
     def full(self) -> bool:
         """Whether the connection is as far behind as it may be (the last place is for its end)."""
         stats = self.send.statistics()
-        return stats.current_buffer_used >= stats.max_buffer_size - 1
+        return stats.current_buffer_used >= stats.max_buffer_size - 1 or self.queued >= self.max_bytes
+
+    def took(self, event: bytes | None) -> None:
+        """The connection took ``event`` to write it: room for the next."""
+        if event is not None:
+            self.queued -= len(event)
+        self.room.set()
 
 
 class _HttpSession(trio.abc.Channel[bytes]):
     """The channel one MCP session runs on, plus its HTTP bookkeeping."""
 
-    def __init__(self, session_id: str, config: HttpConfig) -> None:
+    def __init__(self, session_id: str, config: HttpConfig, budget: StoreBudget | None = None) -> None:
         self.id = session_id
         self.config = config
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](config.max_inbox)
+        #: bytes of the messages waiting in the inbox
+        self.inbox_bytes = 0
         self.streams: dict[str, _Stream] = {}
         self.by_request: dict[str, _Stream] = {}
         self.get_stream: _Stream | None = None
         self.pending_unrelated: deque[bytes] = deque()
-        self.events = EventStore(config.events_per_stream, config.stored_streams, self._evicted)
+        self.pending_unrelated_bytes = 0
+        self.events = EventStore(
+            config.events_per_stream,
+            config.stored_streams,
+            self._evicted,
+            max_bytes=config.max_stored_bytes_per_session,
+            budget=budget,
+        )
         #: streams not yet ended (the limit max_streams_per_session counts these)
         self.open_streams = 0
         self.scope = trio.CancelScope()
@@ -269,10 +309,15 @@ class _HttpSession(trio.abc.Channel[bytes]):
             if self.get_stream is not None and not self.get_stream.done:
                 stream = self.get_stream
             else:
-                if len(self.pending_unrelated) >= self.config.max_pending_unrelated:
-                    dropped = self.pending_unrelated.popleft()
-                    log.warning("session %s: no GET stream; dropping an old queued message %.80r", self.id, dropped)
                 self.pending_unrelated.append(value)
+                self.pending_unrelated_bytes += len(value)
+                cfg = self.config
+                while len(self.pending_unrelated) > cfg.max_pending_unrelated or (
+                    self.pending_unrelated_bytes > cfg.max_pending_unrelated_bytes and len(self.pending_unrelated) > 1
+                ):
+                    dropped = self.pending_unrelated.popleft()
+                    self.pending_unrelated_bytes -= len(dropped)
+                    log.warning("session %s: no GET stream; dropping an old queued message %.80r", self.id, dropped)
                 return None
         # [basic/transports#47] each message goes on exactly one stream
         self.emit(stream, value.decode("utf-8"))
@@ -285,13 +330,16 @@ class _HttpSession(trio.abc.Channel[bytes]):
         return stream
 
     async def receive(self) -> bytes:
-        return await self._inbox.receive()
+        message = await self._inbox.receive()
+        self.inbox_bytes -= len(message)
+        return message
 
     async def aclose(self) -> None:
         self.closed = True
         self._inbox_send.close()
         for stream in list(self.streams.values()):
             self.end(stream)
+        self.events.close()
 
     async def close_request_stream(self, request_id: Any) -> None:
         """Close the connection of a request's SSE stream without ending the stream.
@@ -324,15 +372,28 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     # -- streams ----------------------------------------------------------------------------------
 
-    def check_room(self) -> None:
-        """Refuse a message the session has no room for (it is not keeping up with the client)."""
-        if self._inbox_send.statistics().current_buffer_used >= self.config.max_inbox:
+    def has_room(self, size: int = 0) -> bool:
+        """Whether the inbox takes a message of ``size`` bytes (one always fits in an empty inbox)."""
+        waiting = self._inbox_send.statistics().current_buffer_used
+        return waiting < self.config.max_inbox and not (
+            waiting and self.inbox_bytes + size > self.config.max_inbox_bytes
+        )
+
+    def check_room(self, size: int = 0) -> None:
+        """Refuse a message of ``size`` bytes the session has no room for (it is not keeping up with the client)."""
+        if not self.has_room(size):
             raise _HttpError(429, "Too Many Requests: the session has too many messages waiting")
+
+    def has_work(self) -> bool:
+        """Whether the session has something in flight at the HTTP level: a request awaiting
+        its answer, a message not yet read, or a connection listening to one of its streams."""
+        return bool(self.by_request or self.inbox_bytes or any(s.listener is not None for s in self.streams.values()))
 
     def deliver(self, message: bytes) -> None:
         """Hand the session a message (room was checked, with no checkpoint since)."""
         self.last_active = trio.current_time()
         self._inbox_send.send_nowait(message)
+        self.inbox_bytes += len(message)
 
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
         if self.open_streams >= self.config.max_streams_per_session:
@@ -437,6 +498,8 @@ class _HttpServer:
         self.nursery = nursery
         self.host = host
         self.sessions: dict[str, _HttpSession] = {}
+        #: the bytes of events all sessions keep for resumption, together
+        self.stored = StoreBudget(config.max_stored_bytes)
         #: cancelled when a shutdown begins: no more connections are accepted
         self.accept_scope = trio.CancelScope()
         self.closing = False
@@ -733,6 +796,33 @@ class _HttpServer:
         session.last_active = trio.current_time()
         return session
 
+    def _reclaim_idle_session(self) -> bool:
+        """Make room for a new session: the idle session least recently active gives way.
+
+        Idle: nothing in flight (:meth:`_HttpSession.has_work`) and, where the
+        application says (``Servable.has_work``, which ``mcp_ref.Server`` has: tasks
+        kept for the session), nothing its client will come back for. Returns
+        whether a session gave way.
+        """
+        app_has_work = getattr(self.server, "has_work", None)
+        idle = [
+            s
+            for s in self.sessions.values()
+            if not s.closed and not s.has_work() and not (app_has_work is not None and app_has_work(s))
+        ]
+        if not idle:
+            return False
+        victim = min(idle, key=lambda s: s.last_active)
+        log.info(
+            "HTTP session %s (idle %.0fs) gives way to a new session: max_sessions reached",
+            victim.id,
+            trio.current_time() - victim.last_active,
+        )
+        victim.closed = True  # unknown from now on: its client gets 404 and starts a new session (#62)
+        self.sessions.pop(victim.id, None)
+        victim.scope.cancel(reason="idle session reclaimed for a new session")
+        return True
+
     async def _run_session(self, session: _HttpSession) -> None:
         try:
             with session.scope:
@@ -798,17 +888,17 @@ class _HttpServer:
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
         self._authorize(req, items)
-        init = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
-        if init is not None and init.method != "initialize":
-            init = None
+        single = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
+        init = single if single is not None and single.method == "initialize" else None
+        ping = single if single is not None and single.method == "ping" and not isinstance(message, list) else None
         headers: dict[str, str] = {}
         if init is not None:
             if req.header(MCP_SESSION_ID) is not None and req.header(MCP_SESSION_ID) in self.sessions:
                 raise _HttpError(400, "Bad Request: initialize on an existing session")
-            if len(self.sessions) >= self.config.max_sessions:
+            if len(self.sessions) >= self.config.max_sessions and not self._reclaim_idle_session():
                 raise _HttpError(503, "Service Unavailable: too many sessions")
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
-            session = _HttpSession(new_session_id(), self.config)
+            session = _HttpSession(new_session_id(), self.config, self.stored)
             assert valid_session_id(session.id)
             if req.auth is not None:
                 session.principal, session.auth = req.auth.principal, req.auth
@@ -818,7 +908,8 @@ class _HttpServer:
             headers[MCP_SESSION_ID] = session.id
         elif not isinstance(message, list):
             session = self._session_for(req)
-        session.check_room()
+        if ping is None:
+            session.check_room(len(req.body))
         request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
         if self.closing and request_ids:
             # no new work while shutting down; notifications and responses still come in,
@@ -827,6 +918,13 @@ class _HttpServer:
         if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
             # one stream per request id: a second request with an id still in flight is refused
             raise _HttpError(409, "Conflict: a request with this id is already in progress", ErrorCode.INVALID_REQUEST)
+        if ping is not None and (
+            not session.has_room(len(req.body)) or session.open_streams >= self.config.max_streams_per_session
+        ):
+            # [basic/utilities/ping#1] a ping is always answered, at once: when the session has
+            # no room for it (its inbox or streams are full of long work), here, as plain JSON
+            await self._respond(conn, stream, 200, {"jsonrpc": "2.0", "id": ping.id, "result": {}}, headers)
+            return
         if not request_ids:
             # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)
@@ -845,7 +943,7 @@ class _HttpServer:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)
-            listener = sse.attach(self.config.max_buffered_events)
+            listener = sse.attach(self.config)
             version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
             if _primes(version):
                 # [basic/transports#23] a priming event first: an id and empty data, with the retry field
@@ -864,12 +962,12 @@ class _HttpServer:
     ) -> None:
         sse = session.new_stream(request_ids)
         sse.json = True
-        listener = sse.attach(self.config.max_buffered_events)
+        listener = sse.attach(self.config)
         session.deliver(body)
         answers = []
         decoder = SSEDecoder()
         async for event in listener.recv:
-            listener.room.set()
+            listener.took(event)
             if event is None:
                 break
             for sse_event in decoder.feed(event):
@@ -942,18 +1040,30 @@ class _HttpServer:
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
                     event = await listener.recv.receive()
-            listener.room.set()
+            listener.took(event)
             if event is None:
                 return
             await stream.send_all(conn.send(h11.Data(data=event)) or b"")
 
-    @staticmethod
     async def _watch_for_close(
-        conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
+        self, conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
     ) -> None:
-        """Read the client's side of a streaming connection until it closes, then stop the stream."""
+        """Read the client's side of a streaming connection until it closes, then stop the stream.
+
+        What the client sends meanwhile could only be answered once the stream ends,
+        which a GET stream never does: at most ``max_pipelined`` bytes of it are
+        kept; past that the connection is dropped (the stream goes on, resumable).
+        """
+        received = 0
         try:
             while data := await stream.receive_some(65536):
+                received += len(data)
+                if received > self.config.max_pipelined:
+                    log.warning(
+                        "a client sent over %d bytes on the connection of an event stream; the connection is dropped",
+                        self.config.max_pipelined,
+                    )
+                    break
                 conn.receive_data(bytes(data))  # a pipelined request: h11 keeps it for the next cycle
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
@@ -980,7 +1090,7 @@ class _HttpServer:
                     # the bounded store dropped the events between: say so, the client misses them
                     gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
                     log.warning("session %s: stream %s resumed after event %d; %s", session.id, stream_id, seq, gap)
-                listener = resumable.attach(self.config.max_buffered_events)
+                listener = resumable.attach(self.config)
                 if resumable.done:
                     resumable.detach(listener)
                     listener.send.send_nowait(None)  # replay only: the stream had ended
@@ -1006,8 +1116,9 @@ class _HttpServer:
             first.append(session.emit(sse, "", retry=self.config.retry_ms))
         while session.pending_unrelated:
             first.append(session.emit(sse, session.pending_unrelated.popleft().decode("utf-8")))
+        session.pending_unrelated_bytes = 0
         # (the queued messages are written directly, not through the listener's bounded buffer)
-        listener = sse.attach(self.config.max_buffered_events)
+        listener = sse.attach(self.config)
         await self._stream_sse(conn, stream, session, sse, listener, {}, replay=first, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------

@@ -113,7 +113,7 @@ from ..authorization.tokens import (
     client_assertion_claims,
     token_request,
 )
-from .http_fetch import DEFAULT_MAX_BODY, FetchResponse, fetch
+from .http_fetch import HttpAnswer, http_exchange
 
 __all__ = [
     "OAuthClient",
@@ -467,7 +467,7 @@ class OAuthClient:
         want_refresh_token: bool = True,
         ssl_context: ssl.SSLContext | None = None,
         timeout: float = 30.0,
-        max_document_size: int = DEFAULT_MAX_BODY,
+        max_document_size: int = 256 * 1024,
         authorization_timeout: float = 300.0,
         refresh_margin: float = 60.0,
         max_step_up: int = 2,
@@ -714,7 +714,7 @@ class OAuthClient:
             self._check_endpoints(meta, step)
             return meta
         if response.status not in (404, 405, 410):
-            problem = f"{url}: HTTP {response.status}: {response.text()!r}"
+            problem = f"{url}: HTTP {response.status}: {_start(response)!r}"
             raise AuthorizationError(step, problem, status=response.status, url=url)
         log.info("%s has no authorization metadata: using the 2025-03-26 default endpoints", self.server_url)
         endpoints = legacy_endpoints(self.server_url)
@@ -745,55 +745,60 @@ class OAuthClient:
 
     # -- exchanges ------------------------------------------------------------------------------------------
 
-    async def _get(self, url: str, step: str) -> FetchResponse:
+    async def _get(self, url: str, step: str) -> HttpAnswer:
         return await self._exchange("GET", url, step)
 
     async def _exchange(
-        self, method: str, url: str, step: str, body: bytes | None = None, headers: Mapping[str, str] | None = None
-    ) -> FetchResponse:
-        """One exchange with a metadata or authorization server, bounded; failures are AuthorizationError(step)."""
+        self,
+        method: str,
+        url: str,
+        step: str,
+        *,
+        form: Mapping[str, str] | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> HttpAnswer:
+        """One exchange with a metadata or authorization server, bounded in time and size, never
+        redirected; failures are AuthorizationError(step)."""
         try:
-            response = await fetch(
+            return await http_exchange(
                 method,
                 url,
                 headers=headers,
-                body=body,
+                form=form,
+                json_body=json_body,
                 ssl_context=self.ssl_context if urlsplit(url).scheme == "https" else None,
                 timeout=self.timeout,
                 max_body=self.max_document_size,
             )
         except HTTPTransportError as e:
             raise AuthorizationError(step, e.message, status=e.status, url=url) from e
-        if 300 <= response.status < 400:
-            where = response.headers.get("location")
-            problem = f"{url} redirects to {where}; redirects are not followed"
-            raise AuthorizationError(step, problem, status=response.status, url=url)
-        return response
 
     @staticmethod
-    def _document(response: FetchResponse, step: str, read: Callable[[Any], T]) -> T:
+    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T]) -> T:
         try:
             return read(response.json())
-        except (ValueError, InvalidMetadata) as e:
+        except HTTPTransportError as e:  # not JSON at all (an HTML page ...)
+            problem = f"{e.message} ({_content_type(response)}: {_start(response)!r})"
+            raise AuthorizationError(step, problem, status=response.status, url=response.url) from e
+        except InvalidMetadata as e:
             raise AuthorizationError(step, f"{response.url}: {e}", status=response.status, url=response.url) from e
 
     async def _token_endpoint(self, request: TokenRequest, step: str) -> TokenResponse:
         """POST a token request; the response, or AuthorizationError with the server's OAuth error."""
-        headers = {"content-type": "application/x-www-form-urlencoded", **request.headers}
-        response = await self._exchange("POST", request.url, step, request.body(), headers)
+        response = await self._exchange("POST", request.url, step, form=request.form, headers=request.headers)
         if response.status != 200:
             raise self._oauth_error(response, step)
         return self._document(response, step, TokenResponse.from_json)
 
     @staticmethod
-    def _oauth_error(response: FetchResponse, step: str) -> AuthorizationError:
+    def _oauth_error(response: HttpAnswer, step: str) -> AuthorizationError:
         try:
             error = OAuthErrorResponse.from_json(response.json())
-        except (ValueError, InvalidMetadata):
+        except (HTTPTransportError, InvalidMetadata):
             return AuthorizationError(
                 step,
-                f"{response.url} answered HTTP {response.status} ({response.content_type or 'no content type'}): "
-                f"{response.text()!r}",
+                f"{response.url} answered HTTP {response.status} ({_content_type(response)}): {_start(response)!r}",
                 status=response.status,
                 url=response.url,
             )
@@ -1008,10 +1013,7 @@ class OAuthClient:
             response_types=base.response_types or ("code",),
             token_endpoint_auth_method=base.token_endpoint_auth_method or method,
         )
-        body = json.dumps(metadata.to_json()).encode()
-        response = await self._exchange(
-            "POST", server.registration_endpoint, step, body, {"content-type": "application/json"}
-        )
+        response = await self._exchange("POST", server.registration_endpoint, step, json_body=metadata.to_json())
         if response.status not in (200, 201):
             raise self._oauth_error(response, step)
         info: ClientInformation = self._document(response, step, ClientInformation.from_json)
@@ -1101,3 +1103,11 @@ class OAuthClient:
 def _challenge_text(challenge: BearerChallenge) -> str:
     text = challenge.error or "no error given"
     return f"{text}: {challenge.error_description}" if challenge.error_description else text
+
+
+def _content_type(response: HttpAnswer) -> str:
+    return response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+
+
+def _start(response: HttpAnswer, limit: int = 200) -> str:
+    return response.body[:limit].decode("utf-8", "replace")

@@ -38,6 +38,7 @@ __all__ = [
     "host_allowed",
     "version_header_ok",
     "EventStore",
+    "StoreBudget",
     "LOOPBACK_HOSTS",
     "MAX_EVENT_ID_LENGTH",
 ]
@@ -220,15 +221,46 @@ def version_header_ok(value: str | None) -> bool:
     return value is None or value in SUPPORTED_VERSIONS
 
 
+class StoreBudget:
+    """Bytes of events kept by all the :class:`EventStore` of a server together.
+
+    Past ``max_bytes``, the store keeping the most gives up its oldest events
+    (see :meth:`EventStore.give_up`) until the total fits again.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1, not {max_bytes}")
+        self.max_bytes = max_bytes
+        self.used = 0
+        self._stores: set[EventStore] = set()
+
+    def join(self, store: "EventStore") -> None:
+        self._stores.add(store)
+
+    def leave(self, store: "EventStore") -> None:
+        self._stores.discard(store)
+
+    def fit(self) -> None:
+        while self.used > self.max_bytes:
+            largest = max(self._stores, key=lambda store: store.bytes, default=None)
+            if largest is None or not largest.give_up():
+                return  # (nothing kept is left to give up)
+
+
 class EventStore:
     """Bounded record of the events sent on each stream of one session.
 
-    ``max_events_per_stream`` and ``max_streams`` bound memory. Past
-    ``max_streams``, the stream that *finished* longest ago goes first, so a
-    long-running request or the GET stream keeps its history while short
+    ``max_events_per_stream``, ``max_streams`` and ``max_bytes`` bound it
+    (and ``budget``, shared by the stores of a server, bounds them together).
+    Past ``max_streams``, the stream that *finished* longest ago goes first, so
+    a long-running request or the GET stream keeps its history while short
     requests come and go; only when none has finished does the oldest go.
-    ``on_evict(stream_id)`` is told. Replay returns the events of *one* stream
-    after a given id (#53, #54: never another stream's).
+    Past ``max_bytes``, finished streams go first the same way, then the
+    oldest events of the oldest open streams (an open stream stays known with
+    no events kept: it resumes with what comes next). ``on_evict(stream_id)``
+    is told when a stream is dropped. Replay returns the events of *one*
+    stream after a given id (#53, #54: never another stream's).
     """
 
     def __init__(
@@ -236,26 +268,66 @@ class EventStore:
         max_events_per_stream: int = 1000,
         max_streams: int = 100,
         on_evict: Callable[[str], None] | None = None,
+        *,
+        max_bytes: int | None = None,
+        budget: StoreBudget | None = None,
     ) -> None:
         self.max_events_per_stream = max_events_per_stream
         self.max_streams = max_streams
+        self.max_bytes = max_bytes
         self.on_evict = on_evict
+        self.budget = budget
+        #: bytes of the events kept
+        self.bytes = 0
         self._streams: OrderedDict[str, deque[tuple[int, bytes]]] = OrderedDict()
         self._finished: OrderedDict[str, None] = OrderedDict()
+        if budget is not None:
+            budget.join(self)
+
+    def _count(self, delta: int) -> None:
+        self.bytes += delta
+        if self.budget is not None:
+            self.budget.used += delta
 
     def store(self, stream_id: str, seq: int, data: bytes) -> None:
         events = self._streams.get(stream_id)
         if events is None:
-            events = self._streams[stream_id] = deque(maxlen=self.max_events_per_stream)
+            events = self._streams[stream_id] = deque()
             while len(self._streams) > self.max_streams:
                 if self._finished:
-                    evicted, _ = self._finished.popitem(last=False)
-                    del self._streams[evicted]
+                    evicted = next(iter(self._finished))
                 else:
-                    evicted, _ = self._streams.popitem(last=False)
-                if self.on_evict is not None:
-                    self.on_evict(evicted)
+                    evicted = next(iter(self._streams))
+                self._drop(evicted)
+        if len(events) >= self.max_events_per_stream:
+            self._count(-len(events.popleft()[1]))
         events.append((seq, data))
+        self._count(len(data))
+        if self.max_bytes is not None:
+            while self.bytes > self.max_bytes and self.give_up():
+                pass
+        if self.budget is not None:
+            self.budget.fit()
+
+    def give_up(self) -> bool:
+        """Drop the events least likely to be asked for again: the stream that finished
+        longest ago, else the oldest event of the oldest open stream that has one.
+        Returns whether anything was dropped."""
+        if self._finished:
+            self._drop(next(iter(self._finished)))
+            return True
+        for events in self._streams.values():
+            if events:
+                self._count(-len(events.popleft()[1]))
+                return True
+        return False
+
+    def _drop(self, stream_id: str) -> None:
+        events = self._streams.pop(stream_id)
+        self._finished.pop(stream_id, None)
+        self._count(-sum(len(data) for _, data in events))
+        if self.on_evict is not None:
+            self.on_evict(stream_id)
 
     def finished(self, stream_id: str) -> bool:
         """The stream has ended (it gets no more events); returns whether its events are still kept."""
@@ -272,5 +344,14 @@ class EventStore:
         return [(s, d) for s, d in events if s > seq]
 
     def forget(self, stream_id: str) -> None:
-        self._streams.pop(stream_id, None)
+        events = self._streams.pop(stream_id, None)
         self._finished.pop(stream_id, None)
+        if events is not None:
+            self._count(-sum(len(data) for _, data in events))
+
+    def close(self) -> None:
+        """Drop everything (the session ended) and leave the budget."""
+        for stream_id in list(self._streams):
+            self.forget(stream_id)
+        if self.budget is not None:
+            self.budget.leave(self)

@@ -10,9 +10,8 @@ from mcp_ref.basic.authorization.resource_server import (
     ProtectedResource,
     audience_matches,
     bearer_token,
-    canonical_resource,
     challenge,
-    metadata_path,
+    check_resource_uri,
 )
 
 
@@ -27,26 +26,10 @@ def resource(**options: Any) -> ProtectedResource:
     )
 
 
-@pytest.mark.req("basic/authorization#50", "basic/authorization#51", "basic/authorization#48")
-@pytest.mark.parametrize(
-    ("given", "canonical"),
-    [
-        ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp"),
-        ("HTTPS://MCP.Example.COM/mcp", "https://mcp.example.com/mcp"),
-        ("https://mcp.example.com/", "https://mcp.example.com"),
-        ("https://mcp.example.com:443", "https://mcp.example.com"),
-        ("https://mcp.example.com:8443", "https://mcp.example.com:8443"),
-        ("http://[::1]:8000/mcp/", "http://[::1]:8000/mcp"),
-    ],
-)
-def test_canonical_resource(given: str, canonical: str) -> None:
-    assert canonical_resource(given) == canonical
-
-
 @pytest.mark.parametrize("bad", ["mcp.example.com", "https://mcp.example.com#fragment", "ftp://x/y", "https://"])
 def test_what_cannot_name_a_resource_is_refused(bad: str) -> None:
     with pytest.raises(ValueError):
-        canonical_resource(bad)
+        check_resource_uri(bad)
 
 
 @pytest.mark.req("basic/authorization#58", "basic/authorization#104", "basic/authorization#50")
@@ -77,11 +60,10 @@ def test_bearer_token_comes_from_the_authorization_header() -> None:
 
 
 @pytest.mark.req("basic/authorization#14")
-def test_metadata_path_is_inserted_before_the_resource_path() -> None:
-    assert metadata_path("/mcp") == "/.well-known/oauth-protected-resource/mcp"
-    assert metadata_path("/public/mcp/") == "/.well-known/oauth-protected-resource/public/mcp"
-    assert metadata_path("") == "/.well-known/oauth-protected-resource"
+def test_the_metadata_url_is_the_path_aware_one() -> None:
     assert resource().metadata_url() == "https://mcp.example/.well-known/oauth-protected-resource/mcp"
+    root = ProtectedResource(verifier=Never(), authorization_servers=["https://as"], resource="https://m.example/")
+    assert root.metadata_url() == "https://m.example/.well-known/oauth-protected-resource"
 
 
 @pytest.mark.req("basic/authorization#65")

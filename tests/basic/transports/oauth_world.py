@@ -17,17 +17,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode
 
 import attrs
 import h11
 import trio
 
-from mcp_ref.basic.authorization.client import AuthorizationResponse, parse_authorization_response
 from mcp_ref.basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource
-from mcp_ref.basic.transports.http_fetch import fetch
 from mcp_ref.basic.transports.http_server import HttpServerInfo, serve_http
 from mcp_ref.session import RequestContext, Server
+from mcp_ref.testing.oauth import HeadlessBrowser
 
 REDIRECT_URI = "http://127.0.0.1:3000/callback"
 
@@ -268,29 +267,6 @@ def _json(status: int, doc: Any) -> tuple[int, dict[str, str], bytes]:
     return status, {"content-type": "application/json"}, json.dumps(doc).encode()
 
 
-class Browser:
-    """The user's browser, approving at once: it reads the authorization endpoint's redirect
-    instead of following it, and hands the callback what the redirect carried."""
-
-    def __init__(self) -> None:
-        self.opened: list[str] = []
-        self._send, self._receive = trio.open_memory_channel[AuthorizationResponse](10)
-        #: responses to deliver before the real one (forged redirects)
-        self.before: list[AuthorizationResponse] = []
-
-    async def open(self, url: str) -> None:
-        self.opened.append(url)
-        response = await fetch("GET", url, timeout=10)
-        location = response.headers.get("location")
-        for forged in self.before:
-            self._send.send_nowait(forged)
-        if location is not None:
-            self._send.send_nowait(parse_authorization_response(urlsplit(location).query))
-
-    async def callback(self) -> AuthorizationResponse:
-        return await self._receive.receive()
-
-
 def protected_server() -> Server:
     server = Server("protected", "1.0")
 
@@ -310,7 +286,7 @@ class World:
     auth_server: FakeAuthServer
     mcp: HttpServerInfo
     clock: Clock
-    browser: Browser
+    browser: HeadlessBrowser
 
     @property
     def mcp_origin(self) -> str:
@@ -330,5 +306,5 @@ async def world(**resource_options: Any) -> AsyncIterator[World]:
             verifier=auth_server, authorization_servers=[auth_server.url], clock=clock, **resource_options
         )
         info = await nursery.start(partial(serve_http, protected_server(), auth=protected))
-        yield World(auth_server, info, clock, Browser())
+        yield World(auth_server, info, clock, HeadlessBrowser())
         nursery.cancel_scope.cancel()

@@ -213,10 +213,11 @@ def chatty_server(steps: int, go: trio.Event | None = None) -> Server:
 
 
 @pytest.mark.req("basic/transports#34", "basic/transports#52")
-async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any) -> None:
+@pytest.mark.parametrize("limit", [{"max_buffered_events": 5}, {"max_buffered_bytes": 500}], ids=["events", "bytes"])
+async def test_a_client_that_stops_reading_is_dropped_and_resumes(autojump_clock: Any, limit: dict[str, int]) -> None:
     go = trio.Event()
     server = chatty_server(50, go)
-    async with memory_http(server, max_buffered_events=5) as mem:
+    async with memory_http(server, **limit) as mem:
         session = await mem.start_session()
         async with mem.exchange("POST", session, CHATTY_CALL, lockstep=True) as post:
             (priming,) = await post.events()
@@ -280,6 +281,24 @@ def test_a_session_refuses_messages_it_has_no_room_for() -> None:
     trio.run(main)
 
 
+def test_a_session_refuses_messages_past_its_inbox_bytes() -> None:
+    async def main() -> None:
+        session = _HttpSession("s", HttpConfig(max_inbox_bytes=10))
+        session.check_room(20)  # one message always fits in an empty inbox, whatever its size
+        session.deliver(b"x" * 20)
+        with pytest.raises(_HttpError) as refused:
+            session.check_room(1)
+        assert refused.value.status == 429
+        assert await session.receive() == b"x" * 20  # read: room again
+        session.check_room(8)
+        session.deliver(b"y" * 8)
+        with pytest.raises(_HttpError):
+            session.check_room(3)
+        session.check_room(2)
+
+    trio.run(main)
+
+
 # -- limits and policy ---------------------------------------------------------------------------
 
 
@@ -291,7 +310,8 @@ async def test_a_connection_that_sends_no_request_is_closed_after_read_timeout(a
         assert trio.current_time() - start == pytest.approx(7)
 
 
-async def test_too_many_open_streams_is_429(autojump_clock: Any) -> None:
+def waiting_server() -> tuple[Server, trio.Event]:
+    """A server whose tool ``wait`` answers once the event is set."""
     server = Server("slow")
     release = trio.Event()
 
@@ -300,22 +320,125 @@ async def test_too_many_open_streams_is_429(autojump_clock: Any) -> None:
         await release.wait()
         return "ok"
 
+    return server, release
+
+
+@pytest.mark.req("basic/utilities/ping#1")
+async def test_too_many_open_streams_is_429_but_a_ping_is_answered(autojump_clock: Any) -> None:
+    server, release = waiting_server()
     async with memory_http(server, max_streams_per_session=1) as mem:
         session = await mem.start_session()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait"}}
         async with mem.exchange("POST", session, call) as first:
-            status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            status, _ = await mem.call("POST", session, {**call, "id": 3})
             assert status == 429
+            # a ping is always answered: the session's long calls must not make it look dead
+            async with mem.exchange("POST", session, {"jsonrpc": "2.0", "id": 4, "method": "ping"}) as ping:
+                assert ping.status == 200 and json.loads(await ping.body()) == {"jsonrpc": "2.0", "id": 4, "result": {}}
             release.set()
             assert first.status == 200 and len([e for e in await first.rest() if e.data]) == 1
         # the stream ended: there is room again
-        assert await mem.call("POST", session, {"jsonrpc": "2.0", "id": 4, "method": "ping"}) == (
+        assert await mem.call("POST", session, {"jsonrpc": "2.0", "id": 5, "method": "ping"}) == (
             200,
-            [{"jsonrpc": "2.0", "id": 4, "result": {}}],
+            [{"jsonrpc": "2.0", "id": 5, "result": {}}],
         )
 
 
-async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(autojump_clock: Any) -> None:
+@pytest.mark.req("basic/utilities/ping#1")
+async def test_a_ping_is_answered_when_the_inbox_is_full(autojump_clock: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with memory_http(check_server()) as mem:
+        session = await mem.start_session()
+        (http_session,) = mem.http.sessions.values()
+        monkeypatch.setattr(http_session, "has_room", lambda size=0: False)  # a session not keeping up
+        status, _ = await mem.call("POST", session, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert status == 429
+        async with mem.exchange("POST", session, {"jsonrpc": "2.0", "id": "p", "method": "ping"}) as ping:
+            assert ping.status == 200 and json.loads(await ping.body())["id"] == "p"
+
+
+# -- sessions under pressure ---------------------------------------------------------------------------
+
+
+async def test_the_least_recently_active_idle_session_gives_way(autojump_clock: Any) -> None:
+    server, release = waiting_server()
+    async with memory_http(server, max_sessions=3) as mem:
+        busy = await mem.start_session()
+        await trio.sleep(1)
+        oldest_idle = await mem.start_session()
+        await trio.sleep(1)
+        recent = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait"}}
+        async with mem.exchange("POST", busy, call) as in_flight:
+            await in_flight.events()  # the priming event: the call is running
+            await trio.sleep(1)
+            # full: a new session takes the slot of the idle one least recently active -- not
+            # the one least recently active of all (it has a call in flight)
+            fresh = await mem.start_session()
+            ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+            assert (await mem.call("POST", oldest_idle, ping))[0] == 404
+            for kept in (busy, recent, fresh):
+                assert (await mem.call("POST", kept, ping))[0] == 200
+            release.set()
+            messages = [json.loads(e.data) for e in await in_flight.rest() if e.data]
+            assert messages[-1]["result"]["content"][0]["text"] == "ok"
+
+
+async def test_no_session_gives_way_while_each_has_work_in_flight(autojump_clock: Any) -> None:
+    server, release = waiting_server()
+    async with memory_http(server, max_sessions=1) as mem:
+        session = await mem.start_session()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait"}}
+        async with mem.exchange("POST", session, call) as in_flight:
+            await in_flight.events()
+            async with mem.exchange("POST", ACCEPT_BOTH, INIT) as refused:
+                assert refused.status == 503
+            release.set()
+            await in_flight.rest()
+
+
+async def test_a_session_with_tasks_does_not_give_way(autojump_clock: Any) -> None:
+    async with trio.open_nursery() as tasks_nursery:
+        server = Server("tasks")
+        server.enable_tasks(tasks_nursery)
+
+        @server.tool(task_support="optional")
+        async def job(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            await trio.sleep(3600)
+            return "done"
+
+        async with memory_http(server, max_sessions=2) as mem:
+            owner = await mem.start_session()
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "job", "task": {}}}
+            status, answer = await mem.call("POST", owner, call)
+            assert status == 200 and answer[0]["result"]["task"]["status"] == "working"
+            await trio.sleep(10)
+            idle = await mem.start_session()
+            await trio.sleep(10)
+            # the task's session is the least recently active, but its client will come back
+            # for the task: the other one gives way
+            await mem.start_session()
+            ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+            assert (await mem.call("POST", owner, ping))[0] == 200
+            assert (await mem.call("POST", idle, ping))[0] == 404
+        tasks_nursery.cancel_scope.cancel()
+
+
+async def test_idle_sessions_expire_after_five_minutes_by_default(autojump_clock: Any) -> None:
+    assert HttpConfig().session_idle_timeout == 300
+    async with memory_http(check_server()) as mem:
+        await mem.start_session()
+        await trio.sleep(299)
+        assert len(mem.http.sessions) == 1
+        await trio.sleep(120)
+        assert mem.http.sessions == {}
+
+
+@pytest.mark.parametrize(
+    "limit", [{"max_pending_unrelated": 2}, {"max_pending_unrelated_bytes": 250}], ids=["count", "bytes"]
+)
+async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(
+    autojump_clock: Any, limit: dict[str, int]
+) -> None:
     server = check_server()
 
     @server.tool()
@@ -324,7 +447,7 @@ async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(autoj
             await ctx.session.notify("notifications/message", LoggingMessageNotificationParams(level="info", data=n))
         return "announced"
 
-    async with memory_http(server, max_pending_unrelated=2) as mem:
+    async with memory_http(server, **limit) as mem:
         session = await mem.start_session()
         level = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}
         assert (await mem.call("POST", session, level))[0] == 200

@@ -16,6 +16,7 @@ from mcp_ref.basic.transports.streamable_http import (
     EventStore,
     SSEDecoder,
     SSEEvent,
+    StoreBudget,
     accepts,
     encode_sse,
     host_allowed,
@@ -101,6 +102,35 @@ def test_event_store_evicts_finished_streams_first() -> None:
     store.store("r6", 1, b"x")  # nothing finished is left but r5: it goes
     store.store("r7", 1, b"x")  # only unfinished streams: the oldest goes
     assert evicted[-2:] == ["r5", "g1"] and not store.finished("g1")
+
+
+def test_event_store_is_bounded_in_bytes_finished_streams_first() -> None:
+    evicted: list[str] = []
+    store = EventStore(max_bytes=100, on_evict=evicted.append)
+    store.store("g1", 1, b"g" * 30)
+    store.store("r2", 1, b"r" * 30)
+    store.finished("r2")
+    store.store("g1", 2, b"g" * 30)
+    assert store.bytes == 90 and not evicted
+    store.store("g1", 3, b"g" * 30)  # 120 bytes: the finished stream goes first, whole
+    assert evicted == ["r2"] and store.bytes == 90
+    store.store("g1", 4, b"g" * 30)  # then the oldest events of the open streams
+    assert [s for s, _ in store.replay_after("g1", 0) or []] == [2, 3, 4] and store.bytes == 90
+    store.store("r5", 1, b"r" * 200)  # bigger than the whole store: nothing of it is kept ...
+    assert store.bytes <= 100
+    assert store.replay_after("r5", 0) == []  # ... but the open stream stays known (it resumes live)
+
+
+def test_a_shared_budget_takes_from_the_store_that_keeps_most() -> None:
+    budget = StoreBudget(100)
+    big, small = EventStore(budget=budget), EventStore(budget=budget)
+    for seq in range(1, 4):
+        big.store("g1", seq, b"b" * 30)
+    small.store("g1", 1, b"s" * 30)  # 120 in all: the big store gives up its oldest event
+    assert budget.used == 90 and big.bytes == 60 and small.bytes == 30
+    assert [s for s, _ in big.replay_after("g1", 0) or []] == [2, 3]
+    big.close()  # a session ends: its bytes are free again
+    assert budget.used == 30
 
 
 # -- a live server ---------------------------------------------------------------------------------
@@ -704,12 +734,13 @@ async def test_no_new_session_possible_ends_the_client_with_session_expired() ->
         channel = client.session.channel
         old = channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
-        await start_session(info.url)  # someone else takes the only slot
-        with pytest.raises(ConnectionClosed, match="expired"):
-            await client.ping(timeout=5)
-        assert "no new session" in (channel.close_reason or "")  # type: ignore[attr-defined]
-        with pytest.raises(SessionExpired):
-            await channel.send(b'{"jsonrpc":"2.0","id":99,"method":"ping"}')
+        other = await start_session(info.url)  # someone else takes the only slot, and keeps it busy
+        async with exchange(info.url, "GET", {**other, "accept": "text/event-stream"}):
+            with pytest.raises(ConnectionClosed, match="expired"):
+                await client.ping(timeout=5)
+            assert "no new session" in (channel.close_reason or "")  # type: ignore[attr-defined]
+            with pytest.raises(SessionExpired):
+                await channel.send(b'{"jsonrpc":"2.0","id":99,"method":"ping"}')
 
 
 @pytest.mark.req("basic/transports#62")
@@ -722,7 +753,7 @@ async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_e
         await client.ping()
         old = client.session.channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
-        await start_session(info.url)  # someone else takes the only slot
+        other = await start_session(info.url)  # someone else takes the only slot, and keeps it busy
         failures: list[BaseException] = []
 
         async def ping() -> None:
@@ -730,7 +761,7 @@ async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_e
                 await client.ping(timeout=5)
             failures.append(info_.value)
 
-        async with trio.open_nursery() as nursery:
+        async with exchange(info.url, "GET", {**other, "accept": "text/event-stream"}), trio.open_nursery() as nursery:
             for _ in range(3):
                 nursery.start_soon(ping)
         assert len(failures) == 3

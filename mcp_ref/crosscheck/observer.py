@@ -1,0 +1,970 @@
+"""Judge one MCP connection from the outside: both directions, no replies, nothing raised.
+
+An :class:`Observer` is fed every message that crosses the wire, with its
+direction, and answers with :class:`~mcp_ref.crosscheck.report.Finding` s::
+
+    obs = Observer(transport="stdio")
+    obs.observe(Direction.TO_SERVER, b'{"jsonrpc":"2.0","id":0,"method":"initialize",...}')
+    obs.observe(Direction.TO_CLIENT, b'{"jsonrpc":"2.0","id":0,"result":{...}}')
+    obs.findings          # everything found so far
+
+Inside are two sans-IO engines, one per role, kept in step with the traffic
+(the "mirrors"). A message from A to B is *received* by B's mirror, which
+judges it as our own engine judges a peer's message, and *recorded as sent*
+by A's mirror, which judges it as our engine judges what it is asked to send
+(its phase, capabilities, progress and cancellation rules). Where A broke a
+rule, the mirror records the message anyway, so one fault does not hide the
+rest of the session. Above the engines sit the checks that need more than a
+state machine: the error a malformed request must get, tools listed and
+called, log levels, task statuses.
+
+No trio here: the observer is as sans-IO as the engine (the battery, tap and
+fixture drive it).
+"""
+
+import base64
+import binascii
+import enum
+import re
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any, Final, Literal
+
+import attrs
+
+from ..basic import lifecycle as lc
+from ..basic.json_schema import InvalidSchema, UnsupportedDialect, Validate, compile_schema
+from ..basic.jsonrpc import InvalidMessage, classify, is_valid_id, loads
+from ..basic.lifecycle import Phase, Role
+from ..connection import TASKS_SINCE, Connection, OutgoingRequest
+from ..errors import ErrorCode, LocalProtocolError
+from ..events import (
+    CancellationIgnored,
+    CancellationReceived,
+    ErrorReceived,
+    ErrorWithoutId,
+    Event,
+    InvalidResponse,
+    LateResponseIgnored,
+    MessageRejected,
+    NotificationIgnored,
+    NotificationReceived,
+    ProgressIgnored,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    UnknownResponse,
+    VersionRejected,
+)
+from ..schema import messages as m
+from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._converter import converter_for, decode
+from ..schema.lifecycle import ClientCapabilities, ServerCapabilities
+from ..schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, CreateTaskResult
+from ..server.utilities.logging import LEVEL_RANK
+from .report import Finding
+
+__all__ = ["Direction", "Observer", "Transport"]
+
+Transport = Literal["stdio", "http"] | None
+
+#: request ids remembered per requestor to catch reuse (basic/index#6)
+_ID_MEMORY: Final = 100_000
+#: responses remembered for evidence (Observer.answer_to)
+_ANSWER_MEMORY: Final = 256
+_TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]+$")
+#: every method of every revision we know, either direction
+_KNOWN_METHODS: Final = frozenset(
+    {*m.CLIENT_REQUESTS, *m.SERVER_REQUESTS, *m.CLIENT_NOTIFICATIONS, *m.SERVER_NOTIFICATIONS}
+)
+
+
+class Direction(enum.Enum):
+    """Which way a message travels."""
+
+    TO_SERVER = "c2s"
+    TO_CLIENT = "s2c"
+
+    @property
+    def sender(self) -> str:
+        return "client" if self is Direction.TO_SERVER else "server"
+
+    @property
+    def receiver(self) -> str:
+        return "server" if self is Direction.TO_SERVER else "client"
+
+    @property
+    def back(self) -> "Direction":
+        return Direction.TO_CLIENT if self is Direction.TO_SERVER else Direction.TO_SERVER
+
+
+@attrs.define
+class _Expect:
+    """What the answer to a message the receiver had to refuse must look like."""
+
+    method: str | None
+    code: int | None  # the JSON-RPC code it must carry; None: any error
+    requirement: str
+    why: str
+    message: Any
+
+
+class _Mirror(Connection):
+    """One role's engine, kept in step with what that role sends (observer mode).
+
+    The ``record_*`` methods run the engine's own send-side checks and return
+    the problem they found (None when the message was allowed); either way
+    the engine's state follows the message, as if it had been sent.
+    """
+
+    def __init__(self, role: Role) -> None:
+        super().__init__(role)
+        self._forced_id: Any = None
+
+    def _peek_id(self) -> Any:
+        if self._forced_id is not None:
+            return self._forced_id
+        return super()._peek_id()
+
+    def set_own_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
+        self.capabilities = caps
+        self._own_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
+
+    def set_peer_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
+        self.peer_capabilities = caps
+        self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
+
+    def record_request(self, rid: Any, method: str, params: Any) -> str | None:
+        meta = getattr(params, "meta", None) or {}
+        token = meta.get("progressToken")
+        token = token if is_valid_id(token) else None
+        if method == "initialize" and params is not None:
+            self.set_own_capabilities(params.capabilities)
+        self._forced_id = rid
+        try:
+            self.send_request(method, params, progress_token=token)
+            return None
+        except LocalProtocolError as e:
+            self._force_request(rid, method, params, token)
+            return e.message
+        finally:
+            self._forced_id = None
+
+    def _force_request(self, rid: Any, method: str, params: Any, token: Any) -> None:
+        tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
+        # the receiver runs it as a task only when it declared that (tasks#21): decode the answer so
+        task = (
+            getattr(params, "task", None) is not None
+            and self.revision >= TASKS_SINCE
+            and tcap is not None
+            and self.peer_has(*tcap)
+        )
+        result_type = CreateTaskResult if task else m.RESULT_TYPES.get(method)
+        self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
+        if token is not None:
+            self._tokens[token] = rid
+        if method == "initialize":
+            self.requested_version = getattr(params, "protocol_version", None)
+            self.phase = Phase.INITIALIZING
+
+    def record_response(self, rid: Any, result: Any) -> str | None:
+        req = self._incoming.get(rid)
+        if req is None:
+            return None  # the receiving side reports an answer to nothing
+        if req.method == "initialize":
+            # the versions this server supports are unknown here: the battery judges
+            # negotiation (lifecycle#9-#11) by asking, not the mirror by guessing
+            self.protocol_version = result.protocol_version
+            self.set_own_capabilities(result.capabilities)
+            self.phase = Phase.AWAITING_INITIALIZED
+            self._retire_incoming(req)
+            return None
+        try:
+            self.send_response(rid, result)
+            return None
+        except LocalProtocolError as e:
+            if rid in self._incoming:
+                self._retire_incoming(self._incoming[rid])
+            return e.message
+
+    def record_error(self, rid: Any, code: int, message: str, data: Any) -> str | None:
+        req = self._incoming.get(rid)
+        if req is None:
+            return None
+        try:
+            self.send_error(rid, code, message, data)
+            return None
+        except LocalProtocolError as e:
+            if rid in self._incoming:
+                self._retire_incoming(self._incoming[rid])
+            return e.message
+
+    def record_notification(self, method: str, params: Any) -> str | None:
+        try:
+            if method == "notifications/progress":
+                return self._record_progress(params)
+            if method == "notifications/cancelled":
+                rid = params.request_id
+                req = self._outgoing.get(rid)
+                if req is not None and req.state == "pending" and req.method != "initialize" and not req.task:
+                    self.send_cancel(rid, params.reason)
+                return None  # the receiving side judges what a cancellation names
+            self.send_notification(method, params)
+            return None
+        except LocalProtocolError as e:
+            if method == "notifications/initialized" and self.phase is Phase.AWAITING_INITIALIZED:
+                self.phase = Phase.OPERATING
+            return e.message
+
+    def _record_progress(self, params: Any) -> str | None:
+        token = params.progress_token
+        for req in self._incoming.values():
+            if req.progress_token == token:
+                try:
+                    self.send_progress(req.id, params.progress, params.total, params.message)
+                except LocalProtocolError as e:
+                    if isinstance(params.progress, int | float):
+                        req.last_progress = params.progress
+                    return e.message
+                return None
+        if token in self._task_tokens_in:
+            try:
+                self.send_task_progress(token, params.progress, params.total, params.message)
+            except LocalProtocolError as e:
+                return e.message
+        return None  # unknown token: the receiving side reports it (progress#7)
+
+
+# -- what an engine's words mean, as requirements ------------------------------------------------
+#
+# The engine says why it refused something in its exception or event text; until
+# its events carry requirement ids, these tables turn the words into ids. Each
+# pattern is tested (tests/crosscheck/test_observer.py).
+
+_SEND_PROBLEMS: Final[tuple[tuple[str, str], ...]] = (
+    (r"does not exist in the negotiated protocol revision", "basic/lifecycle#14"),
+    (r"does not send '", "basic/lifecycle#14"),
+    (r"needs the logging capability", "server/utilities/logging#1"),
+    (r"tool-enabled sampling needs", "client/sampling#4"),
+    (r"includeContext other than none", "client/sampling#6"),
+    (r"elicitation needs the client's elicitation", "client/elicitation#6"),
+    (r"did not declare tasks\.requests\.tools\.call", "basic/utilities/tasks#4"),
+    (r"did not declare tasks", "basic/utilities/tasks#2"),
+    (r"needs the .* capability", "basic/lifecycle#14"),
+    (r"did not declare the .* capability needed", "basic/lifecycle#14"),
+    (r"progress token .* already in use", "basic/utilities/progress#2"),
+    (r"a progress token must be a string or an integer", "basic/utilities/progress#1"),
+    (r"progress must increase", "basic/utilities/progress#4"),
+    (r"no progress after completion", "basic/utilities/progress#14"),
+    (r"belongs to no running task", "basic/utilities/progress#11"),
+    (r"was cancelled by the peer: no response may be sent", "basic/utilities/cancellation#4"),
+    (r"no URL elicitation .* is pending", "client/elicitation#16"),
+    (r"_meta", "basic/index#26"),
+)
+
+_REJECTIONS: Final[tuple[tuple[str, str | None], ...]] = (
+    (r"^Parse error", None),  # chosen by transport, see _parse_error_requirement
+    (r"batches are not allowed", "basic/lifecycle#14"),
+    (r"request id must be a string or an integer, not null", "basic/index#5"),
+    (r"request id must be a string or an integer", "basic/index#4"),
+    (r"already in use", "basic/index#6"),
+    (r"already initialized", None),
+    (r"not allowed before initialization", "phase"),
+    (r"not declared\)$", "basic/lifecycle#14"),
+    (r"^Method not found", "method"),
+    (r"progressToken", "basic/utilities/progress#1"),
+    (r"^Invalid params: params\.", "params"),
+    (r"^Invalid params", "basic/index#3"),
+    (r"^Invalid Request", "basic/index#3"),
+    (r"error must have an integer code", "basic/index#11"),
+    (r"result without a valid id", "basic/index#7"),
+    (r"result must be an object", "basic/index#8"),
+    (r"^Invalid response: bad id", "basic/index#10"),
+    (r"^Invalid response", "basic/index#3"),
+)
+
+
+def _match(table: Iterable[tuple[str, Any]], text: str) -> Any:
+    for pattern, value in table:
+        if re.search(pattern, text):
+            return value
+    return None
+
+
+#: what a result that does not decode breaks, by what the decoder names
+_RESULT_FIELDS: Final[tuple[tuple[str, str], ...]] = (
+    (r"inputSchema", "server/tools#5"),
+    (r"createdAt", "basic/utilities/tasks#36"),
+    (r"lastUpdatedAt", "basic/utilities/tasks#37"),
+    (r"\.ttl\b", "basic/utilities/tasks#39"),
+    (r"taskId", "basic/utilities/tasks#23"),
+)
+
+
+class Observer:
+    """Judges both directions of one MCP connection.
+
+    ``transport`` ("stdio", "http" or None when unknown) chooses the
+    requirement a message that is not JSON breaks. Findings accumulate in
+    :attr:`findings` (in order, not deduplicated); :meth:`observe` also
+    returns those of the one message.
+    """
+
+    def __init__(self, *, transport: Transport = None) -> None:
+        self.transport = transport
+        self.client = _Mirror(Role.CLIENT)
+        self.server = _Mirror(Role.SERVER)
+        self.findings: list[Finding] = []
+        #: remarks that are not violations (a revision we do not judge, ...)
+        self.notes: list[str] = []
+        #: how many messages were observed, per direction
+        self.count: dict[Direction, int] = {Direction.TO_SERVER: 0, Direction.TO_CLIENT: 0}
+        self._expect: dict[tuple[Direction, Any], _Expect] = {}
+        self._expect_anonymous: dict[Direction, deque[_Expect]] = {d: deque() for d in Direction}
+        self._ids_used: dict[Direction, set[Any]] = {d: set() for d in Direction}
+        self._stdio_run: dict[Direction, list[bytes]] = {d: [] for d in Direction}
+        #: tools from the latest complete tools/list (None until one was seen)
+        self.tools: dict[str, Any] | None = None
+        self._tool_pages: dict[str, Any] = {}
+        self._output_validators: dict[str, Validate | None] = {}
+        self._pending_calls: dict[Any, str] = {}
+        self._pending_set_level: dict[Any, str] = {}
+        self.log_level: str | None = None
+        #: task id -> last status seen (as the server reported it)
+        self.task_status: dict[str, str] = {}
+        self._judging = True
+        self._answers: OrderedDict[tuple[Direction, Any], Any] = OrderedDict()
+        #: ids of task-augmented requests (by the direction they were sent in)
+        self._task_requests: dict[Direction, set[Any]] = {d: set() for d in Direction}
+
+    # -- the party of each direction ---------------------------------------------------------
+
+    def _mirror_of(self, who: str) -> _Mirror:
+        return self.client if who == "client" else self.server
+
+    @property
+    def revision(self) -> str | None:
+        return self.client.protocol_version or self.server.protocol_version
+
+    def _find(self, out: list[Finding], requirement: str, message: str, evidence: Any, party: str) -> None:
+        if any(f.requirement == requirement and f.party == party for f in out):
+            return  # one message, one finding per requirement: both engines may see the same fault
+        out.append(Finding.of(requirement, message, evidence, party=party))
+
+    # -- feeding ---------------------------------------------------------------------------------
+
+    def observe(self, direction: Direction, data: bytes | str, *, deliberate: bool = False) -> list[Finding]:
+        """Judge one message. ``deliberate``: the sender broke rules on purpose (a probe of
+        the battery): nothing is held against it, but the answer it calls for is judged."""
+        raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+        out: list[Finding] = []
+        if self._judging:
+            self._observe(direction, raw, deliberate, out)
+        self.count[direction] += 1
+        self.findings.extend(out)
+        return out
+
+    def observe_stdio_line(self, direction: Direction, line: bytes, *, deliberate: bool = False) -> list[Finding]:
+        """One line of a stdio stream. Lines that are not JSON are held until the run of
+        them ends: a run that is one JSON value spread over lines is a message with
+        embedded newlines (transports#3), anything else is not an MCP message (#6, #7)."""
+        out: list[Finding] = []
+        if not line.strip():
+            return out
+        try:
+            loads(line)
+        except InvalidMessage:
+            run = self._stdio_run[direction]
+            run.append(line)
+            joined = b"\n".join(run)
+            try:
+                value = loads(joined)
+            except InvalidMessage:
+                return out
+            # a whole JSON value over several lines
+            lines = len(run)
+            run.clear()
+            if not deliberate:
+                self._find(
+                    out,
+                    "basic/transports#3",
+                    f"the {direction.sender} wrote a message over {lines} lines",
+                    value,
+                    direction.sender,
+                )
+            self.findings.extend(out)
+            # judged as the message it meant to be, so one fault does not hide the rest
+            out += self.observe(direction, joined.replace(b"\n", b" "), deliberate=deliberate)
+            return out
+        out += self.flush(direction, deliberate=deliberate)
+        out += self.observe(direction, line, deliberate=deliberate)
+        return out
+
+    def flush(self, direction: Direction, *, deliberate: bool = False) -> list[Finding]:
+        """End a run of non-JSON stdio lines (at the next message or at EOF)."""
+        run = self._stdio_run[direction]
+        out: list[Finding] = []
+        for line in run:
+            out += self.observe(direction, line, deliberate=deliberate)
+        run.clear()
+        return out
+
+    def _observe(self, direction: Direction, raw: bytes, deliberate: bool, out: list[Finding]) -> None:
+        sender, receiver = direction.sender, direction.receiver
+        mirror = self._mirror_of(receiver)
+        try:
+            message: Any = loads(raw)
+        except InvalidMessage as e:
+            self._expect_anonymous[direction].append(
+                _Expect(None, ErrorCode.PARSE_ERROR, "basic/index#3", "a message that is not JSON", _text(raw))
+            )
+            if not deliberate:
+                self._find(out, self._parse_error_requirement(direction, e), _not_json(sender, e), _text(raw), sender)
+            mirror.stats["parse-error"] += 1
+            return
+        if type(message) is dict and _is_response(message):
+            self._remember_answer(direction, message)
+            expected = self._expect.pop((direction.back, message.get("id")), None)
+            if expected is not None or (
+                "error" in message and message.get("id") is None and self._expect_anonymous[direction.back]
+            ):
+                if expected is None:
+                    expected = self._expect_anonymous[direction.back].popleft()
+                self._judge_answer(direction, expected, message, out)
+                return
+        if type(message) is dict and "method" in message and is_valid_id(message.get("id")):
+            used = self._ids_used[direction]
+            rid = (type(message["id"]), message["id"])
+            if rid in used and not deliberate:
+                self._find(
+                    out, "basic/index#6", f"the {sender} used request id {message['id']!r} again", message, sender
+                )
+            elif len(used) < _ID_MEMORY:
+                used.add(rid)
+        before_meta = mirror.stats["meta:malformed-key"]
+        events = mirror.receive_message(raw)
+        if mirror.stats["meta:malformed-key"] > before_meta and not deliberate:
+            self._find(out, "basic/index#26", f"the {sender} sent a malformed _meta key", message, sender)
+        for event in events:
+            self._on_event(direction, event, message, deliberate, out)
+
+    def _remember_answer(self, direction: Direction, message: dict[str, Any]) -> None:
+        key = (direction, _id_key(message.get("id")))
+        self._answers[key] = message
+        self._answers.move_to_end(key)
+        while len(self._answers) > _ANSWER_MEMORY:
+            self._answers.popitem(last=False)
+
+    def answer_to(self, direction: Direction, rid: Any) -> Any:
+        """The latest response sent in ``direction`` with id ``rid`` (None if none was seen)."""
+        return self._answers.get((direction, _id_key(rid)))
+
+    def _parse_error_requirement(self, direction: Direction, e: InvalidMessage) -> str:
+        if "utf-8" in e.message:
+            return "basic/transports#1"
+        if self.transport == "stdio":
+            return "basic/transports#6" if direction is Direction.TO_CLIENT else "basic/transports#7"
+        return "basic/index#3"
+
+    # -- the receiving engine's events -------------------------------------------------------------
+
+    def _on_event(self, direction: Direction, event: Event, message: Any, deliberate: bool, out: list[Finding]) -> None:
+        sender, receiver = direction.sender, direction.receiver
+        sending = self._mirror_of(sender)
+        if isinstance(event, MessageRejected):
+            self._on_rejected(direction, event, message, deliberate, out)
+        elif isinstance(event, RequestReceived):
+            problem = sending.record_request(event.id, event.method, event.params)
+            if problem is not None and not deliberate:
+                self._send_problem(direction, problem, message, out)
+            self._on_request(direction, event)
+        elif isinstance(event, ResponseReceived):
+            problem = sending.record_response(event.id, event.result)
+            if problem is not None:
+                self._send_problem(direction, problem, message, out)
+            self._on_result(direction, event, message, out)
+        elif isinstance(event, ErrorReceived):
+            problem = sending.record_error(event.id, event.error.code, event.error.message, event.error.data)
+            if problem is not None:
+                self._send_problem(direction, problem, message, out)
+            self._on_error(direction, event, message, out)
+        elif isinstance(event, InvalidResponse):
+            sending.record_error(event.id, ErrorCode.INTERNAL_ERROR, "invalid", None)  # retire it
+            requirement = _match(_RESULT_FIELDS, event.error.message) or _result_requirement(event.method)
+            self._find(
+                out,
+                requirement,
+                f"the {sender}'s {event.method} result is malformed: {_detail(event)}",
+                message,
+                sender,
+            )
+        elif isinstance(event, NotificationReceived):
+            problem = sending.record_notification(event.method, event.params)
+            if problem is not None and not deliberate:
+                self._send_problem(direction, problem, message, out)
+            self._on_notification(direction, event, message, out)
+        elif isinstance(event, ProgressReceived | CancellationReceived):
+            problem = sending.record_notification(message["method"], _typed_params(message))
+            if problem is not None and not deliberate:
+                self._send_problem(direction, problem, message, out)
+        elif isinstance(event, ProgressIgnored):
+            requirement = {
+                "unknown token": "basic/utilities/progress#7",
+                "after completion": "basic/utilities/progress#14",
+                "not increasing": "basic/utilities/progress#4",
+            }.get(event.why)
+            if requirement is not None and not deliberate:
+                self._find(out, requirement, f"the {sender} sent progress {event.why}", message, sender)
+        elif isinstance(event, CancellationIgnored):
+            requirement = _cancel_requirement(event.why)
+            if _id_key(event.request_id) in self._task_requests[direction]:
+                requirement = "basic/utilities/cancellation#3"
+            if requirement is not None and not deliberate:
+                self._find(out, requirement, f"the {sender} cancelled: {event.why}", message, sender)
+        elif isinstance(event, NotificationIgnored):
+            self._on_ignored_notification(direction, event, message, deliberate, out)
+        elif isinstance(event, UnknownResponse):
+            self._find(
+                out,
+                "basic/index#7",
+                f"the {sender} answered request id {event.id!r}, which the {receiver} never sent",
+                message,
+                sender,
+            )
+        elif isinstance(event, LateResponseIgnored):
+            self._find(
+                out,
+                "basic/utilities/cancellation#4",
+                f"the {sender} answered {event.method} request {event.id!r} after the {receiver} cancelled it"
+                " (or the answer crossed the cancellation)",
+                message,
+                sender,
+            )
+        elif isinstance(event, ErrorWithoutId):
+            self._find(
+                out,
+                "basic/index#10",
+                f"the {sender} sent an error without an id, though it could read every message it was sent",
+                message,
+                sender,
+            )
+        elif isinstance(event, VersionRejected):
+            self.notes.append(
+                f"the server chose protocol version {event.offered!r}, which mcp_ref does not know: "
+                "the rest of the session is not judged"
+            )
+            self._judging = False
+
+    def _send_problem(self, direction: Direction, problem: str, message: Any, out: list[Finding]) -> None:
+        sender = direction.sender
+        requirement = _match(_SEND_PROBLEMS, problem)
+        if requirement is None and "cannot send" in problem and " in phase " in problem:
+            requirement = self._phase_requirement(sender, problem.rsplit(" in phase ", 1)[1])
+        if requirement is None:
+            return  # nothing the peer can be blamed for (our mirror could not encode it, ...)
+        self._find(out, requirement, f"the {sender} broke a rule: {problem}", message, sender)
+
+    def _phase_requirement(self, sender: str, phase: str) -> str:
+        if sender == "client":
+            return {
+                Phase.AWAITING_INIT.value: "basic/lifecycle#1",
+                Phase.INITIALIZING.value: "basic/lifecycle#5",
+            }.get(phase, "basic/lifecycle#4")
+        if phase == Phase.AWAITING_INIT.value:
+            return "basic/lifecycle#1"
+        return "basic/lifecycle#6"
+
+    def _on_rejected(
+        self, direction: Direction, event: MessageRejected, message: Any, deliberate: bool, out: list[Finding]
+    ) -> None:
+        sender = direction.sender
+        err = event.error
+        kind = _match(_REJECTIONS, err.message)
+        method = message.get("method") if type(message) is dict else None
+        rid = message.get("id") if type(message) is dict else None
+        # the answer this calls for (the engine replies to what could have been a request)
+        if event.reply is not None:
+            code: int | None = err.code
+            requirement = "basic/index#3"
+            if kind in ("phase", "basic/lifecycle#14", None, "basic/index#6") and err.code != ErrorCode.PARSE_ERROR:
+                code = None  # any error will do: the codes for these are not the spec's to fix
+            if kind == "params":
+                code = None
+            if kind == "method" and method in _KNOWN_METHODS:
+                code = None  # a method of another revision or direction: refused, with any code
+            expect = _Expect(method, code, requirement, err.message, message)
+            if is_valid_id(rid):
+                self._expect[(direction, rid)] = expect
+            else:
+                self._expect_anonymous[direction].append(expect)
+        if deliberate:
+            return
+        requirement = kind
+        if kind == "phase":
+            requirement = self._phase_requirement(sender, self._mirror_of(direction.receiver).phase.value)
+            if sender == "client" and self.client.phase is Phase.AWAITING_INITIALIZED:
+                requirement = "basic/lifecycle#4"
+        elif kind == "method":
+            if method in _KNOWN_METHODS:
+                requirement = "basic/lifecycle#14"  # a method of another revision, or the other role's
+            else:
+                return  # an unknown method is not a fault: the receiver answers -32601
+        elif kind == "params":
+            requirement = "basic/lifecycle#2" if method == "initialize" else "basic/lifecycle#14"
+        elif err.code == ErrorCode.PARSE_ERROR:
+            return  # already judged as it was parsed
+        elif kind == "basic/index#11":
+            error = message.get("error") if type(message) is dict else None
+            if type(error) is dict and "code" in error and type(error["code"]) is not int:
+                requirement = "basic/index#12"
+        if requirement is None:
+            return
+        self._find(out, requirement, f"the {sender}'s message was refused: {err.message}", message, sender)
+
+    def _on_ignored_notification(
+        self, direction: Direction, event: NotificationIgnored, message: Any, deliberate: bool, out: list[Finding]
+    ) -> None:
+        if deliberate:
+            return
+        sender = direction.sender
+        why = event.why
+        requirement: str | None = None
+        if why.startswith("not allowed in phase"):
+            phase = why.rsplit(" ", 1)[1]
+            requirement = self._phase_requirement(sender, phase)
+        elif why.startswith("invalid params"):
+            requirement = "basic/lifecycle#14"
+        elif why == "unknown notification method" and event.method in _KNOWN_METHODS:
+            requirement = "basic/lifecycle#14"
+        if requirement is not None:
+            self._find(out, requirement, f"the {sender} sent {event.method}: {why}", message, sender)
+
+    # -- the answers that refused messages call for ------------------------------------------------
+
+    def _judge_answer(
+        self, direction: Direction, expected: _Expect, message: dict[str, Any], out: list[Finding]
+    ) -> None:
+        sender = direction.sender
+        try:
+            raw = classify(message)
+        except InvalidMessage as e:
+            self._find(
+                out, "basic/index#11", f"the {sender}'s error response is malformed: {e.message}", message, sender
+            )
+            return
+        what = f"{expected.method or 'a message'} ({expected.why})"
+        if not hasattr(raw, "code"):
+            self._find(
+                out,
+                expected.requirement if expected.method != "tools/call" else "server/tools#20",
+                f"the {sender} answered {what} with a result, not an error",
+                message,
+                sender,
+            )
+            return
+        code = raw.code
+        if expected.code is not None and code != expected.code:
+            self._find(
+                out,
+                expected.requirement,
+                f"the {sender} answered {what} with error code {code}, not {int(expected.code)}",
+                message,
+                sender,
+            )
+        if expected.code == ErrorCode.PARSE_ERROR and message.get("id") is not None and expected.message is not None:
+            self._find(
+                out, "basic/index#10", f"the {sender} gave an id to the error for unreadable input", message, sender
+            )
+
+    # -- meaning, beyond the state machines ---------------------------------------------------------
+
+    def _on_request(self, direction: Direction, event: RequestReceived) -> None:
+        if event.method == "tools/call" and direction is Direction.TO_SERVER:
+            self._pending_calls[event.id] = event.params.name
+        elif event.method == "logging/setLevel" and direction is Direction.TO_SERVER:
+            self._pending_set_level[event.id] = event.params.level
+
+    def _on_result(self, direction: Direction, event: ResponseReceived, message: Any, out: list[Finding]) -> None:
+        if isinstance(event.result, CreateTaskResult):
+            # [basic/utilities/cancellation#3] from now on it is cancelled with tasks/cancel only
+            requests = self._task_requests[direction.back]
+            if len(requests) < _ID_MEMORY:
+                requests.add(_id_key(event.id))
+        if direction is not Direction.TO_CLIENT:
+            self._on_client_result(event, message, out)
+            return
+        method, result = event.method, event.result
+        raw_result = message.get("result") if type(message) is dict else None
+        if method == "initialize":
+            self.server.set_peer_capabilities(self.client.capabilities)  # as the client declared
+        elif method == "tools/list":
+            self._on_tools_page(result, message, out)
+        elif method == "tools/call":
+            self._on_tool_result(event.id, result, message, out)
+        elif method == "logging/setLevel":
+            level = self._pending_set_level.pop(event.id, None)
+            if level in LEVEL_RANK:
+                self.log_level = level
+        elif method == "resources/read":
+            for i, contents in enumerate((raw_result or {}).get("contents") or []):
+                if isinstance(contents, dict) and "blob" in contents and not _is_base64(contents["blob"]):
+                    self._find(out, "server/resources#10", f"contents[{i}].blob is not base64", message, "server")
+        elif method == "prompts/get":
+            for block in _blocks((raw_result or {}).get("messages")):
+                self._check_media(block, message, out)
+        elif method == "tasks/result":
+            meta = (raw_result or {}).get("_meta") or {}
+            if RELATED_TASK_META_KEY not in meta:
+                self._find(
+                    out,
+                    "basic/utilities/tasks#67",
+                    "the tasks/result response lacks the related-task _meta key",
+                    message,
+                    "server",
+                )
+        self._on_tasks_seen(result, message, out)
+
+    def _on_client_result(self, event: ResponseReceived, message: Any, out: list[Finding]) -> None:
+        if event.method == "roots/list":
+            for root in event.result.roots:
+                if not root.uri.startswith("file://"):
+                    self._find(out, "client/roots#3", f"root {root.uri!r} is not a file:// URI", message, "client")
+        self._on_tasks_seen(event.result, message, out)
+
+    def _on_error(self, direction: Direction, event: ErrorReceived, message: Any, out: list[Finding]) -> None:
+        self._pending_calls.pop(event.id, None)
+        self._pending_set_level.pop(event.id, None)
+
+    def _on_tools_page(self, result: Any, message: Any, out: list[Finding]) -> None:
+        for tool in result.tools:
+            name = tool.name
+            if name in self._tool_pages:
+                self._find(out, "server/tools#11", f"tool name {name!r} is listed twice", message, "server")
+            self._tool_pages[name] = tool
+            if not 1 <= len(name) <= 128:
+                self._find(
+                    out, "server/tools#7", f"tool name {name[:40]!r} is {len(name)} characters long", message, "server"
+                )
+            if not _TOOL_NAME.match(name):
+                self._find(
+                    out,
+                    "server/tools#9",
+                    f"tool name {name!r} has characters outside A-Z a-z 0-9 _ - .",
+                    message,
+                    "server",
+                )
+            for which, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
+                if schema is None:
+                    continue
+                problem = _schema_problem(schema)
+                if problem is not None:
+                    requirement = "server/tools#5" if which == "inputSchema" else "basic/index#24"
+                    self._find(out, requirement, f"tool {name!r}: {which} {problem}", message, "server")
+            self._output_validators[name] = _validator(tool.output_schema)
+        if result.next_cursor is None:
+            self.tools = dict(self._tool_pages)
+            self._tool_pages = {}
+
+    def _on_tool_result(self, rid: Any, result: Any, message: Any, out: list[Finding]) -> None:
+        name = self._pending_calls.pop(rid, None)
+        if name is None or isinstance(result, CreateTaskResult):
+            return
+        if self.tools is not None and name not in self.tools and not result.is_error:
+            self._find(
+                out,
+                "server/tools#20",
+                f"tools/call of unknown tool {name!r} was answered as a success",
+                message,
+                "server",
+            )
+            return
+        validate = self._output_validators.get(name)
+        if result.is_error:
+            return
+        if validate is not None:
+            if result.structured_content is None:
+                self._find(
+                    out,
+                    "server/tools#16",
+                    f"tool {name!r} declares an output schema but returned no structured content",
+                    message,
+                    "server",
+                )
+            else:
+                errors = validate(result.structured_content)
+                if errors:
+                    self._find(
+                        out,
+                        "server/tools#16",
+                        f"tool {name!r} returned structured content that breaks its output schema: {errors[0]}",
+                        message,
+                        "server",
+                    )
+        if result.structured_content is not None and not any(
+            getattr(b, "type", None) == "text" for b in result.content
+        ):
+            self._find(
+                out,
+                "server/tools#15",
+                f"tool {name!r} returned structured content without a text block",
+                message,
+                "server",
+            )
+
+    def _check_media(self, block: dict[str, Any], message: Any, out: list[Finding]) -> None:
+        kind = block.get("type")
+        requirement = {"image": "server/prompts#3", "audio": "server/prompts#4"}.get(str(kind))
+        if requirement is not None:
+            if not _is_base64(block.get("data")):
+                self._find(out, requirement, f"{kind} data is not base64", message, "server")
+            if not isinstance(block.get("mimeType"), str) or "/" not in block["mimeType"]:
+                self._find(out, requirement, f"{kind} content has no valid MIME type", message, "server")
+        resource = block.get("resource") if kind == "resource" else None
+        if isinstance(resource, dict) and "blob" in resource and not _is_base64(resource["blob"]):
+            self._find(out, "server/resources#10", "an embedded resource's blob is not base64", message, "server")
+
+    def _on_notification(
+        self, direction: Direction, event: NotificationReceived, message: Any, out: list[Finding]
+    ) -> None:
+        if event.method == "notifications/message" and direction is Direction.TO_CLIENT:
+            level = event.params.level
+            if self.log_level is not None and LEVEL_RANK[level] < LEVEL_RANK[self.log_level]:
+                self._find(
+                    out,
+                    "server/utilities/logging#2",
+                    f"a {level} log message arrived after logging/setLevel {self.log_level}",
+                    message,
+                    "server",
+                )
+        elif event.method == "notifications/tasks/status":
+            self._task_seen(event.params, message, out, direction.sender)
+
+    def _on_tasks_seen(self, result: Any, message: Any, out: list[Finding]) -> None:
+        task = getattr(result, "task", None)
+        if task is not None:
+            self._task_seen(task, message, out, "server")
+        for t in getattr(result, "tasks", None) or []:
+            self._task_seen(t, message, out, "server")
+        if hasattr(result, "task_id") and hasattr(result, "status"):
+            self._task_seen(result, message, out, "server")
+
+    def _task_seen(self, task: Any, message: Any, out: list[Finding], party: str) -> None:
+        old = self.task_status.get(task.task_id)
+        if old in TERMINAL_STATUSES and task.status != old:
+            self._find(
+                out,
+                "basic/utilities/tasks#28",
+                f"task {task.task_id!r} went from {old} to {task.status}",
+                message,
+                party,
+            )
+        else:
+            self.task_status[task.task_id] = task.status
+        for field, requirement in (("created_at", "#36"), ("last_updated_at", "#37")):
+            stamp = getattr(task, field, None)
+            if isinstance(stamp, str) and not _is_iso8601(stamp):
+                self._find(
+                    out,
+                    f"basic/utilities/tasks{requirement}",
+                    f"task {task.task_id!r}: {field} {stamp!r} is not ISO 8601",
+                    message,
+                    party,
+                )
+
+
+# -- small helpers -----------------------------------------------------------------------------
+
+
+def _id_key(rid: Any) -> Any:
+    # "1" and 1 are different ids (basic/index#4): keep the type in the key
+    return (type(rid).__name__, rid) if isinstance(rid, str | int) and not isinstance(rid, bool) else ("?", repr(rid))
+
+
+def _is_response(message: dict[str, Any]) -> bool:
+    return "method" not in message and ("result" in message or "error" in message)
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _not_json(sender: str, e: InvalidMessage) -> str:
+    return f"the {sender} wrote something that is not a JSON-RPC message ({e.message})"
+
+
+def _detail(event: InvalidResponse) -> str:
+    text = event.error.message
+    return text.split(": ", 1)[1] if text.startswith("invalid ") and ": " in text else text
+
+
+def _typed_params(message: dict[str, Any]) -> Any:
+    cls = m.PARAMS_TYPES[message["method"]]
+    return decode(message.get("params") or {}, cls)
+
+
+def _result_requirement(method: str) -> str:
+    if method == "initialize":
+        return "basic/lifecycle#3"
+    if method in ("tasks/get", "tasks/cancel", "tasks/list"):
+        return "basic/utilities/tasks#43"
+    return "basic/lifecycle#14"
+
+
+def _cancel_requirement(why: str) -> str | None:
+    if why == "unknown request id" or why.startswith("malformed") or why == "no requestId":
+        return "basic/utilities/cancellation#1"
+    if why.startswith("initialize"):
+        return "basic/utilities/cancellation#2"
+    if why.startswith("task-augmented"):
+        return "basic/utilities/cancellation#3"
+    return None  # already finished or already cancelled: a race the spec allows (#7)
+
+
+def _is_base64(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _is_iso8601(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def _blocks(messages: Any) -> Iterator[dict[str, Any]]:
+    for msg in messages if isinstance(messages, list) else []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for block in content if isinstance(content, list) else [content]:
+            if isinstance(block, dict):
+                yield block
+
+
+def _schema_problem(schema: Any) -> str | None:
+    if not isinstance(schema, dict):
+        return "is not an object"
+    if schema.get("type") != "object":
+        return f"has type {schema.get('type')!r}, not 'object'"
+    try:
+        compile_schema(schema)
+    except UnsupportedDialect as e:
+        return f"declares a dialect we cannot check ({e})"
+    except InvalidSchema as e:
+        return f"is not a valid JSON Schema ({e})"
+    return None
+
+
+def _validator(schema: Any) -> Validate | None:
+    if not isinstance(schema, dict):
+        return None
+    try:
+        return compile_schema(schema)
+    except ValueError:
+        return None

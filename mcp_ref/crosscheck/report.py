@@ -1,0 +1,243 @@
+"""Findings, checks and the report: text, JSON and JUnit XML.
+
+A :class:`Finding` is one violated requirement, shown by one or more
+messages (its evidence). A :class:`Check` is one thing the battery tried,
+with a status (pass, fail or skip) and the requirements it covers. The
+:class:`Report` gathers both for one target and writes them out:
+
+* :meth:`Report.to_json` -- exactly the shape documented in README.md
+  ("Checking your own implementation");
+* :meth:`Report.to_text` -- grouped by spec chapter, then a summary line;
+* :meth:`Report.to_junit` -- one test case per check, one failing test case
+  per finding not tied to a check, for CI.
+
+The exit status of a run is :meth:`Report.exit_status`: 1 when a MUST (or
+MUST NOT) is violated, else 0.
+"""
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from typing import Any, Final, Literal
+
+import attrs
+
+from .rules import chapter_of, is_must, is_should, rule
+
+__all__ = ["Finding", "Check", "Report", "Status", "evidence_text"]
+
+Status = Literal["pass", "fail", "skip"]
+#: evidence messages kept per finding (the rest are counted)
+MAX_EVIDENCE: Final = 3
+#: characters of one evidence message shown in text output
+_TEXT_EVIDENCE: Final = 300
+
+
+@attrs.frozen
+class Finding:
+    """A violated requirement. ``evidence``: the messages that show it (JSON values),
+    oldest first; ``party`` ("server" or "client") is who broke it."""
+
+    requirement: str
+    level: str
+    message: str
+    evidence: tuple[Any, ...] = ()
+    party: str | None = None
+
+    @classmethod
+    def of(cls, requirement: str, message: str, *evidence: Any, party: str | None = None) -> "Finding":
+        """A finding at the level the cross-checker judges ``requirement`` with."""
+        return cls(requirement, rule(requirement).effective_level, message, tuple(evidence), party)
+
+    @property
+    def chapter(self) -> str:
+        return chapter_of(self.requirement)
+
+    @property
+    def is_must(self) -> bool:
+        return is_must(self.level)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requirement": self.requirement,
+            "level": self.level,
+            "message": self.message,
+            "evidence": list(self.evidence),
+        }
+
+
+@attrs.define
+class Check:
+    """One check of the battery. ``detail`` says why it was skipped, or what it saw."""
+
+    name: str
+    status: Status
+    requirements: list[str] = attrs.Factory(list)
+    detail: str = ""
+
+    @property
+    def chapter(self) -> str:
+        return chapter_of(self.requirements[0]) if self.requirements else "other"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "requirements": list(self.requirements)}
+
+
+def evidence_text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= _TEXT_EVIDENCE else text[: _TEXT_EVIDENCE - 3] + "..."
+
+
+@attrs.define
+class Report:
+    """What one run found about one target."""
+
+    target: str
+    revision: str | None = None
+    findings: list[Finding] = attrs.Factory(list)
+    checks: list[Check] = attrs.Factory(list)
+    #: remarks that are not findings (a revision we cannot judge, a target that went away)
+    notes: list[str] = attrs.Factory(list)
+
+    # -- building -------------------------------------------------------------------------
+
+    def add(self, finding: Finding) -> None:
+        """Add a finding; the same requirement with the same message adds evidence instead."""
+        for i, old in enumerate(self.findings):
+            if old.requirement == finding.requirement and old.message == finding.message:
+                if len(old.evidence) < MAX_EVIDENCE:
+                    merged = (old.evidence + finding.evidence)[:MAX_EVIDENCE]
+                    self.findings[i] = attrs.evolve(old, evidence=merged)
+                return
+        self.findings.append(finding)
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        for f in findings:
+            self.add(f)
+
+    def check(self, name: str, status: Status, requirements: Sequence[str], detail: str = "") -> Check:
+        c = Check(name, status, list(requirements), detail)
+        self.checks.append(c)
+        return c
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def must(self) -> int:
+        return sum(1 for f in self.findings if is_must(f.level))
+
+    @property
+    def should(self) -> int:
+        return sum(1 for f in self.findings if is_should(f.level))
+
+    def count(self, status: Status) -> int:
+        return sum(1 for c in self.checks if c.status == status)
+
+    def exit_status(self) -> int:
+        return 1 if self.must else 0
+
+    def requirements_found(self) -> set[str]:
+        return {f.requirement for f in self.findings}
+
+    def summary(self) -> dict[str, int]:
+        return {"must": self.must, "should": self.should, "passed": self.count("pass"), "skipped": self.count("skip")}
+
+    def summary_line(self) -> str:
+        s = self.summary()
+        failed = self.count("fail")
+        return (
+            f"{s['must']} MUST and {s['should']} SHOULD violated, {len(self.findings) - s['must'] - s['should']}"
+            f" other; checks: {s['passed']} passed, {failed} failed, {s['skipped']} skipped"
+        )
+
+    # -- writing -------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "revision": self.revision,
+            "findings": [f.to_json() for f in self.findings],
+            "checks": [c.to_json() for c in self.checks],
+            "summary": self.summary(),
+        }
+
+    def to_text(self) -> str:
+        lines = [f"mcp-ref cross-check of {self.target}", f"protocol revision: {self.revision or '(not negotiated)'}"]
+        lines += [f"note: {n}" for n in self.notes]
+        chapters = sorted({c.chapter for c in self.checks} | {f.chapter for f in self.findings}, key=_chapter_key)
+        for chapter in chapters:
+            lines.append("")
+            lines.append(f"== {chapter}")
+            for c in (c for c in self.checks if c.chapter == chapter):
+                detail = f" -- {c.detail}" if c.detail else ""
+                lines.append(f"  [{c.status}] {c.name}{detail}")
+            for f in (f for f in self.findings if f.chapter == chapter):
+                who = f" ({f.party})" if f.party else ""
+                lines.append(f"  {f.level}{who} {f.requirement}: {f.message}")
+                lines += [f"      > {evidence_text(e)}" for e in f.evidence]
+        lines.append("")
+        lines.append(self.summary_line())
+        return "\n".join(lines) + "\n"
+
+    def to_junit(self) -> bytes:
+        """JUnit XML: a test case per check (failed with the findings of its requirements)
+        and a failing test case per finding that no check covers."""
+        suite = ET.Element("testsuite", name=f"mcp-ref check {self.target}")
+        covered: set[int] = set()
+        cases = 0
+        failures = 0
+        skipped = 0
+        for c in self.checks:
+            case = ET.SubElement(suite, "testcase", classname=c.chapter, name=c.name)
+            cases += 1
+            mine = [i for i, f in enumerate(self.findings) if f.requirement in c.requirements]
+            if c.status == "skip":
+                skipped += 1
+                ET.SubElement(case, "skipped", message=c.detail or "skipped")
+            elif c.status == "fail" or mine:
+                failures += 1
+                text = "\n".join(_finding_text(self.findings[i]) for i in mine) or c.detail
+                ET.SubElement(case, "failure", message=c.detail or "check failed").text = text
+            covered.update(mine)
+        for i, f in enumerate(self.findings):
+            if i in covered:
+                continue
+            case = ET.SubElement(suite, "testcase", classname=f.chapter, name=f"{f.requirement} {f.level}")
+            cases += 1
+            failures += 1
+            ET.SubElement(case, "failure", message=f.message).text = _finding_text(f)
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        suite.set("skipped", str(skipped))
+        suite.set("errors", "0")
+        data: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+        return data
+
+
+def _finding_text(f: Finding) -> str:
+    return "\n".join([f"{f.level} {f.requirement}: {f.message}", *(evidence_text(e) for e in f.evidence)])
+
+
+_CHAPTER_ORDER = (
+    "basic/lifecycle",
+    "basic/index",
+    "basic/transports",
+    "basic/utilities/ping",
+    "basic/utilities/cancellation",
+    "basic/utilities/progress",
+    "server/utilities/pagination",
+    "server/tools",
+    "server/resources",
+    "server/prompts",
+    "server/utilities/completion",
+    "server/utilities/logging",
+    "basic/utilities/tasks",
+    "client/roots",
+    "client/sampling",
+    "client/elicitation",
+    "schema",
+)
+
+
+def _chapter_key(chapter: str) -> tuple[int, str]:
+    return (_CHAPTER_ORDER.index(chapter) if chapter in _CHAPTER_ORDER else len(_CHAPTER_ORDER), chapter)

@@ -1,0 +1,301 @@
+"""The built-in token verifiers against the example authorization server (real HTTP on loopback),
+and a protected server in front of them: what each security rule refuses."""
+
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import jwt
+import pytest
+import trio
+import trio.testing
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from mcp_ref.basic.authorization.resource_server import InvalidToken, ProtectedResource
+from mcp_ref.basic.authorization.verification import TokenCache, keys_from_jwks, token_from_introspection
+from mcp_ref.basic.transports.http_server import serve_http
+from mcp_ref.basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
+from mcp_ref.errors import HTTPTransportError
+from mcp_ref.examples.auth_server import AuthorizationServer, serve_auth_server
+
+from ...examples.test_auth_server import REDIRECT, pkce, query_of
+from .test_http_server_auth import ACCEPT_BOTH, INIT, bearer, challenge_params, demo_server
+from .test_streamable_http import raw
+
+MCP = "http://127.0.0.1:8000/mcp"
+OTHER = "http://127.0.0.1:8001/mcp"
+
+
+async def issue(server: AuthorizationServer, resource: str = MCP, scope: str = "mcp") -> dict[str, Any]:
+    """A token from the example server, by its own endpoints (as a client would get one)."""
+    client = server.register([REDIRECT])
+    verifier, challenge = pkce()
+    query = {
+        "response_type": "code",
+        "client_id": client.client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": resource,
+        "scope": scope,
+    }
+    status, location = await server.authorize_endpoint(query)
+    assert status == 302, location
+    form = {
+        "grant_type": "authorization_code",
+        "code": query_of(location)["code"],
+        "redirect_uri": REDIRECT,
+        "code_verifier": verifier,
+        "client_id": client.client_id,
+    }
+    return await server.token_endpoint(form, None)
+
+
+@asynccontextmanager
+async def running_as(**options: Any) -> AsyncIterator[tuple[AuthorizationServer, str]]:
+    server = AuthorizationServer(resources=[MCP, OTHER], scopes_supported=["mcp", "admin"], **options)
+    server.add_resource_server("rs", "rs-secret")
+    async with trio.open_nursery() as nursery:
+        issuer = await nursery.start(serve_auth_server, server)
+        yield server, issuer
+        nursery.cancel_scope.cancel()
+
+
+class Counting:
+    """Counts the introspection requests the server answers."""
+
+    def __init__(self, server: AuthorizationServer) -> None:
+        self.calls = 0
+        inner = server.introspect_endpoint
+
+        def counted(*args: Any) -> dict[str, Any]:
+            self.calls += 1
+            return inner(*args)
+
+        server.introspect_endpoint = counted  # type: ignore[method-assign]
+
+
+async def test_introspection_turns_a_token_into_who_and_what() -> None:
+    async with running_as() as (server, issuer):
+        tokens = await issue(server, scope="mcp admin")
+        verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret", issuer=issuer)
+        access = await verifier.verify(tokens["access_token"])
+        assert access.subject == "demo-user" and access.audience == (MCP,) and access.scopes == {"mcp", "admin"}
+        assert access.issuer == issuer and access.expires_at is not None and access.expires_at > time.time()
+        with pytest.raises(InvalidToken):
+            await verifier.verify("not-a-token")
+        with pytest.raises(InvalidToken):  # a refresh token is no access token
+            await verifier.verify(tokens["refresh_token"])
+
+
+@pytest.mark.req("basic/authorization#105")
+async def test_what_handlers_get_of_a_token_does_not_hold_the_token() -> None:
+    async with running_as() as (server, issuer):
+        token = (await issue(server))["access_token"]
+        verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret")
+        access = await verifier.verify(token)
+        # nothing a handler can reach carries the client's token, so nothing can pass it on
+        reachable = [repr(access), json.dumps(dict(access.claims))] + [str(getattr(access, f)) for f in dir(access)]
+        assert not any(token in text for text in reachable)
+        assert all(token.encode() not in key for key in verifier.cache._entries)
+
+
+async def test_introspection_answers_are_kept_briefly(mock_clock: trio.testing.MockClock) -> None:
+    async with running_as() as (server, issuer):
+        counting = Counting(server)
+        token = (await issue(server))["access_token"]
+        verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret", cache_ttl=60)
+        for _ in range(3):
+            await verifier.verify(token)
+        assert counting.calls == 1
+        mock_clock.jump(61)
+        await verifier.verify(token)
+        assert counting.calls == 2
+        # inactive answers are not kept: a token refused once is asked about again
+        for _ in range(2):
+            with pytest.raises(InvalidToken):
+                await verifier.verify("unknown")
+        assert counting.calls == 4
+
+
+async def test_introspection_with_wrong_credentials_or_nobody_listening_raises() -> None:
+    async with running_as() as (server, issuer):
+        token = (await issue(server))["access_token"]
+        with pytest.raises(HTTPTransportError) as failed:
+            await IntrospectionVerifier(issuer + "/introspect", "rs", "wrong").verify(token)
+        assert failed.value.status == 401
+    with pytest.raises(HTTPTransportError):  # the server is gone
+        await IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret", timeout=2).verify(token)
+
+
+def test_token_cache_is_bounded_and_keeps_no_token() -> None:
+    cache = TokenCache(ttl=10, size=2)
+    access = token_from_introspection({"active": True, "aud": MCP, "exp": 100})
+    for token in ("a", "b", "c"):
+        cache.put(token, access, now=0)
+    assert len(cache) == 2 and cache.get("a", 0, 0) is None and cache.get("c", 0, 0) is access
+    assert cache.get("c", 0, wall=100) is None  # expired meanwhile
+    assert all(b"c" != key for key in cache._entries)
+
+
+def test_introspection_answers_are_read_strictly() -> None:
+    with pytest.raises(ValueError):
+        token_from_introspection({"scope": "mcp"})  # no active member: not an introspection answer
+    with pytest.raises(InvalidToken):
+        token_from_introspection({"active": False})
+    with pytest.raises(InvalidToken):
+        token_from_introspection({"active": True, "iss": "https://evil.example"}, issuer="https://as.example")
+    access = token_from_introspection({"active": True, "aud": [MCP, 3], "scope": "a b", "client_id": "c"})
+    assert access.audience == (MCP,) and access.scopes == {"a", "b"} and access.client_id == "c"
+
+
+# -- a protected server with the built-in verifiers -----------------------------------------------
+
+
+@asynccontextmanager
+async def protected_mcp(verifier: Any) -> AsyncIterator[str]:
+    auth = ProtectedResource(
+        verifier=verifier,
+        authorization_servers=["http://127.0.0.1:9"],
+        resource=MCP,
+        required_scopes=["mcp"],
+    )
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(partial(serve_http, demo_server(), auth=auth))
+        yield info.url
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/authorization#58", "basic/authorization#63")
+async def test_a_token_the_authorization_server_issued_for_another_resource_is_refused() -> None:
+    async with running_as() as (server, issuer):
+        verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret")
+        ours, theirs = (await issue(server, MCP))["access_token"], (await issue(server, OTHER))["access_token"]
+        async with protected_mcp(verifier) as url:
+            status, _, _ = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(ours)}, INIT)
+            assert status == 200
+            status, headers, _ = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(theirs)}, INIT)
+            assert status == 401
+            assert challenge_params(headers["www-authenticate"])["error"] == "invalid_token"
+
+
+@pytest.mark.req("basic/authorization#59", "basic/authorization#60")
+async def test_an_unreachable_introspection_endpoint_means_401_not_500() -> None:
+    async with running_as() as (_, issuer):
+        pass  # started and stopped: nothing listens there any more
+    verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret", timeout=2)
+    async with protected_mcp(verifier) as url:
+        status, headers, body = await raw(url, "POST", {**ACCEPT_BOTH, **bearer("some-token")}, INIT)
+        assert status == 401
+        assert challenge_params(headers["www-authenticate"])["error"] == "invalid_token"
+        assert json.loads(body)["error_description"] == "the token could not be verified"
+
+
+# -- JWT access tokens -------------------------------------------------------------------------------
+
+ISSUER = "https://as.example"
+
+
+def signed(key: Any, *, kid: str = "k1", alg: str = "ES256", **claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "sub": "alice", "aud": MCP, "scope": "mcp", "iat": now, "exp": now + 300, **claims}
+    return jwt.encode({k: v for k, v in body.items() if v is not None}, key, alg, headers={"kid": kid})
+
+
+def jwks_of(key: Any, kid: str = "k1") -> dict[str, Any]:
+    from jwt.algorithms import ECAlgorithm
+
+    return {"keys": [{**ECAlgorithm.to_jwk(key.public_key(), as_dict=True), "kid": kid, "use": "sig"}]}
+
+
+async def test_a_jwt_access_token_is_checked_and_read() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    verifier = JWTVerifier(issuer=ISSUER, jwks=jwks_of(key))
+    access = await verifier.verify(signed(key, scope="mcp admin", client_id="app"))
+    assert (access.subject, access.client_id, access.audience, access.scopes) == (
+        "alice",
+        "app",
+        (MCP,),
+        {"mcp", "admin"},
+    )
+    now = int(time.time())
+    other = ec.generate_private_key(ec.SECP256R1())
+    for bad in (
+        signed(key, exp=now - 10),  # expired
+        signed(key, iss="https://evil.example"),  # another issuer
+        signed(other),  # signed by a key that is not the issuer's
+        signed(key, exp=None),  # no expiry at all
+        signed(key)[:-4] + "AAAA",  # tampered
+        "not.a.jwt",
+    ):
+        with pytest.raises(InvalidToken):
+            await verifier.verify(bad)
+
+
+async def test_symmetric_and_none_algorithms_are_refused() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    verifier = JWTVerifier(issuer=ISSUER, jwks=jwks_of(key))
+    with pytest.raises(InvalidToken):
+        await verifier.verify(signed("a-shared-secret-of-enough-length-32b", alg="HS256"))
+    with pytest.raises(InvalidToken):
+        await verifier.verify(jwt.encode({"iss": ISSUER, "aud": MCP, "exp": 2**40}, None, "none"))
+    with pytest.raises(ValueError):
+        JWTVerifier(issuer=ISSUER, jwks=jwks_of(key), algorithms=["HS256"])
+
+
+async def test_required_typ_insists_on_at_jwt() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    verifier = JWTVerifier(issuer=ISSUER, jwks=jwks_of(key), required_typ="at+jwt")
+    with pytest.raises(InvalidToken):
+        await verifier.verify(signed(key))  # typ JWT (an ID token could look like this)
+    token = jwt.encode({"iss": ISSUER, "aud": MCP, "exp": 2**40}, key, "ES256", headers={"kid": "k1", "typ": "at+jwt"})
+    assert (await verifier.verify(token)).audience == (MCP,)
+
+
+async def test_jwks_are_fetched_kept_and_fetched_again_for_a_new_key(mock_clock: trio.testing.MockClock) -> None:
+    async with running_as(jwt_access_tokens=True) as (server, issuer):
+        verifier = JWTVerifier(issuer=issuer, jwks_url=issuer + "/jwks", refetch_interval=30)
+        first = (await issue(server))["access_token"]
+        access = await verifier.verify(first)
+        assert access.audience == (MCP,) and access.subject == "demo-user"
+        await verifier.verify((await issue(server))["access_token"])
+        assert verifier.fetches == 1
+        # the server rotates its key: a token with the new key id makes the keys be fetched again
+        server.signing_key, server.key_id = ec.generate_private_key(ec.SECP256R1()), "k2"
+        mock_clock.jump(31)
+        await verifier.verify((await issue(server))["access_token"])
+        assert verifier.fetches == 2
+        # made-up key ids cannot make it fetch again and again
+        for kid in ("x", "y", "z"):
+            with pytest.raises(InvalidToken):
+                await verifier.verify(signed(server.signing_key, kid=kid, iss=issuer))
+        assert verifier.fetches == 2
+
+
+async def test_a_jwt_for_another_resource_is_refused_by_the_server() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    verifier = JWTVerifier(issuer=ISSUER, jwks=jwks_of(key))
+    async with protected_mcp(verifier) as url:
+        status, _, _ = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(signed(key))}, INIT)
+        assert status == 200
+        status, _, _ = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(signed(key, aud=OTHER))}, INIT)
+        assert status == 401
+
+
+def test_keys_of_other_kinds_and_uses_are_skipped() -> None:
+    from jwt.algorithms import RSAAlgorithm
+
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwks = {
+        "keys": [
+            {**RSAAlgorithm.to_jwk(rsa_key.public_key(), as_dict=True), "kid": "r", "use": "sig"},
+            {**RSAAlgorithm.to_jwk(rsa_key.public_key(), as_dict=True), "kid": "enc", "use": "enc"},
+            {"kty": "unknown", "kid": "u"},
+        ]
+    }
+    assert set(keys_from_jwks(jwks)) == {"r"}
+    with pytest.raises(ValueError):
+        keys_from_jwks({"no": "keys"})

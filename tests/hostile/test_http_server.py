@@ -1,0 +1,104 @@
+"""Hostile clients against our Streamable HTTP server (the everything example, a subprocess)."""
+
+import subprocess as sp
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
+
+import h11
+import trio
+
+from ..basic.transports.test_streamable_http import raw, start_session
+from .conftest import MIB, Memory, memory_of, python_argv, subprocess
+
+
+def echo_call(request_id: int, text: str) -> dict[str, object]:
+    params = {"name": "echo", "arguments": {"text": text}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+class HttpServer:
+    def __init__(self, url: str, memory: Memory) -> None:
+        self.url = url
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.memory = memory
+
+
+@asynccontextmanager
+async def everything_http(*args: str) -> AsyncIterator[HttpServer]:
+    """The everything example over HTTP on a free port, warmed up (one session, one call)."""
+    argv = python_argv("-m", "mcp_ref.examples.everything", "--http", "--port", "0", *args)
+    async with subprocess(argv, stderr=sp.PIPE) as process:
+        assert process.stderr is not None
+        seen = b""
+        with trio.fail_after(30):
+            while b"MCP endpoint" not in seen or not seen.endswith(b"\n"):
+                chunk = await process.stderr.receive_some(65536)
+                assert chunk, f"the server exited: {seen!r}"
+                seen += chunk
+        url = seen.split(b"(Streamable HTTP): ", 1)[1].split()[0].decode()
+        server = HttpServer(url, memory_of(process.pid))
+        session = await start_session(url)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        }
+        assert (await raw(url, "POST", session, call))[0] == 200
+        yield server
+
+
+async def open_get_stream(server: HttpServer, session: dict[str, str]) -> trio.SocketStream:
+    """A connection with the session's GET stream open on it (its head read)."""
+    stream = await trio.open_tcp_stream(server.host, server.port)
+    conn = h11.Connection(h11.CLIENT)
+    headers = {**session, "host": f"{server.host}:{server.port}", "accept": "text/event-stream"}
+    await stream.send_all(conn.send(h11.Request(method="GET", target="/mcp", headers=list(headers.items()))) or b"")
+    await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+    with trio.fail_after(10):
+        while not isinstance(event := conn.next_event(), h11.Response):
+            if event is h11.NEED_DATA:
+                conn.receive_data(await stream.receive_some(65536))
+    assert event.status_code == 200
+    return stream
+
+
+async def send_until_refused(stream: trio.abc.SendStream, total: int, chunk: bytes) -> int:
+    """Send ``total`` bytes of ``chunk`` repeated; how many went out before the peer closed."""
+    sent = 0
+    try:
+        while sent < total:
+            await stream.send_all(chunk)
+            sent += len(chunk)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    return sent
+
+
+async def test_bytes_sent_on_a_get_streams_connection_are_not_buffered() -> None:
+    # a client holding a GET stream open keeps writing on its connection: nothing on
+    # it can be answered before the stream ends, so the server must not keep it all
+    async with everything_http() as server:
+        session = await start_session(server.url)
+        server.memory.mark()
+        stream = await open_get_stream(server, session)
+        with trio.fail_after(60):
+            await send_until_refused(stream, 256 * MIB, b"x" * MIB)
+        await stream.aclose()
+        server.memory.assert_growth_below(32 * MIB, "256 MiB written on a GET stream's connection")
+        # the server is fine, and the session too
+        assert (await raw(server.url, "POST", session, {"jsonrpc": "2.0", "id": 9, "method": "ping"}))[0] == 200
+
+
+async def test_the_event_store_is_bounded_in_bytes() -> None:
+    # every answer is kept for resumption: 40 answers of 3 MiB must not all stay in memory
+    async with everything_http() as server:
+        session = await start_session(server.url)
+        text = "y" * (3 * MIB)
+        server.memory.mark()
+        for n in range(40):
+            status, _, body = await raw(server.url, "POST", session, echo_call(10 + n, text))
+            assert status == 200 and len(body) > 3 * MIB
+        server.memory.assert_growth_below(64 * MIB, "40 answers of 3 MiB kept for resumption")

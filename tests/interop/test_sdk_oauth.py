@@ -1,0 +1,160 @@
+"""Interop over HTTPS: the official SDK's OAuth client against our protected server and our
+example authorization server (discovery, registration, PKCE, tokens, refresh)."""
+
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+import trio
+import trustme
+
+from mcp_ref.basic.authorization.resource_server import ProtectedResource
+from mcp_ref.basic.transports.http_server import serve_http
+from mcp_ref.basic.transports.token_verifiers import IntrospectionVerifier
+from mcp_ref.examples.auth_server import AuthorizationServer, serve_auth_server
+from mcp_ref.examples.everything import build_server
+
+from ..basic.transports.test_https import client_context, server_context
+
+pytest.importorskip("mcp", reason="the official SDK is in the test extra")
+
+import httpx2
+from mcp import ClientSession as SDKClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+REDIRECT = "http://127.0.0.1:33418/callback"
+
+
+class MemoryStorage:
+    """The SDK's TokenStorage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class Browser:
+    """Plays the user's browser: opens the authorization URL, hands the redirect back."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self.context = context
+        self.opened: list[str] = []
+        self.result: AuthorizationCodeResult | None = None
+
+    async def open(self, url: str) -> None:
+        self.opened.append(url)
+        async with httpx2.AsyncClient(verify=self.context) as http:
+            answer = await http.get(url)
+        assert answer.status_code == 302, answer.text
+        location = answer.headers["location"]
+        assert location.startswith(REDIRECT + "?")
+        params = dict(parse_qsl(urlsplit(location).query))
+        self.result = AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
+
+    async def callback(self) -> AuthorizationCodeResult:
+        assert self.result is not None
+        return self.result
+
+
+@asynccontextmanager
+async def protected_everything(ca: trustme.CA, cache_ttl: float = 60) -> AsyncIterator[tuple[str, AuthorizationServer]]:
+    """Our authorization server and our everything server, both over HTTPS on loopback."""
+    server_tls, client_tls = server_context(ca), client_context(ca)
+    authority = AuthorizationServer(scopes_supported=["mcp"])
+    authority.add_resource_server("mcp-server", "s3cret")
+    async with trio.open_nursery() as nursery:
+        issuer = await nursery.start(partial(serve_auth_server, authority, ssl_context=server_tls))
+        verifier = IntrospectionVerifier(
+            issuer + "/introspect", "mcp-server", "s3cret", ssl_context=client_tls, cache_ttl=cache_ttl
+        )
+        auth = ProtectedResource(verifier=verifier, authorization_servers=[issuer], required_scopes=["mcp"])
+        mcp = build_server(nursery)
+        info = await nursery.start(partial(serve_http, mcp, ssl_context=server_tls, auth=auth))
+        yield info.url, authority
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/authorization#2", "basic/authorization#8", "basic/authorization#14", "basic/authorization#57")
+async def test_the_sdk_oauth_client_gets_in_over_https() -> None:
+    ca = trustme.CA()
+    async with protected_everything(ca) as (url, authority):
+        assert url.startswith("https://")
+        browser = Browser(client_context(ca))
+        storage = MemoryStorage()
+        provider = OAuthClientProvider(
+            server_url=url,
+            client_metadata=OAuthClientMetadata(
+                client_name="sdk interop", redirect_uris=[REDIRECT], grant_types=["authorization_code", "refresh_token"]
+            ),
+            storage=storage,
+            redirect_handler=browser.open,
+            callback_handler=browser.callback,
+        )
+        async with (
+            httpx2.AsyncClient(auth=provider, verify=client_context(ca), timeout=30) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            SDKClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("echo", {"text": "authorized"})
+            assert result.content[0].text == "authorized"  # type: ignore[union-attr]
+        # the SDK discovered us, registered (DCR), and asked for a token for this resource
+        assert len(browser.opened) == 1
+        query = dict(parse_qsl(urlsplit(browser.opened[0]).query))
+        assert query["resource"] == url and query["code_challenge_method"] == "S256" and query["scope"] == "mcp"
+        assert storage.client is not None and storage.client.client_id in authority.clients
+        assert storage.tokens is not None and storage.tokens.refresh_token
+
+
+@pytest.mark.req("basic/authorization#60", "basic/authorization#59")
+async def test_a_token_revoked_at_the_authorization_server_sends_the_sdk_back_to_it() -> None:
+    ca = trustme.CA()
+    async with protected_everything(ca, cache_ttl=0) as (url, authority):
+        browser = Browser(client_context(ca))
+        storage = MemoryStorage()
+
+        def provider() -> OAuthClientProvider:
+            return OAuthClientProvider(
+                server_url=url,
+                client_metadata=OAuthClientMetadata(client_name="sdk", redirect_uris=[REDIRECT]),
+                storage=storage,
+                redirect_handler=browser.open,
+                callback_handler=browser.callback,
+            )
+
+        async def call(text: str) -> Any:
+            async with (
+                httpx2.AsyncClient(auth=provider(), verify=client_context(ca), timeout=30) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                SDKClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                return (await session.call_tool("echo", {"text": text})).content[0].text  # type: ignore[union-attr]
+
+        assert await call("first") == "first"
+        assert storage.tokens is not None
+        first_access = storage.tokens.access_token
+        # the access token dies at the authorization server: introspection says inactive, our
+        # server answers 401 invalid_token with its challenge, and the SDK authorizes again
+        authority.revoked_families.add(next(t.family for k, t in authority.tokens.items() if k == first_access))
+        assert await call("second") == "second"
+        assert len(browser.opened) == 2
+        assert storage.tokens.access_token != first_access
