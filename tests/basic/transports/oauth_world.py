@@ -74,6 +74,8 @@ class FakeAuthServer:
         self.metadata_changes: dict[str, Any] = {}
         #: path of the metadata document (default: RFC 8414 at the root)
         self.metadata_path = "/.well-known/oauth-authorization-server"
+        #: the issuer's path (an issuer with a path: a tenant)
+        self.issuer_path = ""
         #: scopes it grants: the requested ones minus these
         self.withheld_scopes: set[str] = set()
         self.token_ttl = 3600
@@ -92,7 +94,7 @@ class FakeAuthServer:
 
     def metadata(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
-            "issuer": self.url,
+            "issuer": self.url + self.issuer_path,
             "authorization_endpoint": self.url + "/authorize",
             "token_endpoint": self.url + "/token",
             "registration_endpoint": self.url + "/register",
@@ -294,16 +296,22 @@ class World:
 
 
 @asynccontextmanager
-async def world(**resource_options: Any) -> AsyncIterator[World]:
-    """A fake authorization server and a protected MCP server (``tool_scopes``, ``required_scopes`` ...)."""
+async def world(
+    *, issuer_path: str = "", metadata_path: str | None = None, **resource_options: Any
+) -> AsyncIterator[World]:
+    """A fake authorization server (its issuer ``url + issuer_path``, its metadata at
+    ``metadata_path``) and a protected MCP server (``tool_scopes``, ``required_scopes`` ...)."""
     clock = Clock()
     auth_server = FakeAuthServer(clock)
+    auth_server.issuer_path = issuer_path
+    if metadata_path is not None:
+        auth_server.metadata_path = metadata_path
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(partial(trio.serve_tcp, auth_server.serve_connection, 0, host="127.0.0.1"))
         auth_server.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
         resource_options.setdefault("required_scopes", ["mcp"])
         protected = ProtectedResource(
-            verifier=auth_server, authorization_servers=[auth_server.url], clock=clock, **resource_options
+            verifier=auth_server, authorization_servers=[auth_server.url + issuer_path], clock=clock, **resource_options
         )
         info = await nursery.start(partial(serve_http, protected_server(), auth=protected))
         yield World(auth_server, info, clock, HeadlessBrowser())

@@ -62,6 +62,9 @@ async def echo(client: Any, text: str = "hi") -> str:
 
 
 @pytest.mark.req(
+    "basic/authorization#2",
+    "basic/index#15",
+    "basic/authorization#7",
     "basic/authorization#9",
     "basic/authorization#15",
     "basic/authorization#21",
@@ -109,6 +112,21 @@ async def test_the_token_goes_in_every_request_and_only_to_the_mcp_server() -> N
             assert await auth.authorization(w.auth_server.url + "/anything") is None  # another origin
             assert await auth.authorization(w.mcp.url) == f"Bearer {token}"
     assert seen and all(token not in (header or "") and token not in query for _, header, query in seen)
+
+
+@pytest.mark.req("basic/authorization#11", "basic/authorization#23", "basic/authorization#24")
+async def test_openid_connect_discovery_with_an_issuer_path() -> None:
+    """An issuer with a path whose only document is OpenID Connect's, by path appending (the
+    third URL of #24): found, after the two before it answered 404."""
+    async with world(issuer_path="/tenant1", metadata_path="/tenant1/.well-known/openid-configuration") as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+        looked = [r.path for r in w.auth_server.requests if r.method == "GET" and ".well-known" in r.path]
+        assert looked == [
+            "/.well-known/oauth-authorization-server/tenant1",
+            "/.well-known/openid-configuration/tenant1",
+            "/tenant1/.well-known/openid-configuration",
+        ]
 
 
 async def test_stored_tokens_are_used_without_a_new_authorization() -> None:
@@ -237,7 +255,7 @@ async def test_client_credentials_grant() -> None:
 # -- security: each test fails if its rule is not kept ------------------------------------------------------
 
 
-@pytest.mark.req("basic/authorization#91")
+@pytest.mark.req("basic/authorization#91", "basic/authorization#73")
 async def test_a_redirect_with_another_state_is_discarded() -> None:
     """A forged redirect (another state, the attacker's code) arrives first: it is discarded
     and its code never redeemed; the real one completes the flow."""
