@@ -40,9 +40,9 @@ a step-up that fails fails that request only.
 
 import json
 import logging
-import math
 import select
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
@@ -51,8 +51,9 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 import h11
 import trio
 
-from ...errors import AuthorizationError, ConnectionClosed, ErrorCode, HTTPTransportError, TLSError
+from ...errors import AuthorizationError, ConnectionClosed, ErrorCode, HTTPTransportError, MessageTooLarge, TLSError
 from ._nursery import block_nursery
+from .stdio import DEFAULT_MAX_MESSAGE_SIZE, too_large
 from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
 
 __all__ = ["HttpAuth", "HttpClientChannel", "SessionExpired", "open_http_channel", "open_connection"]
@@ -99,6 +100,70 @@ class _RestartFailed(Exception):
     """A new session after a 404 could not be set up."""
 
 
+class _BodyTooLarge(Exception):
+    """An answer's body is longer than we read: ``size`` bytes at least, ``head`` its first bytes."""
+
+    def __init__(self, size: int, head: bytes) -> None:
+        super().__init__(f"an answer of at least {size} bytes")
+        self.size = size
+        self.head = head
+
+
+#: the longest error body read from a failed exchange (only its start is quoted)
+_MAX_ERROR_BODY = 64 * 1024
+
+
+class _Inbox:
+    """What the session will receive, bounded: a task delivering past ``max_messages``
+    messages or ``max_bytes`` bytes waits until the session has read (so the answers
+    and streams it reads from wait too, and TCP tells the server to slow down).
+    A message always fits in an empty inbox. Holds a :class:`MessageTooLarge` where a
+    message was dropped, raised in its turn by :meth:`get`."""
+
+    def __init__(self, max_messages: int, max_bytes: int) -> None:
+        self.max_messages = max_messages
+        self.max_bytes = max_bytes
+        self._items: deque[bytes | MessageTooLarge] = deque()
+        self._bytes = 0
+        self.closed = False
+        self._room = trio.lowlevel.ParkingLot()  # deliverers waiting for room
+        self._ready = trio.lowlevel.ParkingLot()  # the session waiting for a message
+
+    def _full(self, size: int) -> bool:
+        return bool(self._items) and (len(self._items) >= self.max_messages or self._bytes + size > self.max_bytes)
+
+    async def put(self, item: bytes | MessageTooLarge) -> None:
+        """Add ``item`` once there is room (dropped if the inbox is closed meanwhile)."""
+        size = len(item) if isinstance(item, bytes) else 0
+        await trio.lowlevel.checkpoint()
+        while not self.closed and self._full(size):
+            await self._room.park()
+        if self.closed:
+            return
+        self._items.append(item)
+        self._bytes += size
+        self._ready.unpark()
+
+    async def get(self) -> bytes:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while not self._items:
+            if self.closed:
+                raise trio.EndOfChannel
+            await self._ready.park()
+        item = self._items.popleft()
+        if isinstance(item, bytes):
+            self._bytes -= len(item)
+        self._room.unpark_all()
+        if isinstance(item, MessageTooLarge):
+            raise item
+        return item
+
+    def close(self) -> None:
+        self.closed = True
+        self._room.unpark_all()
+        self._ready.unpark_all()
+
+
 _ACCEPT_BOTH = "application/json, text/event-stream"
 
 #: what a broken exchange or a garbled answer raises
@@ -142,17 +207,20 @@ class _Response:
             elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                 return
 
-    async def read(self, limit: int | None = None) -> bytes:
-        """The whole body (kept: a second read gives it again); past ``limit`` bytes the rest is dropped
-        and the connection closed."""
+    async def read(self, limit: int) -> bytes:
+        """The whole body, if it is at most ``limit`` bytes; else :class:`_BodyTooLarge`
+        (with what was read, and without reading the rest: the connection is not reused).
+        Once read, it is kept: a second read gives it again."""
         if self.body is not None:
             return self.body
+        declared = self.headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
+            raise _BodyTooLarge(int(declared), b"")
         body = bytearray()
         async for chunk in self.chunks():
             body += chunk
-            if limit is not None and len(body) > limit:
-                del body[limit:]
-                break
+            if len(body) > limit:
+                raise _BodyTooLarge(len(body), bytes(body[:1024]))
         self.body = bytes(body)
         return self.body
 
@@ -346,7 +414,12 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         legacy_fallback: bool = False,
         ssl_context: ssl.SSLContext | None = None,
         auth: HttpAuth | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        max_inbox: int = 100,
+        max_inbox_bytes: int = 16 * 1024 * 1024,
     ) -> None:
+        if max_message_size < 1 or max_inbox < 1 or max_inbox_bytes < 1:
+            raise ValueError("max_message_size, max_inbox and max_inbox_bytes must be at least 1")
         parts = check_url(url, ssl_context)
         if auth is not None and any(k.lower() == "authorization" for k in headers or {}):
             raise ValueError("pass auth= or an Authorization header, not both")
@@ -379,7 +452,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         #: how many times a 404 led to a new session
         self.session_restarts = 0
         self._expired: str | None = None
-        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
+        #: the longest message taken from the server (a JSON body, an SSE event's data);
+        #: a longer one is dropped unread and the session told (MessageTooLarge)
+        self.max_message_size = max_message_size
+        self._inbox = _Inbox(max_inbox, max_inbox_bytes)
         self._get_started = False
         self._closed = False
         #: request ids (as JSON text) awaited on an SSE stream -> that stream's set of them
@@ -432,7 +508,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         for _ in range(_MAX_CHALLENGES):
             if self.auth is None or response.status not in (401, 403):
                 return response
-            await response.read(_CHALLENGE_BODY)
+            try:
+                await response.read(_CHALLENGE_BODY)
+            except _BodyTooLarge as e:
+                response.body = e.head  # (kept for the error, should the challenge not be met)
             await response.aclose()
             try:
                 challenge = response.headers.get("www-authenticate")
@@ -573,7 +652,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 if response.status != 200 or response.content_type != "text/event-stream":
                     await response.aclose()
                     raise _RestartFailed(f"the GET answered HTTP {response.status} {response.content_type}")
-                decoder = SSEDecoder()
+                decoder = SSEDecoder(self.max_message_size)
                 events = self._events(response, decoder)
                 first = await anext(events, None)
                 if first is None or first.event != "endpoint" or not first.data:
@@ -588,7 +667,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 raise _RestartFailed(f"the endpoint {endpoint!r} is on another origin")
         except (_RestartFailed, trio.TooSlowError, *_FAILURES) as e:
             log.warning("%s: neither Streamable HTTP nor the 2024-11-05 HTTP+SSE transport: %s", self.url, e)
-            self._answer_failed(request_ids, 0, f"no MCP server at {self.url}: {e}".encode())
+            await self._answer_failed(request_ids, 0, f"no MCP server at {self.url}: {e}".encode())
             self._ready.set()
             return
         self.legacy_endpoint = endpoint
@@ -598,7 +677,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         try:
             sent = await self._write("POST", _ACCEPT_BOTH, init)
         except (*_FAILURES, trio.TooSlowError) as e:
-            self._answer_failed(request_ids, 0, str(e).encode())
+            await self._answer_failed(request_ids, 0, str(e).encode())
             self._ready.set()
             return
         await self._consume(sent, init, request_ids, False, None)
@@ -607,8 +686,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         """Server messages of the old transport: ``message`` events on the one SSE stream."""
         try:
             async for event in events:
-                if event.event in (None, "message") and event.data:
-                    self._deliver(json.loads(event.data), event.data.encode())
+                if event.event in (None, "message"):
+                    await self._deliver_event(event)
         except ValueError as e:
             log.warning("the SSE stream carried something that is not JSON: %r", e)
         finally:
@@ -673,9 +752,12 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     async def _answer_to(self, response: _Response, request_id: Any) -> dict[str, Any]:
         """Read a JSON or SSE answer until the response to ``request_id``; other messages are dropped."""
         if response.content_type == "application/json":
-            payloads = [json.loads(await response.read())]
+            try:
+                payloads = [json.loads(await response.read(self.max_message_size))]
+            except _BodyTooLarge as e:
+                raise _RestartFailed(str(e)) from None
         elif response.content_type == "text/event-stream":
-            decoder = SSEDecoder()
+            decoder = SSEDecoder(self.max_message_size)
             payloads = []
             async for chunk in response.chunks():
                 payloads += [json.loads(e.data) for e in decoder.feed(chunk) if e.data]
@@ -692,7 +774,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 
     async def receive(self) -> bytes:
         try:
-            return await self._inbox.receive()
+            return await self._inbox.get()
         except trio.EndOfChannel:
             if self._expired is not None:
                 raise SessionExpired(self._expired) from None
@@ -711,10 +793,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 try:
                     response = await self._request("DELETE", "application/json", challenges=False)
                     await response.aclose()
-                except (OSError, trio.BrokenResourceError) as e:
+                except (OSError, trio.BrokenResourceError, h11.ProtocolError, HTTPTransportError) as e:
                     log.debug("DELETE of session %s failed: %r", self.session_id, e)
         await self._pool.aclose()
-        self._inbox_send.close()
+        self._inbox.close()
 
     @property
     def _ended(self) -> bool:
@@ -724,11 +806,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     def _fail(self, reason: str) -> None:
         self.close_reason = reason
         log.warning("HTTP session ended: %s", reason)
-        self._inbox_send.close()
+        self._inbox.close()
 
     # -- answers ---------------------------------------------------------------------------------
 
-    def _deliver(self, payload: Any, raw: bytes | None = None) -> None:
+    async def _deliver(self, payload: Any, raw: bytes | None = None) -> None:
         """Hand the session each message of ``payload``: one message as the server wrote
         it (``raw``), not re-encoded; the members of a batch each encoded anew."""
         batch = isinstance(payload, list)
@@ -745,7 +827,32 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             if not self._ended:
                 # (ASCII escapes: a lone surrogate from the peer stays encodable)
                 data = raw if raw is not None and not batch else json.dumps(msg, separators=(",", ":")).encode()
-                self._inbox_send.send_nowait(data)
+                await self._inbox.put(data)
+
+    async def _deliver_event(self, event: SSEEvent) -> bool:
+        """Hand the session the message of an SSE event; False when it has none."""
+        if event.too_large is not None:
+            # [basic/transports] past our limit: dropped unread, the session is told what it was
+            await self._too_large(event.too_large, event.head)
+            return False
+        if not event.data:
+            return False
+        await self._deliver(json.loads(event.data), event.data.encode())
+        return True
+
+    async def _too_large(self, size: int, head: bytes, request_ids: list[Any] | None = None) -> None:
+        """A message over ``max_message_size`` was dropped: the session fails the request it
+        answered (or answers the request it was) -- the stdio channel's MessageTooLarge."""
+        if self._ended:
+            return
+        error = too_large(size, self.max_message_size, head)
+        log.warning("dropped from the server: %s", error)
+        if request_ids and error.request_id is None:
+            # a JSON body cut short: it answered these requests (one each, or a batch)
+            for rid in request_ids:
+                await self._inbox.put(MessageTooLarge(size, self.max_message_size, kind="response", request_id=rid))
+            return
+        await self._inbox.put(error)
 
     async def _consume(
         self, sent: _Sent, value: bytes, request_ids: list[Any], is_init: bool, session_id: str | None
@@ -769,11 +876,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 return  # the channel ended with it: the session sees its end, open_http_client raises it
             # a step-up that failed: this request fails, the session goes on
             log.warning("%s", e)
-            self._answer_failed(request_ids, 0, str(e).encode())
+            await self._answer_failed(request_ids, 0, str(e).encode())
             return
         except (*_FAILURES, trio.TooSlowError) as e:
             log.warning("POST to %s failed: %r", self.url, e)
-            self._answer_failed(request_ids, 0, str(e).encode())
+            await self._answer_failed(request_ids, 0, str(e).encode())
             if is_init:
                 self._ready.set()
             return
@@ -791,38 +898,47 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     # [basic/transports#21] a request is answered with JSON or SSE: nothing will
                     # come for it, so it fails now rather than at its timeout (one we cancelled
                     # meanwhile takes no notice)
-                    self._answer_failed(request_ids, 202, b"the server accepted the request but will not answer it")
+                    await self._answer_failed(
+                        request_ids, 202, b"the server accepted the request but will not answer it"
+                    )
                 return
             if 300 <= response.status < 400:
                 redirect = redirect_error(response.status, response.headers.get("location"), self.url)
                 log.warning("%s", redirect)
-                self._answer_failed(request_ids, 0, str(redirect).encode())
+                await self._answer_failed(request_ids, 0, str(redirect).encode())
                 if is_init:
                     self._ready.set()
                 return
             if response.status >= 400:
-                body = await response.read()
-                self._answer_failed(request_ids, response.status, body)
+                try:
+                    body = await response.read(_MAX_ERROR_BODY)
+                except _BodyTooLarge as e:
+                    body = e.head  # (not a JSON-RPC error body: quoted as text)
+                await self._answer_failed(request_ids, response.status, body)
                 if is_init:
                     self._ready.set()
                 return
             if response.content_type == "application/json":
-                body = await response.read()
-                self._deliver(json.loads(body) if body else [], body)
+                try:
+                    body = await response.read(self.max_message_size)
+                except _BodyTooLarge as e:
+                    await self._too_large(e.size, e.head, request_ids)
+                    return
+                await self._deliver(json.loads(body) if body else [], body)
                 return
             if response.content_type == "text/event-stream":
                 await self._read_sse(response, {json.dumps(i) for i in request_ids})
                 return
-            self._answer_failed(
+            await self._answer_failed(
                 request_ids, response.status, b"unexpected content type " + response.content_type.encode()
             )
         except _FAILURES as e:
             log.warning("reading the answer to a POST failed: %r", e)
-            self._answer_failed(request_ids, 0, str(e).encode())
+            await self._answer_failed(request_ids, 0, str(e).encode())
         finally:
             await response.aclose()
 
-    def _answer_failed(self, request_ids: list[Any], status: int, body: bytes) -> None:
+    async def _answer_failed(self, request_ids: list[Any], status: int, body: bytes) -> None:
         """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603
         (``status`` 0: there was no HTTP answer, ``body`` says what happened)."""
         text = body[:200].decode("utf-8", "replace")
@@ -834,7 +950,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         except ValueError:
             pass
         for rid in request_ids:
-            self._deliver({"jsonrpc": "2.0", "id": rid, "error": error})
+            await self._deliver({"jsonrpc": "2.0", "id": rid, "error": error})
 
     async def _events(self, response: _Response, decoder: SSEDecoder) -> AsyncIterator[SSEEvent]:
         """The events of an SSE answer until its stream ends, cleanly or not.
@@ -863,7 +979,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     del self._awaited[key]
 
     async def _follow_sse(self, first: _Response, pending: set[str]) -> None:
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self.max_message_size)
         retry_ms = self.default_retry_ms
         failures = 0  # consecutive reconnections that failed
         failure = ""  # what the last one met
@@ -873,12 +989,17 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 async for event in self._events(response, decoder):
                     if event.retry is not None:
                         retry_ms = event.retry
-                    if event.data:
+                    if event.too_large is not None:
+                        rid = too_large(event.too_large, self.max_message_size, event.head).request_id
+                        if rid is not None:
+                            pending.discard(json.dumps(rid))  # it came (and the session is told it was lost)
+                        await self._deliver_event(event)
+                    elif event.data:
                         payload = json.loads(event.data)
                         for msg in payload if isinstance(payload, list) else [payload]:
                             if isinstance(msg, dict) and "method" not in msg:
                                 pending.discard(json.dumps(msg.get("id")))
-                        self._deliver(payload, event.data.encode())
+                        await self._deliver(payload, event.data.encode())
                 await response.aclose()
             if not pending or self._closed:
                 return
@@ -888,7 +1009,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 why = "the SSE stream ended before the response"
                 if failures:
                     why += f" and could not be resumed ({failures} attempts; {failure})"
-                self._answer_failed([json.loads(k) for k in pending], 0, why.encode())
+                await self._answer_failed([json.loads(k) for k in pending], 0, why.encode())
                 return
             await trio.sleep(retry_ms / 1000)
             if not pending or self._closed:
@@ -903,7 +1024,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 continue
             if response.status != 200 or response.content_type != "text/event-stream":
                 await response.aclose()
-                self._answer_failed([json.loads(k) for k in pending], response.status, b"could not resume the stream")
+                await self._answer_failed(
+                    [json.loads(k) for k in pending], response.status, b"could not resume the stream"
+                )
                 return
             # resumed: a server that polls by closing its stream (SEP-1699) is not failing
             failures = 0
@@ -913,7 +1036,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 
         Reports started once the first GET has its answer's head (or failed).
         """
-        decoder = SSEDecoder()
+        decoder = SSEDecoder(self.max_message_size)
         retry_ms = self.default_retry_ms
         failures = 0
         first = True
@@ -947,12 +1070,12 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 if response.status == 404 and session_id is not None:
                     if not await self._new_session(session_id):
                         return
-                    decoder = SSEDecoder()  # event ids of the old session mean nothing now
+                    decoder = SSEDecoder(self.max_message_size)  # event ids of the old session mean nothing now
                     continue
                 if response.status == 410 and extra is not None:
                     # the server no longer has the events after our last one: start afresh
                     log.warning("the GET stream could not be resumed (HTTP 410); some messages may be lost")
-                    decoder = SSEDecoder()
+                    decoder = SSEDecoder(self.max_message_size)
                     continue
                 if response.status != 200 or response.content_type != "text/event-stream":
                     failures += 1
@@ -963,8 +1086,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     async for event in self._events(response, decoder):
                         if event.retry is not None:
                             retry_ms = event.retry
-                        if event.data:
-                            self._deliver(json.loads(event.data), event.data.encode())
+                        # (delivered at the session's pace: while its inbox is full, this
+                        # stream is not read, and TCP holds the server back)
+                        await self._deliver_event(event)
             except (OSError, trio.BrokenResourceError, h11.ProtocolError, ValueError) as e:
                 failures += 1
                 log.debug("GET stream broke: %r", e)

@@ -59,6 +59,10 @@ class SSEEvent:
     id: str | None = None
     event: str | None = None
     retry: int | None = None
+    #: the event's data was longer than the decoder's limit and was dropped: its size in
+    #: bytes (at least), and its first bytes in ``head`` (enough to read a message's id)
+    too_large: int | None = None
+    head: bytes = attrs.field(default=b"", eq=False, repr=False)
 
 
 def encode_sse(
@@ -77,46 +81,130 @@ def encode_sse(
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
-class SSEDecoder:
-    """Incremental SSE parser (WHATWG event-stream rules, UTF-8)."""
+_LINE_END = re.compile(rb"[\r\n]")
+_HEAD = 1024  # first bytes of dropped data kept, to read a message's id from
+#: the longest retry value taken (about 11 days, in ms); a longer one is ignored
+_MAX_RETRY_DIGITS = 9
 
-    def __init__(self) -> None:
-        self._buf = b""
+
+class SSEDecoder:
+    """Incremental SSE parser (WHATWG event-stream rules, UTF-8), in linear time and bounded memory.
+
+    ``max_event_size`` (None: no limit) bounds the data of one event, and so
+    the length of a line: a longer line is dropped as it arrives (never held
+    whole), and so is the data of an event that grows past the limit; the
+    event is then yielded with ``data=None`` and ``too_large`` set (``head``
+    holds its data's first bytes), so the reader can say which message it
+    lost. An ``id`` or ``event`` line over 1 KiB is ignored (an id is sent back
+    as Last-Event-ID). Each byte is scanned once: the search for a line end resumes where
+    it stopped, and consumed bytes are compacted away only when they make up
+    half the buffer.
+    """
+
+    def __init__(self, max_event_size: int | None = None) -> None:
+        if max_event_size is not None and max_event_size < 1:
+            raise ValueError(f"max_event_size must be at least 1 (or None), not {max_event_size}")
+        self.max_event_size = max_event_size
+        self._buf = bytearray()
+        self._start = 0  # first byte of the current line
+        self._scan = 0  # no line end in _buf[_start:_scan]
+        self._skip_lf = False  # the last line ended with "\r": a "\n" right after it belongs to it
+        self._skipping: int | None = None  # bytes of an over-long line dropped so far
+        self._skipped_head = b""
         self._data: list[str] = []
+        self._data_size = 0
         self._id: str | None = None
         self._event: str | None = None
         self._retry: int | None = None
         self._has_field = False
+        self._too_large: int | None = None  # the current event's data was dropped
+        self._head = b""
         #: the last event id seen (persists across events, as EventSource does)
         self.last_event_id: str | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        self._buf += chunk
+        buf = self._buf
+        if self._start and self._start * 2 >= len(buf):
+            del buf[: self._start]
+            self._scan -= self._start
+            self._start = 0
+        buf += chunk
         events: list[SSEEvent] = []
+        limit = self.max_event_size
         while True:
-            idx = min((i for i in (self._buf.find(b"\n"), self._buf.find(b"\r")) if i >= 0), default=-1)
-            if idx < 0:
+            if self._skip_lf and len(buf) > self._start:
+                self._skip_lf = False
+                if buf[self._start] == 0x0A:
+                    self._start += 1
+                    self._scan = max(self._scan, self._start)
+            match = _LINE_END.search(buf, self._scan)
+            if match is None:
+                pending = len(buf) - self._start
+                if self._skipping is not None:
+                    self._skipping += pending
+                    self._start = self._scan = len(buf)
+                elif limit is not None and pending > limit + 6:  # (+ 6: room for "data: ")
+                    # longer than any event we take: drop it as it arrives, all but its first bytes
+                    self._skipping = pending
+                    self._skipped_head = bytes(buf[self._start : self._start + _HEAD])
+                    self._start = self._scan = len(buf)
+                else:
+                    self._scan = len(buf)
                 return events
-            line = self._buf[:idx].decode("utf-8", "replace")
-            skip = 2 if self._buf[idx : idx + 2] == b"\r\n" else 1
-            self._buf = self._buf[idx + skip :]
-            event = self._line(line)
+            idx = match.start()
+            self._skip_lf = buf[idx] == 0x0D
+            if self._skipping is not None:
+                size = self._skipping + idx - self._start
+                head, self._skipping, self._skipped_head = self._skipped_head, None, b""
+                self._start = self._scan = idx + 1
+                self._long_line(head, size)
+                continue
+            size = idx - self._start
+            line = buf[self._start : idx].decode("utf-8", "replace")
+            self._start = self._scan = idx + 1
+            event = self._line(line, size)
             if event is not None:
                 events.append(event)
 
     def drop_partial(self) -> None:
         """The connection ended: forget a half-received event, keep ``last_event_id`` (for resuming)."""
-        self._buf = b""
-        self._data, self._id, self._event, self._retry, self._has_field = [], None, None, None, False
+        self._buf = bytearray()
+        self._start = self._scan = 0
+        self._skip_lf, self._skipping, self._skipped_head = False, None, b""
+        self._reset()
 
-    def _line(self, line: str) -> SSEEvent | None:
+    def _reset(self) -> None:
+        self._data, self._data_size, self._id, self._event, self._retry = [], 0, None, None, None
+        self._has_field, self._too_large, self._head = False, None, b""
+
+    def _long_line(self, head: bytes, size: int) -> None:
+        """A line over the limit was dropped: when it was data, so is its event's."""
+        if head.startswith(b"data"):
+            name, _, value = head.partition(b":")
+            if name == b"data":
+                self._has_field = True
+                self._drop_data(value[1:] if value.startswith(b" ") else value, size)
+
+    def _drop_data(self, head: bytes, size: int) -> None:
+        if self._too_large is None:
+            self._head = ("\n".join(self._data).encode() + b"\n" + head if self._data else head)[:_HEAD]
+            self._too_large = self._data_size
+            self._data = []
+        self._too_large += size
+
+    def _line(self, line: str, size: int) -> SSEEvent | None:
         if line == "":
             if not self._has_field:
                 return None
             event = SSEEvent(
-                data="\n".join(self._data) if self._data else None, id=self._id, event=self._event, retry=self._retry
+                data="\n".join(self._data) if self._data and self._too_large is None else None,
+                id=self._id,
+                event=self._event,
+                retry=self._retry,
+                too_large=self._too_large,
+                head=self._head,
             )
-            self._data, self._id, self._event, self._retry, self._has_field = [], None, None, None, False
+            self._reset()
             return event
         if line.startswith(":"):
             return None  # a comment
@@ -124,13 +212,22 @@ class SSEDecoder:
         value = value[1:] if value.startswith(" ") else value
         self._has_field = True
         if name == "data":
-            self._data.append(value)
-        elif name == "id" and "\0" not in value:
+            if self._too_large is not None:
+                self._too_large += size
+            elif self.max_event_size is not None and self._data_size + size > self.max_event_size:
+                self._drop_data(value.encode()[:_HEAD], size)
+            else:
+                self._data_size += size
+                self._data.append(value)
+            return None
+        if size > _HEAD:
+            return None  # an id or event name that long is not one we would send back or act on
+        if name == "id" and "\0" not in value:
             self._id = value
             self.last_event_id = value
         elif name == "event":
             self._event = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
             self._retry = int(value)
         return None
 

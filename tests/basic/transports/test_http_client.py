@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from mcp_ref.basic.transports.streamable_http import encode_sse
-from mcp_ref.errors import MCPError, RequestTimeout
+from mcp_ref.errors import MCPError, MessageTooLarge, RequestTimeout
 from mcp_ref.schema.roots import Root
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
@@ -282,3 +282,48 @@ async def test_the_client_deletes_its_session_on_close() -> None:
             session_id = client.session.channel.session_id  # type: ignore[attr-defined]
         headers = {**ACCEPT_BOTH, "mcp-session-id": session_id}
         assert (await raw(info.url, "POST", headers, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))[0] == 404
+
+
+# -- limits --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
+async def test_an_answer_over_the_clients_limit_fails_its_call_and_the_session_goes_on(json_response: bool) -> None:
+    server = Server("big")
+
+    @server.tool()
+    async def big(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "b" * int(arguments["size"])
+
+    options = {"max_message_size": 2000}
+    async with (
+        http_server(server, json_response=json_response) as info,
+        open_http_client(info.url, http_options=options) as client,
+    ):
+        with pytest.raises(MessageTooLarge) as dropped:
+            await client.call_tool("big", {"size": 5000}, timeout=10)
+        assert dropped.value.kind == "response" and dropped.value.limit == 2000
+        result = await client.call_tool("big", {"size": 100}, timeout=10)
+        assert result.content[0].text == "b" * 100  # type: ignore[union-attr]
+
+
+async def test_a_notification_over_the_limit_is_dropped_and_the_rest_arrives() -> None:
+    server = check_server()
+    got: list[Any] = []
+
+    @server.tool()
+    async def announce(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for size in (5000, 10):
+            await ctx.log("info", "n" * size)
+        return "said"
+
+    async def on_log(params: Any) -> None:
+        got.append(params.data)
+
+    async with (
+        http_server(server) as info,
+        open_http_client(info.url, on_log=on_log, http_options={"max_message_size": 2000}) as client,
+    ):
+        await client.set_logging_level("info")
+        assert (await client.call_tool("announce", timeout=10)).content[0].text == "said"  # type: ignore[union-attr]
+        assert got == ["n" * 10]

@@ -45,6 +45,38 @@ def test_sse_round_trip_and_split_feeding() -> None:
     assert SSEDecoder().feed(b"id: x\r\ndata: \r\n\r\n") == [SSEEvent(data="", id="x")]
 
 
+def test_sse_line_ends_split_between_chunks() -> None:
+    decoder = SSEDecoder()
+    # "\r" then "\n" in the next chunk is one line end, not an empty line that ends the event
+    assert decoder.feed(b"data: a\r") == []
+    assert decoder.feed(b"\nid: r1.5\r\n\r") == [SSEEvent(data="a", id="r1.5")]
+    assert decoder.feed(b"\n\rdata: b\r\r") == [SSEEvent(data="b")]
+
+
+def test_an_sse_event_over_the_limit_is_dropped_as_it_arrives() -> None:
+    decoder = SSEDecoder(max_event_size=1000)
+    message = b'{"jsonrpc":"2.0","id":7,"result":{"text":"'
+    events = decoder.feed(b"id: r1.2\ndata: " + message)
+    for _ in range(100):  # 640 KB in one line, fed as it arrives: never held whole
+        events += decoder.feed(b"x" * 6400)
+        assert len(decoder._buf) - decoder._start <= 1000 + 6400
+    events += decoder.feed(b'"}}\n\ndata: {"small":1}\n\n')
+    dropped, small = events
+    assert dropped.data is None and dropped.id == "r1.2" and dropped.too_large is not None
+    assert dropped.too_large > 640_000 and dropped.head.startswith(message)
+    assert small == SSEEvent(data='{"small":1}')
+    # many short data lines adding up past the limit: the event's data goes too
+    (many,) = decoder.feed(b"data: 0123456789\n" * 200 + b"\n")
+    assert many.data is None and many.too_large is not None and many.too_large >= 2000
+    assert many.head.startswith(b"0123456789\n0123456789")
+
+
+def test_sse_fields_we_would_not_act_on() -> None:
+    decoder = SSEDecoder()
+    events = decoder.feed(b"retry: " + b"9" * 5000 + b"\nretry: \xc2\xb2\nid: " + b"i" * 2000 + b"\ndata: x\n\n")
+    assert events == [SSEEvent(data="x")] and decoder.last_event_id is None
+
+
 @pytest.mark.req("basic/transports#16", "basic/transports#38")
 def test_accept_header_rules() -> None:
     assert accepts("application/json, text/event-stream", "application/json", "text/event-stream")
