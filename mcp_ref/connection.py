@@ -37,12 +37,14 @@ from .basic.jsonrpc import (
     RawResult,
     classify,
     dumps,
-    is_valid_id,
     loads,
 )
 from .basic.lifecycle import Phase, Role
 from .basic.meta import bad_meta_keys
-from .client.elicitation import announced_ids, check_url
+from .basic.url_elicitation import announced_ids, check_url
+from .basic.utilities.cancellation import CancellationState, refusal, remember
+from .basic.utilities.progress import ProgressTokens, check_progress, valid_token
+from .basic.utilities.tasks import TASKS_SINCE
 from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
@@ -73,13 +75,6 @@ from .schema.progress import ProgressNotification, ProgressNotificationParams
 from .schema.tasks import CreateTaskResult
 
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
-
-#: the revision that introduced task augmentation
-TASKS_SINCE = "2025-11-25"
-
-#: how many cancelled / finished request ids and tokens are remembered to tell
-#: a late message from an unknown one
-_MEMORY = 1024
 
 
 @attrs.define(slots=True)
@@ -141,14 +136,10 @@ class Connection:
         self._next_id = 0
         self._outgoing: dict[RequestId, OutgoingRequest] = {}
         self._incoming: dict[RequestId, IncomingRequest] = {}
-        self._tokens: dict[ProgressToken, RequestId] = {}
-        self._cancelled_out: OrderedDict[RequestId, str] = OrderedDict()
-        self._finished_tokens: OrderedDict[ProgressToken, None] = OrderedDict()
-        # [basic/utilities/progress#9-#11] a task keeps its request's token until it is terminal:
-        # ours (token -> [request id, last value]) and the peer's (token -> last value we sent)
-        self._task_tokens_out: dict[ProgressToken, list[Any]] = {}
-        self._task_tokens_in: dict[ProgressToken, float | None] = {}
-        self._finished_in: OrderedDict[RequestId, None] = OrderedDict()
+        #: cancelled and finished request ids (basic/utilities/cancellation)
+        self.cancellation = CancellationState()
+        #: progress tokens in use, ours and the peer's (basic/utilities/progress)
+        self.progress_tokens = ProgressTokens()
         #: URL elicitation ids announced in this session and not completed yet (bounded): as a server,
         #: those we sent (request or -32042 error); as a client, those a -32042 error we received listed
         self.url_elicitations: OrderedDict[str, None] = OrderedDict()
@@ -289,18 +280,9 @@ class Connection:
             if not attrs.has(meta_holder) or "meta" not in attrs.fields_dict(meta_holder):
                 raise LocalProtocolError(f"{method} params carry no _meta: progress cannot be requested")
             if progress_token is True:
-                token = self._free_token(self._peek_id())
+                token = self.progress_tokens.generate(self._peek_id())
             else:
-                token = progress_token
-                if not is_valid_id(token):
-                    # [basic/utilities/progress#1] tokens are strings or integers
-                    raise LocalProtocolError(
-                        "a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS
-                    )
-                if self._token_in_use(token):
-                    # [basic/utilities/progress#2] unique across active requests, and a
-                    # running task keeps its request's token (progress#9)
-                    raise LocalProtocolError(f"progress token {token!r} is already in use by an active request or task")
+                token = self.progress_tokens.check_chosen(progress_token)
             base = params if params is not None else params_type()
             params = attrs.evolve(base, meta={**(base.meta or {}), "progressToken": token})
         rid = self._peek_id()
@@ -320,28 +302,16 @@ class Connection:
         result_type = CreateTaskResult if task else m.RESULT_TYPES[method]
         self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
         if method == "elicitation/create" and getattr(params, "mode", None) == "url":
-            _remember(self.url_elicitations, params.elicitation_id)
+            remember(self.url_elicitations, params.elicitation_id)
         if token is not None:
-            self._tokens[token] = rid
+            self.progress_tokens.active[token] = rid
         if method == "initialize":
             self.phase = Phase.INITIALIZING
         return rid, data
 
-    def _token_in_use(self, token: ProgressToken) -> bool:
-        return token in self._tokens or token in self._task_tokens_out
-
-    def _free_token(self, rid: int) -> ProgressToken:
-        """A generated progress token: the request id, unless the user took it."""
-        token: ProgressToken = rid
-        n = 0
-        while self._token_in_use(token):
-            n += 1
-            token = f"mcp_ref-progress-{rid}-{n}"
-        return token
-
     def _peek_id(self) -> int:
         # [basic/index#6] ids are never reused within the session: a counter
-        while self._next_id in self._outgoing or self._next_id in self._cancelled_out:
+        while self._next_id in self._outgoing or self._next_id in self.cancellation.cancelled:
             self._next_id += 1
         return self._next_id
 
@@ -421,7 +391,7 @@ class Connection:
             self.phase = Phase.AWAITING_INITIALIZED
         if req.task and req.progress_token is not None:
             # the task's progress goes on under the same token (send_task_progress)
-            self._task_tokens_in[req.progress_token] = req.last_progress
+            self.progress_tokens.task_started(req.progress_token, req.last_progress)
         self._retire_incoming(req)
         return data
 
@@ -434,7 +404,7 @@ class Connection:
         if code == ErrorCode.URL_ELICITATION_REQUIRED:
             # [client/elicitation#16] the ids announced here may be completed later
             for i in announced_ids(data):
-                _remember(self.url_elicitations, i)
+                remember(self.url_elicitations, i)
         if req.method == "initialize":
             self.phase = Phase.AWAITING_INIT
             self.requested_version = None
@@ -460,7 +430,7 @@ class Connection:
 
     def _retire_incoming(self, req: IncomingRequest) -> None:
         del self._incoming[req.id]
-        _remember(self._finished_in, req.id)
+        self.cancellation.finished_theirs(req.id)
 
     def send_cancel(self, rid: RequestId, reason: str | None = None) -> bytes:
         """Cancel one of our in-flight requests (basic/utilities/cancellation)."""
@@ -469,14 +439,10 @@ class Connection:
         if req is None or req.state != "pending":
             # [basic/utilities/cancellation#1] only requests still in progress
             raise LocalProtocolError(f"request {rid!r} is not in flight")
-        if req.method == "initialize":
-            # [basic/utilities/cancellation#2] initialize is never cancelled
-            raise LocalProtocolError("the initialize request cannot be cancelled")
-        if req.task:
-            # [basic/utilities/cancellation#3] task-augmented requests are cancelled with tasks/cancel
-            raise LocalProtocolError(
-                "a task-augmented request is cancelled with tasks/cancel, not notifications/cancelled"
-            )
+        why = refusal(req.method, req.task)
+        if why is not None:
+            # [basic/utilities/cancellation#2, #3] never initialize, never a task-augmented request
+            raise LocalProtocolError(f"request {rid!r} cannot be cancelled: {why}")
         params = CancelledNotificationParams(request_id=rid, reason=reason)
         data = self._encode(CancelledNotification(params=params))
         self.abandon(rid)
@@ -491,8 +457,9 @@ class Connection:
         req = self._outgoing.pop(rid, None)
         if req is None:
             return
-        self._release_token(req)
-        _remember(self._cancelled_out, rid, req.method)
+        if req.progress_token is not None:
+            self.progress_tokens.release(req.progress_token, rid)
+        self.cancellation.cancelled_ours(rid, req.method)
 
     def send_progress(
         self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None
@@ -525,26 +492,23 @@ class Connection:
         """Progress for a task we run, under the token of the request that created it
         (``meta``: the notification's ``_meta``, e.g. the related-task key)."""
         self._check_open()
-        if token not in self._task_tokens_in:
-            # [basic/utilities/progress#11] no progress once the task is terminal
-            raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
-        last = self._task_tokens_in[token]
-        check_progress(progress, total, last)
+        tokens = self.progress_tokens
+        # [basic/utilities/progress#11] only while the task runs
+        check_progress(progress, total, tokens.task_last(token))
         params = ProgressNotificationParams(
             meta=meta, progress_token=token, progress=progress, total=total, message=message
         )
         data = self._encode(ProgressNotification(params=params))
-        self._task_tokens_in[token] = progress
+        tokens.tasks_theirs[token] = progress
         return data
 
     def finish_task_token(self, token: ProgressToken) -> None:
         """(receiver) the task using ``token`` is terminal: no more progress under it."""
-        self._task_tokens_in.pop(token, None)
+        self.progress_tokens.task_finished(token)
 
     def release_task_token(self, token: ProgressToken) -> None:
         """(requestor) our task using ``token`` is terminal: later progress is ignored."""
-        if self._task_tokens_out.pop(token, None) is not None:
-            _remember(self._finished_tokens, token)
+        self.progress_tokens.release_task(token)
 
     def close(self) -> list[RequestId]:
         """The connection ended: returns the ids of our requests left unanswered."""
@@ -635,7 +599,7 @@ class Connection:
             # tolerated (the values are never interpreted, basic/index#25) but counted
             self.stats["meta:malformed-key"] += 1
         token = meta.get("progressToken") if meta else None
-        if token is not None and not is_valid_id(token):
+        if token is not None and not valid_token(token):
             # [basic/utilities/progress#1]
             return self._reject(
                 rid, ErrorCode.INVALID_PARAMS, "Invalid params: params._meta.progressToken: expected string or integer"
@@ -692,18 +656,7 @@ class Connection:
     def _on_cancelled(self, params: Any) -> list[Event]:
         rid, reason = params.request_id, params.reason
         req = self._incoming.get(rid) if rid is not None else None
-        why = None
-        if rid is None:
-            why = "no requestId"
-        elif req is None:
-            # [basic/utilities/cancellation#5, #10] unknown or already finished: ignore
-            why = "request already finished" if rid in self._finished_in else "unknown request id"
-        elif req.method == "initialize":
-            why = "initialize cannot be cancelled"  # [basic/utilities/cancellation#2]
-        elif req.task:
-            why = "task-augmented request: use tasks/cancel"  # [basic/utilities/cancellation#3]
-        elif req.state == "cancel-requested":
-            why = "already cancelled"
+        why = self.cancellation.ignore_reason(rid, req)
         if why is not None:
             self.stats[f"cancel:{why}"] += 1
             return [CancellationIgnored(rid, reason, why)]
@@ -713,51 +666,24 @@ class Connection:
 
     def _on_progress(self, params: Any) -> list[Event]:
         token, value = params.progress_token, params.progress
-        rid = self._tokens.get(token)
-        why = None
-        task = self._task_tokens_out.get(token) if rid is None else None
-        if task is not None:
-            # [basic/utilities/progress#9, #10] a task's progress, under its request's token
-            if task[1] is not None and not value > task[1]:
-                self.stats["progress:not increasing"] += 1
-                return [ProgressIgnored(token, value, "not increasing")]
-            task[1] = value
-            return [ProgressReceived(task[0], token, value, params.total, params.message)]
-        if rid is None:
-            # [basic/utilities/progress#7] only tokens of active requests
-            why = "after completion" if token in self._finished_tokens else "unknown token"
-        else:
-            req = self._outgoing[rid]
-            if req.last_progress is not None and not value > req.last_progress:
-                why = "not increasing"  # [basic/utilities/progress#4]
+        rid, why = self.progress_tokens.received(token, value, self._outgoing)
         if why is not None:
             self.stats[f"progress:{why}"] += 1
             return [ProgressIgnored(token, value, why)]
         assert rid is not None
-        req = self._outgoing[rid]
-        req.last_progress = value
         return [ProgressReceived(rid, token, value, params.total, params.message)]
-
-    def _release_token(self, req: OutgoingRequest) -> None:
-        if req.progress_token is not None and self._tokens.get(req.progress_token) == req.id:
-            del self._tokens[req.progress_token]
-            _remember(self._finished_tokens, req.progress_token)
 
     def _take_outgoing(self, rid: RequestId) -> OutgoingRequest | list[Event]:
         req = self._outgoing.pop(rid, None)
         if req is not None:
-            if req.task and req.progress_token is not None and self._tokens.get(req.progress_token) == req.id:
-                # [basic/utilities/progress#9] the token stays valid until the task is terminal;
-                # the tasks runtime calls release_task_token then
-                del self._tokens[req.progress_token]
-                self._task_tokens_out[req.progress_token] = [req.id, req.last_progress]
-            else:
-                self._release_token(req)
+            if req.progress_token is not None:
+                self.progress_tokens.answered(req.progress_token, rid, req.task, req.last_progress)
             return req
-        if rid in self._cancelled_out:
+        method = self.cancellation.late_response(rid)
+        if method is not None:
             # [basic/utilities/cancellation#6] ignore responses after cancelling
             self.stats["late-response"] += 1
-            return [LateResponseIgnored(rid, self._cancelled_out[rid])]
+            return [LateResponseIgnored(rid, method)]
         self.stats["unknown-response"] += 1
         return [UnknownResponse(rid)]
 
@@ -807,7 +733,7 @@ class Connection:
         if raw.code == ErrorCode.URL_ELICITATION_REQUIRED and self.role is Role.CLIENT:
             # [client/elicitation#17] ids listed here are known: their completions are not ignored
             for i in announced_ids(raw.data):
-                _remember(self.url_elicitations, i)
+                remember(self.url_elicitations, i)
         return [ErrorReceived(req.id, req.method, error)]
 
 
@@ -863,20 +789,6 @@ def concise(message: str) -> str:
     return line
 
 
-def check_progress(progress: Any, total: Any, last: float | None) -> None:
-    """LocalProtocolError unless ``progress`` (and ``total``) are finite numbers and
-    ``progress`` is above ``last``."""
-    for value in (progress, total):
-        if value is not None and (type(value) not in (int, float) or not math.isfinite(value)):
-            # JSON has no NaN or infinity
-            raise LocalProtocolError(f"progress and total are finite numbers, not {value!r}", ErrorCode.INVALID_PARAMS)
-    if progress is None:
-        raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
-    if last is not None and not progress > last:
-        # [basic/utilities/progress#4] the value increases with every notification
-        raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
-
-
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp)
 
@@ -891,13 +803,6 @@ def _check_params(method: str, message_cls: type, params_type: Any, params: Any)
         raise LocalProtocolError(
             f"{method} takes {_type_name(params_type)}, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
         )
-
-
-def _remember(store: "OrderedDict[Any, Any]", key: Any, value: Any = None) -> None:
-    store[key] = value
-    store.move_to_end(key)
-    while len(store) > _MEMORY:
-        store.popitem(last=False)
 
 
 def _check_elicitation_url(url: str) -> None:

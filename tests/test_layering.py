@@ -17,9 +17,13 @@ def modules() -> list[Path]:
     return sorted(PKG.rglob("*.py"))
 
 
-def imports_of(path: Path) -> set[str]:
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+
+
+def imports_of(path: Path, root: Path = ROOT) -> set[str]:
     """Absolute top-level names and resolved mcp_ref submodules a file imports."""
-    rel = path.relative_to(ROOT).with_suffix("")
+    rel = path.relative_to(root).with_suffix("")
     package = list(rel.parts[:-1])
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -101,6 +105,142 @@ def test_the_engine_imports_no_session() -> None:
         r = rel(path)
         if r.startswith(TRIO_FREE):
             assert not [n for n in imports_of(path) if n.startswith("mcp_ref.session")], r
+
+
+#: what each layer may import from mcp_ref, by path prefix (the longest prefix applies);
+#: spec_notes/README.md ("Layers") says why
+LAYERS = {
+    "mcp_ref/errors.py": ("mcp_ref.errors", "mcp_ref.schema"),
+    "mcp_ref/schema/": ("mcp_ref.errors", "mcp_ref.schema"),
+    # the base protocol's rules never depend on a feature (server/, client/) or the engine
+    "mcp_ref/basic/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic"),
+    # the engine is role-neutral: the base protocol and its events, no feature chapter
+    "mcp_ref/events.py": ("mcp_ref.errors", "mcp_ref.schema"),
+    "mcp_ref/connection.py": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.events"),
+    # feature chapters build on the base protocol only; the two sides do not import each other
+    "mcp_ref/server/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.server"),
+    "mcp_ref/client/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.client"),
+}
+
+
+def layer_violations(paths: list[Path], root: Path = ROOT) -> list[str]:
+    bad = []
+    for path in paths:
+        r = str(path.relative_to(root))
+        prefixes = [p for p in LAYERS if r.startswith(p)]
+        if not prefixes:
+            continue  # session/, testing/, examples/, cli: they compose everything
+        allowed = tuple(a + "." for a in LAYERS[max(prefixes, key=len)])
+        for name in sorted(imports_of(path, root)):
+            if top(name) == "mcp_ref" and not (name + ".").startswith(allowed):
+                bad.append(f"{r} imports {name}")
+    return bad
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    assert layer_violations(modules()) == []
+
+
+def test_the_layer_rule_catches_basic_or_the_engine_importing_a_feature_chapter(tmp_path: Path) -> None:
+    # the two inversions the rule was written against: a basic/ chapter importing a
+    # server/ module, and the engine importing a client/ one
+    probes = {
+        "mcp_ref/basic/utilities/tasks.py": "from ...server.utilities.pagination import make_cursor\n",
+        "mcp_ref/connection.py": "from .client.elicitation import check_url\n",
+        "mcp_ref/client/roots.py": "from ..server import tools\n",
+        "mcp_ref/server/tools.py": "from ..basic.utilities import tasks\nfrom ..errors import ErrorCode\n",
+    }
+    for name, text in probes.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert layer_violations(sorted(tmp_path.rglob("*.py")), tmp_path) == [
+        "mcp_ref/basic/utilities/tasks.py imports mcp_ref.server.utilities.pagination",
+        "mcp_ref/client/roots.py imports mcp_ref.server",
+        "mcp_ref/connection.py imports mcp_ref.client.elicitation",
+    ]
+
+
+def import_graph() -> dict[str, set[str]]:
+    """mcp_ref module -> the mcp_ref modules it imports anywhere in its source: at
+    top level, inside functions and under TYPE_CHECKING alike (``from pkg import
+    name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``)."""
+    names = {module_name(p): p for p in modules()}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in names:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = ".".join(package[: len(package) - (node.level - 1)] + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names]
+            edges.update(t for t in (resolve(t) for t in targets if top(t) == "mcp_ref") if t is not None)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_among_mcp_ref_modules() -> None:
+    # an import inside a function or under TYPE_CHECKING still ties the two modules
+    # together (each needs the other to be read or type-checked): a cycle all the same
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_check_sees_imports_inside_functions_and_type_checking_blocks() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    real = import_graph()
+    # session/core imports the requestor side of tasks; session/tasks imports core: one direction each
+    assert "mcp_ref.session.task_requestor" in real["mcp_ref.session.core"]
+    assert "mcp_ref.session.core" in real["mcp_ref.session.tasks"]
+    assert "mcp_ref.session.tasks" not in real["mcp_ref.session.core"]
 
 
 def test_public_names_resolve() -> None:

@@ -28,7 +28,7 @@ HOMES = {
     "AuthorizationError": "mcp_ref.errors",
     "InvalidToolResult": "mcp_ref.session.client",
     "URLElicitationRequired": "mcp_ref.client.elicitation",
-    "TaskFailed": "mcp_ref.session.tasks",
+    "TaskFailed": "mcp_ref.session.task_requestor",
     # raised by server and client handlers to answer with an error
     "ResourceNotFound": "mcp_ref.server.resources",
     "SamplingRejected": "mcp_ref.client.sampling",

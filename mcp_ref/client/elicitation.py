@@ -18,8 +18,8 @@ import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
+from ..basic.url_elicitation import announced_ids, check_url
 from ..errors import DecodeError, ErrorCode, MCPError, ProtocolError, RemoteProtocolError
 from ..schema._converter import decode, encode
 from ..schema.elicitation import (
@@ -90,27 +90,6 @@ def received_error(code: int, message: str, data: Any) -> MCPError:
             error.data = data  # the peer's data as sent, unknown members included
             return error
     return MCPError(code, message, data)
-
-
-def announced_ids(data: Any) -> list[str]:
-    """[client/elicitation#22, #23] the elicitation ids listed in a -32042 error's ``data``.
-
-    Entries that are not objects with a string ``elicitationId`` are skipped:
-    they cannot be completed, and the error itself still reaches the caller.
-    """
-    if not isinstance(data, dict):
-        return []
-    items = data.get("elicitations")
-    if not isinstance(items, list):
-        return []
-    return [e["elicitationId"] for e in items if isinstance(e, dict) and isinstance(e.get("elicitationId"), str)]
-
-
-def check_url(url: str) -> None:
-    """[client/elicitation#13] a URL elicitation carries an absolute URL."""
-    parts = urlsplit(url)
-    if not parts.scheme or not (parts.netloc or parts.scheme in ("mailto", "urn")):
-        raise ValueError(f"{url!r} is not a valid absolute URL")
 
 
 def form_defaults(schema: ElicitationRequestedSchema) -> dict[str, Any]:

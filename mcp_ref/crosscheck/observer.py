@@ -37,7 +37,8 @@ from ..basic import lifecycle as lc
 from ..basic.json_schema import InvalidSchema, UnsupportedDialect, Validate, compile_schema
 from ..basic.jsonrpc import InvalidMessage, classify, is_valid_id, loads
 from ..basic.lifecycle import Phase, Role
-from ..connection import TASKS_SINCE, Connection, OutgoingRequest
+from ..basic.utilities.tasks import TASKS_SINCE
+from ..connection import Connection, OutgoingRequest
 from ..errors import ErrorCode, LocalProtocolError
 from ..events import (
     CancellationIgnored,
@@ -163,7 +164,7 @@ class _Mirror(Connection):
         result_type = CreateTaskResult if task else m.RESULT_TYPES.get(method)
         self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
         if token is not None:
-            self._tokens[token] = rid
+            self.progress_tokens.active[token] = rid
         if method == "initialize":
             self.requested_version = getattr(params, "protocol_version", None)
             self.phase = Phase.INITIALIZING
@@ -228,7 +229,7 @@ class _Mirror(Connection):
                         req.last_progress = params.progress
                     return e.message
                 return None
-        if token in self._task_tokens_in:
+        if token in self.progress_tokens.tasks_theirs:
             try:
                 self.send_task_progress(token, params.progress, params.total, params.message)
             except LocalProtocolError as e:

@@ -80,7 +80,8 @@ __all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_cli
 DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
 if TYPE_CHECKING:
     from ..schema.tasks import ListTasksResult, Task
-    from .tasks import TaskHandle, TaskManager
+    from .task_requestor import TaskHandle
+    from .tasks import TaskManager
 
 log = logging.getLogger("mcp_ref.client")
 
@@ -327,7 +328,7 @@ class ClientSession:
         Refused before sending when the server lacks tasks.requests.tools.call;
         the tool's ``execution.taskSupport`` is the server's to enforce.
         """
-        from .tasks import start_task
+        from .task_requestor import start_task
 
         if name in self._task_support and self._task_support[name] not in ("optional", "required"):
             # [basic/utilities/tasks#5] absent or "forbidden": never as a task
@@ -336,7 +337,7 @@ class ClientSession:
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
-        from .tasks import list_tasks
+        from .task_requestor import list_tasks
 
         return await list_tasks(self.session, cursor, **options)
 

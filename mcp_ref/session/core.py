@@ -34,8 +34,11 @@ import trio
 from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.transports._nursery import block_nursery
+from ..basic.utilities import ping as ping_rules
+from ..basic.utilities.cancellation import refusal
+from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressCallback, ProgressPace
 from ..client.elicitation import received_error
-from ..connection import Connection, check_progress
+from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
@@ -68,8 +71,9 @@ from ..events import (
 )
 from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for
-from ..schema.jsonrpc import ProgressToken, RequestId, Result
+from ..schema.jsonrpc import ProgressToken, RequestId
 from ..server.utilities.logging import LogRateLimiter, passes
+from .task_requestor import TaskHandle, list_tasks, start_task
 
 __all__ = [
     "PendingRequest",
@@ -86,15 +90,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from ..schema.tasks import ListTasksResult
-    from .tasks import TaskHandle
 
 log = logging.getLogger("mcp_ref.session")
 
 #: what encoding a message we were given can raise: the engine refuses it
 #: (LocalProtocolError) or a value in it has no JSON form
 _ENCODE_FAILURES = (LocalProtocolError, TypeError, ValueError, OverflowError)
-
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class RequestHandler(Protocol):
@@ -200,12 +201,13 @@ class RequestContext:
         self.message = message
         self.params = message.params
         self.cancel_scope = cancel_scope
-        self._last_progress_sent: float | None = None
-        self._last_reported: float | None = None
-        #: the newest value held back by the rate limit (progress_coalesce)
-        self._held: tuple[float, float | None, str | None] | None = None
-        #: progress values never sent because of ``progress_min_interval``
-        self.progress_dropped = 0
+        #: the rate limit of this request's progress (made at the first report)
+        self._pace: ProgressPace | None = None
+
+    @property
+    def progress_dropped(self) -> int:
+        """Progress values never sent because of ``progress_min_interval``."""
+        return self._pace.dropped if self._pace is not None else 0
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -225,16 +227,12 @@ class RequestContext:
         req = self.session.connection.incoming(self.request_id)
         return bool(req is not None and req.task)
 
-    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> "TaskHandle":
+    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> TaskHandle:
         """Send a task-augmented request to the peer (e.g. sampling); returns its handle."""
-        from .tasks import start_task
-
         return await start_task(self.session, method, params, ttl=ttl, related_request_id=self.request_id, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
         """``tasks/list`` to the peer: one page of the tasks it runs for us."""
-        from .tasks import list_tasks
-
         return await list_tasks(self.session, cursor, related_request_id=self.request_id, **options)
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -253,45 +251,38 @@ class RequestContext:
             raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
         if req.progress_token is None:
             return
-        interval = session.config.progress_min_interval
-        if interval:
-            # [basic/utilities/progress#4] with a rate limit some values are never sent:
-            # check against what the handler reported (without one, every value goes
-            # through the engine's send_progress, which makes this same check)
-            check_progress(progress, total, self._last_reported)
+        pace = self._pace
+        if pace is None:
+            config = session.config
+            pace = self._pace = ProgressPace(config.progress_min_interval, config.progress_coalesce)
         now = trio.current_time()
-        sent_at = self._last_progress_sent
-        final = total is not None and progress >= total
-        if interval and sent_at is not None and now - sent_at < interval and not final:
-            # [basic/utilities/progress#13] rate limited: not sent now
-            self._last_reported = progress
-            self.progress_dropped += 1
-            if session.config.progress_coalesce:
-                if self._held is None:
-                    session._nursery.start_soon(self._flush_progress_at, sent_at + interval)
-                self._held = (progress, total, message)
-            return
-        self._held = None
-        await self._send_progress(progress, total, message, now)
+        decision = pace.offer(progress, total, message, now)
+        if decision == SEND:
+            await self._send_progress(pace, progress, total, message, now)
+        elif decision == HOLD_FIRST:
+            # [basic/utilities/progress#13] the newest value goes out when the interval ends
+            session._nursery.start_soon(self._flush_progress_at, pace.flush_at)
 
-    async def _send_progress(self, progress: float, total: float | None, message: str | None, now: float) -> None:
+    async def _send_progress(
+        self, pace: ProgressPace, progress: float, total: float | None, message: str | None, now: float
+    ) -> None:
         data = self.session.connection.send_progress(self.request_id, progress, total, message)
-        self._last_reported = progress
+        pace.sent(progress, now, data is not None)
         if data is not None:
-            self._last_progress_sent = now
             await self.session.send_raw(data, self.request_id)
 
     async def flush_progress(self) -> None:
         """Send the progress value held back by the rate limit, if any (before the response)."""
-        held = self._held
+        pace = self._pace
+        held = pace.take_held() if pace is not None else None
         if held is None:
             return
-        self._held = None
+        assert pace is not None
         req = self.session.connection.incoming(self.request_id)
         if req is None or req.state != "running":
             return
-        self.progress_dropped -= 1
-        await self._send_progress(*held, trio.current_time())
+        pace.dropped -= 1
+        await self._send_progress(pace, *held, trio.current_time())
 
     async def _flush_progress_at(self, when: float) -> None:
         await trio.sleep_until(when)
@@ -527,7 +518,7 @@ class PendingRequest:
         out = session.connection.outgoing(self.id)
         if out is None:
             return  # already answered, timed out or cancelled
-        if out.method == "initialize" or out.task:
+        if refusal(out.method, out.task) is not None:
             session.connection.send_cancel(self.id, reason)  # raises the precise LocalProtocolError
         await session._abandon(self.id, reason or "cancelled by the requestor", self.related)
         waiter = session._waiters.get(self.id)
@@ -858,14 +849,11 @@ class Session:
         out = self.connection.outgoing(rid)
         if out is None:
             return None
-        if out.method == "initialize" or out.task or self.closed.is_set():
+        why = refusal(out.method, out.task)
+        if why is not None or self.closed.is_set():
             # [basic/utilities/cancellation#2, #3] never a notification for these
             self.connection.abandon(rid)
-            if out.method == "initialize":
-                return "initialize is never cancelled"
-            if out.task:
-                return "a task-augmented request is cancelled with tasks/cancel"
-            return "the session is closed"
+            return why or "the session is closed"
         data = self.connection.send_cancel(rid, reason)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
         with trio.CancelScope(shield=True) as scope:
@@ -930,26 +918,25 @@ class Session:
 
     async def _keepalive(self, interval: float) -> None:
         await self.initialized.wait()
-        failures = 0
-        cfg = self.config
+        keepalive = ping_rules.Keepalive(self.config.keepalive_timeout, self.config.keepalive_max_failures)
         while not self.closed.is_set():
             await trio.sleep(interval)
             try:
-                await self.ping(timeout=cfg.keepalive_timeout)
+                await self.ping(timeout=keepalive.timeout)
             except (RequestTimeout, MCPError, ProtocolError) as exc:
-                failures += 1
+                stale = keepalive.failed()
                 # [basic/utilities/ping#9] failures are logged
-                log.warning("keepalive ping %d/%d failed: %s", failures, cfg.keepalive_max_failures, exc)
-                if failures >= cfg.keepalive_max_failures:
+                log.warning("keepalive ping %d/%d failed: %s", keepalive.failures, keepalive.max_failures, exc)
+                if stale:
                     # [basic/utilities/ping#2, #7, #8] the connection is stale: close it
-                    reason = f"keepalive: {failures} consecutive pings failed (timeout {cfg.keepalive_timeout:g}s)"
+                    reason = keepalive.close_reason()
                     log.error("closing session: %s", reason)
                     await self.aclose(reason)
                     return
             except ConnectionClosed:
                 return
             else:
-                failures = 0
+                keepalive.succeeded()
 
     async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         self._nursery.start_soon(self._notification_worker)
@@ -1054,11 +1041,11 @@ class Session:
         t = type(event)
         if t is RequestReceived:
             assert isinstance(event, RequestReceived)
-            if event.method == "ping":
+            if event.method == ping_rules.METHOD:
                 # [basic/utilities/ping#1] answered at once, in every phase, even when handlers are busy
                 # (sent from its own task: the receive loop never blocks on a write,
                 # so two peers with full pipes cannot deadlock each other)
-                reply = self.connection.send_response(event.id, _empty_result())
+                reply = self.connection.send_response(event.id, ping_rules.answer())
                 self._reply_soon(reply, event.id)
                 return
             scope = trio.CancelScope()
@@ -1136,7 +1123,7 @@ class Session:
                         if handler is None:
                             raise ProtocolError(f"Method not found: {event.method}", ErrorCode.METHOD_NOT_FOUND)
                         result = await handler(ctx, event.params)
-                        if ctx._held is not None:
+                        if ctx._pace is not None and ctx._pace.held is not None:
                             # [basic/utilities/progress#13] the latest state before the result
                             await ctx.flush_progress()
                     except trio.Cancelled:
@@ -1257,10 +1244,6 @@ def check_encodable(value: Any) -> None:
         dumps(converter_for(LATEST_PROTOCOL_VERSION).unstructure(value))
     except (TypeError, ValueError, OverflowError) as e:
         raise LocalProtocolError(f"cannot encode {type(value).__name__}: {e}", ErrorCode.INTERNAL_ERROR) from e
-
-
-def _empty_result() -> Result:
-    return Result()
 
 
 def _reason_for(exc: BaseException) -> str:

@@ -24,7 +24,8 @@ import attrs
 import trio
 
 from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
-from ..connection import TASKS_SINCE, Connection
+from ..basic.utilities.tasks import TASKS_SINCE
+from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams

@@ -1,4 +1,4 @@
-"""The tasks runtime (basic/utilities/tasks), for receivers and requestors.
+"""The tasks runtime (basic/utilities/tasks): receivers here, requestors re-exported.
 
 Receiver side: a :class:`TaskManager` runs task work in a nursery the
 application owns -- tasks outlive the request that created them, never the
@@ -10,9 +10,15 @@ waiting on an event::
         server.enable_tasks(nursery)            # or TaskManager(nursery, ...)
         ...
 
-Requestor side: :meth:`TaskRequests.start` (``ClientSession.call_tool_as_task``,
+Requestor side (:mod:`mcp_ref.session.task_requestor`, re-exported here):
+:func:`start_task` (``ClientSession.call_tool_as_task``,
 ``RequestContext.request_task``) sends a task-augmented request and returns a
 :class:`TaskHandle` to poll, wait for, fetch or cancel.
+
+The chapter's rules (status table, records, store, ttl, rate limit, polling)
+are sans-IO in :mod:`mcp_ref.basic.utilities.tasks`; this module is the part
+that needs trio. It imports :mod:`mcp_ref.session.core` (a task's context is a
+request context); core never imports it.
 """
 
 import itertools
@@ -29,24 +35,25 @@ import trio
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
     InMemoryTaskStore,
+    RateLimiter,
     TaskNotFound,
     TaskRecord,
     TaskStore,
-    is_terminal,
+    check_cancellable,
+    grant_ttl,
     new_task_id,
     page_of_tasks,
     related_task_meta,
+    status_notification,
+    task_payload,
+    work_outcome,
 )
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
-    LocalProtocolError,
     MCPError,
-    MCPRefError,
     ProtocolError,
-    RequestTimeout,
 )
-from ..schema._converter import converter_for, decode
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
     ClientTaskElicitationRequests,
@@ -57,7 +64,6 @@ from ..schema.lifecycle import (
     ServerTasksCapability,
     ServerTaskToolsRequests,
 )
-from ..schema.messages import RESULT_TYPES
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tasks import (
     CancelTaskRequestParams,
@@ -68,11 +74,10 @@ from ..schema.tasks import (
     GetTaskRequestParams,
     GetTaskResult,
     ListTasksResult,
-    Task,
     TaskMetadata,
-    TaskStatusNotificationParams,
 )
-from .core import ProgressCallback, RequestContext, Session
+from .core import RequestContext, Session
+from .task_requestor import TaskFailed, TaskHandle, list_tasks, start_task
 
 __all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task", "list_tasks"]
 
@@ -141,18 +146,6 @@ class _Who:
 
 
 @attrs.define
-class _Bucket:
-    """A token bucket: ``tokens`` as of ``stamp``; below zero, operations are queued."""
-
-    tokens: float
-    stamp: float
-
-
-class TaskFailed(MCPError):
-    """(requestor) the task ended in a JSON-RPC error; ``tasks/result`` returned it."""
-
-
-@attrs.define
 class _Live:
     """Runtime state of one task beside its record."""
 
@@ -212,7 +205,8 @@ class TaskManager:
         self.stats: Counter[str] = Counter()
         # creation order continues after what a persistent store already holds
         self._seq = itertools.count(max((r.seq for r in self.store), default=0) + 1)
-        self._buckets: dict[Hashable, _Bucket] = {}
+        cfg = self.config
+        self._limiter = RateLimiter(cfg.rate_limit, cfg.rate_burst, cfg.rate_max_wait) if cfg.rate_limit else None
         #: sessions whose closing deletes their tasks (binding="session")
         self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
@@ -252,37 +246,7 @@ class TaskManager:
         )
         return ClientTasksCapability(list={} if self.lists_tasks else None, cancel={}, requests=requests)
 
-    def _ttl(self, requested: int | None) -> int | None:
-        cfg = self.config
-        if requested is None:
-            return cfg.default_ttl_ms
-        # [basic/utilities/tasks#ttl-and-resource-management] receivers may override: capped
-        return max(1, min(requested, cfg.max_ttl_ms))
-
     # -- rate limiting ---------------------------------------------------------------------------
-
-    def _delay(self, key: Hashable, rate: float) -> float | None:
-        """Take a token from ``key``'s bucket: seconds to wait for it, or None when too long."""
-        cfg, now = self.config, trio.current_time()
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            if len(self._buckets) >= 1024:
-                # forget requestors whose bucket has refilled (closed sessions among them)
-                full = [k for k, b in self._buckets.items() if b.tokens + (now - b.stamp) * rate >= cfg.rate_burst]
-                for k in full:
-                    del self._buckets[k]
-            bucket = self._buckets[key] = _Bucket(float(cfg.rate_burst), now)
-        else:
-            bucket.tokens = min(float(cfg.rate_burst), bucket.tokens + (now - bucket.stamp) * rate)
-            bucket.stamp = now
-        bucket.tokens -= 1
-        if bucket.tokens >= 0:
-            return 0.0
-        delay = -bucket.tokens / rate
-        if delay > cfg.rate_max_wait:
-            bucket.tokens += 1  # refused: the token is not used
-            return None
-        return delay
 
     async def _throttle(self, ctx: RequestContext) -> None:
         """[basic/utilities/tasks#80] at most ``rate_limit`` task operations a second per requestor.
@@ -291,17 +255,17 @@ class TaskManager:
         nothing); if that would take more than ``rate_max_wait`` it is refused
         with -32600 at once.
         """
-        rate = self.config.rate_limit
-        if rate is None:
+        limiter = self._limiter
+        if limiter is None:
             return
         # per requestor; without binding there is no requestor identity: per session
         key = self.owner_of(ctx.session) if self.binds_requestors else ctx.session
-        delay = self._delay(key, rate)
+        delay = limiter.delay(key, trio.current_time())
         if delay is None:
             self.stats["refused:rate"] += 1
             log.warning("%s by %s refused: over the task rate limit", ctx.method, _Who(self, ctx.session))
             raise ProtocolError(
-                f"Invalid Request: too many task operations (limit {rate:g}/s); retry later",
+                f"Invalid Request: too many task operations (limit {limiter.rate:g}/s); retry later",
                 ErrorCode.INVALID_REQUEST,
             )
         if delay > 0:
@@ -325,7 +289,7 @@ class TaskManager:
                 ErrorCode.INVALID_REQUEST,
             )
         task_meta: TaskMetadata = ctx.params.task
-        ttl = self._ttl(task_meta.ttl)
+        ttl = grant_ttl(task_meta.ttl, self.config.default_ttl_ms, self.config.max_ttl_ms)
         now, wall = trio.current_time(), self.wall_clock()
         record = TaskRecord(
             task_id=new_task_id(),
@@ -371,13 +335,7 @@ class TaskManager:
                     outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
                     status, message = "failed", "Internal error"
                 else:
-                    status = "completed"
-                    if getattr(outcome, "is_error", None) is True:
-                        # [basic/utilities/tasks#task-execution-errors] a tool result with isError fails the task
-                        status = "failed"
-                        message = "Tool execution failed: " + " ".join(
-                            getattr(b, "text", "") for b in getattr(outcome, "content", [])
-                        )
+                    status, message = work_outcome(outcome)
         except BaseException:
             # cancelled from outside (the task nursery is shutting down) or interrupted:
             # the task can never finish, so it fails rather than look completed with no result
@@ -406,17 +364,7 @@ class TaskManager:
         log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
         live = self._live.get(record.task_id)
         if live is not None and self.config.status_notifications:
-            t = record.to_task()
-            # [basic/utilities/tasks#task-notifications] full task state, no related-task metadata
-            params = TaskStatusNotificationParams(
-                task_id=t.task_id,
-                status=t.status,
-                status_message=t.status_message,
-                created_at=t.created_at,
-                last_updated_at=t.last_updated_at,
-                ttl=t.ttl,
-                poll_interval=t.poll_interval,
-            )
+            params = status_notification(record)
             # to the session that created the task; once it is gone, to the sessions
             # waiting on it with tasks/result (the same requestor, another connection)
             if not live.session.notify_soon("notifications/tasks/status", params):
@@ -466,17 +414,7 @@ class TaskManager:
         current = self.store.get(record.task_id)
         if current is None:
             raise TaskNotFound(record.task_id, "Task has expired")
-        record = current
-        outcome = record.outcome
-        if isinstance(outcome, Error):
-            # exactly the error the underlying request would have returned
-            raise MCPError(outcome.code, outcome.message, outcome.data)
-        if outcome is None:
-            raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
-        encoded = converter_for(ctx.session.connection.revision).unstructure(outcome)
-        meta = related_task_meta(record.task_id, encoded.pop("_meta", None))
-        # [basic/utilities/tasks#related-task-metadata] tasks/result carries the related-task key
-        return GetTaskPayloadResult(meta=meta, extra=encoded)
+        return task_payload(current, ctx.session.connection.revision)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
         await self._throttle(ctx)
@@ -492,11 +430,7 @@ class TaskManager:
         live = self._live.get(record.task_id)
         if live is not None:
             record = live.record
-        if record.terminal:
-            # [basic/utilities/tasks#task-cancellation] terminal tasks cannot be cancelled: -32602
-            raise ProtocolError(
-                f"Cannot cancel task: already in terminal status '{record.status}'", ErrorCode.INVALID_PARAMS
-            )
+        check_cancellable(record)
         log.info("tasks/cancel %s by %s", record.task_id, _Who(self, ctx.session))
         # moved to cancelled *before* the answer, and it sticks whatever the work does next
         self._set_status(record, "cancelled", "The task was cancelled by request.")
@@ -633,234 +567,3 @@ class TaskContext(RequestContext):
             await session.notify(method, params, related_request_id=related)
         except ConnectionClosed:
             log.debug("task %s: %s dropped, no open session of its requestor", self.task_id, method)
-
-
-# -- requestor side ---------------------------------------------------------------------------------
-
-
-class _TaskProgress:
-    """A task's progress callback. After the CreateTaskResult the session's
-    notification worker runs it: an exception there must not end the session,
-    so it is handed to the task's handle, which raises it to its caller."""
-
-    def __init__(self, callback: ProgressCallback) -> None:
-        self.callback = callback
-        self.error: Exception | None = None
-        self.handle: TaskHandle | None = None
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        if self.error is not None:
-            return
-        try:
-            await self.callback(progress, total, message)
-        except Exception as exc:
-            self.error = exc
-            if self.handle is not None:
-                self.handle._callback_failed()
-
-
-class TaskHandle:
-    """A task we asked a peer to run.
-
-    If its progress callback raises, the task is cancelled (``tasks/cancel``)
-    and the exception is raised from the handle's ``wait()``, ``get()`` or
-    ``result()`` in progress or next called (once; it stays in
-    ``callback_error``).
-    """
-
-    def __init__(
-        self,
-        session: Session,
-        method: str,
-        task: Task,
-        progress_token: Any,
-        request_id: Any = None,
-        progress: _TaskProgress | None = None,
-    ) -> None:
-        self.session = session
-        self.request_id = request_id
-        self.method = method
-        self.task = task
-        self.task_id = task.task_id
-        self.progress_token = progress_token
-        self.result_type = RESULT_TYPES[method]
-        self._progress = progress
-        self._interrupts: set[trio.CancelScope] = set()
-        self._error_raised = False
-        if progress is not None:
-            progress.handle = self
-            if progress.error is not None:
-                self._callback_failed()
-
-    @property
-    def callback_error(self) -> Exception | None:
-        """What the progress callback raised, if it did."""
-        return self._progress.error if self._progress is not None else None
-
-    def _callback_failed(self) -> None:
-        """The progress callback raised: no more progress; interrupt whatever waits."""
-        self._release()
-        for scope in self._interrupts:
-            scope.cancel(reason="the task's progress callback raised")
-
-    async def _raise_callback_error(self) -> None:
-        error = self.callback_error
-        if error is None or self._error_raised:
-            return
-        self._error_raised = True
-        # shielded (the caller's wait is being interrupted), bounded by the cancellation grace
-        with trio.CancelScope(shield=True):
-            try:
-                await self.cancel(timeout=self.session.config.cancel_grace)
-            except MCPRefError as e:
-                log.info("could not cancel task %s after its progress callback failed: %s", self.task_id, e)
-        raise error
-
-    async def _interruptible(self, awaitable: Awaitable[Any]) -> Any:
-        """Await ``awaitable``; if the progress callback raises meanwhile, interrupt it and raise that."""
-        scope = trio.CancelScope()
-        self._interrupts.add(scope)
-        try:
-            with scope:
-                return await awaitable
-        finally:
-            self._interrupts.discard(scope)
-        await self._raise_callback_error()  # only reached when interrupted
-        raise AssertionError("interrupted without a callback error")
-
-    async def _call(self, method: str, params: Any, **options: Any) -> Any:
-        """A request about this task, interrupted if the progress callback raises meanwhile."""
-        await self._raise_callback_error()
-        return await self._interruptible(self.session.request(method, params, **options))
-
-    @property
-    def status(self) -> str:
-        return self.task.status
-
-    def _update(self, task: Any) -> Task:
-        previous = self.task.status
-        self.task = Task(**{f.name: getattr(task, f.name) for f in attrs.fields(Task)})
-        if self.task.status != previous:
-            log.info("task %s is now %s", self.task_id, self.task.status)
-        if is_terminal(self.task.status):
-            self._release()
-        return self.task
-
-    def _release(self) -> None:
-        if self.progress_token is not None:
-            self.session.connection.release_task_token(self.progress_token)
-        self.session.task_progress.pop(self.request_id, None)
-
-    async def get(self, **options: Any) -> Task:
-        """``tasks/get``: the task's current state."""
-        result = await self._call("tasks/get", GetTaskRequestParams(task_id=self.task_id), **options)
-        return self._update(result)
-
-    async def result(self, **options: Any) -> Any:
-        """``tasks/result``: blocks until terminal; the underlying result, typed, or TaskFailed."""
-        try:
-            payload: GetTaskPayloadResult = await self._call(
-                "tasks/result", GetTaskPayloadRequestParams(task_id=self.task_id), **options
-            )
-        except MCPError as e:
-            raise TaskFailed(e.code, e.message, e.data) from e
-        data = dict(payload.extra)
-        meta = {k: v for k, v in (payload.meta or {}).items() if k != "io.modelcontextprotocol/related-task"}
-        if meta:
-            data["_meta"] = meta
-        self._release()
-        return decode(data, self.result_type)
-
-    async def cancel(self, **options: Any) -> Task:
-        """``tasks/cancel`` (basic/utilities/cancellation#3: not notifications/cancelled)."""
-        result = await self.session.request("tasks/cancel", CancelTaskRequestParams(task_id=self.task_id), **options)
-        return self._update(result)
-
-    def _result_options(self, task: Task, options: dict[str, Any]) -> dict[str, Any]:
-        """tasks/result blocks until the task is terminal: the request timeout
-        alone would give up on any task that runs longer, so the wait is bounded
-        by the task's ttl (the receiver answers by then, tasks#ttl-and-resource-management)."""
-        if "timeout" in options or task.ttl is None:
-            return options
-        bound = task.ttl / 1000 + self.session.config.request_timeout
-        return {"max_timeout": bound, **options, "timeout": bound}
-
-    async def wait(
-        self,
-        *,
-        default_poll_interval: float = 1.0,
-        poll_interval_bounds: tuple[float, float] = (0.1, 30.0),
-        max_wait: float | None = None,
-        **options: Any,
-    ) -> Any:
-        """Poll ``tasks/get`` respecting ``pollInterval`` until terminal (or
-        ``input_required``, then ``tasks/result`` delivers the input requests),
-        and return the result.
-
-        The peer's ``pollInterval`` (``default_poll_interval`` seconds when it
-        gives none) is clamped to ``poll_interval_bounds`` (seconds): a 0 would
-        be a busy loop, a huge one a wait that never ends. ``max_wait``: give up
-        (trio.TooSlowError) after that many seconds.
-        """
-        low, high = poll_interval_bounds
-        if not 0 < low <= high:
-            raise ValueError("poll_interval_bounds must be (low, high) with 0 < low <= high")
-        with trio.fail_after(max_wait) if max_wait is not None else trio.CancelScope():
-            return await self._interruptible(self._poll(default_poll_interval, low, high, options))
-
-    async def _poll(self, default_poll_interval: float, low: float, high: float, options: dict[str, Any]) -> Any:
-        while True:
-            task = await self.get(**options)
-            if is_terminal(task.status) or task.status == "input_required":
-                # [basic/utilities/tasks#34] call tasks/result then
-                try:
-                    return await self.result(**self._result_options(task, options))
-                except RequestTimeout:
-                    # still not terminal after all that time (no ttl): back to polling
-                    log.debug("tasks/result for task %s timed out; polling again", self.task_id)
-            interval = task.poll_interval / 1000 if task.poll_interval is not None else default_poll_interval
-            # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
-            await trio.sleep(min(max(interval, low), high))
-
-
-async def list_tasks(session: Session, cursor: str | None = None, **options: Any) -> ListTasksResult:
-    """``tasks/list`` to the peer: one page of the tasks it runs for us (cursor stays opaque)."""
-    params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-    result: ListTasksResult = await session.request("tasks/list", params, **options)
-    return result
-
-
-async def start_task(
-    session: Session,
-    method: str,
-    params: Any,
-    *,
-    ttl: int | None = None,
-    progress: ProgressCallback | None = None,
-    **options: Any,
-) -> TaskHandle:
-    """Send ``method`` task-augmented and return its handle once the task exists.
-
-    ``progress`` keeps receiving the task's progress after the CreateTaskResult
-    (the token stays valid until the task is terminal, progress#9).
-    """
-    if not hasattr(params, "task"):
-        raise LocalProtocolError(f"{method} cannot be task-augmented")
-    if ttl is not None and (type(ttl) is not int or ttl < 1):
-        # a ttl is a positive number of milliseconds (TaskMetadata); None lets the receiver choose
-        raise ValueError(f"ttl must be a positive integer of milliseconds or None, not {ttl!r}")
-    params = attrs.evolve(params, task=TaskMetadata(ttl=ttl))
-    pending = await session.start_request(method, params, progress=progress, **options)
-    out = session.connection.outgoing(pending.id)
-    token = out.progress_token if out is not None else None
-    guard = _TaskProgress(progress) if progress is not None else None
-    if guard is not None:
-        session.task_progress[pending.id] = guard
-    try:
-        result: CreateTaskResult = await pending.result()
-    except BaseException:
-        session.task_progress.pop(pending.id, None)
-        raise
-    # [basic/utilities/tasks#83] requestors log the lifecycle too
-    log.info("task %s started by the peer for our %s (ttl %s ms)", result.task.task_id, method, result.task.ttl)
-    return TaskHandle(session, method, result.task, token, pending.id, guard)

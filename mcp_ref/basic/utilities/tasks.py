@@ -11,6 +11,13 @@ time takes it.
   once terminal the outcome of the underlying request (result or error).
 * :class:`TaskStore` is the storage interface; :class:`InMemoryTaskStore` the
   default. Stores are synchronous so they stay testable without a runtime.
+* Receiver policy: the ttl granted (:func:`grant_ttl`), the status of finished
+  work (:func:`work_outcome`), status notifications (:func:`status_notification`),
+  what ``tasks/result`` and ``tasks/cancel`` answer (:func:`task_payload`,
+  :func:`check_cancellable`), ``tasks/list`` pages (:func:`page_of_tasks`) and the
+  per-requestor rate limit (:class:`RateLimiter`).
+* Requestor policy: when to poll again (:func:`poll_delay`); the related-task
+  ``_meta`` key (:func:`related_task_meta`).
 """
 
 import secrets
@@ -20,10 +27,18 @@ from typing import Any, Final, Protocol
 
 import attrs
 
-from ...errors import ErrorCode, ProtocolError
+from ...errors import ErrorCode, MCPError, ProtocolError
+from ...schema._converter import converter_for
 from ...schema.jsonrpc import Error
-from ...schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, Task, TaskStatus
-from ...server.utilities.pagination import make_cursor, read_cursor
+from ...schema.tasks import (
+    RELATED_TASK_META_KEY,
+    TERMINAL_STATUSES,
+    GetTaskPayloadResult,
+    Task,
+    TaskStatus,
+    TaskStatusNotificationParams,
+)
+from ..cursors import make_cursor, read_cursor
 
 __all__ = [
     "TRANSITIONS",
@@ -39,7 +54,19 @@ __all__ = [
     "TaskStore",
     "InMemoryTaskStore",
     "TaskNotFound",
+    "TASKS_SINCE",
+    "page_of_tasks",
+    "grant_ttl",
+    "work_outcome",
+    "status_notification",
+    "check_cancellable",
+    "task_payload",
+    "RateLimiter",
+    "poll_delay",
 ]
+
+#: the revision that introduced tasks (and task augmentation)
+TASKS_SINCE: Final = "2025-11-25"
 
 #: [basic/utilities/tasks#task-status-lifecycle] status -> statuses it may move to
 TRANSITIONS: Final[dict[str, frozenset[str]]] = {
@@ -221,3 +248,115 @@ def page_of_tasks(records: list[TaskRecord], cursor: str | None, page_size: int)
     page = rest[:page_size]
     nxt = make_cursor("tasks", page[-1].seq) if len(rest) > page_size else None
     return [r.to_task() for r in page], nxt
+
+
+# -- receiver policy -----------------------------------------------------------------------------
+
+
+def grant_ttl(requested: int | None, default: int | None, maximum: int) -> int | None:
+    """The ttl a receiver grants (milliseconds; None: unlimited): ``default`` when the
+    requestor asks for none, else the request capped at ``maximum``."""
+    if requested is None:
+        return default
+    # [basic/utilities/tasks#ttl-and-resource-management] receivers may override: capped
+    return max(1, min(requested, maximum))
+
+
+def work_outcome(result: Any) -> tuple[str, str | None]:
+    """The terminal status (and status message) of work that returned ``result``."""
+    if getattr(result, "is_error", None) is True:
+        # [basic/utilities/tasks#task-execution-errors] a tool result with isError fails the task
+        text = " ".join(getattr(b, "text", "") for b in getattr(result, "content", []))
+        return "failed", "Tool execution failed: " + text
+    return "completed", None
+
+
+def status_notification(record: TaskRecord) -> TaskStatusNotificationParams:
+    """[basic/utilities/tasks#task-notifications] the full task state, no related-task metadata."""
+    t = record.to_task()
+    return TaskStatusNotificationParams(
+        task_id=t.task_id,
+        status=t.status,
+        status_message=t.status_message,
+        created_at=t.created_at,
+        last_updated_at=t.last_updated_at,
+        ttl=t.ttl,
+        poll_interval=t.poll_interval,
+    )
+
+
+def check_cancellable(record: TaskRecord) -> None:
+    """[basic/utilities/tasks#task-cancellation] a terminal task cannot be cancelled: -32602."""
+    if record.terminal:
+        raise ProtocolError(
+            f"Cannot cancel task: already in terminal status '{record.status}'", ErrorCode.INVALID_PARAMS
+        )
+
+
+def task_payload(record: TaskRecord, revision: str) -> GetTaskPayloadResult:
+    """What ``tasks/result`` answers for a terminal task, encoded for ``revision``.
+
+    Exactly the error the underlying request would have returned (MCPError),
+    or its result with the related-task key in ``_meta``.
+    """
+    outcome = record.outcome
+    if isinstance(outcome, Error):
+        # [basic/utilities/tasks#result-retrieval] the underlying request's own error
+        raise MCPError(outcome.code, outcome.message, outcome.data)
+    if outcome is None:
+        raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
+    encoded = converter_for(revision).unstructure(outcome)
+    meta = related_task_meta(record.task_id, encoded.pop("_meta", None))
+    # [basic/utilities/tasks#related-task-metadata] tasks/result carries the related-task key
+    return GetTaskPayloadResult(meta=meta, extra=encoded)
+
+
+class RateLimiter:
+    """[basic/utilities/tasks#80] token buckets, one per requestor (sans-IO: ``now`` is passed in).
+
+    At most ``rate`` operations a second on average, in bursts of ``burst``.
+    :meth:`delay` takes a token: the seconds to wait for it, or None when that
+    would be more than ``max_wait`` (refused: the token is not used).
+    """
+
+    #: requestors kept before the ones whose bucket has refilled are forgotten
+    KEEP = 1024
+
+    def __init__(self, rate: float, burst: int, max_wait: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.max_wait = max_wait
+        #: requestor -> [tokens as of stamp, stamp]; below zero, operations are queued
+        self._buckets: dict[Hashable, list[float]] = {}
+
+    def delay(self, key: Hashable, now: float) -> float | None:
+        rate, burst = self.rate, float(self.burst)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self.KEEP:
+                # forget requestors whose bucket has refilled (closed sessions among them)
+                full = [k for k, (tokens, stamp) in self._buckets.items() if tokens + (now - stamp) * rate >= burst]
+                for k in full:
+                    del self._buckets[k]
+            bucket = self._buckets[key] = [burst, now]
+        else:
+            bucket[0] = min(burst, bucket[0] + (now - bucket[1]) * rate)
+            bucket[1] = now
+        bucket[0] -= 1
+        if bucket[0] >= 0:
+            return 0.0
+        delay = -bucket[0] / rate
+        if delay > self.max_wait:
+            bucket[0] += 1  # refused: the token is not used
+            return None
+        return delay
+
+
+# -- requestor policy ----------------------------------------------------------------------------
+
+
+def poll_delay(poll_interval_ms: int | None, default: float, low: float, high: float) -> float:
+    """[basic/utilities/tasks#42] seconds until the next ``tasks/get``: the receiver's
+    ``pollInterval`` (``default`` when it gives none), kept within [``low``, ``high``]."""
+    interval = poll_interval_ms / 1000 if poll_interval_ms is not None else default
+    return min(max(interval, low), high)

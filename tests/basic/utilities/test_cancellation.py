@@ -1,12 +1,15 @@
 """basic/utilities/cancellation, both directions, on the memory pair."""
 
 import math
+from collections import OrderedDict
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
+from mcp_ref.basic.utilities import cancellation
 from mcp_ref.errors import LocalProtocolError, RequestCancelled, RequestTimeout
 from mcp_ref.session import RequestContext, Server, SessionConfig
 from mcp_ref.testing import memory_session_pair
@@ -172,3 +175,67 @@ async def test_a_cancellation_that_cannot_be_sent_gives_up_after_the_grace(
         await client.ping()
         assert not [m for m in rec.received if m.get("method") == "notifications/cancelled"]
     assert any("could not send the cancellation" in r.getMessage() for r in caplog.records)
+
+
+# -- the chapter's rules, sans-IO (mcp_ref.basic.utilities.cancellation) ----------------------
+
+
+@pytest.mark.req("basic/utilities/cancellation#2", "basic/utilities/cancellation#3")
+def test_which_of_our_requests_may_be_cancelled_with_a_notification() -> None:
+    assert cancellation.refusal("tools/call", task=False) is None
+    assert cancellation.refusal("initialize", task=False) == cancellation.INITIALIZE_NEVER
+    assert cancellation.refusal("tools/call", task=True) == cancellation.TASK_USES_TASKS_CANCEL
+
+
+@attrs.define
+class _Req:
+    method: str = "tools/call"
+    task: bool = False
+    state: str = "running"
+
+
+@pytest.mark.req(
+    "basic/utilities/cancellation#2",
+    "basic/utilities/cancellation#3",
+    "basic/utilities/cancellation#5",
+    "basic/utilities/cancellation#10",
+)
+@pytest.mark.parametrize(
+    ("rid", "req", "why"),
+    [
+        (7, _Req(), None),
+        (None, None, "no requestId"),
+        (7, None, "unknown request id"),
+        (3, None, "request already finished"),
+        (7, _Req(method="initialize"), "initialize cannot be cancelled"),
+        (7, _Req(task=True), "task-augmented request: use tasks/cancel"),
+        (7, _Req(state="cancel-requested"), "already cancelled"),
+    ],
+)
+def test_which_cancellations_from_the_peer_are_ignored(rid: Any, req: _Req | None, why: str | None) -> None:
+    state = cancellation.CancellationState()
+    state.finished_theirs(3)
+    assert state.ignore_reason(rid, req) == why
+
+
+@pytest.mark.req("basic/utilities/cancellation#6")
+def test_a_response_to_a_cancelled_request_is_late_while_remembered() -> None:
+    state = cancellation.CancellationState()
+    state.cancelled_ours(1, "tools/call")
+    assert state.late_response(1) == "tools/call"
+    assert state.late_response(2) is None
+    for rid in range(2, 2 + cancellation.MEMORY):
+        state.cancelled_ours(rid, "ping")
+    # bounded: the oldest id is forgotten (its response would count as unknown), the newest kept
+    assert state.late_response(1) is None
+    assert state.late_response(1 + cancellation.MEMORY) == "ping"
+    assert len(state.cancelled) == cancellation.MEMORY
+
+
+def test_remembering_a_key_again_makes_it_the_newest() -> None:
+    store: OrderedDict[int, None] = OrderedDict()
+    for key in range(cancellation.MEMORY):
+        cancellation.remember(store, key)
+    cancellation.remember(store, 0)
+    cancellation.remember(store, cancellation.MEMORY)
+    assert 0 in store and 1 not in store and len(store) == cancellation.MEMORY

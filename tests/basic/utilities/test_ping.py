@@ -8,6 +8,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.basic.utilities import ping
 from mcp_ref.errors import ConnectionClosed, RequestTimeout
 from mcp_ref.session import Server, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
@@ -160,3 +161,37 @@ def test_keepalive_config_is_validated() -> None:
         SessionConfig(keepalive_interval=0)
     with pytest.raises(ValueError):
         SessionConfig(keepalive_max_failures=0)
+
+
+# -- the chapter's rules, sans-IO (mcp_ref.basic.utilities.ping) ------------------------------
+
+
+@pytest.mark.req("basic/utilities/ping#1")
+def test_the_answer_to_a_ping_is_an_empty_result() -> None:
+    from mcp_ref.basic.lifecycle import Phase, Role
+    from mcp_ref.connection import Connection
+    from mcp_ref.events import RequestReceived
+
+    server = Connection(Role.SERVER)
+    (event,) = server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 9, "method": ping.METHOD}))
+    # before initialisation too
+    assert isinstance(event, RequestReceived) and event.method == "ping" and server.phase is Phase.AWAITING_INIT
+    reply = json.loads(server.send_response(9, ping.answer()))
+    assert reply == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+@pytest.mark.req("basic/utilities/ping#2", "basic/utilities/ping#7", "basic/utilities/ping#8")
+def test_the_keepalive_closes_after_the_configured_failures_in_a_row() -> None:
+    keepalive = ping.Keepalive(timeout=2.5, max_failures=3)
+    assert not keepalive.failed()
+    assert not keepalive.failed()
+    keepalive.succeeded()  # a success in between starts the count again
+    assert not keepalive.failed() and not keepalive.failed()
+    assert keepalive.failed()
+    assert keepalive.close_reason() == "keepalive: 3 consecutive pings failed (timeout 2.5s)"
+
+
+@pytest.mark.parametrize(("timeout", "failures"), [(0, 1), (-1, 3), (1, 0)])
+def test_a_keepalive_needs_a_positive_timeout_and_threshold(timeout: float, failures: int) -> None:
+    with pytest.raises(ValueError, match="keepalive"):
+        ping.Keepalive(timeout, failures)

@@ -3,11 +3,13 @@
 import json
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.basic.utilities import progress
 from mcp_ref.errors import LocalProtocolError
 from mcp_ref.session import RequestContext, SessionConfig, open_session
 from mcp_ref.testing import memory_session_pair
@@ -223,3 +225,115 @@ class open_session_with_raw_server:
     async def __aexit__(self, *exc: Any) -> None:
         await self._session_cm.__aexit__(*exc)
         await self._nursery_cm.__aexit__(None, None, None)
+
+
+# -- the chapter's rules, sans-IO (mcp_ref.basic.utilities.progress) --------------------------
+
+
+@pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#5")
+@pytest.mark.parametrize(
+    ("value", "total", "last", "problem"),
+    [
+        (0.5, None, None, None),
+        (2, 10.5, 1, None),
+        (1, None, 1, "must increase"),
+        (0.9, None, 1, "must increase"),
+        (float("nan"), None, None, "finite numbers"),
+        (1, float("inf"), None, "finite numbers"),
+        ("1", None, None, "finite numbers"),
+        (None, None, None, "required"),
+    ],
+)
+def test_values_are_finite_and_increase(value: Any, total: Any, last: float | None, problem: str | None) -> None:
+    if problem is None:
+        progress.check_progress(value, total, last)
+    else:
+        with pytest.raises(LocalProtocolError, match=problem):
+            progress.check_progress(value, total, last)
+
+
+@attrs.define
+class _Out:
+    last_progress: float | None = None
+
+
+@pytest.mark.req("basic/utilities/progress#1", "basic/utilities/progress#2", "basic/utilities/progress#12")
+def test_tokens_are_generated_unique_and_chosen_ones_are_checked() -> None:
+    tokens = progress.ProgressTokens()
+    assert tokens.generate(5) == 5  # the request's own id
+    tokens.active[5] = 1  # a caller chose 5 for request 1
+    assert tokens.generate(5) == "mcp_ref-progress-5-1"
+    assert tokens.check_chosen("job") == "job"
+    with pytest.raises(LocalProtocolError, match="already in use"):
+        tokens.check_chosen(5)
+    for bad in (1.5, None, ["x"]):
+        with pytest.raises(LocalProtocolError, match="string or an integer"):
+            tokens.check_chosen(bad)
+    assert progress.valid_token("a") and progress.valid_token(3) and not progress.valid_token(3.0)
+
+
+@pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")
+def test_progress_from_the_peer_is_matched_to_an_active_request() -> None:
+    tokens = progress.ProgressTokens()
+    out = {1: _Out()}
+    tokens.active["t"] = 1
+    assert tokens.received("t", 1, out) == (1, None)
+    assert out[1].last_progress == 1
+    assert tokens.received("t", 1, out) == (None, "not increasing")
+    assert tokens.received("zz", 1, out) == (None, "unknown token")
+    tokens.answered("t", 1, task=False, last=1)
+    assert tokens.received("t", 2, out) == (None, "after completion")
+    assert not tokens.in_use("t")
+
+
+@pytest.mark.req("basic/utilities/progress#9", "basic/utilities/progress#10", "basic/utilities/progress#11")
+def test_a_task_keeps_its_requests_token_until_it_is_terminal() -> None:
+    tokens = progress.ProgressTokens()
+    tokens.active["t"] = 1
+    tokens.answered("t", 1, task=True, last=0.5)  # the CreateTaskResult arrived
+    assert tokens.in_use("t")  # a new request cannot take it
+    assert tokens.received("t", 0.5, {}) == (None, "not increasing")
+    assert tokens.received("t", 2, {}) == (1, None)
+    tokens.release_task("t")  # terminal
+    assert tokens.received("t", 3, {}) == (None, "after completion")
+    assert not tokens.in_use("t")
+    # the side running the task: progress under the token only while the task runs
+    tokens.task_started("p", None)
+    assert tokens.task_last("p") is None
+    tokens.tasks_theirs["p"] = 4
+    assert tokens.task_last("p") == 4
+    tokens.task_finished("p")
+    with pytest.raises(LocalProtocolError, match="no running task"):
+        tokens.task_last("p")
+
+
+@pytest.mark.req("basic/utilities/progress#13")
+def test_the_pace_sends_holds_the_newest_and_always_sends_the_final_value() -> None:
+    pace = progress.ProgressPace(interval=1.0)
+    assert pace.offer(1, 10, None, now=0.0) == progress.SEND
+    pace.sent(1, 0.0, delivered=True)
+    assert pace.offer(2, 10, "a", now=0.2) == progress.HOLD_FIRST
+    assert pace.flush_at == 1.0
+    assert pace.offer(3, 10, "b", now=0.4) == progress.HOLD
+    assert pace.held == (3, 10, "b") and pace.dropped == 2
+    with pytest.raises(LocalProtocolError, match="must increase"):
+        pace.offer(3, 10, None, now=0.5)  # checked against what was reported, though never sent
+    assert pace.offer(10, 10, None, now=0.6) == progress.SEND  # reaches the total
+    assert pace.held is None
+    pace.sent(10, 0.6, delivered=True)
+    assert pace.offer(11, None, None, now=1.7) == progress.SEND  # the interval has passed
+
+
+@pytest.mark.req("basic/utilities/progress#13")
+def test_without_coalescing_values_inside_the_interval_are_dropped() -> None:
+    pace = progress.ProgressPace(interval=1.0, coalesce=False)
+    assert pace.offer(1, None, None, now=0.0) == progress.SEND
+    pace.sent(1, 0.0, delivered=True)
+    assert pace.offer(2, None, None, now=0.5) == progress.DROP
+    assert pace.held is None and pace.dropped == 1
+
+
+def test_without_an_interval_every_value_is_sent_and_the_engine_checks_it() -> None:
+    pace = progress.ProgressPace(interval=0)
+    pace.sent(5, 0.0, delivered=True)
+    assert pace.offer(1, None, None, now=0.0) == progress.SEND  # not checked here: send_progress refuses it

@@ -9,10 +9,12 @@ import pytest
 import trio
 import trio.testing
 
+from mcp_ref.basic.utilities import tasks
 from mcp_ref.basic.utilities.tasks import TRANSITIONS, InvalidTransition, check_transition, iso8601, new_task_id
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
+from mcp_ref.schema.jsonrpc import Error
 from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
 from mcp_ref.schema.tools import CallToolResult
@@ -571,3 +573,83 @@ def test_binding_limits_are_documented() -> None:
     note = (ROOT / "spec_notes" / "basic" / "utilities" / "tasks.md").read_text()
     for phrase in ("binding", "guess", "max_ttl_ms", "max_tasks_per_requestor"):
         assert phrase in note
+
+
+# -- the chapter's policies, sans-IO (mcp_ref.basic.utilities.tasks) --------------------------
+
+
+def _record(status: str = "working", outcome: Any = None) -> tasks.TaskRecord:
+    return tasks.TaskRecord(
+        task_id="t1",
+        owner=None,
+        method="tools/call",
+        status=status,
+        created_at=0.0,
+        last_updated_at=1.5,
+        ttl_ms=60_000,
+        poll_interval_ms=1_000,
+        expires_at=None,
+        outcome=outcome,
+    )
+
+
+@pytest.mark.req("basic/utilities/tasks#10", "basic/utilities/tasks#38")
+@pytest.mark.parametrize(
+    ("requested", "granted"), [(None, 5_000), (1_000, 1_000), (10**9, 86_400_000), (0, 1), (-5, 1)]
+)
+def test_the_receiver_grants_the_requested_ttl_within_its_maximum(requested: int | None, granted: int) -> None:
+    assert tasks.grant_ttl(requested, default=5_000, maximum=86_400_000) == granted
+
+
+def test_a_tool_result_with_is_error_fails_the_task_with_its_text() -> None:
+    failed = CallToolResult(content=[TextContent(text="no"), TextContent(text="way")], is_error=True)
+    assert tasks.work_outcome(failed) == ("failed", "Tool execution failed: no way")
+    assert tasks.work_outcome(CallToolResult(content=[])) == ("completed", None)
+
+
+@pytest.mark.req("basic/utilities/tasks#53", "basic/utilities/tasks#55")
+def test_a_status_notification_carries_the_full_task_and_no_related_task_key() -> None:
+    params = tasks.status_notification(_record("input_required"))
+    assert params.task_id == "t1" and params.status == "input_required" and params.ttl == 60_000
+    assert params.last_updated_at == "1970-01-01T00:00:01.500Z" and params.poll_interval == 1_000
+    assert params.meta is None
+
+
+@pytest.mark.req("basic/utilities/tasks#60")
+@pytest.mark.parametrize("status", ["completed", "failed", "cancelled"])
+def test_a_terminal_task_cannot_be_cancelled(status: str) -> None:
+    tasks.check_cancellable(_record("working"))
+    with pytest.raises(ProtocolError, match=f"terminal status '{status}'") as info:
+        tasks.check_cancellable(_record(status))
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+
+
+@pytest.mark.req("basic/utilities/tasks#47", "basic/utilities/tasks#67", "basic/utilities/tasks#72")
+def test_tasks_result_returns_the_underlying_outcome_with_the_related_task_key() -> None:
+    done = _record("completed", CallToolResult(content=[TextContent(text="hi")], meta={"x.y/z": 1}))
+    payload = tasks.task_payload(done, "2025-11-25")
+    assert payload.meta == {"x.y/z": 1, RELATED_TASK_META_KEY: {"taskId": "t1"}}
+    assert payload.extra["content"] == [{"type": "text", "text": "hi"}]
+    failed = _record("failed", Error(code=-32000, message="boom", data={"a": 1}))
+    with pytest.raises(MCPError) as info:
+        tasks.task_payload(failed, "2025-11-25")
+    assert (info.value.code, info.value.message, info.value.data) == (-32000, "boom", {"a": 1})
+
+
+@pytest.mark.req("basic/utilities/tasks#80")
+def test_the_rate_limiter_allows_bursts_then_queues_then_refuses() -> None:
+    limiter = tasks.RateLimiter(rate=2.0, burst=3, max_wait=1.0)
+    assert [limiter.delay("a", now=0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.delay("a", now=0.0) == 0.5  # the 4th waits for the next token
+    assert limiter.delay("a", now=0.0) == 1.0
+    assert limiter.delay("a", now=0.0) is None  # more than max_wait: refused, token not used
+    assert limiter.delay("b", now=0.0) == 0.0  # per requestor
+    assert limiter.delay("a", now=10.0) == 0.0  # refilled (up to the burst)
+
+
+@pytest.mark.req("basic/utilities/tasks#42")
+@pytest.mark.parametrize(("interval_ms", "delay"), [(7_000, 7.0), (None, 2.0), (0, 0.1), (10**9, 30.0)])
+def test_the_requestor_polls_after_the_receivers_poll_interval_within_bounds(
+    interval_ms: int | None, delay: float
+) -> None:
+    assert tasks.poll_delay(interval_ms, default=2.0, low=0.1, high=30.0) == delay
