@@ -127,6 +127,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._entries)
 
+    def __getitem__(self, name: str) -> Tool:
+        """The registered tool ``name`` (as tools/list sends it); KeyError if none."""
+        return self._entries[name].tool
+
     def get(self, name: str) -> Tool | None:
         entry = self._entries.get(name)
         return entry.tool if entry else None

@@ -17,8 +17,8 @@ what is registered when the session starts (basic/lifecycle#capability-negotiati
 """
 
 import logging
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import attrs
 import trio
@@ -43,8 +43,10 @@ from ..schema.prompts import Prompt, PromptArgument
 from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
 from ..schema.tools import ListToolsResult, Tool, ToolAnnotations, ToolExecution
 from ..server.prompts import PromptFunction, PromptRegistry
-from ..server.resources import Completer, ReadFunction, ResourceRegistry, TemplateReadFunction
+from ..server.resources import Completer, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
+from ..server.typed import TypedPrompt, TypedTemplate, TypedTool, is_typed_handler
+from ..server.uri_template import UriTemplate
 from ..server.utilities.completion import CompletionHandler
 from ..server.utilities.logging import MCPLogHandler, check_level, set_log_level
 from .core import (
@@ -64,6 +66,11 @@ if TYPE_CHECKING:
     from .tasks import TaskManager
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
+#: what the decorators accept and give back: an async function taking the
+#: :class:`RequestContext` first (``(ctx, arguments)`` or ``(ctx, *, name: type, ...)``)
+Handler = Callable[Concatenate[RequestContext, P], Awaitable[R]]
 log = logging.getLogger("mcp_ref.server")
 
 
@@ -163,21 +170,37 @@ class Server:
         icons: list[Icon] | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
         meta: dict[str, Any] | None = None,
-    ) -> Callable[[ToolFunction], ToolFunction]:
-        """Register ``fn(ctx, arguments)`` as a tool (name defaults to the function's)."""
+    ) -> Callable[[Handler[P, R]], Handler[P, R]]:
+        """Register ``fn`` as a tool (the name defaults to the function's, the description to its docstring).
+
+        ``async def fn(ctx, arguments)`` gets the arguments as a dict, checked
+        against ``input_schema`` (any object, if not given). ``async def fn(ctx,
+        *, name: type, ...)`` is a typed tool: the input schema is derived from
+        the keyword parameters and the output schema from a returned attrs
+        class or TypedDict (see :mod:`mcp_ref.server.typed`); an explicit
+        ``input_schema=`` / ``output_schema=`` replaces the derived one.
+        ``server.tools[name]`` is the :class:`~mcp_ref.schema.Tool` as listed.
+        """
         _check_decorator_argument("tool", "name", name)
         if task_support not in (None, "forbidden", "optional", "required"):
             # [basic/utilities/tasks#tool-level-negotiation] the three values execution.taskSupport takes
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
-        def register(fn: ToolFunction) -> ToolFunction:
+        def register(fn: Handler[P, R]) -> Handler[P, R]:
             check_async("tool", fn)
+            tool_name = name or fn.__name__
+            handler: ToolFunction = fn  # type: ignore[assignment]
+            derived_input: dict[str, Any] = {"type": "object"}
+            derived_output = None
+            if is_typed_handler(fn):
+                typed = TypedTool(fn, tool_name, schema_given=input_schema is not None)
+                handler, derived_input, derived_output = typed, typed.input_schema, typed.output_schema
             tool = Tool(
-                name=name or fn.__name__,
+                name=tool_name,
                 title=title,
                 description=description if description is not None else _doc(fn),
-                input_schema=input_schema if input_schema is not None else {"type": "object"},
-                output_schema=output_schema,
+                input_schema=input_schema if input_schema is not None else derived_input,
+                output_schema=output_schema if output_schema is not None else derived_output,
                 annotations=annotations,
                 icons=icons,
                 execution=ToolExecution(task_support=task_support) if task_support is not None else None,
@@ -185,7 +208,7 @@ class Server:
             )
             if task_support == "required" and self.task_manager is None and self.sessions:
                 raise RuntimeError(self._tasks_needed([tool.name]))
-            self.tools.add(tool, fn)
+            self.tools.add(tool, handler)
             return fn
 
         return register
@@ -201,11 +224,11 @@ class Server:
         size: int | None = None,
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
-    ) -> Callable[[ReadFunction], ReadFunction]:
+    ) -> Callable[[Callable[[RequestContext], Awaitable[R]]], Callable[[RequestContext], Awaitable[R]]]:
         """Register ``fn(ctx)`` as the reader of a static resource."""
         _check_decorator_argument("resource", "uri", uri)
 
-        def register(fn: ReadFunction) -> ReadFunction:
+        def register(fn: Callable[[RequestContext], Awaitable[R]]) -> Callable[[RequestContext], Awaitable[R]]:
             check_async("resource", fn)
             self.resources.add(
                 Resource(
@@ -235,12 +258,21 @@ class Server:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         completers: dict[str, Completer] | None = None,
-    ) -> Callable[[TemplateReadFunction], TemplateReadFunction]:
-        """Register ``fn(ctx, uri, variables)`` as the reader of a URI template."""
+    ) -> Callable[[Handler[P, R]], Handler[P, R]]:
+        """Register ``fn`` as the reader of a URI template.
+
+        ``async def fn(ctx, uri, variables)`` gets the URI and the dict of the
+        variables it matched; ``async def fn(ctx, *, name: str, ...)`` gets the
+        variables as keyword arguments (one parameter per variable; give a
+        default to one that may be absent, like ``{?query}``).
+        """
         _check_decorator_argument("resource_template", "uri_template", uri_template)
 
-        def register(fn: TemplateReadFunction) -> TemplateReadFunction:
+        def register(fn: Handler[P, R]) -> Handler[P, R]:
             check_async("resource_template", fn)
+            reader: TemplateReadFunction = fn  # type: ignore[assignment]
+            if is_typed_handler(fn, positional=3):
+                reader = TypedTemplate(fn, uri_template, UriTemplate(uri_template).variables)
             self.resources.add_template(
                 ResourceTemplate(
                     uri_template=uri_template,
@@ -251,7 +283,7 @@ class Server:
                     annotations=annotations,
                     icons=icons,
                 ),
-                fn,
+                reader,
                 completers,
             )
             self._has_completers = self._has_completers or bool(completers)
@@ -268,21 +300,33 @@ class Server:
         arguments: list[PromptArgument] | None = None,
         icons: list[Icon] | None = None,
         completers: dict[str, Completer] | None = None,
-    ) -> Callable[[PromptFunction], PromptFunction]:
-        """Register ``fn(ctx, arguments)`` as a prompt."""
+    ) -> Callable[[Handler[P, R]], Handler[P, R]]:
+        """Register ``fn`` as a prompt.
+
+        ``async def fn(ctx, arguments)`` gets a dict of the declared
+        ``arguments``; ``async def fn(ctx, *, name: str, ...)`` declares one
+        argument per keyword parameter (required unless it has a default) and
+        gets them as keyword arguments; ``arguments=`` replaces what it declares.
+        """
         _check_decorator_argument("prompt", "name", name)
 
-        def register(fn: PromptFunction) -> PromptFunction:
+        def register(fn: Handler[P, R]) -> Handler[P, R]:
             check_async("prompt", fn)
+            prompt_name = name or fn.__name__
+            getter: PromptFunction = fn  # type: ignore[assignment]
+            declared = arguments
+            if is_typed_handler(fn):
+                typed = TypedPrompt(fn, prompt_name)
+                getter, declared = typed, arguments if arguments is not None else typed.arguments or None
             self.prompts.add(
                 Prompt(
-                    name=name or fn.__name__,
+                    name=prompt_name,
                     title=title,
                     description=description if description is not None else _doc(fn),
-                    arguments=arguments,
+                    arguments=declared,
                     icons=icons,
                 ),
-                fn,
+                getter,
                 completers,
             )
             self._has_completers = self._has_completers or bool(completers)

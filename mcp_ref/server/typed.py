@@ -1,0 +1,396 @@
+"""Typed handlers: what goes on the wire derived from a handler's annotations.
+
+Opt-in, and explicit about what goes on the wire. A handler whose parameters
+after ``ctx`` are all keyword-only (the ``*``) is a *typed* handler. For a
+tool (:class:`TypedTool`)::
+
+    @attrs.frozen
+    class Sum:
+        total: float
+
+    @server.tool()
+    async def add(ctx: RequestContext, *, a: float, b: float = 0) -> Sum:
+        return Sum(a + b)
+
+Its ``inputSchema`` is derived from the parameters, its ``outputSchema`` from
+the return annotation when that is an attrs class or a ``TypedDict``; the
+arguments arrive structured (``a`` is a ``float``, an attrs class an
+instance of it) and the returned object is sent as ``structuredContent``
+(and as JSON text, server/tools#15). The derived schemas are ordinary data:
+``server.tools["add"].input_schema`` shows what goes on the wire, and an
+explicit ``input_schema=`` / ``output_schema=`` given to ``@server.tool``
+replaces them. The classic ``(ctx, arguments)`` handler derives nothing.
+
+What an annotation becomes (:func:`json_schema`):
+
+========================================  ==============================================
+``str`` ``int`` ``float`` ``bool``        ``"type"`` string, integer, number, boolean
+``None``                                  ``{"type": "null"}``
+``Literal["a", "b"]``, an ``Enum``        ``"enum"`` of the values (with their ``"type"``)
+``X | None``, ``Optional[X]``, unions     ``"anyOf"``
+``list[X]``, ``Sequence[X]``              an array of X (``set[X]``: with ``uniqueItems``)
+``tuple[X, ...]``, ``tuple[X, Y]``        an array of X; ``prefixItems`` X, Y
+``dict[str, X]``                          an object whose values are X
+a ``TypedDict``, an attrs class           an object with their fields as properties
+``Annotated[X, "text"]``                  X with ``"description": "text"``
+``Any``                                   ``{}`` (anything)
+========================================  ==============================================
+
+A parameter or field with a default is optional and its JSON-able default is
+shown (``"default"``); objects refuse properties they do not declare
+(``additionalProperties: false``): a handler could not receive them. An attrs
+field's ``metadata={"description": ...}`` becomes its description. The output
+is JSON Schema 2020-12, the default dialect of 2025-11-25 (basic/index
+json-schema-usage), nested classes inline (a recursive type is refused), so
+that only keywords the 2025-06-18 and 2025-03-26 readers share appear, apart
+from ``prefixItems`` for fixed-length tuples.
+
+A typed prompt, ``async def ask(ctx, *, city: str, style: str = "short")``,
+declares one prompt argument per parameter (required unless it has a
+default; ``Annotated[str, "text"]`` gives its description) and gets them as
+keyword arguments (:class:`TypedPrompt`). A typed resource template handler,
+``async def report(ctx, *, city: str)``, takes the template's variables as
+keyword arguments (:class:`TypedTemplate`). Both are strings on the wire.
+
+Tool arguments are structured with a converter of this module's own (never the
+data model's): primitives are taken strictly (``"3"`` is not an integer, ``true``
+not a number), unknown keys are refused, and a problem becomes a tool
+execution error the model reads (server/tools#20), as a schema failure does.
+"""
+
+import enum
+import inspect
+import json
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.v import format_exception
+
+from ..schema.prompts import PromptArgument
+from ..schema.tools import CallToolResult
+from .tools import ToolError
+
+__all__ = ["TypedTool", "TypedPrompt", "TypedTemplate", "json_schema", "is_typed_handler"]
+
+_NONE = type(None)
+_JSON_TYPES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
+
+
+def json_schema(tp: Any) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of values of the annotation ``tp``.
+
+    >>> json_schema(int)
+    {'type': 'integer'}
+    >>> json_schema(list[str] | None)
+    {'anyOf': [{'type': 'array', 'items': {'type': 'string'}}, {'type': 'null'}]}
+    >>> json_schema(Literal["celsius", "fahrenheit"])
+    {'type': 'string', 'enum': ['celsius', 'fahrenheit']}
+
+    TypeError names an annotation that has no JSON form.
+    """
+    return _schema(tp, ())
+
+
+def _schema(tp: Any, seen: tuple[type, ...]) -> dict[str, Any]:
+    origin = get_origin(tp)
+    args = get_args(tp)
+    if origin is typing.Annotated:
+        schema = _schema(args[0], seen)
+        notes = [m for m in args[1:] if isinstance(m, str)]
+        return {**schema, "description": " ".join(notes)} if notes else schema
+    if tp is Any or tp is object:
+        return {}
+    if tp in _JSON_TYPES:
+        return {"type": _JSON_TYPES[tp]}
+    if tp is None:
+        return {"type": "null"}
+    if origin is Literal:
+        return _enum(list(args))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _enum([member.value for member in tp])
+    if origin is Union or origin is types.UnionType:
+        return {"anyOf": [_schema(arg, seen) for arg in args]}
+    if origin in (list, Sequence, typing.Sequence) or tp in (list, Sequence):
+        return {"type": "array", "items": _schema(args[0], seen) if args else {}}
+    if origin in (set, frozenset) or tp in (set, frozenset):
+        return {"type": "array", "items": _schema(args[0], seen) if args else {}, "uniqueItems": True}
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": _schema(args[0], seen)}
+        prefix = [_schema(arg, seen) for arg in args]
+        return {"type": "array", "prefixItems": prefix, "items": False, "minItems": len(args)}
+    if origin in (dict, Mapping, typing.Mapping) or tp in (dict, Mapping):
+        if args and args[0] is not str:
+            raise TypeError(f"{_name(tp)}: JSON object keys are strings, not {_name(args[0])}")
+        return {"type": "object", "additionalProperties": _schema(args[1], seen) if args else {}}
+    if typing.is_typeddict(tp):
+        return _typed_dict(tp, seen)
+    if isinstance(tp, type) and attrs.has(tp):
+        return _attrs_class(tp, seen)
+    raise TypeError(f"{_name(tp)} has no JSON Schema here (see mcp_ref.server.typed for the supported types)")
+
+
+def _enum(values: list[Any]) -> dict[str, Any]:
+    kinds = {_JSON_TYPES.get(type(v)) for v in values}
+    if None in kinds:
+        raise TypeError(f"enumerated values must be JSON scalars, not {values!r}")
+    return {"type": kinds.pop(), "enum": values} if len(kinds) == 1 else {"enum": values}
+
+
+def _enter(cls: type, seen: tuple[type, ...]) -> tuple[type, ...]:
+    if cls in seen:
+        raise TypeError(f"{cls.__qualname__} refers to itself: recursive types are not derived (give the schema)")
+    return (*seen, cls)
+
+
+def _typed_dict(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
+    inner = _enter(cls, seen)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    properties = {name: _schema(_strip_required(hint), inner) for name, hint in hints.items()}
+    required = [name for name in hints if name in cls.__required_keys__]  # type: ignore[attr-defined]
+    return _object(properties, required)
+
+
+def _strip_required(hint: Any) -> Any:
+    while get_origin(hint) in (Required, NotRequired):
+        hint = get_args(hint)[0]
+    return hint
+
+
+def _attrs_class(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
+    inner = _enter(cls, seen)
+    attrs.resolve_types(cls)
+    properties: dict[str, Any] = {}
+    required = []
+    for field in attrs.fields(cls):
+        if field.type is None:
+            raise TypeError(f"{cls.__qualname__}.{field.name} has no annotation")
+        schema = _schema(field.type, inner)
+        if "description" in field.metadata:
+            schema["description"] = field.metadata["description"]
+        if field.default is attrs.NOTHING:
+            required.append(field.name)
+        elif not isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            schema = _with_default(schema, field.default)
+        properties[field.name] = schema
+    return _object(properties, required)
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
+    """Show a default that has a JSON form (an Enum member as its value)."""
+    value = default.value if isinstance(default, enum.Enum) else default
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return schema
+    return {**schema, "default": value}
+
+
+def _name(tp: Any) -> str:
+    return getattr(tp, "__qualname__", None) or repr(tp)
+
+
+# -- structuring arguments ------------------------------------------------------------------
+
+
+def _strict(kind: type, json_name: str) -> Callable[[Any, type], Any]:
+    def structure(value: Any, _: type) -> Any:
+        if kind is float and type(value) is int:
+            return float(value)
+        if kind is int and type(value) is float and value.is_integer():
+            return int(value)  # 3.0 is an integer to JSON Schema too
+        if type(value) is not kind:
+            raise ValueError(f"expected {json_name}, got {json.dumps(value)[:40]}")
+        return value
+
+    return structure
+
+
+def _converter() -> cattrs.Converter:
+    """A converter for the user's types: strict primitives, no unknown keys."""
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string")):
+        converter.register_structure_hook(kind, _strict(kind, name))
+    return converter
+
+
+_CONVERTER = _converter()
+
+
+def _describe(exc: BaseException, tp: type | None) -> str:
+    if isinstance(exc, ValueError) and str(exc).startswith("expected "):
+        return str(exc)  # our strict primitives say what they expected
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    return format_exception(exc, tp)
+
+
+def _problems(exc: Exception, where: str) -> list[str]:
+    """Readable one-line problems of a failed structure, located from the argument's name."""
+    found = []
+    for line in cattrs.transform_error(exc, path=where, format_exception=_describe):
+        problem, _, path = line.rpartition(" @ ")
+        found.append(f"{path.removeprefix('$.')}: {problem}" if problem else line)
+    return found
+
+
+# -- the handler --------------------------------------------------------------------------------
+
+
+def is_typed_handler(fn: Callable[..., Any], positional: int = 2) -> bool:
+    """Whether ``fn`` is ``(ctx, *, ...)`` (typed) rather than ``(ctx, arguments)``
+    (or, with ``positional=3``, ``(ctx, uri, variables)``).
+
+    TypeError, at registration, for a function that is neither, naming the
+    two shapes a handler may have.
+    """
+    signature = inspect.signature(fn)
+    params = list(signature.parameters.values())
+    if params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        if all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:]):
+            return True
+    try:
+        signature.bind(*[None] * positional)
+    except TypeError:
+        name = getattr(fn, "__name__", repr(fn))
+        classic = "(ctx, arguments)" if positional == 2 else "(ctx, uri, variables)"
+        raise TypeError(
+            f"{name!r}: a handler is {classic}, or (ctx, *, name: type, ...) "
+            "to have its parameters derived from the annotations"
+        ) from None
+    return False
+
+
+@attrs.frozen
+class _Parameter:
+    name: str
+    annotation: Any
+    required: bool
+
+
+class TypedTool:
+    """The ``(ctx, arguments)`` handler the registry calls, around a typed one.
+
+    ``input_schema`` and ``output_schema`` are what the annotations say (None
+    where they say nothing: an unannotated parameter when ``input_schema``
+    is given explicitly, a return type that is not an attrs class or TypedDict).
+    """
+
+    def __init__(self, fn: Callable[..., Awaitable[Any]], name: str, *, schema_given: bool = False) -> None:
+        self.fn = fn
+        self.name = name
+        hints = typing.get_type_hints(fn if inspect.isroutine(fn) else type(fn).__call__, include_extras=True)
+        params = list(inspect.signature(fn).parameters.values())[1:]
+        missing = [p.name for p in params if p.name not in hints]
+        if missing and not schema_given:
+            raise TypeError(
+                f"tool {name!r}: parameters {missing} have no annotation to derive the input schema from "
+                "(annotate them, or give input_schema=)"
+            )
+        self.parameters = [
+            _Parameter(p.name, hints.get(p.name, Any), p.default is inspect.Parameter.empty) for p in params
+        ]
+        properties: dict[str, Any] = {}
+        for p in params:
+            schema = json_schema(hints.get(p.name, Any))
+            properties[p.name] = schema if p.default is p.empty else _with_default(schema, p.default)
+        self.input_schema = _object(properties, [p.name for p in self.parameters if p.required])
+        returns = hints.get("return")
+        #: the return annotation, when results are structured content (an attrs class or TypedDict)
+        self.returns = returns if _is_structured(returns) else None
+        self.output_schema = json_schema(returns) if self.returns is not None else None
+
+    async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        kwargs: dict[str, Any] = {}
+        problems = [f"{key}: unexpected argument" for key in arguments if key not in self._names()]
+        for param in self.parameters:
+            if param.name not in arguments:
+                if param.required:
+                    problems.append(f"{param.name}: required argument missing")
+                continue
+            try:
+                kwargs[param.name] = _CONVERTER.structure(arguments[param.name], param.annotation)
+            except Exception as exc:  # cattrs raises ValueError, TypeError and their groups
+                problems.extend(_problems(exc, f"$.{param.name}"))
+        if problems:
+            # [server/tools#20] arguments that do not fit: an execution error the model can correct
+            raise ToolError(f"Invalid arguments for tool {self.name!r}: " + "; ".join(problems))
+        result = await self.fn(ctx, **kwargs)
+        if self.returns is not None and not isinstance(result, CallToolResult):
+            return _CONVERTER.unstructure(result, unstructure_as=self.returns)
+        return result
+
+    def _names(self) -> set[str]:
+        return {p.name for p in self.parameters}
+
+
+def _is_structured(tp: Any) -> bool:
+    return tp is not None and (typing.is_typeddict(tp) or (isinstance(tp, type) and attrs.has(tp)))
+
+
+# -- prompts and resource templates: strings only ---------------------------------------------
+
+
+def _string_parameters(fn: Callable[..., Any], what: str) -> list[tuple[inspect.Parameter, str | None]]:
+    """The keyword parameters of a typed prompt or template handler, with their descriptions."""
+    hints = typing.get_type_hints(fn if inspect.isroutine(fn) else type(fn).__call__, include_extras=True)
+    found = []
+    for p in list(inspect.signature(fn).parameters.values())[1:]:
+        hint = hints.get(p.name, str)
+        notes: list[str] = []
+        if get_origin(hint) is typing.Annotated:
+            notes = [m for m in get_args(hint)[1:] if isinstance(m, str)]
+            hint = get_args(hint)[0]
+        if hint not in (str, str | None, typing.Optional[str]):  # noqa: UP045 (both spellings)
+            raise TypeError(f"{what}: parameter {p.name!r} is {_name(hint)}, but these values are strings on the wire")
+        found.append((p, " ".join(notes) or None))
+    return found
+
+
+class TypedPrompt:
+    """The ``(ctx, arguments)`` prompt function around ``async def fn(ctx, *, name: str, ...)``.
+
+    ``arguments`` are the prompt arguments it declares (server/prompts#listing-prompts).
+    """
+
+    def __init__(self, fn: Callable[..., Awaitable[Any]], name: str) -> None:
+        self.fn = fn
+        self.arguments = [
+            PromptArgument(name=p.name, description=note, required=p.default is inspect.Parameter.empty)
+            for p, note in _string_parameters(fn, f"prompt {name!r}")
+        ]
+
+    async def __call__(self, ctx: Any, arguments: dict[str, str]) -> Any:
+        # the registry has checked them against the declared arguments (prompts#6, #7)
+        return await self.fn(ctx, **arguments)
+
+
+class TypedTemplate:
+    """The ``(ctx, uri, variables)`` reader around ``async def fn(ctx, *, variable: str, ...)``.
+
+    Its parameters are the template's variables, no more and no fewer.
+    """
+
+    def __init__(self, fn: Callable[..., Awaitable[Any]], uri_template: str, variables: Sequence[str]) -> None:
+        self.fn = fn
+        names = [p.name for p, _ in _string_parameters(fn, f"resource template {uri_template!r}")]
+        if sorted(names) != sorted(variables):
+            raise TypeError(
+                f"resource template {uri_template!r} has the variables {sorted(variables)}, "
+                f"but {getattr(fn, '__name__', 'its handler')!r} takes {sorted(names)}"
+            )
+
+    async def __call__(self, ctx: Any, uri: str, variables: dict[str, str]) -> Any:
+        return await self.fn(ctx, **variables)
