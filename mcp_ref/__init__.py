@@ -54,7 +54,8 @@ from .testing import memory_session_pair
 if TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
-<<<<<<< HEAD
+    from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
+    from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
     from .session.http import (
         ClientCredentials,
         CrossAppAccess,
@@ -65,11 +66,6 @@ if TYPE_CHECKING:
         open_loopback_callback,
         serve_http,
     )
-=======
-    from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
-    from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
-    from .session.http import open_http_client, serve_http
->>>>>>> main
 
 __version__ = "0.1.0"
 
