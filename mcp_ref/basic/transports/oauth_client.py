@@ -640,6 +640,10 @@ class OAuthClient:
             candidates = protected_resource_metadata_urls(self.server_url)
         problems: list[str] = []
         for url in candidates:
+            if urlsplit(self.server_url).scheme == "https":
+                # the document names the authorization server the user will log in at: read it
+                # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
+                self._require_secure(url, step)
             try:
                 response = await self._get(url, step)
             except AuthorizationError as e:
