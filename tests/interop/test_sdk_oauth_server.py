@@ -10,7 +10,6 @@ reads it from a temporary directory.
 """
 
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -20,24 +19,19 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import trio
 import trustme
 
 from mcp_ref.basic.transports.oauth_client import OAuthClient
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.oauth import HeadlessBrowser
 
+from .test_sdk_http import free_port, until_listening
+
 pytest.importorskip("mcp", reason="the official SDK is in the test extra")
 pytest.importorskip("uvicorn", reason="the SDK's HTTP server runs on uvicorn (an SDK dependency)")
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(Path(__file__).with_name("sdk_oauth_server.py"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @asynccontextmanager
@@ -55,20 +49,10 @@ async def sdk_oauth_server(tmp_path: Path) -> AsyncIterator[tuple[str, ssl.SSLCo
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, SERVER, str(port), str(certfile), str(keyfile)], env=env, stderr=subprocess.PIPE
+        [sys.executable, SERVER, str(port), str(certfile), str(keyfile)], env=env, stderr=subprocess.DEVNULL
     )
     try:
-        with trio.fail_after(30):
-            while True:
-                try:
-                    stream = await trio.open_tcp_stream("127.0.0.1", port)
-                    await stream.aclose()
-                    break
-                except OSError:
-                    if proc.poll() is not None:
-                        errors = proc.stderr.read().decode() if proc.stderr else ""
-                        raise RuntimeError(f"the SDK server exited: {errors}") from None
-                    await trio.sleep(0.1)  # the child is still starting: poll its port, bounded
+        await until_listening(port, proc, 30)
         yield f"https://127.0.0.1:{port}/mcp", trusting
     finally:
         proc.terminate()

@@ -414,14 +414,8 @@ class OAuthClient:
                 # the document names the authorization server the user will log in at: read it
                 # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
                 self._require_secure(url, step)
-            try:
-                response = await self._get(url, step)
-            except AuthorizationError as e:
-                problems.append(e.problem)
-                continue
-            if response.status != 200:
-                if response.status not in (404, 405, 410):
-                    problems.append(f"{url}: HTTP {response.status}")
+            response = await self._candidate(url, step, problems)
+            if response is None:
                 continue
             prm = self._document(response, step, ProtectedResourceMetadata.from_json)
             if not resource_allowed(prm.resource, self.server_url):
@@ -450,14 +444,8 @@ class OAuthClient:
         for issuer in prm.authorization_servers:
             self._require_secure(issuer, step)
             for url, oidc in authorization_server_metadata_urls(issuer):
-                try:
-                    response = await self._get(url, step)
-                except AuthorizationError as e:
-                    problems.append(e.problem)
-                    continue
-                if response.status != 200:
-                    if response.status not in (404, 405, 410):
-                        problems.append(f"{url}: HTTP {response.status}")
+                response = await self._candidate(url, step, problems)
+                if response is None:
                     continue
                 meta: AuthorizationServerMetadata = self._document(
                     response, step, partial(AuthorizationServerMetadata.from_json, oidc=oidc)
@@ -518,6 +506,23 @@ class OAuthClient:
             raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
 
     # -- exchanges ------------------------------------------------------------------------------------------
+
+    async def _candidate(self, url: str, step: str, problems: list[str]) -> HttpAnswer | None:
+        """A well-known URL's answer when it is a document (200); None to try the next URL.
+
+        Not found (404, 405, 410) is no problem; anything else that went
+        wrong is added to ``problems``, reported if no URL gives a document.
+        """
+        try:
+            response = await self._get(url, step)
+        except AuthorizationError as e:
+            problems.append(e.problem)
+            return None
+        if response.status == 200:
+            return response
+        if response.status not in (404, 405, 410):
+            problems.append(f"{url}: HTTP {response.status}")
+        return None
 
     async def _get(self, url: str, step: str) -> HttpAnswer:
         return await self._exchange("GET", url, step)
