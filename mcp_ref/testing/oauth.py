@@ -15,6 +15,7 @@ approve without a user (the conformance suite's, the example
 first (a forged redirect arriving ahead of the real one).
 """
 
+import ssl
 from urllib.parse import urlsplit
 
 import trio
@@ -29,8 +30,10 @@ __all__ = ["HeadlessBrowser"]
 class HeadlessBrowser:
     """``redirect_handler`` (:meth:`open`) and ``callback_handler`` (:meth:`callback`) for an approving server."""
 
-    def __init__(self, *, timeout: float = 10.0) -> None:
+    def __init__(self, *, timeout: float = 10.0, ssl_context: ssl.SSLContext | None = None) -> None:
         self.timeout = timeout
+        #: for an https authorization endpoint whose certificate the system does not trust
+        self.ssl_context = ssl_context
         #: every URL opened
         self.opened: list[str] = []
         #: responses handed to the callback before the real one
@@ -40,7 +43,8 @@ class HeadlessBrowser:
     async def open(self, url: str) -> None:
         self.opened.append(url)
         try:
-            answer = await http_exchange("GET", url, timeout=self.timeout)
+            context = self.ssl_context if urlsplit(url).scheme == "https" else None
+            answer = await http_exchange("GET", url, timeout=self.timeout, ssl_context=context)
         except HTTPTransportError as e:
             if e.location is None:
                 raise

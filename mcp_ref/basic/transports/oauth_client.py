@@ -42,24 +42,16 @@ Every failure is one :class:`~mcp_ref.errors.AuthorizationError` whose
 origin, only in the ``Authorization`` header (#54-#56, #61).
 """
 
-import contextlib
-import json
 import logging
-import os
 import ssl
-import sys
-import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
-import h11
 import trio
 
 from ...errors import AuthorizationError, HTTPTransportError
@@ -72,7 +64,6 @@ from ..authorization.client import (
     check_cimd_url,
     check_redirect_uri,
     choose_registration,
-    parse_authorization_response,
     select_scope,
     step_up_scope,
 )
@@ -114,6 +105,8 @@ from ..authorization.tokens import (
     token_request,
 )
 from .http_fetch import HttpAnswer, http_exchange
+from .oauth_callback import LoopbackCallback, open_in_browser, open_loopback_callback, print_url
+from .oauth_storage import FileTokenStorage, InMemoryTokenStorage, StoredAuthorization, TokenStorage
 
 __all__ = [
     "OAuthClient",
@@ -135,229 +128,6 @@ log = logging.getLogger("mcp_ref.oauth")
 T = TypeVar("T")
 RedirectHandler = Callable[[str], Awaitable[None]]
 CallbackHandler = Callable[[], Awaitable[AuthorizationResponse]]
-
-
-# -- storage -------------------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class StoredAuthorization:
-    """What a client keeps about one MCP server: its tokens, its client id, the server's issuer."""
-
-    tokens: Tokens | None = None
-    client: ClientInformation | None = None
-    #: the authorization server the tokens and client id belong to
-    issuer: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.tokens is not None:
-            out["tokens"] = self.tokens.to_json()
-        if self.client is not None:
-            out["client"] = self.client.to_json()
-        if self.issuer is not None:
-            out["issuer"] = self.issuer
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "StoredAuthorization":
-        tokens, client, issuer = data.get("tokens"), data.get("client"), data.get("issuer")
-        return cls(
-            tokens=Tokens.from_json(tokens) if isinstance(tokens, dict) else None,
-            client=ClientInformation.from_json(client) if isinstance(client, dict) else None,
-            issuer=issuer if isinstance(issuer, str) else None,
-        )
-
-
-class TokenStorage(Protocol):
-    """Where an :class:`OAuthClient` keeps what it obtained, by key (the MCP server's canonical URI).
-
-    [basic/authorization#76] keep it where only the user can read it.
-    """
-
-    async def load(self, key: str) -> StoredAuthorization | None: ...
-
-    async def save(self, key: str, value: StoredAuthorization | None) -> None:
-        """Store ``value`` under ``key``; None forgets the key."""
-        ...
-
-
-class InMemoryTokenStorage:
-    """The default storage: gone when the process ends."""
-
-    def __init__(self) -> None:
-        self.items: dict[str, StoredAuthorization] = {}
-
-    async def load(self, key: str) -> StoredAuthorization | None:
-        return self.items.get(key)
-
-    async def save(self, key: str, value: StoredAuthorization | None) -> None:
-        if value is None:
-            self.items.pop(key, None)
-        else:
-            self.items[key] = value
-
-
-class FileTokenStorage:
-    """One JSON file of every server's authorization, readable by the user only (mode 0600).
-
-    For command-line clients that should not make the user log in on every
-    run. Each write replaces the file atomically (a temporary file created
-    0600 in the same directory, then renamed); the directory is created
-    0700 when missing. A file that cannot be read is treated as empty, with
-    a warning (the user authorizes again).
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path).expanduser()
-        self._lock = trio.Lock()
-
-    async def load(self, key: str) -> StoredAuthorization | None:
-        data = await trio.to_thread.run_sync(self._read)
-        item = data.get(key)
-        if not isinstance(item, dict):
-            return None
-        try:
-            return StoredAuthorization.from_json(item)
-        except (ValueError, TypeError) as e:
-            log.warning("%s: the entry for %s cannot be read (%s); ignored", self.path, key, e)
-            return None
-
-    async def save(self, key: str, value: StoredAuthorization | None) -> None:
-        async with self._lock:
-            await trio.to_thread.run_sync(self._update, key, value)
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as e:
-            log.warning("%s cannot be read (%s); starting without stored authorization", self.path, e)
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _update(self, key: str, value: StoredAuthorization | None) -> None:
-        data = self._read()
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value.to_json()
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=self.path.parent)  # created 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
-
-# -- the user's part of the authorization code flow ----------------------------------------------------------
-
-
-async def print_url(url: str) -> None:
-    """A ``redirect_handler`` that prints the URL for the user to open (stderr)."""
-    print(f"Open this URL in your browser to authorize:\n  {url}", file=sys.stderr, flush=True)
-
-
-async def open_in_browser(url: str) -> None:
-    """A ``redirect_handler`` that opens the user's browser (and prints the URL, in case it cannot)."""
-    import webbrowser
-
-    await print_url(url)
-    await trio.to_thread.run_sync(webbrowser.open, url)
-
-
-_PAGE = (
-    "<!doctype html><meta charset=utf-8><title>{title}</title>"
-    "<p>{title}. You can close this window and return to the application.</p>"
-)
-
-
-class LoopbackCallback:
-    """The redirect target of the authorization code flow: a listener on 127.0.0.1 (RFC 8252 section 7.3).
-
-    ``redirect_uri`` is where the authorization server sends the browser
-    back; ``await callback()`` (it is a ``callback_handler``) returns the
-    next redirect's parameters. Requests to other paths get 404; the
-    listener lives as long as :func:`open_loopback_callback`'s block.
-    """
-
-    def __init__(self, redirect_uri: str, path: str) -> None:
-        self.redirect_uri = redirect_uri
-        self.path = path
-        self._send, self._receive = trio.open_memory_channel[AuthorizationResponse](8)
-
-    async def __call__(self) -> AuthorizationResponse:
-        return await self._receive.receive()
-
-    async def _serve(self, stream: trio.SocketStream) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=16 * 1024)
-        try:
-            with trio.move_on_after(10):
-                request = None
-                while True:
-                    event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        data = await stream.receive_some(16384)
-                        if not data:
-                            return
-                        conn.receive_data(bytes(data))
-                    elif isinstance(event, h11.Request):
-                        request = event
-                    elif isinstance(event, h11.EndOfMessage) and request is not None:
-                        break
-                    elif isinstance(event, h11.ConnectionClosed):
-                        return
-                target = request.target.decode("ascii", "replace")
-                path, _, query = target.partition("?")
-                status, title = 404, "Not found"
-                if request.method == b"GET" and path == self.path:
-                    try:
-                        response = parse_authorization_response(query)
-                    except AuthorizationDenied as e:
-                        status, title = 400, f"Authorization failed: {e}"
-                    else:
-                        self._send.send_nowait(response)
-                        status = 200
-                        title = "Authorization received" if response.error is None else "Authorization refused"
-                body = _PAGE.format(title=title.replace("<", "&lt;")).encode()
-                headers = [("content-type", "text/html; charset=utf-8"), ("content-length", str(len(body)))]
-                out = conn.send(h11.Response(status_code=status, headers=[*headers, ("connection", "close")])) or b""
-                out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
-                await stream.send_all(out)
-        except (trio.BrokenResourceError, h11.ProtocolError, trio.WouldBlock) as e:
-            log.debug("loopback callback connection: %r", e)
-        finally:
-            await stream.aclose()
-
-
-@asynccontextmanager
-async def open_loopback_callback(
-    *, port: int = 0, path: str = "/callback", host: str = "127.0.0.1"
-) -> AsyncIterator[LoopbackCallback]:
-    """Listen on ``host:port`` (a free port by default) for the redirect back from the authorization server.
-
-    The redirect URI is registered as it is, port included, so a client
-    that stores its registration (:class:`FileTokenStorage`) should pass
-    the same ``port`` each run; with another, it registers again.
-    """
-    if host not in ("127.0.0.1", "::1", "localhost"):
-        raise ValueError(f"the callback listener is for loopback addresses only, not {host!r}")
-    async with trio.open_nursery() as nursery:
-        listeners = await trio.open_tcp_listeners(port, host=host)
-        bound = listeners[0].socket.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        callback = LoopbackCallback(f"http://{shown}:{bound}{path}", path)
-        nursery.start_soon(trio.serve_listeners, callback._serve, listeners)
-        try:
-            yield callback
-        finally:
-            nursery.cancel_scope.cancel()
 
 
 # -- extension grants ----------------------------------------------------------------------------------
@@ -640,14 +410,12 @@ class OAuthClient:
             candidates = protected_resource_metadata_urls(self.server_url)
         problems: list[str] = []
         for url in candidates:
-            try:
-                response = await self._get(url, step)
-            except AuthorizationError as e:
-                problems.append(e.problem)
-                continue
-            if response.status != 200:
-                if response.status not in (404, 405, 410):
-                    problems.append(f"{url}: HTTP {response.status}")
+            if urlsplit(self.server_url).scheme == "https":
+                # the document names the authorization server the user will log in at: read it
+                # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
+                self._require_secure(url, step)
+            response = await self._candidate(url, step, problems)
+            if response is None:
                 continue
             prm = self._document(response, step, ProtectedResourceMetadata.from_json)
             if not resource_allowed(prm.resource, self.server_url):
@@ -676,14 +444,8 @@ class OAuthClient:
         for issuer in prm.authorization_servers:
             self._require_secure(issuer, step)
             for url, oidc in authorization_server_metadata_urls(issuer):
-                try:
-                    response = await self._get(url, step)
-                except AuthorizationError as e:
-                    problems.append(e.problem)
-                    continue
-                if response.status != 200:
-                    if response.status not in (404, 405, 410):
-                        problems.append(f"{url}: HTTP {response.status}")
+                response = await self._candidate(url, step, problems)
+                if response is None:
                     continue
                 meta: AuthorizationServerMetadata = self._document(
                     response, step, partial(AuthorizationServerMetadata.from_json, oidc=oidc)
@@ -744,6 +506,23 @@ class OAuthClient:
             raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
 
     # -- exchanges ------------------------------------------------------------------------------------------
+
+    async def _candidate(self, url: str, step: str, problems: list[str]) -> HttpAnswer | None:
+        """A well-known URL's answer when it is a document (200); None to try the next URL.
+
+        Not found (404, 405, 410) is no problem; anything else that went
+        wrong is added to ``problems``, reported if no URL gives a document.
+        """
+        try:
+            response = await self._get(url, step)
+        except AuthorizationError as e:
+            problems.append(e.problem)
+            return None
+        if response.status == 200:
+            return response
+        if response.status not in (404, 405, 410):
+            problems.append(f"{url}: HTTP {response.status}")
+        return None
 
     async def _get(self, url: str, step: str) -> HttpAnswer:
         return await self._exchange("GET", url, step)

@@ -631,3 +631,14 @@ async def test_cross_app_access() -> None:
         assert exchange["resource"] == w.mcp.url and exchange["client_id"] == "idp-client"
         assert exchange["requested_token_type"] == TOKEN_TYPE_ID_JAG
         assert seen["grant"]["assertion"] == "id-jag"
+
+
+async def test_resource_metadata_of_an_https_server_is_read_over_https() -> None:
+    """A 401 from an https server pointing at plain-HTTP metadata (which anyone on the path could
+    rewrite to name their own authorization server) is refused before it is fetched."""
+    auth = OAuthClient(grant=ClientCredentials(client_id="c", client_secret="s"))
+    with pytest.raises(AuthorizationError, match="not https") as raised:
+        await auth.challenged(
+            "https://mcp.example/mcp", 401, 'Bearer resource_metadata="http://mcp.example/.well-known/x"', None
+        )
+    assert raised.value.step == "resource-metadata"
