@@ -15,6 +15,7 @@ nursery (:func:`session_scope`); nothing it starts outlives it.
   progress-callback error sends ``notifications/cancelled`` under a shielded
   scope with a short grace deadline.
 * Writes go through one ``trio.StrictFIFOLock``.
+* The ``mcp_ref.wire`` logger traces every message written and read, at DEBUG.
 * On EOF every pending request fails with :class:`ConnectionClosed`.
 """
 
@@ -95,6 +96,8 @@ if TYPE_CHECKING:
     from ..schema.tasks import ListTasksResult
 
 log = logging.getLogger("mcp_ref.session")
+#: every message a session writes ("client -> {...}") or reads ("server <- {...}"), at DEBUG
+wire = logging.getLogger("mcp_ref.wire")
 
 #: what encoding a message we were given can raise: the engine refuses it
 #: (LocalProtocolError) or a value in it has no JSON form
@@ -133,6 +136,16 @@ class SessionConfig:
     handled may finish for this long (their responses still go out, as do
     replies to pings and to bad messages) before they are cancelled; 0
     cancels them at once (``Server.serve_stdio`` sets it).
+
+    Backpressure (the receive loop stops reading the peer while it is this far
+    behind, so a peer cannot grow our memory without bound):
+    ``max_pending_replies``: replies not yet written (to pings, to bad messages,
+    handlers' responses) -- a peer that does not read our output is not read
+    either; if none of them can be written for ``reply_stall_timeout`` seconds
+    the session closes (the peer stopped reading, or both sides wait on each
+    other); ``max_queued_requests``: requests waiting for one of the
+    ``max_concurrent_requests`` slots; ``max_queued_notifications``:
+    notifications (and task progress) waiting for their handler.
     """
 
     request_timeout: float = 60.0
@@ -148,6 +161,10 @@ class SessionConfig:
     log_rate: float | None = None
     log_burst: int = 10
     eof_grace: float = 0.0
+    max_pending_replies: int = 100
+    reply_stall_timeout: float = 60.0
+    max_queued_requests: int = 1000
+    max_queued_notifications: int = 1000
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -167,6 +184,11 @@ class SessionConfig:
             raise ValueError("log_burst must be at least 1")
         if not 0 <= self.eof_grace < math.inf:
             raise ValueError("eof_grace must be a finite number >= 0")
+        for name in ("max_pending_replies", "max_queued_requests", "max_queued_notifications"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if not self.reply_stall_timeout > 0:
+            raise ValueError("reply_stall_timeout must be positive")
 
 
 @attrs.frozen
@@ -445,12 +467,21 @@ class _Inbox:
 
     __slots__ = ("_items", "_task")
 
+    #: items kept; past it, progress is coalesced into the newest (a peer flooding progress
+    #: for one of our requests, whose caller's callback is slow, costs bounded memory)
+    MAX_ITEMS = 1000
+
     def __init__(self) -> None:
         self._items: deque[Any] = deque()
         self._task: trio.lowlevel.Task | None = None
 
     def put(self, item: Any) -> None:
-        self._items.append(item)
+        items = self._items
+        if len(items) >= self.MAX_ITEMS and type(item) is ProgressReceived and type(items[-1]) is ProgressReceived:
+            # [basic/utilities/progress] the latest value stands for the ones it overtook
+            items[-1] = item
+            return
+        items.append(item)
         task = self._task
         if task is not None:
             self._task = None
@@ -671,8 +702,16 @@ class Session:
         self._timeout_seq = itertools.count()
         self._timer_target = math.inf
         self._timer_wakeup = trio.Event()
+        #: the exception a notification callback raised, which ended the session
+        self.callback_error: Exception | None = None
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
         self._replies = 0  # replies of the receive loop (ping, errors) not yet written
+        # backpressure (see SessionConfig): what the receive loop waits on before reading more
+        self._responding = 0  # handlers' responses being written
+        self._queued = 0  # handlers waiting for a slot
+        self._notes_queued = 0  # notifications waiting for the notification worker
+        self._replies_written = 0  # replies and responses written (progress, for the stall timeout)
+        self._room: trio.Event | None = None  # set when the receive loop may read again
 
     def log_allowed(self, level: str) -> bool:
         """(server side) A log message at ``level`` may go out now: the client's
@@ -713,6 +752,8 @@ class Session:
                     # a caller cancelled already never hands the request over (no schedule point otherwise)
                     await trio.lowlevel.checkpoint_if_cancelled()
                     request.handed_over = True
+                if wire.isEnabledFor(logging.DEBUG):
+                    self._trace_out(data)
                 if self._send_related is not None:
                     await self._send_related(data, related)
                 else:
@@ -748,8 +789,13 @@ class Session:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
+        if wire.isEnabledFor(logging.DEBUG):
+            self._trace_out(data)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return True
+
+    def _trace_out(self, data: bytes) -> None:
+        wire.debug("%s -> %s", self.connection.role.value, bytes(data).decode("utf-8", "replace"))
 
     @property
     def principal(self) -> "Principal | None":
@@ -1029,6 +1075,12 @@ class Session:
         reason = "end of stream"
         try:
             while True:
+                if self._behind() is not None:
+                    stalled = await self._wait_for_room()
+                    if stalled is not None:
+                        reason = stalled
+                        log.error("closing session: %s", reason)
+                        break
                 try:
                     data = await self.channel.receive()
                 except trio.EndOfChannel as e:
@@ -1043,6 +1095,8 @@ class Session:
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
                     reason = f"transport closed: {e!r}"
                     break
+                if wire.isEnabledFor(logging.DEBUG):
+                    wire.debug("%s <- %s", self.connection.role.value, bytes(data).decode("utf-8", "replace"))
                 for event in self.connection.receive_message(data):
                     self._dispatch(event)
                 if self.connection.phase is Phase.CLOSED:
@@ -1056,6 +1110,42 @@ class Session:
                 # session's block exits -- close the channel so that they end
                 with trio.CancelScope(shield=True):
                     await self.channel.aclose()
+
+    def _behind(self) -> str | None:
+        """What the session is too far behind on to read more from the peer, if anything."""
+        cfg = self.config
+        if self._replies + self._responding >= cfg.max_pending_replies:
+            return "replies"
+        if self._queued >= cfg.max_queued_requests:
+            return "requests"
+        if self._notes_queued >= cfg.max_queued_notifications:
+            return "notifications"
+        return None
+
+    async def _wait_for_room(self) -> str | None:
+        """Stop reading until the session has caught up (backpressure: the peer's writes
+        wait, and so does the peer). Returns why the session must close instead: no reply
+        could be written for ``reply_stall_timeout``."""
+        log.debug("the receive loop waits: too many %s pending", self._behind())
+        while (behind := self._behind()) is not None:
+            room = self._room = trio.Event()
+            written = self._replies_written
+            with trio.move_on_after(self.config.reply_stall_timeout):
+                await room.wait()
+            if behind == "replies" and not room.is_set() and self._replies_written == written:
+                pending = self._replies + self._responding
+                return (
+                    f"the peer is not reading: {pending} replies could not be written "
+                    f"for {self.config.reply_stall_timeout:g}s"
+                )
+        self._room = None
+        return None
+
+    def _caught_up(self) -> None:
+        """Something the receive loop may be waiting on got done: let it look again."""
+        room = self._room
+        if room is not None:
+            room.set()
 
     def _too_large(self, e: MessageTooLarge) -> None:
         """The transport dropped a message over its limit; ``e`` says what its first bytes showed."""
@@ -1102,9 +1192,11 @@ class Session:
     async def _send_reply(self, data: bytes, related: RequestId | None) -> None:
         try:
             await self._send_quietly(data, related)
+            self._replies_written += 1
         finally:
             self._replies -= 1
             self._note_work_done()
+            self._caught_up()
 
     def _note_work_done(self) -> None:
         """A handler or a reply ended: wake the end-of-input wait (eof_grace) when it was the last."""
@@ -1131,6 +1223,7 @@ class Session:
                 return
             scope = trio.CancelScope()
             self._handler_scopes[event.id] = scope
+            self._queued += 1  # until it has a slot
             self._nursery.start_soon(self._run_handler, event, scope, name=f"mcp handler {event.method} {event.id!r}")
         elif t in (ResponseReceived, ErrorReceived, InvalidResponse, ProgressReceived):
             rid = event.request_id if t is ProgressReceived else event.id  # type: ignore[attr-defined]
@@ -1140,6 +1233,7 @@ class Session:
             elif t is ProgressReceived and rid in self.task_progress:
                 # a task's progress after its CreateTaskResult: to the task's callback, in order
                 assert isinstance(event, ProgressReceived)
+                self._notes_queued += 1
                 self._notes_send.send_nowait(event)
             elif t is not ProgressReceived:
                 log.warning("response to request %r arrived with nobody waiting", rid)
@@ -1153,6 +1247,7 @@ class Session:
                 handler_scope.cancel(reason=f"cancelled by peer: {event.reason or 'no reason given'}")
         elif t is NotificationReceived:
             assert isinstance(event, NotificationReceived)
+            self._notes_queued += 1
             self._notes_send.send_nowait(event)
         elif t is Initialized:
             self.initialized.set()
@@ -1177,25 +1272,40 @@ class Session:
     async def _notification_worker(self) -> None:
         # Notifications are handled one at a time, in arrival order.
         async for event in self._notes_recv:
-            if isinstance(event, ProgressReceived):
-                callback = self.task_progress.get(event.request_id)
-                if callback is not None:
-                    await callback(event.progress, event.total, event.message)
-                continue
-            handler = self.notification_handlers.get(event.method)
-            if handler is not None:
-                await handler(self, event.params)
+            self._notes_queued -= 1
+            self._caught_up()
+            try:
+                if isinstance(event, ProgressReceived):
+                    callback = self.task_progress.get(event.request_id)
+                    if callback is not None:
+                        await callback(event.progress, event.total, event.message)
+                    continue
+                handler = self.notification_handlers.get(event.method)
+                if handler is not None:
+                    await handler(self, event.params)
+            except Exception as exc:
+                # A callback of the application failed: the session ends (nothing is logged
+                # and dropped) and session_scope raises this exception, as itself, once the
+                # block has been cancelled -- not wrapped in the groups of two nurseries.
+                self.callback_error = exc
+                self._nursery.cancel_scope.cancel(reason="a notification callback failed")
+                self._close(f"a notification callback raised {type(exc).__name__}: {exc}")
+                return
 
     async def _run_handler(self, event: RequestReceived, scope: trio.CancelScope) -> None:
         rid = event.id
         conn = self.connection
         data: bytes | None = None
         limit = self._handler_limit
+        queued = True
         try:
             try:
                 limit.acquire_nowait()
             except trio.WouldBlock:
                 await limit.acquire()
+            queued = False
+            self._queued -= 1
+            self._caught_up()
             try:
                 with scope:
                     ctx = RequestContext(self, rid, event.method, event.message, scope)
@@ -1234,8 +1344,17 @@ class Session:
                 conn.finish_cancelled(rid)
                 data = None
             if data is not None:
-                await self._send_quietly(data, rid)
+                self._responding += 1
+                try:
+                    await self._send_quietly(data, rid)
+                    self._replies_written += 1
+                finally:
+                    self._responding -= 1
+                    self._caught_up()
         finally:
+            if queued:  # cancelled while waiting for a slot
+                self._queued -= 1
+                self._caught_up()
             self._handler_scopes.pop(rid, None)
             self._note_work_done()
 
@@ -1342,22 +1461,35 @@ async def session_scope(
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
 ) -> AsyncIterator[Session]:
-    """Run a session on ``channel``: one nursery, nothing outlives the block."""
-    async with block_nursery() as (nursery, body):
-        session = Session(
-            connection,
-            channel,
-            nursery,
-            handlers=handlers,
-            notification_handlers=notification_handlers,
-            config=config,
-        )
-        await nursery.start(session.run_receive_loop)
-        try:
-            yield session
-        except BaseException as exc:
-            body.exc = exc
+    """Run a session on ``channel``: one nursery, nothing outlives the block.
+
+    A notification callback that raises ends the session: the block is
+    cancelled and that exception is raised from the ``async with``, as itself.
+    """
+    sessions: list[Session] = []
+    try:
+        async with block_nursery() as (nursery, body):
+            session = Session(
+                connection,
+                channel,
+                nursery,
+                handlers=handlers,
+                notification_handlers=notification_handlers,
+                config=config,
+            )
+            sessions.append(session)
+            await nursery.start(session.run_receive_loop)
+            try:
+                yield session
+            except BaseException as exc:
+                body.exc = exc
+                raise
+            finally:
+                await session.aclose()
+                nursery.cancel_scope.cancel(reason="session scope exited")
+    except ConnectionClosed:
+        # the block saw the session close under it; when a callback closed it, that is the news
+        if not sessions or sessions[0].callback_error is None:
             raise
-        finally:
-            await session.aclose()
-            nursery.cancel_scope.cancel(reason="session scope exited")
+    if sessions and (error := sessions[0].callback_error) is not None:
+        raise error from None
