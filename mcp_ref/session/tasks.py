@@ -223,6 +223,8 @@ class TaskManager:
         #: sessions whose closing deletes their tasks (binding="session")
         self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
+        #: when the expiry loop wakes next (inf: no task expires)
+        self._expiry_deadline = -math.inf
         self._expiry_started = False
         if next(iter(self.store), None) is not None:
             self._ensure_expiry_loop()  # tasks from before a restart expire too
@@ -321,7 +323,10 @@ class TaskManager:
         # [basic/utilities/tasks#82] creation, with who asked
         log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
-        self._expiry_changed.set()
+        if record.expires_at is not None and record.expires_at < self._expiry_deadline:
+            # the expiry loop sleeps past this task's end: it looks again (with one ttl for
+            # all, a new task ends after the others, and no task creation scans the store)
+            self._expiry_changed.set()
         if record.owner is session and session not in self._watched:
             self._watched.add(session)
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
@@ -485,8 +490,9 @@ class TaskManager:
     async def _expiry_loop(self) -> None:
         while True:
             deadline = self.store.next_expiry()
+            self._expiry_deadline = deadline if deadline is not None else math.inf
             self._expiry_changed = trio.Event()
-            with trio.move_on_at(deadline if deadline is not None else math.inf):
+            with trio.move_on_at(self._expiry_deadline):
                 await self._expiry_changed.wait()
             self.purge_expired()
 
