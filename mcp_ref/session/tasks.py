@@ -34,6 +34,7 @@ import trio
 
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
+    TERMINAL_STATUSES,
     InMemoryTaskStore,
     RateLimiter,
     TaskNotFound,
@@ -339,7 +340,8 @@ class TaskManager:
         """[basic/utilities/tasks#resource-management] refuse a task past the limits (-32600)."""
         cfg = self.config
         kept = self.store.owned_by(owner)  # (binding="none": every requestor is one, None)
-        running = sum(not r.terminal for r in kept)
+        # (one status test per kept task, not two calls: a creation reads every task of its requestor)
+        running = sum(r.status not in TERMINAL_STATUSES for r in kept)
         if running >= cfg.max_tasks_per_requestor:
             why = f"at most {cfg.max_tasks_per_requestor} concurrent tasks per requestor"
         elif len(kept) >= cfg.max_stored_tasks_per_requestor:
