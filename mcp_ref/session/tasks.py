@@ -34,7 +34,6 @@ import trio
 
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
-    TERMINAL_STATUSES,
     InMemoryTaskStore,
     RateLimiter,
     TaskNotFound,
@@ -67,6 +66,7 @@ from ..schema.lifecycle import (
 )
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tasks import (
+    TERMINAL_STATUSES,
     CancelTaskRequestParams,
     CancelTaskResult,
     CreateTaskResult,
