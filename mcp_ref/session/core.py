@@ -254,6 +254,12 @@ class RequestContext:
         pace = self._pace
         if pace is None:
             config = session.config
+            if not config.progress_min_interval:
+                # no rate limit: every value goes through the engine, which checks it (progress#4)
+                data = conn.send_progress(self.request_id, progress, total, message)
+                if data is not None:
+                    await session.send_raw(data, self.request_id)
+                return
             pace = self._pace = ProgressPace(config.progress_min_interval, config.progress_coalesce)
         now = trio.current_time()
         decision = pace.offer(progress, total, message, now)
