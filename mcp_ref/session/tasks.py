@@ -43,6 +43,7 @@ from ..basic.utilities.tasks import (
     grant_ttl,
     new_task_id,
     page_of_tasks,
+    relate_params,
     related_task_meta,
     status_notification,
     task_payload,
@@ -535,9 +536,8 @@ class TaskContext(RequestContext):
         deliver it on even without a GET stream.
         """
         record, live = self.record, self.live
-        if params is not None and hasattr(params, "meta"):
-            # [basic/utilities/tasks#input-required-status] the request names its task
-            params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
+        # [basic/utilities/tasks#33, #48] the request names its task, with or without params
+        params = relate_params(method, params, self.task_id)
         live.inputs += 1
         if record.status == "working":
             # [basic/utilities/tasks#32] waiting for the requestor
@@ -560,8 +560,7 @@ class TaskContext(RequestContext):
                 self.manager._set_status(record, "working")
 
     async def notify(self, method: str, params: Any = None) -> None:
-        if params is not None and hasattr(params, "meta"):
-            params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
+        params = relate_params(method, params, self.task_id)  # [basic/utilities/tasks#48]
         session, related = self._route()
         try:
             await session.notify(method, params, related_request_id=related)

@@ -30,6 +30,7 @@ import attrs
 from ...errors import ErrorCode, MCPError, ProtocolError
 from ...schema._converter import converter_for
 from ...schema.jsonrpc import Error
+from ...schema.messages import PARAMS_TYPES
 from ...schema.tasks import (
     RELATED_TASK_META_KEY,
     TERMINAL_STATUSES,
@@ -50,6 +51,7 @@ __all__ = [
     "iso8601",
     "related_task_meta",
     "related_task_id",
+    "relate_params",
     "TaskRecord",
     "TaskStore",
     "InMemoryTaskStore",
@@ -122,6 +124,30 @@ def iso8601(wall_seconds: float) -> str:
 def related_task_meta(task_id: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """``meta`` plus the related-task key (tasks#associating-task-related-messages)."""
     return {**(meta or {}), RELATED_TASK_META_KEY: {"taskId": task_id}}
+
+
+def relate_params(method: str, params: Any, task_id: str) -> Any:
+    """``params`` of ``method`` with the related-task key added to their ``_meta``.
+
+    [basic/utilities/tasks#48, #65] every request and notification of a task carries
+    it -- also those sent without params (``roots/list``, a ``list_changed``): they
+    get the method's params type with only that ``_meta``. Params without a
+    ``_meta`` field are returned unchanged.
+    """
+    if params is None:
+        params_type = PARAMS_TYPES.get(method)
+        if not (isinstance(params_type, type) and attrs.has(params_type)):
+            return None
+        fields = attrs.fields_dict(params_type)
+        if "meta" not in fields or any(
+            f.default is attrs.NOTHING for name, f in fields.items() if name != "meta" and f.init
+        ):
+            return None  # required params are missing: the engine says so
+        made: Any = params_type
+        return made(meta=related_task_meta(task_id))
+    if attrs.has(type(params)) and "meta" in attrs.fields_dict(type(params)):
+        return attrs.evolve(params, meta=related_task_meta(task_id, params.meta))
+    return params
 
 
 def related_task_id(meta: dict[str, Any] | None) -> str | None:

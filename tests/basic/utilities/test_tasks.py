@@ -653,3 +653,16 @@ def test_the_requestor_polls_after_the_receivers_poll_interval_within_bounds(
     interval_ms: int | None, delay: float
 ) -> None:
     assert tasks.poll_delay(interval_ms, default=2.0, low=0.1, high=30.0) == delay
+
+
+@pytest.mark.req("basic/utilities/tasks#48", "basic/utilities/tasks#65")
+def test_related_task_params_are_made_for_methods_sent_without_params() -> None:
+    from mcp_ref.schema.jsonrpc import NotificationParams, RequestParams
+
+    related = {RELATED_TASK_META_KEY: {"taskId": "t1"}}
+    assert tasks.relate_params("roots/list", None, "t1") == RequestParams(meta=related)
+    assert tasks.relate_params("notifications/tools/list_changed", None, "t1") == NotificationParams(meta=related)
+    kept = tasks.relate_params("ping", RequestParams(meta={"x.y/z": 1}), "t1")
+    assert kept == RequestParams(meta={"x.y/z": 1, **related})
+    # params that are required cannot be made up: left to the engine to refuse
+    assert tasks.relate_params("sampling/createMessage", None, "t1") is None

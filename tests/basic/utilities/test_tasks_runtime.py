@@ -17,6 +17,7 @@ from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
 from mcp_ref.schema.lifecycle import Implementation
+from mcp_ref.schema.roots import Root
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
@@ -731,3 +732,28 @@ async def test_listing_order_continues_after_a_stores_earlier_tasks(autojump_clo
             new = await client.call_tool_as_task("slow")
             assert [t.task_id for t in await client.list_all_tasks()] == [old.task_id, new.task_id]
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#48", "basic/utilities/tasks#65")
+async def test_a_tasks_requests_and_notifications_without_params_carry_the_related_task_key(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server, _ = task_server(nursery)
+
+        @server.tool(task_support="optional")
+        async def asks_roots(ctx: Any, arguments: dict[str, Any]) -> str:
+            roots = await ctx.list_roots()  # roots/list has no params of its own
+            await ctx.notify("notifications/tools/list_changed")
+            return f"{len(roots.roots)} roots"
+
+        async with routed_pair(server, roots=[Root(uri="file:///tmp")]) as (client, rec):
+            handle = await client.call_tool_as_task("asks_roots")
+            result = await handle.wait()
+            assert result.content[0].text == "1 roots"
+        nursery.cancel_scope.cancel()
+    related = {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
+    (ask,) = [m for m in rec.sent if m.get("method") == "roots/list"]
+    assert ask["params"] == {"_meta": related}
+    (note,) = [m for m in rec.sent if m.get("method") == "notifications/tools/list_changed"]
+    assert note["params"] == {"_meta": related}
