@@ -32,6 +32,7 @@ from typing import Any, Literal
 import attrs
 import trio
 
+from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressPace
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
     InMemoryTaskStore,
@@ -329,6 +330,8 @@ class TaskManager:
             with live.scope:
                 try:
                     outcome = await work(tctx)
+                    # [basic/utilities/progress#13] the latest state before the task completes
+                    await tctx.flush_progress()
                 except (MCPError, ProtocolError) as e:
                     outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
                 except Exception as e:
@@ -507,13 +510,44 @@ class TaskContext(RequestContext):
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Progress under the creating request's token: it means something on the
-        creating session only, so once that session is gone progress is dropped."""
+        creating session only, so once that session is gone progress is dropped.
+        Rate limited like a plain request's (``SessionConfig.progress_min_interval``)."""
         if self._token is None or self.record.terminal or self.session.closed.is_set():
             return  # [basic/utilities/progress#11] nothing after the terminal status
+        config = self.session.config
+        if not config.progress_min_interval:
+            await self._send_task_progress(progress, total, message)
+            return
+        pace = self._pace
+        if pace is None:
+            pace = self._pace = ProgressPace(config.progress_min_interval, config.progress_coalesce)
+        now = trio.current_time()
+        # [basic/utilities/progress#13] the same pace as a plain request's progress
+        decision = pace.offer(progress, total, message, now)
+        if decision == SEND:
+            await self._send_task_progress(progress, total, message)
+            pace.sent(progress, now, True)
+        elif decision == HOLD_FIRST:
+            self.manager.nursery.start_soon(self._flush_progress_at, pace.flush_at)
+
+    async def flush_progress(self) -> None:
+        """Send the value the rate limit holds back, unless the task is terminal (before it completes)."""
+        pace = self._pace
+        held = pace.take_held() if pace is not None else None
+        if held is None or self.record.terminal or self.session.closed.is_set():
+            return
+        assert pace is not None
+        pace.dropped -= 1
+        await self._send_task_progress(*held)
+        pace.sent(held[0], trio.current_time(), True)
+
+    async def _send_task_progress(self, progress: float, total: float | None, message: str | None) -> None:
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
         # [basic/utilities/tasks#48] the task's progress names the task
+        token = self._token
+        assert token is not None  # progress() and flush_progress() return early without one
         meta = related_task_meta(self.task_id)
-        data = self.session.connection.send_task_progress(self._token, progress, total, message, meta)
+        data = self.session.connection.send_task_progress(token, progress, total, message, meta)
         waiter = self.live.waiting_requestor()
         related = waiter[1] if waiter is not None and waiter[0] is self.session else None
         try:
