@@ -608,6 +608,12 @@ class Session:
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
         self._replies = 0  # replies of the receive loop (ping, errors) not yet written
 
+    @property
+    def routes_by_request(self) -> bool:
+        """Whether the transport routes each message by the request it belongs to
+        (Streamable HTTP: a stream per request); over one pipe nothing is routed."""
+        return self._send_related is not None
+
     def log_allowed(self, level: str) -> bool:
         """(server side) A log message at ``level`` may go out now: the client's
         level lets it through and the ``log_rate`` limit allows it (which counts it)."""

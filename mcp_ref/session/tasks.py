@@ -55,6 +55,7 @@ from ..errors import (
     ErrorCode,
     MCPError,
     ProtocolError,
+    RequestCancelled,
 )
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
@@ -489,6 +490,10 @@ class TaskManager:
             self._delete(record, "lost its session", "session-closed")
 
 
+#: TaskContext._ask: the request was asked again on a newer tasks/result stream
+_SUPERSEDED: Any = object()
+
+
 class TaskContext(RequestContext):
     """The request context of task work: progress under the original token,
     related-task metadata on everything it sends, ``input_required`` while it
@@ -580,18 +585,60 @@ class TaskContext(RequestContext):
             while True:
                 session, related = await live.requestor()
                 try:
-                    return await session.request(method, params, related_request_id=related, **options)
+                    answer = await self._ask(session, related, method, params, options)
                 except ConnectionClosed:
                     if not session.closed.is_set():
                         raise
                     # that requestor's connection is gone before it answered: ask again
                     # on the next tasks/result that waits (same requestor, another session)
                     log.info("task %s: the session asked for %s closed; waiting for another", self.task_id, method)
+                    continue
+                if answer is not _SUPERSEDED:
+                    return answer
+                log.info("task %s: %s asked again on the requestor's newer tasks/result", self.task_id, method)
         finally:
             live.inputs -= 1
             if live.inputs == 0 and record.status == "input_required":
                 # [basic/utilities/tasks#35] all its input is in: working again
                 self.manager._set_status(record, "working")
+
+    async def _ask(
+        self, session: Session, related: RequestId, method: str, params: Any, options: dict[str, Any]
+    ) -> Any:
+        """One request to the requestor, on the stream of its tasks/result request ``related``.
+
+        [basic/utilities/tasks#16] Over a transport that routes by request
+        (Streamable HTTP) the requestor may drop that stream at any time and call
+        ``tasks/result`` again: once a newer ``tasks/result`` waits, the request is
+        cancelled here and :data:`_SUPERSEDED` returned, so that it is asked again
+        on the newer one's stream rather than waiting for an answer that cannot come.
+        """
+        if not session.routes_by_request:
+            return await session.request(method, params, related_request_id=related, **options)
+        live = self.live
+        pending = await session.start_request(method, params, related_request_id=related, **options)
+        watcher = trio.CancelScope()
+        superseded = False
+
+        async def watch(arrived: trio.Event) -> None:
+            nonlocal superseded
+            with watcher:
+                while live.waiting_requestor() == (session, related):
+                    await arrived.wait()
+                    arrived = live.waiter_arrived
+                superseded = True
+            if superseded:
+                await pending.cancel("asked again on the requestor's newer tasks/result request")
+
+        self.manager.nursery.start_soon(watch, live.waiter_arrived)
+        try:
+            return await pending.result()
+        except RequestCancelled:
+            if not superseded:
+                raise
+        finally:
+            watcher.cancel()
+        return _SUPERSEDED
 
     async def notify(self, method: str, params: Any = None) -> None:
         params = relate_params(method, params, self.task_id)  # [basic/utilities/tasks#48]

@@ -135,3 +135,52 @@ async def test_our_client_answers_a_task_elicitation_over_http() -> None:
             assert result.content == [TextContent(text="user said accept")]
             assert (await handle.get()).status == "completed"
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#16", "basic/utilities/tasks#34")
+async def test_a_requestor_that_drops_its_tasks_result_stream_gets_the_input_request_again() -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with http_server(server) as info:
+            url = info.url
+            init = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"elicitation": {"form": {}}},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+            status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
+            session = {**ACCEPT_BOTH, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            call = {"name": "needs_input", "task": {"ttl": 60_000}}
+            status, headers, body = await raw(
+                url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+            )
+            task_id = one_message(headers, body)["result"]["task"]["taskId"]
+            with trio.fail_after(10):
+                fetch = {"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": task_id}}
+                first = await SSEReader.post(url, session, fetch)
+                lost = await first.next_message()
+                assert lost["method"] == "elicitation/create"
+                # [basic/utilities/tasks#16] the requestor drops that stream before answering ...
+                await first.stream.aclose()
+                # ... and calls tasks/result again: the input request comes again on the new stream
+                again = {"jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": {"taskId": task_id}}
+                second = await SSEReader.post(url, session, again)
+                elicit = await second.next_message()
+                assert elicit["method"] == "elicitation/create" and elicit["id"] != lost["id"]
+                assert elicit["params"]["message"] == lost["params"]["message"]
+                assert elicit["params"]["_meta"][RELATED_TASK_META_KEY] == {"taskId": task_id}
+                answer = {"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {}}}
+                status, _, _ = await raw(url, "POST", session, answer)
+                assert status == 202
+                final = await second.next_message()
+                await second.stream.aclose()
+            assert final["id"] == 5
+            assert final["result"]["content"] == [{"type": "text", "text": "user said accept"}]
+            assert state["elicited"] == "accept"
+        nursery.cancel_scope.cancel()
