@@ -51,11 +51,19 @@ from .session.tasks import TaskConfig, TaskFailed, TaskHandle, TaskManager
 if TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
+    from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
+    from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
     from .session.http import open_http_client, serve_http
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessToken",
+    "InvalidToken",
+    "ProtectedResource",
+    "TokenVerifier",
+    "IntrospectionVerifier",
+    "JWTVerifier",
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
@@ -115,4 +123,15 @@ def __getattr__(name: str) -> object:
                 raise
             raise ImportError(f"mcp_ref.{name} needs the http extra (h11): pip install 'mcp_ref[http]'") from e
         return getattr(http, name)
+    if name in ("AccessToken", "InvalidToken", "ProtectedResource", "TokenVerifier"):
+        # authorization (the resource server's names) is loaded on first use: most
+        # applications never need it, and it would cost every import
+        from .basic.authorization import resource_server
+
+        return getattr(resource_server, name)
+    if name in ("IntrospectionVerifier", "JWTVerifier"):
+        # the resource server's built-in verifiers fetch over HTTP: the http extra too
+        from .basic.transports import token_verifiers
+
+        return getattr(token_verifiers, name)
     raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")

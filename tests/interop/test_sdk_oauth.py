@@ -92,7 +92,13 @@ async def protected_everything(ca: trustme.CA, cache_ttl: float = 60) -> AsyncIt
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/authorization#2", "basic/authorization#8", "basic/authorization#14", "basic/authorization#57")
+@pytest.mark.req(
+    "basic/index#15",
+    "basic/authorization#2",
+    "basic/authorization#8",
+    "basic/authorization#14",
+    "basic/authorization#57",
+)
 async def test_the_sdk_oauth_client_gets_in_over_https() -> None:
     ca = trustme.CA()
     async with protected_everything(ca) as (url, authority):

@@ -59,9 +59,15 @@ from .metadata import (
     is_loopback_url,
 )
 from .pkce import PKCE, new_state, s256_challenge, supports_s256
+from .resource_server import AccessToken, AuthRefused, InvalidToken, ProtectedResource, TokenVerifier
 from .tokens import TokenRequest, Tokens, choose_auth_method, client_assertion_claims, token_request
 
 __all__ = [
+    "AccessToken",
+    "AuthRefused",
+    "InvalidToken",
+    "ProtectedResource",
+    "TokenVerifier",
     "OFFLINE_ACCESS",
     "PKCE",
     "AuthorizationDenied",

@@ -25,7 +25,7 @@ import logging
 import ssl
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import attrs
@@ -33,15 +33,6 @@ import h11
 import trio
 
 from ...errors import ErrorCode
-from ..authorization.resource_server import (
-    WELL_KNOWN,
-    AccessToken,
-    AuthRefused,
-    InvalidToken,
-    Principal,
-    ProtectedResource,
-    bearer_token,
-)
 from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
 from .streamable_http import (
     LAST_EVENT_ID,
@@ -61,6 +52,10 @@ from .streamable_http import (
     valid_session_id,
     version_header_ok,
 )
+
+if TYPE_CHECKING:
+    # (authorization is imported when a server has auth: it costs every HTTP import otherwise)
+    from ..authorization.resource_server import AccessToken, AuthRefused, Principal, ProtectedResource
 
 __all__ = ["serve_http", "HttpServerInfo", "HttpConfig", "Servable"]
 
@@ -154,6 +149,8 @@ class _Stream:
         #: answered as one JSON body, not SSE: its connection cannot be resumed
         self.json = False
         self.listener: _Listener | None = None
+        #: with auth: the token of the request(s) this stream answers
+        self.auth: AccessToken | None = None
 
     def attach(self, config: HttpConfig) -> "_Listener":
         """A connection starts listening (replacing any earlier one); it may fall
@@ -357,6 +354,15 @@ class _HttpSession(trio.abc.Channel[bytes]):
         stream.push(encode_sse(None, retry=self.config.retry_ms))
         stream.push(None)  # close this connection, keep the stream
 
+    def auth_for(self, request_id: Any) -> "AccessToken | None":
+        """The verified token of a request of this session (with auth; None without).
+
+        The token the request came with while it is in progress; after that (a task
+        it started, say), the session's latest, which is the same principal's.
+        """
+        stream = self.by_request.get(json.dumps(request_id))
+        return stream.auth if stream is not None and stream.auth is not None else self.auth
+
     def request_cancelled(self, request_id: Any) -> None:
         """The client cancelled a request: no response will come, so its stream is done.
 
@@ -400,6 +406,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
             raise _HttpError(429, "too many open streams in this session")
         self._next_stream += 1
         stream = _Stream(("g" if standalone else "r") + str(self._next_stream), pending_ids)
+        stream.auth = self.auth  # set for this request just before (no checkpoint since)
         self.streams[stream.id] = stream
         self.open_streams += 1
         for key in stream.pending_ids:
@@ -489,7 +496,7 @@ class _HttpServer:
         config: HttpConfig,
         nursery: trio.Nursery,
         host: str,
-        auth: ProtectedResource | None = None,
+        auth: "ProtectedResource | None" = None,
     ) -> None:
         self.server = server
         self.config = config
@@ -671,6 +678,8 @@ class _HttpServer:
 
     def _metadata_paths(self) -> tuple[str, ...]:
         assert self.auth is not None
+        from ..authorization.resource_server import WELL_KNOWN
+
         path = urlsplit(self.auth.metadata_url()).path
         # [basic/authorization#14] the path-aware well-known URL, and the root one (the single
         # resource of this origin: clients of earlier revisions look there)
@@ -683,11 +692,13 @@ class _HttpServer:
             raise _HttpError(405, f"{req.method} is not supported on the metadata document", headers={"allow": "GET"})
         await self._respond(conn, stream, 200, self.auth.metadata(), {"cache-control": "max-age=3600"})
 
-    async def _authenticate(self, req: _Request) -> AccessToken:
+    async def _authenticate(self, req: _Request) -> "AccessToken":
         """The verified token of a request to the MCP endpoint, or a refusal with its challenge.
 
         [basic/authorization#55, #57, #102] every request is checked, whatever its session.
         """
+        from ..authorization.resource_server import AuthRefused, InvalidToken, bearer_token
+
         auth = self.auth
         assert auth is not None
         try:
@@ -720,7 +731,7 @@ class _HttpServer:
             message = None
         return self.auth.scopes_needed(message if isinstance(message, list) else [message])
 
-    def _refusal(self, refusal: AuthRefused) -> _HttpError:
+    def _refusal(self, refusal: "AuthRefused") -> _HttpError:
         assert self.auth is not None
         headers = {"www-authenticate": self.auth.challenge(refusal)}
         # an OAuth error body (RFC 6750 has none; this is what OAuth APIs send), not a JSON-RPC one:
@@ -732,6 +743,8 @@ class _HttpServer:
         """[basic/authorization#64, #65] the scopes these messages need, or 403 insufficient_scope."""
         if self.auth is None:
             return
+        from ..authorization.resource_server import AuthRefused
+
         assert req.auth is not None
         try:
             self.auth.check_token(req.auth, self.auth.scopes_needed(messages))
@@ -1139,7 +1152,7 @@ async def serve_http(
     port: int = 0,
     config: HttpConfig | None = None,
     ssl_context: ssl.SSLContext | None = None,
-    auth: ProtectedResource | None = None,
+    auth: "ProtectedResource | None" = None,
     task_status: trio.TaskStatus[HttpServerInfo] = trio.TASK_STATUS_IGNORED,
     **options: Any,
 ) -> None:

@@ -57,6 +57,11 @@ def demo_server() -> Server:
     server = Server("protected", "1.0")
 
     @server.tool()
+    async def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        access = ctx.session.channel.auth_for(ctx.request_id)  # type: ignore[attr-defined]
+        return {"subject": access.subject, "scopes": sorted(access.scopes)}
+
+    @server.tool()
     async def echo(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         return str(arguments.get("text", ""))
 
@@ -142,7 +147,7 @@ async def protected(verifier: ScriptedVerifier, **options: Any) -> AsyncIterator
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/authorization#8", "basic/authorization#12", "basic/authorization#13")
+@pytest.mark.req("basic/authorization#8", "basic/authorization#12", "basic/authorization#13", "basic/authorization#20")
 async def test_the_metadata_document_is_published_at_the_path_aware_and_the_root_url(
     verifier: ScriptedVerifier,
 ) -> None:
@@ -247,7 +252,13 @@ async def test_an_expired_or_unknown_token_gets_401_invalid_token(verifier: Scri
                 assert challenge_params(headers["www-authenticate"])["error"] == "invalid_token"
 
 
-@pytest.mark.req("basic/authorization#64", "basic/authorization#65", "basic/authorization#66", "basic/authorization#68")
+@pytest.mark.req(
+    "basic/authorization#17",
+    "basic/authorization#64",
+    "basic/authorization#65",
+    "basic/authorization#66",
+    "basic/authorization#68",
+)
 async def test_a_tool_needing_more_scope_gets_403_insufficient_scope(verifier: ScriptedVerifier) -> None:
     verifier.issue("reader", scopes=["mcp", "files:read", "unrelated"])
     async with protected(verifier, tool_scopes={"reset": ["admin"]}, scopes_supported=["mcp", "files:read"]) as http:
@@ -331,6 +342,16 @@ async def test_a_session_only_serves_the_user_who_opened_it(verifier: ScriptedVe
         # a refreshed token of the same user does
         status, _, _ = await http.call("POST", {**session, **bearer("alice-refreshed")}, call_tool("echo", 3))
         assert status == 200
+
+
+async def test_each_request_is_handled_with_the_token_it_came_with(verifier: ScriptedVerifier) -> None:
+    verifier.issue("stepped-up", scopes=["mcp", "admin"])  # alice again, with more scope
+    async with protected(verifier) as http:
+        session = await http.start_session("good")
+        for token, scopes in (("good", ["mcp"]), ("stepped-up", ["admin", "mcp"]), ("good", ["mcp"])):
+            status, _, messages = await http.call("POST", {**session, **bearer(token)}, call_tool("whoami"))
+            assert status == 200
+            assert messages[0]["result"]["structuredContent"] == {"subject": "alice", "scopes": scopes}
 
 
 async def test_auth_without_a_resource_takes_the_url_served(verifier: ScriptedVerifier) -> None:
