@@ -63,6 +63,14 @@ def test_schema_imports_only_attrs_cattrs_and_errors() -> None:
     assert not bad, bad
 
 
+#: the cross-checker judges sans-IO, like the engine it is built on; its drivers
+#: (the battery, the fixture, the tap, the connections they open) run on trio
+CROSSCHECK_JUDGING = tuple(
+    f"mcp_ref/crosscheck/{m}.py" for m in ("__init__", "rules", "report", "observer", "traffic", "judge", "config")
+)
+CROSSCHECK_DRIVERS = tuple(
+    f"mcp_ref/crosscheck/{m}.py" for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap")
+)
 TRIO_FREE = (
     "mcp_ref/basic/",
     "mcp_ref/server/",
@@ -71,6 +79,7 @@ TRIO_FREE = (
     "mcp_ref/events.py",
     "mcp_ref/errors.py",
     "mcp_ref/schema/",
+    *CROSSCHECK_JUDGING,
 )
 TRIO_ALLOWED = (
     "mcp_ref/session/",
@@ -79,6 +88,7 @@ TRIO_ALLOWED = (
     "mcp_ref/examples/",
     "mcp_ref/cli.py",
     "mcp_ref/__init__.py",
+    *CROSSCHECK_DRIVERS,
 )
 
 
@@ -89,6 +99,12 @@ def test_chapter_rules_and_engine_never_import_trio_or_h11() -> None:
         if r.startswith(TRIO_FREE) and not r.startswith("mcp_ref/basic/transports/"):
             bad += [f"{r} imports {n}" for n in imports_of(path) if top(n) in ("trio", "h11")]
     assert not bad, bad
+
+
+def test_every_crosscheck_module_is_judging_or_driving() -> None:
+    listed = set(CROSSCHECK_JUDGING) | set(CROSSCHECK_DRIVERS)
+    unlisted = [rel(p) for p in modules() if rel(p).startswith("mcp_ref/crosscheck/") and rel(p) not in listed]
+    assert not unlisted, unlisted
 
 
 def test_trio_only_where_the_runtime_lives() -> None:
@@ -120,6 +136,20 @@ LAYERS = {
     # feature chapters build on the base protocol only; the two sides do not import each other
     "mcp_ref/server/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.server"),
     "mcp_ref/client/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.client"),
+    # the judge watches both roles: any sans-IO layer, never the runtime
+    **{
+        path: (
+            "mcp_ref.errors",
+            "mcp_ref.schema",
+            "mcp_ref.basic",
+            "mcp_ref.events",
+            "mcp_ref.connection",
+            "mcp_ref.server",
+            "mcp_ref.client",
+            "mcp_ref.crosscheck",
+        )
+        for path in CROSSCHECK_JUDGING
+    },
 }
 
 

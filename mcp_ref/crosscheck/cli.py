@@ -1,4 +1,4 @@
-"""The cross-check commands of ``mcp-ref`` (judge; check, tap and fixture follow).
+"""The cross-check commands of ``mcp-ref``: check, judge (and, later, tap and fixture).
 
 ``mcp_ref.cli`` adds them with :func:`add_commands` and runs them with
 :func:`run`. Exit status: 1 when a MUST is violated, 0 otherwise, 2 for a
@@ -8,14 +8,17 @@ usage error or a target that cannot be started or reached.
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from .config import ROLES, CheckConfig, ConfigError, ToolSpec, load_config, parse_tool_option
 from .report import Report
+from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
-COMMANDS = ("judge",)
+COMMANDS = ("check", "judge")
 EXIT_USAGE = 2
 
 
@@ -24,6 +27,36 @@ class UsageError(Exception):
 
 
 def add_commands(sub: Any) -> None:
+    check = sub.add_parser(
+        "check",
+        help="run the cross-check battery against a server (a command over stdio, or a URL)",
+        description=(
+            "Connect to an MCP server as a strict client, run the battery (organised by spec chapter, "
+            "driven by the server's capabilities), judge every message both ways, and report. "
+            "Exit status 1 when a MUST is violated, 2 when the server cannot be started or reached."
+        ),
+        epilog="examples:  mcp-ref check -- python -m mcp_ref.examples.echo\n"
+        "           mcp-ref check --header 'Authorization: Bearer T' http://127.0.0.1:8000/mcp",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("target", nargs="*", help="URL, or -- COMMAND ARGS... for a stdio server")
+    check.add_argument(
+        "--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header for every request"
+    )
+    check.add_argument("--config", metavar="FILE", help="TOML file naming tools with a behaviour (see docs)")
+    for role, what in ROLES.items():
+        check.add_argument(
+            f"--{role.replace('_', '-')}-tool",
+            metavar="'NAME [JSON]'",
+            help=f"{what}",
+        )
+    check.add_argument(
+        "--call-tool", action="append", default=[], metavar="'NAME [JSON]'", help="a tool to call and judge"
+    )
+    check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
+    check.add_argument("--timeout", type=float, help="seconds to wait for any one answer (default 10)")
+    _output_options(check)
+
     judge = sub.add_parser(
         "judge",
         help="judge a recorded traffic log (JSON Lines of the tap, a JSON list, Claude Desktop or Inspector logs)",
@@ -47,6 +80,41 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
+def _target(args: argparse.Namespace) -> Target:
+    words: list[str] = list(args.target)
+    if not words:
+        raise UsageError("give a URL, or -- and the command that starts the server")
+    if len(words) == 1 and words[0].startswith(("http://", "https://")):
+        return HttpTarget(words[0], _headers(args.header))
+    if args.header:
+        raise UsageError("--header applies to a URL target only")
+    return StdioTarget(words[0], tuple(words[1:]))
+
+
+def _headers(values: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header {value!r}: expected 'Name: value'")
+        headers[name.strip()] = rest.strip()
+    return headers
+
+
+def _config(args: argparse.Namespace) -> CheckConfig:
+    base = load_config(args.config) if args.config else CheckConfig()
+    tools: dict[str, ToolSpec] = {}
+    for role in ROLES:
+        value = getattr(args, f"{role}_tool")
+        if value:
+            tools[role] = parse_tool_option(value)
+    calls = tuple(parse_tool_option(v) for v in args.call_tool)
+    timeout = args.timeout if args.timeout is not None else base.timeout
+    if not timeout > 0:
+        raise UsageError("--timeout must be positive")
+    return base.merged(CheckConfig(tools, calls, timeout))
+
+
 def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
@@ -62,12 +130,30 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     out = out or sys.stdout
     err = err or sys.stderr
     try:
+        if args.command == "check":
+            return _check(args, out, err)
         if args.command == "judge":
             return _judge(args, out)
-    except UsageError as e:
+    except (UsageError, ConfigError) as e:
         err.write(f"mcp-ref {args.command}: {e}\n")
         return EXIT_USAGE
+    except TargetUnreachable as e:
+        err.write(f"mcp-ref {args.command}: cannot check the target: {e}\n")
+        return EXIT_USAGE
     raise AssertionError(args.command)
+
+
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .battery import CHAPTERS, run_check
+
+    target = _target(args)
+    config = _config(args)
+    only = [c.strip() for c in args.only.split(",") if c.strip()] if args.only else None
+    if only and (unknown := sorted(set(only) - set(CHAPTERS))):
+        raise UsageError(f"--only: unknown chapters {unknown}; known: {', '.join(CHAPTERS)}")
+    say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
+    report = run_check(target, config, only=only, on_progress=say)
+    return _emit(report, args, out)
 
 
 def _judge(args: argparse.Namespace, out: TextIO) -> int:

@@ -106,7 +106,7 @@ class _Expect:
 
     method: str | None
     code: int | None  # the JSON-RPC code it must carry; None: any error
-    requirement: str
+    requirement: str | None  # what an answer that is not such an error breaks (None: judged elsewhere)
     why: str
     message: Any
 
@@ -168,6 +168,16 @@ class _Mirror(Connection):
         if method == "initialize":
             self.requested_version = getattr(params, "protocol_version", None)
             self.phase = Phase.INITIALIZING
+
+    def forget_outgoing(self, rid: Any) -> None:
+        req = self._outgoing.pop(rid, None)
+        if req is not None and req.progress_token is not None:
+            self.progress_tokens.release(req.progress_token, rid)
+
+    def forget_incoming(self, rid: Any) -> None:
+        req = self._incoming.get(rid)
+        if req is not None:
+            self._retire_incoming(req)
 
     def record_response(self, rid: Any, result: Any) -> str | None:
         req = self._incoming.get(rid)
@@ -264,6 +274,23 @@ _SEND_PROBLEMS: Final[tuple[tuple[str, str], ...]] = (
     (r"_meta", "basic/index#26"),
 )
 
+#: the send-side faults in our words (the others quote the engine)
+_SEND_WORDS: Final = {
+    "server/utilities/logging#1": "sent a log message without declaring the logging capability",
+    "client/sampling#4": "sent a tool-enabled sampling request to a client without sampling.tools",
+    "client/sampling#6": "asked for context inclusion without the client's sampling.context",
+    "client/elicitation#6": "sent an elicitation in a mode the client did not declare",
+    "basic/utilities/tasks#4": "sent a task-augmented tools/call to a server without tasks.requests.tools.call",
+    "basic/utilities/tasks#2": "sent a task-augmented request the receiver did not declare tasks for",
+    "basic/utilities/progress#2": "used a progress token already in use by an active request",
+    "basic/utilities/progress#1": "sent a progress token that is neither a string nor an integer",
+    "basic/utilities/progress#4": "sent progress that does not increase",
+    "basic/utilities/progress#14": "sent progress after the request completed",
+    "basic/utilities/progress#11": "sent progress for a task that is no longer running",
+    "basic/utilities/cancellation#4": "answered a request the peer had cancelled",
+    "client/elicitation#16": "announced the completion of a URL elicitation this session never had",
+}
+
 _REJECTIONS: Final[tuple[tuple[str, str | None], ...]] = (
     (r"^Parse error", None),  # chosen by transport, see _parse_error_requirement
     (r"batches are not allowed", "basic/lifecycle#14"),
@@ -328,6 +355,8 @@ class Observer:
         #: tools from the latest complete tools/list (None until one was seen)
         self.tools: dict[str, Any] | None = None
         self._tool_pages: dict[str, Any] = {}
+        self._next_tools_cursor: str | None = None
+        self._pending_lists: dict[Any, bool] = {}
         self._output_validators: dict[str, Validate | None] = {}
         self._pending_calls: dict[Any, str] = {}
         self._pending_set_level: dict[Any, str] = {}
@@ -336,6 +365,8 @@ class Observer:
         self.task_status: dict[str, str] = {}
         self._judging = True
         self._answers: OrderedDict[tuple[Direction, Any], Any] = OrderedDict()
+        #: progress tokens of cancelled requests (by the direction their progress travels)
+        self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
         self._task_requests: dict[Direction, set[Any]] = {d: set() for d in Direction}
 
@@ -426,12 +457,17 @@ class Observer:
             return
         if type(message) is dict and _is_response(message):
             self._remember_answer(direction, message)
-            expected = self._expect.pop((direction.back, message.get("id")), None)
-            if expected is not None or (
-                "error" in message and message.get("id") is None and self._expect_anonymous[direction.back]
+            rid = message.get("id")
+            expected = self._expect.pop((direction.back, _id_key(rid)), None)
+            if (
+                expected is None
+                and "error" in message
+                and self._expect_anonymous[direction.back]
+                and (rid is None or mirror.outgoing(rid) is None)
             ):
-                if expected is None:
-                    expected = self._expect_anonymous[direction.back].popleft()
+                # the answer to a message with no readable id (its own id, if any, is a fault)
+                expected = self._expect_anonymous[direction.back].popleft()
+            if expected is not None:
                 self._judge_answer(direction, expected, message, out)
                 return
         if type(message) is dict and "method" in message and is_valid_id(message.get("id")):
@@ -500,16 +536,25 @@ class Observer:
                 message,
                 sender,
             )
+            if event.method == "initialize":
+                self.notes.append("the initialize result was malformed: the rest of that session is not judged")
+                self._judging = False
         elif isinstance(event, NotificationReceived):
             problem = sending.record_notification(event.method, event.params)
             if problem is not None and not deliberate:
                 self._send_problem(direction, problem, message, out)
             self._on_notification(direction, event, message, out)
         elif isinstance(event, ProgressReceived | CancellationReceived):
+            if isinstance(event, CancellationReceived):
+                req = sending.outgoing(event.request_id)
+                if req is not None and req.progress_token is not None:
+                    self._cancelled_tokens[direction.back].add(_id_key(req.progress_token))
             problem = sending.record_notification(message["method"], _typed_params(message))
             if problem is not None and not deliberate:
                 self._send_problem(direction, problem, message, out)
         elif isinstance(event, ProgressIgnored):
+            if _id_key(event.progress_token) in self._cancelled_tokens[direction]:
+                return  # progress crossing a cancellation: a race the spec allows (cancellation#7)
             requirement = {
                 "unknown token": "basic/utilities/progress#7",
                 "after completion": "basic/utilities/progress#14",
@@ -564,7 +609,11 @@ class Observer:
             requirement = self._phase_requirement(sender, problem.rsplit(" in phase ", 1)[1])
         if requirement is None:
             return  # nothing the peer can be blamed for (our mirror could not encode it, ...)
-        self._find(out, requirement, f"the {sender} broke a rule: {problem}", message, sender)
+        what = message.get("method") if type(message) is dict else None
+        what = what or ("a response" if type(message) is dict else "a message")
+        words = _SEND_WORDS.get(requirement)
+        text = f"the {sender} {words} ({what})" if words else f"the {sender} sent {what}: {problem}"
+        self._find(out, requirement, text, message, sender)
 
     def _phase_requirement(self, sender: str, phase: str) -> str:
         if sender == "client":
@@ -584,19 +633,30 @@ class Observer:
         kind = _match(_REJECTIONS, err.message)
         method = message.get("method") if type(message) is dict else None
         rid = message.get("id") if type(message) is dict else None
+        if type(message) is dict and "method" not in message and is_valid_id(rid):
+            # a malformed answer still ends its request: no cascade of "unknown id" later
+            self._mirror_of(direction.receiver).forget_outgoing(rid)
+            self._mirror_of(sender).forget_incoming(rid)
         # the answer this calls for (the engine replies to what could have been a request)
         if event.reply is not None:
             code: int | None = err.code
             requirement = "basic/index#3"
-            if kind in ("phase", "basic/lifecycle#14", None, "basic/index#6") and err.code != ErrorCode.PARSE_ERROR:
-                code = None  # any error will do: the codes for these are not the spec's to fix
-            if kind == "params":
-                code = None
+            if kind in ("phase", "basic/lifecycle#14", "params", None, "basic/index#6"):
+                code = None  # any error will do: the spec does not fix the code for these
             if kind == "method" and method in _KNOWN_METHODS:
                 code = None  # a method of another revision or direction: refused, with any code
-            expect = _Expect(method, code, requirement, err.message, message)
+            requirement_or_none: str | None = requirement
+            if kind == "params":
+                requirement_or_none = None  # the chapters that name -32602 judge these (battery)
+            if kind == "phase" and self._mirror_of(direction.receiver).phase is Phase.AWAITING_INIT:
+                requirement = "basic/lifecycle#1"  # processed before initialization
+            elif kind == "basic/lifecycle#14" and direction is Direction.TO_SERVER:
+                requirement = _CAPABILITY_RULES.get(str(method).split("/")[0], "basic/lifecycle#14")
+            expect = _Expect(
+                method, code, requirement_or_none if kind == "params" else requirement, err.message, message
+            )
             if is_valid_id(rid):
-                self._expect[(direction, rid)] = expect
+                self._expect[(direction, _id_key(rid))] = expect
             else:
                 self._expect_anonymous[direction].append(expect)
         if deliberate:
@@ -615,10 +675,8 @@ class Observer:
             requirement = "basic/lifecycle#2" if method == "initialize" else "basic/lifecycle#14"
         elif err.code == ErrorCode.PARSE_ERROR:
             return  # already judged as it was parsed
-        elif kind == "basic/index#11":
-            error = message.get("error") if type(message) is dict else None
-            if type(error) is dict and "code" in error and type(error["code"]) is not int:
-                requirement = "basic/index#12"
+        elif kind == "basic/index#11" and _bad_code(message):
+            requirement = "basic/index#12"
         if requirement is None:
             return
         self._find(out, requirement, f"the {sender}'s message was refused: {err.message}", message, sender)
@@ -650,11 +708,14 @@ class Observer:
         try:
             raw = classify(message)
         except InvalidMessage as e:
-            self._find(
-                out, "basic/index#11", f"the {sender}'s error response is malformed: {e.message}", message, sender
-            )
+            requirement = _match(_REJECTIONS, e.message) or "basic/index#3"
+            if requirement == "basic/index#11" and _bad_code(message):
+                requirement = "basic/index#12"
+            self._find(out, requirement, f"the {sender}'s error response is malformed: {e.message}", message, sender)
             return
         what = f"{expected.method or 'a message'} ({expected.why})"
+        if expected.requirement is None:
+            return
         if not hasattr(raw, "code"):
             self._find(
                 out,
@@ -673,15 +734,25 @@ class Observer:
                 message,
                 sender,
             )
-        if expected.code == ErrorCode.PARSE_ERROR and message.get("id") is not None and expected.message is not None:
+        if message.get("id") is not None and not is_valid_id(_message_id(expected.message)):
             self._find(
-                out, "basic/index#10", f"the {sender} gave an id to the error for unreadable input", message, sender
+                out,
+                "basic/index#10",
+                f"the {sender} gave id {message.get('id')!r} to the error for a message without a readable id",
+                message,
+                sender,
             )
 
     # -- meaning, beyond the state machines ---------------------------------------------------------
 
     def _on_request(self, direction: Direction, event: RequestReceived) -> None:
-        if event.method == "tools/call" and direction is Direction.TO_SERVER:
+        if event.method == "tools/list" and direction is Direction.TO_SERVER:
+            cursor = getattr(event.params, "cursor", None)
+            if cursor is None:
+                self._tool_pages = {}
+            # a listing is followed only from its start, cursor by cursor (not a probe's odd cursor)
+            self._pending_lists[event.id] = cursor is None or cursor == self._next_tools_cursor
+        elif event.method == "tools/call" and direction is Direction.TO_SERVER:
             self._pending_calls[event.id] = event.params.name
         elif event.method == "logging/setLevel" and direction is Direction.TO_SERVER:
             self._pending_set_level[event.id] = event.params.level
@@ -700,7 +771,7 @@ class Observer:
         if method == "initialize":
             self.server.set_peer_capabilities(self.client.capabilities)  # as the client declared
         elif method == "tools/list":
-            self._on_tools_page(result, message, out)
+            self._on_tools_page(result, message, out, self._pending_lists.pop(event.id, False))
         elif method == "tools/call":
             self._on_tool_result(event.id, result, message, out)
         elif method == "logging/setLevel":
@@ -737,12 +808,15 @@ class Observer:
         self._pending_calls.pop(event.id, None)
         self._pending_set_level.pop(event.id, None)
 
-    def _on_tools_page(self, result: Any, message: Any, out: list[Finding]) -> None:
+    def _on_tools_page(self, result: Any, message: Any, out: list[Finding], in_listing: bool) -> None:
+        page: set[str] = set()
         for tool in result.tools:
             name = tool.name
-            if name in self._tool_pages:
+            if name in page or (in_listing and name in self._tool_pages):
                 self._find(out, "server/tools#11", f"tool name {name!r} is listed twice", message, "server")
-            self._tool_pages[name] = tool
+            page.add(name)
+            if in_listing:
+                self._tool_pages[name] = tool
             if not 1 <= len(name) <= 128:
                 self._find(
                     out, "server/tools#7", f"tool name {name[:40]!r} is {len(name)} characters long", message, "server"
@@ -763,6 +837,9 @@ class Observer:
                     requirement = "server/tools#5" if which == "inputSchema" else "basic/index#24"
                     self._find(out, requirement, f"tool {name!r}: {which} {problem}", message, "server")
             self._output_validators[name] = _validator(tool.output_schema)
+        if not in_listing:
+            return
+        self._next_tools_cursor = result.next_cursor
         if result.next_cursor is None:
             self.tools = dict(self._tool_pages)
             self._tool_pages = {}
@@ -880,6 +957,27 @@ class Observer:
 def _id_key(rid: Any) -> Any:
     # "1" and 1 are different ids (basic/index#4): keep the type in the key
     return (type(rid).__name__, rid) if isinstance(rid, str | int) and not isinstance(rid, bool) else ("?", repr(rid))
+
+
+def _bad_code(message: Any) -> bool:
+    """An error whose code is there but not an integer (basic/index#12)."""
+    error = message.get("error") if type(message) is dict else None
+    return type(error) is dict and "code" in error and type(error["code"]) is not int
+
+
+def _message_id(message: Any) -> Any:
+    return message.get("id") if type(message) is dict else None
+
+
+#: the capability a server declares for the methods of each family
+_CAPABILITY_RULES: Final = {
+    "tools": "server/tools#3",
+    "resources": "server/resources#1",
+    "prompts": "server/prompts#1",
+    "completion": "server/utilities/completion#1",
+    "logging": "server/utilities/logging#1",
+    "tasks": "basic/utilities/tasks#1",
+}
 
 
 def _is_response(message: dict[str, Any]) -> bool:

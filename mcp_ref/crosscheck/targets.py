@@ -1,0 +1,87 @@
+"""What the cross-checker talks to: a command (stdio) or a URL (Streamable HTTP).
+
+:func:`connect` opens one connection to a target and wraps it in an
+:class:`~mcp_ref.crosscheck.channel.ObservedChannel`; every session of the
+battery is a new connection (for stdio, a new process).
+"""
+
+import shlex
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+
+from .channel import ObservedChannel, Recorder
+from .observer import Direction, Observer
+
+__all__ = ["StdioTarget", "HttpTarget", "Target", "TargetUnreachable", "connect"]
+
+
+class TargetUnreachable(Exception):
+    """The server could not be started or reached (exit status 2)."""
+
+
+@attrs.frozen
+class StdioTarget:
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+
+    def describe(self) -> str:
+        return shlex.join([self.command, *self.args])
+
+
+@attrs.frozen
+class HttpTarget:
+    url: str
+    headers: Mapping[str, str] = attrs.Factory(dict)
+
+    def describe(self) -> str:
+        return self.url
+
+
+Target = StdioTarget | HttpTarget
+
+
+@asynccontextmanager
+async def connect(
+    target: Target,
+    observer: Observer,
+    *,
+    recorder: Recorder | None = None,
+    stderr_tail: deque[str] | None = None,
+) -> AsyncIterator[ObservedChannel]:
+    """One connection to ``target``, observed. ``stderr_tail`` collects the last
+    lines a stdio server wrote on stderr (shown when it fails to start)."""
+    if isinstance(target, StdioTarget):
+        from ..basic.transports.stdio import open_process_channel
+
+        tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=20)
+        try:
+            async with open_process_channel(
+                target.command,
+                target.args,
+                env=target.env,
+                cwd=target.cwd,
+                stderr=tail.append,
+                shutdown_timeouts=(2.0, 2.0),
+            ) as channel:
+                yield ObservedChannel(channel, observer, Direction.TO_SERVER, stdio=True, recorder=recorder)
+        except OSError as e:
+            raise TargetUnreachable(str(e)) from e
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(target.url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise TargetUnreachable(f"{target.url!r}: only http:// URLs are supported")
+    try:
+        from ..basic.transports.http_client import open_http_channel
+    except ImportError as e:
+        raise TargetUnreachable("Streamable HTTP needs the http extra (pip install mcp_ref[http])") from e
+    options: dict[str, Any] = {"headers": dict(target.headers), "connect_timeout": 10.0}
+    async with open_http_channel(target.url, **options) as http:
+        yield ObservedChannel(http, observer, Direction.TO_SERVER, recorder=recorder)

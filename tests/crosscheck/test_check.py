@@ -1,0 +1,118 @@
+"""``mcp-ref check`` against mcp_ref's own examples (clean), and its command line.
+
+Real processes over stdio: bounded by the battery's timeouts, no sleeps here.
+"""
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from mcp_ref.cli import main
+from mcp_ref.crosscheck.battery import check_server
+from mcp_ref.crosscheck.config import ConfigError, load_config, parse_tool_option
+from mcp_ref.crosscheck.targets import StdioTarget
+
+HERE = Path(__file__).parent
+EVERYTHING = StdioTarget(sys.executable, ("-m", "mcp_ref.examples.everything"))
+
+
+async def test_the_everything_example_comes_out_clean() -> None:
+    report = await check_server(EVERYTHING, load_config(HERE / "everything.toml"))
+    assert report.findings == [], report.to_text()
+    assert report.revision == "2025-11-25"
+    statuses = {c.name: c.status for c in report.checks}
+    assert "fail" not in statuses.values(), report.to_text()
+    # every chapter of the battery ran something
+    ran = {c.chapter for c in report.checks if c.status == "pass"}
+    assert {
+        "basic/lifecycle",
+        "basic/index",
+        "basic/utilities/ping",
+        "basic/utilities/cancellation",
+        "basic/utilities/progress",
+        "server/utilities/pagination",
+        "server/tools",
+        "server/resources",
+        "server/prompts",
+        "server/utilities/completion",
+        "server/utilities/logging",
+        "basic/utilities/tasks",
+    } <= ran, sorted(ran)
+
+
+def test_the_echo_example_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    junit = tmp_path / "check.xml"
+    argv = ["check", "-q", "--json", "--junit", str(junit), "--", sys.executable, "-m", "mcp_ref.examples.echo"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["target"] == f"{sys.executable} -m mcp_ref.examples.echo"
+    assert data["findings"] == [] and data["summary"]["must"] == 0
+    assert {c["status"] for c in data["checks"]} == {"pass", "skip"}
+    skipped = [c for c in data["checks"] if c["status"] == "skip"]
+    assert any(c["name"] == "cancellation/stops-and-stays-silent" for c in skipped)
+    suite = ET.parse(junit).getroot()
+    assert suite.get("failures") == "0" and int(suite.get("tests") or 0) == len(data["checks"])
+
+
+def test_text_report_and_progress_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--only", "ping", "--", sys.executable, "-m", "mcp_ref.examples.echo"]) == 0
+    captured = capsys.readouterr()
+    assert "check ping/answered-promptly" in captured.err  # progress on stderr
+    lines = captured.out.splitlines()
+    assert lines[0] == f"mcp-ref cross-check of {sys.executable} -m mcp_ref.examples.echo"
+    assert lines[-1].startswith("0 MUST and 0 SHOULD violated")
+
+
+@pytest.mark.parametrize(
+    "argv, problem",
+    [
+        (["check"], "give a URL, or -- and the command"),
+        (["check", "--only", "nonsense", "--", "x"], "unknown chapters ['nonsense']"),
+        (["check", "--header", "A: b", "--", "x"], "--header applies to a URL target only"),
+        (["check", "--header", "nocolon", "http://127.0.0.1:9/mcp"], "expected 'Name: value'"),
+        (["check", "--slow-tool", "slow {bad json", "--", "x"], "not JSON"),
+        (["check", "--timeout", "0", "--", "x"], "--timeout must be positive"),
+    ],
+)
+def test_usage_errors_exit_two(argv: list[str], problem: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert problem in capsys.readouterr().err
+
+
+def test_an_unreachable_target_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "-q", "--", str(tmp_path / "no-such-server")]) == 2
+    assert "cannot check the target" in capsys.readouterr().err
+    # a server that exits at once, saying why on stderr
+    quits = ["check", "-q", "--", sys.executable, "-c", "import sys; sys.exit('no config file')"]
+    assert main(quits) == 2
+    err = capsys.readouterr().err
+    assert "cannot check the target" in err and "no config file" in err
+
+
+def test_a_config_file_names_tools_by_role(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('timeout = 5\n[tools.slow]\nname = "s"\narguments = { n = 1 }\n[[tools.call]]\nname = "a"\n')
+    config = load_config(path)
+    assert config.timeout == 5 and config.tool("slow") == parse_tool_option('s {"n": 1}')
+    assert [c.name for c in config.calls] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("[tools.fast]\nname = 'x'\n", "unknown tool role 'fast'"),
+        ("[tools.slow]\narguments = {}\n", "tools.slow needs a name"),
+        ("timeout = -1\n", "timeout must be a positive number"),
+        ("[other]\n", "unknown sections ['other']"),
+        ("not toml at all = = =\n", "is not valid TOML"),
+    ],
+)
+def test_a_bad_config_file_is_refused_saying_why(text: str, problem: str, tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert problem in str(caught.value)
