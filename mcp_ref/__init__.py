@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 from .basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from .basic.transports.memory import memory_channel_pair
 from .client.display import display_name, safe_icon_uri, safe_icons
-from .client.elicitation import URLElicitationRequired
+from .client.elicitation import URLElicitationRequired, form_defaults
+from .client.roots import RootsProvider
 from .client.sampling import SamplingRejected
 from .connection import Connection
 from .errors import (
     AuthorizationError,
+    CapabilityMissing,
     ConnectionClosed,
     DecodeError,
     ErrorCode,
@@ -47,6 +49,7 @@ from .session import (
 from .session.client import InvalidToolResult
 from .session.core import PendingRequest
 from .session.tasks import TaskConfig, TaskFailed, TaskHandle, TaskManager
+from .testing import memory_session_pair
 
 if TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
@@ -67,6 +70,7 @@ __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
+    "CapabilityMissing",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
@@ -85,6 +89,7 @@ __all__ = [
     "RequestCancelled",
     "RequestContext",
     "RequestTimeout",
+    "RootsProvider",
     "ResourceNotFound",
     "Role",
     "SamplingRejected",
@@ -103,7 +108,9 @@ __all__ = [
     "decode",
     "display_name",
     "encode",
+    "form_defaults",
     "memory_channel_pair",
+    "memory_session_pair",
     "open_http_client",
     "open_session",
     "open_stdio_client",

@@ -45,7 +45,7 @@ from .basic.url_elicitation import announced_ids, check_url
 from .basic.utilities.cancellation import CancellationState, refusal, remember
 from .basic.utilities.progress import ProgressTokens, check_progress, valid_token
 from .basic.utilities.tasks import TASKS_SINCE
-from .errors import DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
+from .errors import CapabilityMissing, DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
     CancellationReceived,
@@ -178,6 +178,21 @@ class Connection:
         """Whether the peer declared the capability at ``path`` (JSON names)."""
         return lc.has_capability(self._peer_caps, path)
 
+    def capability_problem(self, method: str, params: Any = None) -> tuple[str, ErrorCode] | None:
+        """Why the peer cannot be sent ``method`` (with ``params``) for want of a
+        capability, with the code it maps to; None when it can."""
+        cap = lc.REQUEST_CAPABILITY.get(method)
+        if cap is not None and not self.peer_has(*cap):
+            # [basic/lifecycle#14] only negotiated capabilities
+            return (
+                f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
+                ErrorCode.METHOD_NOT_FOUND,
+            )
+        problem = lc.params_capability_problem(method, params, self._peer_caps)
+        if problem is not None:
+            return problem, ErrorCode.INVALID_PARAMS
+        return None
+
     def we_have(self, *path: str) -> bool:
         return lc.has_capability(self._own_caps, path)
 
@@ -255,16 +270,9 @@ class Connection:
         _check_params(method, cls, params_type, params)
         task = getattr(params, "task", None) is not None
         if method != "initialize":
-            cap = lc.REQUEST_CAPABILITY.get(method)
-            if cap is not None and not self.peer_has(*cap):
-                # [basic/lifecycle#14] only negotiated capabilities
-                raise LocalProtocolError(
-                    f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
-                    ErrorCode.METHOD_NOT_FOUND,
-                )
-            problem = lc.params_capability_problem(method, params, self._peer_caps)
-            if problem is not None:
-                raise LocalProtocolError(problem, ErrorCode.INVALID_PARAMS)
+            missing = self.capability_problem(method, params)
+            if missing is not None:
+                raise CapabilityMissing(*missing)
             if method == "elicitation/create" and getattr(params, "mode", None) == "url":
                 _check_elicitation_url(params.url)
             if task:

@@ -25,6 +25,7 @@ __all__ = [
     "MCPRefError",
     "ProtocolError",
     "LocalProtocolError",
+    "CapabilityMissing",
     "RemoteProtocolError",
     "DecodeError",
     "MCPError",
@@ -76,6 +77,16 @@ class ProtocolError(MCPRefError):
 
 class LocalProtocolError(ProtocolError):
     """We were asked to break the spec; nothing was sent."""
+
+
+class CapabilityMissing(LocalProtocolError):
+    """The peer did not declare the capability a request (or one of its params) needs.
+
+    Raised before anything is sent (basic/lifecycle#14). A tool that asks the
+    client for something it does not offer (sampling, elicitation, roots) gets
+    this; the tool registry turns it into a tool execution error the model can
+    read. Check first with ``ctx.can_sample()`` / ``ctx.can_elicit()``.
+    """
 
 
 class RemoteProtocolError(ProtocolError):

@@ -29,7 +29,7 @@ import attrs
 
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
-from ..errors import ErrorCode, ProtocolError
+from ..errors import CapabilityMissing, ErrorCode, ProtocolError
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
@@ -53,7 +53,15 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 class ToolError(Exception):
-    """Raised by a tool to report an execution error to the model (isError)."""
+    """Raise it in a tool to report an execution error to the model.
+
+    The call then answers with a result whose ``isError`` is true and whose one
+    text block is ``str(error)`` (server/tools#error-handling): the model reads
+    it and may try again differently. Use it for what the tool could not do
+    (a city it does not know, a quota reached); any other exception becomes a
+    JSON-RPC internal error (-32603) that tells the model nothing, with the
+    traceback in the server's log.
+    """
 
 
 class ToolNameWarning(UserWarning):
@@ -183,6 +191,11 @@ class ToolRegistry:
             value = await entry.fn(ctx, arguments)
         except ToolError as e:
             return CallToolResult(content=[TextContent(text=str(e))], is_error=True)
+        except CapabilityMissing as e:
+            # a nested request the client cannot take (no sampling, elicitation, roots ...): the
+            # tool could not do its work, which the model can read and act on -- not an internal error
+            text = f"Tool {params.name!r} needs something this client does not offer: {e}"
+            return CallToolResult(content=[TextContent(text=text)], is_error=True)
         result = as_call_tool_result(value)
         return self._finish(entry, result)
 

@@ -24,9 +24,9 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, nullcontext
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
 import trio
@@ -41,6 +41,7 @@ from ..client.elicitation import received_error
 from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
+    DecodeError,
     ErrorCode,
     LocalProtocolError,
     MCPError,
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from ..schema.elicitation import ElicitResult
     from ..schema.tasks import ListTasksResult
 
 log = logging.getLogger("mcp_ref.session")
@@ -181,6 +183,16 @@ _TIMED_OUT = _TimedOut()
 @attrs.frozen
 class _Cancelled:
     reason: str | None
+
+
+@attrs.frozen(kw_only=True)
+class _Probe:
+    """Stands in for request params when asking which capability they would need."""
+
+    mode: str | None = None
+    tools: list[Any] | None = None
+    tool_choice: None = None
+    include_context: str | None = None
 
 
 class RequestContext:
@@ -344,6 +356,53 @@ class RequestContext:
         result = await self.request("elicitation/create", params, **options)
         check_elicit_answer(params, result)
         return result
+
+    async def elicit_form(
+        self,
+        message: str,
+        properties: Mapping[str, Mapping[str, Any]],
+        *,
+        required: Sequence[str] | None = None,
+        **options: Any,
+    ) -> "ElicitResult":
+        """Ask the user to fill in a form (elicitation/create, form mode).
+
+        ``properties`` are the form's fields as JSON Schemas of the flat kinds
+        client/elicitation allows (string, number, integer, boolean, enums),
+        e.g. ``{"name": {"type": "string"}, "age": {"type": "integer"}}``;
+        ``required`` names the fields the user must fill in (default: those
+        without a ``"default"``). Returns the :class:`~mcp_ref.schema.ElicitResult`:
+        ``action`` is "accept" (with ``content``), "decline" or "cancel".
+        ValueError, before anything is sent, for a field the form mode cannot
+        ask for; :class:`~mcp_ref.CapabilityMissing` if the client cannot
+        elicit (``can_elicit()`` says so first). Options as for :meth:`elicit`.
+        """
+        from ..schema import decode
+        from ..schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams
+
+        fields = {name: dict(schema) for name, schema in properties.items()}
+        if required is None:
+            required = [name for name, schema in fields.items() if "default" not in schema]
+        try:
+            schema = decode(
+                {"type": "object", "properties": fields, "required": list(required)}, ElicitationRequestedSchema
+            )
+        except DecodeError as e:
+            # the form mode asks for flat primitive fields only (client/elicitation#requested-schema)
+            raise ValueError(f"elicit_form: not a form the client can show: {e}") from None
+        result: ElicitResult = await self.elicit(
+            ElicitRequestFormParams(message=message, requested_schema=schema), **options
+        )
+        return result
+
+    def can_elicit(self, mode: Literal["form", "url"] = "form") -> bool:
+        """Whether the client declared elicitation in ``mode`` (client/elicitation#capabilities)."""
+        return self.session.connection.capability_problem("elicitation/create", _Probe(mode=mode)) is None
+
+    def can_sample(self, *, tools: bool = False, context: bool = False) -> bool:
+        """Whether the client declared sampling (with ``tools`` / ``context`` inclusion if asked)."""
+        probe = _Probe(tools=[] if tools else None, include_context="thisServer" if context else None)
+        return self.session.connection.capability_problem("sampling/createMessage", probe) is None
 
     async def list_roots(self, **options: Any) -> Any:
         """roots/list to the client (needs its ``roots`` capability)."""

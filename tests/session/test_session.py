@@ -13,7 +13,7 @@ import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.client.sampling import SamplingRejected
-from mcp_ref.errors import ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
+from mcp_ref.errors import CapabilityMissing, ConnectionClosed, ErrorCode, LocalProtocolError, MCPError, RequestTimeout
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.jsonrpc import Result
 from mcp_ref.schema.lifecycle import ListChangedCapability, ServerCapabilities
@@ -549,9 +549,10 @@ async def test_the_writer_survives_a_notification_it_cannot_encode(caplog: pytes
 async def test_our_own_api_misuse_in_a_handler_is_internal_error(caplog: pytest.LogCaptureFixture) -> None:
     server = make_server()
 
-    @server.tool()
+    @server.prompt()
     async def ask_model(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         # the client declared no sampling capability: LocalProtocolError before the wire
+        # (in a tool it is a tool error the model reads: tests/session/test_request_context.py)
         await ctx.sample(CreateMessageRequestParams(messages=[], max_tokens=5))
         return "never"
 
@@ -565,14 +566,14 @@ async def test_our_own_api_misuse_in_a_handler_is_internal_error(caplog: pytest.
         pass
 
     async with memory_session_pair(server) as client:
-        for name, progress in (("ask_model", None), ("backwards", on_progress)):
+        for call in (client.get_prompt("ask_model"), client.call_tool("backwards", progress=on_progress)):
             with pytest.raises(MCPError) as info:
-                await client.call_tool(name, progress=progress)
+                await call
             # not the -32601 / -32602 our engine chose for our own mistake: the caller did nothing wrong
             assert (info.value.code, info.value.message) == (ErrorCode.INTERNAL_ERROR, "Internal error")
         await client.ping()
     failed = [r for r in caplog.records if "failed" in r.getMessage() and r.exc_info is not None]
-    assert [type(r.exc_info[1]) for r in failed if r.exc_info] == [LocalProtocolError, LocalProtocolError]
+    assert [type(r.exc_info[1]) for r in failed if r.exc_info] == [CapabilityMissing, LocalProtocolError]
 
 
 async def test_an_mcp_error_from_a_nested_request_keeps_its_code() -> None:
