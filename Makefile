@@ -1,4 +1,4 @@
-# mcp_ref -- `make run` runs the main job, `make test` installs and runs the tests.
+# mcp_ref -- `make run` runs the main job (cross-checking the echo example), `make test` installs and runs the tests.
 # Both create .venv on their own; dependencies are (re)installed when setup.cfg changes.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make run            the main job: a client talks to the echo example server over stdio"
+	@echo "make run            the main job: mcp-ref check cross-checks the echo example server (stdio)"
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make spec-coverage  the requirement table per spec chapter"
@@ -36,7 +36,7 @@ $(STAMP): setup.cfg pyproject.toml | $(PY)
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m mcp_ref.cli demo
+	$(PY) -m mcp_ref.cli check -- $(PY) -m mcp_ref.examples.echo
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -39,6 +39,16 @@ def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
     assert lines[-1] == "session closed; server process shut down"
 
 
+def test_make_run_cross_checks_the_echo_example() -> None:
+    # the main job: `mcp-ref check` on the echo example, which comes out clean (exit 0)
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("\nrun: ", 1)[1].splitlines()[1].strip()
+    assert recipe == "$(PY) -m mcp_ref.cli check -- $(PY) -m mcp_ref.examples.echo"
+    done = run_module("mcp_ref.cli", "check", "-q", "--", sys.executable, "-m", "mcp_ref.examples.echo")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1].startswith("0 MUST and 0 SHOULD violated")
+
+
 def test_an_unknown_command_is_a_usage_error() -> None:
     done = run_module("mcp_ref.cli", "nonsense")
     assert done.returncode == 2 and "invalid choice" in done.stderr
