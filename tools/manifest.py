@@ -621,7 +621,10 @@ def mutate_statement(source: str, stmt: _Stmt) -> tuple[str, list[str]] | None:
 def _mutant_key(path: str, stmt: _Stmt, op: str, lines: list[str]) -> str:
     head = lines[(stmt.element or stmt.node).lineno - 1].strip()
     digest = hashlib.sha1(head.encode()).hexdigest()[:8]
-    return f"{path}:{stmt.qualname or '<module>'}:{op}:{digest}"
+    qual = stmt.qualname
+    if isinstance(stmt.node, ast.FunctionDef | ast.AsyncFunctionDef):  # name the function itself
+        qual = f"{qual}.{stmt.node.name}" if qual else stmt.node.name
+    return f"{path}:{qual or '<module>'}:{op}:{digest}"
 
 
 def mutants_for(root: Path, cites: Iterable[Citation]) -> tuple[list[Mutant], list[str]]:

@@ -20,6 +20,7 @@ __all__ = [
     "available",
 ]
 
+# [basic/index#19] 2020-12 is what we write and assume -- index#schema-dialect
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: [basic/index#18, #23] the dialects we validate, by their $schema URI
 SUPPORTED_DIALECTS = (
@@ -86,7 +87,7 @@ def _validator(schema: dict[str, Any]) -> Any:
     import jsonschema
     from jsonschema import validators
 
-    # [basic/index#20, #21] no $schema: 2020-12; otherwise the declared dialect
+    # [basic/index#17, #20, #21] no $schema: 2020-12; otherwise the declared dialect -- index#schema-dialect
     cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)

@@ -182,6 +182,7 @@ def dumps(obj: Any) -> bytes:
     """
     text = _encode_text(obj)
     try:
+        # [basic/transports#1] every message we write is UTF-8 -- transports
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _ascii_encoder.encode(obj).encode("ascii")

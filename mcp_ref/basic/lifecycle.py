@@ -160,6 +160,7 @@ REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
     "resources/read": ("resources",),
     "resources/subscribe": ("resources", "subscribe"),
     "resources/unsubscribe": ("resources", "subscribe"),
+    # [server/prompts#9] prompts only from a server that declared them -- prompts#implementation-considerations
     "prompts/list": ("prompts",),
     "prompts/get": ("prompts",),
     "tools/list": ("tools",),
@@ -169,6 +170,7 @@ REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
     # server -> client
     "sampling/createMessage": ("sampling",),
     "elicitation/create": ("elicitation",),
+    # [client/roots#4, #8] roots/list only to a client that declared roots -- roots#error-handling
     "roots/list": ("roots",),
     # both directions (basic/utilities/tasks#capabilities)
     "tasks/get": ("tasks",),
@@ -180,6 +182,7 @@ REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
 # Notifications the *sender* may emit only with a capability of its own
 # (list_changed flags, logging, subscriptions) or of the receiver.
 NOTIFICATION_CAPABILITY: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
+    # [server/utilities/logging#1] log messages only from a server that declared logging -- logging#capabilities
     "notifications/message": ("own", ("logging",)),
     "notifications/tools/list_changed": ("own", ("tools", "listChanged")),
     "notifications/prompts/list_changed": ("own", ("prompts", "listChanged")),
@@ -192,6 +195,7 @@ NOTIFICATION_CAPABILITY: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
 # Task augmentation of a request needs the receiver's tasks.requests.<...> entry
 # (basic/utilities/tasks#capability-negotiation).
 TASK_REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
+    # [schema#6] a task-augmented tools/call needs the receiver's tasks.requests.tools.call -- schema#task
     "tools/call": ("tasks", "requests", "tools", "call"),
     "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),
     "elicitation/create": ("tasks", "requests", "elicitation", "create"),
@@ -224,6 +228,7 @@ def params_capability_problem(method: str, params: Any, peer: Mapping[str, Any] 
         if getattr(params, "tools", None) is not None or getattr(params, "tool_choice", None) is not None:
             if not has_capability(peer, ("sampling", "tools")):
                 return "tool-enabled sampling needs the client's sampling.tools capability"
+        # [schema#11, #23] includeContext beyond "none" needs sampling.context -- schema#includecontext
         if getattr(params, "include_context", None) in ("thisServer", "allServers"):
             if not has_capability(peer, ("sampling", "context")):
                 return "includeContext other than none needs the client's sampling.context capability"

@@ -71,6 +71,7 @@ class URLElicitationRequired(MCPError):
         if not items or not all(isinstance(e, ElicitRequestURLParams) for e in items):
             # [client/elicitation#22, #23] a non-empty list of URL-mode elicitations with ids
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
+        # [client/elicitation#33] -32042, listing what to complete -- elicitation#error-handling
         super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
         self.elicitations = items
 
@@ -232,5 +233,5 @@ class ElicitationGuard:
         return result
 
     def complete(self, elicitation_id: str) -> ElicitRequestURLParams | None:
-        """[client/elicitation#17] the completed elicitation, or None for an unknown id (ignored)."""
+        """[client/elicitation#14, #17] the completed elicitation, or None for an unknown id (ignored)."""
         return self.pending_urls.pop(elicitation_id, None)

@@ -63,11 +63,12 @@ def sampling_messages_problem(params: CreateMessageRequestParams) -> str | None:
 def check_sampling_request(params: CreateMessageRequestParams, *, tools_declared: bool) -> None:
     """Raise ProtocolError(-32602) for a request the spec says we must refuse."""
     if (params.tools is not None or params.tool_choice is not None) and not tools_declared:
-        # [client/sampling#3, #4] tool use needs sampling.tools, which we did not declare
+        # [client/sampling#3, #4, schema#25] tool use needs sampling.tools, which we did not declare
         raise ProtocolError(
             "Invalid params: tools were sent but sampling.tools was not declared", ErrorCode.INVALID_PARAMS
         )
     problem = sampling_messages_problem(params)
+    # [client/sampling#15] the messages are checked on receipt -- sampling#security-considerations
     if problem is not None:
         raise ProtocolError(f"Invalid params: {problem}", ErrorCode.INVALID_PARAMS)
 
@@ -100,6 +101,8 @@ class SamplingGuard:
 
     async def __call__(self, ctx: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
         check_sampling_request(params, tools_declared=self.tools)
+        # [client/sampling#1, #14] the application (its user) approves or rejects: SamplingRejected
+        # is -1 to the server -- sampling#user-interaction-model
         result = await self.handler(ctx, params)
         problem = sampling_result_problem(params, result) if isinstance(result, CreateMessageResult) else None
         if problem is not None:

@@ -444,6 +444,7 @@ class _Factories:
                 elif required:
                     raise DecodeError(wire, "required field missing")
             if extra_name is not None and len(value) > len(kwargs):
+                # [basic/index#9] an open result (or params) keeps the keys it does not know -- index#result-responses
                 kwargs[extra_name] = {k: v for k, v in value.items() if k not in known}
             try:
                 return cls(**kwargs)
@@ -541,6 +542,7 @@ def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any],
         extra = getattr(obj, extra_name)
         if extra:
             for k, v in extra.items():
+                # [basic/index#9] ... and writes them back out -- index#result-responses
                 out.setdefault(k, v)  # a known field always wins over a stray key
         return out
 

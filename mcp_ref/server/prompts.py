@@ -58,6 +58,7 @@ def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult
     else:
         raise TypeError(f"a prompt returns GetPromptResult, str or a list of PromptMessage, not {type(value).__name__}")
     for i, message in enumerate(result.messages):
+        # [server/prompts#10] what a prompt returns is checked too -- prompts#security
         if message.role not in ("user", "assistant"):
             # prompt messages come from the user or the assistant; there is no "system" role
             raise ValueError(f"messages[{i}]: role is 'user' or 'assistant', not {message.role!r}")
@@ -119,7 +120,7 @@ class PromptRegistry:
         entry = self._entry(params.name)
         arguments = dict(params.arguments or {})
         declared = {a.name: a for a in entry.prompt.arguments or ()}
-        # [server/prompts#6, #7] arguments are checked before the prompt runs
+        # [server/prompts#6, #7, #10] arguments are checked before the prompt runs -- prompts#security
         missing = sorted(n for n, a in declared.items() if a.required and n not in arguments)
         if missing:
             raise ProtocolError(f"Invalid params: missing required arguments {missing}", ErrorCode.INVALID_PARAMS)
@@ -131,6 +132,7 @@ class PromptRegistry:
 
     async def complete(self, ctx: Any, prompt: str, name: str, value: str, context: dict[str, str]) -> list[str]:
         entry = self._entry(prompt)
+        # [server/utilities/completion#2] an argument the prompt lacks: -32602 -- completion#error-handling
         if name not in {a.name for a in entry.prompt.arguments or ()}:
             raise ProtocolError(f"Invalid params: prompt {prompt!r} has no argument {name!r}", ErrorCode.INVALID_PARAMS)
         completer = entry.completers.get(name)

@@ -167,6 +167,7 @@ class ResourceRegistry:
             if variables is not None:
                 value = await t.read(ctx, uri, variables)
                 return ReadResourceResult(contents=_contents(uri, t.template.mime_type, value))
+        # [server/resources#7] an unknown resource: -32002 with its URI -- resources#error-handling
         raise ResourceNotFound(uri)
 
     def knows(self, uri: str) -> bool:
@@ -202,6 +203,7 @@ class ResourceRegistry:
 
     async def complete(self, ctx: Any, uri_template: str, name: str, value: str, context: dict[str, str]) -> list[str]:
         t = self._templates.get(uri_template)
+        # [server/utilities/completion#2] an unknown template: -32602 -- completion#error-handling
         if t is None:
             raise ProtocolError(f"Invalid params: no resource template {uri_template!r}", ErrorCode.INVALID_PARAMS)
         if name not in t.parsed.variables:

@@ -176,6 +176,7 @@ class ToolRegistry:
         return ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call(self, ctx: Any, params: CallToolRequestParams) -> CallToolResult:
+        # [server/tools#8] the name is matched exactly: case matters -- tools#tool-names
         entry = self._entries.get(params.name)
         if entry is None:
             # [server/tools#error-handling] unknown tool: a protocol error, invalid params
@@ -190,6 +191,8 @@ class ToolRegistry:
         try:
             value = await entry.fn(ctx, arguments)
         except ToolError as e:
+            # [server/tools#18] the tool's own failure is a result (isError), which reaches the
+            # caller as data, for the model to see -- tools#error-handling
             return CallToolResult(content=[TextContent(text=str(e))], is_error=True)
         except CapabilityMissing as e:
             # a nested request the client cannot take (no sampling, elicitation, roots ...): the

@@ -164,9 +164,12 @@ class ClientSession:
         cursor: str | None = None
         seen: set[str] = set()
         while True:
+            # [server/prompts#8, server/utilities/pagination#1, #4] pages of any size; the cursor goes
+            # back untouched -- pagination#implementation-guidelines
             page = await fetch(cursor)
             items.extend(getattr(page, field))
             cursor = page.next_cursor
+            # [server/utilities/pagination#3] no nextCursor: the end
             if cursor is None:
                 return items
             if cursor in seen:
@@ -370,6 +373,7 @@ def _capabilities(
 ) -> ClientCapabilities:
     return ClientCapabilities(
         roots=roots.capability() if roots is not None else None,
+        # [client/sampling#5] a sampling handler given: sampling declared -- sampling#capabilities
         sampling=(
             SamplingCapability(tools={} if sampling.tools else None, context={} if sampling.context else None)
             if sampling is not None
@@ -459,6 +463,7 @@ async def open_session(
     conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
     async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
         params = InitializeRequestParams(
+            # [basic/lifecycle#8] we propose our latest version unless told otherwise -- lifecycle#version-negotiation
             protocol_version=protocol_version or supported_versions[0],
             capabilities=caps,
             client_info=client_info,
@@ -467,8 +472,9 @@ async def open_session(
         # [basic/lifecycle#1, #2] initialize is the first thing we send
         result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
         if conn.phase is Phase.CLOSED:
-            # [basic/lifecycle#12] we cannot speak the server's version: disconnect
             await session.aclose("unsupported protocol version")
+            # [basic/lifecycle#12, #22, schema#9] we cannot speak the server's version: a clear
+            # error, and leaving the session scope disconnects -- lifecycle#version-negotiation
             raise UnsupportedProtocolVersion(result.protocol_version, supported_versions)
         # [basic/lifecycle#4] tell the server we are ready
         await session.notify("notifications/initialized")
@@ -576,6 +582,8 @@ async def open_stdio_client(
         proc_options["shutdown_timeouts"] = shutdown_timeouts
     if max_message_size is not None:
         proc_options["max_message_size"] = max_message_size
+    # [basic/transports#2] the client side of stdio: the server is our child, spoken to
+    # over its stdin and stdout -- transports#stdio
     async with open_process_channel(command, args, **proc_options) as channel:
         async with open_session(channel, **session_options) as client:
             yield client

@@ -127,8 +127,13 @@ class Server:
         self.resources = ResourceRegistry(page_size=page_size)
         self.prompts = PromptRegistry(page_size=page_size)
         self.completions = CompletionHandler(self.prompts, self.resources)
+        # a registry change tells every session (the engine sends it only where listChanged
+        # was declared) -- tools#list-changed-notification
+        # [server/tools#4]
         self.tools.on_change = lambda: self._broadcast("notifications/tools/list_changed")
+        # [server/resources#2]
         self.resources.on_change = lambda: self._broadcast("notifications/resources/list_changed")
+        # [server/prompts#2]
         self.prompts.on_change = lambda: self._broadcast("notifications/prompts/list_changed")
         self._handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
@@ -428,7 +433,9 @@ class Server:
             tools=tools,
             resources=resources,
             prompts=prompts,
+            # [server/utilities/completion#1] completers registered: completions declared -- completion#capabilities
             completions={} if self._has_completers or "completions" in custom else None,
+            # [server/utilities/logging#1] logging declared unless turned off -- logging#capabilities
             logging={} if self.logging_capability or "logging" in custom else None,
             tasks=self.task_manager.server_capability(self._tool_tasks()) if self.task_manager is not None else None,
         )

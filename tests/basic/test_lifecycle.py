@@ -17,16 +17,28 @@ import re
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 
 from mcp_ref.basic import lifecycle as lc
 from mcp_ref.basic.lifecycle import Phase, Role
+from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.connection import Connection
-from mcp_ref.errors import ErrorCode
+from mcp_ref.errors import ErrorCode, LocalProtocolError, UnsupportedProtocolVersion
 from mcp_ref.events import MessageRejected, NotificationIgnored, RequestReceived
-from mcp_ref.schema.lifecycle import ClientCapabilities, ListChangedCapability, RootsCapability, ServerCapabilities
+from mcp_ref.schema.lifecycle import (
+    ClientCapabilities,
+    Implementation,
+    InitializeResult,
+    ListChangedCapability,
+    RootsCapability,
+    ServerCapabilities,
+)
+from mcp_ref.schema.tasks import GetTaskRequestParams
+from mcp_ref.session import RequestContext, Server, open_session
 
 from ..conftest import spec_path
-from ..test_connection import init_params
+from ..test_connection import handshake, init_params
 
 REV = "2025-11-25"
 C, S = Role.CLIENT, Role.SERVER
@@ -244,3 +256,120 @@ def test_requests_that_overtake_initialized_are_served() -> None:
     assert isinstance(ev, RequestReceived) and ev.method == "tools/list"
     # while the server itself still sends only pings until initialized arrives
     assert not lc.phase_allows(lc.SEND_REQUESTS, Role.SERVER, server.phase, "roots/list")
+
+
+@pytest.mark.req("basic/lifecycle#6")
+@pytest.mark.parametrize("answered", [False, True])
+def test_a_server_sends_no_request_but_ping_before_initialized(answered: bool) -> None:
+    # the client declares roots, so only the phase can refuse roots/list
+    caps = ServerCapabilities(logging={})
+    server = Connection(Role.SERVER, capabilities=caps)
+    params = {"protocolVersion": REV, "capabilities": {"roots": {}}, "clientInfo": {"name": "c", "version": "1"}}
+    server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}))
+    if answered:
+        info = Implementation(name="s", version="1")
+        server.send_response(0, InitializeResult(protocol_version=REV, capabilities=caps, server_info=info))
+    with pytest.raises(LocalProtocolError, match="phase"):
+        server.send_request("roots/list")
+    server.send_request("ping")
+    if answered:
+        server.receive_message(notification_json("notifications/initialized"))
+        server.send_request("roots/list")  # operation: now it may
+
+
+@pytest.mark.req("basic/lifecycle#10")
+def test_a_server_cannot_answer_initialize_with_a_version_it_does_not_support() -> None:
+    caps = ServerCapabilities()
+    server = Connection(Role.SERVER, capabilities=caps, supported_versions=("2025-11-25", "2025-06-18"))
+    params = {"protocolVersion": "2099-01-01", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    server.receive_message(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}))
+    info = Implementation(name="s", version="1")
+    with pytest.raises(LocalProtocolError, match="unsupported version '2025-03-26'"):
+        server.send_response(0, InitializeResult(protocol_version="2025-03-26", capabilities=caps, server_info=info))
+    assert server.phase is Phase.INITIALIZING and server.protocol_version is None
+
+
+@pytest.mark.req("basic/lifecycle#14")
+def test_a_method_the_negotiated_revision_lacks_is_not_sent() -> None:
+    client, _ = handshake("2025-06-18")
+    with pytest.raises(LocalProtocolError, match="does not exist in the negotiated protocol revision") as e:
+        client.send_request("tasks/get", GetTaskRequestParams(task_id="t"))
+    assert e.value.code == ErrorCode.METHOD_NOT_FOUND
+
+
+# -- the sessions' part: what goes on the wire ---------------------------------------------------
+
+
+async def answer_to_initialize(server: Server, version: str) -> dict[str, Any]:
+    """What a Server answers to a raw initialize asking for ``version``."""
+    client_end, server_end = memory_channel_pair()
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        await client_end.send(
+            json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}).encode()
+        )
+        with trio.fail_after(5):
+            answer: dict[str, Any] = json.loads(await client_end.receive())
+        nursery.cancel_scope.cancel()
+    return answer
+
+
+@pytest.mark.req("basic/lifecycle#3", "basic/lifecycle#9", "basic/lifecycle#10", "basic/lifecycle#11")
+@pytest.mark.parametrize(
+    ("requested", "answered"),
+    [("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"), ("2024-11-05", REV), ("2099-01-01", REV)],
+)
+async def test_a_server_answers_initialize_with_its_capabilities_info_and_a_version(
+    requested: str, answered: str
+) -> None:
+    server = Server("answers", version="7", instructions="be kind")
+
+    @server.tool()
+    async def noop(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return ""
+
+    result = (await answer_to_initialize(server, requested))["result"]
+    assert result["protocolVersion"] == answered  # the same when supported, else our latest
+    assert result["serverInfo"] == {"name": "answers", "version": "7"}
+    assert "tools" in result["capabilities"] and result["instructions"] == "be kind"
+
+
+async def peer_answering(peer: Any, version: str, seen: list[dict[str, Any]]) -> None:
+    """A server peer: answers initialize with ``version``, then records what comes."""
+    first = json.loads(await peer.receive())
+    seen.append(first)
+    result = {"protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "p", "version": "1"}}
+    await peer.send(json.dumps({"jsonrpc": "2.0", "id": first["id"], "result": result}).encode())
+    async for data in peer:
+        seen.append(json.loads(data))
+
+
+@pytest.mark.req("basic/lifecycle#1", "basic/lifecycle#2", "basic/lifecycle#4", "basic/lifecycle#8")
+async def test_a_client_session_starts_with_initialize_and_says_when_it_is_ready() -> None:
+    client_end, peer = memory_channel_pair()
+    seen: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(peer_answering, peer, REV, seen)
+        with trio.fail_after(5):
+            async with open_session(client_end) as client:
+                assert client.protocol_version == REV
+                await trio.testing.wait_all_tasks_blocked()
+                first, ready = seen
+                assert first["method"] == "initialize" and first["params"]["protocolVersion"] == REV  # our latest
+                assert ready == {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22", "schema#9")
+async def test_a_client_that_cannot_speak_the_answered_version_disconnects() -> None:
+    client_end, peer = memory_channel_pair()
+    seen: list[dict[str, Any]] = []
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(peer_answering, peer, "1999-01-01", seen)
+            with pytest.raises(UnsupportedProtocolVersion):
+                async with open_session(client_end):
+                    raise AssertionError("no session for a version we cannot speak")
+        # the peer's loop ended: the client closed its end, having sent nothing after initialize
+    assert [m.get("method") for m in seen] == ["initialize"]

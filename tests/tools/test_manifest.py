@@ -392,6 +392,7 @@ def test_mutate_kills_one_and_reports_the_survivor(tmp_path: Path, capsys: pytes
     # the key printed is what the manifest accepts
     assert tool.MUTANT_KEY_RE.fullmatch(survivor["key"])
     assert survivor["key"].startswith("mcp_ref/rules.py:describe:negate:")
+    assert results["return-early"]["key"].startswith("mcp_ref/rules.py:describe:return-early:")  # the function's own
 
 
 def test_an_accepted_survivor_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -419,7 +419,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         if self.session_id is not None:
             hdrs[MCP_SESSION_ID] = self.session_id  # [basic/transports#59]
         if self.protocol_version is not None:
-            hdrs[MCP_PROTOCOL_VERSION] = self.protocol_version  # [basic/transports#65, #66]
+            hdrs[MCP_PROTOCOL_VERSION] = self.protocol_version  # [basic/transports#65, #66, basic/lifecycle#13]
         hdrs.update(extra or {})
         return list(hdrs.items())
 
@@ -512,16 +512,19 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         else:
             with trio.fail_after(self.connect_timeout):
                 await self._ready.wait()
-        # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE.
-        # Only the request is written here (the session serialises its sends, so messages
-        # reach the server in order); the answer is read in the background, so a server
-        # that answers a request late (JSON mode, a tool that elicits) holds up nothing.
         session_id = self.session_id
         try:
+            # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
+            # -- transports#sending-messages-to-the-server. Only the request is written here
+            # (the session serialises its sends, so messages reach the server in order); the
+            # answer is read in the background, so a server that answers a request late (JSON
+            # mode, a tool that elicits) holds up nothing.
             sent = await self._write("POST", _ACCEPT_BOTH, value)
         except (OSError, h11.ProtocolError) as e:
             raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
         self.nursery.start_soon(self._consume, sent, value, request_ids, is_init, session_id)
+        # [basic/transports#37] once initialized, a GET stream takes the server's own messages
+        # -- transports#listening-for-messages-from-the-server
         if not is_init and not self._get_started and self.session_id is not None:
             self._get_started = True
             # opened now, before the next message goes out, so the server knows the
@@ -684,6 +687,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     await response.aclose()
                 except (OSError, trio.BrokenResourceError) as e:
                     log.debug("DELETE of session %s failed: %r", self.session_id, e)
+        # [basic/transports#45] closing the channel closes its SSE streams too
         await self._pool.aclose()
         self._inbox.close()
 
@@ -769,6 +773,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             await self._fall_back(value, request_ids)
             return
         if is_init:
+            # [basic/transports#58, #59] the id the server gave, held by this channel and sent to
+            # this endpoint only -- transports#session-management
             self.session_id = response.headers.get(MCP_SESSION_ID)
         try:
             if self.legacy_endpoint is not None and response.status < 300:
@@ -798,6 +804,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 if is_init:
                     self._ready.set()
                 return
+            # [basic/transports#22] the answer is JSON or an SSE stream: we read both
+            # -- transports#sending-messages-to-the-server
             if response.content_type == "application/json":
                 try:
                     body = await response.read(self.max_message_size)
@@ -941,7 +949,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 task_status.started()
             try:
                 if response.status == 405:
-                    log.debug("the server offers no GET stream")  # [basic/transports#39]
+                    log.debug("the server offers no GET stream")  # (a server's 405, basic/transports#39)
                     return
                 if 300 <= response.status < 400:
                     redirect = redirect_error(response.status, response.headers.get("location"), self.url)

@@ -285,6 +285,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         key: str | None = None
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
             key = json.dumps(msg.get("id"))
+            # [basic/transports#28] a response goes on its request's stream -- transports#sending-messages-to-the-server
             stream = self.by_request.get(key)
             if key == self.init_key:
                 # the answer to initialize settles the version, once: the id may be reused later
@@ -293,9 +294,10 @@ class _HttpSession(trio.abc.Channel[bytes]):
                 version = result.get("protocolVersion") if isinstance(result, dict) else None
                 self.protocol_version = version if isinstance(version, str) else None
             if stream is None:
-                # [basic/transports#42, #47] a response belongs on its request's stream only;
-                # with none (the request was cancelled, or never came over HTTP) it is dropped
                 log.warning("session %s: no stream awaits the response %.200r; dropped", self.id, value)
+                # [basic/transports#42, #47] a response belongs on its request's stream only; with
+                # none (the request was cancelled, or never came over HTTP) it is dropped, never put
+                # on the GET stream -- transports#listening-for-messages-from-the-server
                 return None
         if stream is None and related_request_id is not None and not self.config.json_response:
             candidate = self.by_request.get(json.dumps(related_request_id))
@@ -334,6 +336,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
     async def aclose(self) -> None:
         self.closed = True
         self._inbox_send.close()
+        # [basic/transports#31] a terminated session ends its streams -- transports#sending-messages-to-the-server
         for stream in list(self.streams.values()):
             self.end(stream)
         self.events.close()
@@ -351,6 +354,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     def close_connection(self, stream: _Stream) -> None:
         """End the connection a stream is sent on, after a ``retry`` event; the stream goes on."""
+        # [basic/transports#43, #44] we may end a connection; the retry field says when to
+        # come back for the rest -- transports#listening-for-messages-from-the-server
         stream.push(encode_sse(None, retry=self.config.retry_ms))
         stream.push(None)  # close this connection, keep the stream
 
@@ -407,6 +412,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self._next_stream += 1
         stream = _Stream(("g" if standalone else "r") + str(self._next_stream), pending_ids)
         stream.auth = self.auth  # set for this request just before (no checkpoint since)
+        # [basic/transports#46] a session has any number of streams at once -- transports#multiple-connections
         self.streams[stream.id] = stream
         self.open_streams += 1
         for key in stream.pending_ids:
@@ -416,7 +422,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def emit(self, stream: _Stream, data: str | None, *, retry: int | None = None) -> bytes:
         stream.seq += 1
         event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
-        # [basic/transports#36, #49] every event is kept for replay
+        # [basic/transports#36, #48, #49] every event is kept for replay -- transports#resumability-and-redelivery
         self.events.store(stream.id, stream.seq, event)
         stream.push(event)
         return event
@@ -642,6 +648,7 @@ class _HttpServer:
             if self.auth is not None and req.target.split("?")[0] in self._metadata_paths():
                 await self._metadata(conn, stream, req)
                 return
+            # [basic/transports#8] one MCP endpoint: POST, GET and DELETE on its path only -- transports#streamable-http
             if req.target.split("?")[0] != self.config.path:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
             # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
@@ -657,6 +664,8 @@ class _HttpServer:
             handler = self._handlers.get(req.method)
             if handler is None:
                 raise _HttpError(405, f"{req.method} is not supported on the MCP endpoint")
+            # [basic/transports#13] with authorization configured, every request is authenticated
+            # -- transports#security-warning
             if self.auth is not None:
                 req.auth = await self._authenticate(req)
             self.busy += 1
@@ -669,9 +678,9 @@ class _HttpServer:
         except _HttpError as e:
             body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = e.headers or ({"allow": "GET, POST, DELETE"} if e.status == 405 else None)
+            body = body if e.body is None else e.body
             # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
             # HEAD: its answer never has one, RFC 9110 section 9.3.2)
-            body = body if e.body is None else e.body
             await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
 
     # -- authorization (basic/authorization, the resource server) ------------------------------------
@@ -1038,7 +1047,7 @@ class _HttpServer:
                 return  # dropped as too slow: the connection ends without the last chunk
             await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            # [basic/transports#34] a disconnection is not a cancellation: the stream
+            # a disconnection is not a cancellation (basic/transports#33, #34): the stream
             # goes on in the event store, ready to be resumed
             log.debug("session %s: client left stream %s", session.id, sse.id)
         finally:
@@ -1098,7 +1107,6 @@ class _HttpServer:
             resumable = session.streams.get(stream_id)
             replay = session.events.replay_after(stream_id, seq) if resumable is not None else None
             if resumable is not None and replay is not None:
-                # [basic/transports#52, #53, #54] replay that stream only, then go on live
                 if replay and replay[0][0] > seq + 1:
                     # the bounded store dropped the events between: say so, the client misses them
                     gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
@@ -1107,6 +1115,8 @@ class _HttpServer:
                 if resumable.done:
                     resumable.detach(listener)
                     listener.send.send_nowait(None)  # replay only: the stream had ended
+                # [basic/transports#52, #53, #54] replay that stream only, then go on live
+                # -- transports#resumability-and-redelivery
                 await self._stream_sse(
                     conn, stream, session, resumable, listener, {}, replay=[d for _, d in replay], watch=True
                 )
@@ -1138,8 +1148,9 @@ class _HttpServer:
 
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         session = self._session_for(req)
-        # [basic/transports#63] the client ends the session
         session.scope.cancel(reason="session deleted by the client")
+        # [basic/transports#63, #64] the client ends the session (allowed: never a 405): its
+        # requests are cancelled, its streams end -- transports#session-management
         await session.aclose()
         self.sessions.pop(session.id, None)
         await self._respond(conn, stream, 200)

@@ -46,7 +46,7 @@ __all__ = [
 MCP_SESSION_ID = "mcp-session-id"
 MCP_PROTOCOL_VERSION = "mcp-protocol-version"
 LAST_EVENT_ID = "last-event-id"
-#: [basic/transports#67] what the spec assumes when the version header is absent (see version_header_ok)
+#: what the spec assumes when the version header is absent (basic/transports#67, see version_header_ok)
 DEFAULT_ASSUMED_VERSION = "2025-03-26"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 

@@ -26,6 +26,7 @@ def completion_result(values: list[str]) -> CompleteResult:
     """At most 100 values, with the total and whether more exist."""
     if any(type(v) is not str for v in values):
         raise TypeError("completion values are strings")
+    # [server/utilities/completion#3, #5] at most 100 values; the rest only counted -- completion#security
     shown = values[:MAX_COMPLETION_VALUES]
     return CompleteResult(completion=Completion(values=shown, total=len(values), has_more=len(values) > len(shown)))
 

@@ -49,6 +49,7 @@ def python_level_to_mcp(levelno: int) -> str:
 
 
 def passes(level: str, minimum: str | None) -> bool:
+    # [schema#19] before any logging/setLevel, every level goes out -- schema#loggingmessagenotification
     return minimum is None or LEVEL_RANK[level] >= LEVEL_RANK[minimum]
 
 
@@ -85,6 +86,7 @@ async def set_log_level(ctx: Any, params: SetLevelRequestParams) -> Result:
     if params.level not in LEVEL_RANK:
         # unreachable through the decoder (the level is a Literal); kept for direct callers
         raise ProtocolError(f"Invalid params: unknown level {params.level!r}", ErrorCode.INVALID_PARAMS)
+    # [server/utilities/logging#2] the session's minimum level from now on -- logging#setting-log-level
     ctx.session.log_level = params.level
     return Result()
 

@@ -1,6 +1,7 @@
 """Streamable HTTP, client side: answers read in the background, resumption after drops and polling."""
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -96,15 +97,23 @@ class CuttingProxy:
     def __init__(self) -> None:
         self.open: set[trio.SocketStream] = set()
         self.connections = 0
+        #: what the client wrote, one buffer per connection
+        self.from_client: list[bytearray] = []
+        #: set (and replaced) each time a connection ends
+        self.closed = trio.Event()
 
     async def handle(self, client: trio.SocketStream, upstream_port: int) -> None:
         upstream = await trio.open_tcp_stream("127.0.0.1", upstream_port)
         self.connections += 1
         self.open |= {client, upstream}
+        written = bytearray()
+        self.from_client.append(written)
 
         async def pipe(src: trio.SocketStream, dst: trio.SocketStream) -> None:
             try:
                 while data := await src.receive_some(65536):
+                    if src is client:
+                        written.extend(data)
                     await dst.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
@@ -116,6 +125,8 @@ class CuttingProxy:
                 nursery.start_soon(pipe, upstream, client)
         finally:
             self.open -= {client, upstream}
+            self.closed.set()
+            self.closed = trio.Event()
 
     async def cut(self) -> None:
         for stream in list(self.open):
@@ -128,6 +139,60 @@ async def proxy_to(url: str) -> AsyncIterator[tuple[str, CuttingProxy]]:
     upstream = urlsplit(url)
     async with tcp_server(partial(proxy.handle, upstream_port=upstream.port)) as port:
         yield f"http://127.0.0.1:{port}{upstream.path}", proxy
+
+
+_HEAD = re.compile(rb"(GET|POST|DELETE) (\S+) HTTP/1\.1\r\n(.*?)\r\n\r\n", re.DOTALL)
+
+
+def request_heads(written: bytes) -> list[tuple[str, dict[str, str]]]:
+    """The method and headers of each request in what a client wrote on one connection."""
+    heads = []
+    for m in _HEAD.finditer(written):
+        fields = (line.split(b":", 1) for line in m.group(3).split(b"\r\n"))
+        heads.append((m.group(1).decode(), {k.strip().lower().decode(): v.strip().decode() for k, v in fields}))
+    return heads
+
+
+@pytest.mark.req(
+    "basic/transports#14",
+    "basic/transports#15",
+    "basic/transports#16",
+    "basic/transports#17",
+    "basic/transports#37",
+    "basic/transports#45",
+    "basic/transports#58",
+    "basic/transports#59",
+    "basic/transports#63",
+    "basic/transports#65",
+    "basic/transports#66",
+    "basic/lifecycle#13",
+)
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18"])
+async def test_every_request_after_initialize_carries_the_session_and_the_version(version: str) -> None:
+    async with http_server(check_server()) as info, proxy_to(info.url) as (url, proxy):
+        async with open_http_client(url, protocol_version=version) as client:
+            await client.ping()
+            session_id = client.session.channel.session_id  # type: ignore[attr-defined]
+        # closing the client closed its connections, the GET stream's too
+        with trio.fail_after(5):
+            while proxy.open:
+                await proxy.closed.wait()
+        heads = [head for written in proxy.from_client for head in request_heads(bytes(written))]
+    # initialize: a POST, before there is a session or a version to name
+    (init,) = [h for h in heads if "mcp-session-id" not in h[1]]
+    assert init[0] == "POST" and "mcp-protocol-version" not in init[1]
+    rest = [h for h in heads if h is not init]
+    # then initialized, the GET stream, the ping, and the DELETE on close
+    assert sorted(m for m, _ in rest) == ["DELETE", "GET", "POST", "POST"]
+    for _, headers in rest:
+        assert headers["mcp-session-id"] == session_id
+        assert headers["mcp-protocol-version"] == version
+    for method, headers in heads:
+        if method == "POST":
+            assert headers["accept"] == "application/json, text/event-stream"
+            assert headers["content-type"] == "application/json"
+        elif method == "GET":
+            assert headers["accept"] == "text/event-stream"
 
 
 @pytest.mark.req("basic/transports#25", "basic/transports#34", "basic/transports#52")

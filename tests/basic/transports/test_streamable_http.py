@@ -11,7 +11,7 @@ import h11
 import pytest
 import trio
 
-from mcp_ref.basic.transports.http_server import HttpServerInfo, serve_http
+from mcp_ref.basic.transports.http_server import HttpConfig, HttpServerInfo, _HttpSession, serve_http
 from mcp_ref.basic.transports.streamable_http import (
     EventStore,
     SSEDecoder,
@@ -378,11 +378,12 @@ async def start_session(url: str, version: str = "2025-11-25") -> dict[str, str]
     "basic/transports#55",
     "basic/transports#59",
 )
-@pytest.mark.req("basic/transports#49")
+@pytest.mark.req("basic/transports#49", "basic/transports#56", "basic/transports#57")
 async def test_post_rules() -> None:
     async with http_server(check_server()) as info:
         url = info.url
         session = await start_session(url)
+        assert valid_session_id(session["mcp-session-id"]) and len(session["mcp-session-id"]) == 32
         status, headers, body = await raw(url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
         events = SSEDecoder().feed(body)
         assert status == 200 and headers["content-type"] == "text/event-stream"
@@ -399,6 +400,7 @@ async def test_post_rules() -> None:
     "basic/transports#64",
     "basic/transports#11",
     "basic/transports#12",
+    "basic/transports#16",
 )
 async def test_http_errors() -> None:
     async with http_server(check_server(), max_body=10_000) as info:
@@ -532,23 +534,25 @@ async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer()
             assert result["id"] == 5 and result["result"]["content"][0]["text"] == "first"
 
 
-@pytest.mark.req("basic/utilities/cancellation#4")
+@pytest.mark.req("basic/utilities/cancellation#4", "basic/transports#18")
 async def test_a_cancelled_json_request_gets_an_empty_answer() -> None:
-    server, started, _ = hanging_server()
+    server, started, cancelled = hanging_server()
     async with http_server(server, json_response=True) as info:
         session = await start_session(info.url)
         call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
-        async with trio.open_nursery() as nursery:
-            answers: list[int] = []
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                answers: list[int] = []
 
-            async def post() -> None:
-                answers.append((await raw(info.url, "POST", session, call))[0])
+                async def post() -> None:
+                    answers.append((await raw(info.url, "POST", session, call))[0])
 
-            nursery.start_soon(post)
-            with trio.fail_after(10):
+                nursery.start_soon(post)
                 await started.wait()
-            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
-            assert (await raw(info.url, "POST", session, cancel))[0] == 202
+                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+                # the notification is accepted (202, no body) and reaches the session: the handler stops
+                assert (await raw(info.url, "POST", session, cancel))[::2] == (202, b"")
+                await cancelled.wait()
         assert answers == [202]  # no response will come, and the POST is not left waiting
 
 
@@ -574,7 +578,7 @@ async def test_protocol_version_header_rules() -> None:
 
 
 @pytest.mark.req("basic/transports#37", "basic/transports#39", "basic/transports#40", "basic/transports#63")
-@pytest.mark.req("basic/transports#31", "basic/transports#44")
+@pytest.mark.req("basic/transports#31", "basic/transports#44", "basic/transports#38")
 async def test_get_and_delete() -> None:
     async with http_server(check_server()) as info:
         session = await start_session(info.url)
@@ -636,6 +640,9 @@ async def test_stream_closed_mid_call_is_resumed() -> None:
         assert seen == [1, 2]
 
 
+@pytest.mark.req(
+    "basic/transports#34", "basic/transports#36", "basic/transports#49", "basic/transports#52", "basic/transports#53"
+)
 async def test_disconnect_is_not_a_cancellation() -> None:
     server = Server("patient")
     finished = trio.Event()
@@ -680,8 +687,136 @@ async def test_disconnect_is_not_a_cancellation() -> None:
         assert sse_messages(body)[-1]["result"]["content"][0]["text"] == "done anyway"
 
 
+@pytest.mark.req("basic/transports#24", "basic/transports#26", "basic/transports#43", "basic/transports#44")
+async def test_a_request_stream_closed_by_the_server_says_when_to_come_back() -> None:
+    server = Server("polls")
+    go = trio.Event()
+
+    @server.tool()
+    async def interrupt(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.session.channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
+        await go.wait()
+        return "after the break"
+
+    async with http_server(server, retry_ms=50) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "interrupt"}}
+        async with exchange(info.url, "POST", session, call) as post:
+            events = await post.rest()
+        # the connection ended without the answer, its last event saying when to come back
+        assert post.complete and not any(e.data for e in events)
+        assert events[-1].retry == 50 and events[-1].id is None
+        go.set()
+        resume = {**session, "accept": "text/event-stream", "last-event-id": post.decoder.last_event_id or ""}
+        status, _, body = await raw(info.url, "GET", resume)
+        assert status == 200
+        assert sse_messages(body)[-1]["result"]["content"][0]["text"] == "after the break"
+
+
+@pytest.mark.req("basic/transports#29", "basic/transports#30")
+async def test_messages_about_a_request_go_on_its_stream() -> None:
+    server = Server("reports")
+
+    @server.tool()
+    async def work(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1, 2, "half")
+        return "done"
+
+    async with http_server(server) as info:
+        session = await start_session(info.url)  # (no GET stream is open)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "work", "_meta": {"progressToken": "t"}},
+        }
+        status, _, body = await raw(info.url, "POST", session, call)
+        progress, result = sse_messages(body)
+        assert status == 200 and progress["method"] == "notifications/progress"
+        assert progress["params"] == {"progressToken": "t", "progress": 1, "total": 2, "message": "half"}
+        assert result["id"] == 4 and result["result"]["content"][0]["text"] == "done"
+
+
+async def next_message(ex: Exchange) -> Any:
+    """The next JSON-RPC message on an SSE answer (events without data are skipped)."""
+    while True:
+        for event in await ex.events():
+            if event.data:
+                return json.loads(event.data)
+
+
+@pytest.mark.req("basic/transports#46", "basic/transports#31")
+async def test_a_client_may_hold_several_streams_at_once() -> None:
+    server = Server("streams")
+
+    @server.tool()
+    async def wait(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1, message=arguments["name"])
+        await trio.sleep_forever()
+        return "never"
+
+    def call(rid: int, name: str) -> dict[str, Any]:
+        params = {"name": "wait", "arguments": {"name": name}, "_meta": {"progressToken": name}}
+        return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+    async with http_server(server) as info:
+        session = await start_session(info.url)
+        with trio.fail_after(10):
+            async with (
+                exchange(info.url, "POST", session, call(1, "a")) as a,
+                exchange(info.url, "POST", session, call(2, "b")) as b,
+                exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get,
+            ):
+                # each request's stream carries its own progress, all open at once
+                for ex, name in ((a, "a"), (b, "b")):
+                    note = await next_message(ex)
+                    assert note["params"]["progressToken"] == name and note["params"]["message"] == name
+                # ending the session ends every one of its streams, with nothing more on them
+                assert (await raw(info.url, "DELETE", session))[0] == 200
+                for ex in (a, b, get):
+                    assert not [e for e in await ex.rest() if e.data] and ex.ended
+
+
+@pytest.mark.req("basic/transports#42", "basic/transports#47")
+async def test_a_response_whose_stream_is_gone_is_dropped_not_put_on_the_get_stream() -> None:
+    session = _HttpSession("s", HttpConfig())
+    session.get_stream = session.new_stream(None, standalone=True)
+    listener = session.get_stream.attach(session.config)
+    # a response to a request that has no stream (cancelled, or never posted): dropped
+    assert session.route(b'{"jsonrpc":"2.0","id":7,"result":{}}', None) is None
+    with pytest.raises(trio.WouldBlock):
+        listener.recv.receive_nowait()
+    # while a message unrelated to any request goes on the GET stream, once
+    note = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+    assert session.route(note, None) is session.get_stream
+    assert json.loads(SSEDecoder().feed(listener.recv.receive_nowait() or b"")[0].data or "")["method"].endswith(
+        "list_changed"
+    )
+    with pytest.raises(trio.WouldBlock):
+        listener.recv.receive_nowait()
+
+
+@pytest.mark.req("basic/transports#63")
+async def test_deleting_the_session_cancels_its_running_requests() -> None:
+    server, started, cancelled = hanging_server()
+    async with http_server(server) as info:
+        session = await start_session(info.url)
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
+        with trio.fail_after(10):
+            async with exchange(info.url, "POST", session, call) as post:
+                await started.wait()
+                assert (await raw(info.url, "DELETE", session))[0] == 200
+                await cancelled.wait()
+                assert not [e for e in await post.rest() if e.data]  # and no answer comes
+
+
 @pytest.mark.req(
-    "basic/transports#41", "basic/transports#42", "basic/transports#43", "basic/transports#46", "basic/transports#47"
+    "basic/transports#40",
+    "basic/transports#41",
+    "basic/transports#42",
+    "basic/transports#43",
+    "basic/transports#46",
+    "basic/transports#47",
 )
 async def test_unrelated_messages_use_the_get_stream() -> None:
     server = check_server()
