@@ -45,6 +45,7 @@ from ..errors import (
     ErrorCode,
     LocalProtocolError,
     MCPError,
+    MCPRefError,
     MessageTooLarge,
     ProtocolError,
     RemoteProtocolError,
@@ -73,6 +74,7 @@ from ..events import (
 from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
+from ..schema.tasks import CancelTaskRequestParams
 from ..server.utilities.logging import LogRateLimiter, passes
 from .task_requestor import TaskHandle, list_tasks, start_task
 
@@ -1158,11 +1160,32 @@ class Session:
         elif t in (CancellationIgnored, ProgressIgnored, NotificationIgnored, LateResponseIgnored):
             # [basic/utilities/cancellation#10], [basic/utilities/progress#7]: ignored, logged, counted
             log.info("ignored: %r", event)
+            if t is LateResponseIgnored:
+                assert isinstance(event, LateResponseIgnored)
+                if event.task_id is not None:
+                    self._cancel_orphan_task(event.task_id)
         elif t in (UnknownResponse, ErrorWithoutId):
             log.warning("peer fault: %r", event)
             self.peer_faults.append(event)
         else:
             raise AssertionError(f"unhandled event {event!r}")
+
+    def _cancel_orphan_task(self, task_id: str) -> None:
+        """[basic/utilities/cancellation#3] the peer created a task for a task-augmented
+        request we had given up on (its CreateTaskResult came late): nobody waits for
+        it, and only ``tasks/cancel`` can stop it."""
+        if not self.connection.peer_has("tasks", "cancel"):
+            log.warning("the peer runs task %s for a request we gave up on, and cannot cancel tasks", task_id)
+            return
+        self._nursery.start_soon(self._send_tasks_cancel, task_id, name=f"mcp tasks/cancel {task_id}")
+
+    async def _send_tasks_cancel(self, task_id: str) -> None:
+        try:
+            await self.request("tasks/cancel", CancelTaskRequestParams(task_id=task_id))
+        except MCPRefError as e:
+            log.info("could not cancel task %s, started for a request we gave up on: %s", task_id, e)
+        else:
+            log.info("cancelled task %s, started for a request we gave up on", task_id)
 
     async def _notification_worker(self) -> None:
         # Notifications are handled one at a time, in arrival order.
