@@ -330,6 +330,8 @@ def task_payload(record: TaskRecord, revision: str) -> GetTaskPayloadResult:
         # [basic/utilities/tasks#result-retrieval] the underlying request's own error
         raise MCPError(outcome.code, outcome.message, outcome.data)
     if outcome is None:
+        # [basic/utilities/tasks#45] divergent: a request cancelled before it finished has no
+        # final result to return; -32602, as for a task the receiver deleted (tasks#63 allows that)
         raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
     encoded = converter_for(revision).unstructure(outcome)
     meta = related_task_meta(record.task_id, encoded.pop("_meta", None))
