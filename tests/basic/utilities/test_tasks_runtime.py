@@ -758,3 +758,38 @@ async def test_a_tasks_requests_and_notifications_without_params_carry_the_relat
     assert ask["params"] == {"_meta": related}
     (note,) = [m for m in rec.sent if m.get("method") == "notifications/tools/list_changed"]
     assert note["params"] == {"_meta": related}
+
+
+class ForgetsCancelled(InMemoryTaskStore):
+    """A receiver that deletes a task as soon as it is cancelled (tasks#63 allows it)."""
+
+    def update(self, record: TaskRecord) -> None:
+        if record.status == "cancelled":
+            self.remove(record.task_id)
+        else:
+            super().update(record)
+
+
+@pytest.mark.req("basic/utilities/tasks#63", "basic/utilities/tasks#64")
+async def test_the_requestor_does_not_rely_on_a_cancelled_task_being_kept(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("forgetful")
+        server.enable_tasks(nursery, store=ForgetsCancelled())
+
+        @server.tool(task_support="optional")
+        async def long(ctx: Any, arguments: dict[str, Any]) -> str:
+            await trio.sleep_forever()
+            return "never"
+
+        async with routed_pair(server) as (client, rec):
+            handle = await client.call_tool_as_task("long")
+            task = await handle.cancel()
+            # the final state comes from the tasks/cancel answer itself: nothing is fetched afterwards
+            assert (task.status, task.status_message) == ("cancelled", "The task was cancelled by request.")
+            assert handle.status == "cancelled" and handle.task == task
+            with pytest.raises(MCPError) as info:
+                await handle.get()  # the receiver kept nothing, as it may
+            assert info.value.code == ErrorCode.INVALID_PARAMS
+        nursery.cancel_scope.cancel()
+    asked = [m["method"] for m in rec.received if "method" in m and m["method"].startswith("tasks/")]
+    assert asked == ["tasks/cancel", "tasks/get"]
