@@ -236,18 +236,26 @@ async def test_listing_skips_no_task_when_one_expires_between_pages(autojump_clo
 
 
 @pytest.mark.req("basic/utilities/tasks#42")
-@pytest.mark.parametrize(("suggested_ms", "polls", "elapsed"), [(0, 31, 3.0), (10**9, 2, 30.0), (None, 4, 3.0)])
-async def test_wait_clamps_the_peers_poll_interval(
-    autojump_clock: trio.abc.Clock, suggested_ms: int | None, polls: int, elapsed: float
+@pytest.mark.parametrize(
+    ("suggested_ms", "bounds", "polls", "elapsed"),
+    [(0, None, 31, 3.0), (10**9, (0.1, 30.0), 2, 30.0), (None, None, 4, 3.0)],
+)
+async def test_wait_keeps_the_peers_poll_interval_within_bounds(
+    autojump_clock: trio.abc.Clock,
+    suggested_ms: int | None,
+    bounds: tuple[float, float] | None,
+    polls: int,
+    elapsed: float,
 ) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, poll_interval_ms=suggested_ms)
         async with routed_pair(server) as (client, rec):
             handle = await client.call_tool_as_task("slow")  # 3 s of work
             start = trio.current_time()
-            await handle.wait()
+            await handle.wait(**({"poll_interval_bounds": bounds} if bounds else {}))
             assert trio.current_time() - start == pytest.approx(elapsed)
-            # 0 ms: every 0.1 s, not a busy loop; 10**9 ms: every 30 s, not never; none: the 1 s default
+            # 0 ms: every 0.1 s (the floor), not a busy loop; 10**9 ms with a caller's upper
+            # bound of 30 s: every 30 s; none: the 1 s default
             assert len([m for m in rec.received if m.get("method") == "tasks/get"]) == polls
             with pytest.raises(ValueError):
                 await handle.wait(poll_interval_bounds=(0, 1))
