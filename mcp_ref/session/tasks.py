@@ -354,9 +354,15 @@ class TaskManager:
             raise
         finally:
             # a cancelled or expired task keeps the state its canceller set ([basic/utilities/tasks#62])
-            if status is not None and not record.terminal and self.store.get(record.task_id) is not None:
-                record.outcome = outcome
-                self._set_status(record, status, message)
+            if status is not None and self.store.get(record.task_id) is not None:
+                if not record.terminal:
+                    record.outcome = outcome
+                    self._set_status(record, status, message)
+                elif record.status == "cancelled" and record.outcome is None:
+                    # the work ran to its end despite the cancellation: still cancelled, but
+                    # tasks/result has the underlying request's final result ([basic/utilities/tasks#45])
+                    record.outcome = outcome
+                    self.store.update(record)
             self._finish(record, live)
 
     def _finish(self, record: TaskRecord, live: _Live) -> None:

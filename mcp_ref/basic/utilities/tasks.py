@@ -39,7 +39,7 @@ from ...schema.tasks import (
     TaskStatus,
     TaskStatusNotificationParams,
 )
-from ..cursors import make_cursor, read_cursor
+from ..cursors import keyset_page
 
 __all__ = [
     "TRANSITIONS",
@@ -265,14 +265,13 @@ class InMemoryTaskStore:
 def page_of_tasks(records: list[TaskRecord], cursor: str | None, page_size: int) -> tuple[list[Task], str | None]:
     """[basic/utilities/tasks#task-listing] one page in creation order; -32602 for a bad cursor.
 
-    The opaque cursor names the last task listed (its ``seq``), not an offset:
+    The opaque cursor names the last task listed (its ``seq``), not an offset --
+    the keyset cursors of every list (:func:`mcp_ref.basic.cursors.keyset_page`):
     tasks deleted between pages (expired, purged) do not shift the rest, so no
     task that still exists is skipped ([basic/utilities/tasks#59]).
     """
-    after = 0 if cursor is None else read_cursor("tasks", cursor)
-    rest = sorted((r for r in records if r.seq > after), key=lambda r: r.seq)
-    page = rest[:page_size]
-    nxt = make_cursor("tasks", page[-1].seq) if len(rest) > page_size else None
+    positioned = sorted(((r.seq, r) for r in records), key=lambda p: p[0])
+    page, nxt = keyset_page("tasks", positioned, cursor, page_size)
     return [r.to_task() for r in page], nxt
 
 
@@ -330,6 +329,8 @@ def task_payload(record: TaskRecord, revision: str) -> GetTaskPayloadResult:
         # [basic/utilities/tasks#result-retrieval] the underlying request's own error
         raise MCPError(outcome.code, outcome.message, outcome.data)
     if outcome is None:
+        # [basic/utilities/tasks#45] divergent: a request cancelled before it finished has no
+        # final result to return; -32602, as for a task the receiver deleted (tasks#63 allows that)
         raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
     encoded = converter_for(revision).unstructure(outcome)
     meta = related_task_meta(record.task_id, encoded.pop("_meta", None))

@@ -341,7 +341,9 @@ def test_without_an_interval_every_value_is_sent_and_the_engine_checks_it() -> N
 
 @pytest.mark.req("basic/utilities/progress#13", "basic/utilities/progress#9")
 @pytest.mark.parametrize("coalesce", [False, True])
-async def test_a_tasks_progress_goes_through_the_same_rate_limit(autojump_clock: trio.abc.Clock, coalesce: bool) -> None:
+async def test_a_tasks_progress_goes_through_the_same_rate_limit(
+    autojump_clock: trio.abc.Clock, coalesce: bool
+) -> None:
     server = make_server(progress_min_interval=1.0, progress_coalesce=coalesce)
     async with trio.open_nursery() as nursery:
         server.enable_tasks(nursery)

@@ -666,3 +666,25 @@ def test_related_task_params_are_made_for_methods_sent_without_params() -> None:
     assert kept == RequestParams(meta={"x.y/z": 1, **related})
     # params that are required cannot be made up: left to the engine to refuse
     assert tasks.relate_params("sampling/createMessage", None, "t1") is None
+
+
+@pytest.mark.req("basic/utilities/tasks#42")
+async def test_a_long_poll_interval_is_respected_as_given(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, poll_interval_ms=90_000)
+        polled: list[float] = []
+        get = server.task_manager.get
+
+        async def timed_get(ctx: RequestContext, params: Any) -> Any:
+            polled.append(trio.current_time())
+            return await get(ctx, params)
+
+        async with client_of(server) as client:
+            (session,) = server.sessions
+            session.handlers["tasks/get"] = timed_get
+            start = trio.current_time()
+            handle = await client.call_tool_as_task("slow", ttl=600_000)
+            await handle.wait()
+            # the task took 3 s, but the receiver asked for a poll every 90 s: not sooner
+            assert [t - start for t in polled] == [0, 90]
+        nursery.cancel_scope.cancel()
