@@ -68,6 +68,20 @@ def task_server(nursery: trio.Nursery, **config: Any) -> tuple[Server, dict[str,
     return server, state
 
 
+def time_polls(server: Server) -> list[float]:
+    """The times the server's one session answers tasks/get, as they come."""
+    polled: list[float] = []
+    get = server.task_manager.get
+
+    async def timed_get(ctx: RequestContext, params: Any) -> Any:
+        polled.append(trio.current_time())
+        return await get(ctx, params)
+
+    (session,) = server.sessions
+    session.handlers["tasks/get"] = timed_get
+    return polled
+
+
 @asynccontextmanager
 async def client_of(server: Server, **options: Any) -> AsyncIterator[Any]:
     async with memory_session_pair(server, **options) as client:
@@ -131,16 +145,8 @@ def test_task_ids_and_timestamps() -> None:
 async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, poll_interval_ms=7_000)
-        polled: list[float] = []
-        get = server.task_manager.get
-
-        async def timed_get(ctx: RequestContext, params: Any) -> Any:
-            polled.append(trio.current_time())
-            return await get(ctx, params)
-
         async with client_of(server) as client:
-            (session,) = server.sessions
-            session.handlers["tasks/get"] = timed_get
+            polled = time_polls(server)
             caps = client.server_capabilities.tasks
             assert caps is not None and caps.cancel == {} and caps.list == {}
             assert caps.requests is not None and caps.requests.tools is not None
@@ -672,16 +678,8 @@ def test_related_task_params_are_made_for_methods_sent_without_params() -> None:
 async def test_a_long_poll_interval_is_respected_as_given(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, poll_interval_ms=90_000)
-        polled: list[float] = []
-        get = server.task_manager.get
-
-        async def timed_get(ctx: RequestContext, params: Any) -> Any:
-            polled.append(trio.current_time())
-            return await get(ctx, params)
-
         async with client_of(server) as client:
-            (session,) = server.sessions
-            session.handlers["tasks/get"] = timed_get
+            polled = time_polls(server)
             start = trio.current_time()
             handle = await client.call_tool_as_task("slow", ttl=600_000)
             await handle.wait()

@@ -67,6 +67,31 @@ def one_message(headers: dict[str, str], body: bytes) -> Any:
     return message
 
 
+async def start_needs_input(url: str) -> tuple[dict[str, str], str]:
+    """A raw client initialises (form elicitation) and calls needs_input as a task:
+    the headers of its session and the task's id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
+    assert status == 200
+    session = {**ACCEPT_BOTH, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert status == 202
+    call = {"name": "needs_input", "task": {"ttl": 60_000}}
+    status, headers, body = await raw(
+        url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    )
+    return session, one_message(headers, body)["result"]["task"]["taskId"]
+
+
 @pytest.mark.req("basic/utilities/tasks#32", "basic/utilities/tasks#33", "basic/utilities/tasks#34")
 @pytest.mark.req("basic/utilities/tasks#35")
 async def test_input_request_reaches_a_polling_requestor_without_get_stream() -> None:
@@ -74,26 +99,7 @@ async def test_input_request_reaches_a_polling_requestor_without_get_stream() ->
         server, state = task_server(nursery)
         async with http_server(server) as info:
             url = info.url
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"elicitation": {"form": {}}},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-            status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
-            assert status == 200
-            session = {**ACCEPT_BOTH, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-            status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            assert status == 202
-            call = {"name": "needs_input", "task": {"ttl": 60_000}}
-            status, headers, body = await raw(
-                url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
-            )
-            task_id = one_message(headers, body)["result"]["task"]["taskId"]
+            session, task_id = await start_needs_input(url)
             # the requestor polls (tasks/get) and sees input_required: the receiver waits for it
             with trio.fail_after(10):
                 while True:
@@ -143,24 +149,7 @@ async def test_a_requestor_that_drops_its_tasks_result_stream_gets_the_input_req
         server, state = task_server(nursery)
         async with http_server(server) as info:
             url = info.url
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"elicitation": {"form": {}}},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-            status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
-            session = {**ACCEPT_BOTH, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-            await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            call = {"name": "needs_input", "task": {"ttl": 60_000}}
-            status, headers, body = await raw(
-                url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
-            )
-            task_id = one_message(headers, body)["result"]["task"]["taskId"]
+            session, task_id = await start_needs_input(url)
             with trio.fail_after(10):
                 fetch = {"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": task_id}}
                 first = await SSEReader.post(url, session, fetch)
