@@ -413,6 +413,7 @@ async def test_tasks_belong_to_the_authenticated_user_not_the_session(verifier: 
         tasks_nursery.cancel_scope.cancel()
 
 
+@pytest.mark.req("basic/authorization#1", "basic/authorization#3")
 async def test_without_auth_a_handler_sees_no_token() -> None:
     from mcp_ref.testing import memory_session_pair
 
