@@ -456,6 +456,7 @@ async def open_session(
     if tasks is not None and capabilities is None:
         caps = attrs.evolve(
             caps,
+            # [basic/utilities/tasks#1] tasks enabled: declared -- tasks#capabilities
             tasks=tasks.client_capability(
                 sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
             ),

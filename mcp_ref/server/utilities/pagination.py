@@ -24,6 +24,7 @@ def paginate(
     if page_size < 1:
         raise ValueError("page_size must be at least 1")
     start = 0 if cursor is None else read_cursor(kind, cursor)
+    # [server/utilities/pagination#2] a cursor not from this list: -32602 -- pagination#implementation-guidelines
     if start > len(items):
         raise ProtocolError(f"Invalid params: cursor {cursor!r} is past the end", ErrorCode.INVALID_PARAMS)
     end = start + page_size
