@@ -106,6 +106,15 @@ class ReadResourceRequest:
 class ReadResourceResult(Result):
     contents: list[TextResourceContents | BlobResourceContents]
 
+    @property
+    def text(self) -> str:
+        """The text of the text contents, one per line (binary contents left out).
+
+        >>> ReadResourceResult(contents=[TextResourceContents(uri="weather://Oslo", text="sunny")]).text
+        'sunny'
+        """
+        return "\n".join(c.text for c in self.contents if isinstance(c, TextResourceContents))
+
 
 @frozen(kw_only=True, repr=False, eq=False)
 class ResourceListChangedNotification:

@@ -5,7 +5,7 @@ from typing import Any, Literal
 from attrs import field, frozen
 
 from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, FieldValueError, since, wire_name
-from .content import ContentBlock
+from .content import ContentBlock, TextContent
 from .jsonrpc import NotificationParams, RequestId, Result
 from .lifecycle import Icon
 from .pagination import PaginatedRequestParams, PaginatedResult
@@ -133,6 +133,17 @@ class CallToolResult(Result):
     content: list[ContentBlock]
     structured_content: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
     is_error: bool | None = None
+
+    @property
+    def text(self) -> str:
+        r"""The text of the result's text blocks, one per line (other blocks left out).
+
+        A read-only view for readers of a result (spec_notes/supported.md):
+
+        >>> CallToolResult(content=[TextContent(text="sunny"), TextContent(text="21.5 C")]).text
+        'sunny\n21.5 C'
+        """
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
 
 
 @frozen(kw_only=True, repr=False, eq=False)

@@ -16,7 +16,10 @@ Every connection gets its own engine and :class:`~mcp_ref.session.core.Session`;
 what is registered when the session starts (basic/lifecycle#capability-negotiation).
 """
 
+import functools
 import logging
+import signal
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
@@ -68,6 +71,7 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
 R = TypeVar("R")
+E = TypeVar("E", bound=BaseException)
 #: what the decorators accept and give back: an async function taking the
 #: :class:`RequestContext` first (``(ctx, arguments)`` or ``(ctx, *, name: type, ...)``)
 Handler = Callable[Concatenate[RequestContext, P], Awaitable[R]]
@@ -576,9 +580,67 @@ class Server:
 
         Ctrl-C (SIGINT) ends the process quietly with exit status 130.
         """
+        self._run_quietly(lambda: self.serve_stdio(**options))
+
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        grace: float = 5.0,
+        tasks: bool = False,
+        **options: Any,
+    ) -> None:
+        """Blocking convenience: serve Streamable HTTP on ``host:port`` until Ctrl-C or SIGTERM.
+
+        The endpoint's URL goes to stderr once it listens. Ctrl-C (SIGINT) or
+        SIGTERM shuts the server down gracefully (requests in flight get
+        ``grace`` seconds) and the call returns, without a traceback. An
+        address it cannot listen on (the port in use, an address that is not
+        this machine's) is one line on stderr and ``SystemExit(1)``.
+        ``tasks=True`` runs task-augmented calls in the run's own nursery
+        (:meth:`enable_tasks`); ``options`` go to ``serve_http`` (``path=``,
+        ``ssl_context=``, ``auth=``, :class:`HttpConfig` fields). Needs the
+        ``http`` extra.
+        """
+        try:
+            from .http import serve_http
+        except ModuleNotFoundError as e:
+            if e.name != "h11":
+                raise
+            raise SystemExit("Streamable HTTP needs the http extra (h11): pip install 'mcp_ref[http]'") from None
+        failure: OSError | None = None
+
+        async def main() -> None:
+            nonlocal failure
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async with trio.open_nursery() as nursery:
+                    if tasks:
+                        self.enable_tasks(nursery)
+                    try:
+                        info = await nursery.start(functools.partial(serve_http, self, host=host, port=port, **options))
+                    except* OSError as group:
+                        failure = _first_leaf(group, OSError)
+                    if failure is not None:
+                        nursery.cancel_scope.cancel()
+                        return
+                    print(f"MCP endpoint (Streamable HTTP): {info.url}  (Ctrl-C stops it)", file=sys.stderr, flush=True)
+                    async for _ in signals:
+                        break
+                    print("shutting down", file=sys.stderr, flush=True)
+                    await info.aclose(grace)
+                    nursery.cancel_scope.cancel()  # the tasks still running
+
+        self._run_quietly(main)
+        if failure is not None:
+            raise SystemExit(f"cannot serve on {host} port {port}: {failure.strerror or failure}")
+
+    @staticmethod
+    def _run_quietly(main: Callable[[], Awaitable[None]]) -> None:
+        """trio.run(main); a Ctrl-C trio turns into KeyboardInterrupt ends it with status 130, quietly."""
         interrupted = False
         try:
-            trio.run(lambda: self.serve_stdio(**options))
+            trio.run(main)
         except* KeyboardInterrupt:
             interrupted = True  # anything else that failed with it is still raised
         if interrupted:
@@ -593,6 +655,16 @@ def _check_decorator_argument(kind: str, param: str, value: object) -> None:
     if value is not None and not isinstance(value, str):
         hint = f"use @server.{kind}(...) with parentheses" if callable(value) else f"{param} is a str"
         raise TypeError(f"server.{kind}(): {param} {value!r} is not a str: {hint}")
+
+
+def _first_leaf(group: BaseExceptionGroup[Any], kind: type[E]) -> E:
+    """The first exception of ``kind`` in a (nested) exception group."""
+    for inner in group.exceptions:
+        if isinstance(inner, BaseExceptionGroup):
+            return _first_leaf(inner, kind)
+        if isinstance(inner, kind):
+            return inner
+    raise AssertionError(f"no {kind.__name__} in {group!r}")
 
 
 def _doc(fn: Callable[..., Any]) -> str | None:
