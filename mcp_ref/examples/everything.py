@@ -20,7 +20,8 @@ import math
 import signal
 import ssl
 import sys
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import trio
@@ -40,6 +41,7 @@ from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageRes
 from mcp_ref.schema.tools import Tool, ToolAnnotations
 from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server
+from mcp_ref.session.tasks import TaskConfig
 
 __all__ = ["build_server", "main"]
 
@@ -75,8 +77,13 @@ def _text(result: Any) -> str:
     return " ".join(getattr(b, "text", f"<{getattr(b, 'type', '?')}>") for b in result.content)
 
 
-def build_server(task_nursery: trio.Nursery | None = None) -> Server:
-    """The server; with ``task_nursery`` tasks are enabled (and the task-only tool registered)."""
+def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = None) -> Server:
+    """The server; with ``task_nursery`` tasks are enabled (and the task-only tool registered).
+
+    ``task_store``: where tasks are kept (in memory by default); a durable one
+    (``--task-db``) binds tasks to no requestor -- the task id is what gives
+    access -- since a session does not survive the restart its tasks do.
+    """
     server = Server(
         "mcp_ref-everything",
         "0.1.0",
@@ -88,7 +95,10 @@ def build_server(task_nursery: trio.Nursery | None = None) -> Server:
         ),
     )
     if task_nursery is not None:
-        server.enable_tasks(task_nursery)
+        if task_store is None:
+            server.enable_tasks(task_nursery)
+        else:
+            server.enable_tasks(task_nursery, store=task_store, config=TaskConfig(binding="none"))
     _demo_tools(server)
     _task_tools(server)
     _conformance_tools(server)
@@ -657,14 +667,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--certfile", help="with --http: serve HTTPS with this certificate chain (PEM) ...")
     parser.add_argument("--keyfile", help="... and this private key")
+    parser.add_argument(
+        "--task-db",
+        metavar="PATH",
+        help="keep tasks in this SQLite file: finished tasks survive a restart, unfinished ones are failed "
+        "(tasks are then reachable by id alone, from any session)",
+    )
     args = parser.parse_args(argv)
     if (args.auth or args.certfile) and not args.http:
         parser.error("--auth and --certfile go with --http")
     if not args.http:
 
         async def run_stdio() -> None:
-            async with trio.open_nursery() as nursery:
-                server = build_server(nursery)
+            async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
+                server = build_server(nursery, store)
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
@@ -690,8 +706,8 @@ def main(argv: list[str] | None = None) -> int:
         # Ctrl-C (or SIGTERM) shuts the server down gracefully: requests in flight get a
         # few seconds to finish, then the process exits quietly
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with trio.open_nursery() as nursery:
-                server = build_server(nursery)
+            async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
+                server = build_server(nursery, store)
                 info = await nursery.start(
                     lambda task_status: serve_http(
                         server, host=args.host, port=args.port, ssl_context=context, auth=auth, task_status=task_status
@@ -727,6 +743,19 @@ def _protected_resource(issuer: str, credentials: str) -> Any:
     issuer = issuer.rstrip("/")
     verifier = IntrospectionVerifier(issuer + "/introspect", client_id, secret, issuer=issuer)
     return ProtectedResource(verifier=verifier, authorization_servers=[issuer], required_scopes=["mcp"])
+
+
+@asynccontextmanager
+async def _task_store(path: str | None) -> AsyncIterator[Any]:
+    """The durable task store at ``path``, or None (tasks in memory)."""
+    if path is None:
+        yield None
+        return
+    from mcp_ref.session.task_db import open_sqlite_task_store
+
+    async with open_sqlite_task_store(path) as store:
+        print(f"tasks kept in {path}", file=sys.stderr, flush=True)
+        yield store
 
 
 def _leaves(error: BaseException) -> list[BaseException]:
