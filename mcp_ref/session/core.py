@@ -90,6 +90,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from ..basic.authorization.resource_server import AccessToken, Principal
     from ..schema.elicitation import ElicitResult
     from ..schema.tasks import ListTasksResult
 
@@ -229,6 +230,18 @@ class RequestContext:
     def progress_token(self) -> ProgressToken | None:
         tok = self.meta.get("progressToken")
         return tok if type(tok) in (str, int) else None
+
+    @property
+    def auth(self) -> "AccessToken | None":
+        """The verified access token this request came with (basic/authorization).
+
+        Set when the server is protected (``serve_http(server, auth=...)``):
+        who the user is (``subject``), the client, the scopes. None otherwise
+        (stdio, in memory, HTTP without auth). It never holds the token itself
+        (basic/authorization#105): there is nothing to pass on.
+        """
+        auth_for = getattr(self.session.channel, "auth_for", None)
+        return auth_for(self.request_id) if auth_for is not None else None
 
     @property
     def task_augmented(self) -> bool:
@@ -742,6 +755,15 @@ class Session:
             raise ConnectionClosed(self.close_reason or "transport closed") from e
         await trio.lowlevel.cancel_shielded_checkpoint()
         return True
+
+    @property
+    def principal(self) -> "Principal | None":
+        """Who this session serves when the transport authenticates its requests
+        (``serve_http(server, auth=...)``): the (issuer, subject, client id) of the
+        token that opened it; None otherwise. Tasks are bound to it
+        (basic/utilities/tasks#74)."""
+        principal: Principal | None = getattr(self.channel, "principal", None)
+        return principal
 
     def notify_soon(
         self,

@@ -99,7 +99,8 @@ class TaskConfig:
     operation waits for its turn, and is refused (-32600) if that would take
     more than ``rate_max_wait`` seconds. ``None`` disables the limiter.
     ``binding``: whose tasks are whose -- "session" (the default: a task
-    belongs to the session that created it; right for stdio), a function
+    belongs to the session that created it, right for stdio; on a server with
+    auth, to the authenticated user, whichever session they use), a function
     mapping a session to its auth identity (Streamable HTTP with auth), or
     "none" (anyone holding the id; then ``tasks/list`` is not declared unless
     ``list_tasks=True``, tasks#security-considerations).
@@ -139,7 +140,7 @@ class _Who:
     def __str__(self) -> str:
         info = self.session.connection.peer_info
         where = f"session {id(self.session):x} ({info.name if info is not None else 'not initialised'})"
-        if callable(self.manager.config.binding):
+        if callable(self.manager.config.binding) or self.session.principal is not None:
             # [basic/utilities/tasks#82] the auth context, when there is one
             return f"{self.manager.owner_of(self.session)!r} via {where}"
         return where
@@ -226,7 +227,10 @@ class TaskManager:
     def owner_of(self, session: Session) -> Hashable:
         binding = self.config.binding
         if binding == "session":
-            return session
+            # [basic/utilities/tasks#74] an authorization context, when there is one, owns the task:
+            # any session of that user reaches it, no session of another user does
+            principal = session.principal
+            return session if principal is None else ("principal", principal)
         if binding == "none":
             return None
         assert callable(binding)
@@ -313,7 +317,7 @@ class TaskManager:
         log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
         self._expiry_changed.set()
-        if self.config.binding == "session" and session not in self._watched:
+        if record.owner is session and session not in self._watched:
             self._watched.add(session)
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
         tctx = TaskContext(self, live, ctx)

@@ -58,7 +58,8 @@ def demo_server() -> Server:
 
     @server.tool()
     async def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
-        access = ctx.session.channel.auth_for(ctx.request_id)  # type: ignore[attr-defined]
+        access = ctx.auth
+        assert access is not None
         return {"subject": access.subject, "scopes": sorted(access.scopes)}
 
     @server.tool()
@@ -75,9 +76,9 @@ def demo_server() -> Server:
 class AuthHttp:
     """An HTTP server with auth whose connections are in-memory stream pairs."""
 
-    def __init__(self, nursery: trio.Nursery, auth: ProtectedResource) -> None:
+    def __init__(self, nursery: trio.Nursery, auth: ProtectedResource, server: Server | None = None) -> None:
         self.nursery = nursery
-        self.http = _HttpServer(demo_server(), HttpConfig(), nursery, "127.0.0.1", auth)
+        self.http = _HttpServer(server or demo_server(), HttpConfig(), nursery, "127.0.0.1", auth)
 
     @asynccontextmanager
     async def exchange(
@@ -141,9 +142,11 @@ def policy(verifier: ScriptedVerifier, **options: Any) -> ProtectedResource:
 
 
 @asynccontextmanager
-async def protected(verifier: ScriptedVerifier, **options: Any) -> AsyncIterator[AuthHttp]:
+async def protected(
+    verifier: ScriptedVerifier, server: Server | None = None, **options: Any
+) -> AsyncIterator[AuthHttp]:
     async with trio.open_nursery() as nursery:
-        yield AuthHttp(nursery, policy(verifier, **options))
+        yield AuthHttp(nursery, policy(verifier, **options), server)
         nursery.cancel_scope.cancel()
 
 
@@ -344,6 +347,7 @@ async def test_a_session_only_serves_the_user_who_opened_it(verifier: ScriptedVe
         assert status == 200
 
 
+@pytest.mark.req("client/elicitation#27", "client/elicitation#53")
 async def test_each_request_is_handled_with_the_token_it_came_with(verifier: ScriptedVerifier) -> None:
     verifier.issue("stepped-up", scopes=["mcp", "admin"])  # alice again, with more scope
     async with protected(verifier) as http:
@@ -365,3 +369,61 @@ async def test_auth_without_a_resource_takes_the_url_served(verifier: ScriptedVe
         assert http.auth.resource == info.url
         assert http.auth.metadata_url() == info.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
         nursery.cancel_scope.cancel()
+
+
+def answer(body: Any) -> Any:
+    """The response in a JSON body or at the end of an SSE stream."""
+    return body if isinstance(body, dict) else body[-1]
+
+
+def request(method: str, params: Any = None, request_id: int = 9) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, **({"params": params} if params is not None else {})}
+
+
+@pytest.mark.req("basic/utilities/tasks#74", "basic/utilities/tasks#78", "basic/utilities/tasks#79")
+async def test_tasks_belong_to_the_authenticated_user_not_the_session(verifier: ScriptedVerifier) -> None:
+    from ..utilities.test_tasks import task_server
+
+    verifier.issue("alice-again", subject="alice")
+    verifier.issue("bob", subject="bob")
+    async with trio.open_nursery() as tasks_nursery:
+        server, state = task_server(tasks_nursery)
+        async with protected(verifier, server) as http:
+            first = await http.start_session("good")
+            call = {"name": "only_task", "arguments": {}, "task": {"ttl": 60000}}
+            status, _, messages = await http.call("POST", first, request("tools/call", call))
+            assert status == 200
+            task_id = answer(messages)["result"]["task"]["taskId"]
+            # alice's first session goes away; her task does not go with it
+            status, _, _ = await http.call("DELETE", first)
+            assert status == 200
+            second = await http.start_session("alice-again")
+            status, _, messages = await http.call("POST", second, request("tasks/get", {"taskId": task_id}))
+            assert answer(messages)["result"]["status"] == "working"
+            status, _, messages = await http.call("POST", second, request("tasks/list"))
+            assert [t["taskId"] for t in answer(messages)["result"]["tasks"]] == [task_id]
+            # bob, with a valid token of his own, neither sees nor reaches it
+            bobs = await http.start_session("bob")
+            for method in ("tasks/get", "tasks/result", "tasks/cancel"):
+                status, _, messages = await http.call("POST", bobs, request(method, {"taskId": task_id}))
+                assert answer(messages)["error"]["code"] == -32602, method
+            status, _, messages = await http.call("POST", bobs, request("tasks/list"))
+            assert answer(messages)["result"]["tasks"] == []
+            state["release"].set()
+        tasks_nursery.cancel_scope.cancel()
+
+
+async def test_without_auth_a_handler_sees_no_token() -> None:
+    from mcp_ref.testing import memory_session_pair
+
+    server = Server("open")
+    seen: list[Any] = []
+
+    @server.tool()
+    async def peek(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        seen.append((ctx.auth, ctx.session.principal))
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        await client.call_tool("peek", {})
+    assert seen == [(None, None)]
