@@ -6,13 +6,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help run test docs spec-coverage lint bench conformance mutate mutate-sample clean
+.PHONY: help run test docs check-install spec-coverage lint bench conformance mutate mutate-sample clean
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make run            the main job: mcp-ref check cross-checks the echo example server (stdio)"
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
+	@echo "make check-install  an ordinary install in a fresh venv, and mypy --strict on the newcomer app against it"
 	@echo "make spec-coverage  the requirement table per spec chapter"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
@@ -44,6 +45,16 @@ test: $(STAMP)
 docs: $(STAMP)
 	$(VENV)/bin/sphinx-build -q -W --keep-going -b html docs docs/_build/html
 	@echo "docs/_build/html/index.html"
+
+# what a user gets from `pip install mcp_ref[http]`: the package, its py.typed, and an app
+# outside the checkout that type-checks against it (tests/examples/newcomer/weather.py)
+CHECK := build/check-install
+check-install:
+	rm -rf $(CHECK) && $(PYTHON) -m venv $(CHECK)
+	$(CHECK)/bin/python -m pip install --quiet '.[http]' mypy
+	mkdir -p $(CHECK)/app && cp tests/examples/newcomer/weather.py $(CHECK)/app/
+	cd $(CHECK)/app && ../bin/python -m mypy --strict --no-incremental weather.py
+	cd $(CHECK)/app && ../bin/python -c 'import weather; print(sorted(weather.server.tools.names()))'
 
 spec-coverage:
 	@$(PYTHON) tools/manifest.py coverage

@@ -5,7 +5,7 @@ from typing import Any, Literal
 from attrs import field, frozen
 
 from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25
-from .content import ContentBlock, Role
+from .content import ContentBlock, Role, TextContent
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .lifecycle import Icon
 from .pagination import PaginatedRequestParams, PaginatedResult
@@ -78,6 +78,15 @@ class GetPromptRequest:
 class GetPromptResult(Result):
     messages: list[PromptMessage]
     description: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text of the messages' text contents, one per line (other contents left out).
+
+        >>> GetPromptResult(messages=[PromptMessage(role="user", content=TextContent(text="Weather?"))]).text
+        'Weather?'
+        """
+        return "\n".join(m.content.text for m in self.messages if isinstance(m.content, TextContent))
 
 
 @frozen(kw_only=True, repr=False, eq=False)
