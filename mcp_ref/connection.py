@@ -41,9 +41,10 @@ from .basic.jsonrpc import (
 )
 from .basic.lifecycle import Phase, Role
 from .basic.meta import bad_meta_keys
+from .basic.requirements import level_of
 from .basic.url_elicitation import announced_ids, check_url
-from .basic.utilities.cancellation import CancellationState, refusal, remember
-from .basic.utilities.progress import ProgressTokens, check_progress, valid_token
+from .basic.utilities.cancellation import CancellationState, ignored_requirement, refusal, remember
+from .basic.utilities.progress import IGNORED_REQUIREMENT, ProgressTokens, check_progress, valid_token
 from .basic.utilities.tasks import TASKS_SINCE
 from .errors import CapabilityMissing, DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
@@ -62,6 +63,7 @@ from .events import (
     ProgressReceived,
     RequestReceived,
     ResponseReceived,
+    RuleBroken,
     UnknownResponse,
     VersionRejected,
 )
@@ -111,10 +113,14 @@ class Connection:
         *,
         capabilities: ClientCapabilities | ServerCapabilities | None = None,
         supported_versions: tuple[str, ...] = lc.SUPPORTED_VERSIONS,
+        observer: bool = False,
     ) -> None:
         if not supported_versions or any(v not in lc.SUPPORTED_VERSIONS for v in supported_versions):
             raise ValueError(f"supported_versions must be a non-empty subset of {lc.SUPPORTED_VERSIONS}")
         self.role = role
+        #: observer mode: this engine watches a ``role`` someone else plays (see :meth:`observe_sent`);
+        #: it produces no replies and raises nothing for the faults it sees
+        self.observer = observer
         self.phase = Phase.AWAITING_INIT
         self.supported_versions = supported_versions  # [schema#8] older versions too, as configured
         if capabilities is None:
@@ -140,6 +146,8 @@ class Connection:
         self.cancellation = CancellationState()
         #: progress tokens in use, ours and the peer's (basic/utilities/progress)
         self.progress_tokens = ProgressTokens()
+        #: (observer mode) the id observe_sent makes send_request use
+        self._forced_id: RequestId | None = None
         #: URL elicitation ids announced in this session and not completed yet (bounded): as a server,
         #: those we sent (request or -32042 error); as a client, those a -32042 error we received listed
         self.url_elicitations: OrderedDict[str, None] = OrderedDict()
@@ -242,7 +250,16 @@ class Connection:
             raise LocalProtocolError(
                 f"{method} does not exist in the negotiated protocol revision {self.revision}",
                 ErrorCode.METHOD_NOT_FOUND,
+                requirement="basic/lifecycle#14",
             )
+
+    def _send_phase_rule(self) -> str:
+        """The requirement we would break by sending in our current phase (lifecycle#1, #4-#6)."""
+        if self.phase is Phase.AWAITING_INIT or (self.role is Role.SERVER and self.phase is Phase.INITIALIZING):
+            return "basic/lifecycle#1"
+        if self.role is Role.CLIENT:
+            return "basic/lifecycle#5" if self.phase is Phase.INITIALIZING else "basic/lifecycle#4"
+        return "basic/lifecycle#6"
 
     def send_request(
         self,
@@ -260,19 +277,23 @@ class Connection:
         cls = self._req_out.get(method)
         if cls is None:
             raise LocalProtocolError(
-                f"a {self.role.value} does not send {method!r} requests", ErrorCode.METHOD_NOT_FOUND
+                f"a {self.role.value} does not send {method!r} requests",
+                ErrorCode.METHOD_NOT_FOUND,
+                requirement="basic/lifecycle#14",
             )
         self._check_method_revision(method)
         if not lc.phase_allows(lc.SEND_REQUESTS, self.role, self.phase, method):
             # [basic/lifecycle#1, #5, #6] phase table -- lifecycle#initialization
-            raise LocalProtocolError(f"cannot send {method} in phase {self.phase.value}")
+            raise LocalProtocolError(
+                f"cannot send {method} in phase {self.phase.value}", requirement=self._send_phase_rule()
+            )
         params_type = m.PARAMS_TYPES[method]
         _check_params(method, cls, params_type, params)
         task = getattr(params, "task", None) is not None
         if method != "initialize":
             missing = self.capability_problem(method, params)
             if missing is not None:
-                raise CapabilityMissing(*missing)
+                raise CapabilityMissing(*missing, requirement=_capability_rule(method, missing[0]))
             if method == "elicitation/create" and getattr(params, "mode", None) == "url":
                 _check_elicitation_url(params.url)
             if task:
@@ -281,7 +302,8 @@ class Connection:
                     # [basic/utilities/tasks#2, #3, #4] no task augmentation without tasks.requests.*
                     # -- tasks#capability-negotiation
                     raise LocalProtocolError(
-                        f"the peer did not declare {'.'.join(tcap or ('tasks',))}: {method} cannot be task-augmented"
+                        f"the peer did not declare {'.'.join(tcap or ('tasks',))}: {method} cannot be task-augmented",
+                        requirement="basic/utilities/tasks#4" if method == "tools/call" else "basic/utilities/tasks#2",
                     )
         token: ProgressToken | None = None
         if progress_token is not None and progress_token is not False:
@@ -318,7 +340,9 @@ class Connection:
             self.phase = Phase.INITIALIZING
         return rid, data
 
-    def _peek_id(self) -> int:
+    def _peek_id(self) -> Any:
+        if self._forced_id is not None:
+            return self._forced_id  # (observer mode: the id the watched side chose)
         # [basic/index#6] ids are never reused within the session: a counter
         while self._next_id in self._outgoing or self._next_id in self.cancellation.cancelled:
             self._next_id += 1
@@ -331,23 +355,34 @@ class Connection:
             raise LocalProtocolError(f"use send_{'cancel' if 'cancel' in method else 'progress'}() for {method}")
         cls = self._note_out.get(method)
         if cls is None:
-            raise LocalProtocolError(f"a {self.role.value} does not send {method!r}", ErrorCode.METHOD_NOT_FOUND)
+            raise LocalProtocolError(
+                f"a {self.role.value} does not send {method!r}",
+                ErrorCode.METHOD_NOT_FOUND,
+                requirement="basic/lifecycle#14",
+            )
         self._check_method_revision(method)
         if not lc.phase_allows(lc.SEND_NOTIFICATIONS, self.role, self.phase, method):
-            raise LocalProtocolError(f"cannot send {method} in phase {self.phase.value}")
+            raise LocalProtocolError(
+                f"cannot send {method} in phase {self.phase.value}", requirement=self._send_phase_rule()
+            )
         rule = lc.NOTIFICATION_CAPABILITY.get(method)
         if rule is not None:
             whose, path = rule
             ok = self.we_have(*path) if whose == "own" else self.peer_has(*path)
             if not ok:
+                # [server/utilities/logging#1] logging needs our logging capability;
+                # [basic/lifecycle#14] the others, the capability they announce
                 raise LocalProtocolError(
-                    f"{method} needs the {'.'.join(path)} capability ({'ours' if whose == 'own' else 'the peer'}'s)"
+                    f"{method} needs the {'.'.join(path)} capability ({'ours' if whose == 'own' else 'the peer'})",
+                    requirement="server/utilities/logging#1" if path == ("logging",) else "basic/lifecycle#14",
                 )
         _check_params(method, cls, m.PARAMS_TYPES[method], params)
         if method == "notifications/elicitation/complete" and params.elicitation_id not in self.url_elicitations:
             # [client/elicitation#15, #16] a completion names a URL elicitation this session was sent
             raise LocalProtocolError(
-                f"no URL elicitation {params.elicitation_id!r} is pending in this session", ErrorCode.INVALID_PARAMS
+                f"no URL elicitation {params.elicitation_id!r} is pending in this session",
+                ErrorCode.INVALID_PARAMS,
+                requirement="client/elicitation#16",
             )
         data = self._encode(cls(params=params))
         if method == "notifications/elicitation/complete":
@@ -364,7 +399,10 @@ class Connection:
             raise LocalProtocolError(f"no request {rid!r} is awaiting a response (unknown or already answered)")
         if req.state == "cancel-requested":
             # [basic/utilities/cancellation#4] no response to a cancelled request
-            raise LocalProtocolError(f"request {rid!r} was cancelled by the peer: no response may be sent")
+            raise LocalProtocolError(
+                f"request {rid!r} was cancelled by the peer: no response may be sent",
+                requirement="basic/utilities/cancellation#4",
+            )
         return req
 
     def send_response(self, rid: RequestId, result: Any) -> bytes:
@@ -447,12 +485,14 @@ class Connection:
         req = self._outgoing.get(rid)
         if req is None or req.state != "pending":
             # [basic/utilities/cancellation#1, schema#15] only our own requests still in progress
-            raise LocalProtocolError(f"request {rid!r} is not in flight")
+            raise LocalProtocolError(f"request {rid!r} is not in flight", requirement="basic/utilities/cancellation#1")
         why = refusal(req.method, req.task)
         if why is not None:
             # [basic/utilities/cancellation#2, #3, schema#14, #17] never initialize, never a task-augmented
             # request (tasks/cancel is for those)
-            raise LocalProtocolError(f"request {rid!r} cannot be cancelled: {why}")
+            raise LocalProtocolError(
+                f"request {rid!r} cannot be cancelled: {why}", requirement=ignored_requirement(why)
+            )
         params = CancelledNotificationParams(request_id=rid, reason=reason)  # [schema#16] the id is always given
         data = self._encode(CancelledNotification(params=params))
         self.abandon(rid)
@@ -479,7 +519,10 @@ class Connection:
         req = self._incoming.get(rid)
         if req is None:
             # [basic/utilities/progress#14] progress stops once the request completed
-            raise LocalProtocolError(f"request {rid!r} is not in flight: no progress after completion")
+            raise LocalProtocolError(
+                f"request {rid!r} is not in flight: no progress after completion",
+                requirement="basic/utilities/progress#14",
+            )
         # checked even without a token: a bad value is a bug whether or not it is sent
         check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
@@ -528,6 +571,182 @@ class Connection:
         self.phase = Phase.CLOSED
         return pending
 
+    # -- observer mode -------------------------------------------------------------
+
+    def observe_sent(self, data: bytes | str) -> list[Event]:
+        """(observer mode) The role this engine watches sent ``data``.
+
+        The engine follows the message as if it had sent it itself, running the
+        checks ``send_*`` make; each rule found broken is reported as a
+        :class:`~mcp_ref.events.RuleBroken` event, and the message is recorded
+        all the same, so one fault does not hide the rest of the session. What
+        is not JSON-RPC, or does not decode, is left to the engine of the other
+        role, which reports it as it receives it. Nothing is raised, nothing is
+        produced. Pair it with a second engine in observer mode for the other
+        role (``mcp_ref.crosscheck.Observer`` does).
+        """
+        if not self.observer:
+            raise LocalProtocolError("observe_sent() is for an engine in observer mode (Connection(observer=True))")
+        if self.phase is Phase.CLOSED:
+            return []
+        try:
+            obj = loads(data)
+        except InvalidMessage:
+            return []
+        events: list[Event] = []
+        for item in obj if type(obj) is list else [obj]:
+            try:
+                raw = classify(item)
+            except InvalidMessage:
+                continue
+            if type(raw) is RawRequest:
+                events += self._observe_request(raw)
+            elif type(raw) is RawNotification:
+                events += self._observe_notification(raw)
+            elif type(raw) is RawResult:
+                events += self._observe_result(raw)
+            else:
+                assert type(raw) is RawError
+                events += self._observe_error(raw)
+        return events
+
+    def forget(self, rid: RequestId) -> None:
+        """(observer mode) Drop request ``rid`` in both directions, without a trace (its
+        answer was judged elsewhere: a request the other side had to refuse)."""
+        req = self._outgoing.pop(rid, None)
+        if req is not None and req.progress_token is not None:
+            self.progress_tokens.release(req.progress_token, rid)
+        theirs = self._incoming.pop(rid, None)
+        if theirs is not None:
+            self.cancellation.finished_theirs(rid)
+
+    @staticmethod
+    def _broken(e: LocalProtocolError) -> list[Event]:
+        return [RuleBroken(e.message, **_rule(e.requirement))] if e.requirement is not None else []
+
+    def _observe_request(self, raw: RawRequest) -> list[Event]:
+        rid, method = raw.id, raw.method
+        cls = self._req_out.get(method)
+        if cls is None:
+            return []
+        try:
+            params: Any = decode(raw.obj, cls).params
+        except DecodeError:
+            # still a request: its answer is not one to nothing
+            self._outgoing[rid] = OutgoingRequest(rid, method, m.RESULT_TYPES.get(method), None, False)
+            return []
+        meta = getattr(params, "meta", None) or {}
+        token = meta.get("progressToken")
+        token = token if valid_token(token) else None
+        if method == "initialize":
+            self._set_own_capabilities(params.capabilities)
+        self._forced_id = rid
+        try:
+            self.send_request(method, params, progress_token=token)
+            return []
+        except LocalProtocolError as e:
+            self._force_request(rid, method, params, token)
+            return self._broken(e)
+        finally:
+            self._forced_id = None
+
+    def _force_request(self, rid: RequestId, method: str, params: Any, token: ProgressToken | None) -> None:
+        tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
+        # the receiver runs it as a task only if it declared that (tasks#21): its answer decodes so
+        task = (
+            getattr(params, "task", None) is not None
+            and self.revision >= TASKS_SINCE
+            and tcap is not None
+            and self.peer_has(*tcap)
+        )
+        result_type = CreateTaskResult if task else m.RESULT_TYPES[method]
+        self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
+        if token is not None:
+            self.progress_tokens.active[token] = rid
+        if method == "initialize":
+            self.requested_version = params.protocol_version
+            self.phase = Phase.INITIALIZING
+
+    def _set_own_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
+        self.capabilities = caps
+        self._own_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
+
+    def _observe_result(self, raw: RawResult) -> list[Event]:
+        req = self._incoming.get(raw.id)
+        if req is None:
+            return []  # the other engine reports an answer to nothing
+        try:
+            result: Any = decode(raw.result, CreateTaskResult if req.task else m.RESULT_TYPES[req.method])
+        except DecodeError:
+            self._retire_incoming(req)
+            return []
+        if req.method == "initialize":
+            # the versions the watched server supports are unknown here: mcp-ref check
+            # judges negotiation (lifecycle#9-#11) by asking for each
+            self.protocol_version = result.protocol_version
+            self._set_own_capabilities(result.capabilities)
+            self.phase = Phase.AWAITING_INITIALIZED
+            self._retire_incoming(req)
+            return []
+        try:
+            self.send_response(raw.id, result)
+            return []
+        except LocalProtocolError as e:
+            if raw.id in self._incoming:
+                self._retire_incoming(self._incoming[raw.id])
+            return self._broken(e)
+
+    def _observe_error(self, raw: RawError) -> list[Event]:
+        if raw.id is None or raw.id not in self._incoming:
+            return []
+        try:
+            self.send_error(raw.id, raw.code, raw.message, raw.data)
+            return []
+        except LocalProtocolError as e:
+            if raw.id in self._incoming:
+                self._retire_incoming(self._incoming[raw.id])
+            return self._broken(e)
+
+    def _observe_notification(self, raw: RawNotification) -> list[Event]:
+        method = raw.method
+        cls = self._note_out.get(method)
+        if cls is None:
+            return []
+        try:
+            params: Any = decode(raw.obj, cls).params
+        except DecodeError:
+            return []
+        try:
+            if method == "notifications/progress":
+                return self._observe_progress(params)
+            if method == "notifications/cancelled":
+                req = self._outgoing.get(params.request_id)
+                if req is not None and req.state == "pending" and refusal(req.method, req.task) is None:
+                    self.send_cancel(params.request_id, params.reason)
+                return []  # what a cancellation may name is judged as it is received
+            self.send_notification(method, params)
+            return []
+        except LocalProtocolError as e:
+            if method == "notifications/initialized" and self.phase is Phase.AWAITING_INITIALIZED:
+                self.phase = Phase.OPERATING
+            return self._broken(e)
+
+    def _observe_progress(self, params: Any) -> list[Event]:
+        token = params.progress_token
+        req = next((r for r in self._incoming.values() if r.progress_token == token), None)
+        if req is not None:
+            try:
+                self.send_progress(req.id, params.progress, params.total, params.message)
+            except LocalProtocolError as e:
+                req.last_progress = params.progress
+                return self._broken(e)
+        elif token in self.progress_tokens.tasks_theirs:
+            try:
+                self.send_task_progress(token, params.progress, params.total, params.message)
+            except LocalProtocolError as e:
+                return self._broken(e)
+        return []  # an unknown token is reported as it is received (progress#7)
+
     # -- receiving ---------------------------------------------------------------
 
     def receive_message(self, data: bytes | str) -> list[Event]:
@@ -540,18 +759,19 @@ class Connection:
         except InvalidMessage as e:
             # [basic/index#10] a parse error is answered without an id
             self.stats["parse-error"] += 1
-            return [MessageRejected(e, self._error_bytes(None, e.code, e.message))]
+            return [MessageRejected(e, self._reply(None, e.code, e.message), **_rule(e.requirement))]
         if type(obj) is list:
             if self.protocol_version not in BATCH_REVISIONS:
                 self.stats["batch-refused"] += 1
                 err = InvalidMessage(
                     f"Invalid Request: JSON-RPC batches are not allowed in protocol revision {self.revision}",
                     ErrorCode.INVALID_REQUEST,
+                    requirement="basic/lifecycle#14",
                 )
-                return [MessageRejected(err, self._error_bytes(None, err.code, err.message))]
+                return [MessageRejected(err, self._reply(None, err.code, err.message), **_rule(err.requirement))]
             if not obj:
                 err = InvalidMessage("Invalid Request: empty batch", ErrorCode.INVALID_REQUEST)
-                return [MessageRejected(err, self._error_bytes(None, err.code, err.message))]
+                return [MessageRejected(err, self._reply(None, err.code, err.message), **_rule(err.requirement))]
             events: list[Event] = []
             for item in obj:
                 events.extend(self._receive_one(item))
@@ -563,8 +783,8 @@ class Connection:
             raw = classify(obj)
         except InvalidMessage as e:
             self.stats["invalid-message"] += 1
-            reply = self._error_bytes(e.reply_id, e.code, e.message) if e.replyable else None
-            return [MessageRejected(e, reply)]
+            reply = self._reply(e.reply_id, e.code, e.message) if e.replyable else None
+            return [MessageRejected(e, reply, **_rule(e.requirement))]
         if type(raw) is RawRequest:
             return self._on_request(raw)
         if type(raw) is RawNotification:
@@ -574,35 +794,66 @@ class Connection:
         assert type(raw) is RawError
         return self._on_error(raw)
 
-    def _reject(self, rid: RequestId | None, code: int, message: str) -> list[Event]:
+    def _reply(self, rid: RequestId | None, code: int, message: str) -> bytes | None:
+        """The error reply a refused message gets (none in observer mode: we answer nothing)."""
+        return None if self.observer else self._error_bytes(rid, code, message)
+
+    def _reject(self, rid: RequestId | None, code: int, message: str, requirement: str | None = None) -> list[Event]:
         self.stats[f"rejected:{int(code)}"] += 1
-        return [MessageRejected(RemoteProtocolError(message, code), self._error_bytes(rid, code, message))]
+        error = RemoteProtocolError(message, code, requirement=requirement)
+        return [MessageRejected(error, self._reply(rid, code, message), **_rule(requirement))]
+
+    def _phase_rule(self, peer_sends: str) -> str:
+        """The requirement the peer broke by sending ``peer_sends`` ("request" or
+        "notification") in our current phase (lifecycle#1, #4, #5, #6)."""
+        if self.phase is Phase.AWAITING_INIT:
+            return "basic/lifecycle#1"  # initialization comes first
+        if self.role is Role.SERVER:
+            # the client: before the answer to initialize (#5), or before initialized (#4)
+            return "basic/lifecycle#5" if self.phase is Phase.INITIALIZING else "basic/lifecycle#4"
+        return "basic/lifecycle#6"  # the server, before notifications/initialized
 
     def _on_request(self, raw: RawRequest) -> list[Event]:
         rid, method = raw.id, raw.method
         cls = self._req_in.get(method)
         if cls is None or m.method_since(method) > self.revision:
-            return self._reject(rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+            # an unknown method breaks nothing; one of another revision or of our own role does
+            known = method in m.KNOWN_METHODS
+            return self._reject(
+                rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}", "basic/lifecycle#14" if known else None
+            )
         if rid in self._incoming:
             # [basic/index#6] an id still in flight was used again
-            return self._reject(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+            return self._reject(
+                rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use", "basic/index#6"
+            )
         if method == "initialize" and self.phase is not Phase.AWAITING_INIT:
             return self._reject(rid, ErrorCode.INVALID_REQUEST, "Invalid Request: already initialized")
         if not lc.phase_allows(lc.ACCEPT_REQUESTS, self.role, self.phase, method):
             # [basic/lifecycle#5, #6] requests other than ping wait for initialization
             return self._reject(
-                rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {method} is not allowed before initialization"
+                rid,
+                ErrorCode.INVALID_REQUEST,
+                f"Invalid Request: {method} is not allowed before initialization",
+                self._phase_rule("request"),
             )
         cap = lc.REQUEST_CAPABILITY.get(method)
         if cap is not None and not self.we_have(*cap):
-            # an undeclared capability is an unknown method for us
+            # [basic/lifecycle#14] an undeclared capability is an unknown method for us
             return self._reject(
-                rid, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method} ({'.'.join(cap)} not declared)"
+                rid,
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {method} ({'.'.join(cap)} not declared)",
+                "basic/lifecycle#14",
             )
         try:
             message: Any = decode(raw.obj, cls)
         except DecodeError as e:
-            return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}")
+            # the params of the negotiated revision's schema (lifecycle#2 for initialize)
+            rule = "basic/lifecycle#2" if method == "initialize" else "basic/lifecycle#14"
+            if "progressToken" in e.path:
+                rule = "basic/utilities/progress#1"  # tokens are strings or integers
+            return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}", rule)
         params = message.params
         meta = getattr(params, "meta", None)
         if meta and any(True for _ in bad_meta_keys(meta)):
@@ -612,7 +863,10 @@ class Connection:
         if token is not None and not valid_token(token):
             # [basic/utilities/progress#1]
             return self._reject(
-                rid, ErrorCode.INVALID_PARAMS, "Invalid params: params._meta.progressToken: expected string or integer"
+                rid,
+                ErrorCode.INVALID_PARAMS,
+                "Invalid params: params._meta.progressToken: expected string or integer",
+                "basic/utilities/progress#1",
             )
         task = False
         if getattr(params, "task", None) is not None and self.revision >= TASKS_SINCE:
@@ -634,20 +888,24 @@ class Connection:
         cls = self._note_in.get(method)
         if cls is None or m.method_since(method) > self.revision:
             self.stats["notification:unknown"] += 1
-            return [NotificationIgnored(method, "unknown notification method")]
+            known = method in m.KNOWN_METHODS
+            rule = _rule("basic/lifecycle#14" if known else None)
+            return [NotificationIgnored(method, "unknown notification method", **rule)]
         if not lc.phase_allows(lc.ACCEPT_NOTIFICATIONS, self.role, self.phase, method):
             self.stats["notification:phase"] += 1
-            return [NotificationIgnored(method, f"not allowed in phase {self.phase.value}")]
+            rule = _rule(self._phase_rule("notification"))
+            return [NotificationIgnored(method, f"not allowed in phase {self.phase.value}", **rule)]
         try:
             message: Any = decode(raw.obj, cls)
         except DecodeError as e:
             if method == "notifications/cancelled":
                 # [basic/utilities/cancellation#10] malformed cancellations are ignored
                 self.stats["cancel:malformed"] += 1
-                return [CancellationIgnored((raw.params or {}).get("requestId"), None, f"malformed: {e}")]
+                rid = (raw.params or {}).get("requestId")
+                return [CancellationIgnored(rid, None, f"malformed: {e}", **_rule("basic/utilities/cancellation#1"))]
             self.stats["notification:invalid"] += 1
             # [basic/index#13] a malformed notification is ignored, never answered -- index#notifications
-            return [NotificationIgnored(method, f"invalid params: {e}")]
+            return [NotificationIgnored(method, f"invalid params: {e}", **_rule("basic/lifecycle#14"))]
         if method == "notifications/cancelled":
             return self._on_cancelled(message.params)
         if method == "notifications/progress":
@@ -670,7 +928,7 @@ class Connection:
         why = self.cancellation.ignore_reason(rid, req)
         if why is not None:
             self.stats[f"cancel:{why}"] += 1
-            return [CancellationIgnored(rid, reason, why)]
+            return [CancellationIgnored(rid, reason, why, **_rule(ignored_requirement(why)))]
         assert req is not None
         req.state = "cancel-requested"
         return [CancellationReceived(req.id, reason)]
@@ -680,7 +938,7 @@ class Connection:
         rid, why = self.progress_tokens.received(token, value, self._outgoing)
         if why is not None:
             self.stats[f"progress:{why}"] += 1
-            return [ProgressIgnored(token, value, why)]
+            return [ProgressIgnored(token, value, why, **_rule(IGNORED_REQUIREMENT.get(why)))]
         assert rid is not None
         return [ProgressReceived(rid, token, value, params.total, params.message)]
 
@@ -694,9 +952,10 @@ class Connection:
         if method is not None:
             # [basic/utilities/cancellation#6] ignore responses after cancelling
             self.stats["late-response"] += 1
-            return [LateResponseIgnored(rid, method)]
+            # (a SHOULD, and a race the spec allows: the answer may have crossed the cancellation, #7)
+            return [LateResponseIgnored(rid, method, **_rule("basic/utilities/cancellation#4"))]
         self.stats["unknown-response"] += 1
-        return [UnknownResponse(rid)]
+        return [UnknownResponse(rid, **_rule("basic/index#7"))]
 
     def _on_result(self, raw: RawResult) -> list[Event]:
         req = self._take_outgoing(raw.id)
@@ -706,10 +965,12 @@ class Connection:
             result = decode(raw.result, req.result_type)
         except DecodeError as e:
             self.stats["invalid-result"] += 1
-            err = RemoteProtocolError(f"invalid {req.method} result: result.{e}" if e.path else f"invalid result: {e}")
+            rule = _result_rule(req.method, e.path)
+            text = f"invalid {req.method} result: result.{e}" if e.path else f"invalid result: {e}"
+            err = RemoteProtocolError(text, requirement=rule)
             if req.method == "initialize":
                 self.phase = Phase.CLOSED
-            return [InvalidResponse(req.id, req.method, err)]
+            return [InvalidResponse(req.id, req.method, err, **_rule(rule))]
         if req.method == "initialize":
             return self._on_initialize_result(req, result)
         return [ResponseReceived(req.id, req.method, result)]
@@ -733,7 +994,8 @@ class Connection:
         error = Error(code=raw.code, message=raw.message, data=raw.data)
         if raw.id is None:
             self.stats["error-without-id"] += 1
-            return [ErrorWithoutId(error)]
+            # we send only readable messages: an error without an id is the peer's fault (basic/index#10)
+            return [ErrorWithoutId(error, **_rule("basic/index#10"))]
         req = self._take_outgoing(raw.id)
         if isinstance(req, list):
             return req
@@ -746,6 +1008,48 @@ class Connection:
             for i in announced_ids(raw.data):
                 remember(self.url_elicitations, i)
         return [ErrorReceived(req.id, req.method, error)]
+
+
+def _capability_rule(method: str, problem: str) -> str:
+    """The requirement a request the peer lacks a capability for would break."""
+    if method == "sampling/createMessage" and "sampling." in problem:
+        return "client/sampling#6" if "includeContext" in problem else "client/sampling#4"
+    if method == "elicitation/create" and "elicitation." in problem:
+        return "client/elicitation#6"
+    return "basic/lifecycle#14"  # only negotiated capabilities
+
+
+def _rule(requirement: str | None) -> dict[str, str | None]:
+    """The ``requirement`` and ``level`` fields of a fault event."""
+    return {"requirement": requirement, "level": level_of(requirement)}
+
+
+#: what a result that does not decode breaks, by the field the decoder names
+_RESULT_FIELDS = (
+    ("inputSchema", "server/tools#5"),
+    ("createdAt", "basic/utilities/tasks#36"),
+    ("lastUpdatedAt", "basic/utilities/tasks#37"),
+    ("taskId", "basic/utilities/tasks#23"),
+)
+
+
+def _result_rule(method: str, path: str) -> str:
+    """The requirement a ``method`` result that does not decode (at ``path``) breaks.
+
+    No statement says "results follow the schema"; they belong to the negotiated
+    revision (basic/lifecycle#14), unless a statement names the field
+    (spec_notes/crosscheck.md).
+    """
+    if method == "initialize":
+        return "basic/lifecycle#3"
+    for name, rule in _RESULT_FIELDS:
+        if name in path:
+            return rule
+    if path.split(".")[-1] == "ttl" or path.endswith("task.ttl"):
+        return "basic/utilities/tasks#39"
+    if method == "tools/call" and path.startswith("task"):
+        return "basic/utilities/tasks#43"
+    return "basic/lifecycle#14"
 
 
 #: what unstructuring and json can raise for a value that has no JSON form

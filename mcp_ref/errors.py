@@ -66,13 +66,18 @@ class MCPRefError(Exception):
 
 
 class ProtocolError(MCPRefError):
-    """A breach of the protocol. ``code`` is the JSON-RPC code it maps to."""
+    """A breach of the protocol. ``code`` is the JSON-RPC code it maps to;
+    ``requirement`` the id of the statement broken (``basic/index#5``), when one
+    applies (see :mod:`mcp_ref.basic.requirements` for its level)."""
 
-    def __init__(self, message: str, code: int = ErrorCode.INVALID_REQUEST, data: Any = None) -> None:
+    def __init__(
+        self, message: str, code: int = ErrorCode.INVALID_REQUEST, data: Any = None, *, requirement: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.code = int(code)
         self.data = data
+        self.requirement = requirement
 
 
 class LocalProtocolError(ProtocolError):

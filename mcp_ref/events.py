@@ -5,11 +5,22 @@ message into a list of these facts. They are plain records: the engine has
 already updated its state, and the runtime decides what to do (start a
 handler, wake a waiting caller, log). Events that carry ``reply`` hold an
 encoded error response the runtime must send.
+
+The events that report a fault of the peer (:class:`MessageRejected`,
+:class:`InvalidResponse`, the ``...Ignored`` events, :class:`UnknownResponse`,
+:class:`ErrorWithoutId`) carry ``requirement``, the id of the statement the
+peer broke (``basic/index#5``), and its ``level`` (``MUST``, ``SHOULD NOT``
+...), from :mod:`mcp_ref.basic.requirements`; both are None where nothing was
+broken (an unknown notification method, a cancellation that crossed the
+response). ``mcp-ref check`` reports the same ids.
+
+In observer mode (``Connection(role, observer=True)``) the engine also reports
+:class:`RuleBroken` for what the role it watches *sent* against the spec.
 """
 
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from .errors import ProtocolError
 from .schema.jsonrpc import Error, ProgressToken, RequestId
@@ -32,12 +43,23 @@ __all__ = [
     "NotificationIgnored",
     "Initialized",
     "VersionRejected",
+    "RuleBroken",
+    "Fault",
 ]
 
 
 @frozen
 class Event:
     """Base class of engine events."""
+
+
+@frozen
+class Fault(Event):
+    """Base of the events that can report a broken rule: ``requirement`` and
+    ``level`` (keyword-only, None when no rule was broken)."""
+
+    requirement: str | None = field(default=None, kw_only=True)
+    level: str | None = field(default=None, kw_only=True)
 
 
 @frozen
@@ -82,7 +104,7 @@ class ErrorReceived(Event):
 
 
 @frozen
-class InvalidResponse(Event):
+class InvalidResponse(Fault):
     """A response to one of our requests whose result does not decode."""
 
     id: RequestId
@@ -99,7 +121,7 @@ class CancellationReceived(Event):
 
 
 @frozen
-class CancellationIgnored(Event):
+class CancellationIgnored(Fault):
     """A cancellation we ignore (unknown id, already answered, malformed)."""
 
     request_id: Any
@@ -119,7 +141,7 @@ class ProgressReceived(Event):
 
 
 @frozen
-class ProgressIgnored(Event):
+class ProgressIgnored(Fault):
     """Progress we drop: unknown token, not increasing, or after completion."""
 
     progress_token: Any
@@ -128,7 +150,7 @@ class ProgressIgnored(Event):
 
 
 @frozen
-class LateResponseIgnored(Event):
+class LateResponseIgnored(Fault):
     """A response to a request we had cancelled (cancellation#6)."""
 
     id: RequestId
@@ -136,21 +158,21 @@ class LateResponseIgnored(Event):
 
 
 @frozen
-class UnknownResponse(Event):
+class UnknownResponse(Fault):
     """A response whose id matches no request of ours."""
 
     id: RequestId
 
 
 @frozen
-class ErrorWithoutId(Event):
+class ErrorWithoutId(Fault):
     """An error response with no id: the peer could not read one of our messages."""
 
     error: Error
 
 
 @frozen
-class MessageRejected(Event):
+class MessageRejected(Fault):
     """An incoming message broke the protocol; ``reply`` (if any) must be sent."""
 
     error: ProtocolError
@@ -158,7 +180,7 @@ class MessageRejected(Event):
 
 
 @frozen
-class NotificationIgnored(Event):
+class NotificationIgnored(Fault):
     """A notification we do not act on (unknown method, bad params, wrong phase)."""
 
     method: Any
@@ -178,3 +200,14 @@ class VersionRejected(Event):
 
     offered: str
     supported: tuple[str, ...]
+
+
+@frozen
+class RuleBroken(Fault):
+    """(observer mode) The role this engine watches sent something the spec forbids.
+
+    ``message`` says what, in the engine's words; the message was recorded as
+    sent anyway, so the engine stays in step with the connection it watches.
+    """
+
+    message: str

@@ -25,6 +25,7 @@ from mcp_ref.events import (
     ProgressReceived,
     RequestReceived,
     ResponseReceived,
+    RuleBroken,
     UnknownResponse,
     VersionRejected,
 )
@@ -360,9 +361,11 @@ def test_an_id_reused_while_in_flight_is_refused() -> None:
 def test_unknown_response_and_error_without_id_are_events() -> None:
     client, server = handshake()
     (ev,) = client.receive_message(b'{"jsonrpc":"2.0","id":12345,"result":{}}')
-    assert ev == UnknownResponse(12345)
+    # both name the requirement the peer broke, and its level
+    assert ev == UnknownResponse(12345, requirement="basic/index#7", level="MUST")
     (ev,) = client.receive_message(b'{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}')
     assert isinstance(ev, ErrorWithoutId) and ev.error.code == -32700
+    assert (ev.requirement, ev.level) == ("basic/index#10", "MUST")
     assert client.stats["unknown-response"] == 1 and client.stats["error-without-id"] == 1
 
 
@@ -539,7 +542,7 @@ def test_cancel_then_late_response_is_ignored() -> None:
         server.send_response(rid, ListToolsResult(tools=[]))
     server.finish_cancelled(rid)
     (ev,) = client.receive_message(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": []}}))
-    assert ev == LateResponseIgnored(rid, "tools/list")
+    assert ev == LateResponseIgnored(rid, "tools/list", requirement="basic/utilities/cancellation#4", level="SHOULD")
 
 
 @pytest.mark.req("basic/utilities/cancellation#5", "basic/utilities/cancellation#10")
@@ -635,18 +638,18 @@ def test_progress_in_order_and_nonsense_ignored() -> None:
     (ev,) = client.receive_message(
         b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":2}}'
     )
-    assert ev == ProgressIgnored("p", 2, "not increasing")
+    assert ev == ProgressIgnored("p", 2, "not increasing", requirement="basic/utilities/progress#4", level="MUST")
     (ev,) = client.receive_message(
         b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"zz","progress":2}}'
     )
-    assert ev == ProgressIgnored("zz", 2, "unknown token")
+    assert ev == ProgressIgnored("zz", 2, "unknown token", requirement="basic/utilities/progress#7", level="MUST")
     client.receive_message(server.send_response(rid, CallToolResult(content=[])))
     with pytest.raises(LocalProtocolError, match="after completion"):
         server.send_progress(rid, 3)
     (ev,) = client.receive_message(
         b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":9}}'
     )
-    assert ev == ProgressIgnored("p", 9, "after completion")
+    assert ev == ProgressIgnored("p", 9, "after completion", requirement="basic/utilities/progress#14", level="MUST")
     assert client.stats["progress:not increasing"] == 1
     assert client.stats["progress:unknown token"] == 1
     assert client.stats["progress:after completion"] == 1
@@ -931,3 +934,123 @@ def test_library_generated_error_messages_are_one_concise_line() -> None:
     (ev,) = server.receive_message(b"{" + b'"a":' * 300)
     assert isinstance(ev, MessageRejected) and ev.reply is not None
     assert len(wire(ev.reply)["error"]["message"]) <= 200
+
+
+# -- requirement ids on faults, and observer mode --------------------------------------------
+
+
+@pytest.mark.req("basic/index#5", "basic/lifecycle#1", "basic/lifecycle#14")
+def test_refusals_name_the_requirement_the_peer_broke_and_its_level() -> None:
+    server = Connection(Role.SERVER, capabilities=TOOLS)
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and (ev.requirement, ev.level) == ("basic/lifecycle#1", "MUST")
+    assert ev.error.requirement == "basic/lifecycle#1"
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":null,"method":"ping"}')
+    assert isinstance(ev, MessageRejected) and (ev.requirement, ev.level) == ("basic/index#5", "MUST NOT")
+    client, server = handshake()
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":9,"method":"prompts/list"}')  # not declared
+    assert isinstance(ev, MessageRejected) and ev.requirement == "basic/lifecycle#14"
+    # an unknown method breaks nothing: refused, with no requirement
+    (ev,) = server.receive_message(b'{"jsonrpc":"2.0","id":10,"method":"vendor/thing"}')
+    assert isinstance(ev, MessageRejected) and ev.requirement is None and ev.level is None
+
+
+@pytest.mark.req("basic/lifecycle#1", "server/utilities/logging#1")
+def test_local_errors_name_the_requirement_they_protect() -> None:
+    client = Connection(Role.CLIENT)
+    with pytest.raises(LocalProtocolError) as caught:
+        client.send_request("tools/list")
+    assert caught.value.requirement == "basic/lifecycle#1"
+    _, server = handshake(server_caps=TOOLS)
+    from mcp_ref.schema.logging import LoggingMessageNotificationParams
+
+    params = LoggingMessageNotificationParams(level="info", data="x")
+    with pytest.raises(LocalProtocolError) as caught:
+        server.send_notification("notifications/message", params)
+    assert caught.value.requirement == "server/utilities/logging#1"
+
+
+def _json(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode()
+
+
+@pytest.mark.req("basic/utilities/progress#4", "server/utilities/logging#1", "basic/lifecycle#14")
+def test_observer_mode_follows_what_the_watched_side_sent_and_reports_what_it_broke() -> None:
+    watched = Connection(Role.SERVER, observer=True)
+    # what the client sends, the observer receives; what the server sends, it observes as sent
+    init = {
+        "jsonrpc": "2.0",
+        "id": "init-1",
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    }
+    (ev,) = watched.receive_message(_json(init))
+    assert isinstance(ev, RequestReceived)
+    result = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"},
+    }
+    assert watched.observe_sent(_json({"jsonrpc": "2.0", "id": "init-1", "result": result})) == []
+    assert watched.phase is Phase.AWAITING_INITIALIZED and watched.we_have("tools")
+    watched.receive_message(_json({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    # a request with the id the client chose, progress asked for
+    call = {
+        "jsonrpc": "2.0",
+        "id": "c7",
+        "method": "tools/call",
+        "params": {"name": "t", "_meta": {"progressToken": 5}},
+    }
+    (ev,) = watched.receive_message(_json(call))
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 5, "progress": 2}}
+    assert watched.observe_sent(_json(progress)) == []
+    (broken,) = watched.observe_sent(_json(progress))  # not increasing
+    assert isinstance(broken, RuleBroken) and (broken.requirement, broken.level) == (
+        "basic/utilities/progress#4",
+        "MUST",
+    )
+    # a log message without the logging capability, a list_changed without listChanged
+    log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+    (broken,) = watched.observe_sent(_json(log))
+    assert broken.requirement == "server/utilities/logging#1"
+    (broken,) = watched.observe_sent(_json({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+    assert broken.requirement == "basic/lifecycle#14"
+    # the answer retires the request; nothing is produced and nothing raised on the way
+    assert watched.observe_sent(_json({"jsonrpc": "2.0", "id": "c7", "result": {"content": []}})) == []
+    assert watched.incoming("c7") is None
+    assert watched.observe_sent(b"not json") == [] and watched.observe_sent(b'{"jsonrpc":"2.0"}') == []
+
+
+def test_an_observer_answers_nothing() -> None:
+    watched = Connection(Role.SERVER, observer=True)
+    (ev,) = watched.receive_message(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert isinstance(ev, MessageRejected) and ev.reply is None
+    (ev,) = watched.receive_message(b"{oops")
+    assert isinstance(ev, MessageRejected) and ev.reply is None
+
+
+def test_observe_sent_is_for_observer_mode_only() -> None:
+    with pytest.raises(LocalProtocolError, match="observer mode"):
+        Connection(Role.CLIENT).observe_sent(b"{}")
+
+
+@pytest.mark.req("basic/lifecycle#14")
+def test_observing_the_client_side_registers_its_own_ids() -> None:
+    watched = Connection(Role.CLIENT, observer=True)
+    init = {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    }
+    assert watched.observe_sent(_json(init)) == []
+    assert watched.outgoing(41) is not None and watched.phase is Phase.INITIALIZING
+    result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+    (ev,) = watched.receive_message(_json({"jsonrpc": "2.0", "id": 41, "result": result}))
+    assert isinstance(ev, ResponseReceived)
+    assert watched.observe_sent(_json({"jsonrpc": "2.0", "method": "notifications/initialized"})) == []
+    # tools/list to a server that declared no tools: recorded anyway, and its answer is not "unknown"
+    (broken,) = watched.observe_sent(_json({"jsonrpc": "2.0", "id": 42, "method": "tools/list"}))
+    assert broken.requirement == "basic/lifecycle#14"
+    (ev,) = watched.receive_message(_json({"jsonrpc": "2.0", "id": 42, "error": {"code": -32601, "message": "no"}}))
+    assert isinstance(ev, ErrorReceived)

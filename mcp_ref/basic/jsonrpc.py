@@ -76,8 +76,16 @@ class InvalidMessage(RemoteProtocolError):
     never answered.
     """
 
-    def __init__(self, message: str, code: int, reply_id: str | int | None = None, replyable: bool = True) -> None:
-        super().__init__(message, code)
+    def __init__(
+        self,
+        message: str,
+        code: int,
+        reply_id: str | int | None = None,
+        replyable: bool = True,
+        *,
+        requirement: str | None = "basic/index#3",
+    ) -> None:
+        super().__init__(message, code, requirement=requirement)
         self.reply_id = reply_id
         self.replyable = replyable
 
@@ -228,7 +236,9 @@ def classify(obj: Any) -> RawMessage:
             # params: a request without a usable id is an invalid request first of all
             got = _JSON_KIND.get(type(raw_id), "an unusable value")
             raise InvalidMessage(
-                f"Invalid Request: request id must be a string or an integer, not {got}", ErrorCode.INVALID_REQUEST
+                f"Invalid Request: request id must be a string or an integer, not {got}",
+                ErrorCode.INVALID_REQUEST,
+                requirement="basic/index#5" if raw_id is None else "basic/index#4",
             )
         params = obj.get("params")
         if "params" in obj and type(params) is not dict:
@@ -248,12 +258,19 @@ def classify(obj: Any) -> RawMessage:
         # [basic/index#7, #8] a result response carries the request's id and a result object
         if not id_ok:
             raise InvalidMessage(
-                "Invalid response: result without a valid id", ErrorCode.INVALID_REQUEST, replyable=False
+                "Invalid response: result without a valid id",
+                ErrorCode.INVALID_REQUEST,
+                replyable=False,
+                requirement="basic/index#7",
             )
         result = obj["result"]
         if type(result) is not dict:
             raise InvalidMessage(
-                "Invalid response: result must be an object", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
+                "Invalid response: result must be an object",
+                ErrorCode.INVALID_REQUEST,
+                reply_id,
+                replyable=False,
+                requirement="basic/index#8",
             )
         assert type(raw_id) is str or type(raw_id) is int
         return RawResult(raw_id, result)
@@ -261,14 +278,18 @@ def classify(obj: Any) -> RawMessage:
         err = obj["error"]
         # [basic/index#10] the id may be missing (or null, in JSON-RPC 2.0 terms) only when unreadable
         if has_id and raw_id is not None and not id_ok:
-            raise InvalidMessage("Invalid response: bad id", ErrorCode.INVALID_REQUEST, replyable=False)
+            raise InvalidMessage(
+                "Invalid response: bad id", ErrorCode.INVALID_REQUEST, replyable=False, requirement="basic/index#10"
+            )
         # [basic/index#11, #12] error has an integer code and a string message
         if type(err) is not dict or type(err.get("code")) is not int or type(err.get("message")) is not str:
+            code_broken = type(err) is dict and "code" in err and type(err["code"]) is not int
             raise InvalidMessage(
                 "Invalid response: error must have an integer code and a string message",
                 ErrorCode.INVALID_REQUEST,
                 reply_id,
                 replyable=False,
+                requirement="basic/index#12" if code_broken else "basic/index#11",
             )
         return RawError(reply_id, err["code"], err["message"], err.get("data"), "data" in err)
     raise InvalidMessage(

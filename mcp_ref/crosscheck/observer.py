@@ -8,15 +8,14 @@ direction, and answers with :class:`~mcp_ref.crosscheck.report.Finding` s::
     obs.observe(Direction.TO_CLIENT, b'{"jsonrpc":"2.0","id":0,"result":{...}}')
     obs.findings          # everything found so far
 
-Inside are two sans-IO engines, one per role, kept in step with the traffic
-(the "mirrors"). A message from A to B is *received* by B's mirror, which
-judges it as our own engine judges a peer's message, and *recorded as sent*
-by A's mirror, which judges it as our engine judges what it is asked to send
-(its phase, capabilities, progress and cancellation rules). Where A broke a
-rule, the mirror records the message anyway, so one fault does not hide the
-rest of the session. Above the engines sit the checks that need more than a
-state machine: the error a malformed request must get, tools listed and
-called, log levels, task statuses.
+Inside are two engines in observer mode (``Connection(role, observer=True)``),
+one per role. A message from A to B is *received* by B's engine, which judges
+it as mcp_ref judges a peer's message (its fault events carry the requirement
+id), and *observed as sent* by A's engine (``observe_sent``), which runs the
+checks mcp_ref makes before sending and reports ``RuleBroken`` events. Above
+the engines sit the checks that need more than a state machine: the answer a
+refused message calls for, tools listed and then called, log levels, task
+statuses, base64 payloads, ids reused after their request finished.
 
 No trio here: the observer is as sans-IO as the engine (the battery, tap and
 fixture drive it).
@@ -27,41 +26,34 @@ import binascii
 import enum
 import re
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Final, Literal
 
 import attrs
 
-from ..basic import lifecycle as lc
 from ..basic.json_schema import InvalidSchema, UnsupportedDialect, Validate, compile_schema
 from ..basic.jsonrpc import InvalidMessage, classify, is_valid_id, loads
 from ..basic.lifecycle import Phase, Role
-from ..basic.utilities.tasks import TASKS_SINCE
-from ..connection import Connection, OutgoingRequest
-from ..errors import ErrorCode, LocalProtocolError
+from ..connection import Connection
+from ..errors import ErrorCode
 from ..events import (
     CancellationIgnored,
     CancellationReceived,
     ErrorReceived,
-    ErrorWithoutId,
     Event,
+    Fault,
     InvalidResponse,
     LateResponseIgnored,
     MessageRejected,
     NotificationIgnored,
     NotificationReceived,
     ProgressIgnored,
-    ProgressReceived,
     RequestReceived,
     ResponseReceived,
-    UnknownResponse,
+    RuleBroken,
     VersionRejected,
 )
-from ..schema import messages as m
-from ..schema._base import LATEST_PROTOCOL_VERSION
-from ..schema._converter import converter_for, decode
-from ..schema.lifecycle import ClientCapabilities, ServerCapabilities
 from ..schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, CreateTaskResult
 from ..server.utilities.logging import LEVEL_RANK
 from .report import Finding
@@ -75,10 +67,6 @@ _ID_MEMORY: Final = 100_000
 #: responses remembered for evidence (Observer.answer_to)
 _ANSWER_MEMORY: Final = 256
 _TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]+$")
-#: every method of every revision we know, either direction
-_KNOWN_METHODS: Final = frozenset(
-    {*m.CLIENT_REQUESTS, *m.SERVER_REQUESTS, *m.CLIENT_NOTIFICATIONS, *m.SERVER_NOTIFICATIONS}
-)
 
 
 class Direction(enum.Enum):
@@ -111,168 +99,8 @@ class _Expect:
     message: Any
 
 
-class _Mirror(Connection):
-    """One role's engine, kept in step with what that role sends (observer mode).
-
-    The ``record_*`` methods run the engine's own send-side checks and return
-    the problem they found (None when the message was allowed); either way
-    the engine's state follows the message, as if it had been sent.
-    """
-
-    def __init__(self, role: Role) -> None:
-        super().__init__(role)
-        self._forced_id: Any = None
-
-    def _peek_id(self) -> Any:
-        if self._forced_id is not None:
-            return self._forced_id
-        return super()._peek_id()
-
-    def set_own_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
-        self.capabilities = caps
-        self._own_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
-
-    def set_peer_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
-        self.peer_capabilities = caps
-        self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
-
-    def record_request(self, rid: Any, method: str, params: Any) -> str | None:
-        meta = getattr(params, "meta", None) or {}
-        token = meta.get("progressToken")
-        token = token if is_valid_id(token) else None
-        if method == "initialize" and params is not None:
-            self.set_own_capabilities(params.capabilities)
-        self._forced_id = rid
-        try:
-            self.send_request(method, params, progress_token=token)
-            return None
-        except LocalProtocolError as e:
-            self._force_request(rid, method, params, token)
-            return e.message
-        finally:
-            self._forced_id = None
-
-    def _force_request(self, rid: Any, method: str, params: Any, token: Any) -> None:
-        tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
-        # the receiver runs it as a task only when it declared that (tasks#21): decode the answer so
-        task = (
-            getattr(params, "task", None) is not None
-            and self.revision >= TASKS_SINCE
-            and tcap is not None
-            and self.peer_has(*tcap)
-        )
-        result_type = CreateTaskResult if task else m.RESULT_TYPES.get(method)
-        self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
-        if token is not None:
-            self.progress_tokens.active[token] = rid
-        if method == "initialize":
-            self.requested_version = getattr(params, "protocol_version", None)
-            self.phase = Phase.INITIALIZING
-
-    def forget_outgoing(self, rid: Any) -> None:
-        req = self._outgoing.pop(rid, None)
-        if req is not None and req.progress_token is not None:
-            self.progress_tokens.release(req.progress_token, rid)
-
-    def forget_incoming(self, rid: Any) -> None:
-        req = self._incoming.get(rid)
-        if req is not None:
-            self._retire_incoming(req)
-
-    def record_response(self, rid: Any, result: Any) -> str | None:
-        req = self._incoming.get(rid)
-        if req is None:
-            return None  # the receiving side reports an answer to nothing
-        if req.method == "initialize":
-            # the versions this server supports are unknown here: the battery judges
-            # negotiation (lifecycle#9-#11) by asking, not the mirror by guessing
-            self.protocol_version = result.protocol_version
-            self.set_own_capabilities(result.capabilities)
-            self.phase = Phase.AWAITING_INITIALIZED
-            self._retire_incoming(req)
-            return None
-        try:
-            self.send_response(rid, result)
-            return None
-        except LocalProtocolError as e:
-            if rid in self._incoming:
-                self._retire_incoming(self._incoming[rid])
-            return e.message
-
-    def record_error(self, rid: Any, code: int, message: str, data: Any) -> str | None:
-        req = self._incoming.get(rid)
-        if req is None:
-            return None
-        try:
-            self.send_error(rid, code, message, data)
-            return None
-        except LocalProtocolError as e:
-            if rid in self._incoming:
-                self._retire_incoming(self._incoming[rid])
-            return e.message
-
-    def record_notification(self, method: str, params: Any) -> str | None:
-        try:
-            if method == "notifications/progress":
-                return self._record_progress(params)
-            if method == "notifications/cancelled":
-                rid = params.request_id
-                req = self._outgoing.get(rid)
-                if req is not None and req.state == "pending" and req.method != "initialize" and not req.task:
-                    self.send_cancel(rid, params.reason)
-                return None  # the receiving side judges what a cancellation names
-            self.send_notification(method, params)
-            return None
-        except LocalProtocolError as e:
-            if method == "notifications/initialized" and self.phase is Phase.AWAITING_INITIALIZED:
-                self.phase = Phase.OPERATING
-            return e.message
-
-    def _record_progress(self, params: Any) -> str | None:
-        token = params.progress_token
-        for req in self._incoming.values():
-            if req.progress_token == token:
-                try:
-                    self.send_progress(req.id, params.progress, params.total, params.message)
-                except LocalProtocolError as e:
-                    if isinstance(params.progress, int | float):
-                        req.last_progress = params.progress
-                    return e.message
-                return None
-        if token in self.progress_tokens.tasks_theirs:
-            try:
-                self.send_task_progress(token, params.progress, params.total, params.message)
-            except LocalProtocolError as e:
-                return e.message
-        return None  # unknown token: the receiving side reports it (progress#7)
-
-
-# -- what an engine's words mean, as requirements ------------------------------------------------
-#
-# The engine says why it refused something in its exception or event text; until
-# its events carry requirement ids, these tables turn the words into ids. Each
-# pattern is tested (tests/crosscheck/test_observer.py).
-
-_SEND_PROBLEMS: Final[tuple[tuple[str, str], ...]] = (
-    (r"does not exist in the negotiated protocol revision", "basic/lifecycle#14"),
-    (r"does not send '", "basic/lifecycle#14"),
-    (r"needs the logging capability", "server/utilities/logging#1"),
-    (r"tool-enabled sampling needs", "client/sampling#4"),
-    (r"includeContext other than none", "client/sampling#6"),
-    (r"elicitation needs the client's elicitation", "client/elicitation#6"),
-    (r"did not declare tasks\.requests\.tools\.call", "basic/utilities/tasks#4"),
-    (r"did not declare tasks", "basic/utilities/tasks#2"),
-    (r"needs the .* capability", "basic/lifecycle#14"),
-    (r"did not declare the .* capability needed", "basic/lifecycle#14"),
-    (r"progress token .* already in use", "basic/utilities/progress#2"),
-    (r"a progress token must be a string or an integer", "basic/utilities/progress#1"),
-    (r"progress must increase", "basic/utilities/progress#4"),
-    (r"no progress after completion", "basic/utilities/progress#14"),
-    (r"belongs to no running task", "basic/utilities/progress#11"),
-    (r"was cancelled by the peer: no response may be sent", "basic/utilities/cancellation#4"),
-    (r"no URL elicitation .* is pending", "client/elicitation#16"),
-    (r"_meta", "basic/index#26"),
-)
+#: the requirements whose refusal JSON-RPC gives one exact code (the engine's)
+_EXACT_CODES: Final = frozenset({None, "basic/index#3", "basic/index#4", "basic/index#5"})
 
 #: the send-side faults in our words (the others quote the engine)
 _SEND_WORDS: Final = {
@@ -287,47 +115,10 @@ _SEND_WORDS: Final = {
     "basic/utilities/progress#4": "sent progress that does not increase",
     "basic/utilities/progress#14": "sent progress after the request completed",
     "basic/utilities/progress#11": "sent progress for a task that is no longer running",
-    "basic/utilities/cancellation#4": "answered a request the peer had cancelled",
+    "basic/utilities/progress#7": "sent progress for a token of no active request",
+    "basic/utilities/cancellation#4": "answered a request the other side had cancelled",
     "client/elicitation#16": "announced the completion of a URL elicitation this session never had",
 }
-
-_REJECTIONS: Final[tuple[tuple[str, str | None], ...]] = (
-    (r"^Parse error", None),  # chosen by transport, see _parse_error_requirement
-    (r"batches are not allowed", "basic/lifecycle#14"),
-    (r"request id must be a string or an integer, not null", "basic/index#5"),
-    (r"request id must be a string or an integer", "basic/index#4"),
-    (r"already in use", "basic/index#6"),
-    (r"already initialized", None),
-    (r"not allowed before initialization", "phase"),
-    (r"not declared\)$", "basic/lifecycle#14"),
-    (r"^Method not found", "method"),
-    (r"progressToken", "basic/utilities/progress#1"),
-    (r"^Invalid params: params\.", "params"),
-    (r"^Invalid params", "basic/index#3"),
-    (r"^Invalid Request", "basic/index#3"),
-    (r"error must have an integer code", "basic/index#11"),
-    (r"result without a valid id", "basic/index#7"),
-    (r"result must be an object", "basic/index#8"),
-    (r"^Invalid response: bad id", "basic/index#10"),
-    (r"^Invalid response", "basic/index#3"),
-)
-
-
-def _match(table: Iterable[tuple[str, Any]], text: str) -> Any:
-    for pattern, value in table:
-        if re.search(pattern, text):
-            return value
-    return None
-
-
-#: what a result that does not decode breaks, by what the decoder names
-_RESULT_FIELDS: Final[tuple[tuple[str, str], ...]] = (
-    (r"inputSchema", "server/tools#5"),
-    (r"createdAt", "basic/utilities/tasks#36"),
-    (r"lastUpdatedAt", "basic/utilities/tasks#37"),
-    (r"\.ttl\b", "basic/utilities/tasks#39"),
-    (r"taskId", "basic/utilities/tasks#23"),
-)
 
 
 class Observer:
@@ -335,14 +126,15 @@ class Observer:
 
     ``transport`` ("stdio", "http" or None when unknown) chooses the
     requirement a message that is not JSON breaks. Findings accumulate in
-    :attr:`findings` (in order, not deduplicated); :meth:`observe` also
-    returns those of the one message.
+    :attr:`findings` (in order; one per requirement and message);
+    :meth:`observe` also returns those of the one message.
     """
 
     def __init__(self, *, transport: Transport = None) -> None:
         self.transport = transport
-        self.client = _Mirror(Role.CLIENT)
-        self.server = _Mirror(Role.SERVER)
+        #: the two engines, in observer mode
+        self.client = Connection(Role.CLIENT, observer=True)
+        self.server = Connection(Role.SERVER, observer=True)
         self.findings: list[Finding] = []
         #: remarks that are not violations (a revision we do not judge, ...)
         self.notes: list[str] = []
@@ -370,9 +162,7 @@ class Observer:
         #: ids of task-augmented requests (by the direction they were sent in)
         self._task_requests: dict[Direction, set[Any]] = {d: set() for d in Direction}
 
-    # -- the party of each direction ---------------------------------------------------------
-
-    def _mirror_of(self, who: str) -> _Mirror:
+    def _engine_of(self, who: str) -> Connection:
         return self.client if who == "client" else self.server
 
     @property
@@ -418,13 +208,8 @@ class Observer:
             lines = len(run)
             run.clear()
             if not deliberate:
-                self._find(
-                    out,
-                    "basic/transports#3",
-                    f"the {direction.sender} wrote a message over {lines} lines",
-                    value,
-                    direction.sender,
-                )
+                text = f"the {direction.sender} wrote a message over {lines} lines"
+                self._find(out, "basic/transports#3", text, value, direction.sender)
             self.findings.extend(out)
             # judged as the message it meant to be, so one fault does not hide the rest
             out += self.observe(direction, joined.replace(b"\n", b" "), deliberate=deliberate)
@@ -444,7 +229,7 @@ class Observer:
 
     def _observe(self, direction: Direction, raw: bytes, deliberate: bool, out: list[Finding]) -> None:
         sender, receiver = direction.sender, direction.receiver
-        mirror = self._mirror_of(receiver)
+        engine = self._engine_of(receiver)
         try:
             message: Any = loads(raw)
         except InvalidMessage as e:
@@ -453,7 +238,7 @@ class Observer:
             )
             if not deliberate:
                 self._find(out, self._parse_error_requirement(direction, e), _not_json(sender, e), _text(raw), sender)
-            mirror.stats["parse-error"] += 1
+            engine.stats["parse-error"] += 1
             return
         if type(message) is dict and _is_response(message):
             self._remember_answer(direction, message)
@@ -463,28 +248,39 @@ class Observer:
                 expected is None
                 and "error" in message
                 and self._expect_anonymous[direction.back]
-                and (rid is None or mirror.outgoing(rid) is None)
+                and (rid is None or engine.outgoing(rid) is None)
             ):
                 # the answer to a message with no readable id (its own id, if any, is a fault)
                 expected = self._expect_anonymous[direction.back].popleft()
             if expected is not None:
+                if rid is not None and is_valid_id(rid):
+                    # judged here: neither engine waits for it any more
+                    engine.forget(rid)
+                    self._engine_of(sender).forget(rid)
                 self._judge_answer(direction, expected, message, out)
                 return
         if type(message) is dict and "method" in message and is_valid_id(message.get("id")):
             used = self._ids_used[direction]
-            rid = (type(message["id"]), message["id"])
-            if rid in used and not deliberate:
+            key = _id_key(message["id"])
+            if key in used and not deliberate:
                 self._find(
                     out, "basic/index#6", f"the {sender} used request id {message['id']!r} again", message, sender
                 )
             elif len(used) < _ID_MEMORY:
-                used.add(rid)
-        before_meta = mirror.stats["meta:malformed-key"]
-        events = mirror.receive_message(raw)
-        if mirror.stats["meta:malformed-key"] > before_meta and not deliberate:
+                used.add(key)
+        before_meta = engine.stats["meta:malformed-key"]
+        events = engine.receive_message(raw)
+        if engine.stats["meta:malformed-key"] > before_meta and not deliberate:
             self._find(out, "basic/index#26", f"the {sender} sent a malformed _meta key", message, sender)
         for event in events:
             self._on_event(direction, event, message, deliberate, out)
+        if type(message) is dict and "method" not in message and is_valid_id(message.get("id")):
+            if any(isinstance(e, MessageRejected) for e in events):
+                # a malformed answer still ends its request: no cascade of "unknown id" later
+                engine.forget(message["id"])
+        for event in self._engine_of(sender).observe_sent(raw):
+            if isinstance(event, RuleBroken) and event.requirement is not None and not deliberate:
+                self._find(out, event.requirement, self._words(sender, event, message), message, sender)
 
     def _remember_answer(self, direction: Direction, message: dict[str, Any]) -> None:
         key = (direction, _id_key(message.get("id")))
@@ -504,202 +300,119 @@ class Observer:
             return "basic/transports#6" if direction is Direction.TO_CLIENT else "basic/transports#7"
         return "basic/index#3"
 
+    @staticmethod
+    def _words(sender: str, event: RuleBroken, message: Any) -> str:
+        what = message.get("method") if type(message) is dict else None
+        what = what or ("a response" if type(message) is dict else "a message")
+        words = _SEND_WORDS.get(str(event.requirement))
+        return f"the {sender} {words} ({what})" if words else f"the {sender} sent {what}: {event.message}"
+
     # -- the receiving engine's events -------------------------------------------------------------
 
     def _on_event(self, direction: Direction, event: Event, message: Any, deliberate: bool, out: list[Finding]) -> None:
-        sender, receiver = direction.sender, direction.receiver
-        sending = self._mirror_of(sender)
+        sender = direction.sender
         if isinstance(event, MessageRejected):
             self._on_rejected(direction, event, message, deliberate, out)
         elif isinstance(event, RequestReceived):
-            problem = sending.record_request(event.id, event.method, event.params)
-            if problem is not None and not deliberate:
-                self._send_problem(direction, problem, message, out)
             self._on_request(direction, event)
         elif isinstance(event, ResponseReceived):
-            problem = sending.record_response(event.id, event.result)
-            if problem is not None:
-                self._send_problem(direction, problem, message, out)
             self._on_result(direction, event, message, out)
         elif isinstance(event, ErrorReceived):
-            problem = sending.record_error(event.id, event.error.code, event.error.message, event.error.data)
-            if problem is not None:
-                self._send_problem(direction, problem, message, out)
-            self._on_error(direction, event, message, out)
+            self._pending_calls.pop(event.id, None)
+            self._pending_set_level.pop(event.id, None)
         elif isinstance(event, InvalidResponse):
-            sending.record_error(event.id, ErrorCode.INTERNAL_ERROR, "invalid", None)  # retire it
-            requirement = _match(_RESULT_FIELDS, event.error.message) or _result_requirement(event.method)
-            self._find(
-                out,
-                requirement,
-                f"the {sender}'s {event.method} result is malformed: {_detail(event)}",
-                message,
-                sender,
-            )
+            assert event.requirement is not None
+            text = f"the {sender}'s {event.method} result is malformed: {_detail(event)}"
+            self._find(out, event.requirement, text, message, sender)
             if event.method == "initialize":
                 self.notes.append("the initialize result was malformed: the rest of that session is not judged")
                 self._judging = False
         elif isinstance(event, NotificationReceived):
-            problem = sending.record_notification(event.method, event.params)
-            if problem is not None and not deliberate:
-                self._send_problem(direction, problem, message, out)
             self._on_notification(direction, event, message, out)
-        elif isinstance(event, ProgressReceived | CancellationReceived):
-            if isinstance(event, CancellationReceived):
-                req = sending.outgoing(event.request_id)
-                if req is not None and req.progress_token is not None:
-                    self._cancelled_tokens[direction.back].add(_id_key(req.progress_token))
-            problem = sending.record_notification(message["method"], _typed_params(message))
-            if problem is not None and not deliberate:
-                self._send_problem(direction, problem, message, out)
-        elif isinstance(event, ProgressIgnored):
-            if _id_key(event.progress_token) in self._cancelled_tokens[direction]:
-                return  # progress crossing a cancellation: a race the spec allows (cancellation#7)
-            requirement = {
-                "unknown token": "basic/utilities/progress#7",
-                "after completion": "basic/utilities/progress#14",
-                "not increasing": "basic/utilities/progress#4",
-            }.get(event.why)
-            if requirement is not None and not deliberate:
-                self._find(out, requirement, f"the {sender} sent progress {event.why}", message, sender)
-        elif isinstance(event, CancellationIgnored):
-            requirement = _cancel_requirement(event.why)
-            if _id_key(event.request_id) in self._task_requests[direction]:
-                requirement = "basic/utilities/cancellation#3"
-            if requirement is not None and not deliberate:
-                self._find(out, requirement, f"the {sender} cancelled: {event.why}", message, sender)
-        elif isinstance(event, NotificationIgnored):
-            self._on_ignored_notification(direction, event, message, deliberate, out)
-        elif isinstance(event, UnknownResponse):
-            self._find(
-                out,
-                "basic/index#7",
-                f"the {sender} answered request id {event.id!r}, which the {receiver} never sent",
-                message,
-                sender,
-            )
-        elif isinstance(event, LateResponseIgnored):
-            self._find(
-                out,
-                "basic/utilities/cancellation#4",
-                f"the {sender} answered {event.method} request {event.id!r} after the {receiver} cancelled it"
-                " (or the answer crossed the cancellation)",
-                message,
-                sender,
-            )
-        elif isinstance(event, ErrorWithoutId):
-            self._find(
-                out,
-                "basic/index#10",
-                f"the {sender} sent an error without an id, though it could read every message it was sent",
-                message,
-                sender,
-            )
+        elif isinstance(event, CancellationReceived):
+            req = self._engine_of(sender).outgoing(event.request_id)
+            if req is not None and req.progress_token is not None:
+                self._cancelled_tokens[direction.back].add(_id_key(req.progress_token))
         elif isinstance(event, VersionRejected):
             self.notes.append(
                 f"the server chose protocol version {event.offered!r}, which mcp_ref does not know: "
                 "the rest of the session is not judged"
             )
             self._judging = False
+        elif isinstance(event, Fault) and not deliberate:
+            self._on_fault(direction, event, message, out)
 
-    def _send_problem(self, direction: Direction, problem: str, message: Any, out: list[Finding]) -> None:
-        sender = direction.sender
-        requirement = _match(_SEND_PROBLEMS, problem)
-        if requirement is None and "cannot send" in problem and " in phase " in problem:
-            requirement = self._phase_requirement(sender, problem.rsplit(" in phase ", 1)[1])
-        if requirement is None:
-            return  # nothing the peer can be blamed for (our mirror could not encode it, ...)
-        what = message.get("method") if type(message) is dict else None
-        what = what or ("a response" if type(message) is dict else "a message")
-        words = _SEND_WORDS.get(requirement)
-        text = f"the {sender} {words} ({what})" if words else f"the {sender} sent {what}: {problem}"
-        self._find(out, requirement, text, message, sender)
-
-    def _phase_requirement(self, sender: str, phase: str) -> str:
-        if sender == "client":
-            return {
-                Phase.AWAITING_INIT.value: "basic/lifecycle#1",
-                Phase.INITIALIZING.value: "basic/lifecycle#5",
-            }.get(phase, "basic/lifecycle#4")
-        if phase == Phase.AWAITING_INIT.value:
-            return "basic/lifecycle#1"
-        return "basic/lifecycle#6"
+    def _on_fault(self, direction: Direction, event: Fault, message: Any, out: list[Finding]) -> None:
+        sender, receiver = direction.sender, direction.receiver
+        requirement = event.requirement
+        if isinstance(event, ProgressIgnored):
+            if _id_key(event.progress_token) in self._cancelled_tokens[direction]:
+                return  # progress crossing a cancellation: a race the spec allows (cancellation#7)
+            text = f"the {sender} sent progress {event.why}"
+        elif isinstance(event, CancellationIgnored):
+            if _id_key(event.request_id) in self._task_requests[direction]:
+                requirement = "basic/utilities/cancellation#3"  # answered with a task: tasks/cancel now
+            text = f"the {sender} cancelled: {event.why}"
+        elif isinstance(event, NotificationIgnored):
+            text = f"the {sender} sent {event.method}: {event.why}"
+        elif isinstance(event, LateResponseIgnored):
+            text = (
+                f"the {sender} answered {event.method} request {event.id!r} after the {receiver} cancelled it"
+                " (or the answer crossed the cancellation)"
+            )
+        elif type(event).__name__ == "UnknownResponse":
+            text = f"the {sender} answered request id {getattr(event, 'id', None)!r}, which the {receiver} never sent"
+        elif type(event).__name__ == "ErrorWithoutId":
+            text = f"the {sender} sent an error without an id, though it could read every message it was sent"
+        else:
+            text = f"the {sender} broke a rule"
+        if requirement is not None:
+            self._find(out, requirement, text, message, sender)
 
     def _on_rejected(
         self, direction: Direction, event: MessageRejected, message: Any, deliberate: bool, out: list[Finding]
     ) -> None:
         sender = direction.sender
         err = event.error
-        kind = _match(_REJECTIONS, err.message)
+        requirement = event.requirement
         method = message.get("method") if type(message) is dict else None
         rid = message.get("id") if type(message) is dict else None
-        if type(message) is dict and "method" not in message and is_valid_id(rid):
-            # a malformed answer still ends its request: no cascade of "unknown id" later
-            self._mirror_of(direction.receiver).forget_outgoing(rid)
-            self._mirror_of(sender).forget_incoming(rid)
         # the answer this calls for (the engine replies to what could have been a request)
-        if event.reply is not None:
-            code: int | None = err.code
-            requirement = "basic/index#3"
-            if kind in ("phase", "basic/lifecycle#14", "params", None, "basic/index#6"):
-                code = None  # any error will do: the spec does not fix the code for these
-            if kind == "method" and method in _KNOWN_METHODS:
-                code = None  # a method of another revision or direction: refused, with any code
-            requirement_or_none: str | None = requirement
-            if kind == "params":
-                requirement_or_none = None  # the chapters that name -32602 judge these (battery)
-            if kind == "phase" and self._mirror_of(direction.receiver).phase is Phase.AWAITING_INIT:
-                requirement = "basic/lifecycle#1"  # processed before initialization
-            elif kind == "basic/lifecycle#14" and direction is Direction.TO_SERVER:
-                requirement = _CAPABILITY_RULES.get(str(method).split("/")[0], "basic/lifecycle#14")
-            expect = _Expect(
-                method, code, requirement_or_none if kind == "params" else requirement, err.message, message
-            )
-            if is_valid_id(rid):
-                self._expect[(direction, _id_key(rid))] = expect
-            else:
-                self._expect_anonymous[direction].append(expect)
-        if deliberate:
-            return
-        requirement = kind
-        if kind == "phase":
-            requirement = self._phase_requirement(sender, self._mirror_of(direction.receiver).phase.value)
-            if sender == "client" and self.client.phase is Phase.AWAITING_INITIALIZED:
-                requirement = "basic/lifecycle#4"
-        elif kind == "method":
-            if method in _KNOWN_METHODS:
-                requirement = "basic/lifecycle#14"  # a method of another revision, or the other role's
-            else:
-                return  # an unknown method is not a fault: the receiver answers -32601
-        elif kind == "params":
-            requirement = "basic/lifecycle#2" if method == "initialize" else "basic/lifecycle#14"
-        elif err.code == ErrorCode.PARSE_ERROR:
-            return  # already judged as it was parsed
-        elif kind == "basic/index#11" and _bad_code(message):
-            requirement = "basic/index#12"
-        if requirement is None:
-            return
+        if getattr(err, "replyable", True):
+            self._expect_answer(direction, err.code, requirement, err.message, message, method, rid)
+        if deliberate or requirement is None or err.code == ErrorCode.PARSE_ERROR:
+            return  # (an unknown method breaks nothing: the receiver answers -32601)
         self._find(out, requirement, f"the {sender}'s message was refused: {err.message}", message, sender)
 
-    def _on_ignored_notification(
-        self, direction: Direction, event: NotificationIgnored, message: Any, deliberate: bool, out: list[Finding]
+    def _expect_answer(
+        self,
+        direction: Direction,
+        code: int,
+        requirement: str | None,
+        why: str,
+        message: Any,
+        method: Any,
+        rid: Any,
     ) -> None:
-        if deliberate:
-            return
-        sender = direction.sender
-        why = event.why
-        requirement: str | None = None
-        if why.startswith("not allowed in phase"):
-            phase = why.rsplit(" ", 1)[1]
-            requirement = self._phase_requirement(sender, phase)
-        elif why.startswith("invalid params"):
-            requirement = "basic/lifecycle#14"
-        elif why == "unknown notification method" and event.method in _KNOWN_METHODS:
-            requirement = "basic/lifecycle#14"
-        if requirement is not None:
-            self._find(out, requirement, f"the {sender} sent {event.method}: {why}", message, sender)
-
-    # -- the answers that refused messages call for ------------------------------------------------
+        """Record what the receiver's answer to a message it had to refuse must be."""
+        exact = requirement in _EXACT_CODES and not (code == ErrorCode.METHOD_NOT_FOUND and requirement is not None)
+        judged: str | None = "basic/index#3"
+        if requirement in ("basic/lifecycle#1", "basic/lifecycle#5", "basic/lifecycle#4", "basic/lifecycle#6"):
+            judged = "basic/lifecycle#1" if self._engine_of(direction.receiver).phase is Phase.AWAITING_INIT else None
+        elif (
+            requirement == "basic/lifecycle#14"
+            and code == ErrorCode.METHOD_NOT_FOUND
+            and direction is Direction.TO_SERVER
+        ):
+            # a method of a capability the server did not declare: answering it shows it has one
+            judged = _CAPABILITY_RULES.get(str(method).split("/")[0], "basic/lifecycle#14")
+        elif requirement in ("basic/lifecycle#2", "basic/lifecycle#14") and code == ErrorCode.INVALID_PARAMS:
+            judged = None  # the chapters that name -32602 judge these (the battery)
+        expect = _Expect(str(method) if method else None, code if exact else None, judged, why, message)
+        if is_valid_id(rid):
+            self._expect[(direction, _id_key(rid))] = expect
+        else:
+            self._expect_anonymous[direction].append(expect)
 
     def _judge_answer(
         self, direction: Direction, expected: _Expect, message: dict[str, Any], out: list[Finding]
@@ -708,9 +421,7 @@ class Observer:
         try:
             raw = classify(message)
         except InvalidMessage as e:
-            requirement = _match(_REJECTIONS, e.message) or "basic/index#3"
-            if requirement == "basic/index#11" and _bad_code(message):
-                requirement = "basic/index#12"
+            requirement = e.requirement or "basic/index#3"
             self._find(out, requirement, f"the {sender}'s error response is malformed: {e.message}", message, sender)
             return
         what = f"{expected.method or 'a message'} ({expected.why})"
@@ -768,9 +479,7 @@ class Observer:
             return
         method, result = event.method, event.result
         raw_result = message.get("result") if type(message) is dict else None
-        if method == "initialize":
-            self.server.set_peer_capabilities(self.client.capabilities)  # as the client declared
-        elif method == "tools/list":
+        if method == "tools/list":
             self._on_tools_page(result, message, out, self._pending_lists.pop(event.id, False))
         elif method == "tools/call":
             self._on_tool_result(event.id, result, message, out)
@@ -995,29 +704,6 @@ def _not_json(sender: str, e: InvalidMessage) -> str:
 def _detail(event: InvalidResponse) -> str:
     text = event.error.message
     return text.split(": ", 1)[1] if text.startswith("invalid ") and ": " in text else text
-
-
-def _typed_params(message: dict[str, Any]) -> Any:
-    cls = m.PARAMS_TYPES[message["method"]]
-    return decode(message.get("params") or {}, cls)
-
-
-def _result_requirement(method: str) -> str:
-    if method == "initialize":
-        return "basic/lifecycle#3"
-    if method in ("tasks/get", "tasks/cancel", "tasks/list"):
-        return "basic/utilities/tasks#43"
-    return "basic/lifecycle#14"
-
-
-def _cancel_requirement(why: str) -> str | None:
-    if why == "unknown request id" or why.startswith("malformed") or why == "no requestId":
-        return "basic/utilities/cancellation#1"
-    if why.startswith("initialize"):
-        return "basic/utilities/cancellation#2"
-    if why.startswith("task-augmented"):
-        return "basic/utilities/cancellation#3"
-    return None  # already finished or already cancelled: a race the spec allows (#7)
 
 
 def _is_base64(value: Any) -> bool:

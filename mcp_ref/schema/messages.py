@@ -95,6 +95,7 @@ __all__ = [
     "PARAMS_TYPES",
     "RESULT_TYPES",
     "TASK_AUGMENTABLE",
+    "KNOWN_METHODS",
     "method_since",
 ]
 
@@ -252,6 +253,8 @@ RESULT_TYPES: dict[str, type] = {
 TASK_AUGMENTABLE: frozenset[str] = frozenset({"tools/call", "sampling/createMessage", "elicitation/create"})
 
 _ALL = {**CLIENT_REQUESTS, **SERVER_REQUESTS, **CLIENT_NOTIFICATIONS, **SERVER_NOTIFICATIONS}
+#: every method of every revision, either direction (one outside it is unknown to MCP)
+KNOWN_METHODS: frozenset[str] = frozenset(_ALL)
 #: read for every message the engine sends or receives: worked out once
 _SINCE = {method: since_of(cls) for method, cls in _ALL.items()}
 

@@ -105,5 +105,5 @@ def test_rule_levels_are_the_catalogues() -> None:
 
 @pytest.mark.parametrize("requirement", ["no/such#1", "basic/index#999"])
 def test_an_unknown_requirement_is_refused(requirement: str) -> None:
-    with pytest.raises(KeyError, match="no rule"):
+    with pytest.raises(KeyError, match="has no rule"):
         Finding.of(requirement, "x")

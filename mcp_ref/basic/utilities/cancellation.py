@@ -23,7 +23,15 @@ from typing import Any, Protocol
 
 from ...schema.jsonrpc import RequestId
 
-__all__ = ["MEMORY", "remember", "refusal", "CancellationState", "INITIALIZE_NEVER", "TASK_USES_TASKS_CANCEL"]
+__all__ = [
+    "MEMORY",
+    "remember",
+    "refusal",
+    "ignored_requirement",
+    "CancellationState",
+    "INITIALIZE_NEVER",
+    "TASK_USES_TASKS_CANCEL",
+]
 
 #: how many cancelled / finished request ids (and progress tokens) a session
 #: remembers to tell a late message from an unknown one
@@ -53,6 +61,18 @@ def refusal(method: str, task: bool) -> str | None:
         # [basic/utilities/cancellation#3] task-augmented requests are cancelled with tasks/cancel
         return TASK_USES_TASKS_CANCEL
     return None
+
+
+def ignored_requirement(why: str) -> str | None:
+    """The requirement the sender of a cancellation ignored for ``why`` broke
+    (:meth:`CancellationState.ignore_reason`); None for the races the spec allows (#7)."""
+    if why in ("no requestId", "unknown request id"):
+        return "basic/utilities/cancellation#1"  # only requests of the same direction, in progress
+    if why in ("initialize cannot be cancelled", INITIALIZE_NEVER):
+        return "basic/utilities/cancellation#2"
+    if why.startswith("task-augmented") or why == TASK_USES_TASKS_CANCEL:
+        return "basic/utilities/cancellation#3"
+    return None  # already finished, already cancelled: it crossed the response
 
 
 class Cancellable(Protocol):

@@ -37,6 +37,7 @@ __all__ = [
     "is_final",
     "valid_token",
     "ProgressTokens",
+    "IGNORED_REQUIREMENT",
     "ProgressPace",
     "SEND",
     "HOLD",
@@ -69,7 +70,19 @@ def check_progress(progress: Any, total: Any, last: float | None) -> None:
         raise LocalProtocolError("progress is required", ErrorCode.INVALID_PARAMS)
     if last is not None and not progress > last:
         # [basic/utilities/progress#4] the value increases with every notification
-        raise LocalProtocolError(f"progress must increase: {progress!r} after {last!r}", ErrorCode.INVALID_PARAMS)
+        raise LocalProtocolError(
+            f"progress must increase: {progress!r} after {last!r}",
+            ErrorCode.INVALID_PARAMS,
+            requirement="basic/utilities/progress#4",
+        )
+
+
+#: why :meth:`ProgressTokens.received` ignores a notification -> the requirement its sender broke
+IGNORED_REQUIREMENT: Final = {
+    "unknown token": "basic/utilities/progress#7",
+    "after completion": "basic/utilities/progress#14",
+    "not increasing": "basic/utilities/progress#4",
+}
 
 
 class Tracked(Protocol):
@@ -115,11 +128,18 @@ class ProgressTokens:
         """A token the caller chose: LocalProtocolError unless valid and free."""
         if not valid_token(token):
             # [basic/utilities/progress#1] tokens are strings or integers
-            raise LocalProtocolError("a progress token must be a string or an integer", ErrorCode.INVALID_PARAMS)
+            raise LocalProtocolError(
+                "a progress token must be a string or an integer",
+                ErrorCode.INVALID_PARAMS,
+                requirement="basic/utilities/progress#1",
+            )
         if self.in_use(token):
             # [basic/utilities/progress#2] unique across active requests, and a
             # running task keeps its request's token (progress#9)
-            raise LocalProtocolError(f"progress token {token!r} is already in use by an active request or task")
+            raise LocalProtocolError(
+                f"progress token {token!r} is already in use by an active request or task",
+                requirement="basic/utilities/progress#2",
+            )
         token_: ProgressToken = token
         return token_
 
@@ -179,7 +199,9 @@ class ProgressTokens:
         tasks = self.tasks_theirs
         if token not in tasks:
             # [basic/utilities/progress#11] no progress once the task is terminal
-            raise LocalProtocolError(f"progress token {token!r} belongs to no running task")
+            raise LocalProtocolError(
+                f"progress token {token!r} belongs to no running task", requirement="basic/utilities/progress#11"
+            )
         return tasks[token]
 
     def task_finished(self, token: ProgressToken) -> None:
