@@ -8,10 +8,14 @@ An adapter opens a client connected to a server with the same tools:
 * ``block {}`` -> counts itself in and waits for the workload to release it;
 * ``echo_task {text}`` -> echo that may run as a task (W8).
 
-``memory(probe)`` serves in-process over the implementation's in-memory
-transport; ``stdio()`` spawns the server script of bench/servers;
-``http()`` spawns its Streamable HTTP server. The yielded :class:`BenchClient`
-hides only the spelling of each API, never a step of its pipeline.
+``memory(probe, buffer=...)`` serves in-process over the implementation's
+in-memory transport (``buffer``: messages each direction holds before a send
+waits; None is the implementation's default); ``stdio()`` spawns the server
+script of bench/servers; ``http(json=...)`` spawns its Streamable HTTP server
+(SSE answers, or JSON ones) and connects its client; ``http_server(...)``
+spawns the server alone and yields ``(url, pid)`` (W10 drives it with
+bench/load.py). The yielded :class:`BenchClient` hides only the spelling of
+each API, never a step of its pipeline.
 """
 
 import socket
@@ -25,6 +29,8 @@ import trio
 from .common import ECHO_SCHEMA, EMPTY_SCHEMA, PROGRESS_SCHEMA, PYTHON, Probe, Skip, server_script
 
 OnProgress = Callable[[float], Awaitable[None]]
+#: a server spawned by ``http_server()``: its URL and process id
+Served = tuple[str, int]
 
 
 class BenchClient(Protocol):
@@ -41,9 +47,12 @@ class Adapter(Protocol):
     #: what `python -c` imports to measure this implementation's import time (W7)
     import_statement: str
 
-    def memory(self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False) -> Any: ...
+    def memory(
+        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False, buffer: int | None = None
+    ) -> Any: ...
     def stdio(self) -> Any: ...
-    def http(self) -> Any: ...
+    def http(self, *, json: bool = False) -> Any: ...
+    def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> Any: ...
 
 
 # -- mcp_ref ---------------------------------------------------------------------------
@@ -126,14 +135,25 @@ class RefAdapter:
 
     @asynccontextmanager
     async def memory(
-        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False
+        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False, buffer: int | None = None
     ) -> AsyncIterator[RefClient]:
         from mcp_ref.testing import memory_session_pair
 
         async with trio.open_nursery() as task_nursery:
             server = self.server(probe, concurrency=concurrency, task_nursery=task_nursery if tasks else None)
-            async with memory_session_pair(server) as client:
-                yield RefClient(client)
+            if buffer is None:
+                async with memory_session_pair(server) as client:
+                    yield RefClient(client)
+            else:
+                # what memory_session_pair does, on a channel pair of the given buffer
+                from mcp_ref import memory_channel_pair, open_session
+
+                client_end, server_end = memory_channel_pair(buffer)
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(server.serve, server_end)
+                    async with open_session(client_end) as client:
+                        yield RefClient(client)
+                    nursery.cancel_scope.cancel()
             task_nursery.cancel_scope.cancel()
 
     @asynccontextmanager
@@ -144,14 +164,21 @@ class RefAdapter:
             yield RefClient(client)
 
     @asynccontextmanager
-    async def http(self) -> AsyncIterator[RefClient]:
-        try:
-            from mcp_ref.session.http import open_http_client
-        except ImportError as e:
-            raise Skip(f"mcp_ref has no Streamable HTTP transport yet ({e})") from e
-        async with _spawned([PYTHON, server_script("ref_server"), "--http"]) as url:
+    async def http(self, *, json: bool = False) -> AsyncIterator[RefClient]:
+        from mcp_ref.session.http import open_http_client
+
+        async with self.http_server(json=json) as (url, _):
             async with open_http_client(url) as client:
-                yield RefClient(client)
+                yield _at(RefClient(client), url)
+
+    @asynccontextmanager
+    async def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> AsyncIterator[Served]:
+        argv = [PYTHON, server_script("ref_server"), "--http"] + (["--json"] if json else [])
+        if max_sessions is not None:
+            # (the default, 100, reclaims idle sessions past it: W10 keeps more)
+            argv += ["--max-sessions", str(max_sessions)]
+        async with _spawned(argv) as served:
+            yield served
 
 
 # -- the official SDK ----------------------------------------------------------------------
@@ -220,8 +247,9 @@ class SdkAdapter:
 
     @asynccontextmanager
     async def memory(
-        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False
+        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False, buffer: int | None = None
     ) -> AsyncIterator[SdkClient]:
+        # (buffer: mcp.Client's in-memory streams always hold one message, whatever is asked)
         if tasks:
             raise Skip("mcp 2.3.0 does not implement 2025-11-25 tasks")
         from mcp import Client
@@ -238,17 +266,24 @@ class SdkAdapter:
             yield SdkClient(client)
 
     @asynccontextmanager
-    async def http(self) -> AsyncIterator[SdkClient]:
+    async def http(self, *, json: bool = False) -> AsyncIterator[SdkClient]:
         from mcp import Client
 
+        async with self.http_server(json=json) as (url, _):
+            async with Client(url, mode="legacy") as client:
+                yield _at(SdkClient(client), url)
+
+    @asynccontextmanager
+    async def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> AsyncIterator[Served]:
+        # (max_sessions: the SDK's default, 10,000, is above what W10 opens)
         try:
             import uvicorn  # noqa: F401
         except ImportError as e:
             raise Skip(f"the SDK's HTTP server needs uvicorn ({e})") from e
         port = _free_port()
-        async with _spawned([PYTHON, server_script("sdk_server"), "--http", str(port)], port=port) as url:
-            async with Client(url, mode="legacy") as client:
-                yield SdkClient(client)
+        argv = [PYTHON, server_script("sdk_server"), "--http", str(port)] + (["--json"] if json else [])
+        async with _spawned(argv, port=port) as served:
+            yield served
 
 
 # -- the raw floor ----------------------------------------------------------------------------
@@ -313,11 +348,11 @@ class FloorAdapter:
 
     @asynccontextmanager
     async def memory(
-        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False
+        self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False, buffer: int | None = None
     ) -> AsyncIterator[FloorBench]:
         from .floor import FloorServer, floor_client, memory_pair
 
-        client_end, server_end = memory_pair()
+        client_end, server_end = memory_pair() if buffer is None else memory_pair(buffer)
         async with trio.open_nursery() as nursery:
             server = FloorServer(server_end, self.tools(probe), task_nursery=nursery if tasks else None)
             nursery.start_soon(server.serve)
@@ -347,18 +382,30 @@ class FloorAdapter:
                     await process.wait()
 
     @asynccontextmanager
-    async def http(self) -> AsyncIterator[FloorBench]:
+    async def http(self, *, json: bool = False) -> AsyncIterator[FloorBench]:
         from .floor import http_floor_client
 
-        async with _spawned([PYTHON, server_script("floor_server"), "--http"]) as url:
+        async with self.http_server(json=json) as (url, _):
             async with http_floor_client(url) as client:
-                yield FloorBench(client)
+                yield _at(FloorBench(client), url)
+
+    @asynccontextmanager
+    async def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> AsyncIterator[Served]:
+        argv = [PYTHON, server_script("floor_server"), "--http"] + (["--json"] if json else [])
+        async with _spawned(argv) as served:
+            yield served
 
 
 ADAPTERS: dict[str, Adapter] = {a.name: a for a in (RefAdapter(), SdkAdapter(), FloorAdapter())}
 
 
 # -- helpers for HTTP servers in subprocesses -------------------------------------------------
+
+
+def _at(client: Any, url: str) -> Any:
+    """The client, knowing its server's URL (the harness test talks to the server directly too)."""
+    client.url = url
+    return client
 
 
 def _free_port() -> int:
@@ -368,8 +415,8 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def _spawned(argv: list[str], *, port: int | None = None) -> AsyncIterator[str]:
-    """Run an HTTP server script; yield its URL (printed on its stdout, or on ``port``)."""
+async def _spawned(argv: list[str], *, port: int | None = None) -> AsyncIterator[Served]:
+    """Run an HTTP server script; yield its URL (printed on its stdout, or on ``port``) and pid."""
     process = await trio.lowlevel.open_process(
         argv, stdout=subprocess.PIPE if port is None else subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -394,7 +441,7 @@ async def _spawned(argv: list[str], *, port: int | None = None) -> AsyncIterator
                         continue
                     await stream.aclose()
                     break
-        yield url
+        yield url, process.pid
     finally:
         with trio.CancelScope(shield=True):
             process.terminate()

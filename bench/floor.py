@@ -12,12 +12,14 @@ This is a yardstick, not an MCP implementation: it trusts its peer completely.
 import itertools
 import json
 import os
+import secrets
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
+import h11
 import trio
 
 PROTOCOL_VERSION = "2025-11-25"
@@ -331,83 +333,138 @@ def run_stdio_server() -> None:
             await FloorServer(channel, {"echo": echo_tool}).serve()
 
     if sys.argv[1:2] == ["--http"]:
-        trio.run(serve_http)
+        trio.run(serve_http, "--json" in sys.argv[2:])
     else:
         trio.run(main)
 
 
-# -- HTTP: one JSON body per POST, answered with one JSON body (no sessions, no SSE)
+# -- Streamable HTTP on h11 (the parser mcp_ref uses, on both sides, so that a ratio
+# to this floor measures the MCP work and not the HTTP parser). One JSON-RPC message
+# per POST; a request is answered with one SSE event on a chunked stream (the
+# spec's default) or, with ``json=True``, one JSON body. Sessions: initialize gets
+# an unguessable id, later requests must carry a known one (404 otherwise). No
+# priming events, no resumption, no GET stream, no checks of Accept, Origin or Host.
 
 
-async def _read_http_message(stream: trio.abc.Stream, buf: bytearray) -> tuple[str, bytes] | None:
-    """One HTTP/1.1 message from ``stream``: (start line, body); None at EOF."""
-    while (end := buf.find(b"\r\n\r\n")) < 0:
-        chunk = await stream.receive_some(65536)
-        if not chunk:
+async def _h11_read(conn: h11.Connection, stream: trio.abc.Stream) -> tuple[Any, bytes] | None:
+    """One whole message (its head event and body) from ``conn``; None at EOF."""
+    head: Any = None
+    body = b""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(65536))
+        elif isinstance(event, (h11.Request, h11.Response)):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            return head, body
+        elif isinstance(event, h11.ConnectionClosed):
             return None
-        buf += chunk
-    lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
-    del buf[: end + 4]
-    length = 0
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    while len(buf) < length:
-        chunk = await stream.receive_some(65536)
-        if not chunk:
-            return None
-        buf += chunk
-    body = bytes(buf[:length])
-    del buf[:length]
-    return lines[0], body
 
 
-async def serve_http() -> None:
-    async def connection(stream: trio.SocketStream) -> None:
-        buf = bytearray()
-        server = FloorServer(None, {"echo": echo_tool})
-        while (message := await _read_http_message(stream, buf)) is not None:
-            msg = loads(message[1])
-            if "id" not in msg:
-                await stream.send_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
-                continue
-            method = msg["method"]
-            if method == "initialize":
+class FloorHttpServer:
+    def __init__(self, json_response: bool) -> None:
+        self.json_response = json_response
+        self.sessions: set[bytes] = set()
+        self.server = FloorServer(None, {"echo": echo_tool})
+
+    async def connection(self, stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        while (message := await _h11_read(conn, stream)) is not None:
+            request, body = message
+            sid = None
+            for name, value in request.headers:
+                if name == b"mcp-session-id":
+                    sid = value
+            msg = loads(body)
+            headers = []
+            if msg.get("method") == "initialize":
+                sid = secrets.token_hex(16).encode()
+                self.sessions.add(sid)
+                headers.append((b"mcp-session-id", sid))
                 result: Any = {
                     "protocolVersion": PROTOCOL_VERSION,
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "floor", "version": "0"},
                 }
+            elif sid not in self.sessions:
+                await self._send(conn, stream, 404, [], b"")
+                conn.start_next_cycle()
+                continue
+            elif "id" not in msg:
+                await self._send(conn, stream, 202, [], b"")
+                conn.start_next_cycle()
+                continue
             else:
-                result = await server._call(msg.get("params") or {})
-            body = dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
-            head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
-            await stream.send_all(head.encode() + body)
+                result = await self.server._call(msg.get("params") or {})
+            data = dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+            if self.json_response:
+                headers.append((b"content-type", b"application/json"))
+                await self._send(conn, stream, 200, headers, data)
+            else:
+                headers.append((b"content-type", b"text/event-stream"))
+                await self._send(conn, stream, 200, headers, b"event: message\ndata: " + data + b"\n\n", chunked=True)
+            conn.start_next_cycle()
 
+    @staticmethod
+    async def _send(
+        conn: h11.Connection,
+        stream: trio.abc.Stream,
+        status: int,
+        headers: list[Any],
+        body: bytes,
+        chunked: bool = False,
+    ) -> None:
+        if not chunked:
+            headers.append((b"content-length", str(len(body)).encode()))
+        out = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+        if body:
+            out += conn.send(h11.Data(data=body)) or b""
+        out += conn.send(h11.EndOfMessage()) or b""
+        await stream.send_all(out)
+
+
+async def serve_http(json_response: bool = False) -> None:
+    server = FloorHttpServer(json_response)
     async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, connection, 0, host="127.0.0.1"))
+        listeners = await nursery.start(partial(trio.serve_tcp, server.connection, 0, host="127.0.0.1"))
         port = listeners[0].socket.getsockname()[1]
         print(f"http://127.0.0.1:{port}/mcp", flush=True)
 
 
 class HttpFloorClient(FloorClient):
-    """Sequential requests over one keep-alive connection (``request`` only, no progress)."""
+    """Sequential requests over one keep-alive h11 connection (``request`` only, no progress)."""
 
     def __init__(self, stream: trio.SocketStream, host: str, path: str) -> None:
         super().__init__(None)
         self.stream = stream
-        self._head = f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
-        self._head += "accept: application/json, text/event-stream\r\ncontent-length: "
-        self._buf = bytearray()
+        self.conn = h11.Connection(h11.CLIENT)
+        self.path = path
+        self.headers = [
+            ("host", host),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ]
 
-    async def _post(self, msg: dict[str, Any]) -> bytes:
+    async def _post(self, msg: dict[str, Any]) -> tuple[Any, bytes]:
         body = dumps(msg).encode()
-        await self.stream.send_all(f"{self._head}{len(body)}\r\n\r\n".encode() + body)
-        message = await _read_http_message(self.stream, self._buf)
+        conn = self.conn
+        request = h11.Request(
+            method="POST", target=self.path, headers=[*self.headers, ("content-length", str(len(body)))]
+        )
+        out = (
+            (conn.send(request) or b"")
+            + (conn.send(h11.Data(data=body)) or b"")
+            + (conn.send(h11.EndOfMessage()) or b"")
+        )
+        await self.stream.send_all(out)
+        message = await _h11_read(conn, self.stream)
         if message is None:
             raise trio.EndOfChannel
-        return message[1]
+        conn.start_next_cycle()
+        return message
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, progress: ProgressFn | None = None
@@ -415,7 +472,15 @@ class HttpFloorClient(FloorClient):
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
         if params is not None:
             msg["params"] = params
-        response = loads(await self._post(msg))
+        head, body = await self._post(msg)
+        for name, value in head.headers:
+            if name == b"mcp-session-id":
+                self.headers += [("mcp-session-id", value.decode()), ("mcp-protocol-version", PROTOCOL_VERSION)]
+            elif name == b"content-type" and value.startswith(b"text/event-stream"):
+                # the event whose data is the response (a real client would also take
+                # notifications and requests from the stream; this one has only the response)
+                body = next(line[5:] for line in body.split(b"\n") if line.startswith(b"data:") and line[5:].strip())
+        response = loads(body)
         if "error" in response:
             raise FloorError(response["error"])
         return response["result"]

@@ -7,7 +7,7 @@
 Each (workload, implementation) pair runs in a new interpreter
 (``python -m bench.worker``) once per round; the order of implementations
 rotates between rounds. Reported: the median of each metric over the rounds,
-and same-run ratios -- for each round, mcp_ref/floor and sdk/floor of the
+and same-run ratios -- for each round, mcp_ref/floor, sdk/floor and sdk/mcp_ref of the
 workload's primary metric (lower is better for every primary metric), then
 the median of those per-round ratios. Results go to bench/results/latest.json
 and latest.md (git-ignored); bench/README.md records a reference run.
@@ -24,7 +24,7 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -35,16 +35,35 @@ from bench.workloads import WORKLOADS  # noqa: E402
 IMPLS = ("floor", "mcp_ref", "sdk")
 RESULTS = ROOT / "bench" / "results"
 
-#: goals of issue 8: (label, workload, metric, ratio limit)
+
+class Goal(NamedTuple):
+    label: str
+    workload: str
+    metric: str
+    limit: float
+    #: "floor": mcp_ref/floor <= limit; "sdk": sdk/mcp_ref >= limit (mcp_ref is limit
+    #: times better); "value": mcp_ref's own median <= limit
+    kind: str = "floor"
+
+
+#: goals of issue 22 (W5, W6: of issue 8)
 GOALS = [
-    ("W1 sequential calls, memory (p50)", "W1", "p50_us", 1.5),
-    ("W2 bursts of 100, memory (p50 burst)", "W2", "burst_p50_us_per_call", 1.5),
-    ("W3 sequential calls, stdio (p50)", "W3", "p50_us", 1.5),
-    ("W4 progress notifications", "W4", "us_per_notification", 1.5),
-    ("W5 cancellation latency", "W5", "p50_us", 1.5),
-    ("W6 memory per pending call", "W6", "bytes_per_pending", 1.5),
-    ("W7 spawn to initialize", "W7", "spawn_to_init_ms", 1.3),
-    ("W7 import time vs `import trio`", "W7", "import_ms", 1.3),
+    Goal("W1 sequential calls, memory (p50)", "W1", "p50_us", 1.6),
+    Goal("W1b the same, one-message buffer", "W1b", "p50_us", 1.6),
+    Goal("W2 bursts of 100, memory (p50 burst)", "W2", "burst_p50_us_per_call", 1.6),
+    Goal("W2b the same, one-message buffer", "W2b", "burst_p50_us_per_call", 1.6),
+    Goal("W3 sequential calls, stdio (p50)", "W3", "p50_us", 1.5),
+    Goal("W4 progress notifications", "W4", "us_per_notification", 2.0),
+    Goal("W4b the same, one-message buffer", "W4b", "us_per_notification", 2.0),
+    Goal("W5 cancellation latency", "W5", "p50_us", 1.5),
+    Goal("W6 memory per pending call", "W6", "bytes_per_pending", 1.5),
+    Goal("W7 spawn to initialize", "W7", "spawn_to_init_ms", 1.5),
+    Goal("W7 import time vs `import trio`", "W7", "import_ms", 1.5),
+    Goal("W8 task-augmented call (p50)", "W8", "task_p50_us", 2.0),
+    Goal("W9 Streamable HTTP, SSE answers (p50)", "W9", "p50_us", 2.5),
+    Goal("W9J Streamable HTTP, JSON answers (p50)", "W9J", "p50_us", 2.0),
+    Goal("W10 64 HTTP clients: calls/s at least 4x the SDK's", "W10", "us_per_call", 4.0, "sdk"),
+    Goal("W10 64 HTTP clients: p99 under 5x p50", "W10", "p99_over_p50", 5.0, "value"),
 ]
 
 
@@ -124,17 +143,21 @@ def aggregate(raw: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]
             if errors:
                 entry["errors"][impl] = errors
             if ok:
-                keys = ok[0].keys()
+                keys = [k for k in ok[0] if all(k in m for m in ok)]
                 entry["impls"][impl] = {k: statistics.median(m[k] for m in ok) for k in keys} | {"rounds": len(ok)}
-        metrics = [primary] + (["import_ms", "import_net_ms"] if name == "W7" else [])
-        for metric in metrics:
-            for impl in ("mcp_ref", "sdk"):
+        for metric in (primary, *WORKLOADS[name].shown):
+            # "mcp_ref", "sdk": over the floor; "sdk/mcp_ref": the SDK over mcp_ref
+            for key, top, bottom in (
+                ("mcp_ref", "mcp_ref", "floor"),
+                ("sdk", "sdk", "floor"),
+                ("sdk/mcp_ref", "sdk", "mcp_ref"),
+            ):
                 ratios = []
-                for mine, floor in zip(per_impl.get(impl, []), per_impl.get("floor", [])):
-                    if "metrics" in mine and "metrics" in floor and floor["metrics"][metric] > 0:
-                        ratios.append(mine["metrics"][metric] / floor["metrics"][metric])
+                for mine, base in zip(per_impl.get(top, []), per_impl.get(bottom, [])):
+                    if "metrics" in mine and "metrics" in base and base["metrics"].get(metric, 0) > 0:
+                        ratios.append(mine["metrics"][metric] / base["metrics"][metric])
                 if ratios:
-                    entry["ratios"].setdefault(metric, {})[impl] = statistics.median(ratios)
+                    entry["ratios"].setdefault(metric, {})[key] = statistics.median(ratios)
         summary[name] = entry
     return summary
 
@@ -157,19 +180,19 @@ def report(summary: dict[str, Any], info: dict[str, Any]) -> str:
         f"{' (--quick sizes)' if info['quick'] else ''}; wall time {info['wall_s']:.0f} s; "
         f"load average at start {info['machine']['load_average_at_start']}.",
         "",
-        "Medians over the rounds; ratios are medians of same-round ratios to the floor "
-        "(lower is better: 2.0 means twice the floor's time or memory).",
+        "Medians over the rounds; ratios are medians of same-round ratios "
+        "(for times and memory lower is better: 2.0 means twice the floor's; "
+        "sdk/mcp_ref is how many times mcp_ref is better than the SDK).",
         "",
-        "| workload | primary metric | floor | mcp_ref | sdk | mcp_ref/floor | sdk/floor |",
-        "|---|---|---|---|---|---|---|",
+        "| workload | metric | floor | mcp_ref | sdk | mcp_ref/floor | sdk/floor | sdk/mcp_ref |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, entry in summary.items():
         doc = WORKLOADS[name].label
-        rows = [entry["primary"]] + (["import_ms"] if name == "W7" else [])
-        for metric in rows:
+        for metric in (entry["primary"], *WORKLOADS[name].shown):
             cells = []
             for impl in IMPLS:
-                if impl in entry["impls"]:
+                if metric in entry["impls"].get(impl, {}):
                     cells.append(_fmt(entry["impls"][impl][metric]))
                 elif impl in entry["skips"]:
                     cells.append("skipped")
@@ -178,17 +201,28 @@ def report(summary: dict[str, Any], info: dict[str, Any]) -> str:
                 else:
                     cells.append("-")
             ratio = entry["ratios"].get(metric, {})
-            r_ref = f"{ratio['mcp_ref']:.2f}" if "mcp_ref" in ratio else "-"
-            r_sdk = f"{ratio['sdk']:.2f}" if "sdk" in ratio else "-"
-            label = f"{name} {doc}" if metric == entry["primary"] else f'{name} `python -c "import X"` (floor: trio)'
-            lines.append(f"| {label} | {metric} | {' | '.join(cells)} | {r_ref} | {r_sdk} |")
-    lines += ["", "## Goals (mcp_ref / floor, same-run median ratio)", ""]
-    for label, name, metric, limit in GOALS:
-        ratio = summary.get(name, {}).get("ratios", {}).get(metric, {}).get("mcp_ref")
-        if ratio is None:
-            lines.append(f"- {label}: not measured")
+            shown = [f"{ratio[key]:.2f}" if key in ratio else "-" for key in ("mcp_ref", "sdk", "sdk/mcp_ref")]
+            label = f"{name} {doc}" if metric == entry["primary"] else f"{name}"
+            lines.append(f"| {label} | {metric} | {' | '.join(cells)} | {' | '.join(shown)} |")
+    lines += ["", "## Goals (same-run median ratios)", ""]
+    for goal in GOALS:
+        entry = summary.get(goal.workload, {})
+        if goal.kind == "value":
+            value = entry.get("impls", {}).get("mcp_ref", {}).get(goal.metric)
+            met = value is not None and value <= goal.limit
+            text = f"{value:.2f} (goal <= {goal.limit})" if value is not None else ""
+        elif goal.kind == "sdk":
+            value = entry.get("ratios", {}).get(goal.metric, {}).get("sdk/mcp_ref")
+            met = value is not None and value >= goal.limit
+            text = f"{value:.2f}x the SDK (goal >= {goal.limit}x)" if value is not None else ""
         else:
-            lines.append(f"- {label}: {ratio:.2f}x (goal <= {limit}x) -- {'met' if ratio <= limit else 'NOT met'}")
+            value = entry.get("ratios", {}).get(goal.metric, {}).get("mcp_ref")
+            met = value is not None and value <= goal.limit
+            text = f"{value:.2f}x the floor (goal <= {goal.limit}x)" if value is not None else ""
+        if value is None:
+            lines.append(f"- {goal.label}: not measured")
+        else:
+            lines.append(f"- {goal.label}: {text} -- {'met' if met else 'NOT met'}")
     lines += ["", "## All metrics (medians)", ""]
     for name, entry in summary.items():
         for impl, metrics in entry["impls"].items():

@@ -1,4 +1,4 @@
-"""W1..W9: each runs once in the current (fresh) process and returns its metrics.
+"""W1..W10: each runs once in the current (fresh) process and returns its metrics.
 
 Every workload takes an adapter (bench/adapters.py) and a size dict, and
 returns a flat dict of numbers. Times are ``time.perf_counter`` seconds turned
@@ -7,6 +7,11 @@ this process's CPU time (``time.process_time``) over the same loop, which a
 busy machine disturbs less than wall time (for stdio and HTTP the server's
 CPU is in another process and not counted). Warm-up iterations are
 run first and discarded (imports, first-call caches, pyc files).
+
+The in-memory workloads take ``buffer`` (messages a direction holds before a
+send waits; the default is each implementation's own) and W9 takes ``json``
+(JSON answers instead of SSE streams): the variants W1b..W8b and W9J of
+``WORKLOADS`` are the same functions with those sizes.
 """
 
 import gc
@@ -18,6 +23,7 @@ import trio
 
 from .adapters import Adapter
 from .common import PYTHON, Probe, Skip, cpu_now, median, now, percentile, rss_bytes
+from .load import RawHttpSession, open_raw_session, process_cpu_s, process_rss
 
 Sizes = dict[str, int]
 Workload = Callable[[Adapter, Sizes], Awaitable[dict[str, float]]]
@@ -52,14 +58,14 @@ async def _sequential(client: Any, calls: int, warmup: int) -> dict[str, float]:
 
 async def w1_sequential_memory(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """Sequential tools/call of echo over the in-memory transport."""
-    async with adapter.memory(Probe()) as client:
+    async with adapter.memory(Probe(), buffer=sizes.get("buffer")) as client:
         return await _sequential(client, sizes["calls"], sizes["warmup"])
 
 
 async def w2_bursts(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """Bursts of ``burst`` concurrent calls; time per burst."""
     burst = sizes["burst"]
-    async with adapter.memory(Probe()) as client:
+    async with adapter.memory(Probe(), buffer=sizes.get("buffer")) as client:
         failures = 0
 
         async def one() -> None:
@@ -100,7 +106,7 @@ async def w3_sequential_stdio(adapter: Adapter, sizes: Sizes) -> dict[str, float
 async def w4_progress(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """One call emitting ``notifications`` progress notifications; rate seen by the callback."""
     n = sizes["notifications"]
-    async with adapter.memory(Probe()) as client:
+    async with adapter.memory(Probe(), buffer=sizes.get("buffer")) as client:
         received = 0
 
         async def on_progress(value: float) -> None:
@@ -128,7 +134,7 @@ async def w4_progress(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
 async def w5_cancellation(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """The caller's scope abandons a hanging call; time until the handler sees Cancelled."""
     probe = Probe()
-    async with adapter.memory(probe) as client:
+    async with adapter.memory(probe, buffer=sizes.get("buffer")) as client:
         latencies = []
         for i in range(sizes["warmup"] + sizes["repeats"]):
             probe.reset_hang()
@@ -164,7 +170,7 @@ async def w6_pending_memory(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     n = sizes["pending"]
     probe = Probe()
     probe.block_target = n
-    async with adapter.memory(probe, concurrency=n + 16) as client:
+    async with adapter.memory(probe, concurrency=n + 16, buffer=sizes.get("buffer")) as client:
         for _ in range(100):
             await client.echo(TEXT)
         gc.collect()
@@ -219,7 +225,7 @@ async def w7_spawn(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
 
 async def w8_tasks(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """A task-augmented call (create, one tasks/get, tasks/result) against a plain call."""
-    async with adapter.memory(Probe(), tasks=True) as client:
+    async with adapter.memory(Probe(), tasks=True, buffer=sizes.get("buffer")) as client:
         for _ in range(sizes["warmup"]):
             await client.plain_task_tool(TEXT)
             await client.task_echo(TEXT)
@@ -245,8 +251,96 @@ async def w8_tasks(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
 
 async def w9_http(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """Sequential echo round trips over Streamable HTTP (server in a subprocess)."""
-    async with adapter.http() as client:
+    async with adapter.http(json=bool(sizes.get("json"))) as client:
         return await _sequential(client, sizes["calls"], sizes["warmup"])
+
+
+async def _load(sessions: list[RawHttpSession], *, seconds: float = 0.0, calls: int = 0) -> list[float]:
+    """Every session calls echo in a loop, for ``seconds`` or ``calls`` calls each; the latencies."""
+    latencies: list[float] = []
+    deadline = now() + seconds
+
+    async def client(session: RawHttpSession) -> None:
+        n = 0
+        while (n < calls) if calls else (now() < deadline):
+            t = now()
+            await session.echo()
+            latencies.append(now() - t)
+            n += 1
+
+    async with trio.open_nursery() as nursery:
+        for session in sessions:
+            nursery.start_soon(client, session)
+    return latencies
+
+
+async def w10_http_load(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """``clients`` sessions, each on its own connection, call echo in a loop against
+    the implementation's HTTP server (default answers: SSE) for ``seconds`` (or
+    ``calls`` each); bench/load.py is the client for every server."""
+    n = sizes["clients"]
+    async with adapter.http_server(max_sessions=n + 16) as (url, pid):
+        warm = await open_raw_session(url)  # code loaded on first use, caches
+        for _ in range(20):
+            await warm.echo()
+        await warm.aclose()
+        base = process_rss(pid)
+        sessions = []
+        try:
+            for _ in range(n):
+                sessions.append(await open_raw_session(url))
+            opened = process_rss(pid)
+            await _load(sessions, seconds=sizes.get("warmup_s", 0.0), calls=sizes.get("warmup_calls", 0))
+            start, cpu, server_cpu = now(), cpu_now(), process_cpu_s(pid)
+            latencies = await _load(sessions, seconds=sizes.get("seconds", 0.0), calls=sizes.get("calls", 0))
+            elapsed, cpu, server_cpu = now() - start, cpu_now() - cpu, process_cpu_s(pid) - server_cpu
+            loaded = process_rss(pid)
+        finally:
+            for session in sessions:
+                await session.aclose()
+    calls_per_s = len(latencies) / elapsed
+    p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+    return {
+        # (1e6 / calls_per_s: lower is better, like every primary metric)
+        "us_per_call": 1e6 / calls_per_s,
+        "calls_per_s": calls_per_s,
+        "p50_us": p50 * 1e6,
+        "p99_us": p99 * 1e6,
+        "p99_over_p50": p99 / p50,
+        "server_cpu_us_per_call": server_cpu / len(latencies) * 1e6,
+        # how busy the load generator was (near 1: it, not the server, may be the limit)
+        "load_cpu_share": cpu / elapsed,
+        "server_kib_per_session": (opened - base) / n / 1024,
+        "server_kib_per_session_loaded": (loaded - base) / n / 1024,
+    }
+
+
+async def w10_idle_sessions(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """``sessions`` initialized sessions left idle (their connections closed): server RSS per session."""
+    n = sizes["sessions"]
+    async with adapter.http_server(max_sessions=n + 64) as (url, pid):
+
+        async def open_some(count: int) -> None:
+            for _ in range(count):
+                session = await open_raw_session(url)
+                await session.aclose()
+
+        await open_some(10)  # code loaded on first use, caches
+        await trio.sleep(0.2)
+        base = process_rss(pid)
+        start = now()
+        async with trio.open_nursery() as nursery:
+            workers = 4
+            for i in range(workers):
+                nursery.start_soon(open_some, n // workers + (i < n % workers))
+        elapsed = now() - start
+        await trio.sleep(0.5)  # the server finishes with the last connections
+        after = process_rss(pid)
+    return {
+        "bytes_per_session": (after - base) / n,
+        "kib_per_session": (after - base) / n / 1024,
+        "ms_per_session_opened": elapsed / n * 1e3,
+    }
 
 
 class Spec(NamedTuple):
@@ -256,6 +350,8 @@ class Spec(NamedTuple):
     #: the metric ratios and goals use (lower is better); medians resist a busy machine
     primary: str
     label: str
+    #: more metrics the report shows in its table, with their ratios
+    shown: tuple[str, ...] = ()
 
 
 WORKLOADS: dict[str, Spec] = {
@@ -307,6 +403,7 @@ WORKLOADS: dict[str, Spec] = {
         {"warmup": 1, "spawns": 2, "imports": 3},
         "spawn_to_init_ms",
         "spawn to initialize result, stdio",
+        ("import_ms", "import_net_ms"),
     ),
     "W8": Spec(
         w8_tasks,
@@ -323,5 +420,39 @@ WORKLOADS: dict[str, Spec] = {
         "sequential tools/call, Streamable HTTP subprocess",
     ),
 }
+
+WORKLOADS["W9J"] = Spec(
+    w9_http,
+    {"calls": 500, "warmup": 50, "json": 1},
+    {"calls": 150, "warmup": 20, "json": 1},
+    "p50_us",
+    "sequential tools/call, Streamable HTTP subprocess, JSON answers",
+)
+WORKLOADS["W10"] = Spec(
+    w10_http_load,
+    {"clients": 64, "seconds": 10, "warmup_s": 2},
+    {"clients": 64, "seconds": 3, "warmup_s": 1},
+    "us_per_call",
+    "64 HTTP clients calling in a loop (server: 1e6 / calls per s)",
+    ("calls_per_s", "p50_us", "p99_us", "p99_over_p50", "server_cpu_us_per_call", "server_kib_per_session"),
+)
+WORKLOADS["W10i"] = Spec(
+    w10_idle_sessions,
+    {"sessions": 1000},
+    {"sessions": 300},
+    "bytes_per_session",
+    "idle HTTP sessions: server RSS per session",
+)
+#: the in-memory workloads again, on a one-message buffer each way (mcp.Client's own size)
+for _name in ("W1", "W2", "W4", "W5", "W6", "W8"):
+    _spec = WORKLOADS[_name]
+    WORKLOADS[_name + "b"] = _spec._replace(
+        full={**_spec.full, "buffer": 1},
+        quick={**_spec.quick, "buffer": 1},
+        label=_spec.label + ", one-message buffer",
+    )
+
+# in order: W1, W1b, W2, W2b, ... W9, W9J, W10, W10i
+WORKLOADS = dict(sorted(WORKLOADS.items(), key=lambda kv: (int(kv[0][1:].rstrip("bJi")), kv[0])))
 
 __all__ = ["WORKLOADS", "Skip", "Spec"]

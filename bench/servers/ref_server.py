@@ -16,14 +16,21 @@ async def echo(ctx: mcp_ref.RequestContext, arguments: dict[str, Any]) -> str:
     return str(arguments["text"])
 
 
-def serve_http() -> None:
+def serve_http(argv: list[str]) -> None:
+    """``--http [--json] [--max-sessions N]``: JSON answers instead of SSE streams; more sessions (W10)."""
     import trio
 
+    from mcp_ref.session.http import HttpConfig
     from mcp_ref.session.http import serve_http as serve
+
+    max_sessions = int(argv[argv.index("--max-sessions") + 1]) if "--max-sessions" in argv else 100
+    config = HttpConfig(json_response="--json" in argv, max_sessions=max_sessions)
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
-            info = await nursery.start(lambda task_status: serve(server, port=0, task_status=task_status))
+            info = await nursery.start(
+                lambda task_status: serve(server, port=0, config=config, task_status=task_status)
+            )
             print(info.url, flush=True)
 
     trio.run(main)
@@ -31,6 +38,6 @@ def serve_http() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
-        serve_http()
+        serve_http(sys.argv[2:])
     else:
         server.run_stdio()

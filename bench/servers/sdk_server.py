@@ -1,6 +1,8 @@
 """Official SDK (mcp 2.3.0) stdio server with the echo tool, on anyio's trio backend.
 
-With ``--http PORT`` it serves Streamable HTTP instead (uvicorn: asyncio only).
+With ``--http PORT [--json]`` it serves Streamable HTTP instead, as its users run it:
+``run_streamable_http_async``, its Starlette app under uvicorn on asyncio (uvicorn
+runs on asyncio only), SSE answers unless ``--json``.
 """
 
 import sys
@@ -19,6 +21,7 @@ async def echo(text: str) -> str:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
         port = int(sys.argv[2])
-        anyio.run(lambda: app.run_streamable_http_async(host="127.0.0.1", port=port))
+        json_response = "--json" in sys.argv[3:]
+        anyio.run(lambda: app.run_streamable_http_async(host="127.0.0.1", port=port, json_response=json_response))
     else:
         anyio.run(app.run_stdio_async, backend="trio")
