@@ -99,8 +99,8 @@ class AuthHttp:
             raw = await ex.body()
             return ex.status, ex.headers, json.loads(raw) if raw else None
 
-    async def start_session(self, token: str) -> dict[str, str]:
-        status, headers, _ = await self.call("POST", {**ACCEPT_BOTH, **bearer(token)}, INIT)
+    async def start_session(self, token: str, init: dict[str, Any] = INIT) -> dict[str, str]:
+        status, headers, _ = await self.call("POST", {**ACCEPT_BOTH, **bearer(token)}, init)
         assert status == 200
         session = {**ACCEPT_BOTH, **bearer(token), "mcp-session-id": headers["mcp-session-id"]}
         status, _, _ = await self.call("POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -427,3 +427,35 @@ async def test_without_auth_a_handler_sees_no_token() -> None:
     async with memory_session_pair(server) as client:
         await client.call_tool("peek", {})
     assert seen == [(None, None)]
+
+
+@pytest.mark.req("client/elicitation#24", "client/elicitation#27", "client/elicitation#35", "client/elicitation#59")
+async def test_a_url_elicitation_is_bound_to_the_user_of_the_token(verifier: ScriptedVerifier) -> None:
+    from mcp_ref.client.elicitation import URLElicitationRequired
+    from mcp_ref.client.url_elicitations import URLElicitations
+
+    pending = URLElicitations("https://mcp.example/connect")
+    server = demo_server()
+
+    @server.tool()
+    async def connect(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        # -32042: the client is to open the URL first (the engine then expects its completion)
+        raise URLElicitationRequired([pending.start(ctx, "Connect your account")])
+
+    verifier.issue("good", subject="alice", issuer="https://as.example")
+    async with protected(verifier, server) as http:
+        url_capable = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {"url": {}}}}}
+        session = await http.start_session("good", url_capable)
+        status, _, messages = await http.call("POST", session, call_tool("connect"))
+        (elicitation,) = answer(messages)["error"]["data"]["elicitations"]
+        eid = elicitation["elicitationId"]
+        with pytest.raises(PermissionError):
+            await pending.complete(eid, user=("https://as.example", "bob"))
+        await pending.complete(eid, user=("https://as.example", "alice"))
+        # the completion went to alice's session (queued for its GET stream)
+        (queued,) = http.http.sessions[session["mcp-session-id"]].pending_unrelated
+        assert json.loads(queued) == {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": eid},
+        }

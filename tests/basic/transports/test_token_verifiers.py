@@ -91,7 +91,7 @@ async def test_introspection_turns_a_token_into_who_and_what() -> None:
             await verifier.verify(tokens["refresh_token"])
 
 
-@pytest.mark.req("basic/authorization#105")
+@pytest.mark.req("basic/authorization#105", "client/elicitation#30")
 async def test_what_handlers_get_of_a_token_does_not_hold_the_token() -> None:
     async with running_as() as (server, issuer):
         token = (await issue(server))["access_token"]
