@@ -415,7 +415,11 @@ async def open_session(
     basic/lifecycle#8); the server may answer with another we support.
     Callbacks: ``on_log(params)``, ``on_list_changed(kind)`` with kind
     "tools" / "resources" / "prompts", ``on_resource_updated(uri)``,
-    ``on_elicitation_complete(elicitation_id)``.
+    ``on_elicitation_complete(elicitation_id)``. They run one at a time, in
+    the order the notifications arrived. A callback that raises ends the
+    session: the block is cancelled and the callback's exception is raised
+    from the ``async with``, once and as itself (nothing is logged and
+    dropped; catch inside the callback what should not end the session).
     """
     callbacks = {
         "sampling": sampling,

@@ -15,6 +15,7 @@ nursery (:func:`session_scope`); nothing it starts outlives it.
   progress-callback error sends ``notifications/cancelled`` under a shielded
   scope with a short grace deadline.
 * Writes go through one ``trio.StrictFIFOLock``.
+* The ``mcp_ref.wire`` logger traces every message written and read, at DEBUG.
 * On EOF every pending request fails with :class:`ConnectionClosed`.
 """
 
@@ -95,6 +96,8 @@ if TYPE_CHECKING:
     from ..schema.tasks import ListTasksResult
 
 log = logging.getLogger("mcp_ref.session")
+#: every message a session writes ("client -> {...}") or reads ("server <- {...}"), at DEBUG
+wire = logging.getLogger("mcp_ref.wire")
 
 #: what encoding a message we were given can raise: the engine refuses it
 #: (LocalProtocolError) or a value in it has no JSON form
@@ -676,6 +679,8 @@ class Session:
         self._timeout_seq = itertools.count()
         self._timer_target = math.inf
         self._timer_wakeup = trio.Event()
+        #: the exception a notification callback raised, which ended the session
+        self.callback_error: Exception | None = None
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
         self._replies = 0  # replies of the receive loop (ping, errors) not yet written
 
@@ -718,6 +723,8 @@ class Session:
                     # a caller cancelled already never hands the request over (no schedule point otherwise)
                     await trio.lowlevel.checkpoint_if_cancelled()
                     request.handed_over = True
+                if wire.isEnabledFor(logging.DEBUG):
+                    self._trace_out(data)
                 if self._send_related is not None:
                     await self._send_related(data, related)
                 else:
@@ -753,8 +760,13 @@ class Session:
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
+        if wire.isEnabledFor(logging.DEBUG):
+            self._trace_out(data)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return True
+
+    def _trace_out(self, data: bytes) -> None:
+        wire.debug("%s -> %s", self.connection.role.value, bytes(data).decode("utf-8", "replace"))
 
     @property
     def principal(self) -> "Principal | None":
@@ -1053,6 +1065,8 @@ class Session:
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
                     reason = f"transport closed: {e!r}"
                     break
+                if wire.isEnabledFor(logging.DEBUG):
+                    wire.debug("%s <- %s", self.connection.role.value, bytes(data).decode("utf-8", "replace"))
                 for event in self.connection.receive_message(data):
                     self._dispatch(event)
                 if self.connection.phase is Phase.CLOSED:
@@ -1188,14 +1202,23 @@ class Session:
     async def _notification_worker(self) -> None:
         # Notifications are handled one at a time, in arrival order.
         async for event in self._notes_recv:
-            if isinstance(event, ProgressReceived):
-                callback = self.task_progress.get(event.request_id)
-                if callback is not None:
-                    await callback(event.progress, event.total, event.message)
-                continue
-            handler = self.notification_handlers.get(event.method)
-            if handler is not None:
-                await handler(self, event.params)
+            try:
+                if isinstance(event, ProgressReceived):
+                    callback = self.task_progress.get(event.request_id)
+                    if callback is not None:
+                        await callback(event.progress, event.total, event.message)
+                    continue
+                handler = self.notification_handlers.get(event.method)
+                if handler is not None:
+                    await handler(self, event.params)
+            except Exception as exc:
+                # A callback of the application failed: the session ends (nothing is logged
+                # and dropped) and session_scope raises this exception, as itself, once the
+                # block has been cancelled -- not wrapped in the groups of two nurseries.
+                self.callback_error = exc
+                self._nursery.cancel_scope.cancel(reason="a notification callback failed")
+                self._close(f"a notification callback raised {type(exc).__name__}: {exc}")
+                return
 
     async def _run_handler(self, event: RequestReceived, scope: trio.CancelScope) -> None:
         rid = event.id
@@ -1354,22 +1377,35 @@ async def session_scope(
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
 ) -> AsyncIterator[Session]:
-    """Run a session on ``channel``: one nursery, nothing outlives the block."""
-    async with block_nursery() as (nursery, body):
-        session = Session(
-            connection,
-            channel,
-            nursery,
-            handlers=handlers,
-            notification_handlers=notification_handlers,
-            config=config,
-        )
-        await nursery.start(session.run_receive_loop)
-        try:
-            yield session
-        except BaseException as exc:
-            body.exc = exc
+    """Run a session on ``channel``: one nursery, nothing outlives the block.
+
+    A notification callback that raises ends the session: the block is
+    cancelled and that exception is raised from the ``async with``, as itself.
+    """
+    sessions: list[Session] = []
+    try:
+        async with block_nursery() as (nursery, body):
+            session = Session(
+                connection,
+                channel,
+                nursery,
+                handlers=handlers,
+                notification_handlers=notification_handlers,
+                config=config,
+            )
+            sessions.append(session)
+            await nursery.start(session.run_receive_loop)
+            try:
+                yield session
+            except BaseException as exc:
+                body.exc = exc
+                raise
+            finally:
+                await session.aclose()
+                nursery.cancel_scope.cancel(reason="session scope exited")
+    except ConnectionClosed:
+        # the block saw the session close under it; when a callback closed it, that is the news
+        if not sessions or sessions[0].callback_error is None:
             raise
-        finally:
-            await session.aclose()
-            nursery.cancel_scope.cancel(reason="session scope exited")
+    if sessions and (error := sessions[0].callback_error) is not None:
+        raise error from None
