@@ -34,7 +34,7 @@ import attrs
 
 from ..basic.json_schema import InvalidSchema, UnsupportedDialect, Validate, compile_schema
 from ..basic.jsonrpc import InvalidMessage, classify, is_valid_id, loads
-from ..basic.lifecycle import Phase, Role
+from ..basic.lifecycle import Role
 from ..connection import Connection
 from ..errors import ErrorCode
 from ..events import (
@@ -398,7 +398,9 @@ class Observer:
         exact = requirement in _EXACT_CODES and not (code == ErrorCode.METHOD_NOT_FOUND and requirement is not None)
         judged: str | None = "basic/index#3"
         if requirement in ("basic/lifecycle#1", "basic/lifecycle#5", "basic/lifecycle#4", "basic/lifecycle#6"):
-            judged = "basic/lifecycle#1" if self._engine_of(direction.receiver).phase is Phase.AWAITING_INIT else None
+            # the sender broke the lifecycle; the spec sets the receiver no duty to refuse
+            # (a lenient server may answer): only a missing or malformed answer is judged
+            judged = None
         elif (
             requirement == "basic/lifecycle#14"
             and code == ErrorCode.METHOD_NOT_FOUND

@@ -33,7 +33,6 @@ CHAPTERS: dict[str, list[str] | None] = {
     "version-swap": ["lifecycle"],
     "unknown-version-echoed": ["lifecycle"],
     "old-version-for-unknown": ["lifecycle"],
-    "answers-before-initialize": ["lifecycle"],
     "ping-not-empty": ["ping"],
     # an error our client cannot read is never an answer: the main session would only wait
     "error-code-string": ["jsonrpc"],

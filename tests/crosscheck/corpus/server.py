@@ -29,7 +29,6 @@ BREAKS = {
     "unknown-version-echoed": "basic/lifecycle#10",
     "old-version-for-unknown": "basic/lifecycle#11",
     "no-capabilities": "basic/lifecycle#3",
-    "answers-before-initialize": "basic/lifecycle#1",
     # JSON-RPC
     "parse-error-code": "basic/index#3",
     "parse-error-with-id": "basic/index#10",
@@ -85,6 +84,7 @@ CORRECT = {
     "unknown-version-refused": "an unknown protocol version is refused with an error (allowed)",
     "tool-errors-in-results": "an unknown tool is reported with isError (the spec lists a protocol error, no keyword)",
     "minimal": "tools only: no resources, prompts, completion, logging or tasks",
+    "answers-before-initialize": "a request before initialize is answered (lenient: lifecycle#1 binds the client)",
 }
 
 TOOLS: list[dict[str, Any]] = [
@@ -347,6 +347,8 @@ class Server:
                     self.notify("notifications/progress", {"progressToken": sent, "progress": v, "total": 3})
             return {"content": [{"type": "text", "text": "progressed"}]}
         if name == "log":
+            if "logging" not in self.capabilities() and self.brk != "log-without-capability":
+                return {"content": [{"type": "text", "text": "no logging here"}]}
             for level in LEVELS:
                 passes = self.level is None or LEVELS.index(level) >= LEVELS.index(self.level)
                 if passes or self.brk == "log-ignores-level":
