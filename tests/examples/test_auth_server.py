@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-import h11
 import pytest
 import trio
 
+from mcp_ref.basic.transports.http_fetch import http_exchange
+from mcp_ref.errors import HTTPTransportError
 from mcp_ref.examples.auth_server import AuthorizationServer, ConsentRequest, OAuthError, serve_auth_server
 
 from ..basic.transports.test_streamable_http import raw
@@ -356,12 +357,11 @@ async def test_the_whole_flow_over_http() -> None:
                 "resource": MCP,
             }
         )
-        status, headers, _ = await raw_target(issuer, "/authorize?" + query)
-        assert status == 302
+        location = await authorize_over_http(issuer, query)
         form = urlencode(
             {
                 "grant_type": "authorization_code",
-                "code": query_of(headers["location"])["code"],
+                "code": query_of(location)["code"],
                 "redirect_uri": REDIRECT,
                 "code_verifier": verifier,
             }
@@ -381,23 +381,9 @@ async def test_the_whole_flow_over_http() -> None:
         nursery.cancel_scope.cancel()
 
 
-async def raw_target(origin: str, target: str) -> tuple[int, dict[str, str], bytes]:
-    """A GET with a query string (``raw`` sends the path only)."""
-    parts = urlsplit(origin)
-    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
-    async with stream:
-        conn = h11.Connection(h11.CLIENT)
-        request = h11.Request(method="GET", target=target, headers=[("host", parts.netloc), ("connection", "close")])
-        await stream.send_all((conn.send(request) or b"") + (conn.send(h11.EndOfMessage()) or b""))
-        status, headers, body = 0, {}, b""
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(bytes(await stream.receive_some(65536)))
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                headers = {k.decode(): v.decode() for k, v in event.headers}
-            elif isinstance(event, h11.Data):
-                body += event.data
-            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                return status, headers, body
+async def authorize_over_http(issuer: str, query: str) -> str:
+    """GET the authorization endpoint; the redirect's Location (http_exchange never follows one)."""
+    with pytest.raises(HTTPTransportError) as redirected:
+        await http_exchange("GET", issuer + "/authorize?" + query)
+    assert redirected.value.status == 302 and redirected.value.location is not None
+    return redirected.value.location

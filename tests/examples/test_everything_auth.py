@@ -19,7 +19,7 @@ from mcp_ref.session.http import open_http_client
 
 from ..basic.transports.test_streamable_http import raw
 from ..conftest import ROOT
-from .test_auth_server import query_of, raw_target
+from .test_auth_server import authorize_over_http, query_of
 from .test_everything import free_port, read_stderr
 
 REDIRECT = "http://127.0.0.1:33418/callback"
@@ -51,11 +51,10 @@ async def token_from(issuer: str, resource: str) -> str:
         "resource": resource,
         "scope": "mcp",
     }
-    status, headers, _ = await raw_target(issuer, "/authorize?" + urlencode(query))
-    assert status == 302
+    location = await authorize_over_http(issuer, urlencode(query))
     form = {
         "grant_type": "authorization_code",
-        "code": query_of(headers["location"])["code"],
+        "code": query_of(location)["code"],
         "redirect_uri": REDIRECT,
         "code_verifier": verifier,
     }
