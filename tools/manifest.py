@@ -250,25 +250,28 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 _CHAPTER = r"[a-z][a-z0-9_/-]*"
 _ITEM = rf"(?:{_CHAPTER})?#\d+(?:\s*-\s*#?\d+)?"
-CITATION_RE = re.compile(rf"\[({_CHAPTER}#\d+(?:\s*-\s*#?\d+)?(?:\s*,\s*{_ITEM})*)\]")
+CITATION_RE = re.compile(rf"\[({_ITEM}(?:\s*,\s*{_ITEM})*)\]")
 _ITEM_RE = re.compile(rf"\s*({_CHAPTER})?#(\d+)(?:\s*-\s*#?(\d+))?\s*")
 
 
 def cited_in(text: str) -> list[str]:
     """The requirement ids a piece of text cites, in order.
 
-    ``[a/b#3]``; ``[a/b#3, #5]`` (a bare ``#N`` keeps the chapter before it);
-    ``[a/b#9-#11]`` (a range); ``[a/b#3, c#7]``. A section anchor such as
-    ``[a/b#some-section]`` is no id.
+    ``[a/b#3]``; ``[a/b#3, #5]`` (a bare ``#N`` keeps the chapter before it,
+    also from an earlier group of the same comment or docstring: ``[a/b#3] ...
+    [#5]``); ``[a/b#9-#11]`` (a range); ``[a/b#3, c#7]``. A section anchor
+    such as ``[a/b#some-section]`` is no id.
     """
     ids: list[str] = []
+    chapter = ""
     for m in CITATION_RE.finditer(text):
-        chapter = ""
         for item in m.group(1).split(","):
             im = _ITEM_RE.fullmatch(item)
             if im is None:  # the outer pattern admits only items
                 raise AssertionError(item)
             chapter = im.group(1) or chapter
+            if not chapter:  # a bare [#N] with no chapter before it names nothing
+                break
             lo = int(im.group(2))
             hi = int(im.group(3) or lo)
             ids.extend(f"{chapter}#{n}" for n in range(lo, max(lo, hi) + 1))

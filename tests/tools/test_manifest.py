@@ -28,6 +28,8 @@ tool = manifest_tool()
         ("# [client/sampling#9, schema#31] tools", ["client/sampling#9", "schema#31"]),
         ("# [a/b#1, #3-#4, c#2]", ["a/b#1", "a/b#3", "a/b#4", "c#2"]),
         ("# [a/b#1] one; [c/d#2] two", ["a/b#1", "c/d#2"]),
+        ("# [a/b#1] fetched; [#3, #5] and checked", ["a/b#1", "a/b#3", "a/b#5"]),
+        ("# see [#3]: no chapter before it, no id", []),
         ("# -- tasks#task-status-lifecycle (an anchor, no id)", []),
         ("# [basic/utilities/tasks#task-status-lifecycle]", []),
         ("x = a[1]  # not a citation", []),
