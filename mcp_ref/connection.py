@@ -899,9 +899,9 @@ class Connection:
             message: Any = decode(raw.obj, cls)
         except DecodeError as e:
             if method == "notifications/cancelled":
-                # [basic/utilities/cancellation#10] malformed cancellations are ignored
                 self.stats["cancel:malformed"] += 1
                 rid = (raw.params or {}).get("requestId")
+                # [basic/utilities/cancellation#10] malformed cancellations are ignored
                 return [CancellationIgnored(rid, None, f"malformed: {e}", **_rule("basic/utilities/cancellation#1"))]
             self.stats["notification:invalid"] += 1
             # [basic/index#13] a malformed notification is ignored, never answered -- index#notifications
@@ -950,9 +950,9 @@ class Connection:
             return req
         method = self.cancellation.late_response(rid)
         if method is not None:
-            # [basic/utilities/cancellation#6] ignore responses after cancelling
             self.stats["late-response"] += 1
-            # (a SHOULD, and a race the spec allows: the answer may have crossed the cancellation, #7)
+            # [basic/utilities/cancellation#6] ignore responses after cancelling (a SHOULD, and a
+            # race the spec allows: the answer may have crossed the cancellation, #7)
             return [LateResponseIgnored(rid, method, **_rule("basic/utilities/cancellation#4"))]
         self.stats["unknown-response"] += 1
         return [UnknownResponse(rid, **_rule("basic/index#7"))]

@@ -2,8 +2,8 @@
 
 Every implemented requirement has a test citing it, and an ``[id]`` citation at
 the line of mcp_ref/ that enforces it (or a ``structural`` note saying why no
-single line does); every id cited in tests and in mcp_ref/ exists; a ``structural`` note (why no single line enforces an id)
-sits on an implemented id; every symbol resolves; divergent and not-applicable
+single line does); every id cited in tests and in mcp_ref/ exists; structural
+notes sit on implemented ids; every symbol resolves; divergent and not-applicable
 entries say why; accepted mutation survivors say why; the file is in the format
 tools/manifest.py writes; and the manifest holds exactly the catalogue's ids.
 The citation and marker syntax is tools/manifest.py's (one parser for the gate

@@ -732,6 +732,31 @@ class Scratch:
         )
         return out.stdout.strip()
 
+    def collect_citing(self) -> dict[str, list[str]] | None:
+        """id -> node ids of the tests marked ``req(id)``, as pytest collects them in
+        this copy (None if the collection fails)."""
+        plugin = self.dir / "_mcp_ref_req_collect.py"
+        plugin.write_text(_COLLECT_PLUGIN)
+        out = self.dir.parent / "req-collect.json"
+        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        proc = subprocess.run(
+            [*cmd, "-p", plugin.stem],
+            cwd=self.dir,
+            env={**self.env(), "MCP_REF_REQ_COLLECT": str(out)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        plugin.unlink()
+        if proc.returncode != 0 or not out.exists():
+            print(
+                f"mutate: collecting the tests failed; reading markers from the source\n{proc.stdout[-1000:]}",
+                file=sys.stderr,
+            )
+            return None
+        found: dict[str, list[str]] = json.loads(out.read_text())
+        return found
+
     def run(self, nodeids: list[str], timeout: float) -> tuple[str, float, str]:
         """Run tests: ('passed' | 'failed' | 'timeout' | 'error', seconds, output tail)."""
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "--tb=line", "-p", "no:cacheprovider"]
@@ -757,6 +782,23 @@ class Scratch:
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+_COLLECT_PLUGIN = """\
+import json
+import os
+
+
+def pytest_collection_modifyitems(session, config, items):
+    found = {}
+    for item in items:
+        for mark in item.iter_markers("req"):
+            for rid in mark.args:
+                if isinstance(rid, str) and item.nodeid not in found.setdefault(rid, []):
+                    found[rid].append(item.nodeid)
+    with open(os.environ["MCP_REF_REQ_COLLECT"], "w") as f:
+        json.dump(found, f)
+"""
 
 
 @dataclasses.dataclass
@@ -798,14 +840,13 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     by_entry = {e["id"]: e for e in entries}
     ids = select_ids(entries, args)
     cites = citations_by_id(citations(root))
-    tests = citing_tests(root)
     log = sys.stderr if args.json else sys.stdout
 
     plan: dict[str, dict[str, Any]] = {}
-    jobs: list[tuple[str, Mutant]] = []
+    mutants: dict[str, list[Mutant]] = {}
     for rid in ids:
         entry = by_entry[rid]
-        info: dict[str, Any] = {"id": rid, "status": "mutated", "tests": tests.get(rid, []), "notes": []}
+        info: dict[str, Any] = {"id": rid, "status": "mutated", "tests": [], "notes": []}
         plan[rid] = info
         if not cites.get(rid):
             info["status"] = "structural" if entry.get("structural") else "uncited"
@@ -816,6 +857,35 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         if not muts:
             info["status"] = "no-mutant"
             continue
+        mutants[rid] = muts
+
+    scratches = [] if args.dry_run or not mutants else [Scratch(root) for _ in range(max(1, args.jobs))]
+    try:
+        return _mutate(args, ids, plan, mutants, scratches, by_entry, log)
+    finally:
+        for s in scratches:
+            s.close()
+
+
+def _mutate(
+    args: argparse.Namespace,
+    ids: list[str],
+    plan: dict[str, dict[str, Any]],
+    mutants: dict[str, list[Mutant]],
+    scratches: list[Scratch],
+    by_entry: dict[str, dict[str, Any]],
+    log: Any,
+) -> int:
+    root = Path(args.root).resolve() if args.root else ROOT
+    # the tests citing each id: as pytest collects them (markers set dynamically, e.g. on
+    # parametrized cases, included), else as the markers read in the source say
+    tests = scratches[0].collect_citing() if scratches else None
+    if tests is None:
+        tests = citing_tests(root)
+    jobs: list[tuple[str, Mutant]] = []
+    for rid, muts in mutants.items():
+        info = plan[rid]
+        info["tests"] = tests.get(rid, [])
         if not info["tests"]:
             info["status"] = "untested"
             continue
@@ -833,24 +903,19 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                     print(textwrap.indent(m.diff.rstrip(), "    "))
         return 0
     if jobs:
-        scratches = [Scratch(root) for _ in range(max(1, args.jobs))]
-        try:
-            for s in scratches:
-                where = s.imported_from()
-                if not Path(where).resolve().is_relative_to(s.dir.resolve()):
-                    print(f"mutate: {PACKAGE} is imported from {where}, not the scratch copy", file=sys.stderr)
-                    return 2
-            baseline_ids = list(dict.fromkeys(n for rid, _ in jobs for n in plan[rid]["tests"]))
-            result, seconds, out = scratches[0].run(baseline_ids, timeout=args.timeout * 10)
-            print(f"baseline: {len(baseline_ids)} tests {result} in {seconds:.1f}s", file=log)
-            if result != "passed":
-                print(out, file=sys.stderr)
-                print("mutate: the citing tests fail without any mutant; fix them first", file=sys.stderr)
+        for s in scratches:
+            where = s.imported_from()
+            if not Path(where).resolve().is_relative_to(s.dir.resolve()):
+                print(f"mutate: {PACKAGE} is imported from {where}, not the scratch copy", file=sys.stderr)
                 return 2
-            outcomes = _run_all(jobs, plan, scratches, args.timeout, log)
-        finally:
-            for s in scratches:
-                s.close()
+        baseline_ids = list(dict.fromkeys(n for rid, _ in jobs for n in plan[rid]["tests"]))
+        result, seconds, out = scratches[0].run(baseline_ids, timeout=args.timeout * 10)
+        print(f"baseline: {len(baseline_ids)} tests {result} in {seconds:.1f}s", file=log)
+        if result != "passed":
+            print(out, file=sys.stderr)
+            print("mutate: the citing tests fail without any mutant; fix them first", file=sys.stderr)
+            return 2
+        outcomes = _run_all(jobs, plan, scratches, args.timeout, log)
 
     for o in outcomes:
         if o.result == "survived":

@@ -951,8 +951,8 @@ class Session:
             return None
         why = refusal(out.method, out.task)
         if why is not None or self.closed.is_set():
-            # [basic/utilities/cancellation#2, #3] never a notification for these
             self.connection.abandon(rid)
+            # [basic/utilities/cancellation#2, #3] never a notification for these
             return why or "the session is closed"
         data = self.connection.send_cancel(rid, reason)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)

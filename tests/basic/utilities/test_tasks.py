@@ -460,6 +460,39 @@ async def test_progress_continues_under_the_original_token(autojump_clock: trio.
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.req("basic/utilities/progress#11")
+async def test_task_progress_after_the_terminal_status_is_dropped(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("late")
+        server.enable_tasks(nursery)
+        reported: list[str] = []
+
+        @server.tool(task_support="optional")
+        async def stubborn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            try:
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True):
+                    await ctx.progress(5)  # cancelled, so terminal: quietly nothing
+                    reported.append("no error")
+            return "never"
+
+        async with recorded_pair(server) as (client, rec):
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            handle = await client.call_tool_as_task("stubborn", progress=on_progress)
+            await trio.sleep(1)
+            assert (await handle.cancel()).status == "cancelled"
+            await trio.sleep(1)
+            await client.ping()
+            assert reported == ["no error"] and seen == []
+            assert not [m for m in rec.sent if m.get("method") == "notifications/progress"]
+        nursery.cancel_scope.cancel()
+
+
 @pytest.mark.req("basic/utilities/tasks#74", "basic/utilities/tasks#78", "basic/utilities/tasks#79")
 async def test_tasks_are_bound_to_their_session(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
