@@ -18,7 +18,7 @@ from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
-COMMANDS = ("check", "judge")
+COMMANDS = ("check", "judge", "tap")
 EXIT_USAGE = 2
 
 
@@ -56,6 +56,24 @@ def add_commands(sub: Any) -> None:
     check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
     check.add_argument("--timeout", type=float, help="seconds to wait for any one answer (default 10)")
     _output_options(check)
+
+    tap = sub.add_parser(
+        "tap",
+        help="sit between a real client and server, judge both directions live (stdio, or HTTP with --listen)",
+        description=(
+            "stdio: give your client 'mcp-ref tap --log traffic.jsonl -- COMMAND ARGS...' as the server command; "
+            "HTTP: 'mcp-ref tap --listen 127.0.0.1:PORT URL' and point your client at http://127.0.0.1:PORT/mcp. "
+            "Traffic passes unchanged; findings are printed on stderr as they happen; the exit status is the "
+            "server's (stdio)."
+        ),
+    )
+    tap.add_argument("target", nargs="*", help="the server: -- COMMAND ARGS..., or its URL with --listen")
+    tap.add_argument("--listen", metavar="HOST:PORT", help="serve HTTP here and forward to the URL (Streamable HTTP)")
+    tap.add_argument("--log", metavar="FILE", help="write the traffic as JSON Lines (mcp-ref judge reads them)")
+    tap.add_argument("--report", metavar="FILE", help="write the text report here at the end")
+    tap.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
+    tap.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    tap.add_argument("-q", "--quiet", action="store_true", help="no findings on stderr as they happen")
 
     judge = sub.add_parser(
         "judge",
@@ -134,6 +152,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _check(args, out, err)
         if args.command == "judge":
             return _judge(args, out)
+        if args.command == "tap":
+            return _tap(args, err)
     except (UsageError, ConfigError) as e:
         err.write(f"mcp-ref {args.command}: {e}\n")
         return EXIT_USAGE
@@ -166,3 +186,53 @@ def _judge(args: argparse.Namespace, out: TextIO) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     return _emit(report, args, out)
+
+
+def _tap(args: argparse.Namespace, err: TextIO) -> int:
+    from .tap import Tap, finding_line
+
+    words: list[str] = list(args.target)
+    if args.listen:
+        if len(words) != 1 or not words[0].startswith("http://"):
+            raise UsageError("--listen forwards to one http:// URL: mcp-ref tap --listen 127.0.0.1:PORT URL")
+        host, sep, port = args.listen.rpartition(":")
+        if not sep or not port.isdigit():
+            raise UsageError(f"--listen {args.listen!r}: expected HOST:PORT")
+    elif not words:
+        raise UsageError("give -- and the command that starts the server (or --listen HOST:PORT URL)")
+
+    def live(finding: Any) -> None:
+        if not args.quiet:
+            err.write(finding_line(finding) + "\n")
+            err.flush()
+
+    log = open(args.log, "w", encoding="utf-8") if args.log else None
+    try:
+        if args.listen:
+            from .http_tap import run_http_tap
+
+            tap = Tap(words[0], "http", log=log, on_finding=live)
+            code = run_http_tap(host, int(port), words[0], tap, err=err)
+        else:
+            import trio
+
+            from .tap import run_stdio_tap
+
+            tap = Tap(" ".join(words), "stdio", log=log, on_finding=live)
+            try:
+                code = trio.run(run_stdio_tap, words[0], words[1:], tap)
+            except OSError as e:
+                raise TargetUnreachable(f"cannot start {words[0]!r}: {e.strerror or e}") from None
+    finally:
+        if log is not None:
+            log.close()
+    report = tap.end()
+    if args.report:
+        Path(args.report).write_text(report.to_text(), encoding="utf-8")
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.junit:
+        Path(args.junit).write_bytes(report.to_junit())
+    if not args.quiet:
+        err.write(f"mcp-ref tap: {report.summary_line()}\n")
+    return code

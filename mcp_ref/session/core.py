@@ -136,6 +136,16 @@ class SessionConfig:
     handled may finish for this long (their responses still go out, as do
     replies to pings and to bad messages) before they are cancelled; 0
     cancels them at once (``Server.serve_stdio`` sets it).
+
+    Backpressure (the receive loop stops reading the peer while it is this far
+    behind, so a peer cannot grow our memory without bound):
+    ``max_pending_replies``: replies not yet written (to pings, to bad messages,
+    handlers' responses) -- a peer that does not read our output is not read
+    either; if none of them can be written for ``reply_stall_timeout`` seconds
+    the session closes (the peer stopped reading, or both sides wait on each
+    other); ``max_queued_requests``: requests waiting for one of the
+    ``max_concurrent_requests`` slots; ``max_queued_notifications``:
+    notifications (and task progress) waiting for their handler.
     """
 
     request_timeout: float = 60.0
@@ -151,6 +161,10 @@ class SessionConfig:
     log_rate: float | None = None
     log_burst: int = 10
     eof_grace: float = 0.0
+    max_pending_replies: int = 100
+    reply_stall_timeout: float = 60.0
+    max_queued_requests: int = 1000
+    max_queued_notifications: int = 1000
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -170,6 +184,11 @@ class SessionConfig:
             raise ValueError("log_burst must be at least 1")
         if not 0 <= self.eof_grace < math.inf:
             raise ValueError("eof_grace must be a finite number >= 0")
+        for name in ("max_pending_replies", "max_queued_requests", "max_queued_notifications"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if not self.reply_stall_timeout > 0:
+            raise ValueError("reply_stall_timeout must be positive")
 
 
 @attrs.frozen
@@ -452,12 +471,21 @@ class _Inbox:
 
     __slots__ = ("_items", "_task")
 
+    #: items kept; past it, progress is coalesced into the newest (a peer flooding progress
+    #: for one of our requests, whose caller's callback is slow, costs bounded memory)
+    MAX_ITEMS = 1000
+
     def __init__(self) -> None:
         self._items: deque[Any] = deque()
         self._task: trio.lowlevel.Task | None = None
 
     def put(self, item: Any) -> None:
-        self._items.append(item)
+        items = self._items
+        if len(items) >= self.MAX_ITEMS and type(item) is ProgressReceived and type(items[-1]) is ProgressReceived:
+            # [basic/utilities/progress] the latest value stands for the ones it overtook
+            items[-1] = item
+            return
+        items.append(item)
         task = self._task
         if task is not None:
             self._task = None
@@ -683,6 +711,12 @@ class Session:
         self.callback_error: Exception | None = None
         self._handlers_done: trio.Event | None = None  # set when the last handler ends (during eof_grace)
         self._replies = 0  # replies of the receive loop (ping, errors) not yet written
+        # backpressure (see SessionConfig): what the receive loop waits on before reading more
+        self._responding = 0  # handlers' responses being written
+        self._queued = 0  # handlers waiting for a slot
+        self._notes_queued = 0  # notifications waiting for the notification worker
+        self._replies_written = 0  # replies and responses written (progress, for the stall timeout)
+        self._room: trio.Event | None = None  # set when the receive loop may read again
 
     def log_allowed(self, level: str) -> bool:
         """(server side) A log message at ``level`` may go out now: the client's
@@ -1051,6 +1085,12 @@ class Session:
         reason = "end of stream"
         try:
             while True:
+                if self._behind() is not None:
+                    stalled = await self._wait_for_room()
+                    if stalled is not None:
+                        reason = stalled
+                        log.error("closing session: %s", reason)
+                        break
                 try:
                     data = await self.channel.receive()
                 except trio.EndOfChannel as e:
@@ -1080,6 +1120,42 @@ class Session:
                 # session's block exits -- close the channel so that they end
                 with trio.CancelScope(shield=True):
                     await self.channel.aclose()
+
+    def _behind(self) -> str | None:
+        """What the session is too far behind on to read more from the peer, if anything."""
+        cfg = self.config
+        if self._replies + self._responding >= cfg.max_pending_replies:
+            return "replies"
+        if self._queued >= cfg.max_queued_requests:
+            return "requests"
+        if self._notes_queued >= cfg.max_queued_notifications:
+            return "notifications"
+        return None
+
+    async def _wait_for_room(self) -> str | None:
+        """Stop reading until the session has caught up (backpressure: the peer's writes
+        wait, and so does the peer). Returns why the session must close instead: no reply
+        could be written for ``reply_stall_timeout``."""
+        log.debug("the receive loop waits: too many %s pending", self._behind())
+        while (behind := self._behind()) is not None:
+            room = self._room = trio.Event()
+            written = self._replies_written
+            with trio.move_on_after(self.config.reply_stall_timeout):
+                await room.wait()
+            if behind == "replies" and not room.is_set() and self._replies_written == written:
+                pending = self._replies + self._responding
+                return (
+                    f"the peer is not reading: {pending} replies could not be written "
+                    f"for {self.config.reply_stall_timeout:g}s"
+                )
+        self._room = None
+        return None
+
+    def _caught_up(self) -> None:
+        """Something the receive loop may be waiting on got done: let it look again."""
+        room = self._room
+        if room is not None:
+            room.set()
 
     def _too_large(self, e: MessageTooLarge) -> None:
         """The transport dropped a message over its limit; ``e`` says what its first bytes showed."""
@@ -1126,9 +1202,11 @@ class Session:
     async def _send_reply(self, data: bytes, related: RequestId | None) -> None:
         try:
             await self._send_quietly(data, related)
+            self._replies_written += 1
         finally:
             self._replies -= 1
             self._note_work_done()
+            self._caught_up()
 
     def _note_work_done(self) -> None:
         """A handler or a reply ended: wake the end-of-input wait (eof_grace) when it was the last."""
@@ -1155,6 +1233,7 @@ class Session:
                 return
             scope = trio.CancelScope()
             self._handler_scopes[event.id] = scope
+            self._queued += 1  # until it has a slot
             self._nursery.start_soon(self._run_handler, event, scope, name=f"mcp handler {event.method} {event.id!r}")
         elif t in (ResponseReceived, ErrorReceived, InvalidResponse, ProgressReceived):
             rid = event.request_id if t is ProgressReceived else event.id  # type: ignore[attr-defined]
@@ -1164,6 +1243,7 @@ class Session:
             elif t is ProgressReceived and rid in self.task_progress:
                 # a task's progress after its CreateTaskResult: to the task's callback, in order
                 assert isinstance(event, ProgressReceived)
+                self._notes_queued += 1
                 self._notes_send.send_nowait(event)
             elif t is not ProgressReceived:
                 log.warning("response to request %r arrived with nobody waiting", rid)
@@ -1178,6 +1258,7 @@ class Session:
                 handler_scope.cancel(reason=f"cancelled by peer: {event.reason or 'no reason given'}")
         elif t is NotificationReceived:
             assert isinstance(event, NotificationReceived)
+            self._notes_queued += 1
             self._notes_send.send_nowait(event)
         elif t is Initialized:
             self.initialized.set()
@@ -1202,6 +1283,8 @@ class Session:
     async def _notification_worker(self) -> None:
         # Notifications are handled one at a time, in arrival order.
         async for event in self._notes_recv:
+            self._notes_queued -= 1
+            self._caught_up()
             try:
                 if isinstance(event, ProgressReceived):
                     callback = self.task_progress.get(event.request_id)
@@ -1225,11 +1308,15 @@ class Session:
         conn = self.connection
         data: bytes | None = None
         limit = self._handler_limit
+        queued = True
         try:
             try:
                 limit.acquire_nowait()
             except trio.WouldBlock:
                 await limit.acquire()
+            queued = False
+            self._queued -= 1
+            self._caught_up()
             try:
                 with scope:
                     ctx = RequestContext(self, rid, event.method, event.message, scope)
@@ -1269,8 +1356,17 @@ class Session:
                 conn.finish_cancelled(rid)
                 data = None
             if data is not None:
-                await self._send_quietly(data, rid)
+                self._responding += 1
+                try:
+                    await self._send_quietly(data, rid)
+                    self._replies_written += 1
+                finally:
+                    self._responding -= 1
+                    self._caught_up()
         finally:
+            if queued:  # cancelled while waiting for a slot
+                self._queued -= 1
+                self._caught_up()
             self._handler_scopes.pop(rid, None)
             self._note_work_done()
 

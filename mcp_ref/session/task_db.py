@@ -144,6 +144,9 @@ class SqliteTaskStore:
     in memory and wall-clock time in the file.
     """
 
+    #: tasks outlive the process: the task runtime refuses to bind them to sessions
+    durable = True
+
     def __init__(self, db: _Database, *, wall_clock: Callable[[], float] = time.time) -> None:
         self._db = db
         self._wall_clock = wall_clock

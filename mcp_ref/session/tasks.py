@@ -104,6 +104,12 @@ class TaskConfig:
     mapping a session to its auth identity (Streamable HTTP with auth), or
     "none" (anyone holding the id; then ``tasks/list`` is not declared unless
     ``list_tasks=True``, tasks#security-considerations).
+    ``max_tasks_per_requestor``: tasks running at once per requestor;
+    ``max_stored_tasks_per_requestor``: tasks kept per requestor, finished or
+    not (finished ones are kept until their ttl for tasks/result), and
+    ``max_stored_tasks`` in all (with ``binding="none"`` requestors cannot
+    be told apart: all of them count as one). Past any of them a new task is
+    refused with -32600 (tasks#resource-management).
     """
 
     default_ttl_ms: int | None = 3_600_000
@@ -111,6 +117,8 @@ class TaskConfig:
     allow_unlimited_ttl: bool = False
     poll_interval_ms: int | None = 1_000
     max_tasks_per_requestor: int = 100
+    max_stored_tasks_per_requestor: int = 1000
+    max_stored_tasks: int = 10_000
     status_notifications: bool = True
     binding: Binding = "session"
     list_tasks: bool | None = None
@@ -120,8 +128,9 @@ class TaskConfig:
     rate_max_wait: float = 10.0
 
     def __attrs_post_init__(self) -> None:
-        if self.max_ttl_ms < 1 or self.max_tasks_per_requestor < 1 or self.page_size < 1:
-            raise ValueError("max_ttl_ms, max_tasks_per_requestor and page_size must be positive")
+        limits = ("max_ttl_ms", "max_tasks_per_requestor", "max_stored_tasks_per_requestor", "max_stored_tasks")
+        if any(getattr(self, name) < 1 for name in limits) or self.page_size < 1:
+            raise ValueError(f"{', '.join(limits)} and page_size must be positive")
         if (self.rate_limit is not None and not self.rate_limit > 0) or self.rate_burst < 1 or self.rate_max_wait < 0:
             raise ValueError("rate_limit must be positive (or None), rate_burst at least 1, rate_max_wait >= 0")
         if self.default_ttl_ms is None and not self.allow_unlimited_ttl:
@@ -199,6 +208,9 @@ class TaskManager:
         self.nursery = nursery
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.config = config or TaskConfig()
+        if getattr(self.store, "durable", False) and self.config.binding == "session":
+            # tasks bound to a session die with it: nothing about them could outlive a restart
+            raise ValueError('a durable task store needs binding="none" or an identity binding, not "session"')
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
         #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
@@ -212,6 +224,8 @@ class TaskManager:
         self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
         self._expiry_started = False
+        if next(iter(self.store), None) is not None:
+            self._ensure_expiry_loop()  # tasks from before a restart expire too
 
     # -- policy --------------------------------------------------------------------------
 
@@ -284,15 +298,7 @@ class TaskManager:
         await self._throttle(ctx)
         session = ctx.session
         owner = self.owner_of(session)
-        running = [r for r in self.store.owned_by(owner) if not r.terminal]
-        if len(running) >= self.config.max_tasks_per_requestor:
-            self.stats["refused:limit"] += 1
-            # [basic/utilities/tasks#81] an alert: a requestor at its limit
-            log.warning("task refused for %s: %d concurrent tasks is the limit", _Who(self, session), len(running))
-            raise ProtocolError(
-                f"Invalid Request: at most {self.config.max_tasks_per_requestor} concurrent tasks per requestor",
-                ErrorCode.INVALID_REQUEST,
-            )
+        self._check_room(session, owner)
         task_meta: TaskMetadata = ctx.params.task
         ttl = grant_ttl(task_meta.ttl, self.config.default_ttl_ms, self.config.max_ttl_ms)
         now, wall = trio.current_time(), self.wall_clock()
@@ -324,6 +330,26 @@ class TaskManager:
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#43, #44] CreateTaskResult at once -- tasks#result-retrieval
         return CreateTaskResult(task=record.to_task())
+
+    def _check_room(self, session: Session, owner: Hashable) -> None:
+        """[basic/utilities/tasks#resource-management] refuse a task past the limits (-32600)."""
+        cfg = self.config
+        kept = self.store.owned_by(owner)  # (binding="none": every requestor is one, None)
+        running = sum(not r.terminal for r in kept)
+        if running >= cfg.max_tasks_per_requestor:
+            why = f"at most {cfg.max_tasks_per_requestor} concurrent tasks per requestor"
+        elif len(kept) >= cfg.max_stored_tasks_per_requestor:
+            why = (
+                f"at most {cfg.max_stored_tasks_per_requestor} tasks kept per requestor (finished ones until their ttl)"
+            )
+        elif len(self.store) >= cfg.max_stored_tasks:
+            why = f"at most {cfg.max_stored_tasks} tasks kept in all"
+        else:
+            return
+        self.stats["refused:limit"] += 1
+        # [basic/utilities/tasks#81] an alert: a requestor (or the receiver) at its limit
+        log.warning("task refused for %s: %s", _Who(self, session), why)
+        raise ProtocolError(f"Invalid Request: {why}; retry later", ErrorCode.INVALID_REQUEST)
 
     async def _run(self, record: TaskRecord, live: _Live, work: Work, tctx: "TaskContext") -> None:
         outcome: Any = None

@@ -81,6 +81,31 @@ def memory_of(pid: int) -> Memory:
     return Memory(pid)
 
 
+async def write_until_pushed_back(stream: trio.lowlevel.FdStream, messages: list[bytes], stall: float = 2.0) -> int:
+    """Write ``messages`` (each a whole line) to a pipe until all are written or the reader
+    stops taking them (no room for ``stall`` seconds: it pushes back). Writes are at most
+    PIPE_BUF bytes, so each goes in whole or not at all (no message is torn). Returns how
+    many messages went out."""
+    fd = stream.fileno()
+    sent = 0
+    while sent < len(messages):
+        chunk, count = b"", 0
+        while sent + count < len(messages) and len(chunk) + len(messages[sent + count]) <= 4096:
+            chunk += messages[sent + count]
+            count += 1
+        with trio.move_on_after(stall) as stalled:
+            await trio.lowlevel.wait_writable(fd)
+        if stalled.cancelled_caught:
+            break
+        try:
+            written = os.write(fd, chunk)
+        except BlockingIOError:
+            continue
+        assert written == len(chunk)  # (atomic: at most PIPE_BUF bytes to a pipe)
+        sent += count
+    return sent
+
+
 def python_argv(*args: str) -> list[str]:
     return [sys.executable, *args]
 

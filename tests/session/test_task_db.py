@@ -98,6 +98,21 @@ async def test_tasks_past_their_ttl_are_dropped_when_the_file_is_opened(tmp_path
     assert query(path, "SELECT task_id FROM tasks") == [(long.task_id,)]  # and the file forgot it too
 
 
+async def test_tasks_from_before_a_restart_still_expire(tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    path = tmp_path / "tasks.db"
+    now = 1_000_000.0
+    async with durable_server(path, wall_clock=lambda: now) as (server, _), memory_session_pair(server) as client:
+        task = await client.call_tool_as_task("quick", ttl=60_000)
+        await task.result()
+    now += 10  # restarted ten seconds later: fifty to go, and no new task starts the expiry on its own
+    async with durable_server(path, wall_clock=lambda: now) as (server, store), memory_session_pair(server) as client:
+        assert (await task_get(client, task.task_id)).status == "completed"
+        await trio.sleep(51)
+        assert len(store) == 0
+        with pytest.raises(MCPError):
+            await task_get(client, task.task_id)
+
+
 async def test_a_store_refuses_owners_it_cannot_write_down(tmp_path: Path) -> None:
     async with open_sqlite_task_store(tmp_path / "tasks.db") as store:
         record = TaskRecord(

@@ -382,8 +382,11 @@ async def test_a_notification_over_the_limit_is_dropped_and_the_rest_arrives() -
             await ctx.log("info", "n" * size)
         return "said"
 
+    logged = trio.Event()
+
     async def on_log(params: Any) -> None:
         got.append(params.data)
+        logged.set()
 
     async with (
         http_server(server) as info,
@@ -391,4 +394,6 @@ async def test_a_notification_over_the_limit_is_dropped_and_the_rest_arrives() -
     ):
         await client.set_logging_level("info")
         assert (await client.call_tool("announce", timeout=10)).content[0].text == "said"  # type: ignore[union-attr]
+        with trio.fail_after(10):
+            await logged.wait()  # (handled in the notification worker, which may come after the answer)
         assert got == ["n" * 10]

@@ -3,6 +3,7 @@
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,6 +50,10 @@ def task_server(nursery: trio.Nursery, **config: Any) -> tuple[Server, dict[str,
 
     @server.tool(description="no task support")
     async def plain(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "plain"
+
+    @server.tool(description="a task that is done at once", task_support="optional")
+    async def plain_task(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         return "plain"
 
     @server.tool(task_support="optional")
@@ -583,6 +588,49 @@ async def test_concurrent_task_limit(autojump_clock: trio.abc.Clock) -> None:
                 await client.call_tool_as_task("only_task")
             assert info.value.code == ErrorCode.INVALID_REQUEST and "concurrent" in info.value.message
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#81")
+async def test_finished_tasks_kept_per_requestor_are_capped(autojump_clock: trio.abc.Clock) -> None:
+    # finished tasks are kept until their ttl: a requestor creating them in a loop must not
+    # grow the receiver without bound (21,000 in 40 s were kept before)
+    assert TaskConfig().max_stored_tasks_per_requestor == 1000
+    async with trio.open_nursery() as nursery:
+        server, _ = task_server(nursery, max_stored_tasks_per_requestor=3, rate_limit=None)
+        async with client_of(server) as client, client_of(server) as other:
+            for _ in range(3):
+                await (await client.call_tool_as_task("plain_task")).result()
+            with pytest.raises(MCPError) as info:
+                await client.call_tool_as_task("plain_task")
+            assert info.value.code == ErrorCode.INVALID_REQUEST and "tasks kept per requestor" in info.value.message
+            # another requestor has its own room
+            await (await other.call_tool_as_task("plain_task")).result()
+            # room again once the first ones have expired (ttl 1 h by default)
+            await trio.sleep(3601)
+            await (await client.call_tool_as_task("plain_task")).result()
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#81")
+async def test_tasks_kept_in_all_are_capped(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, _ = task_server(nursery, max_stored_tasks=4, rate_limit=None)
+        async with client_of(server) as first, client_of(server) as second:
+            for client in (first, first, second, second):
+                await (await client.call_tool_as_task("plain_task")).result()
+            with pytest.raises(MCPError) as info:
+                await second.call_tool_as_task("plain_task")
+            assert info.value.code == ErrorCode.INVALID_REQUEST and "tasks kept in all" in info.value.message
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_durable_store_refuses_tasks_bound_to_sessions(tmp_path: Path) -> None:
+    from mcp_ref.session.task_db import open_sqlite_task_store
+
+    async with open_sqlite_task_store(tmp_path / "t.db") as store, trio.open_nursery() as nursery:
+        with pytest.raises(ValueError, match="binding"):
+            TaskManager(nursery, store=store)  # (binding="session" by default)
+        TaskManager(nursery, store=store, config=TaskConfig(binding="none"))
 
 
 # -- the client as receiver: task-augmented sampling ------------------------------------------------

@@ -502,7 +502,7 @@ async def test_task_operations_are_logged_with_the_requestor_and_counted(
     assert any(f"tasks/cancel {stuck.task_id} by {who}" in m for _, m in lines)
     failed = [m for level, m in lines if level == logging.WARNING and "unknown task 'guess'" in m]
     assert len(failed) == 3 and all(who in m for m in failed)
-    assert any(level == logging.WARNING and "concurrent tasks is the limit" in m for level, m in lines)
+    assert any(level == logging.WARNING and "task refused" in m and "concurrent tasks" in m for level, m in lines)
 
 
 @pytest.mark.req("basic/utilities/tasks#80")

@@ -1,0 +1,218 @@
+"""``mcp-ref tap --listen 127.0.0.1:PORT URL``: the tap for Streamable HTTP.
+
+A reverse proxy on h11: every request the client makes to the tap goes to
+the server's URL unchanged (but for ``Host``), and the answer comes back as
+it arrives, SSE streams included. On the way the tap judges the messages
+both ways (POST bodies from the client; JSON bodies and SSE events from the
+server) and what the transport says (basic/transports#streamable-http): a
+notification or response POSTed is answered 202 with no body (#18), a
+request with JSON or an SSE stream (#21), a GET with an SSE stream or 405 (#39).
+"""
+
+import json
+import signal
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+import h11
+import trio
+
+from ..basic.transports.streamable_http import SSEDecoder
+from .observer import Direction
+from .report import Finding
+from .tap import Tap
+
+__all__ = ["run_http_tap", "serve_http_tap"]
+
+_READ = 65536
+#: headers that belong to one hop, never forwarded as they are
+_HOP = frozenset(
+    {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade", b"proxy-connection"}
+)
+
+
+def run_http_tap(host: str, port: int, url: str, tap: Tap, *, err: TextIO) -> int:
+    """Serve the tap until SIGINT or SIGTERM; returns 0."""
+
+    async def main() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                listening = await nursery.start(serve_http_tap, host, port, url, tap)
+                err.write(f"mcp-ref tap: listening on {listening}, forwarding to {url} (Ctrl-C stops)\n")
+                err.flush()
+                async for _ in signals:
+                    break
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    return 0
+
+
+async def serve_http_tap(
+    host: str, port: int, url: str, tap: Tap, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Serve the tap on ``host:port`` (0: a free port); ``task_status`` gets its URL."""
+    upstream = urlsplit(url)
+    if upstream.scheme != "http" or not upstream.hostname:
+        raise ValueError(f"{url!r}: the tap forwards to http:// URLs")
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    bound = listeners[0].socket.getsockname()[1]
+    path = upstream.path or "/"
+
+    async def handle(stream: trio.SocketStream) -> None:
+        try:
+            await _serve_connection(stream, upstream.hostname or "", upstream.port or 80, upstream.netloc, tap)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError, OSError):
+            pass  # one side went away: that connection is over, the tap goes on
+        finally:
+            await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        task_status.started(f"http://{host}:{bound}{path}")
+        await trio.serve_listeners(handle, listeners, handler_nursery=nursery)
+
+
+async def _read_request(stream: trio.SocketStream, conn: h11.Connection) -> tuple[h11.Request, bytes] | None:
+    head: h11.Request | None = None
+    body = b""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(_READ))
+            continue
+        if isinstance(event, h11.Request):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += bytes(event.data)
+        elif isinstance(event, h11.EndOfMessage):
+            assert head is not None
+            return head, body
+        elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
+            return None
+
+
+async def _serve_connection(client: trio.SocketStream, host: str, port: int, netloc: str, tap: Tap) -> None:
+    conn = h11.Connection(h11.SERVER)
+    while True:
+        got = await _read_request(client, conn)
+        if got is None:
+            return
+        head, body = got
+        await _exchange(client, conn, head, body, host, port, netloc, tap)
+        if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+            return
+        try:
+            conn.start_next_cycle()
+        except h11.LocalProtocolError:
+            return
+
+
+def _posted(body: bytes) -> tuple[bool, Any]:
+    """Whether a POST body holds a request (it needs an answer) and its JSON (or None)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False, None
+    items = message if isinstance(message, list) else [message]
+    is_request = any(isinstance(m, dict) and "method" in m and "id" in m for m in items)
+    return is_request, message
+
+
+async def _exchange(
+    client: trio.SocketStream,
+    conn: h11.Connection,
+    head: h11.Request,
+    body: bytes,
+    host: str,
+    port: int,
+    netloc: str,
+    tap: Tap,
+) -> None:
+    method = head.method.decode()
+    is_request, message = _posted(body) if method == "POST" else (False, None)
+    if method == "POST" and body:
+        tap.message(Direction.TO_SERVER, body)
+    headers = [(n, v) for n, v in head.headers if n.lower() not in _HOP and n.lower() != b"host"]
+    headers.append((b"host", netloc.encode()))
+    upstream = await trio.open_tcp_stream(host, port)
+    try:
+        up = h11.Connection(h11.CLIENT)
+        if body:
+            headers = [(n, v) for n, v in headers if n.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+        out = up.send(h11.Request(method=head.method, target=head.target, headers=headers)) or b""
+        if body:
+            out += up.send(h11.Data(data=body)) or b""
+        out += up.send(h11.EndOfMessage()) or b""
+        await upstream.send_all(out)
+        await _relay_response(client, conn, upstream, up, method, is_request, message, tap)
+    finally:
+        await upstream.aclose()
+
+
+async def _relay_response(
+    client: trio.SocketStream,
+    conn: h11.Connection,
+    upstream: trio.SocketStream,
+    up: h11.Connection,
+    method: str,
+    is_request: bool,
+    posted: Any,
+    tap: Tap,
+) -> None:
+    response: h11.Response | None = None
+    content_type = ""
+    decoder = SSEDecoder()
+    json_body = b""
+    while True:
+        event = up.next_event()
+        if event is h11.NEED_DATA:
+            data = await upstream.receive_some(_READ)
+            up.receive_data(data)
+            continue
+        if isinstance(event, h11.Response):
+            response = event
+            headers = [(n, v) for n, v in event.headers if n.lower() not in _HOP]
+            content_type = dict((n.lower(), v) for n, v in event.headers).get(b"content-type", b"").decode()
+            if not any(n.lower() == b"content-length" for n, _ in headers):
+                headers.append((b"transfer-encoding", b"chunked"))
+            await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
+            _judge_head(tap, method, event.status_code, content_type, is_request, posted)
+        elif isinstance(event, h11.Data):
+            chunk = bytes(event.data)
+            if chunk:
+                await client.send_all(conn.send(h11.Data(data=chunk)) or b"")
+            if content_type.startswith("text/event-stream"):
+                for sse in decoder.feed(chunk):
+                    if sse.data:
+                        tap.message(Direction.TO_CLIENT, sse.data.encode())
+            elif content_type.startswith("application/json"):
+                json_body += chunk
+        elif isinstance(event, h11.EndOfMessage):
+            await client.send_all(conn.send(h11.EndOfMessage()) or b"")
+            if json_body:
+                tap.message(Direction.TO_CLIENT, json_body)
+            if response is not None and method == "POST" and response.status_code == 202 and json_body:
+                text = "a 202 answer carried a body"
+                body = json_body.decode("utf-8", "replace")
+                tap.found(Finding.of("basic/transports#18", text, body, party="server"))
+            return
+        elif isinstance(event, h11.ConnectionClosed):
+            return
+
+
+def _judge_head(tap: Tap, method: str, status: int, content_type: str, is_request: bool, posted: Any) -> None:
+    """What the status and content type of an answer say, per basic/transports#streamable-http."""
+    kind = content_type.split(";")[0].strip()
+    if method == "POST" and posted is not None and not is_request and 200 <= status < 300 and status != 202:
+        # [basic/transports#18] a notification or response that is accepted gets 202 Accepted
+        text = f"a POSTed notification or response was answered HTTP {status}, not 202"
+        tap.found(Finding.of("basic/transports#18", text, posted, party="server"))
+    if method == "POST" and is_request and status == 200 and kind not in ("application/json", "text/event-stream"):
+        # [basic/transports#21] a request gets JSON or an SSE stream
+        text = f"a POSTed request was answered with content type {kind or '(none)'!r}"
+        tap.found(Finding.of("basic/transports#21", text, posted, party="server"))
+    if method == "GET" and status < 400 and not (status == 200 and kind == "text/event-stream"):
+        # [basic/transports#39] a GET gets an SSE stream or 405 (errors such as 400, 404 are another matter)
+        text = f"a GET was answered HTTP {status} {kind}".rstrip()
+        tap.found(Finding.of("basic/transports#39", text, party="server"))

@@ -1,0 +1,139 @@
+"""``mcp-ref tap``: a real client through the tap to a real server, judged live, traffic logged.
+
+Stdio: our client launches ``mcp-ref tap -- SERVER`` as its server (real
+processes, bounded by timeouts, no sleeps). HTTP: the tap in-process between
+our HTTP client and a server.
+"""
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import h11
+import pytest
+import trio
+
+from mcp_ref.crosscheck.http_tap import serve_http_tap
+from mcp_ref.crosscheck.judge import judge_file
+from mcp_ref.crosscheck.observer import Direction
+from mcp_ref.crosscheck.tap import Tap
+from mcp_ref.crosscheck.traffic import read_traffic
+from mcp_ref.examples.everything import build_server
+from mcp_ref.session.client import open_stdio_client
+from mcp_ref.session.http import open_http_client, serve_http
+
+from ..basic.transports.test_streamable_http import raw
+
+CORPUS = Path(__file__).parent / "corpus" / "server.py"
+
+
+async def _progress(progress: float, total: float | None, message: str | None) -> None:
+    pass
+
+
+@pytest.mark.req("basic/utilities/progress#4")
+async def test_the_stdio_tap_passes_everything_through_and_judges_it_live(tmp_path: Path) -> None:
+    log, report = tmp_path / "traffic.jsonl", tmp_path / "report.json"
+    stderr: list[str] = []
+    tap = ["-m", "mcp_ref.cli", "tap", "--log", str(log), "--json", str(report), "--"]
+    server = [sys.executable, str(CORPUS), "--break", "progress-decreasing"]
+    async with open_stdio_client(sys.executable, [*tap, *server], stderr=stderr.append) as client:
+        with trio.fail_after(30):
+            result = await client.call_tool("progress", {}, progress=_progress)
+            assert result.content[0].text == "progressed"  # type: ignore[union-attr]
+            await client.ping()
+    # findings on stderr as they happened, the summary at the end
+    live = [line for line in stderr if line.startswith("mcp-ref tap: MUST")]
+    assert live and all("basic/utilities/progress#4" in line for line in live)
+    assert stderr[-1].startswith("mcp-ref tap: 1 MUST and 0 SHOULD")
+    # the report, and the traffic: judged again offline, it says the same
+    data = json.loads(report.read_text())
+    assert [f["requirement"] for f in data["findings"]] == ["basic/utilities/progress#4"]
+    records, header = read_traffic(log.read_text())
+    assert header["transport"] == "stdio" and header["target"].endswith("--break progress-decreasing")
+    assert {r.direction for r in records} == {Direction.TO_SERVER, Direction.TO_CLIENT}
+    assert [f.requirement for f in judge_file(str(log)).findings] == ["basic/utilities/progress#4"]
+
+
+async def test_the_stdio_tap_is_transparent_for_a_correct_server(tmp_path: Path) -> None:
+    stderr: list[str] = []
+    args = ["-m", "mcp_ref.cli", "tap", "--", sys.executable, "-m", "mcp_ref.examples.echo"]
+    async with open_stdio_client(sys.executable, args, stderr=stderr.append) as client:
+        with trio.fail_after(30):
+            assert [t.name for t in await client.list_all_tools()] == ["echo"]
+            result = await client.call_tool("echo", {"text": "through the tap"})
+            assert result.content[0].text == "through the tap"  # type: ignore[union-attr]
+    assert [line for line in stderr if line.startswith("mcp-ref tap:")] == [
+        "mcp-ref tap: 0 MUST and 0 SHOULD violated, 0 other; checks: 0 passed, 0 failed, 0 skipped"
+    ]
+
+
+async def test_the_http_tap_between_our_client_and_server() -> None:
+    log = io.StringIO()
+    tap = Tap("everything", "http", log=log)
+    async with trio.open_nursery() as nursery:
+        server = build_server(nursery)
+        info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        url = await nursery.start(serve_http_tap, "127.0.0.1", 0, info.url, tap)
+        with trio.fail_after(30):
+            async with open_http_client(url) as client:
+                await client.ping()
+                result = await client.call_tool("progress_emitter", {"count": 3}, progress=_progress)
+                assert result.content[0].text == "sent 3 progress notifications"  # type: ignore[union-attr]
+                await client.set_logging_level("error")
+                await client.call_tool("log_levels", {})
+        await info.aclose()
+        nursery.cancel_scope.cancel()
+    report = tap.end()
+    assert report.findings == [], report.to_text()
+    records, header = read_traffic(log.getvalue())
+    assert header["transport"] == "http"
+    methods = [json.loads(r.data).get("method") for r in records]
+    assert "notifications/progress" in methods and "tools/call" in methods
+
+
+async def _bad_upstream(stream: trio.SocketStream) -> None:
+    """Answers every POST 200 with a JSON body: right for a request, wrong for a notification."""
+    conn = h11.Connection(h11.SERVER)
+    body = b""
+    while not isinstance(event := conn.next_event(), h11.EndOfMessage):
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(65536))
+        elif isinstance(event, h11.Data):
+            body += bytes(event.data)
+    message = json.loads(body)
+    answer = json.dumps({"jsonrpc": "2.0", "id": message.get("id", 0), "result": {}}).encode()
+    headers = [("content-type", "application/json"), ("content-length", str(len(answer)))]
+    await stream.send_all(conn.send(h11.Response(status_code=200, headers=headers)) or b"")
+    await stream.send_all((conn.send(h11.Data(data=answer)) or b"") + (conn.send(h11.EndOfMessage()) or b""))
+    await stream.aclose()
+
+
+@pytest.mark.req("basic/transports#18")
+async def test_the_http_tap_judges_what_the_transport_says() -> None:
+    tap = Tap("bad", "http")
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(trio.serve_tcp, _bad_upstream, 0)
+        port = listeners[0].socket.getsockname()[1]
+        url = await nursery.start(serve_http_tap, "127.0.0.1", 0, f"http://127.0.0.1:{port}/mcp", tap)
+        note: Any = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        status, _, body = await raw(url, "POST", {"accept": "application/json, text/event-stream"}, note)
+        assert status == 200 and json.loads(body)["result"] == {}  # passed through unchanged
+        nursery.cancel_scope.cancel()
+    # the HTTP status; the response it carried answers no request (and the client's side of it,
+    # a notification before initialize, is its own finding)
+    server_side = {f.requirement for f in tap.end().findings if f.party == "server"}
+    assert server_side == {"basic/transports#18", "basic/index#7"}
+
+
+def test_tap_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_ref.cli import main
+
+    assert main(["tap"]) == 2
+    assert "give -- and the command" in capsys.readouterr().err
+    assert main(["tap", "--listen", "127.0.0.1", "http://x/mcp"]) == 2
+    assert "expected HOST:PORT" in capsys.readouterr().err
+    assert main(["tap", "--listen", "127.0.0.1:1", "--", "python"]) == 2
+    assert "forwards to one http:// URL" in capsys.readouterr().err
