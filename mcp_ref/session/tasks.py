@@ -66,6 +66,7 @@ from ..schema.lifecycle import (
 )
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tasks import (
+    TERMINAL_STATUSES,
     CancelTaskRequestParams,
     CancelTaskResult,
     CreateTaskResult,
@@ -232,6 +233,8 @@ class TaskManager:
         #: sessions whose closing deletes their tasks (binding="session")
         self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
+        #: when the expiry loop wakes next (inf: no task expires)
+        self._expiry_deadline = -math.inf
         self._expiry_started = False
         if next(iter(self.store), None) is not None:
             self._ensure_expiry_loop()  # tasks from before a restart expire too
@@ -331,7 +334,10 @@ class TaskManager:
         # [basic/utilities/tasks#82] creation, with who asked
         log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
-        self._expiry_changed.set()
+        if record.expires_at is not None and record.expires_at < self._expiry_deadline:
+            # the expiry loop sleeps past this task's end: it looks again (with one ttl for
+            # all, a new task ends after the others, and no task creation scans the store)
+            self._expiry_changed.set()
         if record.owner is session and session not in self._watched:
             self._watched.add(session)
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
@@ -344,7 +350,8 @@ class TaskManager:
         """[basic/utilities/tasks#resource-management] refuse a task past the limits (-32600)."""
         cfg = self.config
         kept = self.store.owned_by(owner)  # (binding="none": every requestor is one, None)
-        running = sum(not r.terminal for r in kept)
+        # (one status test per kept task, not two calls: a creation reads every task of its requestor)
+        running = sum(r.status not in TERMINAL_STATUSES for r in kept)
         if running >= cfg.max_tasks_per_requestor:
             why = f"at most {cfg.max_tasks_per_requestor} concurrent tasks per requestor"
         elif len(kept) >= cfg.max_stored_tasks_per_requestor:
@@ -507,8 +514,9 @@ class TaskManager:
     async def _expiry_loop(self) -> None:
         while True:
             deadline = self.store.next_expiry()
+            self._expiry_deadline = deadline if deadline is not None else math.inf
             self._expiry_changed = trio.Event()
-            with trio.move_on_at(deadline if deadline is not None else math.inf):
+            with trio.move_on_at(self._expiry_deadline):
                 await self._expiry_changed.wait()
             self.purge_expired()
 
