@@ -237,7 +237,7 @@ class ClientSession:
                 raise InvalidToolResult(f"tool {name!r} declares an output schema but returned no structured content")
             errors = validate(result.structured_content)
             if errors:
-                # [server/tools#17] clients validate structured results
+                # [server/tools#17, #21] clients validate structured results before the application sees them
                 raise InvalidToolResult(f"tool {name!r} returned structured content breaking its schema: {errors}")
         return result
 

@@ -239,6 +239,7 @@ class TaskHandle:
     async def cancel(self, **options: Any) -> Task:
         """``tasks/cancel`` (basic/utilities/cancellation#3: not notifications/cancelled)."""
         result = await self.session.request("tasks/cancel", CancelTaskRequestParams(task_id=self.task_id), **options)
+        # [basic/utilities/tasks#64] the final state comes from this answer: never fetched again
         return self._update(result)
 
     def _result_options(self, task: Task, options: dict[str, Any]) -> dict[str, Any]:
