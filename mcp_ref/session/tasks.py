@@ -294,6 +294,8 @@ class TaskManager:
             return
         # per requestor; without binding there is no requestor identity: per session
         key = self.owner_of(ctx.session) if self.binds_requestors else ctx.session
+        if key is ctx.session:
+            self._watch(ctx.session)  # its bucket goes when it closes (it would keep the session alive)
         delay = limiter.delay(key, trio.current_time())
         if delay is None:
             self.stats["refused:rate"] += 1
@@ -341,9 +343,8 @@ class TaskManager:
             # the expiry loop sleeps past this task's end: it looks again (with one ttl for
             # all, a new task ends after the others, and no task creation scans the store)
             self._expiry_changed.set()
-        if record.owner is session and session not in self._watched:
-            self._watched.add(session)
-            self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
+        if record.owner is session:
+            self._watch(session)
         tctx = TaskContext(self, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
         # [basic/utilities/tasks#43, #44] CreateTaskResult at once -- tasks#result-retrieval
@@ -548,10 +549,19 @@ class TaskManager:
         self.stats[counter] += 1
         log.info("task %s %s and was deleted", record.task_id, why)
 
+    def _watch(self, session: Session) -> None:
+        if session not in self._watched:
+            self._watched.add(session)
+            self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
+
     async def _forget_session(self, session: Session) -> None:
-        """binding="session": nobody can reach a closed session's tasks again; they go with it."""
+        """A session closed: its rate-limit bucket goes (a closed session kept there would stay
+        in memory with everything it holds), and with binding="session" its tasks, which
+        nobody can reach again."""
         await session.closed.wait()
         self._watched.discard(session)
+        if self._limiter is not None:
+            self._limiter.forget(session)
         for record in self.store.owned_by(session):
             self._delete(record, "lost its session", "session-closed")
 

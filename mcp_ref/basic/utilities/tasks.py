@@ -367,6 +367,10 @@ class RateLimiter:
         #: requestor -> [tokens as of stamp, stamp]; below zero, operations are queued
         self._buckets: dict[Hashable, list[float]] = {}
 
+    def forget(self, key: Hashable) -> None:
+        """The requestor is gone (its session closed): drop its bucket."""
+        self._buckets.pop(key, None)
+
     def delay(self, key: Hashable, now: float) -> float | None:
         rate, burst = self.rate, float(self.burst)
         bucket = self._buckets.get(key)

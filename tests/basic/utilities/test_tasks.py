@@ -630,6 +630,22 @@ async def test_tasks_kept_in_all_are_capped(autojump_clock: trio.abc.Clock) -> N
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.parametrize("binding", ["session", "none"])
+async def test_a_closed_session_leaves_nothing_behind_in_the_rate_limiter(binding: str) -> None:
+    # the buckets were keyed by the session and kept for up to 1024 requestors: every
+    # closed session stayed in memory with all it held (the soak's RSS kept growing)
+    async with trio.open_nursery() as nursery:
+        server, _ = task_server(nursery, binding=binding)
+        manager = server.task_manager
+        assert manager is not None and manager._limiter is not None
+        async with client_of(server) as client:
+            await (await client.call_tool_as_task("plain_task")).result()
+            assert len(manager._limiter._buckets) == 1
+        await trio.testing.wait_all_tasks_blocked()
+        assert manager._limiter._buckets == {} and manager._watched == set()
+        nursery.cancel_scope.cancel()
+
+
 async def test_a_durable_store_refuses_tasks_bound_to_sessions(tmp_path: Path) -> None:
     from mcp_ref.session.task_db import open_sqlite_task_store
 
