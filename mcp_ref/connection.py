@@ -287,6 +287,13 @@ class Connection:
             raise LocalProtocolError(
                 f"cannot send {method} in phase {self.phase.value}", requirement=self._send_phase_rule()
             )
+        if method == "initialize" and self.phase is not Phase.AWAITING_INIT:
+            # [basic/lifecycle#1] initialization comes once, first: the operation phase allows any
+            # request but this one (the server would answer "already initialized")
+            raise LocalProtocolError(
+                f"cannot send initialize in phase {self.phase.value}: the session is initialized once",
+                requirement="basic/lifecycle#1",
+            )
         params_type = m.PARAMS_TYPES[method]
         _check_params(method, cls, params_type, params)
         task = getattr(params, "task", None) is not None

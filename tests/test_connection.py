@@ -173,6 +173,15 @@ def test_second_initialize_is_refused() -> None:
     assert wire(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST
 
 
+@pytest.mark.req("basic/lifecycle#1")
+def test_our_client_does_not_send_a_second_initialize() -> None:
+    # (found by tests/test_connection_states.py: the operation phase allowed any request)
+    client, _ = handshake()
+    with pytest.raises(LocalProtocolError, match="initialized once") as refused:
+        client.send_request("initialize", init_params())
+    assert refused.value.requirement == "basic/lifecycle#1"
+
+
 @pytest.mark.req("basic/lifecycle#9")
 @pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26"])
 def test_negotiated_version_is_the_clients_when_supported(version: str) -> None:
