@@ -56,7 +56,16 @@ if TYPE_CHECKING:
     # checkers see their real signatures
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
-    from .session.http import open_http_client, serve_http
+    from .session.http import (
+        ClientCredentials,
+        CrossAppAccess,
+        FileTokenStorage,
+        InMemoryTokenStorage,
+        OAuthClient,
+        open_http_client,
+        open_loopback_callback,
+        serve_http,
+    )
 
 __version__ = "0.1.0"
 
@@ -71,17 +80,22 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
     "CapabilityMissing",
+    "ClientCredentials",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
+    "CrossAppAccess",
     "DecodeError",
     "ErrorCode",
+    "FileTokenStorage",
     "HTTPTransportError",
+    "InMemoryTokenStorage",
     "InvalidToolResult",
     "LocalProtocolError",
     "MCPError",
     "MCPRefError",
     "MessageTooLarge",
+    "OAuthClient",
     "PendingRequest",
     "Phase",
     "ProtocolError",
@@ -112,6 +126,7 @@ __all__ = [
     "memory_channel_pair",
     "memory_session_pair",
     "open_http_client",
+    "open_loopback_callback",
     "open_session",
     "open_stdio_client",
     "safe_icon_uri",
@@ -120,9 +135,22 @@ __all__ = [
 ]
 
 
+#: names that need the http extra (h11), imported on first use
+_HTTP_NAMES = (
+    "open_http_client",
+    "serve_http",
+    "OAuthClient",
+    "ClientCredentials",
+    "CrossAppAccess",
+    "InMemoryTokenStorage",
+    "FileTokenStorage",
+    "open_loopback_callback",
+)
+
+
 def __getattr__(name: str) -> object:
     # Streamable HTTP needs the ``http`` extra (h11): imported on first use only
-    if name in ("open_http_client", "serve_http"):
+    if name in _HTTP_NAMES:
         try:
             from .session import http
         except ModuleNotFoundError as e:

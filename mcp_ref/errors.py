@@ -231,5 +231,7 @@ class AuthorizationError(HTTPTransportError):
     ) -> None:
         super().__init__(f"authorization failed at {step}: {message}", status=status, url=url)
         self.step = step
+        #: what went wrong, without the step
+        self.problem = message
         self.error = error
         self.error_description = error_description

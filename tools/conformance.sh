@@ -43,9 +43,23 @@ for suite in active pending; do
   echo "== server suite: $suite"
   "$NODE" "$SUITE" server --url "http://127.0.0.1:$PORT/mcp" --suite "$suite" || status=1
 done
-CLIENT="$OLDPWD/$PY -m mcp_ref.examples.conformance_client"
+# Client suites: every one the tool offers (all, core, extensions, backcompat, auth, metadata,
+# draft, sep-835). `all` is the union of the others, so it is not run again. `core` is the four
+# transport scenarios plus the auth suite: its auth part is the auth suite run below, and its
+# transport scenarios run one at a time, because sse-retry times the client's reconnection
+# (200 ms of slack) and a parallel batch of two dozen clients starting on two cores can miss it.
+cd "$OLDPWD"
+CLIENT="$PY -m mcp_ref.examples.conformance_client"
 for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
-  echo "== client scenario: $scenario"
-  (cd "$OLDPWD" && "$NODE" "$SUITE" client --command "$PY -m mcp_ref.examples.conformance_client" --scenario "$scenario") || status=1
+  echo "== client suite core, scenario: $scenario"
+  "$NODE" "$SUITE" client --command "$CLIENT" --scenario "$scenario" -o "$WORK/client" >"$WORK/client.log" 2>&1 \
+    || { tail -40 "$WORK/client.log"; status=1; }
+  grep -E "^(Passed|Test Results)|OVERALL" "$WORK/client.log" || true
+done
+for suite in auth metadata sep-835 backcompat draft extensions; do
+  echo "== client suite: $suite"
+  "$NODE" "$SUITE" client --command "$CLIENT" --suite "$suite" -o "$WORK/client" >"$WORK/client.log" 2>&1 \
+    || { tail -60 "$WORK/client.log"; status=1; }
+  sed -n '/=== SUITE SUMMARY ===/,$p' "$WORK/client.log"
 done
 exit $status

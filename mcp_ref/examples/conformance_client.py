@@ -2,14 +2,27 @@
 
     python -m mcp_ref.examples.conformance_client URL
 
-The suite passes the server URL as the last argument and names the scenario
-in ``MCP_CONFORMANCE_SCENARIO``. The client does what any scenario asks of a
-well-behaved client: initialize, list the tools, call each one with arguments
-made from its input schema, accept elicitations with the form's defaults
-(SEP-1034), and shut down cleanly (DELETE). Streamable HTTP details -- SSE
-answers, ``retry`` and ``Last-Event-ID`` resumption -- are the transport's.
+The suite passes the server URL as the last argument, names the scenario in
+``MCP_CONFORMANCE_SCENARIO`` and, for some, gives credentials in
+``MCP_CONFORMANCE_CONTEXT`` (JSON). The client does what any scenario asks
+of a well-behaved client: initialize, list the tools, call each one with
+arguments made from its input schema, accept elicitations with the form's
+defaults (SEP-1034), and shut down cleanly (DELETE). Streamable HTTP details
+-- SSE answers, ``retry`` and ``Last-Event-ID`` resumption -- are the
+transport's; authorization (the ``auth/`` scenarios) is :class:`OAuthClient`'s:
+
+* the authorization code flow, with a "browser" that follows the
+  authorization endpoint's redirect itself (the suite's authorization
+  server approves at once) and a Client ID Metadata Document URL the suite
+  knows, used where the server takes them;
+* ``auth/pre-registration``: the client id and secret from the context;
+* ``auth/client-credentials-*``: the client_credentials grant, with a
+  secret or a private key (private_key_jwt);
+* ``auth/cross-app-access-complete-flow``: the ID token exchanged at the
+  identity provider, then the JWT bearer grant.
 """
 
+import json
 import logging
 import os
 import sys
@@ -17,14 +30,23 @@ from typing import Any
 
 import trio
 
+from mcp_ref.basic.authorization.metadata import ClientInformation
+from mcp_ref.basic.transports.oauth_client import ClientCredentials, CrossAppAccess, OAuthClient
 from mcp_ref.client.elicitation import form_defaults
 from mcp_ref.errors import MCPError
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
 from mcp_ref.session.http import open_http_client
+from mcp_ref.testing.oauth import HeadlessBrowser
 
-__all__ = ["main", "arguments_for"]
+__all__ = ["main", "arguments_for", "auth_for"]
 
 log = logging.getLogger("mcp_ref.conformance_client")
+
+#: the client id metadata document URL the suite's authorization servers accept (not fetched)
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+#: where the suite's authorization endpoint sends the browser back (nothing listens: the
+#: headless browser reads the redirect instead of following it)
+REDIRECT_URI = "http://localhost:3000/callback"
 
 
 def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
@@ -50,8 +72,50 @@ async def accept_with_defaults(ctx: Any, params: Any) -> ElicitResult:
     return ElicitResult(action="decline")
 
 
-async def run(url: str, scenario: str) -> None:
-    async with open_http_client(url, elicitation=accept_with_defaults, initialize_timeout=30) as client:
+def auth_for(scenario: str, context: dict[str, Any]) -> OAuthClient | None:
+    """The authorization a scenario asks for, from its name and context (None: none)."""
+    if not scenario.startswith("auth/"):
+        return None
+    if scenario.startswith("auth/client-credentials"):
+        return OAuthClient(
+            grant=ClientCredentials(
+                client_id=context["client_id"],
+                client_secret=context.get("client_secret"),
+                private_key=context.get("private_key_pem"),
+                signing_algorithm=context.get("signing_algorithm") or "ES256",
+            )
+        )
+    if scenario == "auth/cross-app-access-complete-flow":
+        return OAuthClient(
+            grant=CrossAppAccess(
+                idp_token_endpoint=context["idp_token_endpoint"],
+                id_token=context["idp_id_token"],
+                idp_client_id=context["idp_client_id"],
+                client_id=context["client_id"],
+                client_secret=context.get("client_secret"),
+            )
+        )
+    browser = HeadlessBrowser()
+    pre = None
+    if "client_id" in context:
+        pre = ClientInformation(
+            client_id=context["client_id"], client_secret=context.get("client_secret"), redirect_uris=(REDIRECT_URI,)
+        )
+    return OAuthClient(
+        client_name="mcp_ref conformance client",
+        redirect_uri=REDIRECT_URI,
+        redirect_handler=browser.open,
+        callback_handler=browser.callback,
+        client_id_metadata_url=CIMD_URL,
+        client_information=pre,
+        timeout=10,
+        authorization_timeout=20,
+    )
+
+
+async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
+    auth = auth_for(scenario, context)
+    async with open_http_client(url, auth=auth, elicitation=accept_with_defaults, initialize_timeout=30) as client:
         log.info(
             "scenario %s: connected to %s, protocol %s", scenario, client.server_info.name, client.protocol_version
         )
@@ -64,6 +128,8 @@ async def run(url: str, scenario: str) -> None:
                 log.info("%s -> %s", tool.name, [getattr(b, "text", b) for b in result.content])
             except MCPError as e:
                 log.warning("%s failed: %s", tool.name, e)
+                if scenario.startswith("auth/"):
+                    raise  # (an authorization scenario's call must succeed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m mcp_ref.examples.conformance_client URL", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    trio.run(run, args[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", ""))
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    trio.run(run, args[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), context)
     return 0
 
 

@@ -55,6 +55,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+async def until_listening(port: int, proc: "subprocess.Popen[bytes]", timeout: float) -> None:
+    """Return once a child server listens on ``port`` (it is still starting: poll, bounded)."""
+    with trio.fail_after(timeout):
+        while True:
+            try:
+                stream = await trio.open_tcp_stream("127.0.0.1", port)
+                await stream.aclose()
+                return
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"the child server exited ({proc.returncode}) before listening") from None
+                await trio.sleep(0.1)
+
+
 @asynccontextmanager
 async def sdk_server(mode: str) -> AsyncIterator[int]:
     """The SDK's echo server in a child process (``--http`` or ``--sse``); yields its port once it listens."""
@@ -62,14 +76,7 @@ async def sdk_server(mode: str) -> AsyncIterator[int]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, SDK_SERVER, mode, str(port)], env=env, stderr=subprocess.DEVNULL)
     try:
-        with trio.fail_after(20):
-            while True:
-                try:
-                    stream = await trio.open_tcp_stream("127.0.0.1", port)
-                    await stream.aclose()
-                    break
-                except OSError:
-                    await trio.sleep(0.1)  # the child is still starting: poll its port, bounded
+        await until_listening(port, proc, 20)
         yield port
     finally:
         proc.terminate()

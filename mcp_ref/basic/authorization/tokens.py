@@ -5,7 +5,8 @@
 * :func:`token_request` -- the form body and headers of a token request,
   with the client authenticated as the server allows
   (:func:`choose_auth_method`): ``client_secret_basic`` (RFC 6749 section
-  2.3.1: each part form-encoded, then Base64), ``client_secret_post``,
+  2.3.1: each part form-encoded, then Base64; ``client_id`` in the body
+  too), ``client_secret_post``,
   ``none`` (a public client sends only its ``client_id``) or
   ``private_key_jwt`` (RFC 7523 section 2.2; the assertion's claims are
   :func:`client_assertion_claims`, signing is the driver's).
@@ -191,6 +192,9 @@ def token_request(
             if client.client_secret is None:
                 raise UnsupportedAuthMethod("client_secret_basic needs a client_secret")
             headers["authorization"] = basic_authorization(client.client_id, client.client_secret)
+            # (the id in the body as well: RFC 6749 section 3.2.1 lets a client name itself there,
+            # it is no second authentication method, and some servers look for it -- the SDK's)
+            form["client_id"] = client.client_id
         elif auth_method == "client_secret_post":
             if client.client_secret is None:
                 raise UnsupportedAuthMethod("client_secret_post needs a client_secret")

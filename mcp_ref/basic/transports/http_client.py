@@ -28,6 +28,14 @@ fails (another protocol version, an error) the channel ends with
 (a private CA, a client certificate). A handshake that fails ends the channel
 with :class:`~mcp_ref.errors.TLSError`. A redirect (3xx) is never followed:
 the request fails with an error naming the ``Location``.
+
+With ``auth`` (an :class:`HttpAuth`, such as
+:class:`~mcp_ref.basic.transports.oauth_client.OAuthClient`) every request
+carries the ``Authorization`` header it gives (basic/authorization#54, #55);
+a 401, or a 403 ``insufficient_scope``, is handed to it, and the request is
+sent again once it has new authorization. Authorization that cannot be had
+at all ends the channel with the :class:`~mcp_ref.errors.AuthorizationError`;
+a step-up that fails fails that request only.
 """
 
 import json
@@ -37,18 +45,18 @@ import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 import h11
 import trio
 
-from ...errors import ConnectionClosed, ErrorCode, HTTPTransportError, MessageTooLarge, TLSError
+from ...errors import AuthorizationError, ConnectionClosed, ErrorCode, HTTPTransportError, MessageTooLarge, TLSError
 from ._nursery import block_nursery
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE, too_large
 from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
 
-__all__ = ["HttpClientChannel", "SessionExpired", "open_http_channel", "open_connection"]
+__all__ = ["HttpAuth", "HttpClientChannel", "SessionExpired", "open_http_channel", "open_connection"]
 
 log = logging.getLogger("mcp_ref.http.client")
 
@@ -59,6 +67,33 @@ class SessionExpired(ConnectionClosed, trio.BrokenResourceError):
     Raised by the channel's ``receive`` and ``send`` from then on; a session
     on the channel ends with its message as the reason.
     """
+
+
+class HttpAuth(Protocol):
+    """What the channel asks about authorization (basic/authorization; ``OAuthClient`` is one).
+
+    ``authorization(url)`` gives the ``Authorization`` value for a request
+    (None: send none); ``challenged(...)`` is told that the server refused a
+    request carrying ``used`` with ``status`` and ``www_authenticate``, and
+    returns whether the request should be sent again (``again``: it was
+    already re-sent after an earlier challenge). ``flow_timeout`` is how long
+    meeting one challenge may take (an interactive authorization waits for
+    the user), so the session's initialize waits at least that long.
+    """
+
+    flow_timeout: float
+
+    async def authorization(self, url: str) -> str | None: ...
+
+    async def challenged(
+        self, url: str, status: int, www_authenticate: str | None, used: str | None, *, again: bool = False
+    ) -> bool: ...
+
+
+#: how many times one request is sent again after authorization challenges
+_MAX_CHALLENGES = 4
+#: how much of a challenge's body is kept (for the error when it cannot be met)
+_CHALLENGE_BODY = 64 * 1024
 
 
 class _RestartFailed(Exception):
@@ -132,7 +167,7 @@ class _Inbox:
 _ACCEPT_BOTH = "application/json, text/event-stream"
 
 #: what a broken exchange or a garbled answer raises
-_FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError, TLSError)
+_FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError, HTTPTransportError)
 
 #: what the channel sends itself once a replacement session is initialised
 _INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
@@ -145,7 +180,16 @@ class _Response:
         self.pool = pool
         self.closed = False
         self.status = head.status_code
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in head.headers}
+        self.headers: dict[str, str] = {}
+        for name, value in head.headers:
+            # a repeated field is one comma-separated list (RFC 9110 section 5.3): several
+            # WWW-Authenticate lines are several challenges
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
+        #: the Authorization value the request carried (None: none)
+        self.authorization: str | None = None
+        #: the body, once read whole (see :meth:`read`)
+        self.body: bytes | None = None
 
     @property
     def content_type(self) -> str:
@@ -165,7 +209,10 @@ class _Response:
 
     async def read(self, limit: int) -> bytes:
         """The whole body, if it is at most ``limit`` bytes; else :class:`_BodyTooLarge`
-        (with what was read, and without reading the rest: the connection is not reused)."""
+        (with what was read, and without reading the rest: the connection is not reused).
+        Once read, it is kept: a second read gives it again."""
+        if self.body is not None:
+            return self.body
         declared = self.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and len(declared) < 20 and int(declared) > limit:
             raise _BodyTooLarge(int(declared), b"")
@@ -174,7 +221,8 @@ class _Response:
             body += chunk
             if len(body) > limit:
                 raise _BodyTooLarge(len(body), bytes(body[:1024]))
-        return bytes(body)
+        self.body = bytes(body)
+        return self.body
 
     async def aclose(self) -> None:
         """Done with the answer: the connection goes back to the pool if the exchange completed."""
@@ -269,6 +317,8 @@ class _Sent:
         #: what :meth:`HttpClientChannel._write` was given, to write it again
         self.args = args
         self.reused = reused
+        #: the Authorization value written (None: none)
+        self.authorization: str | None = None
 
     async def write(self, request: h11.Request, body: bytes | None) -> None:
         try:
@@ -363,6 +413,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         on_new_session: Callable[[str, str | None], None] | None = None,
         legacy_fallback: bool = False,
         ssl_context: ssl.SSLContext | None = None,
+        auth: HttpAuth | None = None,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_inbox: int = 100,
         max_inbox_bytes: int = 16 * 1024 * 1024,
@@ -370,6 +421,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         if max_message_size < 1 or max_inbox < 1 or max_inbox_bytes < 1:
             raise ValueError("max_message_size, max_inbox and max_inbox_bytes must be at least 1")
         parts = check_url(url, ssl_context)
+        if auth is not None and any(k.lower() == "authorization" for k in headers or {}):
+            raise ValueError("pass auth= or an Authorization header, not both")
         self.url = url
         self.scheme = parts.scheme
         assert parts.hostname is not None  # (check_url made sure)
@@ -377,8 +430,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         #: TLS for https:// (the system's trust store unless a context is given)
         self.ssl_context = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
-        #: what ended the channel, when it was not the server's doing (a TLS failure)
+        #: what ended the channel, when it was not the server's doing (TLS, authorization)
         self.failure: HTTPTransportError | None = None
+        #: [basic/authorization] where the Authorization header comes from, and 401s go
+        self.auth = auth
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.host_header = parts.netloc
         self.nursery = nursery
@@ -424,15 +479,65 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         return list(hdrs.items())
 
     async def _request(
-        self, method: str, accept: str, body: bytes | None = None, extra: Mapping[str, str] | None = None
+        self,
+        method: str,
+        accept: str,
+        body: bytes | None = None,
+        extra: Mapping[str, str] | None = None,
+        *,
+        challenges: bool = True,
     ) -> _Response:
-        """One exchange: the request goes out and its answer's head comes back."""
-        return await self._head(await self._write(method, accept, body, extra))
+        """One exchange: the request goes out and its answer's head comes back (after any
+        authorization challenges were met, unless ``challenges`` is False)."""
+        response = await self._head(await self._write(method, accept, body, extra))
+        if challenges:
+            response = await self._meet_challenges(response, (method, accept, body, extra))
+        return response
+
+    async def _meet_challenges(
+        self, response: _Response, args: tuple[str, str, bytes | None, Mapping[str, str] | None]
+    ) -> _Response:
+        """[basic/authorization#21] a 401 (or 403) goes to the authorization, and the request out again.
+
+        Returns the first answer that is not a challenge, or the challenge
+        the authorization could not meet (closed, its body kept for the
+        error). An AuthorizationError for a 401 ends the channel (no token
+        works), one for a 403 (a step-up) only this request.
+        """
+        again = False
+        for _ in range(_MAX_CHALLENGES):
+            if self.auth is None or response.status not in (401, 403):
+                return response
+            try:
+                await response.read(_CHALLENGE_BODY)
+            except _BodyTooLarge as e:
+                response.body = e.head  # (kept for the error, should the challenge not be met)
+            await response.aclose()
+            try:
+                challenge = response.headers.get("www-authenticate")
+                retry = await self.auth.challenged(
+                    self.url, response.status, challenge, response.authorization, again=again
+                )
+            except AuthorizationError as e:
+                if response.status == 401 and self.failure is None:
+                    self.failure = e
+                    self._fail(str(e))
+                raise
+            if not retry:
+                return response
+            again = True
+            response = await self._head(await self._write(*args))
+        return response
 
     async def _write(
         self, method: str, accept: str, body: bytes | None = None, extra: Mapping[str, str] | None = None
     ) -> "_Sent":
         """Write one request on a kept-alive connection or a new one; its answer is read by :meth:`_head`."""
+        args = (method, accept, body, extra)  # (as given: a request written again asks anew)
+        authorization = await self.auth.authorization(self.url) if self.auth is not None else None
+        if authorization is not None:
+            # [basic/authorization#54, #55, #56] in the header of every request, never in the URL
+            extra = {**(extra or {}), "authorization": authorization}
         headers = self._headers(accept, extra)
         if body is not None:
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
@@ -445,14 +550,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 with trio.CancelScope(shield=True):
                     await stream.aclose()
                 continue
-            sent = _Sent(stream, conn, (method, accept, body, extra), reused=True)
+            sent = _Sent(stream, conn, args, reused=True)
+            sent.authorization = authorization
             try:
                 await sent.write(request, body)
                 return sent
             except _StaleConnection:
                 log.debug("a kept-alive connection was closed by the server; trying another")
         stream = await self._connect()
-        sent = _Sent(stream, h11.Connection(h11.CLIENT), (method, accept, body, extra), reused=False)
+        sent = _Sent(stream, h11.Connection(h11.CLIENT), args, reused=False)
+        sent.authorization = authorization
         await sent.write(request, body)
         return sent
 
@@ -476,7 +583,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         """
         while True:
             try:
-                return _Response(sent.conn, sent.stream, await sent.read_head(), self._pool)
+                response = _Response(sent.conn, sent.stream, await sent.read_head(), self._pool)
+                response.authorization = sent.authorization
+                return response
             except _StaleConnection:
                 log.debug("a kept-alive connection was closed by the server; sending the request again")
                 sent = await self._write(*sent.args)
@@ -672,6 +781,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         except trio.EndOfChannel:
             if self._expired is not None:
                 raise SessionExpired(self._expired) from None
+            if self.failure is not None:
+                raise trio.EndOfChannel(str(self.failure)) from None  # (the session's reason for ending)
             raise
 
     async def aclose(self) -> None:
@@ -683,9 +794,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             with trio.move_on_after(2) as scope:
                 scope.shield = True
                 try:
-                    response = await self._request("DELETE", "application/json")
+                    response = await self._request("DELETE", "application/json", challenges=False)
                     await response.aclose()
-                except (OSError, trio.BrokenResourceError) as e:
+                except (OSError, trio.BrokenResourceError, h11.ProtocolError, HTTPTransportError) as e:
                     log.debug("DELETE of session %s failed: %r", self.session_id, e)
         # [basic/transports#45] closing the channel closes its SSE streams too
         await self._pool.aclose()
@@ -752,7 +863,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     ) -> None:
         """Read the answer to a POST and deliver what it holds."""
         try:
-            response = await self._head(sent)
+            response = await self._meet_challenges(await self._head(sent), sent.args)
             if response.status == 404 and session_id is not None and not is_init:
                 await response.aclose()
                 if not await self._new_session(session_id):
@@ -762,6 +873,15 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     log.debug("not re-sent in the new session: %.200r", value)
                     return
                 response = await self._post(value)
+        except AuthorizationError as e:
+            if is_init:
+                self._ready.set()
+            if self.failure is e:
+                return  # the channel ended with it: the session sees its end, open_http_client raises it
+            # a step-up that failed: this request fails, the session goes on
+            log.warning("%s", e)
+            await self._answer_failed(request_ids, 0, str(e).encode())
+            return
         except (*_FAILURES, trio.TooSlowError) as e:
             log.warning("POST to %s failed: %r", self.url, e)
             await self._answer_failed(request_ids, 0, str(e).encode())
@@ -934,7 +1054,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             try:
                 with trio.fail_after(self.connect_timeout):
                     response = await self._request("GET", "text/event-stream", extra=extra)
-            except (OSError, trio.BrokenResourceError, trio.TooSlowError, h11.ProtocolError, TLSError) as e:
+            except (OSError, trio.BrokenResourceError, trio.TooSlowError, h11.ProtocolError, HTTPTransportError) as e:
                 failures += 1
                 log.debug("GET stream failed: %r", e)
                 if first:

@@ -36,7 +36,7 @@ def asm(**fields: object) -> AuthorizationServerMetadata:
     return AuthorizationServerMetadata.from_json({"issuer": "https://as.example", **fields})
 
 
-@pytest.mark.req("basic/authorization#44", "basic/authorization#19", "basic/authorization#18")
+@pytest.mark.req("basic/authorization#44", "basic/authorization#19", "basic/authorization#18", "basic/authorization#17")
 def test_scope_from_the_challenge_first() -> None:
     # the challenge wins even when it is neither subset nor superset of scopes_supported
     assert select_scope("files:read", prm(["a", "b"]), asm()) == "files:read"
@@ -66,7 +66,13 @@ def test_step_up_joins_granted_and_challenged_scopes() -> None:
     assert step_up_scope(None, "c") == "c"
 
 
-@pytest.mark.req("basic/authorization#26", "basic/authorization#40", "basic/authorization#41")
+@pytest.mark.req(
+    "basic/authorization#6",
+    "basic/authorization#26",
+    "basic/authorization#27",
+    "basic/authorization#40",
+    "basic/authorization#41",
+)
 def test_registration_priority() -> None:
     cimd_dcr = asm(client_id_metadata_document_supported=True, registration_endpoint="https://as.example/register")
     pre = ClientInformation(client_id="pre")
@@ -84,7 +90,13 @@ def test_registration_priority() -> None:
     assert choose_registration(pre_registered=None, client_id_metadata_url=url, server_metadata=asm()) == "none"
 
 
-@pytest.mark.req("basic/authorization#29", "basic/authorization#30", "basic/authorization#31", "basic/authorization#32")
+@pytest.mark.req(
+    "basic/authorization#28",
+    "basic/authorization#29",
+    "basic/authorization#30",
+    "basic/authorization#31",
+    "basic/authorization#32",
+)
 def test_client_id_metadata_document_rules() -> None:
     check_cimd_url("https://example.com/client.json")
     for bad in ["http://example.com/client.json", "https://example.com", "https://example.com/", "https://e.com/c#f"]:

@@ -117,7 +117,7 @@ def test_token_request_client_authentication(method: str) -> None:
     assert "scope" not in form
     if method == "client_secret_basic":
         assert req.headers["authorization"].startswith("Basic ") and "client_secret" not in form
-        assert "client_id" not in form
+        assert form["client_id"] == "c"  # named, not authenticated, in the body too (RFC 6749 3.2.1)
     elif method == "client_secret_post":
         assert form["client_id"] == "c" and form["client_secret"] == "s" and not req.headers
     elif method == "none":

@@ -1,0 +1,122 @@
+"""The user's part of the authorization code flow: showing the URL, receiving the redirect.
+
+``redirect_handler``: :func:`print_url` or :func:`open_in_browser`.
+``callback_handler``: the :class:`LoopbackCallback` that
+:func:`open_loopback_callback` listens with on 127.0.0.1 (RFC 8252
+section 7.3), returning what each redirect back carried.
+"""
+
+import logging
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import h11
+import trio
+
+from ..authorization.client import AuthorizationDenied, AuthorizationResponse, parse_authorization_response
+
+__all__ = ["print_url", "open_in_browser", "LoopbackCallback", "open_loopback_callback"]
+
+log = logging.getLogger("mcp_ref.oauth")
+
+
+async def print_url(url: str) -> None:
+    """A ``redirect_handler`` that prints the URL for the user to open (stderr)."""
+    print(f"Open this URL in your browser to authorize:\n  {url}", file=sys.stderr, flush=True)
+
+
+async def open_in_browser(url: str) -> None:
+    """A ``redirect_handler`` that opens the user's browser (and prints the URL, in case it cannot)."""
+    import webbrowser
+
+    await print_url(url)
+    await trio.to_thread.run_sync(webbrowser.open, url)
+
+
+_PAGE = (
+    "<!doctype html><meta charset=utf-8><title>{title}</title>"
+    "<p>{title}. You can close this window and return to the application.</p>"
+)
+
+
+class LoopbackCallback:
+    """The redirect target of the authorization code flow: a listener on 127.0.0.1 (RFC 8252 section 7.3).
+
+    ``redirect_uri`` is where the authorization server sends the browser
+    back; ``await callback()`` (it is a ``callback_handler``) returns the
+    next redirect's parameters. Requests to other paths get 404; the
+    listener lives as long as :func:`open_loopback_callback`'s block.
+    """
+
+    def __init__(self, redirect_uri: str, path: str) -> None:
+        self.redirect_uri = redirect_uri
+        self.path = path
+        self._send, self._receive = trio.open_memory_channel[AuthorizationResponse](8)
+
+    async def __call__(self) -> AuthorizationResponse:
+        return await self._receive.receive()
+
+    async def _serve(self, stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=16 * 1024)
+        try:
+            with trio.move_on_after(10):
+                request = None
+                while True:
+                    event = conn.next_event()
+                    if event is h11.NEED_DATA:
+                        data = await stream.receive_some(16384)
+                        if not data:
+                            return
+                        conn.receive_data(bytes(data))
+                    elif isinstance(event, h11.Request):
+                        request = event
+                    elif isinstance(event, h11.EndOfMessage) and request is not None:
+                        break
+                    elif isinstance(event, h11.ConnectionClosed):
+                        return
+                target = request.target.decode("ascii", "replace")
+                path, _, query = target.partition("?")
+                status, title = 404, "Not found"
+                if request.method == b"GET" and path == self.path:
+                    try:
+                        response = parse_authorization_response(query)
+                    except AuthorizationDenied as e:
+                        status, title = 400, f"Authorization failed: {e}"
+                    else:
+                        self._send.send_nowait(response)
+                        status = 200
+                        title = "Authorization received" if response.error is None else "Authorization refused"
+                body = _PAGE.format(title=title.replace("<", "&lt;")).encode()
+                headers = [("content-type", "text/html; charset=utf-8"), ("content-length", str(len(body)))]
+                out = conn.send(h11.Response(status_code=status, headers=[*headers, ("connection", "close")])) or b""
+                out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+                await stream.send_all(out)
+        except (trio.BrokenResourceError, h11.ProtocolError, trio.WouldBlock) as e:
+            log.debug("loopback callback connection: %r", e)
+        finally:
+            await stream.aclose()
+
+
+@asynccontextmanager
+async def open_loopback_callback(
+    *, port: int = 0, path: str = "/callback", host: str = "127.0.0.1"
+) -> AsyncIterator[LoopbackCallback]:
+    """Listen on ``host:port`` (a free port by default) for the redirect back from the authorization server.
+
+    The redirect URI is registered as it is, port included, so a client
+    that stores its registration (:class:`FileTokenStorage`) should pass
+    the same ``port`` each run; with another, it registers again.
+    """
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        raise ValueError(f"the callback listener is for loopback addresses only, not {host!r}")
+    async with trio.open_nursery() as nursery:
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        bound = listeners[0].socket.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        callback = LoopbackCallback(f"http://{shown}:{bound}{path}", path)
+        nursery.start_soon(trio.serve_listeners, callback._serve, listeners)
+        try:
+            yield callback
+        finally:
+            nursery.cancel_scope.cancel()

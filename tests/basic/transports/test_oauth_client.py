@@ -1,0 +1,644 @@
+"""The OAuth client end to end: a protected mcp_ref server, a scripted authorization server.
+
+Each security test shows one rule by making the authorization server (or
+the MCP server's metadata) break it, and checks both the one clear
+AuthorizationError and what never went on the wire.
+"""
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import trio
+
+from mcp_ref.basic.authorization.client import AuthorizationResponse
+from mcp_ref.basic.authorization.metadata import ClientInformation
+from mcp_ref.basic.authorization.tokens import GRANT_JWT_BEARER, TOKEN_TYPE_ID_JAG, Tokens
+from mcp_ref.basic.transports.http_fetch import http_exchange
+from mcp_ref.basic.transports.oauth_client import (
+    ClientCredentials,
+    FileTokenStorage,
+    InMemoryTokenStorage,
+    OAuthClient,
+    StoredAuthorization,
+    open_loopback_callback,
+)
+from mcp_ref.errors import AuthorizationError, HTTPTransportError, MCPError
+from mcp_ref.session.http import open_http_client
+
+from .oauth_world import REDIRECT_URI, Answer, FakeAuthServer, Recorded, World, world
+
+#: (a client assertion's iat and exp follow the test's clock, years ahead)
+UNCHECKED = {"verify_iat": False, "verify_exp": False}
+
+
+def oauth(w: World, **options: Any) -> OAuthClient:
+    options.setdefault("clock", w.clock)
+    return OAuthClient(
+        client_name="test client",
+        redirect_uri=REDIRECT_URI,
+        redirect_handler=w.browser.open,
+        callback_handler=w.browser.callback,
+        timeout=5,
+        authorization_timeout=10,
+        **options,
+    )
+
+
+def requests_to(w: World, method: str, path: str) -> list[Recorded]:
+    return [r for r in w.auth_server.requests if (r.method, r.path) == (method, path)]
+
+
+async def echo(client: Any, text: str = "hi") -> str:
+    result = await client.call_tool("echo", {"text": text})
+    return result.content[0].text  # type: ignore[no-any-return]
+
+
+# -- the flow ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.req(
+    "basic/authorization#2",
+    "basic/index#15",
+    "basic/authorization#7",
+    "basic/authorization#9",
+    "basic/authorization#15",
+    "basic/authorization#21",
+    "basic/authorization#42",
+    "basic/authorization#45",
+    "basic/authorization#46",
+    "basic/authorization#52",
+    "basic/authorization#74",
+    "basic/authorization#82",
+    "basic/authorization#83",
+    "basic/authorization#89",
+    "basic/authorization#106",
+)
+async def test_the_whole_flow_on_a_401() -> None:
+    async with world() as w:
+        auth = oauth(w)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            assert await echo(client) == "hi"
+        resource = w.mcp.url
+        (register,) = requests_to(w, "POST", "/register")
+        assert json.loads(register.form["_body"])["redirect_uris"] == [REDIRECT_URI]
+        (authorize,) = requests_to(w, "GET", "/authorize")
+        assert authorize.query["resource"] == resource and authorize.query["code_challenge_method"] == "S256"
+        assert authorize.query["scope"] == "mcp offline_access"  # scopes_supported, and a refresh token
+        (token,) = requests_to(w, "POST", "/token")
+        assert token.form["resource"] == resource and token.form["grant_type"] == "authorization_code"
+        assert token.form["redirect_uri"] == REDIRECT_URI == authorize.query["redirect_uri"]
+        assert auth.tokens is not None and auth.tokens.refresh_token is not None
+
+
+@pytest.mark.req("basic/authorization#54", "basic/authorization#55", "basic/authorization#56", "basic/authorization#61")
+async def test_the_token_goes_in_every_request_and_only_to_the_mcp_server() -> None:
+    """Every request to the MCP server carries the header (the GET stream too); nothing sent to the
+    authorization server (another origin) carries the access token, and no URL does."""
+    seen: list[tuple[str, str | None, str]] = []
+
+    async with world() as w:
+        auth = oauth(w)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            await client.ping()
+            assert auth.tokens is not None
+            token = auth.tokens.access_token
+            seen = [(r.path, r.headers.get("authorization"), json.dumps(r.query)) for r in w.auth_server.requests]
+            assert await auth.authorization(w.auth_server.url + "/anything") is None  # another origin
+            assert await auth.authorization(w.mcp.url) == f"Bearer {token}"
+    assert seen and all(token not in (header or "") and token not in query for _, header, query in seen)
+
+
+@pytest.mark.req("basic/authorization#11", "basic/authorization#23", "basic/authorization#24")
+async def test_openid_connect_discovery_with_an_issuer_path() -> None:
+    """An issuer with a path whose only document is OpenID Connect's, by path appending (the
+    third URL of #24): found, after the two before it answered 404."""
+    async with world(issuer_path="/tenant1", metadata_path="/tenant1/.well-known/openid-configuration") as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+        looked = [r.path for r in w.auth_server.requests if r.method == "GET" and ".well-known" in r.path]
+        assert looked == [
+            "/.well-known/oauth-authorization-server/tenant1",
+            "/.well-known/openid-configuration/tenant1",
+            "/tenant1/.well-known/openid-configuration",
+        ]
+
+
+async def test_stored_tokens_are_used_without_a_new_authorization() -> None:
+    async with world() as w:
+        storage = InMemoryTokenStorage()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+        assert len(requests_to(w, "GET", "/authorize")) == 1
+        assert len(requests_to(w, "POST", "/register")) == 1
+
+
+@pytest.mark.req("basic/authorization#41", "basic/authorization#26")
+async def test_pre_registered_credentials_come_first() -> None:
+    async with world() as w:
+        w.auth_server.clients["pre-1"] = {
+            "client_id": "pre-1",
+            "client_secret": "s3",
+            "redirect_uris": [REDIRECT_URI],
+        }
+        auth = oauth(w, client_information=ClientInformation(client_id="pre-1", client_secret="s3"))
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+        assert not requests_to(w, "POST", "/register")
+        (token,) = requests_to(w, "POST", "/token")
+        assert token.headers["authorization"].startswith("Basic ")  # the server lists client_secret_basic
+
+
+@pytest.mark.req("basic/authorization#22", "basic/authorization#44")
+async def test_the_challenge_scope_is_asked_for() -> None:
+    async with world(required_scopes=["mcp"], scopes_supported=["mcp", "mcp:admin", "extra"]) as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w, want_refresh_token=False)) as client:
+            await echo(client)
+        (authorize,) = requests_to(w, "GET", "/authorize")
+        assert authorize.query["scope"] == "mcp"  # the 401's scope, not every scope supported
+
+
+@pytest.mark.req("basic/authorization#69", "basic/authorization#70", "basic/authorization#19")
+async def test_step_up_on_insufficient_scope() -> None:
+    async with world(tool_scopes={"reset": ["mcp:admin"]}) as w:
+        auth = oauth(w)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            result = await client.call_tool("reset", {})
+            assert result.content[0].text == "reset"  # type: ignore[union-attr]
+            assert await echo(client, "still") == "still"  # nothing lost by stepping up
+        first, second = requests_to(w, "GET", "/authorize")
+        assert set(second.query["scope"].split()) >= {"mcp", "mcp:admin"}
+
+
+@pytest.mark.req("basic/authorization#72", "basic/authorization#71")
+async def test_step_up_is_bounded() -> None:
+    """A server that never grants the scope: the call fails after max_step_up authorizations,
+    and the session goes on."""
+    async with world(tool_scopes={"reset": ["mcp:admin"]}) as w:
+        w.auth_server.withheld_scopes = {"mcp:admin"}
+        async with open_http_client(w.mcp.url, auth=oauth(w, max_step_up=2)) as client:
+            await echo(client)
+            with pytest.raises(MCPError, match="403"):
+                await client.call_tool("reset", {})
+            with pytest.raises(MCPError, match="403"):
+                await client.call_tool("reset", {})  # no further attempts for the same scope
+            assert await echo(client, "alive") == "alive"
+        assert len(requests_to(w, "GET", "/authorize")) == 1 + 2
+
+
+@pytest.mark.req("basic/authorization#60", "basic/authorization#78")
+async def test_refresh_before_expiry_with_rotation() -> None:
+    async with world() as w:
+        auth = oauth(w, refresh_margin=60)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            assert auth.tokens is not None
+            first_refresh = auth.tokens.refresh_token
+            w.clock.now += 3600 - 30  # within the margin: refreshed before it is sent
+            await echo(client)
+            assert auth.tokens.refresh_token != first_refresh
+            w.clock.now += 3600 - 30
+            await echo(client)
+        assert len(requests_to(w, "GET", "/authorize")) == 1
+        # [#78] rotation: each refresh used the newest refresh token, never an old one again
+        used = w.auth_server.used_refresh_tokens
+        assert len(used) == 2 and used[0] == first_refresh and used[1] != first_refresh
+
+
+@pytest.mark.req("basic/authorization#60")
+async def test_refresh_on_a_401_for_an_expired_token() -> None:
+    """The client thinks its token good (no expires_in); the server says expired: refresh, then retry."""
+    async with world() as w:
+        auth = oauth(w)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            assert auth.tokens is not None
+            auth.tokens = Tokens(access_token=auth.tokens.access_token, refresh_token=auth.tokens.refresh_token)
+            w.clock.now += 4000  # the server's view: expired
+            assert await echo(client, "again") == "again"
+        assert [r.form["grant_type"] for r in requests_to(w, "POST", "/token")] == [
+            "authorization_code",
+            "refresh_token",
+        ]
+
+
+async def test_a_failed_refresh_leads_to_a_new_authorization() -> None:
+    async with world() as w:
+        auth = oauth(w)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            w.auth_server.refresh.clear()  # the server forgot every refresh token
+            w.clock.now += 4000
+            assert await echo(client, "back") == "back"
+        assert len(requests_to(w, "GET", "/authorize")) == 2
+
+
+async def test_client_credentials_grant() -> None:
+    async with world() as w:
+        w.auth_server.clients["svc"] = {"client_id": "svc", "client_secret": "pw", "redirect_uris": []}
+        auth = OAuthClient(grant=ClientCredentials(client_id="svc", client_secret="pw"), clock=w.clock)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+        (token,) = requests_to(w, "POST", "/token")
+        assert token.form["grant_type"] == "client_credentials" and token.form["resource"] == w.mcp.url
+        assert not requests_to(w, "GET", "/authorize")
+
+
+# -- security: each test fails if its rule is not kept ------------------------------------------------------
+
+
+@pytest.mark.req("basic/authorization#91", "basic/authorization#73")
+async def test_a_redirect_with_another_state_is_discarded() -> None:
+    """A forged redirect (another state, the attacker's code) arrives first: it is discarded
+    and its code never redeemed; the real one completes the flow."""
+    async with world() as w:
+        w.browser.before = [AuthorizationResponse(code="attacker-code", state="not-ours")]
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+        assert [r.form["code"] for r in requests_to(w, "POST", "/token")] != ["attacker-code"]
+        assert all(r.form.get("code") != "attacker-code" for r in w.auth_server.requests)
+
+
+@pytest.mark.req("basic/authorization#91")
+async def test_a_redirect_without_state_is_refused() -> None:
+    async with world() as w:
+
+        async def no_state() -> AuthorizationResponse:
+            return AuthorizationResponse(code="some-code")
+
+        auth = oauth(w)
+        auth.callback_handler = no_state
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization" and raised.value.error == "state_mismatch"
+        assert not requests_to(w, "POST", "/token")
+
+
+@pytest.mark.req("basic/authorization#84", "basic/authorization#85", "basic/authorization#87", "basic/authorization#82")
+@pytest.mark.parametrize("methods", [None, ["plain"], []])
+async def test_no_s256_no_authorization(methods: list[str] | None) -> None:
+    """PKCE downgrade: metadata without S256 (absent, or plain only) stops the client before
+    the browser opens."""
+    async with world() as w:
+        w.auth_server.metadata_changes["code_challenge_methods_supported"] = methods
+        auth = oauth(w)
+        with pytest.raises(AuthorizationError, match="S256") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata"
+        assert not w.browser.opened and not requests_to(w, "GET", "/authorize")
+
+
+async def test_mix_up_issuer_mismatch_in_metadata() -> None:
+    """RFC 8414 section 3.3: metadata naming another issuer is never used."""
+    async with world() as w:
+        w.auth_server.metadata_changes["issuer"] = "https://attacker.example"
+        with pytest.raises(AuthorizationError, match=r"attacker\.example") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata" and raised.value.error == "issuer_mismatch"
+        assert not requests_to(w, "POST", "/register") and not w.browser.opened
+
+
+async def test_mix_up_iss_in_the_authorization_response() -> None:
+    """RFC 9207: a redirect whose iss names another server is not redeemed."""
+    async with world() as w:
+        w.auth_server.redirect_extra = {"iss": "https://attacker.example"}
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization" and raised.value.error == "issuer_mismatch"
+        assert not requests_to(w, "POST", "/token")
+
+
+@pytest.mark.req("basic/authorization#47", "basic/authorization#48")
+async def test_resource_mismatch_is_refused() -> None:
+    """Metadata that describes another resource: no authorization server is contacted."""
+    async with world() as w:
+
+        async def evil_prm(server: FakeAuthServer, request: Recorded) -> Answer:
+            doc = {"resource": "https://evil.example/mcp", "authorization_servers": [server.url]}
+            return (
+                (200, {"content-type": "application/json"}, json.dumps(doc).encode())
+                if request.path == "/prm"
+                else None
+            )
+
+        w.auth_server.override = evil_prm
+        auth = oauth(w)
+        _point_challenge_at(auth, w.auth_server.url + "/prm")
+        with pytest.raises(AuthorizationError, match=r"evil\.example") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "resource-metadata" and raised.value.error == "resource_mismatch"
+        assert [r.path for r in w.auth_server.requests] == ["/prm"]  # nothing else, no browser
+        assert not w.browser.opened
+
+
+@pytest.mark.req("basic/authorization#81", "basic/authorization#89")
+async def test_the_redirect_uri_is_exact_and_safe() -> None:
+    """The authorization server matches redirect URIs exactly: the flow only works because the
+    one registered, the one in the authorization request and the one at the token endpoint
+    are the same string. An http URI off loopback is refused before anything is sent."""
+    async with world() as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+        (register,) = requests_to(w, "POST", "/register")
+        (authorize,) = requests_to(w, "GET", "/authorize")
+        (token,) = requests_to(w, "POST", "/token")
+        registered = json.loads(register.form["_body"])["redirect_uris"]
+        assert registered == [authorize.query["redirect_uri"]] == [token.form["redirect_uri"]] == [REDIRECT_URI]
+    for bad in ["http://app.example/callback", "https://app.example/cb#fragment"]:
+        with pytest.raises(ValueError):
+            OAuthClient(redirect_uri=bad, redirect_handler=w.browser.open, callback_handler=w.browser.callback)
+
+
+@pytest.mark.parametrize("document", ["resource", "server"])
+async def test_a_metadata_document_over_the_limit_is_refused(document: str) -> None:
+    async with world() as w:
+        padding = "x" * 300_000
+
+        async def huge(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path == "/.well-known/oauth-authorization-server":
+                doc = {**server.metadata(), "padding": padding}
+                return 200, {"content-type": "application/json"}, json.dumps(doc).encode()
+            return None
+
+        if document == "server":
+            w.auth_server.override = huge
+            step = "authorization-server-metadata"
+        else:
+            # the MCP server's own metadata is served by mcp_ref: point the client at a huge one
+            w.auth_server.override = _serve_huge_resource_metadata(padding)
+            step = "resource-metadata"
+        auth = oauth(w, max_document_size=64 * 1024)
+        if document == "resource":
+            _point_challenge_at(auth, w.auth_server.url + "/prm")
+        with pytest.raises(AuthorizationError, match="over 65536") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == step
+
+
+def _serve_huge_resource_metadata(padding: str) -> Any:
+    async def handler(server: FakeAuthServer, request: Recorded) -> Answer:
+        if request.path == "/prm":
+            return 200, {"content-type": "application/json"}, json.dumps({"resource": "x", "p": padding}).encode()
+        return None
+
+    return handler
+
+
+def _point_challenge_at(auth: OAuthClient, url: str) -> None:
+    """Make the client see a 401 whose resource_metadata is ``url`` (as a hostile server would send)."""
+    challenged = auth.challenged
+
+    async def with_header(*args: Any, **kwargs: Any) -> bool:
+        target, status, _, used = args
+        return await challenged(target, status, f'Bearer resource_metadata="{url}"', used, **kwargs)
+
+    auth.challenged = with_header  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ((500, {"content-type": "text/html"}, b"<html><h1>Internal Server Error</h1></html>"), "HTTP 500"),
+        ((200, {"content-type": "text/html"}, b"<html>login</html>"), "not JSON"),
+        ((200, {"content-type": "application/json"}, b'{"token_type": "Bearer"}'), "access_token"),
+        ((400, {"content-type": "application/json"}, b'{"error": "invalid_grant"}'), "invalid_grant"),
+    ],
+)
+async def test_a_broken_token_endpoint_is_one_clear_error(
+    answer: tuple[int, dict[str, str], bytes], expected: str
+) -> None:
+    async with world() as w:
+
+        async def broken(server: FakeAuthServer, request: Recorded) -> Answer:
+            return answer if request.path == "/token" else None
+
+        w.auth_server.override = broken
+        with trio.fail_after(20), pytest.raises(AuthorizationError, match=expected) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "token"
+
+
+async def test_malformed_server_metadata_names_the_member() -> None:
+    async with world() as w:
+        w.auth_server.metadata_changes["token_endpoint"] = "/relative"
+        with pytest.raises(AuthorizationError, match="token_endpoint") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata"
+
+
+async def test_a_slow_authorization_server_times_out(autojump_clock: Any) -> None:
+    async with world() as w:
+
+        async def slow(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path == "/register":
+                await trio.sleep_forever()
+            return None
+
+        w.auth_server.override = slow
+        with pytest.raises(AuthorizationError, match="within 5 s") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "registration"
+
+
+@pytest.mark.req("basic/authorization#80", "basic/authorization#79")
+async def test_authorization_server_endpoints_must_be_https() -> None:
+    async with world() as w:
+        w.auth_server.metadata_changes["token_endpoint"] = "http://auth.example/token"
+        with pytest.raises(AuthorizationError, match="not https"):
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+
+
+async def test_no_half_open_session_after_a_failure_mid_session() -> None:
+    """Authorization lost mid-session (every token revoked, the token endpoint broken): the
+    session ends, and the block raises the AuthorizationError naming the step."""
+    async with world() as w:
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+                await echo(client)
+                w.auth_server.access.clear()
+
+                async def broken(server: FakeAuthServer, request: Recorded) -> Answer:
+                    return (500, {"content-type": "text/plain"}, b"down") if request.path == "/token" else None
+
+                w.auth_server.override = broken
+                await echo(client)
+        assert raised.value.step == "token" and raised.value.status == 500
+
+
+# -- storage and the loopback callback ------------------------------------------------------------------
+
+
+@pytest.mark.req("basic/authorization#76")
+async def test_file_storage_is_private_and_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "tokens.json"
+    storage = FileTokenStorage(path)
+    value = StoredAuthorization(
+        tokens=Tokens(access_token="a", refresh_token="r", expires_at=5.0),
+        client=ClientInformation(client_id="c", client_secret="s", issuer="https://as"),
+        issuer="https://as",
+    )
+    await storage.save("https://mcp/mcp", value)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert await FileTokenStorage(path).load("https://mcp/mcp") == value
+    await storage.save("https://other/mcp", None)
+    assert await storage.load("https://other/mcp") is None
+    await storage.save("https://mcp/mcp", None)
+    assert await storage.load("https://mcp/mcp") is None
+    path.write_text("not json")
+    assert await storage.load("https://mcp/mcp") is None  # unreadable: authorize again
+
+
+async def test_loopback_callback_listener() -> None:
+    async with open_loopback_callback() as callback:
+        parts = urlsplit(callback.redirect_uri)
+        assert parts.hostname == "127.0.0.1" and parts.path == "/callback"
+        missing = await http_exchange("GET", callback.redirect_uri.replace("/callback", "/other"), timeout=5)
+        assert missing.status == 404
+        ok = await http_exchange("GET", callback.redirect_uri + "?code=abc&state=xyz", timeout=5)
+        assert ok.status == 200 and b"close this window" in ok.body
+        assert await callback() == AuthorizationResponse(code="abc", state="xyz")
+    with pytest.raises(ValueError, match="loopback"):
+        async with open_loopback_callback(host="0.0.0.0"):
+            pass
+
+
+async def test_the_whole_flow_with_the_loopback_listener() -> None:
+    """The browser follows the authorization server's redirect to the loopback listener."""
+
+    async def browser(url: str) -> None:
+        with pytest.raises(HTTPTransportError) as redirected:
+            await http_exchange("GET", url, timeout=5)
+        assert redirected.value.location is not None
+        await http_exchange("GET", redirected.value.location, timeout=5)  # followed to the listener
+
+    async with world() as w, open_loopback_callback() as callback:
+        auth = OAuthClient(
+            redirect_uri=callback.redirect_uri, redirect_handler=browser, callback_handler=callback, clock=w.clock
+        )
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            assert await echo(client) == "hi"
+        (authorize,) = requests_to(w, "GET", "/authorize")
+        assert parse_qs(urlsplit(authorize.query["redirect_uri"]).query) == {}
+
+
+def test_bad_use_is_refused_before_anything_is_sent() -> None:
+    with pytest.raises(ValueError, match="redirect_uri"):
+        OAuthClient()
+    with pytest.raises(ValueError, match="client id metadata document"):
+        OAuthClient(grant=ClientCredentials(client_id="c", client_secret="s"), client_id_metadata_url="http://x/c")
+    with pytest.raises(ValueError, match="one of them"):
+        ClientCredentials(client_id="c")
+    auth = OAuthClient(grant=ClientCredentials(client_id="c", client_secret="s"))
+    auth.bind("https://a.example/mcp")
+    with pytest.raises(ValueError, match="one per server"):
+        auth.bind("https://b.example/mcp")
+
+
+@pytest.mark.req("basic/authorization#33")
+async def test_client_credentials_with_private_key_jwt() -> None:
+    """RFC 7523 client authentication: an ES256 assertion for the authorization server's issuer."""
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    async with world() as w:
+        w.auth_server.metadata_changes["token_endpoint_auth_methods_supported"] = ["private_key_jwt"]
+        claims: dict[str, Any] = {}
+
+        async def check_assertion(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path != "/token":
+                return None
+            assert request.form["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+            claims.update(
+                jwt.decode(
+                    request.form["client_assertion"],
+                    key.public_key(),
+                    ["ES256"],
+                    audience=server.url,
+                    options=UNCHECKED,
+                )
+            )
+            server.clients["svc"] = {"client_id": "svc", "client_secret": "", "redirect_uris": []}
+            request.form.pop("client_assertion")
+            request.form["client_id"] = "svc"
+            return None
+
+        w.auth_server.override = check_assertion
+        auth = OAuthClient(grant=ClientCredentials(client_id="svc", private_key=pem), clock=w.clock)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+        assert claims["iss"] == claims["sub"] == "svc" and claims["aud"] == w.auth_server.url
+
+
+async def test_cross_app_access() -> None:
+    """The ID token is exchanged at the identity provider (RFC 8693), the ID-JAG presented as a JWT
+    bearer grant (RFC 7523) with the client's credentials."""
+    async with world() as w:
+        w.auth_server.clients["xaa"] = {"client_id": "xaa", "client_secret": "pw", "redirect_uris": []}
+        seen: dict[str, dict[str, str]] = {}
+
+        async def idp_and_grant(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path == "/idp/token":
+                seen["exchange"] = request.form
+                doc = {
+                    "access_token": "id-jag",
+                    "issued_token_type": TOKEN_TYPE_ID_JAG,
+                    "token_type": "N_A",
+                }
+                return 200, {"content-type": "application/json"}, json.dumps(doc).encode()
+            if request.path == "/token" and request.form.get("grant_type") == GRANT_JWT_BEARER:
+                seen["grant"] = request.form
+                assert request.headers["authorization"].startswith("Basic ")
+                return server._issue("xaa", "mcp", w.mcp.url)
+            return None
+
+        w.auth_server.override = idp_and_grant
+        from mcp_ref.basic.transports.oauth_client import CrossAppAccess
+
+        grant = CrossAppAccess(
+            idp_token_endpoint=w.auth_server.url + "/idp/token",
+            id_token="the-users-id-token",
+            idp_client_id="idp-client",
+            client_id="xaa",
+            client_secret="pw",
+        )
+        async with open_http_client(w.mcp.url, auth=OAuthClient(grant=grant, clock=w.clock)) as client:
+            await echo(client)
+        exchange = seen["exchange"]
+        assert exchange["subject_token"] == "the-users-id-token" and exchange["audience"] == w.auth_server.url
+        assert exchange["resource"] == w.mcp.url and exchange["client_id"] == "idp-client"
+        assert exchange["requested_token_type"] == TOKEN_TYPE_ID_JAG
+        assert seen["grant"]["assertion"] == "id-jag"
+
+
+async def test_resource_metadata_of_an_https_server_is_read_over_https() -> None:
+    """A 401 from an https server pointing at plain-HTTP metadata (which anyone on the path could
+    rewrite to name their own authorization server) is refused before it is fetched."""
+    auth = OAuthClient(grant=ClientCredentials(client_id="c", client_secret="s"))
+    with pytest.raises(AuthorizationError, match="not https") as raised:
+        await auth.challenged(
+            "https://mcp.example/mcp", 401, 'Bearer resource_metadata="http://mcp.example/.well-known/x"', None
+        )
+    assert raised.value.step == "resource-metadata"
