@@ -252,6 +252,8 @@ class Observer:
             ):
                 # the answer to a message with no readable id (its own id, if any, is a fault)
                 expected = self._expect_anonymous[direction.back].popleft()
+            if expected is None and "error" in message and rid is None and self._stdio_run[direction.back]:
+                return  # the answer to a line that is not JSON, judged when its run of lines ends
             if expected is not None:
                 if rid is not None and is_valid_id(rid):
                     # judged here: neither engine waits for it any more
