@@ -167,9 +167,9 @@ class RefAdapter:
     async def http(self, *, json: bool = False) -> AsyncIterator[RefClient]:
         from mcp_ref.session.http import open_http_client
 
-        async with self.http_server(json=json) as (url, _):
+        async with self.http_server(json=json) as (url, pid):
             async with open_http_client(url) as client:
-                yield _at(RefClient(client), url)
+                yield _at(RefClient(client), url, pid)
 
     @asynccontextmanager
     async def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> AsyncIterator[Served]:
@@ -269,9 +269,9 @@ class SdkAdapter:
     async def http(self, *, json: bool = False) -> AsyncIterator[SdkClient]:
         from mcp import Client
 
-        async with self.http_server(json=json) as (url, _):
+        async with self.http_server(json=json) as (url, pid):
             async with Client(url, mode="legacy") as client:
-                yield _at(SdkClient(client), url)
+                yield _at(SdkClient(client), url, pid)
 
     @asynccontextmanager
     async def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> AsyncIterator[Served]:
@@ -385,9 +385,9 @@ class FloorAdapter:
     async def http(self, *, json: bool = False) -> AsyncIterator[FloorBench]:
         from .floor import http_floor_client
 
-        async with self.http_server(json=json) as (url, _):
+        async with self.http_server(json=json) as (url, pid):
             async with http_floor_client(url) as client:
-                yield _at(FloorBench(client), url)
+                yield _at(FloorBench(client), url, pid)
 
     @asynccontextmanager
     async def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> AsyncIterator[Served]:
@@ -402,9 +402,10 @@ ADAPTERS: dict[str, Adapter] = {a.name: a for a in (RefAdapter(), SdkAdapter(), 
 # -- helpers for HTTP servers in subprocesses -------------------------------------------------
 
 
-def _at(client: Any, url: str) -> Any:
-    """The client, knowing its server's URL (the harness test talks to the server directly too)."""
-    client.url = url
+def _at(client: Any, url: str, pid: int) -> Any:
+    """The client, knowing its server's URL and process (W9 reads its CPU time; the
+    harness test talks to the server directly too)."""
+    client.url, client.pid = url, pid
     return client
 
 

@@ -72,7 +72,8 @@ def callgrind(argv: list[str], *, children: bool = True) -> dict[str, int]:
         out = os.path.join(tmp, "cg.%p")
         cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--quiet"]
         if children:
-            cmd.append("--trace-children=yes")
+            # (not the helpers some libraries run to find a shared library)
+            cmd += ["--trace-children=yes", "--trace-children-skip=*/ldconfig,*/sh,*/uname"]
         env = worker_env() | {"PYTHONHASHSEED": "0"}
         proc = subprocess.run(cmd + argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -85,7 +86,9 @@ def callgrind(argv: list[str], *, children: bool = True) -> dict[str, int]:
             if m is None or cmd_line is None:
                 continue
             # the process we ran is the one with our command line (the others are its children)
-            if cmd_line.group(1).split() == " ".join(argv).split() and main is None:
+            if cmd_line.group(1).split() == " ".join(argv).split():
+                if main is not None:
+                    raise RuntimeError(f"two processes ran {argv}")
                 main = int(m.group(1))
             else:
                 children += int(m.group(1))

@@ -252,7 +252,13 @@ async def w8_tasks(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
 async def w9_http(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
     """Sequential echo round trips over Streamable HTTP (server in a subprocess)."""
     async with adapter.http(json=bool(sizes.get("json"))) as client:
-        return await _sequential(client, sizes["calls"], sizes["warmup"])
+        before = process_cpu_s(client.pid)
+        metrics = await _sequential(client, sizes["calls"], sizes["warmup"])
+        # (the warm-up calls are in it too: the server's CPU per call, warm-up included)
+        metrics["server_cpu_us_per_call"] = (
+            (process_cpu_s(client.pid) - before) / (sizes["calls"] + sizes["warmup"]) * 1e6
+        )
+        return metrics
 
 
 async def _load(sessions: list[RawHttpSession], *, seconds: float = 0.0, calls: int = 0) -> list[float]:

@@ -16,6 +16,10 @@ response). ``mcp-ref check`` reports the same ids.
 
 In observer mode (``Connection(role, observer=True)``) the engine also reports
 :class:`RuleBroken` for what the role it watches *sent* against the spec.
+
+Like the data model's classes, events share one ``__repr__``, ``__eq__`` and
+``__hash__`` that behave as attrs' own (:func:`~mcp_ref.schema._base.install_model_methods`)
+instead of compiling three per class at import (bench W7).
 """
 
 from typing import Any
@@ -23,6 +27,7 @@ from typing import Any
 from attrs import field, frozen
 
 from .errors import ProtocolError
+from .schema._base import install_model_methods
 from .schema.jsonrpc import Error, ProgressToken, RequestId
 
 __all__ = [
@@ -48,12 +53,12 @@ __all__ = [
 ]
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class Event:
     """Base class of engine events."""
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class Fault(Event):
     """Base of the events that can report a broken rule: ``requirement`` and
     ``level`` (keyword-only, None when no rule was broken)."""
@@ -62,7 +67,7 @@ class Fault(Event):
     level: str | None = field(default=None, kw_only=True)
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class RequestReceived(Event):
     """A valid request for a method we serve; a handler should answer it.
 
@@ -78,14 +83,14 @@ class RequestReceived(Event):
     progress_token: ProgressToken | None = None
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class NotificationReceived(Event):
     method: str
     params: Any
     message: Any
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class ResponseReceived(Event):
     """The result of one of our requests, decoded into its result type."""
 
@@ -94,7 +99,7 @@ class ResponseReceived(Event):
     result: Any
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class ErrorReceived(Event):
     """The peer answered one of our requests with an error response."""
 
@@ -103,7 +108,7 @@ class ErrorReceived(Event):
     error: Error
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class InvalidResponse(Fault):
     """A response to one of our requests whose result does not decode."""
 
@@ -112,7 +117,7 @@ class InvalidResponse(Fault):
     error: ProtocolError
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class CancellationReceived(Event):
     """The peer cancelled a request of theirs that we are still handling."""
 
@@ -120,7 +125,7 @@ class CancellationReceived(Event):
     reason: str | None
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class CancellationIgnored(Fault):
     """A cancellation we ignore (unknown id, already answered, malformed)."""
 
@@ -129,7 +134,7 @@ class CancellationIgnored(Fault):
     why: str
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class ProgressReceived(Event):
     """Progress for one of our requests, in arrival order."""
 
@@ -140,7 +145,7 @@ class ProgressReceived(Event):
     message: str | None
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class ProgressIgnored(Fault):
     """Progress we drop: unknown token, not increasing, or after completion."""
 
@@ -149,7 +154,7 @@ class ProgressIgnored(Fault):
     why: str
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class LateResponseIgnored(Fault):
     """A response to a request we had cancelled (cancellation#6)."""
 
@@ -157,21 +162,21 @@ class LateResponseIgnored(Fault):
     method: str
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class UnknownResponse(Fault):
     """A response whose id matches no request of ours."""
 
     id: RequestId
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class ErrorWithoutId(Fault):
     """An error response with no id: the peer could not read one of our messages."""
 
     error: Error
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class MessageRejected(Fault):
     """An incoming message broke the protocol; ``reply`` (if any) must be sent."""
 
@@ -179,7 +184,7 @@ class MessageRejected(Fault):
     reply: bytes | None
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class NotificationIgnored(Fault):
     """A notification we do not act on (unknown method, bad params, wrong phase)."""
 
@@ -187,14 +192,14 @@ class NotificationIgnored(Fault):
     why: str
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class Initialized(Event):
     """The lifecycle reached the operation phase (basic/lifecycle#operation)."""
 
     protocol_version: str
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class VersionRejected(Event):
     """(client) The server answered with a protocol version we do not support."""
 
@@ -202,7 +207,7 @@ class VersionRejected(Event):
     supported: tuple[str, ...]
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class RuleBroken(Fault):
     """(observer mode) The role this engine watches sent something the spec forbids.
 
@@ -211,3 +216,6 @@ class RuleBroken(Fault):
     """
 
     message: str
+
+
+install_model_methods(globals())

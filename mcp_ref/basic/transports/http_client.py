@@ -133,16 +133,25 @@ class _Inbox:
         return bool(self._items) and (len(self._items) >= self.max_messages or self._bytes + size > self.max_bytes)
 
     async def put(self, item: bytes | MessageTooLarge) -> None:
-        """Add ``item`` once there is room (dropped if the inbox is closed meanwhile)."""
+        """Add ``item`` once there is room (dropped if the inbox is closed meanwhile).
+
+        With room, the item is added before the schedule point (as a trio memory
+        channel's send does), so the session reads it in the same scheduler pass
+        that resumes this task, not in the pass after (bench W9: one pass less
+        per message).
+        """
         size = len(item) if isinstance(item, bytes) else 0
-        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        waited = False
         while not self.closed and self._full(size):
             await self._room.park()
-        if self.closed:
-            return
-        self._items.append(item)
-        self._bytes += size
-        self._ready.unpark()
+            waited = True
+        if not self.closed:
+            self._items.append(item)
+            self._bytes += size
+            self._ready.unpark()
+        if not waited:
+            await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def get(self) -> bytes:
         await trio.lowlevel.checkpoint_if_cancelled()

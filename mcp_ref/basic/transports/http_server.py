@@ -1025,10 +1025,11 @@ class _HttpServer:
     ) -> None:
         hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
-        await stream.send_all(conn.send(h11.Response(status_code=200, headers=hdrs)) or b"")
+        # the head goes out with the first events (the replay, the priming event)
+        first = [conn.send(h11.Response(status_code=200, headers=hdrs)) or b""]
+        first += [conn.send(h11.Data(data=past)) or b"" for past in replay]
+        rest = b""
         try:
-            for past in replay:
-                await stream.send_all(conn.send(h11.Data(data=past)) or b"")
             with listener.scope:
                 if watch:
                     # a long-lived stream: a client closing its end is noticed at once, not at
@@ -1036,16 +1037,16 @@ class _HttpServer:
                     async with trio.open_nursery() as nursery:
                         left = trio.Event()
                         nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
-                        await self._pump(conn, stream, listener)
+                        rest = await self._pump(conn, stream, listener, first)
                         nursery.cancel_scope.cancel()
                     if left.is_set():
                         log.debug("session %s: client closed stream %s", session.id, sse.id)
                         return
                 else:
-                    await self._pump(conn, stream, listener)
+                    rest = await self._pump(conn, stream, listener, first)
             if listener.scope.cancelled_caught:
                 return  # dropped as too slow: the connection ends without the last chunk
-            await stream.send_all(conn.send(h11.EndOfMessage()) or b"")
+            await stream.send_all(rest + (conn.send(h11.EndOfMessage()) or b""))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # a disconnection is not a cancellation (basic/transports#33, #34): the stream
             # goes on in the event store, ready to be resumed
@@ -1053,19 +1054,32 @@ class _HttpServer:
         finally:
             sse.detach(listener)
 
-    async def _pump(self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener) -> None:
-        """Write the listener's events until it is ended; a comment after each quiet spell."""
+    async def _pump(
+        self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener, out: list[bytes]
+    ) -> bytes:
+        """Write ``out`` and the listener's events until it is ended; a comment after each quiet spell.
+
+        What is ready goes out in one write (the head with the priming event, a
+        response with the events queued before it), written before waiting for
+        more: each write wakes the client and costs a system call on both sides
+        (bench W9, W10: four writes per answer were two). Returns what is left to
+        write with the end of the message.
+        """
         while True:
             try:
                 event = listener.recv.receive_nowait()  # (no timer when an event is ready)
             except trio.WouldBlock:
+                if out:
+                    await stream.send_all(b"".join(out))
+                    out = []
+                    continue  # (events may have come during the write)
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
                     event = await listener.recv.receive()
             listener.took(event)
             if event is None:
-                return
-            await stream.send_all(conn.send(h11.Data(data=event)) or b"")
+                return b"".join(out)
+            out.append(conn.send(h11.Data(data=event)) or b"")
 
     async def _watch_for_close(
         self, conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
