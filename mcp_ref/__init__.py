@@ -48,7 +48,7 @@ from .session import (
 )
 from .session.client import InvalidToolResult
 from .session.core import PendingRequest
-from .session.tasks import TaskConfig, TaskFailed, TaskHandle, TaskManager
+from .session.tasks import TaskCancelled, TaskConfig, TaskFailed, TaskHandle, TaskManager
 from .testing import memory_session_pair
 
 if TYPE_CHECKING:
@@ -110,6 +110,7 @@ __all__ = [
     "Server",
     "Session",
     "SessionConfig",
+    "TaskCancelled",
     "TaskConfig",
     "TaskFailed",
     "TaskHandle",

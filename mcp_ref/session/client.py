@@ -79,7 +79,7 @@ __all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_cli
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
 if TYPE_CHECKING:
-    from ..schema.tasks import ListTasksResult, Task
+    from ..schema.tasks import ListTasksResult, Task, TaskStatusNotificationParams
     from .task_requestor import TaskHandle
     from .tasks import TaskManager
 
@@ -401,6 +401,7 @@ async def open_session(
     on_list_changed: Callable[[str], Awaitable[None]] | None = None,
     on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
     on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+    on_task_status: "Callable[[TaskStatusNotificationParams], Awaitable[None]] | None" = None,
     tasks: "TaskManager | None" = None,
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
@@ -415,7 +416,9 @@ async def open_session(
     basic/lifecycle#8); the server may answer with another we support.
     Callbacks: ``on_log(params)``, ``on_list_changed(kind)`` with kind
     "tools" / "resources" / "prompts", ``on_resource_updated(uri)``,
-    ``on_elicitation_complete(elicitation_id)``. They run one at a time, in
+    ``on_elicitation_complete(elicitation_id)``, ``on_task_status(params)``
+    (a ``TaskStatusNotificationParams``: a task of ours changed status; the
+    receiver may never send them, so polling stays the way to be sure). They run one at a time, in
     the order the notifications arrived. A callback that raises ends the
     session: the block is cancelled and the callback's exception is raised
     from the ``async with``, once and as itself (nothing is logged and
@@ -428,6 +431,7 @@ async def open_session(
         "on_list_changed": on_list_changed,
         "on_resource_updated": on_resource_updated,
         "on_elicitation_complete": on_elicitation_complete,
+        "on_task_status": on_task_status,
     }
     for what, callback in callbacks.items():
         if callback is not None:
@@ -455,6 +459,14 @@ async def open_session(
     notes = _notification_table(
         on_log, on_list_changed, on_resource_updated, on_elicitation_complete, elicitation_guard
     )
+    if on_task_status is not None:
+        status_cb = on_task_status
+
+        async def on_status(session: Session, params: Any) -> None:
+            await status_cb(params)
+
+        # [basic/utilities/tasks#task-status-notification] optional: polling stays the way to be sure
+        notes["notifications/tasks/status"] = on_status
     notes.update(notification_handlers or {})
     caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
     if tasks is not None and capabilities is None:

@@ -37,7 +37,7 @@ from ..schema.tasks import (
     TaskMetadata,
 )
 
-__all__ = ["RequestorSession", "TaskHandle", "TaskFailed", "start_task", "list_tasks"]
+__all__ = ["RequestorSession", "TaskHandle", "TaskFailed", "TaskCancelled", "start_task", "list_tasks"]
 
 log = logging.getLogger("mcp_ref.tasks")
 
@@ -72,6 +72,20 @@ class RequestorSession(Protocol):
 
 class TaskFailed(MCPError):
     """(requestor) the task ended in a JSON-RPC error; ``tasks/result`` returned it."""
+
+
+class TaskCancelled(MCPRefError):
+    """(requestor) the task was cancelled (its status is ``cancelled``): it has no result.
+
+    Raised by :meth:`TaskHandle.result` and :meth:`TaskHandle.wait` instead of
+    :class:`TaskFailed`, whatever error the receiver's ``tasks/result`` gave for it.
+    ``status_message`` is the receiver's ``statusMessage``, if any.
+    """
+
+    def __init__(self, task_id: str, status_message: str | None = None) -> None:
+        super().__init__(f"task {task_id} was cancelled" + (f": {status_message}" if status_message else ""))
+        self.task_id = task_id
+        self.status_message = status_message
 
 
 class _TaskProgress:
@@ -199,6 +213,9 @@ class TaskHandle:
                 "tasks/result", GetTaskPayloadRequestParams(task_id=self.task_id), **options
             )
         except MCPError as e:
+            if await self._was_cancelled(**options):
+                # [basic/utilities/tasks#task-cancellation] cancelled is not failed: no result to give
+                raise TaskCancelled(self.task_id, self.task.status_message) from e
             raise TaskFailed(e.code, e.message, e.data) from e
         data = dict(payload.extra)
         meta = {k: v for k, v in (payload.meta or {}).items() if k != "io.modelcontextprotocol/related-task"}
@@ -206,6 +223,17 @@ class TaskHandle:
             data["_meta"] = meta
         self._release()
         return decode(data, self.result_type)
+
+    async def _was_cancelled(self, **options: Any) -> bool:
+        """After tasks/result gave an error: is the task cancelled (as known, or as tasks/get says)?"""
+        if self.task.status == "cancelled":
+            return True
+        if is_terminal(self.task.status):
+            return False
+        try:
+            return (await self.get(**options)).status == "cancelled"
+        except MCPRefError:
+            return False  # the task is gone (expired, unknown): the error stands as it came
 
     async def cancel(self, **options: Any) -> Task:
         """``tasks/cancel`` (basic/utilities/cancellation#3: not notifications/cancelled)."""

@@ -77,9 +77,18 @@ from ..schema.tasks import (
     TaskMetadata,
 )
 from .core import RequestContext, Session
-from .task_requestor import TaskFailed, TaskHandle, list_tasks, start_task
+from .task_requestor import TaskCancelled, TaskFailed, TaskHandle, list_tasks, start_task
 
-__all__ = ["TaskConfig", "TaskManager", "TaskContext", "TaskHandle", "TaskFailed", "start_task", "list_tasks"]
+__all__ = [
+    "TaskConfig",
+    "TaskManager",
+    "TaskContext",
+    "TaskHandle",
+    "TaskFailed",
+    "TaskCancelled",
+    "start_task",
+    "list_tasks",
+]
 
 log = logging.getLogger("mcp_ref.tasks")
 

@@ -21,7 +21,7 @@ from mcp_ref.schema.tasks import RELATED_TASK_META_KEY
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.server.tools import ToolError
 from mcp_ref.session import RequestContext, Server
-from mcp_ref.session.tasks import TaskConfig, TaskFailed, TaskManager
+from mcp_ref.session.tasks import TaskCancelled, TaskConfig, TaskFailed, TaskManager
 from mcp_ref.testing import memory_session_pair
 
 from ...conftest import spec_path
@@ -311,7 +311,7 @@ async def test_cancel_moves_to_cancelled_and_sticks(autojump_clock: trio.abc.Clo
             with pytest.raises(MCPError) as info:
                 await handle.cancel()
             assert info.value.code == ErrorCode.INVALID_PARAMS and "terminal" in info.value.message
-            with pytest.raises(TaskFailed):
+            with pytest.raises(TaskCancelled):
                 await handle.result()  # a cancelled task has no result
         nursery.cancel_scope.cancel()
 

@@ -20,7 +20,7 @@ from mcp_ref.schema.lifecycle import Implementation
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
-from mcp_ref.session.tasks import TaskConfig, TaskFailed, TaskManager
+from mcp_ref.session.tasks import TaskCancelled, TaskConfig, TaskFailed, TaskManager
 
 from ...session.test_session import Recorder
 from .test_tasks import SCHEMA, client_of, task_server
@@ -433,9 +433,11 @@ async def test_cancel_arriving_just_as_the_work_finishes(autojump_clock: trio.ab
                 await trio.testing.wait_all_tasks_blocked()
                 # [basic/utilities/tasks#62] the work finished after all: still cancelled, no result
                 assert (await handle.get()).status == "cancelled"
-                with pytest.raises(TaskFailed) as info:
+                with pytest.raises(TaskCancelled) as info:
                     await handle.result()
-                assert info.value.code == ErrorCode.INVALID_PARAMS
+                # what the receiver answered tasks/result with stays the cause
+                assert isinstance(info.value.__cause__, MCPError)
+                assert info.value.__cause__.code == ErrorCode.INVALID_PARAMS
             else:
                 with pytest.raises(MCPError) as error:
                     await handle.cancel()
@@ -577,9 +579,11 @@ async def test_tasks_result_answers_at_the_cancel_not_when_the_work_stops(autoju
             answered: list[float] = []
 
             async def fetch() -> None:
-                with pytest.raises(TaskFailed) as info:
+                with pytest.raises(TaskCancelled) as info:
                     await handle.result()
-                assert info.value.code == ErrorCode.INVALID_PARAMS and "cancelled" in info.value.message
+                cause = info.value.__cause__
+                assert isinstance(cause, MCPError)
+                assert cause.code == ErrorCode.INVALID_PARAMS and "cancelled" in cause.message
                 answered.append(trio.current_time())
 
             start = trio.current_time()
