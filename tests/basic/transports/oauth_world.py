@@ -28,6 +28,8 @@ from mcp_ref.basic.transports.http_server import HttpServerInfo, serve_http
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.testing.oauth import HeadlessBrowser
 
+from .test_streamable_http import read_request
+
 REDIRECT_URI = "http://127.0.0.1:3000/callback"
 
 
@@ -231,18 +233,10 @@ class FakeAuthServer:
         conn = h11.Connection(h11.SERVER)
         try:
             while True:
-                head, body = None, b""
-                while not isinstance(event := conn.next_event(), h11.EndOfMessage):
-                    if event is h11.NEED_DATA:
-                        data = await stream.receive_some(65536)
-                        if not data:
-                            return
-                        conn.receive_data(data)
-                    elif isinstance(event, h11.Request):
-                        head = event
-                    elif isinstance(event, h11.Data):
-                        body += bytes(event.data)
-                assert head is not None
+                request = await read_request(stream, conn)
+                if request is None:
+                    return
+                head, body = request
                 target = head.target.decode()
                 path, _, query = target.partition("?")
                 headers = {k.decode().lower(): v.decode() for k, v in head.headers}
