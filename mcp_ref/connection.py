@@ -514,7 +514,7 @@ class Connection:
             return
         if req.progress_token is not None:
             self.progress_tokens.release(req.progress_token, rid)
-        self.cancellation.cancelled_ours(rid, req.method)
+        self.cancellation.cancelled_ours(rid, req.method, req.task)
 
     def send_progress(
         self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None
@@ -964,6 +964,11 @@ class Connection:
     def _on_result(self, raw: RawResult) -> list[Event]:
         req = self._take_outgoing(raw.id)
         if isinstance(req, list):
+            late = req[0]
+            if type(late) is LateResponseIgnored:
+                task_id = self.cancellation.orphan_task(raw.id, raw.result)
+                if task_id is not None:
+                    return [attrs.evolve(late, task_id=task_id)]
             return req
         try:
             result = decode(raw.result, req.result_type)

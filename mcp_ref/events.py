@@ -156,10 +156,16 @@ class ProgressIgnored(Fault):
 
 @frozen(repr=False, eq=False)
 class LateResponseIgnored(Fault):
-    """A response to a request we had cancelled (cancellation#6)."""
+    """A response to a request we had cancelled (cancellation#6).
+
+    ``task_id``: the request was task-augmented and the late response is its
+    ``CreateTaskResult``: the peer runs a task nobody waits for, which the
+    runtime cancels with ``tasks/cancel`` (cancellation#3).
+    """
 
     id: RequestId
     method: str
+    task_id: str | None = None
 
 
 @frozen(repr=False, eq=False)

@@ -49,6 +49,7 @@ __all__ = [
     "check_url",
     "announced_ids",
     "check_elicit_answer",
+    "revision_problem",
 ]
 
 ElicitationHandler = Callable[[Any, ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]]
@@ -91,6 +92,31 @@ def received_error(code: int, message: str, data: Any) -> MCPError:
             error.data = data  # the peer's data as sent, unknown members included
             return error
     return MCPError(code, message, data)
+
+
+#: form constructs that do not exist before revision 2025-11-25 (they change the answer's shape)
+_NEW_IN_2025_11_25: dict[type, str] = {
+    TitledSingleSelectEnumSchema: "titled single-select enum (oneOf)",
+    UntitledMultiSelectEnumSchema: "multi-select enum (type array)",
+    TitledMultiSelectEnumSchema: "titled multi-select enum (type array)",
+}
+
+
+def revision_problem(schema: ElicitationRequestedSchema, revision: str) -> str | None:
+    """What in a requested schema the negotiated ``revision`` does not have, if anything.
+
+    [basic/lifecycle#14] a session keeps to its revision: a 2025-06-18 client
+    cannot be asked a multi-select (its answer, a list, does not exist there),
+    so the request is refused on receipt, naming the construct, rather than
+    accepted and failing when the answer is encoded.
+    """
+    if revision >= "2025-11-25":
+        return None
+    for name, prop in schema.properties.items():
+        construct = _NEW_IN_2025_11_25.get(type(prop))
+        if construct is not None:
+            return f"property {name!r} is a {construct}, which protocol revision {revision} does not have"
+    return None
 
 
 def form_defaults(schema: ElicitationRequestedSchema) -> dict[str, Any]:
@@ -223,6 +249,12 @@ class ElicitationGuard:
         # [client/elicitation#9] no mode means form mode
         if not self.form:
             raise ProtocolError("Invalid params: form mode elicitation is not supported", ErrorCode.INVALID_PARAMS)
+        connection = getattr(getattr(ctx, "session", None), "connection", None)
+        if connection is not None:
+            problem = revision_problem(params.requested_schema, connection.revision)
+            if problem is not None:
+                # [basic/lifecycle#14] not in the negotiated revision: invalid params, the handler never sees it
+                raise ProtocolError(f"Invalid params: requestedSchema: {problem}", ErrorCode.INVALID_PARAMS)
         result = await self.handler(ctx, params)
         if result.action == "accept":
             problems = validate_form_content(params.requested_schema, dict(result.content or {}))

@@ -20,7 +20,7 @@ from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptMessage
 from .resources import Completer
-from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
+from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 
 __all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result", "check_media"]
 
@@ -79,6 +79,7 @@ class PromptRegistry:
         self.list_changed = list_changed
         self.on_change: Callable[[], None] | None = None
         self._entries: dict[str, _Entry] = {}
+        self._positions = Positions()  # [server/utilities/pagination#2] keyset cursors
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -92,11 +93,13 @@ class PromptRegistry:
         if unknown:
             raise ValueError(f"completers for arguments the prompt does not declare: {sorted(unknown)}")
         self._entries[prompt.name] = _Entry(prompt, fn, dict(completers or {}))
+        self._positions.add(prompt.name)
         if self.on_change is not None:
             self.on_change()
 
     def remove(self, name: str) -> None:
         del self._entries[name]
+        self._positions.remove(name)
         if self.on_change is not None:
             self.on_change()
 
@@ -106,7 +109,8 @@ class PromptRegistry:
 
     async def list_prompts(self, ctx: Any, params: PaginatedRequestParams | None) -> ListPromptsResult:
         cursor = params.cursor if params is not None else None
-        page, nxt = paginate("prompts", [e.prompt for e in self._entries.values()], cursor, self.page_size)
+        prompts = {name: e.prompt for name, e in self._entries.items()}
+        page, nxt = paginate("prompts", prompts, self._positions, cursor, self.page_size)
         return ListPromptsResult(prompts=page, next_cursor=nxt)
 
     def _entry(self, name: str) -> _Entry:

@@ -34,7 +34,7 @@ from ..schema.resources import (
     UnsubscribeRequestParams,
 )
 from .uri_template import UriTemplate
-from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
+from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 
 __all__ = ["ResourceRegistry", "ResourceNotFound", "ReadFunction", "TemplateReadFunction", "Completer", "check_uri"]
 
@@ -101,6 +101,9 @@ class ResourceRegistry:
         self.on_change: Callable[[], None] | None = None
         self._static: dict[str, _Static] = {}
         self._templates: dict[str, _Template] = {}
+        # [server/utilities/pagination#2] keyset cursors
+        self._static_positions = Positions()
+        self._template_positions = Positions()
         self._subscriptions: dict[str, set[Hashable]] = {}
 
     def __len__(self) -> int:
@@ -114,6 +117,7 @@ class ResourceRegistry:
         if resource.uri in self._static:
             raise ValueError(f"a resource {resource.uri!r} is already registered")
         self._static[resource.uri] = _Static(resource, read)
+        self._static_positions.add(resource.uri)
         self._changed()
 
     def add_template(
@@ -128,10 +132,17 @@ class ResourceRegistry:
         if unknown:
             raise ValueError(f"completers for variables the template does not have: {sorted(unknown)}")
         self._templates[template.uri_template] = _Template(template, parsed, read, dict(completers or {}))
+        self._template_positions.add(template.uri_template)
         self._changed()
 
     def remove(self, uri: str) -> None:
         del self._static[uri]
+        self._static_positions.remove(uri)
+        self._changed()
+
+    def remove_template(self, uri_template: str) -> None:
+        del self._templates[uri_template]
+        self._template_positions.remove(uri_template)
         self._changed()
 
     def _changed(self) -> None:
@@ -146,13 +157,14 @@ class ResourceRegistry:
 
     async def list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
         cursor = params.cursor if params is not None else None
-        page, nxt = paginate("resources", [s.resource for s in self._static.values()], cursor, self.page_size)
+        resources = {uri: s.resource for uri, s in self._static.items()}
+        page, nxt = paginate("resources", resources, self._static_positions, cursor, self.page_size)
         return ListResourcesResult(resources=page, next_cursor=nxt)
 
     async def list_templates(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
         cursor = params.cursor if params is not None else None
-        items = [t.template for t in self._templates.values()]
-        page, nxt = paginate("templates", items, cursor, self.page_size)
+        items = {key: t.template for key, t in self._templates.items()}
+        page, nxt = paginate("templates", items, self._template_positions, cursor, self.page_size)
         return ListResourceTemplatesResult(resource_templates=page, next_cursor=nxt)
 
     async def read(self, ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:

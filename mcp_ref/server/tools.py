@@ -34,7 +34,7 @@ from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
-from .utilities.pagination import DEFAULT_PAGE_SIZE, paginate
+from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 
 __all__ = [
     "ToolError",
@@ -125,6 +125,7 @@ class ToolRegistry:
         self.list_changed = list_changed
         self.on_change: Callable[[], None] | None = None
         self._entries: dict[str, _Entry] = {}
+        self._positions = Positions()  # [server/utilities/pagination#2] keyset cursors
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -156,10 +157,12 @@ class ToolRegistry:
         validate_input = compile_schema(tool.input_schema)
         validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
         self._entries[tool.name] = _Entry(tool, fn, validate_input, validate_output)
+        self._positions.add(tool.name)
         self._changed()
 
     def remove(self, name: str) -> None:
         del self._entries[name]
+        self._positions.remove(name)
         self._changed()
 
     def _changed(self) -> None:
@@ -172,7 +175,8 @@ class ToolRegistry:
 
     async def list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         cursor = params.cursor if params is not None else None
-        page, next_cursor = paginate("tools", [e.tool for e in self._entries.values()], cursor, self.page_size)
+        tools = {name: e.tool for name, e in self._entries.items()}
+        page, next_cursor = paginate("tools", tools, self._positions, cursor, self.page_size)
         return ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call(self, ctx: Any, params: CallToolRequestParams) -> CallToolResult:

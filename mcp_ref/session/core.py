@@ -34,6 +34,7 @@ import trio
 
 from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
+from ..basic.rate_limit import TokenBucket
 from ..basic.transports._nursery import block_nursery
 from ..basic.utilities import ping as ping_rules
 from ..basic.utilities.cancellation import refusal
@@ -46,6 +47,7 @@ from ..errors import (
     ErrorCode,
     LocalProtocolError,
     MCPError,
+    MCPRefError,
     MessageTooLarge,
     ProtocolError,
     RemoteProtocolError,
@@ -74,6 +76,7 @@ from ..events import (
 from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
+from ..schema.tasks import CancelTaskRequestParams
 from ..server.utilities.logging import LogRateLimiter, passes
 from .task_requestor import TaskHandle, list_tasks, start_task
 
@@ -132,6 +135,11 @@ class SessionConfig:
     ``log_rate`` / ``log_burst``: (server side) at most ``log_rate`` log messages
     per second on average, in bursts of up to ``log_burst``, per session
     (server/utilities/logging#4); None (the default) sends every message.
+    ``request_rate_limits``: incoming requests of a method, per session, at most
+    ``rate`` a second on average in bursts of ``burst`` (``{"tools/call": (5.0,
+    10)}``); over it a request is refused at once with -32600 and never
+    reaches its handler (server/tools#20 for tool calls; client/sampling#17 and
+    client/elicitation#39 for what a server asks a client). Empty by default.
     ``eof_grace``: when the peer ends its output stream, requests still being
     handled may finish for this long (their responses still go out, as do
     replies to pings and to bad messages) before they are cancelled; 0
@@ -160,6 +168,7 @@ class SessionConfig:
     progress_coalesce: bool = True
     log_rate: float | None = None
     log_burst: int = 10
+    request_rate_limits: Mapping[str, tuple[float, int]] = attrs.field(factory=dict)
     eof_grace: float = 0.0
     max_pending_replies: int = 100
     reply_stall_timeout: float = 60.0
@@ -182,6 +191,10 @@ class SessionConfig:
             raise ValueError("log_rate must be positive (or None)")
         if self.log_burst < 1:
             raise ValueError("log_burst must be at least 1")
+        for method, limit in self.request_rate_limits.items():
+            if method == "ping" or not (isinstance(limit, tuple) and len(limit) == 2):
+                raise ValueError(f"request_rate_limits[{method!r}] must be (rate, burst), and ping is never limited")
+            TokenBucket(*limit)  # a positive rate and a burst of at least 1
         if not 0 <= self.eof_grace < math.inf:
             raise ValueError("eof_grace must be a finite number >= 0")
         for name in ("max_pending_replies", "max_queued_requests", "max_queued_notifications"):
@@ -301,6 +314,12 @@ class RequestContext:
         pace = self._pace
         if pace is None:
             config = session.config
+            if not config.progress_min_interval:
+                # no rate limit: every value goes through the engine, which checks it (progress#4)
+                data = conn.send_progress(self.request_id, progress, total, message)
+                if data is not None:
+                    await session.send_raw(data, self.request_id)
+                return
             pace = self._pace = ProgressPace(config.progress_min_interval, config.progress_coalesce)
         now = trio.current_time()
         decision = pace.offer(progress, total, message, now)
@@ -691,6 +710,8 @@ class Session:
         #: the latest responses we could not match (an error without id: the peer could
         #: not read one of our messages; a response to no request of ours)
         self.peer_faults: deque[Event] = deque(maxlen=16)
+        #: incoming requests per method when ``config.request_rate_limits`` is set
+        self._request_limits = {m: TokenBucket(*limit) for m, limit in self.config.request_rate_limits.items()}
         #: (server side) limits our log messages when ``config.log_rate`` is set
         self.log_limiter = LogRateLimiter(self.config.log_rate, self.config.log_burst) if self.config.log_rate else None
         #: progress callbacks of our task-augmented requests, by the creating request's id
@@ -712,6 +733,12 @@ class Session:
         self._notes_queued = 0  # notifications waiting for the notification worker
         self._replies_written = 0  # replies and responses written (progress, for the stall timeout)
         self._room: trio.Event | None = None  # set when the receive loop may read again
+
+    @property
+    def routes_by_request(self) -> bool:
+        """Whether the transport routes each message by the request it belongs to
+        (Streamable HTTP: a stream per request); over one pipe nothing is routed."""
+        return self._send_related is not None
 
     def log_allowed(self, level: str) -> bool:
         """(server side) A log message at ``level`` may go out now: the client's
@@ -1221,6 +1248,8 @@ class Session:
                 reply = self.connection.send_response(event.id, ping_rules.answer())
                 self._reply_soon(reply, event.id)
                 return
+            if self._request_limits and self._over_rate_limit(event):
+                return
             scope = trio.CancelScope()
             self._handler_scopes[event.id] = scope
             self._queued += 1  # until it has a slot
@@ -1263,11 +1292,44 @@ class Session:
         elif t in (CancellationIgnored, ProgressIgnored, NotificationIgnored, LateResponseIgnored):
             # [basic/utilities/cancellation#10], [basic/utilities/progress#7]: ignored, logged, counted
             log.info("ignored: %r", event)
+            if t is LateResponseIgnored:
+                assert isinstance(event, LateResponseIgnored)
+                if event.task_id is not None:
+                    self._cancel_orphan_task(event.task_id)
         elif t in (UnknownResponse, ErrorWithoutId):
             log.warning("peer fault: %r", event)
             self.peer_faults.append(event)
         else:
             raise AssertionError(f"unhandled event {event!r}")
+
+    def _over_rate_limit(self, event: RequestReceived) -> bool:
+        """Refuse ``event`` (-32600, at once, no handler) if its method is over its rate limit."""
+        limit = self._request_limits.get(event.method)
+        if limit is None or limit.allow(trio.current_time()):
+            return False
+        # [server/tools#20], [client/sampling#17], [client/elicitation#39] rate limited: refused
+        self.connection.stats["rejected:rate-limit"] += 1
+        log.warning("refused %s request %r: over its rate limit (%g/s)", event.method, event.id, limit.rate)
+        message = f"Invalid Request: too many {event.method} requests (limit {limit.rate:g}/s); retry later"
+        self._reply_soon(self.connection.send_error(event.id, ErrorCode.INVALID_REQUEST, message), event.id)
+        return True
+
+    def _cancel_orphan_task(self, task_id: str) -> None:
+        """[basic/utilities/cancellation#3] the peer created a task for a task-augmented
+        request we had given up on (its CreateTaskResult came late): nobody waits for
+        it, and only ``tasks/cancel`` can stop it."""
+        if not self.connection.peer_has("tasks", "cancel"):
+            log.warning("the peer runs task %s for a request we gave up on, and cannot cancel tasks", task_id)
+            return
+        self._nursery.start_soon(self._send_tasks_cancel, task_id, name=f"mcp tasks/cancel {task_id}")
+
+    async def _send_tasks_cancel(self, task_id: str) -> None:
+        try:
+            await self.request("tasks/cancel", CancelTaskRequestParams(task_id=task_id))
+        except MCPRefError as e:
+            log.info("could not cancel task %s, started for a request we gave up on: %s", task_id, e)
+        else:
+            log.info("cancelled task %s, started for a request we gave up on", task_id)
 
     async def _notification_worker(self) -> None:
         # Notifications are handled one at a time, in arrival order.

@@ -12,6 +12,7 @@ is the :class:`RequestorSession` protocol, which ``Session`` satisfies.
 """
 
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -253,7 +254,7 @@ class TaskHandle:
         self,
         *,
         default_poll_interval: float = 1.0,
-        poll_interval_bounds: tuple[float, float] = (0.1, 30.0),
+        poll_interval_bounds: tuple[float, float] = (0.1, math.inf),
         max_wait: float | None = None,
         **options: Any,
     ) -> Any:
@@ -262,9 +263,11 @@ class TaskHandle:
         and return the result.
 
         The peer's ``pollInterval`` (``default_poll_interval`` seconds when it
-        gives none) is clamped to ``poll_interval_bounds`` (seconds): a 0 would
-        be a busy loop, a huge one a wait that never ends. ``max_wait``: give up
-        (trio.TooSlowError) after that many seconds.
+        gives none) is kept within ``poll_interval_bounds`` (seconds). By default
+        only a floor applies: a 0 would be a busy loop, and polling less often than
+        suggested never burdens the receiver; a longer interval is respected as
+        given (tasks#42), however long -- bound the whole wait with ``max_wait``
+        (trio.TooSlowError after that many seconds) or pass an upper bound.
         """
         low, high = poll_interval_bounds
         if not 0 < low <= high:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import attrs
 import trio
 
+from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressPace
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
     InMemoryTaskStore,
@@ -43,6 +44,7 @@ from ..basic.utilities.tasks import (
     grant_ttl,
     new_task_id,
     page_of_tasks,
+    relate_params,
     related_task_meta,
     status_notification,
     task_payload,
@@ -53,6 +55,7 @@ from ..errors import (
     ErrorCode,
     MCPError,
     ProtocolError,
+    RequestCancelled,
 )
 from ..schema.jsonrpc import Error, RequestId
 from ..schema.lifecycle import (
@@ -66,6 +69,7 @@ from ..schema.lifecycle import (
 )
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tasks import (
+    TERMINAL_STATUSES,
     CancelTaskRequestParams,
     CancelTaskResult,
     CreateTaskResult,
@@ -232,6 +236,8 @@ class TaskManager:
         #: sessions whose closing deletes their tasks (binding="session")
         self._watched: set[Session] = set()
         self._expiry_changed = trio.Event()
+        #: when the expiry loop wakes next (inf: no task expires)
+        self._expiry_deadline = -math.inf
         self._expiry_started = False
         if next(iter(self.store), None) is not None:
             self._ensure_expiry_loop()  # tasks from before a restart expire too
@@ -330,7 +336,10 @@ class TaskManager:
         # [basic/utilities/tasks#82] creation, with who asked
         log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
-        self._expiry_changed.set()
+        if record.expires_at is not None and record.expires_at < self._expiry_deadline:
+            # the expiry loop sleeps past this task's end: it looks again (with one ttl for
+            # all, a new task ends after the others, and no task creation scans the store)
+            self._expiry_changed.set()
         if record.owner is session and session not in self._watched:
             self._watched.add(session)
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
@@ -343,7 +352,8 @@ class TaskManager:
         """[basic/utilities/tasks#resource-management] refuse a task past the limits (-32600)."""
         cfg = self.config
         kept = self.store.owned_by(owner)  # (binding="none": every requestor is one, None)
-        running = sum(not r.terminal for r in kept)
+        # (one status test per kept task, not two calls: a creation reads every task of its requestor)
+        running = sum(r.status not in TERMINAL_STATUSES for r in kept)
         if running >= cfg.max_tasks_per_requestor:
             why = f"at most {cfg.max_tasks_per_requestor} concurrent tasks per requestor"
         elif len(kept) >= cfg.max_stored_tasks_per_requestor:
@@ -367,6 +377,8 @@ class TaskManager:
             with live.scope:
                 try:
                     outcome = await work(tctx)
+                    # [basic/utilities/progress#13] the latest state before the task completes
+                    await tctx.flush_progress()
                 except (MCPError, ProtocolError) as e:
                     outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
                 except Exception as e:
@@ -384,9 +396,15 @@ class TaskManager:
             raise
         finally:
             # a cancelled or expired task keeps the state its canceller set ([basic/utilities/tasks#62])
-            if status is not None and not record.terminal and self.store.get(record.task_id) is not None:
-                record.outcome = outcome
-                self._set_status(record, status, message)
+            if status is not None and self.store.get(record.task_id) is not None:
+                if not record.terminal:
+                    record.outcome = outcome
+                    self._set_status(record, status, message)
+                elif record.status == "cancelled" and record.outcome is None:
+                    # the work ran to its end despite the cancellation: still cancelled, but
+                    # tasks/result has the underlying request's final result ([basic/utilities/tasks#45])
+                    record.outcome = outcome
+                    self.store.update(record)
             self._finish(record, live)
 
     def _finish(self, record: TaskRecord, live: _Live) -> None:
@@ -494,8 +512,9 @@ class TaskManager:
     async def _expiry_loop(self) -> None:
         while True:
             deadline = self.store.next_expiry()
+            self._expiry_deadline = deadline if deadline is not None else math.inf
             self._expiry_changed = trio.Event()
-            with trio.move_on_at(deadline if deadline is not None else math.inf):
+            with trio.move_on_at(self._expiry_deadline):
                 await self._expiry_changed.wait()
             self.purge_expired()
 
@@ -524,6 +543,10 @@ class TaskManager:
             self._delete(record, "lost its session", "session-closed")
 
 
+#: TaskContext._ask: the request was asked again on a newer tasks/result stream
+_SUPERSEDED: Any = object()
+
+
 class TaskContext(RequestContext):
     """The request context of task work: progress under the original token,
     related-task metadata on everything it sends, ``input_required`` while it
@@ -545,13 +568,44 @@ class TaskContext(RequestContext):
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Progress under the creating request's token: it means something on the
-        creating session only, so once that session is gone progress is dropped."""
+        creating session only, so once that session is gone progress is dropped.
+        Rate limited like a plain request's (``SessionConfig.progress_min_interval``)."""
         if self._token is None or self.record.terminal or self.session.closed.is_set():
             return  # [basic/utilities/progress#11] nothing after the terminal status
+        config = self.session.config
+        if not config.progress_min_interval:
+            await self._send_task_progress(progress, total, message)
+            return
+        pace = self._pace
+        if pace is None:
+            pace = self._pace = ProgressPace(config.progress_min_interval, config.progress_coalesce)
+        now = trio.current_time()
+        # [basic/utilities/progress#13] the same pace as a plain request's progress
+        decision = pace.offer(progress, total, message, now)
+        if decision == SEND:
+            await self._send_task_progress(progress, total, message)
+            pace.sent(progress, now, True)
+        elif decision == HOLD_FIRST:
+            self.manager.nursery.start_soon(self._flush_progress_at, pace.flush_at)
+
+    async def flush_progress(self) -> None:
+        """Send the value the rate limit holds back, unless the task is terminal (before it completes)."""
+        pace = self._pace
+        held = pace.take_held() if pace is not None else None
+        if held is None or self.record.terminal or self.session.closed.is_set():
+            return
+        assert pace is not None
+        pace.dropped -= 1
+        await self._send_task_progress(*held)
+        pace.sent(held[0], trio.current_time(), True)
+
+    async def _send_task_progress(self, progress: float, total: float | None, message: str | None) -> None:
         # [basic/utilities/progress#9, #10] the original token, for the task's whole life
         # [basic/utilities/tasks#48] the task's progress names the task
+        token = self._token
+        assert token is not None  # progress() and flush_progress() return early without one
         meta = related_task_meta(self.task_id)
-        data = self.session.connection.send_task_progress(self._token, progress, total, message, meta)
+        data = self.session.connection.send_task_progress(token, progress, total, message, meta)
         waiter = self.live.waiting_requestor()
         related = waiter[1] if waiter is not None and waiter[0] is self.session else None
         try:
@@ -574,9 +628,8 @@ class TaskContext(RequestContext):
         deliver it on even without a GET stream.
         """
         record, live = self.record, self.live
-        if params is not None and hasattr(params, "meta"):
-            # [basic/utilities/tasks#input-required-status] the request names its task
-            params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
+        # [basic/utilities/tasks#33, #48] the request names its task, with or without params
+        params = relate_params(method, params, self.task_id)
         live.inputs += 1
         if record.status == "working":
             # [basic/utilities/tasks#32] waiting for the requestor
@@ -585,22 +638,63 @@ class TaskContext(RequestContext):
             while True:
                 session, related = await live.requestor()
                 try:
-                    return await session.request(method, params, related_request_id=related, **options)
+                    answer = await self._ask(session, related, method, params, options)
                 except ConnectionClosed:
                     if not session.closed.is_set():
                         raise
                     # that requestor's connection is gone before it answered: ask again
                     # on the next tasks/result that waits (same requestor, another session)
                     log.info("task %s: the session asked for %s closed; waiting for another", self.task_id, method)
+                    continue
+                if answer is not _SUPERSEDED:
+                    return answer
+                log.info("task %s: %s asked again on the requestor's newer tasks/result", self.task_id, method)
         finally:
             live.inputs -= 1
             if live.inputs == 0 and record.status == "input_required":
                 # [basic/utilities/tasks#35] all its input is in: working again
                 self.manager._set_status(record, "working")
 
+    async def _ask(
+        self, session: Session, related: RequestId, method: str, params: Any, options: dict[str, Any]
+    ) -> Any:
+        """One request to the requestor, on the stream of its tasks/result request ``related``.
+
+        [basic/utilities/tasks#16] Over a transport that routes by request
+        (Streamable HTTP) the requestor may drop that stream at any time and call
+        ``tasks/result`` again: once a newer ``tasks/result`` waits, the request is
+        cancelled here and :data:`_SUPERSEDED` returned, so that it is asked again
+        on the newer one's stream rather than waiting for an answer that cannot come.
+        """
+        if not session.routes_by_request:
+            return await session.request(method, params, related_request_id=related, **options)
+        live = self.live
+        pending = await session.start_request(method, params, related_request_id=related, **options)
+        watcher = trio.CancelScope()
+        superseded = False
+
+        async def watch(arrived: trio.Event) -> None:
+            nonlocal superseded
+            with watcher:
+                while live.waiting_requestor() == (session, related):
+                    await arrived.wait()
+                    arrived = live.waiter_arrived
+                superseded = True
+            if superseded:
+                await pending.cancel("asked again on the requestor's newer tasks/result request")
+
+        self.manager.nursery.start_soon(watch, live.waiter_arrived)
+        try:
+            return await pending.result()
+        except RequestCancelled:
+            if not superseded:
+                raise
+        finally:
+            watcher.cancel()
+        return _SUPERSEDED
+
     async def notify(self, method: str, params: Any = None) -> None:
-        if params is not None and hasattr(params, "meta"):
-            params = attrs.evolve(params, meta=related_task_meta(self.task_id, params.meta))
+        params = relate_params(method, params, self.task_id)  # [basic/utilities/tasks#48]
         session, related = self._route()
         try:
             await session.notify(method, params, related_request_id=related)

@@ -330,11 +330,11 @@ async def test_content_with_decline_never_leaves_the_client() -> None:
     assert "Ada" not in error.message
 
 
-async def raw_handshake(server_end: Any, capabilities: dict[str, Any]) -> None:
+async def raw_handshake(server_end: Any, capabilities: dict[str, Any], version: str = "2025-11-25") -> None:
     """A raw server's part of the handshake: answer initialize, then take notifications/initialized."""
     init = json.loads(await server_end.receive())
     result = {
-        "protocolVersion": "2025-11-25",
+        "protocolVersion": version,
         "capabilities": capabilities,
         "serverInfo": {"name": "raw", "version": "1"},
     }
@@ -342,7 +342,9 @@ async def raw_handshake(server_end: Any, capabilities: dict[str, Any]) -> None:
     assert json.loads(await server_end.receive())["method"] == "notifications/initialized"
 
 
-async def raw_server_asks(request_params: dict[str, Any], modes: tuple[str, ...]) -> tuple[dict[str, Any], list[Any]]:
+async def raw_server_asks(
+    request_params: dict[str, Any], modes: tuple[str, ...], version: str = "2025-11-25"
+) -> tuple[dict[str, Any], list[Any]]:
     """A raw server sends elicitation/create to our client; returns the client's reply and what the handler saw."""
     from mcp_ref.basic.transports.memory import memory_channel_pair
     from mcp_ref.session import open_session
@@ -358,7 +360,7 @@ async def raw_server_asks(request_params: dict[str, Any], modes: tuple[str, ...]
     replied = trio.Event()
 
     async def raw_server() -> None:
-        await raw_handshake(server_end, {})
+        await raw_handshake(server_end, {}, version)
         request = {"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": request_params}
         await server_end.send(json.dumps(request).encode())
         reply.update(json.loads(await server_end.receive()))
@@ -613,3 +615,36 @@ async def test_accepted_url_elicitations_kept_are_bounded() -> None:
     assert len(guard.pending_urls) == MAX_PENDING_URLS
     assert guard.complete("0") is None and guard.complete("1") is None  # the oldest were forgotten
     assert guard.complete(str(MAX_PENDING_URLS + 1)) is not None
+
+
+@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.parametrize(
+    ("prop", "construct"),
+    [
+        ({"type": "array", "items": {"type": "string", "enum": ["red", "blue"]}}, "multi-select enum"),
+        (
+            {"type": "array", "items": {"anyOf": [{"const": "r", "title": "Red"}, {"const": "b", "title": "Blue"}]}},
+            "titled multi-select enum",
+        ),
+        ({"type": "string", "oneOf": [{"const": "r", "title": "Red"}]}, "titled single-select enum"),
+    ],
+)
+async def test_a_2025_06_18_session_refuses_form_constructs_of_a_later_revision(
+    autojump_clock: trio.abc.Clock, prop: dict[str, Any], construct: str
+) -> None:
+    request = {"message": "Pick", "requestedSchema": {"type": "object", "properties": {"colors": prop}}}
+    reply, asked = await raw_server_asks(request, ("form",), version="2025-06-18")
+    assert reply["id"] == "e1" and reply["error"]["code"] == ErrorCode.INVALID_PARAMS
+    message = reply["error"]["message"]
+    assert f"'colors' is a {construct}" in message and "2025-06-18" in message
+    assert asked == []  # the application was never asked
+    # the same request is fine where the revision has it
+    reply, asked = await raw_server_asks(request, ("form",))
+    assert reply["result"]["action"] == "accept" and len(asked) == 1
+    # and a plain enum, which 2025-06-18 has, is fine there
+    plain = {
+        "message": "Pick",
+        "requestedSchema": {"type": "object", "properties": {"c": {"type": "string", "enum": ["r"]}}},
+    }
+    reply, asked = await raw_server_asks(plain, ("form",), version="2025-06-18")
+    assert reply["result"]["action"] == "accept" and len(asked) == 1

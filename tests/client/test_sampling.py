@@ -230,3 +230,46 @@ async def test_tool_enabled_sampling_is_refused_for_a_2025_06_18_session() -> No
         await client.call_tool("ask")
     (error,) = results
     assert isinstance(error, LocalProtocolError) and "sampling.tools" in str(error)
+
+
+@pytest.mark.req("client/sampling#17", "client/elicitation#39")
+async def test_the_client_rate_limits_what_a_server_asks_of_it() -> None:
+    import trio
+
+    from mcp_ref.schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams, ElicitResult
+    from mcp_ref.session import SessionConfig
+
+    server = Server("asks a lot")
+    outcomes: list[str] = []
+
+    @server.tool()
+    async def ask_twice(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for _ in range(2):
+            try:
+                if arguments["what"] == "sample":
+                    message = SamplingMessage(role="user", content=TextContent(text="hi"))
+                    await ctx.sample(CreateMessageRequestParams(messages=[message], max_tokens=5))
+                else:
+                    schema = ElicitationRequestedSchema(properties={})
+                    await ctx.elicit(ElicitRequestFormParams(message="ok?", requested_schema=schema))
+                outcomes.append("answered")
+            except MCPError as e:
+                outcomes.append(f"{e.code}: {e.message}")
+        return "done"
+
+    async def user(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={})
+
+    limits = {"sampling/createMessage": (0.1, 1), "elicitation/create": (0.1, 1)}
+    async with memory_session_pair(
+        server, sampling=fake_llm, elicitation=user, config=SessionConfig(request_rate_limits=limits)
+    ) as client:
+        with trio.fail_after(5):
+            await client.call_tool("ask_twice", {"what": "sample"})
+            await client.call_tool("ask_twice", {"what": "elicit"})
+    assert outcomes == [
+        "answered",
+        "-32600: Invalid Request: too many sampling/createMessage requests (limit 0.1/s); retry later",
+        "answered",
+        "-32600: Invalid Request: too many elicitation/create requests (limit 0.1/s); retry later",
+    ]

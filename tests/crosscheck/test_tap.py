@@ -14,6 +14,7 @@ from typing import Any
 import h11
 import pytest
 import trio
+import trio.testing
 
 from mcp_ref.crosscheck.http_tap import serve_http_tap
 from mcp_ref.crosscheck.judge import judge_file
@@ -121,6 +122,8 @@ async def test_the_http_tap_judges_what_the_transport_says() -> None:
         note: Any = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         status, _, body = await raw(url, "POST", {"accept": "application/json, text/event-stream"}, note)
         assert status == 200 and json.loads(body)["result"] == {}  # passed through unchanged
+        # the tap may still be judging the body it forwarded: let it finish before stopping it
+        await trio.testing.wait_all_tasks_blocked()
         nursery.cancel_scope.cancel()
     # the HTTP status; the response it carried answers no request (and the client's side of it,
     # a notification before initialize, is its own finding)

@@ -79,7 +79,7 @@ async def test_server_refuses_its_own_bad_structured_result() -> None:
         assert info.value.code == ErrorCode.INTERNAL_ERROR and info.value.message == "Internal error"
 
 
-@pytest.mark.req("server/tools#17")
+@pytest.mark.req("server/tools#17", "server/tools#21")
 async def test_client_validates_structured_results() -> None:
     server = Server("bad")
 
@@ -320,3 +320,35 @@ async def test_structured_results_for_a_2025_03_26_client_are_text_only() -> Non
         # the structured value reaches the old client as its JSON text, and only so
         assert result == {"content": [{"type": "text", "text": '{"sum": 3}'}]}
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("server/tools#20")
+async def test_tool_invocations_can_be_rate_limited_per_session(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.session import SessionConfig
+
+    server = Server("limited", config=SessionConfig(request_rate_limits={"tools/call": (1.0, 2)}))
+    ran: list[int] = []
+
+    @server.tool()
+    async def count(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        ran.append(1)
+        return "ok"
+
+    async with memory_session_pair(server) as client:
+        assert [(await client.call_tool("count")).content for _ in range(2)] == [[TextContent(text="ok")]] * 2
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("count")  # the burst is spent
+        assert info.value.code == ErrorCode.INVALID_REQUEST and "too many tools/call" in info.value.message
+        assert len(ran) == 2  # the refused call never reached the tool
+        await client.list_tools()  # other methods are not limited
+        await trio.sleep(1)  # a token a second
+        assert (await client.call_tool("count")).content == [TextContent(text="ok")]
+    assert len(ran) == 3
+
+
+@pytest.mark.parametrize("limits", [{"ping": (1.0, 1)}, {"tools/call": (0, 1)}, {"tools/call": (1.0, 0)}, {"x": 5}])
+def test_request_rate_limits_are_checked(limits: dict[str, Any]) -> None:
+    from mcp_ref.session import SessionConfig
+
+    with pytest.raises(ValueError, match="rate"):
+        SessionConfig(request_rate_limits=limits)

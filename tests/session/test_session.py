@@ -153,7 +153,7 @@ async def test_caller_cancellation_cancels_the_handler_and_no_response_is_sent(a
         assert not [m for m in rec.sent if m.get("id") == rid]  # no response for the cancelled request
 
 
-@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#19")
+@pytest.mark.req("basic/lifecycle#17", "basic/lifecycle#18", "basic/lifecycle#19", "server/tools#21")
 async def test_timeout_sends_cancellation_and_raises(autojump_clock: trio.abc.Clock) -> None:
     server = make_server()
     seen = trio.Event()

@@ -27,7 +27,9 @@ import json
 import logging
 import math
 import os
+import select
 import signal
+import stat
 import subprocess
 import sys
 from collections import deque
@@ -273,6 +275,22 @@ class LineFramer:
 
 # -- the channel over trio byte streams ---------------------------------------------------
 
+#: a write of at most this many bytes to a pipe is atomic (POSIX: PIPE_BUF >= 512; 4096 on Linux)
+PIPE_BUF: int = getattr(select, "PIPE_BUF", 512)
+
+
+def _atomic_pieces(stream: trio.abc.SendStream) -> bool:
+    """Whether ``stream`` writes a piece of up to PIPE_BUF bytes whole or not at all: a
+    pipe does (a file never blocks); a cancelled ``send_all`` of one then wrote none of it."""
+    fd_stream = getattr(trio.lowlevel, "FdStream", None)  # not on Windows
+    if fd_stream is None or not isinstance(stream, fd_stream):
+        return False
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
 
 class StdioMessageChannel(trio.abc.Channel[bytes]):
     """Newline-delimited messages over a trio send stream and receive stream.
@@ -280,10 +298,15 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
     Safe for concurrent use: sends are serialised by a FIFO lock (each
     message goes out whole), and so are receives.
 
-    A ``send()`` cancelled while its bytes were being written may leave part
-    of a line on the wire; the next ``send()`` then starts with "\\n" so that
-    its own message arrives intact (the peer sees the fragment as one invalid
-    line and answers it with a parse error).
+    A ``send()`` cancelled while its bytes were being written leaves part of
+    a line on the wire. Over a pipe (or a file), the usual stdio case, the
+    peer never sees that fragment: a line is written in pieces of at most
+    ``PIPE_BUF`` bytes, which a pipe takes whole or not at all, so the channel
+    knows exactly what was written, and the next ``send()`` first writes the
+    rest of the torn line (the cancelled message then arrives whole, as if the
+    send had finished). Over other streams, which may take part of a piece,
+    the next ``send()`` starts with "\\n" instead, so that its own message
+    arrives intact (the peer sees the fragment as one invalid line).
     """
 
     def __init__(
@@ -298,7 +321,10 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
         self._framer = LineFramer(max_message_size)
         self._send_lock = trio.StrictFIFOLock()
         self._receive_lock = trio.StrictFIFOLock()
-        self._torn = False  # a cancelled send may have written part of a line
+        self._torn = False  # a cancelled send may have written part of a line (not over a pipe)
+        #: over a pipe or a file: the rest of a line a cancelled send left half-written
+        self._rest = b""
+        self._atomic = _atomic_pieces(send_stream)
         self._send_closed = False
         self._closed = False
         self.max_message_size = max_message_size
@@ -308,6 +334,9 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
         if self._closed or self._send_closed:
             raise trio.ClosedResourceError("this stdio channel is closed for sending")
         async with self._send_lock:
+            if self._atomic:
+                await self._send_in_pieces(line)
+                return
             if self._torn:
                 # [basic/transports#7] a cancelled send left part of a line behind: end it, so
                 # this message arrives whole on its own line -- transports#stdio
@@ -315,6 +344,31 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
             self._torn = True
             await self._send_stream.send_all(line)
             self._torn = False
+
+    async def _send_in_pieces(self, line: bytes) -> None:
+        """Write ``line`` in pieces a pipe takes whole or not at all, after the rest
+        of a line a cancelled send tore (so the peer never sees a fragment)."""
+        rest = self._rest
+        data = rest + line if rest else line
+        written = 0
+        try:
+            if len(data) <= PIPE_BUF:
+                await self._send_stream.send_all(data)
+            else:
+                while written < len(data):
+                    piece = data[written : written + PIPE_BUF]
+                    await self._send_stream.send_all(piece)
+                    written += len(piece)
+            written = len(data)
+        finally:
+            if written == len(data):
+                self._rest = b""
+            elif written > len(rest):
+                # [basic/transports#7] our line is started: the next send finishes it first,
+                # so the peer gets it whole rather than a fragment -- transports#stdio
+                self._rest = data[written:]
+            else:
+                self._rest = rest[written:]  # ours never started: only the old rest is owed
 
     async def receive(self) -> bytes:
         if self._closed:

@@ -95,15 +95,33 @@ class CancellationState:
     for one came too late, #5). Both hold the newest :data:`MEMORY` ids.
     """
 
-    __slots__ = ("cancelled", "finished")
+    __slots__ = ("cancelled", "finished", "tasks")
 
     def __init__(self) -> None:
         self.cancelled: OrderedDict[RequestId, str] = OrderedDict()
         self.finished: OrderedDict[RequestId, None] = OrderedDict()
+        #: the task-augmented ones among ``cancelled``: no notification could stop them
+        self.tasks: OrderedDict[RequestId, None] = OrderedDict()
 
-    def cancelled_ours(self, rid: RequestId, method: str) -> None:
-        """We stopped waiting for our request ``rid``: a response to it is late."""
+    def cancelled_ours(self, rid: RequestId, method: str, task: bool = False) -> None:
+        """We stopped waiting for our request ``rid``: a response to it is late.
+        ``task``: it was task-augmented, so the peer may have started a task for it."""
         remember(self.cancelled, rid, method)
+        if task:
+            remember(self.tasks, rid)
+
+    def orphan_task(self, rid: RequestId, result: Any) -> str | None:
+        """The task id in a late ``result`` for our abandoned task-augmented request
+        ``rid``, else None. [basic/utilities/cancellation#3] such a task can only be
+        stopped with ``tasks/cancel``, and only once its id is known, which is now."""
+        if rid not in self.tasks:
+            return None
+        del self.tasks[rid]
+        if not isinstance(result, dict):
+            return None
+        task = result.get("task")
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        return task_id if isinstance(task_id, str) else None
 
     def finished_theirs(self, rid: RequestId) -> None:
         """The peer's request ``rid`` is answered or dropped: a cancellation of it is late."""

@@ -30,6 +30,7 @@ import attrs
 from ...errors import ErrorCode, MCPError, ProtocolError
 from ...schema._converter import converter_for
 from ...schema.jsonrpc import Error
+from ...schema.messages import PARAMS_TYPES
 from ...schema.tasks import (
     RELATED_TASK_META_KEY,
     TERMINAL_STATUSES,
@@ -38,7 +39,7 @@ from ...schema.tasks import (
     TaskStatus,
     TaskStatusNotificationParams,
 )
-from ..cursors import make_cursor, read_cursor
+from ..cursors import keyset_page
 
 __all__ = [
     "TRANSITIONS",
@@ -50,6 +51,7 @@ __all__ = [
     "iso8601",
     "related_task_meta",
     "related_task_id",
+    "relate_params",
     "TaskRecord",
     "TaskStore",
     "InMemoryTaskStore",
@@ -122,6 +124,30 @@ def iso8601(wall_seconds: float) -> str:
 def related_task_meta(task_id: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """``meta`` plus the related-task key (tasks#associating-task-related-messages)."""
     return {**(meta or {}), RELATED_TASK_META_KEY: {"taskId": task_id}}
+
+
+def relate_params(method: str, params: Any, task_id: str) -> Any:
+    """``params`` of ``method`` with the related-task key added to their ``_meta``.
+
+    [basic/utilities/tasks#48, #65] every request and notification of a task carries
+    it -- also those sent without params (``roots/list``, a ``list_changed``): they
+    get the method's params type with only that ``_meta``. Params without a
+    ``_meta`` field are returned unchanged.
+    """
+    if params is None:
+        params_type = PARAMS_TYPES.get(method)
+        if not (isinstance(params_type, type) and attrs.has(params_type)):
+            return None
+        fields = attrs.fields_dict(params_type)
+        if "meta" not in fields or any(
+            f.default is attrs.NOTHING for name, f in fields.items() if name != "meta" and f.init
+        ):
+            return None  # required params are missing: the engine says so
+        made: Any = params_type
+        return made(meta=related_task_meta(task_id))
+    if attrs.has(type(params)) and "meta" in attrs.fields_dict(type(params)):
+        return attrs.evolve(params, meta=related_task_meta(task_id, params.meta))
+    return params
 
 
 def related_task_id(meta: dict[str, Any] | None) -> str | None:
@@ -240,14 +266,13 @@ class InMemoryTaskStore:
 def page_of_tasks(records: list[TaskRecord], cursor: str | None, page_size: int) -> tuple[list[Task], str | None]:
     """[basic/utilities/tasks#task-listing] one page in creation order; -32602 for a bad cursor.
 
-    The opaque cursor names the last task listed (its ``seq``), not an offset:
+    The opaque cursor names the last task listed (its ``seq``), not an offset --
+    the keyset cursors of every list (:func:`mcp_ref.basic.cursors.keyset_page`):
     tasks deleted between pages (expired, purged) do not shift the rest, so no
     task that still exists is skipped ([basic/utilities/tasks#59]).
     """
-    after = 0 if cursor is None else read_cursor("tasks", cursor)
-    rest = sorted((r for r in records if r.seq > after), key=lambda r: r.seq)
-    page = rest[:page_size]
-    nxt = make_cursor("tasks", page[-1].seq) if len(rest) > page_size else None
+    positioned = sorted(((r.seq, r) for r in records), key=lambda p: p[0])
+    page, nxt = keyset_page("tasks", positioned, cursor, page_size)
     return [r.to_task() for r in page], nxt
 
 
@@ -305,6 +330,8 @@ def task_payload(record: TaskRecord, revision: str) -> GetTaskPayloadResult:
         # [basic/utilities/tasks#result-retrieval] the underlying request's own error
         raise MCPError(outcome.code, outcome.message, outcome.data)
     if outcome is None:
+        # [basic/utilities/tasks#45] divergent: a request cancelled before it finished has no
+        # final result to return; -32602, as for a task the receiver deleted (tasks#63 allows that)
         raise MCPError(ErrorCode.INVALID_PARAMS, f"Task {record.task_id} was {record.status}: no result")
     encoded = converter_for(revision).unstructure(outcome)
     meta = related_task_meta(record.task_id, encoded.pop("_meta", None))

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, get_args
 
+from ...basic.rate_limit import TokenBucket
 from ...errors import ErrorCode, ProtocolError
 from ...schema.jsonrpc import Result
 from ...schema.logging import LOGGING_LEVELS, LoggingLevel, SetLevelRequestParams
@@ -53,32 +54,15 @@ def passes(level: str, minimum: str | None) -> bool:
     return minimum is None or LEVEL_RANK[level] >= LEVEL_RANK[minimum]
 
 
-class LogRateLimiter:
-    """[server/utilities/logging#4] a token bucket for one session's log messages.
+class LogRateLimiter(TokenBucket):
+    """[server/utilities/logging#4, #7] a token bucket for one session's log messages.
 
     On average ``rate`` messages per second go out, with bursts of up to
     ``burst``; the rest are dropped and counted in ``dropped``. Sans-IO: the
     caller passes the current time.
     """
 
-    def __init__(self, rate: float, burst: int) -> None:
-        if not rate > 0 or burst < 1:
-            raise ValueError("a log rate limit needs a positive rate and a burst of at least 1")
-        self.rate = rate
-        self.burst = burst
-        self.dropped = 0
-        self._tokens = float(burst)
-        self._last: float | None = None
-
-    def allow(self, now: float) -> bool:
-        if self._last is not None:
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.rate)
-        self._last = now
-        if self._tokens >= 1:
-            self._tokens -= 1
-            return True
-        self.dropped += 1
-        return False
+    __slots__ = ()
 
 
 async def set_log_level(ctx: Any, params: SetLevelRequestParams) -> Result:

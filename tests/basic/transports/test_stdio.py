@@ -1047,3 +1047,35 @@ def test_default_environment_is_minimal(monkeypatch: pytest.MonkeyPatch) -> None
     assert env["HOME"] == "/home/someone"
     assert "MCP_REF_SECRET" not in env and "TERM" not in env
     assert set(env) <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR"}
+
+
+@pytest.mark.req("basic/transports#7")
+async def test_over_a_pipe_a_send_cancelled_mid_line_is_finished_by_the_next_one(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # a real pipe: it takes a piece of PIPE_BUF bytes whole or not at all; nobody reads yet,
+    # so a message much bigger than the pipe's capacity blocks partway through
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
+    out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
+    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
+    big = b'{"first":"' + b"x" * 300_000 + b'"}'
+    with trio.move_on_after(1) as scope:
+        await ch.send(big)
+    assert scope.cancelled_caught  # torn: part of the line is in the pipe
+    received = bytearray()
+
+    async def read_all() -> None:
+        while chunk := await inp.receive_some(65536):
+            received.extend(chunk)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_all)
+        await ch.send(b'{"second":1}')
+        await ch.aclose()
+    framer = LineFramer(max_line=1 << 20)
+    framer.feed(bytes(received))
+    # the peer never sees a fragment: the cancelled message arrived whole, then the next one
+    assert drain(framer) == [big, b'{"second":1}']
+    await inp.aclose()

@@ -239,3 +239,56 @@ def test_remembering_a_key_again_makes_it_the_newest() -> None:
     cancellation.remember(store, 0)
     cancellation.remember(store, cancellation.MEMORY)
     assert 0 in store and 1 not in store and len(store) == cancellation.MEMORY
+
+
+@pytest.mark.req("basic/utilities/cancellation#3", "basic/utilities/cancellation#6")
+async def test_a_task_created_for_a_request_given_up_on_is_cancelled_with_tasks_cancel(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    from mcp_ref.schema.tasks import GetTaskRequestParams
+    from mcp_ref.session.tasks import TaskConfig
+
+    server = make_server()
+    started: list[str] = []
+    async with trio.open_nursery() as nursery:
+        # one task operation a second: the second tools/call is answered a second late
+        server.enable_tasks(nursery, config=TaskConfig(rate_limit=1.0, rate_burst=1))
+
+        @server.tool(task_support="optional")
+        async def long(ctx: Any, arguments: dict[str, Any]) -> str:
+            started.append(ctx.task_id)
+            await trio.sleep_forever()
+            return "never"
+
+        async with recorded_pair(server) as (client, rec):
+            kept = await client.call_tool_as_task("long")
+            with pytest.raises(RequestTimeout):
+                await client.call_tool_as_task("long", timeout=0.5)
+            # no notifications/cancelled for a task-augmented request ...
+            assert not [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+            await trio.sleep(5)
+            assert len(started) == 2
+            orphan = started[1]
+            # ... but once its CreateTaskResult arrives, the task it names is cancelled
+            (cancel,) = [m for m in rec.received if m.get("method") == "tasks/cancel"]
+            assert cancel["params"] == {"taskId": orphan}
+            states = {
+                task_id: (await client.session.request("tasks/get", GetTaskRequestParams(task_id=task_id))).status
+                for task_id in (kept.task_id, orphan)
+            }
+            assert states == {kept.task_id: "working", orphan: "cancelled"}
+            assert client.session.connection.stats["late-response"] == 1
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/cancellation#3")
+def test_a_late_create_task_result_names_the_task_to_cancel_once() -> None:
+    state = cancellation.CancellationState()
+    state.cancelled_ours(1, "tools/call", task=True)
+    state.cancelled_ours(2, "tools/call")
+    created = {"task": {"taskId": "t-1", "status": "working"}}
+    assert state.orphan_task(2, created) is None  # not task-augmented: just a late response
+    assert state.orphan_task(1, {"content": []}) is None  # not a CreateTaskResult
+    state.cancelled_ours(1, "tools/call", task=True)
+    assert state.orphan_task(1, created) == "t-1"
+    assert state.orphan_task(1, created) is None  # once

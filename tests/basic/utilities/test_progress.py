@@ -337,3 +337,40 @@ def test_without_an_interval_every_value_is_sent_and_the_engine_checks_it() -> N
     pace = progress.ProgressPace(interval=0)
     pace.sent(5, 0.0, delivered=True)
     assert pace.offer(1, None, None, now=0.0) == progress.SEND  # not checked here: send_progress refuses it
+
+
+@pytest.mark.req("basic/utilities/progress#13", "basic/utilities/progress#9")
+@pytest.mark.parametrize("coalesce", [False, True])
+async def test_a_tasks_progress_goes_through_the_same_rate_limit(
+    autojump_clock: trio.abc.Clock, coalesce: bool
+) -> None:
+    server = make_server(progress_min_interval=1.0, progress_coalesce=coalesce)
+    async with trio.open_nursery() as nursery:
+        server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            for i in range(1, 101):
+                await ctx.progress(i)
+                await trio.sleep(0.1 if arguments.get("slow") else 0)
+            return "ok"
+
+        async with memory_session_pair(server) as client:
+            seen: dict[str, list[float]] = {"plain": [], "task": []}
+
+            def collect(kind: str) -> Any:
+                async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                    seen[kind].append(p)
+
+                return on_progress
+
+            await client.call_tool("chatty", {"slow": True}, progress=collect("plain"))
+            handle = await client.call_tool_as_task("chatty", {"slow": True}, progress=collect("task"))
+            await handle.wait()
+            await client.ping()  # the task's progress is delivered in order before this answer
+        nursery.cancel_scope.cancel()
+    assert 9 <= len(seen["plain"]) <= 12
+    # the same limit as the plain call, not one notification per value
+    assert abs(len(seen["task"]) - len(seen["plain"])) <= 1, seen
+    # coalescing: the latest value reaches the requestor before the task completes
+    assert (seen["task"][-1] == 100) is coalesce

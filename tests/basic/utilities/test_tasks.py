@@ -73,6 +73,20 @@ def task_server(nursery: trio.Nursery, **config: Any) -> tuple[Server, dict[str,
     return server, state
 
 
+def time_polls(server: Server) -> list[float]:
+    """The times the server's one session answers tasks/get, as they come."""
+    polled: list[float] = []
+    get = server.task_manager.get
+
+    async def timed_get(ctx: RequestContext, params: Any) -> Any:
+        polled.append(trio.current_time())
+        return await get(ctx, params)
+
+    (session,) = server.sessions
+    session.handlers["tasks/get"] = timed_get
+    return polled
+
+
 @asynccontextmanager
 async def client_of(server: Server, **options: Any) -> AsyncIterator[Any]:
     async with memory_session_pair(server, **options) as client:
@@ -136,16 +150,8 @@ def test_task_ids_and_timestamps() -> None:
 async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, poll_interval_ms=7_000)
-        polled: list[float] = []
-        get = server.task_manager.get
-
-        async def timed_get(ctx: RequestContext, params: Any) -> Any:
-            polled.append(trio.current_time())
-            return await get(ctx, params)
-
         async with client_of(server) as client:
-            (session,) = server.sessions
-            session.handlers["tasks/get"] = timed_get
+            polled = time_polls(server)
             caps = client.server_capabilities.tasks
             assert caps is not None and caps.cancel == {} and caps.list == {}
             assert caps.requests is not None and caps.requests.tools is not None
@@ -701,3 +707,30 @@ def test_the_requestor_polls_after_the_receivers_poll_interval_within_bounds(
     interval_ms: int | None, delay: float
 ) -> None:
     assert tasks.poll_delay(interval_ms, default=2.0, low=0.1, high=30.0) == delay
+
+
+@pytest.mark.req("basic/utilities/tasks#48", "basic/utilities/tasks#65")
+def test_related_task_params_are_made_for_methods_sent_without_params() -> None:
+    from mcp_ref.schema.jsonrpc import NotificationParams, RequestParams
+
+    related = {RELATED_TASK_META_KEY: {"taskId": "t1"}}
+    assert tasks.relate_params("roots/list", None, "t1") == RequestParams(meta=related)
+    assert tasks.relate_params("notifications/tools/list_changed", None, "t1") == NotificationParams(meta=related)
+    kept = tasks.relate_params("ping", RequestParams(meta={"x.y/z": 1}), "t1")
+    assert kept == RequestParams(meta={"x.y/z": 1, **related})
+    # params that are required cannot be made up: left to the engine to refuse
+    assert tasks.relate_params("sampling/createMessage", None, "t1") is None
+
+
+@pytest.mark.req("basic/utilities/tasks#42")
+async def test_a_long_poll_interval_is_respected_as_given(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, poll_interval_ms=90_000)
+        async with client_of(server) as client:
+            polled = time_polls(server)
+            start = trio.current_time()
+            handle = await client.call_tool_as_task("slow", ttl=600_000)
+            await handle.wait()
+            # the task took 3 s, but the receiver asked for a poll every 90 s: not sooner
+            assert [t - start for t in polled] == [0, 90]
+        nursery.cancel_scope.cancel()

@@ -67,6 +67,31 @@ def one_message(headers: dict[str, str], body: bytes) -> Any:
     return message
 
 
+async def start_needs_input(url: str) -> tuple[dict[str, str], str]:
+    """A raw client initialises (form elicitation) and calls needs_input as a task:
+    the headers of its session and the task's id."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
+    assert status == 200
+    session = {**ACCEPT_BOTH, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert status == 202
+    call = {"name": "needs_input", "task": {"ttl": 60_000}}
+    status, headers, body = await raw(
+        url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    )
+    return session, one_message(headers, body)["result"]["task"]["taskId"]
+
+
 @pytest.mark.req("basic/utilities/tasks#32", "basic/utilities/tasks#33", "basic/utilities/tasks#34")
 @pytest.mark.req("basic/utilities/tasks#35")
 async def test_input_request_reaches_a_polling_requestor_without_get_stream() -> None:
@@ -74,26 +99,7 @@ async def test_input_request_reaches_a_polling_requestor_without_get_stream() ->
         server, state = task_server(nursery)
         async with http_server(server) as info:
             url = info.url
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"elicitation": {"form": {}}},
-                    "clientInfo": {"name": "raw", "version": "1"},
-                },
-            }
-            status, headers, body = await raw(url, "POST", ACCEPT_BOTH, init)
-            assert status == 200
-            session = {**ACCEPT_BOTH, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-            status, _, _ = await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            assert status == 202
-            call = {"name": "needs_input", "task": {"ttl": 60_000}}
-            status, headers, body = await raw(
-                url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
-            )
-            task_id = one_message(headers, body)["result"]["task"]["taskId"]
+            session, task_id = await start_needs_input(url)
             # the requestor polls (tasks/get) and sees input_required: the receiver waits for it
             with trio.fail_after(10):
                 while True:
@@ -134,4 +140,36 @@ async def test_our_client_answers_a_task_elicitation_over_http() -> None:
                 result = await handle.wait(poll_interval_bounds=(0.01, 0.1))
             assert result.content == [TextContent(text="user said accept")]
             assert (await handle.get()).status == "completed"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#16", "basic/utilities/tasks#34")
+async def test_a_requestor_that_drops_its_tasks_result_stream_gets_the_input_request_again() -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery)
+        async with http_server(server) as info:
+            url = info.url
+            session, task_id = await start_needs_input(url)
+            with trio.fail_after(10):
+                fetch = {"jsonrpc": "2.0", "id": 4, "method": "tasks/result", "params": {"taskId": task_id}}
+                first = await SSEReader.post(url, session, fetch)
+                lost = await first.next_message()
+                assert lost["method"] == "elicitation/create"
+                # [basic/utilities/tasks#16] the requestor drops that stream before answering ...
+                await first.stream.aclose()
+                # ... and calls tasks/result again: the input request comes again on the new stream
+                again = {"jsonrpc": "2.0", "id": 5, "method": "tasks/result", "params": {"taskId": task_id}}
+                second = await SSEReader.post(url, session, again)
+                elicit = await second.next_message()
+                assert elicit["method"] == "elicitation/create" and elicit["id"] != lost["id"]
+                assert elicit["params"]["message"] == lost["params"]["message"]
+                assert elicit["params"]["_meta"][RELATED_TASK_META_KEY] == {"taskId": task_id}
+                answer = {"jsonrpc": "2.0", "id": elicit["id"], "result": {"action": "accept", "content": {}}}
+                status, _, _ = await raw(url, "POST", session, answer)
+                assert status == 202
+                final = await second.next_message()
+                await second.stream.aclose()
+            assert final["id"] == 5
+            assert final["result"]["content"] == [{"type": "text", "text": "user said accept"}]
+            assert state["elicited"] == "accept"
         nursery.cancel_scope.cancel()

@@ -17,6 +17,7 @@ from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
 from mcp_ref.schema.lifecycle import Implementation
+from mcp_ref.schema.roots import Root
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
@@ -235,18 +236,26 @@ async def test_listing_skips_no_task_when_one_expires_between_pages(autojump_clo
 
 
 @pytest.mark.req("basic/utilities/tasks#42")
-@pytest.mark.parametrize(("suggested_ms", "polls", "elapsed"), [(0, 31, 3.0), (10**9, 2, 30.0), (None, 4, 3.0)])
-async def test_wait_clamps_the_peers_poll_interval(
-    autojump_clock: trio.abc.Clock, suggested_ms: int | None, polls: int, elapsed: float
+@pytest.mark.parametrize(
+    ("suggested_ms", "bounds", "polls", "elapsed"),
+    [(0, None, 31, 3.0), (10**9, (0.1, 30.0), 2, 30.0), (None, None, 4, 3.0)],
+)
+async def test_wait_keeps_the_peers_poll_interval_within_bounds(
+    autojump_clock: trio.abc.Clock,
+    suggested_ms: int | None,
+    bounds: tuple[float, float] | None,
+    polls: int,
+    elapsed: float,
 ) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, poll_interval_ms=suggested_ms)
         async with routed_pair(server) as (client, rec):
             handle = await client.call_tool_as_task("slow")  # 3 s of work
             start = trio.current_time()
-            await handle.wait()
+            await handle.wait(**({"poll_interval_bounds": bounds} if bounds else {}))
             assert trio.current_time() - start == pytest.approx(elapsed)
-            # 0 ms: every 0.1 s, not a busy loop; 10**9 ms: every 30 s, not never; none: the 1 s default
+            # 0 ms: every 0.1 s (the floor), not a busy loop; 10**9 ms with a caller's upper
+            # bound of 30 s: every 30 s; none: the 1 s default
             assert len([m for m in rec.received if m.get("method") == "tasks/get"]) == polls
             with pytest.raises(ValueError):
                 await handle.wait(poll_interval_bounds=(0, 1))
@@ -404,6 +413,7 @@ async def test_server_sends_task_augmented_elicitation_lists_and_cancels(autojum
 
 
 @pytest.mark.req("basic/utilities/tasks#60", "basic/utilities/tasks#61", "basic/utilities/tasks#62")
+@pytest.mark.req("basic/utilities/tasks#45")
 @pytest.mark.parametrize("first", ["cancel", "finish"])
 async def test_cancel_arriving_just_as_the_work_finishes(autojump_clock: trio.abc.Clock, first: str) -> None:
     seq = trio.testing.Sequencer()
@@ -431,13 +441,11 @@ async def test_cancel_arriving_just_as_the_work_finishes(autojump_clock: trio.ab
             if first == "cancel":
                 assert (await handle.cancel()).status == "cancelled"
                 await trio.testing.wait_all_tasks_blocked()
-                # [basic/utilities/tasks#62] the work finished after all: still cancelled, no result
+                # [basic/utilities/tasks#62] the work finished after all: still cancelled ...
                 assert (await handle.get()).status == "cancelled"
-                with pytest.raises(TaskCancelled) as info:
-                    await handle.result()
-                # what the receiver answered tasks/result with stays the cause
-                assert isinstance(info.value.__cause__, MCPError)
-                assert info.value.__cause__.code == ErrorCode.INVALID_PARAMS
+                # ... [basic/utilities/tasks#45] and tasks/result returns that final result
+                assert (await handle.result()).content == [TextContent(text="finished")]
+                assert (await handle.get()).status == "cancelled"
             else:
                 with pytest.raises(MCPError) as error:
                     await handle.cancel()
@@ -735,3 +743,63 @@ async def test_listing_order_continues_after_a_stores_earlier_tasks(autojump_clo
             new = await client.call_tool_as_task("slow")
             assert [t.task_id for t in await client.list_all_tasks()] == [old.task_id, new.task_id]
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#48", "basic/utilities/tasks#65")
+async def test_a_tasks_requests_and_notifications_without_params_carry_the_related_task_key(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        server, _ = task_server(nursery)
+
+        @server.tool(task_support="optional")
+        async def asks_roots(ctx: Any, arguments: dict[str, Any]) -> str:
+            roots = await ctx.list_roots()  # roots/list has no params of its own
+            await ctx.notify("notifications/tools/list_changed")
+            return f"{len(roots.roots)} roots"
+
+        async with routed_pair(server, roots=[Root(uri="file:///tmp")]) as (client, rec):
+            handle = await client.call_tool_as_task("asks_roots")
+            result = await handle.wait()
+            assert result.content[0].text == "1 roots"
+        nursery.cancel_scope.cancel()
+    related = {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
+    (ask,) = [m for m in rec.sent if m.get("method") == "roots/list"]
+    assert ask["params"] == {"_meta": related}
+    (note,) = [m for m in rec.sent if m.get("method") == "notifications/tools/list_changed"]
+    assert note["params"] == {"_meta": related}
+
+
+class ForgetsCancelled(InMemoryTaskStore):
+    """A receiver that deletes a task as soon as it is cancelled (tasks#63 allows it)."""
+
+    def update(self, record: TaskRecord) -> None:
+        if record.status == "cancelled":
+            self.remove(record.task_id)
+        else:
+            super().update(record)
+
+
+@pytest.mark.req("basic/utilities/tasks#63", "basic/utilities/tasks#64")
+async def test_the_requestor_does_not_rely_on_a_cancelled_task_being_kept(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("forgetful")
+        server.enable_tasks(nursery, store=ForgetsCancelled())
+
+        @server.tool(task_support="optional")
+        async def long(ctx: Any, arguments: dict[str, Any]) -> str:
+            await trio.sleep_forever()
+            return "never"
+
+        async with routed_pair(server) as (client, rec):
+            handle = await client.call_tool_as_task("long")
+            task = await handle.cancel()
+            # the final state comes from the tasks/cancel answer itself: nothing is fetched afterwards
+            assert (task.status, task.status_message) == ("cancelled", "The task was cancelled by request.")
+            assert handle.status == "cancelled" and handle.task == task
+            with pytest.raises(MCPError) as info:
+                await handle.get()  # the receiver kept nothing, as it may
+            assert info.value.code == ErrorCode.INVALID_PARAMS
+        nursery.cancel_scope.cancel()
+    asked = [m["method"] for m in rec.received if "method" in m and m["method"].startswith("tasks/")]
+    assert asked == ["tasks/cancel", "tasks/get"]

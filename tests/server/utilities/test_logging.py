@@ -200,7 +200,7 @@ def test_the_bridge_needs_a_served_server(monkeypatch: pytest.MonkeyPatch) -> No
     assert errors == [record]
 
 
-@pytest.mark.req("server/utilities/logging#4")
+@pytest.mark.req("server/utilities/logging#4", "server/utilities/logging#7")
 async def test_log_messages_are_rate_limited_per_session(autojump_clock: trio.abc.Clock) -> None:
     from mcp_ref.session import SessionConfig
 

@@ -79,3 +79,61 @@ async def test_a_server_repeating_a_cursor_is_refused() -> None:
         with pytest.raises(RemoteProtocolError, match="repeated the cursor 'a'"):
             await client.list_all_prompts()
         await client.ping()
+
+
+@pytest.mark.req("server/utilities/pagination#2")
+@pytest.mark.parametrize("kind", ["tools", "prompts", "resources", "templates"])
+async def test_cursors_stay_valid_and_skip_nothing_when_the_list_changes(kind: str) -> None:
+    server = Server("changing", page_size=2)
+
+    async def fn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return ""
+
+    async def read(ctx: RequestContext, uri: str, variables: dict[str, str]) -> str:
+        return ""
+
+    def add(i: int) -> None:
+        if kind == "tools":
+            server.tool(f"n{i}", input_schema={"type": "object"})(fn)
+        elif kind == "prompts":
+            server.prompt(f"n{i}")(fn)
+        elif kind == "resources":
+            server.resource(f"test://n{i}", name=f"n{i}")(read)
+        else:
+            server.resource_template(f"test://n{i}/{{x}}", name=f"n{i}")(read)
+
+    def remove(i: int) -> None:
+        if kind == "tools":
+            server.tools.remove(f"n{i}")
+        elif kind == "prompts":
+            server.prompts.remove(f"n{i}")
+        elif kind == "resources":
+            server.resources.remove(f"test://n{i}")
+        else:
+            server.resources.remove_template(f"test://n{i}/{{x}}")
+
+    async def page(client: Any, cursor: str | None) -> tuple[list[str], str | None]:
+        if kind == "tools":
+            r: Any = await client.list_tools(cursor)
+            return [t.name for t in r.tools], r.next_cursor
+        if kind == "prompts":
+            r = await client.list_prompts(cursor)
+            return [p.name for p in r.prompts], r.next_cursor
+        if kind == "resources":
+            r = await client.list_resources(cursor)
+            return [x.name for x in r.resources], r.next_cursor
+        r = await client.list_resource_templates(cursor)
+        return [t.name for t in r.resource_templates], r.next_cursor
+
+    for i in range(5):
+        add(i)
+    async with memory_session_pair(server) as client:
+        first, cursor = await page(client, None)
+        assert first == ["n0", "n1"]
+        remove(0)  # an item already listed goes: an offset would now skip n2
+        remove(3)  # and one not listed yet
+        add(5)  # added between pages: comes last, not lost
+        second, cursor = await page(client, cursor)
+        assert second == ["n2", "n4"]
+        third, cursor = await page(client, cursor)
+        assert third == ["n5"] and cursor is None
