@@ -14,7 +14,6 @@ can follow along.
 
 import argparse
 import base64
-import importlib
 import json
 import math
 import signal
@@ -27,30 +26,39 @@ from typing import Any, TypeVar
 
 import trio
 
-from mcp_ref.client.elicitation import URLElicitationRequired
-from mcp_ref.errors import MCPError, ProtocolError, RequestTimeout
-from mcp_ref.schema._converter import decode
-from mcp_ref.schema.content import (
-    AudioContent,
-    EmbeddedResource,
-    ImageContent,
-    TextContent,
-    TextResourceContents,
-    ToolResultContent,
-    ToolUseContent,
+from mcp_ref import (
+    MCPError,
+    ProtocolError,
+    RequestContext,
+    RequestTimeout,
+    Server,
+    TaskConfig,
+    ToolError,
+    URLElicitationRequired,
+    decode,
 )
-from mcp_ref.schema.elicitation import (
+from mcp_ref.schema import (
+    AudioContent,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitationCompleteNotificationParams,
     ElicitationRequestedSchema,
     ElicitRequestFormParams,
     ElicitRequestURLParams,
     ElicitResult,
+    EmbeddedResource,
+    ImageContent,
+    PromptArgument,
+    PromptMessage,
+    SamplingMessage,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+    ToolChoice,
+    ToolResultContent,
+    ToolUseContent,
 )
-from mcp_ref.schema.prompts import PromptArgument, PromptMessage
-from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage, ToolChoice
-from mcp_ref.schema.tools import Tool, ToolAnnotations
-from mcp_ref.server.tools import ToolError
-from mcp_ref.session import RequestContext, Server
-from mcp_ref.session.tasks import TaskConfig
 
 __all__ = ["build_server", "main"]
 
@@ -470,8 +478,6 @@ def _task_tools(server: Server) -> None:
 
 
 def _complete(elicitation_id: str) -> Any:
-    from mcp_ref.schema.elicitation import ElicitationCompleteNotificationParams
-
     return ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
 
 
@@ -829,7 +835,7 @@ def main(argv: list[str] | None = None) -> int:
             interrupted = True  # Ctrl-C: stopped, without a traceback
         return 130 if interrupted else 0
     try:
-        serve_http = importlib.import_module("mcp_ref.basic.transports.http_server").serve_http
+        from mcp_ref import serve_http
     except ImportError:
         print("Streamable HTTP is not available in this build (install mcp_ref[http])", file=sys.stderr)
         return 2
@@ -874,8 +880,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _protected_resource(issuer: str, credentials: str) -> Any:
     """The OAuth policy of ``--auth``: tokens of ``issuer`` with scope ``mcp``, checked by introspection."""
-    from mcp_ref.basic.authorization.resource_server import ProtectedResource
-    from mcp_ref.basic.transports.token_verifiers import IntrospectionVerifier
+    from mcp_ref import IntrospectionVerifier, ProtectedResource
 
     client_id, _, secret = credentials.partition(":")
     issuer = issuer.rstrip("/")
@@ -889,7 +894,7 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     if path is None:
         yield None
         return
-    from mcp_ref.session.task_db import open_sqlite_task_store
+    from mcp_ref import open_sqlite_task_store
 
     async with open_sqlite_task_store(path) as store:
         print(f"tasks kept in {path}", file=sys.stderr, flush=True)
