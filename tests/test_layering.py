@@ -33,6 +33,15 @@ def imports_of(path: Path, root: Path = ROOT) -> set[str]:
             if node.level:
                 base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 mod = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:
+                    # ``from .. import schema``: the subpackage (or submodule) itself where it is one
+                    where = root.joinpath(*base)
+                    subs = [
+                        a.name for a in node.names if (where / a.name).is_dir() or (where / f"{a.name}.py").exists()
+                    ]
+                    found.update(f"{mod}.{name}" for name in subs)
+                    if len(subs) == len(node.names):
+                        continue
                 found.add(mod)
             elif node.module:
                 found.add(node.module)
@@ -69,7 +78,8 @@ CROSSCHECK_JUDGING = tuple(
     f"mcp_ref/crosscheck/{m}.py" for m in ("__init__", "rules", "report", "observer", "traffic", "judge", "config")
 )
 CROSSCHECK_DRIVERS = tuple(
-    f"mcp_ref/crosscheck/{m}.py" for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap")
+    f"mcp_ref/crosscheck/{m}.py"
+    for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap", "http_probe")
 )
 TRIO_FREE = (
     "mcp_ref/basic/",
