@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help run test docs check-install spec-coverage lint bench conformance mutate mutate-sample clean
+.PHONY: help run test docs check-install spec-coverage lint bench soak conformance mutate mutate-sample clean
 .DEFAULT_GOAL := help
 
 help:
@@ -17,6 +17,7 @@ help:
 	@echo "make spec-coverage  the requirement table per spec chapter"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
+	@echo "make soak           the everything server over HTTP for 1M messages, its RSS checked flat (SOAK=\"--messages 100000\")"
 	@echo "make conformance    the official MCP conformance suite (needs npm)"
 	@echo "make mutate         break each line citing a utilities/lifecycle/transports id; its tests must notice"
 	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
@@ -67,14 +68,18 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH)
 
+soak: $(STAMP)
+	$(PY) bench/soak.py $(SOAK)
+
 # Mutation testing of the requirement citations (tools/manifest.py mutate); MUTATE=... adds options.
 MUTATE_CHAPTERS := --chapter basic/utilities --chapter basic/lifecycle --chapter basic/transports
 
 mutate: $(STAMP)
 	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) $(MUTATE)
 
+# CI runs this right after make test (hence no baseline run), on its own 2 cores
 mutate-sample: $(STAMP)
-	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) --sample 20 --seed 17 $(MUTATE)
+	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) --sample 20 --seed 17 --jobs 2 --no-baseline $(MUTATE)
 
 conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh

@@ -54,6 +54,7 @@ from .testing import memory_session_pair
 if TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
+    from .basic.authorization.metadata import ClientInformation
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
     from .session.http import (
@@ -66,6 +67,7 @@ if TYPE_CHECKING:
         open_loopback_callback,
         serve_http,
     )
+    from .session.task_db import SqliteTaskStore, open_sqlite_task_store
 
 __version__ = "0.1.0"
 
@@ -81,6 +83,7 @@ __all__ = [
     "AuthorizationError",
     "CapabilityMissing",
     "ClientCredentials",
+    "ClientInformation",
     "ClientSession",
     "Connection",
     "ConnectionClosed",
@@ -110,6 +113,7 @@ __all__ = [
     "Server",
     "Session",
     "SessionConfig",
+    "SqliteTaskStore",
     "TaskCancelled",
     "TaskConfig",
     "TaskFailed",
@@ -129,6 +133,7 @@ __all__ = [
     "open_http_client",
     "open_loopback_callback",
     "open_session",
+    "open_sqlite_task_store",
     "open_stdio_client",
     "safe_icon_uri",
     "safe_icons",
@@ -165,6 +170,16 @@ def __getattr__(name: str) -> object:
         from .basic.authorization import resource_server
 
         return getattr(resource_server, name)
+    if name == "ClientInformation":
+        # what a client registered ahead of time gives OAuthClient(client_information=...)
+        from .basic.authorization import metadata
+
+        return metadata.ClientInformation
+    if name in ("SqliteTaskStore", "open_sqlite_task_store"):
+        # durable tasks (TaskConfig(store=...)) need sqlite3: loaded on first use
+        from .session import task_db
+
+        return getattr(task_db, name)
     if name in ("IntrospectionVerifier", "JWTVerifier"):
         # the resource server's built-in verifiers fetch over HTTP: the http extra too
         from .basic.transports import token_verifiers

@@ -189,13 +189,14 @@ async def _relay_response(
             elif content_type.startswith("application/json"):
                 json_body += chunk
         elif isinstance(event, h11.EndOfMessage):
-            await client.send_all(conn.send(h11.EndOfMessage()) or b"")
+            # judged before the client has it all: what it does next cannot overtake the judging
             if json_body:
                 tap.message(Direction.TO_CLIENT, json_body)
             if response is not None and method == "POST" and response.status_code == 202 and json_body:
                 text = "a 202 answer carried a body"
                 body = json_body.decode("utf-8", "replace")
                 tap.found(Finding.of("basic/transports#18", text, body, party="server"))
+            await client.send_all(conn.send(h11.EndOfMessage()) or b"")
             return
         elif isinstance(event, h11.ConnectionClosed):
             return

@@ -30,12 +30,16 @@ from typing import Any
 
 import trio
 
-from mcp_ref.basic.authorization.metadata import ClientInformation
-from mcp_ref.basic.transports.oauth_client import ClientCredentials, CrossAppAccess, OAuthClient
-from mcp_ref.client.elicitation import form_defaults
-from mcp_ref.errors import MCPError
-from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
-from mcp_ref.session.http import open_http_client
+from mcp_ref import (
+    ClientCredentials,
+    ClientInformation,
+    CrossAppAccess,
+    MCPError,
+    OAuthClient,
+    form_defaults,
+    open_http_client,
+)
+from mcp_ref.schema import ElicitRequestFormParams, ElicitResult
 from mcp_ref.testing.oauth import HeadlessBrowser
 
 __all__ = ["main", "arguments_for", "auth_for"]

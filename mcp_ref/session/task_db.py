@@ -35,7 +35,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Hashable, Iterator
+from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import asynccontextmanager
 from os import PathLike
 from typing import Any
@@ -43,7 +43,7 @@ from typing import Any
 import trio
 
 from ..basic.transports._nursery import block_nursery
-from ..basic.utilities.tasks import TaskRecord, is_terminal
+from ..basic.utilities.tasks import InMemoryTaskStore, TaskRecord, is_terminal
 from ..errors import ErrorCode
 from ..schema._base import LATEST_PROTOCOL_VERSION
 from ..schema._converter import converter_for, decode
@@ -136,7 +136,7 @@ def _outcome_of(text: str | None, method: str) -> Any:
     return decode(value["result"], RESULT_TYPES[method])
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(InMemoryTaskStore):
     """A :class:`~mcp_ref.basic.utilities.tasks.TaskStore` written behind to a SQLite file.
 
     Build it with :func:`open_sqlite_task_store`, which loads the file and runs
@@ -148,9 +148,9 @@ class SqliteTaskStore:
     durable = True
 
     def __init__(self, db: _Database, *, wall_clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
         self._db = db
         self._wall_clock = wall_clock
-        self._tasks: dict[str, TaskRecord] = {}
         #: tasks changed (or removed: None) since the last write
         self._dirty: dict[str, TaskRecord | None] = {}
         self._changed = trio.Event()
@@ -193,51 +193,33 @@ class SqliteTaskStore:
         if self.interrupted:
             log.warning("%d unfinished task(s) from before the restart failed: %s", self.interrupted, RESTART_MESSAGE)
 
-    # -- TaskStore -----------------------------------------------------------------------------------
+    # -- TaskStore (the in-memory store's, each change marked to be written) ------------------
 
     def _touch(self, task_id: str, record: TaskRecord | None) -> None:
         self._dirty[task_id] = record
         self._changed.set()
 
     def add(self, record: TaskRecord) -> None:
-        if record.task_id in self._tasks:
-            # [basic/utilities/tasks#task-id-requirements] ids are unique among our tasks
-            raise ValueError(f"task id {record.task_id!r} already exists")
         _owner_text(record.owner)  # refused now, at the call, not in the writer
-        self._tasks[record.task_id] = record
+        super().add(record)
         self._touch(record.task_id, record)
 
     def update(self, record: TaskRecord) -> None:
         """Store the new state of a task; a task already deleted (expired) stays deleted."""
         if record.task_id in self._tasks:
-            self._tasks[record.task_id] = record
+            super().update(record)
             self._touch(record.task_id, record)
 
     def get(self, task_id: str) -> TaskRecord | None:
-        record = self._tasks.get(task_id)
+        record = super().get(task_id)
         if record is not None and record.expires_at is not None and record.expires_at <= trio.current_time():
             return None  # past its ttl: gone for the requestor, even before the expiry loop purges it
         return record
 
     def remove(self, task_id: str) -> None:
-        if self._tasks.pop(task_id, None) is not None:
+        if task_id in self._tasks:
+            super().remove(task_id)
             self._touch(task_id, None)
-
-    def owned_by(self, owner: Hashable) -> list[TaskRecord]:
-        return [r for r in self._tasks.values() if r.owner == owner]
-
-    def expired(self, now: float) -> list[TaskRecord]:
-        return [r for r in self._tasks.values() if r.expires_at is not None and r.expires_at <= now]
-
-    def next_expiry(self) -> float | None:
-        deadlines = [r.expires_at for r in self._tasks.values() if r.expires_at is not None]
-        return min(deadlines) if deadlines else None
-
-    def __iter__(self) -> Iterator[TaskRecord]:
-        return iter(list(self._tasks.values()))
-
-    def __len__(self) -> int:
-        return len(self._tasks)
 
     # -- writing -------------------------------------------------------------------------------------
 

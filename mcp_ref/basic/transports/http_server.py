@@ -23,7 +23,7 @@ with the server's certificate loaded) the server speaks HTTPS itself.
 import json
 import logging
 import ssl
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
@@ -70,6 +70,9 @@ class Servable(Protocol):
 
 
 log = logging.getLogger("mcp_ref.http")
+
+#: cancellations kept per session for requests that have not come yet
+_EARLY_CANCELS = 100
 
 
 @attrs.frozen(kw_only=True)
@@ -227,6 +230,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self.get_stream: _Stream | None = None
         self.pending_unrelated: deque[bytes] = deque()
         self.pending_unrelated_bytes = 0
+        #: cancellations of requests not come yet, by request id (JSON text): the newest few
+        self.cancelled_early: OrderedDict[str, bytes] = OrderedDict()
         self.events = EventStore(
             config.events_per_stream,
             config.stored_streams,
@@ -368,11 +373,13 @@ class _HttpSession(trio.abc.Channel[bytes]):
         stream = self.by_request.get(json.dumps(request_id))
         return stream.auth if stream is not None and stream.auth is not None else self.auth
 
-    def request_cancelled(self, request_id: Any) -> None:
+    def request_cancelled(self, request_id: Any, notification: bytes | None = None) -> None:
         """The client cancelled a request: no response will come, so its stream is done.
 
         [basic/utilities/cancellation#4] the session sends nothing for it; without
         this its POST (an SSE stream or a JSON answer) would wait for ever.
+        ``notification``: the cancellation itself, kept when no such request has
+        come yet (see :meth:`replay_early_cancels`).
         """
         key = json.dumps(request_id)
         stream = self.by_request.pop(key, None)
@@ -380,6 +387,20 @@ class _HttpSession(trio.abc.Channel[bytes]):
             stream.pending_ids.discard(key)
             if not stream.pending_ids:
                 self.end(stream)
+        elif notification is not None:
+            self.cancelled_early[key] = notification
+            while len(self.cancelled_early) > _EARLY_CANCELS:
+                self.cancelled_early.popitem(last=False)
+
+    def replay_early_cancels(self, request_ids: set[str]) -> None:
+        """Requests just delivered whose cancellation came first (the client posts them on two
+        connections, so the server may read the cancellation first): the session gets the
+        cancellation again, after its request now, and the request's stream ends."""
+        for key in request_ids & self.cancelled_early.keys():
+            notification = self.cancelled_early.pop(key)
+            if self.has_room(len(notification)):
+                self.deliver(notification)
+                self.request_cancelled(json.loads(key))
 
     # -- streams ----------------------------------------------------------------------------------
 
@@ -726,6 +747,8 @@ class _HttpServer:
                 # with nothing of the failure in the answer (it is logged here)
                 log.warning("access token verification failed: %r", e, exc_info=True)
                 raise AuthRefused(401, "invalid_token", "the token could not be verified") from None
+            # [basic/authorization#103] whatever the verifier did, audience, expiry and scopes are
+            # checked here (OAuth 2.1 section 5.2) -- authorization#access-token-privilege-restriction
             auth.check_token(verified)
             return verified
         except AuthRefused as refusal:
@@ -953,7 +976,8 @@ class _HttpServer:
             for k in kinds:
                 if isinstance(k, RawNotification):
                     if k.method == "notifications/cancelled" and k.params:
-                        session.request_cancelled(k.params.get("requestId"))
+                        notification = {"jsonrpc": "2.0", "method": k.method, "params": k.params}
+                        session.request_cancelled(k.params.get("requestId"), json.dumps(notification).encode())
                     elif k.method == "notifications/initialized":
                         session.initialized = True
             await self._respond(conn, stream, 202)
@@ -971,6 +995,7 @@ class _HttpServer:
                 # [basic/transports#23] a priming event first: an id and empty data, with the retry field
                 session.emit(sse, "", retry=self.config.retry_ms)
             session.deliver(req.body)
+            session.replay_early_cancels(request_ids)
             await self._stream_sse(conn, stream, session, sse, listener, headers)
 
     async def _answer_json(
@@ -986,6 +1011,7 @@ class _HttpServer:
         sse.json = True
         listener = sse.attach(self.config)
         session.deliver(body)
+        session.replay_early_cancels(request_ids)
         answers = []
         decoder = SSEDecoder()
         async for event in listener.recv:

@@ -710,3 +710,21 @@ async def test_reusing_the_initialize_id_later_keeps_the_negotiated_version() ->
         async with mem.exchange("POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"}) as ex:
             events = await ex.rest()
         assert events[0].data == "" and events[0].retry == 1000
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+async def test_a_cancellation_that_overtakes_its_request_still_cancels_it(autojump_clock: Any) -> None:
+    # over HTTP the cancellation and its request travel on two connections: the server may
+    # read the cancellation first. The request must not then run (and hold a stream) for ever.
+    server, started, cancelled = hanging_server()
+    async with memory_http(server) as mem:
+        session = await mem.start_session()
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        assert (await mem.call("POST", session, cancel))[0] == 202
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "hang"}}
+        with trio.fail_after(60):
+            status, answer = await mem.call("POST", session, call)
+            await cancelled.wait()
+        assert status == 200 and answer == []  # the stream ended with no response (cancellation#4)
+        (http_session,) = mem.http.sessions.values()
+        assert http_session.open_streams == 0 and http_session.by_request == {}

@@ -1,0 +1,65 @@
+"""The examples (and the newcomer's app) import what an application would: names from ``mcp_ref``, the data
+model from ``mcp_ref.schema``, test helpers from ``mcp_ref.testing``; nothing from
+the modules behind them (their layout may change), nor by ``importlib``."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import mcp_ref
+import mcp_ref.schema
+
+from ..conftest import ROOT
+
+#: the shipped examples, and the newcomer's app with its tests
+EXAMPLES = sorted((ROOT / "mcp_ref" / "examples").glob("*.py")) + sorted(
+    (ROOT / "tests" / "examples" / "newcomer").glob("*.py")
+)
+
+#: where an application's imports come from; everything else is the library's inside
+PUBLIC = {"mcp_ref": mcp_ref, "mcp_ref.schema": mcp_ref.schema}
+
+
+def imports(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every import of mcp_ref in the file, at any depth
+    (``import mcp_ref.x`` gives ("mcp_ref.x", "*"))."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mcp_ref":
+            found.extend((node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, "*") for alias in node.names if alias.name.split(".")[0] == "mcp_ref")
+        elif isinstance(node, ast.Attribute) and node.attr == "import_module":
+            found.append(("importlib", "import_module"))
+    return found
+
+
+def misplaced(module: str, name: str) -> str | None:
+    """Why ``from module import name`` is not what an application would write, or None."""
+    if module == "importlib":
+        return "importlib.import_module: import the name from mcp_ref"
+    if module in PUBLIC:
+        return None if name in PUBLIC[module].__all__ else f"{module}.{name}: not in {module}.__all__"
+    if module.startswith("mcp_ref.testing") and not any(p.startswith("_") for p in module.split(".")):
+        return None
+    home = next((public for public, m in PUBLIC.items() if name in m.__all__), None)
+    return f"{module}.{name}: " + (f"import it from {home}" if home else "not exported by mcp_ref")
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_use_public_names_only(path: Path) -> None:
+    wrong = [why for module, name in imports(path) if (why := misplaced(module, name))]
+    assert wrong == []
+
+
+def test_the_check_tells_the_inside_from_the_outside() -> None:
+    assert misplaced("mcp_ref", "Server") is None
+    assert misplaced("mcp_ref.schema", "Tool") is None
+    assert misplaced("mcp_ref.testing.oauth", "HeadlessBrowser") is None
+    assert misplaced("mcp_ref.session", "Server") == "mcp_ref.session.Server: import it from mcp_ref"
+    assert misplaced("mcp_ref.schema.tools", "Tool") == "mcp_ref.schema.tools.Tool: import it from mcp_ref.schema"
+    assert misplaced("mcp_ref.schema._converter", "converter") == (
+        "mcp_ref.schema._converter.converter: not exported by mcp_ref"
+    )
+    assert misplaced("mcp_ref", "Nope") == "mcp_ref.Nope: not in mcp_ref.__all__"
