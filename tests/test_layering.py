@@ -35,6 +35,15 @@ def imports_of(path: Path, root: Path = ROOT) -> set[str]:
             if node.level:
                 base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 mod = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:
+                    # ``from .. import schema``: the subpackage (or submodule) itself where it is one
+                    where = root.joinpath(*base)
+                    subs = [
+                        a.name for a in node.names if (where / a.name).is_dir() or (where / f"{a.name}.py").exists()
+                    ]
+                    found.update(f"{mod}.{name}" for name in subs)
+                    if len(subs) == len(node.names):
+                        continue
                 found.add(mod)
             elif node.module:
                 found.add(node.module)
