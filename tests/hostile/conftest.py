@@ -166,3 +166,34 @@ async def http_subprocess(argv: Sequence[str]) -> AsyncIterator[tuple[str, Memor
 async def drain(stream: trio.abc.ReceiveStream) -> None:
     while await stream.receive_some(65536):
         pass
+
+
+class Client:
+    def __init__(self, process: trio.Process, memory: Memory) -> None:
+        self.process = process
+        self.memory = memory
+        self._out = b""
+
+    async def line(self) -> str:
+        assert self.process.stdout is not None
+        with trio.fail_after(120):
+            while b"\n" not in self._out:
+                chunk = await self.process.stdout.receive_some(65536)
+                assert chunk, f"the client exited: {self._out!r}"
+                self._out += chunk
+        line, self._out = self._out.split(b"\n", 1)
+        return line.decode()
+
+    async def say(self, text: str = "go") -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(text.encode() + b"\n")
+
+
+@asynccontextmanager
+async def client_process(argv: Sequence[str]) -> AsyncIterator[Client]:
+    """A client of ours in a subprocess (one of scripts/), once it said ``ready``, its baseline taken."""
+    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as process:
+        client = Client(process, memory_of(process.pid))
+        assert await client.line() == "ready"
+        client.memory.mark()
+        yield client

@@ -1,7 +1,6 @@
 """A hostile Streamable HTTP server (run by the test) against our client (a subprocess)."""
 
 import json
-import subprocess as sp
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,7 +9,7 @@ import h11
 import trio
 
 from ..basic.transports.test_streamable_http import read_request, tcp_server
-from .conftest import MIB, SCRIPTS, Memory, memory_of, python_argv, send_until_pushed_back, subprocess
+from .conftest import MIB, SCRIPTS, Client, client_process, python_argv, send_until_pushed_back
 
 INIT_RESULT = {
     "protocolVersion": "2025-11-25",
@@ -85,36 +84,12 @@ class HostileServer:
             await stream.aclose()
 
 
-class Client:
-    def __init__(self, process: trio.Process, memory: Memory) -> None:
-        self.process = process
-        self.memory = memory
-        self._out = b""
-
-    async def line(self) -> str:
-        assert self.process.stdout is not None
-        with trio.fail_after(120):
-            while b"\n" not in self._out:
-                chunk = await self.process.stdout.receive_some(65536)
-                assert chunk, f"the client exited: {self._out!r}"
-                self._out += chunk
-        line, self._out = self._out.split(b"\n", 1)
-        return line.decode()
-
-    async def say(self, text: str = "go") -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(text.encode() + b"\n")
-
-
 @asynccontextmanager
 async def our_client(server: HostileServer, tool: str = "flood") -> AsyncIterator[Client]:
     """Our client in a subprocess, initialised against ``server``, its baseline taken."""
     async with tcp_server(server.handle) as port:
         argv = python_argv(str(SCRIPTS / "http_client.py"), f"http://127.0.0.1:{port}/mcp", tool)
-        async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as process:
-            client = Client(process, memory_of(process.pid))
-            assert await client.line() == "ready"
-            client.memory.mark()
+        async with client_process(argv) as client:
             yield client
 
 

@@ -4,11 +4,13 @@ the peer under test must stop reading rather than keep a task per reply."""
 
 import json
 import subprocess as sp
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 
-from .conftest import MIB, SCRIPTS, memory_of, python_argv, subprocess, write_until_pushed_back
+from .conftest import MIB, SCRIPTS, Memory, client_process, memory_of, python_argv, subprocess, write_until_pushed_back
 
 PINGS = 100_000
 
@@ -42,14 +44,22 @@ async def read_until(stream: trio.abc.ReceiveStream, marker: bytes) -> bytes:
     return bytes(seen)
 
 
-async def test_a_client_that_never_reads_is_not_read_either() -> None:
-    argv = python_argv("-m", "mcp_ref.examples.everything")
+@asynccontextmanager
+async def stdio_server(argv: list[str]) -> AsyncIterator[tuple[trio.Process, Memory, bytes]]:
+    """A server of ours over stdio, initialised, its baseline taken; with what it wrote
+    after its answer to initialize (read with it)."""
     async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE, stderr=sp.DEVNULL) as server:
         assert server.stdin is not None and server.stdout is not None
         await server.stdin.send_all(INIT + INITIALIZED)
-        await read_until(server.stdout, b'"id":0')
+        rest = (await read_until(server.stdout, b'"id":0')).split(b"\n", 1)[1]
         memory = memory_of(server.pid)
         memory.mark()
+        yield server, memory, rest
+
+
+async def test_a_client_that_never_reads_is_not_read_either() -> None:
+    async with stdio_server(python_argv("-m", "mcp_ref.examples.everything")) as (server, memory, _):
+        assert server.stdin is not None and server.stdout is not None
         pings = [line({"jsonrpc": "2.0", "id": n, "method": "ping"}) for n in range(1, PINGS + 1)]
         # we never read its output: the pipe fills, and every reply it makes is stuck
         sent = await write_until_pushed_back(server.stdin, pings)  # type: ignore[arg-type]
@@ -63,29 +73,20 @@ async def test_a_client_that_never_reads_is_not_read_either() -> None:
 
 async def test_a_server_that_never_reads_is_not_read_either() -> None:
     argv = python_argv(str(SCRIPTS / "stdio_client.py"), "ping_flooder.py", str(PINGS))
-    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as client:
-        assert client.stdin is not None and client.stdout is not None
-        assert (await read_until(client.stdout, b"ready\n")).endswith(b"ready\n")
-        memory = memory_of(client.pid)
-        memory.mark()
-        await client.stdin.send_all(b"go\n")
-        outcome = await read_until(client.stdout, b"\n")
-        memory.assert_growth_below(24 * MIB, f"{PINGS:,} pings from a server that does not read")
-        assert outcome == b"done 0 tools\n", outcome
-        await client.stdin.send_all(b"exit\n")
+    async with client_process(argv) as client:
+        await client.say()
+        outcome = await client.line()
+        client.memory.assert_growth_below(24 * MIB, f"{PINGS:,} pings from a server that does not read")
+        assert outcome == "done 0 tools", outcome
+        await client.say("exit")
 
 
 LONG = 128  # MiB, in one line: 32 times the longest message taken (4 MiB)
 
 
 async def test_a_line_over_the_limit_to_our_server_is_skipped_unkept() -> None:
-    argv = python_argv("-m", "mcp_ref.examples.everything")
-    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE, stderr=sp.DEVNULL) as server:
+    async with stdio_server(python_argv("-m", "mcp_ref.examples.everything")) as (server, memory, _):
         assert server.stdin is not None and server.stdout is not None
-        await server.stdin.send_all(INIT + INITIALIZED)
-        await read_until(server.stdout, b'"id":0')
-        memory = memory_of(server.pid)
-        memory.mark()
         await server.stdin.send_all(b'{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"')
         for _ in range(LONG):
             await server.stdin.send_all(b"x" * MIB)
@@ -99,17 +100,14 @@ async def test_a_line_over_the_limit_to_our_server_is_skipped_unkept() -> None:
 
 
 async def test_a_line_over_the_limit_to_our_client_is_skipped_unkept() -> None:
-    argv = python_argv(str(SCRIPTS / "stdio_client.py"), "long_line_server.py", str(LONG))
-    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as client:
-        assert client.stdin is not None and client.stdout is not None
-        assert (await read_until(client.stdout, b"ready\n")).endswith(b"ready\n")
-        memory = memory_of(client.pid)
-        memory.mark()
-        await client.stdin.send_all(b"go\n")
-        outcome = await read_until(client.stdout, b"\n")
-        memory.assert_growth_below(24 * MIB, f"a line of {LONG} MiB to our stdio client")
-        assert outcome.startswith(b"done error") and b"MessageTooLarge" in outcome, outcome
+    async with client_process(
+        python_argv(str(SCRIPTS / "stdio_client.py"), "long_line_server.py", str(LONG))
+    ) as client:
+        await client.say()
+        outcome = await client.line()
+        client.memory.assert_growth_below(24 * MIB, f"a line of {LONG} MiB to our stdio client")
+        assert outcome.startswith("done error") and "MessageTooLarge" in outcome, outcome
         # the session goes on: the next request is answered
-        await client.stdin.send_all(b"again\n")
-        assert await read_until(client.stdout, b"\n") == b"done 0 tools\n"
-        await client.stdin.send_all(b"exit\n")
+        await client.say("again")
+        assert await client.line() == "done 0 tools"
+        await client.say("exit")

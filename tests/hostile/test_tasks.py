@@ -9,7 +9,6 @@ and the caps must hold without it.
 """
 
 import json
-import subprocess as sp
 from collections import Counter
 from typing import Any
 
@@ -17,8 +16,8 @@ import pytest
 import trio
 
 from ..basic.transports.test_streamable_http import raw, sse_messages, start_session
-from .conftest import MIB, SCRIPTS, http_subprocess, memory_of, python_argv, subprocess
-from .test_stdio import INIT, INITIALIZED, line, read_until
+from .conftest import MIB, SCRIPTS, client_process, http_subprocess, python_argv
+from .test_stdio import line, stdio_server
 
 PER_REQUESTOR = 1000  # TaskConfig.max_stored_tasks_per_requestor, the default
 TTL = 3_600_000
@@ -41,12 +40,8 @@ def outcome(answer: dict[str, Any]) -> str:
 async def test_a_task_flood_over_stdio_is_capped_per_requestor() -> None:
     flood = 3 * PER_REQUESTOR
     argv = python_argv(str(SCRIPTS / "task_server.py"), "stdio", "10000")
-    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE, stderr=sp.DEVNULL) as server:
+    async with stdio_server(argv) as (server, memory, rest):
         assert server.stdin is not None and server.stdout is not None
-        await server.stdin.send_all(INIT + INITIALIZED)
-        rest = (await read_until(server.stdout, b'"id":0')).split(b"\n", 1)[1]
-        memory = memory_of(server.pid)
-        memory.mark()
         seen: Counter[str] = Counter()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(server.stdin.send_all, b"".join(line(create(n)) for n in range(1, flood + 1)))
@@ -94,14 +89,9 @@ async def test_a_task_flood_over_http_is_capped_in_all() -> None:
 async def test_a_task_flood_from_a_server_is_capped_in_our_client() -> None:
     # the client is the receiver of task-augmented sampling: the same caps hold there
     flood = 3 * PER_REQUESTOR
-    argv = python_argv(str(SCRIPTS / "task_client.py"), str(flood))
-    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as client:
-        assert client.stdin is not None and client.stdout is not None
-        assert (await read_until(client.stdout, b"ready\n")).endswith(b"ready\n")
-        memory = memory_of(client.pid)
-        memory.mark()
-        await client.stdin.send_all(b"go\n")
-        outcome = await read_until(client.stdout, b"\n")
-        memory.assert_growth_below(24 * MIB, f"{flood:,} sampling tasks from a server")
-        assert outcome == f"done -32600-{flood - PER_REQUESTOR} created-{PER_REQUESTOR}\n".encode(), outcome
-        await client.stdin.send_all(b"exit\n")
+    async with client_process(python_argv(str(SCRIPTS / "task_client.py"), str(flood))) as client:
+        await client.say()
+        outcome = await client.line()
+        client.memory.assert_growth_below(24 * MIB, f"{flood:,} sampling tasks from a server")
+        assert outcome == f"done -32600-{flood - PER_REQUESTOR} created-{PER_REQUESTOR}", outcome
+        await client.say("exit")

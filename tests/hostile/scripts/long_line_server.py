@@ -9,6 +9,7 @@ import json
 import sys
 
 import trio
+from _peer import initialize_answer
 
 MIB = 1024 * 1024
 
@@ -27,12 +28,7 @@ async def main(mib: int) -> None:
         if "id" not in msg or "method" not in msg:
             continue
         if msg["method"] == "initialize":
-            result = {
-                "protocolVersion": msg["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "long-line", "version": "1"},
-            }
-            await stdout.send_all(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
+            await stdout.send_all(initialize_answer(msg, "long-line"))
         elif not padded:
             padded = True
             head = b'{"jsonrpc":"2.0","id":' + json.dumps(msg["id"]).encode() + b',"result":{"tools":[],"x":"'

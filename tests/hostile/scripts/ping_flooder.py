@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import trio
+from _peer import initialize_answer
 
 
 async def main(count: int) -> None:
@@ -45,12 +46,7 @@ async def serve(count: int, message: Any, send: Any, nursery: trio.Nursery) -> N
         if "id" not in msg or "method" not in msg:
             continue
         if msg["method"] == "initialize":
-            result = {
-                "protocolVersion": msg["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "flooder", "version": "1"},
-            }
-            await send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+            await send(json.loads(initialize_answer(msg, "flooder")))
             continue
         if not flooded:
             flooded = True

@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 import trio
+from _peer import initialize_answer
 
 SAMPLE = {
     "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
@@ -51,12 +52,7 @@ async def main(count: int) -> None:
             if "id" not in msg:
                 continue
             if msg["method"] == "initialize":
-                result = {
-                    "protocolVersion": msg["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "task-flooder", "version": "1"},
-                }
-                await send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+                await stdout.send_all(initialize_answer(msg, "task-flooder"))
             elif not flooded:
                 flooded, pending = True, msg["id"]
                 requests = (
