@@ -122,7 +122,7 @@ class Connection:
         #: it produces no replies and raises nothing for the faults it sees
         self.observer = observer
         self.phase = Phase.AWAITING_INIT
-        self.supported_versions = supported_versions
+        self.supported_versions = supported_versions  # [schema#8] older versions too, as configured
         if capabilities is None:
             capabilities = ClientCapabilities() if role is Role.CLIENT else ServerCapabilities()
         expected = ClientCapabilities if role is Role.CLIENT else ServerCapabilities
@@ -306,7 +306,8 @@ class Connection:
             if task:
                 tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
                 if tcap is None or not self.peer_has(*tcap):
-                    # [basic/utilities/tasks#capability-negotiation] no task augmentation without tasks.requests.*
+                    # [basic/utilities/tasks#2, #3, #4] no task augmentation without tasks.requests.*
+                    # -- tasks#capability-negotiation
                     raise LocalProtocolError(
                         f"the peer did not declare {'.'.join(tcap or ('tasks',))}: {method} cannot be task-augmented",
                         requirement="basic/utilities/tasks#4" if method == "tools/call" else "basic/utilities/tasks#2",
@@ -384,7 +385,7 @@ class Connection:
                 )
         _check_params(method, cls, m.PARAMS_TYPES[method], params)
         if method == "notifications/elicitation/complete" and params.elicitation_id not in self.url_elicitations:
-            # [client/elicitation#16] a completion names a URL elicitation this session was sent
+            # [client/elicitation#15, #16] a completion names a URL elicitation this session was sent
             raise LocalProtocolError(
                 f"no URL elicitation {params.elicitation_id!r} is pending in this session",
                 ErrorCode.INVALID_PARAMS,
@@ -490,15 +491,16 @@ class Connection:
         self._check_open()
         req = self._outgoing.get(rid)
         if req is None or req.state != "pending":
-            # [basic/utilities/cancellation#1] only requests still in progress
+            # [basic/utilities/cancellation#1, schema#15] only our own requests still in progress
             raise LocalProtocolError(f"request {rid!r} is not in flight", requirement="basic/utilities/cancellation#1")
         why = refusal(req.method, req.task)
         if why is not None:
-            # [basic/utilities/cancellation#2, #3] never initialize, never a task-augmented request
+            # [basic/utilities/cancellation#2, #3, schema#14, #17] never initialize, never a task-augmented
+            # request (tasks/cancel is for those)
             raise LocalProtocolError(
                 f"request {rid!r} cannot be cancelled: {why}", requirement=ignored_requirement(why)
             )
-        params = CancelledNotificationParams(request_id=rid, reason=reason)
+        params = CancelledNotificationParams(request_id=rid, reason=reason)  # [schema#16] the id is always given
         data = self._encode(CancelledNotification(params=params))
         self.abandon(rid)
         return data
@@ -876,7 +878,7 @@ class Connection:
         task = False
         if getattr(params, "task", None) is not None and self.revision >= TASKS_SINCE:
             tcap = lc.TASK_REQUEST_CAPABILITY.get(method)
-            # [basic/utilities/tasks#...] without the capability the task metadata is ignored;
+            # [basic/utilities/tasks#21] without the capability the task metadata is ignored;
             # [basic/lifecycle#14] so it is in a revision without tasks (no CreateTaskResult there)
             task = tcap is not None and self.we_have(*tcap)
         if method == "initialize":
@@ -904,11 +906,12 @@ class Connection:
             message: Any = decode(raw.obj, cls)
         except DecodeError as e:
             if method == "notifications/cancelled":
-                # [basic/utilities/cancellation#10] malformed cancellations are ignored
                 self.stats["cancel:malformed"] += 1
                 rid = (raw.params or {}).get("requestId")
+                # [basic/utilities/cancellation#10] malformed cancellations are ignored
                 return [CancellationIgnored(rid, None, f"malformed: {e}", **_rule("basic/utilities/cancellation#1"))]
             self.stats["notification:invalid"] += 1
+            # [basic/index#13] a malformed notification is ignored, never answered -- index#notifications
             return [NotificationIgnored(method, f"invalid params: {e}", **_rule("basic/lifecycle#14"))]
         if method == "notifications/cancelled":
             return self._on_cancelled(message.params)
@@ -954,9 +957,9 @@ class Connection:
             return req
         method = self.cancellation.late_response(rid)
         if method is not None:
-            # [basic/utilities/cancellation#6] ignore responses after cancelling
             self.stats["late-response"] += 1
-            # (a SHOULD, and a race the spec allows: the answer may have crossed the cancellation, #7)
+            # [basic/utilities/cancellation#6] ignore responses after cancelling (a SHOULD, and a
+            # race the spec allows: the answer may have crossed the cancellation, #7)
             return [LateResponseIgnored(rid, method, **_rule("basic/utilities/cancellation#4"))]
         self.stats["unknown-response"] += 1
         return [UnknownResponse(rid, **_rule("basic/index#7"))]

@@ -69,7 +69,8 @@ CROSSCHECK_JUDGING = tuple(
     f"mcp_ref/crosscheck/{m}.py" for m in ("__init__", "rules", "report", "observer", "traffic", "judge", "config")
 )
 CROSSCHECK_DRIVERS = tuple(
-    f"mcp_ref/crosscheck/{m}.py" for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap")
+    f"mcp_ref/crosscheck/{m}.py"
+    for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap", "http_probe")
 )
 TRIO_FREE = (
     "mcp_ref/basic/",

@@ -1,8 +1,9 @@
 """The gate between spec_notes/requirements.toml, the code and the tests.
 
-Every implemented requirement has a test citing it; every id cited in tests and
-in mcp_ref/ exists; a ``structural`` note (why no single line enforces an id)
-sits on an implemented id; every symbol resolves; divergent and not-applicable
+Every implemented requirement has a test citing it, and an ``[id]`` citation at
+the line of mcp_ref/ that enforces it (or a ``structural`` note saying why no
+single line does); every id cited in tests and in mcp_ref/ exists; structural
+notes sit on implemented ids; every symbol resolves; divergent and not-applicable
 entries say why; accepted mutation survivors say why; the file is in the format
 tools/manifest.py writes; and the manifest holds exactly the catalogue's ids.
 The citation and marker syntax is tools/manifest.py's (one parser for the gate
@@ -112,6 +113,19 @@ def test_the_manifest_is_as_the_tool_writes_it() -> None:
 def test_only_known_keys() -> None:
     odd = {e["id"]: sorted(set(e) - set(tool.KEYS)) for e in manifest() if set(e) - set(tool.KEYS)}
     assert not odd, f"keys tools/manifest.py does not write: {odd}"
+
+
+def test_every_implemented_requirement_is_cited_at_its_enforcing_line() -> None:
+    """An ``[id]`` comment (or docstring) in mcp_ref/ where the rule is enforced, or a
+    ``structural`` note saying why no single line does: ``tools/manifest.py mutate``
+    breaks those lines and runs the tests citing the id."""
+    in_code = tool.citations_by_id(tool.citations(ROOT))
+    bare = [e["id"] for e in manifest() if e["status"] == "implemented" and e["id"] not in in_code]
+    bare = [rid for rid in bare if not next(e for e in manifest() if e["id"] == rid).get("structural")]
+    assert not bare, (
+        "implemented, with no [id] citation in mcp_ref/ at the enforcing line and no structural note "
+        f"(tools/manifest.py set ID --structural '...'): {bare}"
+    )
 
 
 def test_every_id_cited_in_the_code_exists() -> None:

@@ -10,8 +10,8 @@ with our status, the symbols that realise it and a note in our own words.
     tools/manifest.py coverage                   per-chapter table; last line is the total
     tools/manifest.py show ID                    statement, our entry, enforcing lines, citing tests
     tools/manifest.py list [--status S] [--chapter C]
-    tools/manifest.py mutate [ID...] [--chapter C] [--status S] [--sample N --seed S]
-                             [--jobs J] [--timeout T] [--json]
+    tools/manifest.py mutate [ID...] [--chapter C] [--status S] [--sample N --seed S] [--dry-run]
+                             [--jobs J] [--timeout T] [--no-baseline] [--json]
 
 Two optional keys of an entry are about citations and mutation:
 
@@ -250,25 +250,28 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 _CHAPTER = r"[a-z][a-z0-9_/-]*"
 _ITEM = rf"(?:{_CHAPTER})?#\d+(?:\s*-\s*#?\d+)?"
-CITATION_RE = re.compile(rf"\[({_CHAPTER}#\d+(?:\s*-\s*#?\d+)?(?:\s*,\s*{_ITEM})*)\]")
+CITATION_RE = re.compile(rf"\[({_ITEM}(?:\s*,\s*{_ITEM})*)\]")
 _ITEM_RE = re.compile(rf"\s*({_CHAPTER})?#(\d+)(?:\s*-\s*#?(\d+))?\s*")
 
 
 def cited_in(text: str) -> list[str]:
     """The requirement ids a piece of text cites, in order.
 
-    ``[a/b#3]``; ``[a/b#3, #5]`` (a bare ``#N`` keeps the chapter before it);
-    ``[a/b#9-#11]`` (a range); ``[a/b#3, c#7]``. A section anchor such as
-    ``[a/b#some-section]`` is no id.
+    ``[a/b#3]``; ``[a/b#3, #5]`` (a bare ``#N`` keeps the chapter before it,
+    also from an earlier group of the same comment or docstring: ``[a/b#3] ...
+    [#5]``); ``[a/b#9-#11]`` (a range); ``[a/b#3, c#7]``. A section anchor
+    such as ``[a/b#some-section]`` is no id.
     """
     ids: list[str] = []
+    chapter = ""
     for m in CITATION_RE.finditer(text):
-        chapter = ""
         for item in m.group(1).split(","):
             im = _ITEM_RE.fullmatch(item)
             if im is None:  # the outer pattern admits only items
                 raise AssertionError(item)
             chapter = im.group(1) or chapter
+            if not chapter:  # a bare [#N] with no chapter before it names nothing
+                break
             lo = int(im.group(2))
             hi = int(im.group(3) or lo)
             ids.extend(f"{chapter}#{n}" for n in range(lo, max(lo, hi) + 1))
@@ -729,6 +732,31 @@ class Scratch:
         )
         return out.stdout.strip()
 
+    def collect_citing(self) -> dict[str, list[str]] | None:
+        """id -> node ids of the tests marked ``req(id)``, as pytest collects them in
+        this copy (None if the collection fails)."""
+        plugin = self.dir / "_mcp_ref_req_collect.py"
+        plugin.write_text(_COLLECT_PLUGIN)
+        out = self.dir.parent / "req-collect.json"
+        cmd = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        proc = subprocess.run(
+            [*cmd, "-p", plugin.stem],
+            cwd=self.dir,
+            env={**self.env(), "MCP_REF_REQ_COLLECT": str(out)},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        plugin.unlink()
+        if proc.returncode != 0 or not out.exists():
+            print(
+                f"mutate: collecting the tests failed; reading markers from the source\n{proc.stdout[-1000:]}",
+                file=sys.stderr,
+            )
+            return None
+        found: dict[str, list[str]] = json.loads(out.read_text())
+        return found
+
     def run(self, nodeids: list[str], timeout: float) -> tuple[str, float, str]:
         """Run tests: ('passed' | 'failed' | 'timeout' | 'error', seconds, output tail)."""
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "--tb=line", "-p", "no:cacheprovider"]
@@ -754,6 +782,23 @@ class Scratch:
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+_COLLECT_PLUGIN = """\
+import json
+import os
+
+
+def pytest_collection_modifyitems(session, config, items):
+    found = {}
+    for item in items:
+        for mark in item.iter_markers("req"):
+            for rid in mark.args:
+                if isinstance(rid, str) and item.nodeid not in found.setdefault(rid, []):
+                    found[rid].append(item.nodeid)
+    with open(os.environ["MCP_REF_REQ_COLLECT"], "w") as f:
+        json.dump(found, f)
+"""
 
 
 @dataclasses.dataclass
@@ -795,14 +840,13 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     by_entry = {e["id"]: e for e in entries}
     ids = select_ids(entries, args)
     cites = citations_by_id(citations(root))
-    tests = citing_tests(root)
     log = sys.stderr if args.json else sys.stdout
 
     plan: dict[str, dict[str, Any]] = {}
-    jobs: list[tuple[str, Mutant]] = []
+    mutants: dict[str, list[Mutant]] = {}
     for rid in ids:
         entry = by_entry[rid]
-        info: dict[str, Any] = {"id": rid, "status": "mutated", "tests": tests.get(rid, []), "notes": []}
+        info: dict[str, Any] = {"id": rid, "status": "mutated", "tests": [], "notes": []}
         plan[rid] = info
         if not cites.get(rid):
             info["status"] = "structural" if entry.get("structural") else "uncited"
@@ -813,6 +857,35 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         if not muts:
             info["status"] = "no-mutant"
             continue
+        mutants[rid] = muts
+
+    scratches = [] if args.dry_run or not mutants else [Scratch(root) for _ in range(max(1, args.jobs))]
+    try:
+        return _mutate(args, ids, plan, mutants, scratches, by_entry, log)
+    finally:
+        for s in scratches:
+            s.close()
+
+
+def _mutate(
+    args: argparse.Namespace,
+    ids: list[str],
+    plan: dict[str, dict[str, Any]],
+    mutants: dict[str, list[Mutant]],
+    scratches: list[Scratch],
+    by_entry: dict[str, dict[str, Any]],
+    log: Any,
+) -> int:
+    root = Path(args.root).resolve() if args.root else ROOT
+    # the tests citing each id: as pytest collects them (markers set dynamically, e.g. on
+    # parametrized cases, included), else as the markers read in the source say
+    tests = scratches[0].collect_citing() if scratches else None
+    if tests is None:
+        tests = citing_tests(root)
+    jobs: list[tuple[str, Mutant]] = []
+    for rid, muts in mutants.items():
+        info = plan[rid]
+        info["tests"] = tests.get(rid, [])
         if not info["tests"]:
             info["status"] = "untested"
             continue
@@ -830,24 +903,21 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                     print(textwrap.indent(m.diff.rstrip(), "    "))
         return 0
     if jobs:
-        scratches = [Scratch(root) for _ in range(max(1, args.jobs))]
-        try:
-            for s in scratches:
-                where = s.imported_from()
-                if not Path(where).resolve().is_relative_to(s.dir.resolve()):
-                    print(f"mutate: {PACKAGE} is imported from {where}, not the scratch copy", file=sys.stderr)
-                    return 2
-            baseline_ids = list(dict.fromkeys(n for rid, _ in jobs for n in plan[rid]["tests"]))
+        for s in scratches:
+            where = s.imported_from()
+            if not Path(where).resolve().is_relative_to(s.dir.resolve()):
+                print(f"mutate: {PACKAGE} is imported from {where}, not the scratch copy", file=sys.stderr)
+                return 2
+        baseline_ids = list(dict.fromkeys(n for rid, _ in jobs for n in plan[rid]["tests"]))
+        result, seconds, out = "passed", 0.0, ""
+        if not args.no_baseline:
             result, seconds, out = scratches[0].run(baseline_ids, timeout=args.timeout * 10)
             print(f"baseline: {len(baseline_ids)} tests {result} in {seconds:.1f}s", file=log)
-            if result != "passed":
-                print(out, file=sys.stderr)
-                print("mutate: the citing tests fail without any mutant; fix them first", file=sys.stderr)
-                return 2
-            outcomes = _run_all(jobs, plan, scratches, args.timeout, log)
-        finally:
-            for s in scratches:
-                s.close()
+        if result != "passed":
+            print(out, file=sys.stderr)
+            print("mutate: the citing tests fail without any mutant; fix them first", file=sys.stderr)
+            return 2
+        outcomes = _run_all(jobs, plan, scratches, args.timeout, log)
 
     for o in outcomes:
         if o.result == "survived":
@@ -1040,6 +1110,11 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant; a slower run counts as killed")
     s.add_argument("--json", action="store_true")
     s.add_argument("--dry-run", action="store_true", help="show the mutants and the tests; run nothing")
+    s.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip running the citing tests unmutated first (when the suite has just passed, as in CI)",
+    )
     s.add_argument("--root", help=argparse.SUPPRESS)
     s.set_defaults(fn=cmd_mutate)
     args = p.parse_args(argv)

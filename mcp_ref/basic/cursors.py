@@ -93,6 +93,7 @@ def keyset_page(
     if issued is not None and after > issued:
         # [server/utilities/pagination#5] never handed out: not a cursor of ours
         raise ProtocolError(f"Invalid params: invalid cursor {cursor!r}", ErrorCode.INVALID_PARAMS)
+    # [server/utilities/pagination#2] after the last position listed, not an offset: stable cursors
     start = bisect.bisect_right(positioned, after, key=lambda p: p[0])
     page = positioned[start : start + page_size]
     more = start + page_size < len(positioned)

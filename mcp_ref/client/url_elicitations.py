@@ -129,6 +129,7 @@ class URLElicitations:
         if pending is None:
             raise LookupError("no such URL elicitation is pending")
         if pending.user != user:
+            # [client/elicitation#26] the pending state is its user's alone -- elicitation#statefulness
             raise PermissionError("this URL elicitation was started by another user")
         return pending
 

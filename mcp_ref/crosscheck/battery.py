@@ -44,7 +44,7 @@ from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
 from .observer import Direction, Observer
 from .report import Finding, Report
-from .targets import StdioTarget, Target, TargetUnreachable, connect
+from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
 
 __all__ = ["Battery", "RawSession", "CHAPTERS", "check_server", "run_check"]
 
@@ -55,6 +55,7 @@ UNKNOWN_VERSION: Final = "1999-01-01"
 #: the chapters ``--only`` may name (the battery runs them in this order)
 CHAPTERS: Final = (
     "lifecycle",
+    "transport",
     "jsonrpc",
     "ping",
     "pagination",
@@ -107,6 +108,20 @@ def _needs(role: str) -> str:
 
 def _dumps(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _http(raw: "RawSession") -> Any:
+    """The raw HTTP channel under a raw session, if it runs over HTTP."""
+    from .http_probe import RawHttpChannel
+
+    inner = raw.channel.inner
+    return inner if isinstance(inner, RawHttpChannel) else None
+
+
+def _loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname in ("127.0.0.1", "::1", "localhost")
 
 
 def _same_id(message: Any, rid: Any) -> bool:
@@ -210,10 +225,13 @@ class RawSession:
             message["params"] = params
         await self.send(message, deliberate=deliberate)
         deadline = trio.current_time() + (self.timeout if timeout is None else timeout)
+        http = _http(self)
         while (left := deadline - trio.current_time()) > 0:
-            answer = await self.receive(left)
+            if http is not None and http.answered():
+                return None  # (HTTP) the whole answer came, and this was not in it
+            answer = await self.receive(min(left, 0.05) if http is not None else left)
             if answer is None:
-                return None
+                continue
             if _is_response(answer) and _same_id(answer, rid):
                 return answer
         return None
@@ -293,7 +311,7 @@ class Battery:
     @asynccontextmanager
     async def raw_session(self) -> AsyncIterator[RawSession]:
         obs = self._observer()
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail) as channel:
+        async with connect(self.target, obs, stderr_tail=self.stderr_tail, raw=True) as channel:
             yield RawSession(channel, self.timeout)
 
     @asynccontextmanager
@@ -340,12 +358,11 @@ class Battery:
     # -- the run ---------------------------------------------------------------------------------
 
     async def run(self) -> Report:
-        if isinstance(self.target, StdioTarget):
-            await self._lifecycle_probes()
-            if self._wants("lifecycle"):
-                await self._version_negotiation()
-        else:
-            self.report.notes.append("over HTTP only the main session runs: the raw probes need stdio for now")
+        await self._lifecycle_probes()
+        if self._wants("lifecycle"):
+            await self._version_negotiation()
+        if isinstance(self.target, HttpTarget) and self._wants("transport"):
+            await self._transport_checks()
         await self._main_session()
         for obs in self.observers:
             self.report.extend(obs.findings)
@@ -399,17 +416,19 @@ class Battery:
                 chk.find(
                     "basic/index#3", "input that is not JSON got no Parse error (-32700) response", garbage.decode()
                 )
-        for name, message, required in (
-            ("jsonrpc/invalid-request-version", {"jsonrpc": "1.0", "id": "mcp-ref-v1", "method": "ping"}, True),
-            ("jsonrpc/invalid-request-null-id", {"jsonrpc": "2.0", "id": None, "method": "ping"}, True),
+        # (name, message, it must be answered with an error, over HTTP with an error status)
+        for name, message, required, refused in (
+            ("jsonrpc/invalid-request-version", {"jsonrpc": "1.0", "id": "mcp-ref-v1", "method": "ping"}, True, True),
+            # JSON-RPC itself allows a null id (MCP forbids it to the sender): an error, in any form
+            ("jsonrpc/invalid-request-null-id", {"jsonrpc": "2.0", "id": None, "method": "ping"}, True, False),
             # with an id and no method it may be read as a malformed response, which is never answered
-            ("jsonrpc/invalid-request-no-method", {"jsonrpc": "2.0", "id": "mcp-ref-no-method"}, False),
+            ("jsonrpc/invalid-request-no-method", {"jsonrpc": "2.0", "id": "mcp-ref-no-method"}, False, False),
         ):
             async with self.check(name, ["basic/index#3"]) as chk:
-                seen = await self._probe(raw, _dumps(message), chk)
+                seen = await self._probe(raw, _dumps(message), chk, required=refused)
                 if seen is not None and not any(_error(m) is not None for m in seen):
                     if required:
-                        text = "an invalid request got no Invalid Request (-32600) response"
+                        text = "an invalid request got no error response (JSON-RPC answers it, -32600)"
                         chk.find("basic/index#3", text, message)
                     else:
                         chk.note("not answered (allowed: it may be taken for a malformed response)")
@@ -455,12 +474,86 @@ class Battery:
                 if type(answer) is dict and "result" in answer:
                     chk.find(requirement, f"{method} answered although the server did not declare {cap}", answer)
 
-    async def _probe(self, raw: RawSession, data: bytes, chk: _Check) -> list[Any] | None:
+    async def _probe(self, raw: RawSession, data: bytes, chk: _Check, *, required: bool = True) -> list[Any] | None:
         await raw.send(data, deliberate=True)
+        http = _http(raw)
+        if http is not None and required:
+            # [basic/transports#19, #20] over HTTP the answer is an error status; a JSON-RPC
+            # error in the body is allowed, not required
+            status = http.exchanges[-1].status
+            if not 400 <= status < 500:
+                chk.find("basic/transports#19", f"input the server cannot accept was answered HTTP {status}")
+            await raw.round_trip()
+            return None
         seen = await raw.round_trip()
         if seen is None:
             chk.fail("the server did not answer a ping after the probe")
         return seen
+
+    async def _transport_checks(self) -> None:
+        """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
+        from .http_probe import exchange
+
+        assert isinstance(self.target, HttpTarget)
+        url = self.target.url
+        async with self.raw_session() as raw:
+            if await raw.initialize(LATEST) is None or raw.initialize_result is None:
+                self.skip("transport/http", ["basic/transports#21"], "initialize failed")
+                return
+            http = _http(raw)
+            assert http is not None
+            await raw.round_trip()
+            init, initialized = http.exchanges[0], http.exchanges[1]
+            async with self.check("transport/request-answered-with-json-or-sse", ["basic/transports#21"]) as chk:
+                if init.status != 200 or init.content_type not in ("application/json", "text/event-stream"):
+                    text = f"initialize was answered HTTP {init.status} {init.content_type!r}"
+                    chk.find("basic/transports#21", text)
+            async with self.check("transport/notification-answered-202", ["basic/transports#18"]) as chk:
+                if initialized.status != 202:
+                    text = f"a POSTed notification was answered HTTP {initialized.status}, not 202"
+                    chk.find("basic/transports#18", text)
+            async with self.check("transport/get-sse-or-405", ["basic/transports#39"]) as chk:
+                got, _ = await exchange(url, "GET", http.headers(accept="text/event-stream"), read_body=False)
+                if got.status < 400 and not (got.status == 200 and got.content_type == "text/event-stream"):
+                    chk.find("basic/transports#39", f"a GET was answered HTTP {got.status} {got.content_type!r}")
+                chk.note(f"HTTP {got.status}")
+            ping = b'{"jsonrpc":"2.0","id":"mcp-ref-http","method":"ping"}'
+            async with self.check("transport/unsupported-protocol-version", ["basic/transports#68"]) as chk:
+                headers = {**http.headers(), "mcp-protocol-version": UNKNOWN_VERSION}
+                got, _ = await exchange(url, "POST", headers, ping)
+                if got.status != 400:
+                    text = f"MCP-Protocol-Version {UNKNOWN_VERSION} was answered HTTP {got.status}, not 400"
+                    chk.find("basic/transports#68", text)
+            if _loopback(url):
+                async with self.check("transport/foreign-origin", ["basic/transports#10"]) as chk:
+                    headers = {**http.headers(), "origin": "http://mcp-ref-check.invalid"}
+                    got, _ = await exchange(url, "POST", headers, ping)
+                    if got.status != 403:
+                        text = f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}"
+                        chk.find("basic/transports#10", text + ", not 403 (the server is on a loopback address)")
+            if http.session_id is None:
+                self.skip(
+                    "transport/session-id",
+                    ["basic/transports#60", "basic/transports#61"],
+                    "the server assigns no session id",
+                )
+                return
+            async with self.check("transport/missing-session-id", ["basic/transports#60"]) as chk:
+                headers = {k: v for k, v in http.headers().items() if k != "mcp-session-id"}
+                got, _ = await exchange(url, "POST", headers, ping)
+                if got.status != 400:
+                    text = f"a request without the session id was answered HTTP {got.status}, not 400"
+                    chk.find("basic/transports#60", text)
+            async with self.check("transport/ended-session-404", ["basic/transports#61"]) as chk:
+                deleted, _ = await exchange(url, "DELETE", http.headers())
+                if deleted.status == 405:
+                    chk.note("the server does not let clients end sessions (405, allowed)")
+                else:
+                    got, _ = await exchange(url, "POST", http.headers(), ping)
+                    if got.status != 404:
+                        text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
+                        chk.find("basic/transports#61", text + ", not 404")
+                http.session_id = None  # ended: no DELETE again
 
     async def _version_negotiation(self) -> None:
         async with self.check(

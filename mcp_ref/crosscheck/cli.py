@@ -7,6 +7,7 @@ usage error or a target that cannot be started or reached.
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
-COMMANDS = ("check", "judge", "tap")
+COMMANDS = ("check", "judge", "tap", "fixture")
 EXIT_USAGE = 2
 
 
@@ -53,9 +54,34 @@ def add_commands(sub: Any) -> None:
     check.add_argument(
         "--call-tool", action="append", default=[], metavar="'NAME [JSON]'", help="a tool to call and judge"
     )
+    check.add_argument(
+        "--client",
+        action="store_true",
+        help="check a client instead: run it against the fixture; {fixture} in its arguments becomes the "
+        "fixture's stdio command line, {url} its HTTP URL",
+    )
     check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
     check.add_argument("--timeout", type=float, help="seconds to wait for any one answer (default 10)")
     _output_options(check)
+
+    fixture = sub.add_parser(
+        "fixture",
+        help="serve a strict server that checks the client connecting to it (stdio, or --http)",
+        description=(
+            "Give your client 'mcp-ref fixture --report report.txt' as its server command (or run "
+            "'mcp-ref fixture --http --port 8000' and connect to http://127.0.0.1:8000/mcp). The fixture serves "
+            "the everything example, runs a battery against the client once it is initialized (ping, roots, "
+            "sampling, elicitation, cancellation, tasks, per its capabilities) and judges every message."
+        ),
+    )
+    fixture.add_argument("--once", action="store_true", help="leave when the battery is done (ends the session)")
+    fixture.add_argument("--no-battery", action="store_true", help="only serve and judge the traffic")
+    fixture.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    fixture.add_argument("--port", type=int, default=8000, help="port for --http (default 8000, on 127.0.0.1)")
+    fixture.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any one answer")
+    fixture.add_argument("--report", metavar="FILE", help="write the text report here at the end")
+    fixture.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
+    fixture.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
 
     tap = sub.add_parser(
         "tap",
@@ -147,6 +173,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     """Run one cross-check command; returns the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
+    # the sessions log the peer faults they meet; here the report says them
+    logging.getLogger("mcp_ref").addHandler(logging.NullHandler())
     try:
         if args.command == "check":
             return _check(args, out, err)
@@ -154,6 +182,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _judge(args, out)
         if args.command == "tap":
             return _tap(args, err)
+        if args.command == "fixture":
+            return _fixture(args, err)
     except (UsageError, ConfigError) as e:
         err.write(f"mcp-ref {args.command}: {e}\n")
         return EXIT_USAGE
@@ -166,6 +196,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .battery import CHAPTERS, run_check
 
+    if args.client:
+        from .fixture import FixtureOptions, run_check_client
+
+        if not args.target:
+            raise UsageError("give -- and the client command, with {fixture} or {url} where the server goes")
+        if not any("{fixture}" in w or "{url}" in w for w in args.target):
+            raise UsageError("the client command needs {fixture} (a stdio server command) or {url} (an HTTP URL)")
+        timeout = args.timeout if args.timeout is not None else 30.0
+        return _emit(run_check_client(args.target, FixtureOptions(timeout=timeout)), args, out)
     target = _target(args)
     config = _config(args)
     only = [c.strip() for c in args.only.split(",") if c.strip()] if args.only else None
@@ -236,3 +275,19 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
     if not args.quiet:
         err.write(f"mcp-ref tap: {report.summary_line()}\n")
     return code
+
+
+def _fixture(args: argparse.Namespace, err: TextIO) -> int:
+    from .fixture import run_fixture
+
+    if not args.timeout > 0:
+        raise UsageError("--timeout must be positive")
+    report = run_fixture(args, err)
+    if args.report:
+        Path(args.report).write_text(report.to_text(), encoding="utf-8")
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.junit:
+        Path(args.junit).write_bytes(report.to_junit())
+    err.write(f"mcp-ref fixture: {report.summary_line()}\n")
+    return report.exit_status()

@@ -286,7 +286,7 @@ class AuthorizationServer:
         client = await self._client(query.get("client_id", ""))
         redirect_uri = query.get("redirect_uri", "")
         if client is None or redirect_uri not in client.redirect_uris:
-            # [basic/authorization#90, #92] an unknown client or a redirect URI not registered
+            # [basic/authorization#37, #90, #92] an unknown client or a redirect URI not registered
             # exactly: an error page here, never a redirect to an unchecked URI
             return 400, "unknown client, or a redirect_uri not registered for it"
 
@@ -503,6 +503,7 @@ class AuthorizationServer:
         """[basic/authorization#34] a URL ``client_id`` is fetched; [#35, #38] and checked."""
         assert self.fetch is not None
         try:
+            # [basic/authorization#39, #95] CIMD security: the fetch is bounded in time (and size, below)
             with trio.fail_after(CIMD_TIMEOUT):
                 status, headers, body = await self.fetch(url)
         except (OSError, trio.TooSlowError, ValueError) as e:

@@ -47,7 +47,7 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 class ResourceNotFound(MCPError):
-    """[server/resources#error-handling] -32002, with the URI in ``data``."""
+    """[server/resources#7] -32002, with the URI in ``data`` (resources#error-handling)."""
 
     def __init__(self, uri: str) -> None:
         super().__init__(ErrorCode.RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})

@@ -238,7 +238,7 @@ class ClientSession:
                 raise InvalidToolResult(f"tool {name!r} declares an output schema but returned no structured content")
             errors = validate(result.structured_content)
             if errors:
-                # [server/tools#17] clients validate structured results
+                # [server/tools#17, #21] clients validate structured results before the application sees them
                 raise InvalidToolResult(f"tool {name!r} returned structured content breaking its schema: {errors}")
         return result
 
@@ -502,6 +502,7 @@ async def open_session(
         if manager is not None and capabilities is None:
             caps = attrs.evolve(
                 caps,
+                # [basic/utilities/tasks#1] tasks enabled: declared -- tasks#capabilities
                 tasks=manager.client_capability(
                     sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
                 ),

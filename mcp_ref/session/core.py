@@ -162,7 +162,7 @@ class SessionConfig:
     progress_resets_timeout: bool = True
     cancel_grace: float = 5.0
     max_concurrent_requests: int = 1000
-    keepalive_interval: float | None = None
+    keepalive_interval: float | None = None  # [basic/utilities/ping#6] off unless asked for: no excess pinging
     keepalive_timeout: float = 10.0
     keepalive_max_failures: int = 3
     progress_min_interval: float = 0.0
@@ -317,6 +317,7 @@ class RequestContext:
         if req is None or req.state != "running":
             # [basic/utilities/progress#14] nothing after the response (or the peer's cancellation)
             raise LocalProtocolError(f"request {self.request_id!r} is not in flight: no progress after completion")
+        # [basic/utilities/progress#8] no token: no notification -- progress#behavior-requirements
         if req.progress_token is None:
             return
         pace = self._pace
@@ -330,6 +331,7 @@ class RequestContext:
                 return
             pace = self._pace = ProgressPace(config.progress_min_interval, config.progress_coalesce)
         now = trio.current_time()
+        # [basic/utilities/progress#8] at the frequency we choose (the session's rate limit)
         decision = pace.offer(progress, total, message, now)
         if decision == SEND:
             await self._send_progress(pace, progress, total, message, now)
@@ -340,6 +342,8 @@ class RequestContext:
     async def _send_progress(
         self, pace: ProgressPace, progress: float, total: float | None, message: str | None, now: float
     ) -> None:
+        # [basic/utilities/progress#3, #5, #6] token, value and optional total and message (floats
+        # allowed) -- progress#progress-flow
         data = self.session.connection.send_progress(self.request_id, progress, total, message)
         pace.sent(progress, now, data is not None)
         if data is not None:
@@ -650,6 +654,7 @@ class PendingRequest:
             return  # already answered, timed out or cancelled
         if refusal(out.method, out.task) is not None:
             session.connection.send_cancel(self.id, reason)  # raises the precise LocalProtocolError
+        # [basic/transports#35] cancelling sends notifications/cancelled, on every transport
         await session._abandon(self.id, reason or "cancelled by the requestor", self.related)
         waiter = session._waiters.get(self.id)
         if waiter is not None:
@@ -943,6 +948,7 @@ class Session:
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
+        # [basic/lifecycle#19] per request, or the session's default -- lifecycle#timeouts
         idle = self.config.request_timeout if timeout is None else timeout
         cap = self.config.max_request_timeout if max_timeout is None else max_timeout
         if not idle > 0 or not cap > 0:
@@ -955,6 +961,7 @@ class Session:
         pending = PendingRequest(self, rid, method, inbox, progress, idle, cap, related_request_id)
         # the deadlines cover the send too: a transport that cannot take the request
         # (a full pipe to a stuck peer) must not hold the caller past them
+        # [basic/lifecycle#17] every request we send has its deadlines -- lifecycle#timeouts
         self._arm_timeout(pending)
         scope: trio.CancelScope | None = None
         try:
@@ -1015,8 +1022,8 @@ class Session:
             return None
         why = refusal(out.method, out.task)
         if why is not None or self.closed.is_set():
-            # [basic/utilities/cancellation#2, #3] never a notification for these
             self.connection.abandon(rid)
+            # [basic/utilities/cancellation#2, #3] never a notification for these
             return why or "the session is closed"
         data = self.connection.send_cancel(rid, reason)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
@@ -1084,17 +1091,19 @@ class Session:
         await self.initialized.wait()
         keepalive = ping_rules.Keepalive(self.config.keepalive_timeout, self.config.keepalive_max_failures)
         while not self.closed.is_set():
+            # [basic/utilities/ping#4] as often as configured -- ping#implementation-considerations
             await trio.sleep(interval)
             try:
+                # [basic/utilities/ping#5] each ping with its configured timeout
                 await self.ping(timeout=keepalive.timeout)
             except (RequestTimeout, MCPError, ProtocolError) as exc:
                 stale = keepalive.failed()
                 # [basic/utilities/ping#9] failures are logged
                 log.warning("keepalive ping %d/%d failed: %s", keepalive.failures, keepalive.max_failures, exc)
                 if stale:
-                    # [basic/utilities/ping#2, #7, #8] the connection is stale: close it
                     reason = keepalive.close_reason()
                     log.error("closing session: %s", reason)
+                    # [basic/utilities/ping#2, #7, #8] the connection is stale: close it -- ping#error-handling
                     await self.aclose(reason)
                     return
             except ConnectionClosed:
@@ -1106,6 +1115,7 @@ class Session:
         self._nursery.start_soon(self._notification_worker)
         self._nursery.start_soon(self._soon_writer)
         self._nursery.start_soon(self._timer)
+        # [basic/utilities/ping#3] pings to watch the connection, when configured -- ping#implementation-considerations
         if self.config.keepalive_interval is not None:
             self._nursery.start_soon(self._keepalive, self.config.keepalive_interval)
         task_status.started()
@@ -1297,11 +1307,12 @@ class Session:
                 log.warning("response to request %r arrived with nobody waiting", rid)
         elif t is CancellationReceived:
             assert isinstance(event, CancellationReceived)
-            # [basic/utilities/cancellation#8] log the reason
+            # [basic/utilities/cancellation#8, schema#18] log the reason -- cancellation#implementation-notes
             log.info("peer cancelled request %r: %s", event.request_id, event.reason or "(no reason given)")
             handler_scope = self._handler_scopes.get(event.request_id)
+            # [schema#12] a late cancellation finds no handler: nothing to stop
             if handler_scope is not None:
-                # [basic/utilities/cancellation#4] stop processing: cancel the handler's scope
+                # [basic/utilities/cancellation#4, schema#13] stop processing: cancel the handler's scope
                 handler_scope.cancel(reason=f"cancelled by peer: {event.reason or 'no reason given'}")
         elif t is NotificationReceived:
             assert isinstance(event, NotificationReceived)
@@ -1431,7 +1442,8 @@ class Session:
                 limit.release()
             req = conn.incoming(rid)
             if req is not None and req.state == "cancel-requested":
-                # [basic/utilities/cancellation#4] cancelled: drop any result, send nothing
+                # [basic/utilities/cancellation#4, #7] cancelled, even if the result was ready just
+                # before: drop it, send nothing -- cancellation#timing-considerations
                 conn.finish_cancelled(rid)
                 data = None
             if data is not None:

@@ -394,15 +394,16 @@ class Server:
             # [server/tools#error-handling] unknown tool: -32602 now, not a task that fails later
             raise ProtocolError(f"Unknown tool: {params.name}", ErrorCode.INVALID_PARAMS)
         if tool is not None and augmented and support not in ("optional", "required"):
-            # [basic/utilities/tasks#tool-level-negotiation] forbidden (the default): -32601
+            # [basic/utilities/tasks#6] forbidden (the default): -32601 -- tasks#tool-level-negotiation
             raise ProtocolError(
                 f"Method not found: tool {params.name!r} does not run as a task", ErrorCode.METHOD_NOT_FOUND
             )
         if tool is not None and not augmented and support == "required":
-            # [basic/utilities/tasks#tool-level-negotiation] required: only as a task, -32601 otherwise
+            # [basic/utilities/tasks#9, #22] required: only as a task, -32601 otherwise -- tasks#tool-level-negotiation
             raise ProtocolError(
                 f"Method not found: tool {params.name!r} must be called as a task", ErrorCode.METHOD_NOT_FOUND
             )
+        # [basic/utilities/tasks#7] optional (or required) and augmented: a task; else a plain call
         if augmented:
             # augmented only if we declared tasks.requests.tools.call, which needs the manager
             assert self.task_manager is not None
@@ -441,6 +442,7 @@ class Server:
             completions={} if self._has_completers or "completions" in custom else None,
             # [server/utilities/logging#1] logging declared unless turned off -- logging#capabilities
             logging={} if self.logging_capability or "logging" in custom else None,
+            # [basic/utilities/tasks#1] tasks enabled: declared -- tasks#capabilities
             tasks=self.task_manager.server_capability(self._tool_tasks()) if self.task_manager is not None else None,
         )
 

@@ -239,6 +239,7 @@ class TaskHandle:
     async def cancel(self, **options: Any) -> Task:
         """``tasks/cancel`` (basic/utilities/cancellation#3: not notifications/cancelled)."""
         result = await self.session.request("tasks/cancel", CancelTaskRequestParams(task_id=self.task_id), **options)
+        # [basic/utilities/tasks#64] the final state comes from this answer: never fetched again
         return self._update(result)
 
     def _result_options(self, task: Task, options: dict[str, Any]) -> dict[str, Any]:
@@ -277,7 +278,9 @@ class TaskHandle:
 
     async def _poll(self, default_poll_interval: float, low: float, high: float, options: dict[str, Any]) -> Any:
         while True:
+            # [basic/utilities/tasks#20] we poll; status notifications are not waited for -- tasks#getting-tasks
             task = await self.get(**options)
+            # [basic/utilities/tasks#14] until terminal, or input_required
             if is_terminal(task.status) or task.status == "input_required":
                 # [basic/utilities/tasks#34] call tasks/result then
                 try:
@@ -285,7 +288,7 @@ class TaskHandle:
                 except RequestTimeout:
                     # still not terminal after all that time (no ttl): back to polling
                     log.debug("tasks/result for task %s timed out; polling again", self.task_id)
-            # [basic/utilities/tasks#42] respect pollInterval, within sane bounds
+            # [basic/utilities/tasks#13, #42] respect pollInterval, within sane bounds
             await trio.sleep(poll_delay(task.poll_interval, default_poll_interval, low, high))
 
 
@@ -315,6 +318,7 @@ async def start_task(
     if ttl is not None and (type(ttl) is not int or ttl < 1):
         # a ttl is a positive number of milliseconds (TaskMetadata); None lets the receiver choose
         raise ValueError(f"ttl must be a positive integer of milliseconds or None, not {ttl!r}")
+    # [basic/utilities/tasks#10] the request, task-augmented, with the ttl asked for (if any)
     params = attrs.evolve(params, task=TaskMetadata(ttl=ttl))
     pending = await session.start_request(method, params, progress=progress, **options)
     out = session.connection.outgoing(pending.id)

@@ -250,7 +250,7 @@ class TaskManager:
 
     @property
     def lists_tasks(self) -> bool:
-        # [basic/utilities/tasks#security-considerations] no tasks/list without requestor binding
+        # [basic/utilities/tasks#77] no tasks/list without requestor binding -- tasks#task-isolation-and-access-control
         return self.config.list_tasks if self.config.list_tasks is not None else self.binds_requestors
 
     def owner_of(self, session: Session) -> Hashable:
@@ -263,6 +263,7 @@ class TaskManager:
         if binding == "none":
             return None
         assert callable(binding)
+        # [basic/utilities/tasks#74] with an auth context, the task belongs to it
         return binding(session)
 
     def server_capability(self, tool_tasks: bool) -> ServerTasksCapability:
@@ -322,7 +323,7 @@ class TaskManager:
             task_id=new_task_id(),
             owner=owner,
             method=ctx.method,
-            status=INITIAL_STATUS,  # [basic/utilities/tasks#task-status-lifecycle] tasks begin working
+            status=INITIAL_STATUS,  # [basic/utilities/tasks#26] tasks begin working
             created_at=wall,
             last_updated_at=wall,
             ttl_ms=ttl,
@@ -346,7 +347,7 @@ class TaskManager:
             self._watch(session)
         tctx = TaskContext(self, live, ctx)
         self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
-        # [basic/utilities/tasks#result-retrieval] CreateTaskResult at once
+        # [basic/utilities/tasks#43, #44] CreateTaskResult at once -- tasks#result-retrieval
         return CreateTaskResult(task=record.to_task())
 
     def _check_room(self, session: Session, owner: Hashable) -> None:
@@ -421,6 +422,7 @@ class TaskManager:
             self.stats[status] += 1
         log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
         live = self._live.get(record.task_id)
+        # [basic/utilities/tasks#18, #53] each change is announced (unless turned off) -- tasks#task-notifications
         if live is not None and self.config.status_notifications:
             params = status_notification(record)
             # to the session that created the task; once it is gone, to the sessions
@@ -437,21 +439,27 @@ class TaskManager:
     def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
         self.stats[ctx.method.removeprefix("tasks/")] += 1
         record = self.store.get(task_id)
-        # [basic/utilities/tasks#security-considerations] other requestors' tasks do not exist for you
-        if record is None or (self.binds_requestors and record.owner != self.owner_of(ctx.session)):
+        if record is not None and self.binds_requestors and record.owner != self.owner_of(ctx.session):
+            # [basic/utilities/tasks#78] another requestor's task does not exist for you
+            # -- tasks#task-isolation-and-access-control
+            record = None
+        if record is None:
             # [basic/utilities/tasks#82] failed lookups are logged and counted (here and on the session)
             self.stats["not-found"] += 1
             ctx.session.connection.stats["tasks:not-found"] += 1
             log.warning("%s for unknown task %r by %s", ctx.method, task_id, _Who(self, ctx.session))
+            # [basic/utilities/tasks#68, #70] -32602, saying what is wrong -- tasks#protocol-errors
             raise TaskNotFound(task_id)
         return record
 
     async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
         await self._throttle(ctx)
-        # [basic/utilities/tasks#associating-task-related-messages] the taskId param decides, not _meta
+        # [basic/utilities/tasks#50, #51] the taskId param decides, not _meta
+        # -- tasks#associating-task-related-messages
         t = self._lookup(ctx, params.task_id).to_task()
         # polling is frequent: DEBUG, and counted in stats["get"]
         log.debug("tasks/get %s by %s: %s", t.task_id, _Who(self, ctx.session), t.status)
+        # [basic/utilities/tasks#52, #66] the task's state, no related-task key -- tasks#related-task-metadata
         return GetTaskResult(**attrs.asdict(t, recurse=False))
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
@@ -460,9 +468,9 @@ class TaskManager:
         # [basic/utilities/tasks#82] retrieval
         log.info("tasks/result %s by %s (%s)", record.task_id, _Who(self, ctx.session), record.status)
         live = self._live.get(record.task_id)
+        # [basic/utilities/tasks#46] not terminal: block until it is -- tasks#result-retrieval
         if live is not None and not record.terminal:
-            # [basic/utilities/tasks#result-retrieval] block until terminal; meanwhile the
-            # task's input requests go on this request's stream ([basic/utilities/tasks#34])
+            # meanwhile the task's input requests go on this request's stream ([basic/utilities/tasks#34])
             waiter = (ctx.session, ctx.request_id)
             live.add_waiter(waiter)
             try:
@@ -471,11 +479,13 @@ class TaskManager:
                 live.waiters.remove(waiter)
         current = self.store.get(record.task_id)
         if current is None:
+            # [basic/utilities/tasks#68, #70] expired meanwhile: -32602, saying so
             raise TaskNotFound(record.task_id, "Task has expired")
         return task_payload(current, ctx.session.connection.revision)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
         await self._throttle(ctx)
+        # [basic/utilities/tasks#79] only the requestor's own tasks -- tasks#task-isolation-and-access-control
         records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
         tasks, nxt = page_of_tasks(records, params.cursor if params else None, self.config.page_size)
         self.stats["list"] += 1
@@ -488,11 +498,14 @@ class TaskManager:
         live = self._live.get(record.task_id)
         if live is not None:
             record = live.record
+        # [basic/utilities/tasks#60] a terminal task: -32602 -- tasks#task-cancellation
         check_cancellable(record)
         log.info("tasks/cancel %s by %s", record.task_id, _Who(self, ctx.session))
-        # moved to cancelled *before* the answer, and it sticks whatever the work does next
+        # [basic/utilities/tasks#61] moved to cancelled *before* the answer, and it sticks whatever
+        # the work does next -- tasks#task-cancellation
         self._set_status(record, "cancelled", "The task was cancelled by request.")
         if live is not None:
+            # [basic/utilities/tasks#61] and the work is stopped
             live.scope.cancel(reason=f"task {record.task_id} cancelled by the requestor")
         t = record.to_task()
         return CancelTaskResult(**attrs.asdict(t, recurse=False))
@@ -520,7 +533,7 @@ class TaskManager:
             self.purge_expired()
 
     def purge_expired(self) -> int:
-        """[basic/utilities/tasks#ttl-and-resource-management] delete tasks past their ttl."""
+        """[basic/utilities/tasks#40, #63] delete tasks past their ttl (tasks#ttl-and-resource-management)."""
         expired = self.store.expired(trio.current_time())
         for record in expired:
             self._delete(record, "expired", "expired")
@@ -638,7 +651,7 @@ class TaskContext(RequestContext):
         deliver it on even without a GET stream.
         """
         record, live = self.record, self.live
-        # [basic/utilities/tasks#33, #48] the request names its task, with or without params
+        # [basic/utilities/tasks#33, #48, #49, #65] the request names its task, with or without params
         params = relate_params(method, params, self.task_id)
         live.inputs += 1
         if record.status == "working":
@@ -704,7 +717,8 @@ class TaskContext(RequestContext):
         return _SUPERSEDED
 
     async def notify(self, method: str, params: Any = None) -> None:
-        params = relate_params(method, params, self.task_id)  # [basic/utilities/tasks#48]
+        # [basic/utilities/tasks#48, #65] notifications of the task name it -- tasks#related-task-metadata
+        params = relate_params(method, params, self.task_id)
         session, related = self._route()
         try:
             await session.notify(method, params, related_request_id=related)

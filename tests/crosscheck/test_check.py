@@ -149,3 +149,32 @@ async def test_a_failed_http_exchange_is_judged_as_the_answer_it_carried() -> No
     raw = RawSession(Failing(HTTPTransportError("not a request's")), timeout=1)  # type: ignore[arg-type]
     with pytest.raises(HTTPTransportError):
         await raw.receive(1)
+
+
+@pytest.mark.req("basic/transports#18", "basic/transports#21", "basic/transports#39", "basic/transports#68")
+async def test_the_everything_example_over_streamable_http_comes_out_clean() -> None:
+    import trio
+
+    from mcp_ref.crosscheck.targets import HttpTarget
+    from mcp_ref.examples.everything import build_server
+    from mcp_ref.session.http import serve_http
+
+    async with trio.open_nursery() as nursery:
+        server = build_server(nursery)
+        info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        report = await check_server(HttpTarget(info.url), load_config(HERE / "everything.toml"))
+        await info.aclose()
+        nursery.cancel_scope.cancel()
+    assert report.findings == [], report.to_text()
+    statuses = {c.name: c.status for c in report.checks}
+    assert "fail" not in statuses.values() and "skip" not in statuses.values(), report.to_text()
+    # the transport's own checks ran
+    assert {n for n in statuses if n.startswith("transport/")} == {
+        "transport/request-answered-with-json-or-sse",
+        "transport/notification-answered-202",
+        "transport/get-sse-or-405",
+        "transport/unsupported-protocol-version",
+        "transport/foreign-origin",
+        "transport/missing-session-id",
+        "transport/ended-session-404",
+    }

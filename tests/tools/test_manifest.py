@@ -28,6 +28,8 @@ tool = manifest_tool()
         ("# [client/sampling#9, schema#31] tools", ["client/sampling#9", "schema#31"]),
         ("# [a/b#1, #3-#4, c#2]", ["a/b#1", "a/b#3", "a/b#4", "c#2"]),
         ("# [a/b#1] one; [c/d#2] two", ["a/b#1", "c/d#2"]),
+        ("# [a/b#1] fetched; [#3, #5] and checked", ["a/b#1", "a/b#3", "a/b#5"]),
+        ("# see [#3]: no chapter before it, no id", []),
         ("# -- tasks#task-status-lifecycle (an anchor, no id)", []),
         ("# [basic/utilities/tasks#task-status-lifecycle]", []),
         ("x = a[1]  # not a citation", []),
@@ -322,6 +324,11 @@ def test_negatives_are_refused() -> None:
     assert check(1) is True
 
 
+@pytest.mark.parametrize("n", [pytest.param(-5, marks=pytest.mark.req("x/y#1"))])
+def test_more_negatives(n: int) -> None:  # a marker only pytest's collection sees
+    assert check(n) is False
+
+
 @pytest.mark.req("x/y#2")
 def test_describe() -> None:
     assert describe(3).startswith("number")  # too weak: negating the test survives
@@ -371,6 +378,10 @@ def test_mutate_kills_one_and_reports_the_survivor(tmp_path: Path, capsys: pytes
     assert code == 1  # a survivor the manifest does not accept
     by_id = {i["id"]: i for i in report["ids"]}
     assert [(m["op"], m["result"]) for m in by_id["x/y#1"]["mutants"]] == [("negate", "killed")]
+    assert by_id["x/y#1"]["tests"] == [
+        "tests/test_rules.py::test_negatives_are_refused",
+        "tests/test_rules.py::test_more_negatives[-5]",
+    ]
     results = {m["op"]: m for m in by_id["x/y#2"]["mutants"]}
     assert results["return-early"]["result"] == "killed"  # describe() returns None
     survivor = results["negate"]

@@ -70,6 +70,7 @@ def select_scope(
     ``scopes_supported``, that is added (SEP-2207; never otherwise: an
     unsupported scope is an error at the server).
     """
+    # [basic/authorization#18] the challenge's scopes as given, whatever scopes_supported says
     if challenge_scope and challenge_scope.split():
         scopes = challenge_scope.split()
     elif resource_metadata is not None and resource_metadata.scopes_supported:
@@ -141,7 +142,7 @@ def check_cimd_url(url: str) -> None:
 
 
 def client_id_metadata_document(url: str, metadata: ClientMetadata) -> ClientMetadata:
-    """[basic/authorization#31, #32] the document to publish at ``url``: its ``client_id`` is ``url`` exactly.
+    """[basic/authorization#28, #31, #32] the document to publish at ``url``: its ``client_id`` is ``url`` exactly.
 
     ``client_name`` and ``redirect_uris`` are required; a ``client_id`` in
     ``metadata`` that is not ``url`` is refused rather than overwritten.

@@ -177,7 +177,7 @@ class ProtectedResource:
     # -- the metadata document ------------------------------------------------------------
 
     def all_scopes(self) -> tuple[str, ...]:
-        """``scopes_supported`` as published: as given, or every scope this policy names."""
+        """[basic/authorization#20] ``scopes_supported`` as published: as given, or every scope this policy names."""
         if self.scopes_supported is not None:
             return tuple(self.scopes_supported)
         named = [*self.required_scopes, *(s for v in self.method_scopes.values() for s in v)]
@@ -224,7 +224,7 @@ class ProtectedResource:
             raise AuthRefused(401, "invalid_token", "the token has expired")
         needed = set(needed)
         if missing := needed - token.scopes:
-            # [basic/authorization#65, #66, #67] 403 insufficient_scope naming what is needed: the scopes
+            # [basic/authorization#17, #65-#68] 403 insufficient_scope naming what is needed: the scopes
             # this request needs plus those already granted that we know (the spec's recommended approach,
             # so that a client re-authorizing with them loses nothing it had)
             keep = token.scopes & (set(self.all_scopes()) | needed)

@@ -862,6 +862,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             return False
         if not event.data:
             return False
+        # [basic/utilities/tasks#29] a message counts whatever stream it came on (the GET one too)
+        # -- tasks#input-required-status
         await self._deliver(json.loads(event.data), event.data.encode())
         return True
 

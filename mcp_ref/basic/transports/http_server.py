@@ -747,6 +747,8 @@ class _HttpServer:
                 # with nothing of the failure in the answer (it is logged here)
                 log.warning("access token verification failed: %r", e, exc_info=True)
                 raise AuthRefused(401, "invalid_token", "the token could not be verified") from None
+            # [basic/authorization#103] whatever the verifier did, audience, expiry and scopes are
+            # checked here (OAuth 2.1 section 5.2) -- authorization#access-token-privilege-restriction
             auth.check_token(verified)
             return verified
         except AuthRefused as refusal:

@@ -670,6 +670,7 @@ class OAuthClient:
                     problem = f"{server.issuer} does not take private_key_jwt (it lists {', '.join(listed)})"
                     raise AuthorizationError(step, problem)
                 claims = client_assertion_claims(client.client_id, server.issuer, self.clock())
+                # [basic/authorization#33] private_key_jwt: a signed assertion, no secret
                 assertion = sign_client_assertion(claims, grant.private_key, grant.signing_algorithm)
             else:
                 try:
@@ -701,6 +702,7 @@ class OAuthClient:
         if server.authorization_endpoint is None:
             raise AuthorizationError("authorization-server-metadata", f"{server.issuer} has no authorization endpoint")
         client = await self._client_for(server)
+        # [basic/authorization#73] OAuth 2.1 practice: PKCE (S256) and state on every authorization request
         pkce, state = PKCE.new(), new_state()
         url = authorization_request_url(
             server.authorization_endpoint,
@@ -759,12 +761,15 @@ class OAuthClient:
         how = choose_registration(
             pre_registered=None, client_id_metadata_url=self.client_id_metadata_url, server_metadata=server
         )
+        # [basic/authorization#6, #27] a Client ID Metadata Document when the server takes one
+        # -- authorization#client-id-metadata-documents
         if how == "client-id-metadata-document":
             assert self.client_id_metadata_url is not None
             self.client = ClientInformation(
                 client_id=self.client_id_metadata_url, token_endpoint_auth_method="none", issuer=server.issuer
             )
         elif how == "dynamic":
+            # [basic/authorization#7, #42] else Dynamic Client Registration -- authorization#dynamic-client-registration
             self.client = await self._register(server)
         else:
             raise AuthorizationError(
@@ -786,6 +791,7 @@ class OAuthClient:
         base = self.client_metadata or ClientMetadata(client_name=self.client_name)
         metadata = attrs.evolve(
             base,
+            # [basic/authorization#89] our redirect URI is registered -- authorization#open-redirection
             redirect_uris=(self.redirect_uri,),
             client_name=base.client_name or self.client_name,
             grant_types=base.grant_types or tuple(grants),

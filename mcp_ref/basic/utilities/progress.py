@@ -146,6 +146,7 @@ class ProgressTokens:
     def release(self, token: ProgressToken, rid: RequestId) -> None:
         """Our request ``rid`` ended (answered, cancelled, abandoned): its token is done."""
         if self.active.get(token) == rid:
+            # [basic/utilities/progress#12] the token is no longer active -- progress#implementation-notes
             del self.active[token]
             remember(self.finished, token)
 

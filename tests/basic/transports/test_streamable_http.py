@@ -810,6 +810,7 @@ async def test_deleting_the_session_cancels_its_running_requests() -> None:
                 assert not [e for e in await post.rest() if e.data]  # and no answer comes
 
 
+@pytest.mark.req("basic/utilities/tasks#29")
 @pytest.mark.req(
     "basic/transports#40",
     "basic/transports#41",

@@ -1,5 +1,6 @@
 """basic/utilities/cancellation, both directions, on the memory pair."""
 
+import logging
 import math
 from collections import OrderedDict
 from typing import Any
@@ -36,8 +37,10 @@ def hanging_server() -> tuple[Server, list[str], trio.Event]:
 
 
 @pytest.mark.req("basic/utilities/cancellation#4", "basic/utilities/cancellation#6", "basic/utilities/cancellation#8")
-async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock) -> None:
+@pytest.mark.req("basic/utilities/cancellation#7", "schema#18")
+async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture) -> None:
     server, seen, started = hanging_server()
+    caplog.set_level(logging.INFO, logger="mcp_ref")
     async with recorded_pair(server) as (client, rec):
         handle = await client.start_request("tools/call", _call("hang"), timeout=math.inf)
         await started.wait()
@@ -46,6 +49,10 @@ async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock) -> None
             await handle.result()
         await trio.testing.wait_all_tasks_blocked()
         assert seen == ["handler cancelled"]
+        # the receiver logged the reason, and forgot the request once its handler stopped
+        assert any("user pressed stop" in r.getMessage() for r in caplog.records)
+        (session,) = server.sessions
+        assert session.connection.incoming(handle.id) is None
         (note,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
         assert note["params"] == {"requestId": handle.id, "reason": "user pressed stop"}
         assert not [m for m in rec.sent if m.get("id") == handle.id]
@@ -149,6 +156,7 @@ async def test_no_cancellation_for_a_request_that_never_went_out(autojump_clock:
             stuck.unstick()
         assert call_scope.cancelled_caught
         await client.ping()
+        assert client.session.connection.pending_outgoing == []  # nothing left waiting for an answer
         methods = [m.get("method") for m in rec.received]
         assert "tools/call" not in methods
         assert "notifications/cancelled" not in methods
@@ -216,6 +224,40 @@ def test_which_cancellations_from_the_peer_are_ignored(rid: Any, req: _Req | Non
     state = cancellation.CancellationState()
     state.finished_theirs(3)
     assert state.ignore_reason(rid, req) == why
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+def test_no_response_may_be_sent_once_the_peer_cancelled() -> None:
+    from mcp_ref.schema.tools import ListToolsResult
+
+    from ...test_connection import handshake
+
+    client, server = handshake()
+    rid, data = client.send_request("tools/list")
+    server.receive_message(data)
+    server.receive_message(client.send_cancel(rid, "stop"))
+    with pytest.raises(LocalProtocolError, match="cancelled by the peer"):
+        server.send_response(rid, ListToolsResult(tools=[]))
+    server.finish_cancelled(rid)
+    assert server.incoming(rid) is None
+
+
+@pytest.mark.req("basic/utilities/cancellation#10", "basic/utilities/progress#7")
+async def test_ignored_cancellations_and_progress_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_ref")
+    server = make_server()
+    async with memory_session_pair(server) as client:
+        (session,) = server.sessions
+        await client.session.send_raw(
+            b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}'
+        )
+        note = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}'
+        await session.send_raw(note)
+        await client.ping()  # the client's cancellation reached the server before this ping
+        await session.ping()  # and the server's progress the client before that one
+    ignored = [r.getMessage() for r in caplog.records if r.getMessage().startswith("ignored")]
+    assert any("CancellationIgnored" in m for m in ignored), ignored
+    assert any("ProgressIgnored" in m and "nobody" in m for m in ignored), ignored
 
 
 @pytest.mark.req("basic/utilities/cancellation#6")

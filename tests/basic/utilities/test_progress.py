@@ -339,6 +339,35 @@ def test_without_an_interval_every_value_is_sent_and_the_engine_checks_it() -> N
     assert pace.offer(1, None, None, now=0.0) == progress.SEND  # not checked here: send_progress refuses it
 
 
+@pytest.mark.req("basic/utilities/progress#1")
+def test_a_request_whose_token_is_neither_string_nor_integer_is_refused() -> None:
+    from mcp_ref.events import MessageRejected
+
+    from ...test_connection import handshake
+
+    _, server = handshake()
+    bad = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": {"progressToken": 1.5}}}
+    (event,) = server.receive_message(json.dumps(bad))
+    assert isinstance(event, MessageRejected) and event.reply is not None
+    reply = json.loads(event.reply)
+    assert reply["id"] == 7 and reply["error"]["code"] == -32602 and "progressToken" in reply["error"]["message"]
+
+
+@pytest.mark.req("basic/utilities/progress#2", "basic/utilities/progress#12")
+def test_a_chosen_token_is_free_again_once_its_request_ends() -> None:
+    from mcp_ref.schema.tools import ListToolsResult
+
+    from ...test_connection import handshake
+
+    client, server = handshake()
+    rid, data = client.send_request("tools/list", None, progress_token="t")
+    with pytest.raises(LocalProtocolError, match="in use"):
+        client.send_request("tools/list", None, progress_token="t")  # active: unique
+    server.receive_message(data)
+    client.receive_message(server.send_response(rid, ListToolsResult(tools=[])))
+    client.send_request("tools/list", None, progress_token="t")  # answered: no longer tracked as active
+
+
 @pytest.mark.req("basic/utilities/progress#13", "basic/utilities/progress#9")
 @pytest.mark.parametrize("coalesce", [False, True])
 async def test_a_tasks_progress_goes_through_the_same_rate_limit(

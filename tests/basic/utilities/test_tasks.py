@@ -130,6 +130,13 @@ def test_task_ids_and_timestamps() -> None:
     ids = {new_task_id() for _ in range(1000)}
     assert len(ids) == 1000 and all(isinstance(i, str) and len(i) >= 32 for i in ids)
     assert iso8601(0) == "1970-01-01T00:00:00.000Z"
+    # the store refuses a second task under an id it holds
+    store = tasks.InMemoryTaskStore()
+    record = tasks.TaskRecord("t1", None, "tools/call", "working", 0.0, 0.0, None, None, None)
+    store.add(record)
+    with pytest.raises(ValueError, match="already exists"):
+        store.add(tasks.TaskRecord("t1", "other", "tools/call", "working", 1.0, 1.0, None, None, None))
+    assert store.get("t1") is record
 
 
 # -- receiver: tools/call as a task -------------------------------------------------------------------
@@ -137,6 +144,9 @@ def test_task_ids_and_timestamps() -> None:
 
 @pytest.mark.req(
     "basic/utilities/tasks#1",
+    "basic/utilities/tasks#26",
+    "basic/utilities/tasks#36",
+    "basic/utilities/tasks#37",
     "basic/utilities/tasks#10",
     "basic/utilities/tasks#13",
     "basic/utilities/tasks#14",
@@ -159,7 +169,10 @@ async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) ->
             handle = await client.call_tool_as_task("slow", {"n": 1}, ttl=60_000)
             assert trio.current_time() == start  # CreateTaskResult comes back at once
             assert handle.status == "working" and handle.task.ttl == 60_000 and handle.task.poll_interval == 7_000
-            assert (await handle.get()).status == "working"
+            first = await handle.get()
+            assert first.status == "working"
+            stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"  # ISO 8601, UTC
+            assert re.fullmatch(stamp, first.created_at) and re.fullmatch(stamp, first.last_updated_at)
             result = await handle.wait()
             # [basic/utilities/tasks#42] the second poll came pollInterval (7 s) after the first
             assert [t - start for t in polled] == [0, 0, 7]
@@ -199,9 +212,12 @@ async def test_tasks_result_blocks_and_carries_related_task_meta(autojump_clock:
             assert got == [CallToolResult(content=[TextContent(text="released")])]
             (answer,) = [m for m in rec.sent if "result" in m and "content" in m.get("result", {})]
             assert answer["result"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
-            for m in rec.sent:  # tasks/get answers carry no related-task key
-                if "result" in m and "taskId" in m["result"]:
-                    assert RELATED_TASK_META_KEY not in (m["result"].get("_meta") or {})
+            assert (await handle.get()).status == "completed"
+            await client.list_tasks()
+            # tasks/get and tasks/list answers carry no related-task key
+            answers = [m["result"] for m in rec.sent if "result" in m and {"taskId", "tasks"} & set(m["result"])]
+            assert len(answers) == 2
+            assert all(RELATED_TASK_META_KEY not in (a.get("_meta") or {}) for a in answers)
         nursery.cancel_scope.cancel()
 
 
@@ -358,7 +374,8 @@ async def test_listing_paginates(autojump_clock: trio.abc.Clock) -> None:
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#38", "basic/utilities/tasks#40")
+@pytest.mark.req("basic/utilities/tasks#38", "basic/utilities/tasks#39", "basic/utilities/tasks#40")
+@pytest.mark.req("basic/utilities/tasks#63")
 async def test_ttl_is_capped_and_expired_tasks_are_purged(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, max_ttl_ms=10_000, default_ttl_ms=5_000)
@@ -372,7 +389,8 @@ async def test_ttl_is_capped_and_expired_tasks_are_purged(autojump_clock: trio.a
             with pytest.raises(MCPError) as info:
                 await default.get()
             assert info.value.code == ErrorCode.INVALID_PARAMS  # purged after its ttl
-            assert (await capped.get()).status == "working"
+            now = await capped.get()
+            assert now.status == "working" and now.ttl == 10_000  # tasks/get: the ttl granted, exactly
             await trio.sleep(5)
             with pytest.raises(MCPError):
                 await capped.get()
@@ -471,7 +489,73 @@ async def test_progress_continues_under_the_original_token(autojump_clock: trio.
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("basic/utilities/tasks#74", "basic/utilities/tasks#78", "basic/utilities/tasks#79")
+@pytest.mark.req("basic/utilities/progress#11")
+async def test_task_progress_after_the_terminal_status_is_dropped(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("late")
+        server.enable_tasks(nursery)
+        reported: list[str] = []
+
+        @server.tool(task_support="optional")
+        async def stubborn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            try:
+                await trio.sleep_forever()
+            finally:
+                with trio.CancelScope(shield=True):
+                    await ctx.progress(5)  # cancelled, so terminal: quietly nothing
+                    reported.append("no error")
+            return "never"
+
+        async with recorded_pair(server) as (client, rec):
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            handle = await client.call_tool_as_task("stubborn", progress=on_progress)
+            await trio.sleep(1)
+            assert (await handle.cancel()).status == "cancelled"
+            await trio.sleep(1)
+            await client.ping()
+            assert reported == ["no error"] and seen == []
+            assert not [m for m in rec.sent if m.get("method") == "notifications/progress"]
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#65")
+async def test_notifications_from_task_work_name_the_task(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server = Server("notes")
+        server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            await ctx.log("info", "working on it")
+            return "done"
+
+        async with recorded_pair(server) as (client, rec):
+            handle = await client.call_tool_as_task("chatty")
+            await handle.wait()
+            await client.ping()
+            (log,) = [m for m in rec.sent if m.get("method") == "notifications/message"]
+            assert log["params"]["_meta"] == {RELATED_TASK_META_KEY: {"taskId": handle.task_id}}
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#68", "basic/utilities/tasks#70")
+async def test_a_task_that_expires_while_its_result_is_awaited(autojump_clock: trio.abc.Clock) -> None:
+    async with trio.open_nursery() as nursery:
+        server, state = task_server(nursery, default_ttl_ms=5_000)
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("only_task")  # runs until released: never
+            with pytest.raises(TaskFailed) as info:
+                await handle.result()  # blocks; the ttl passes meanwhile
+            assert info.value.code == ErrorCode.INVALID_PARAMS and "expired" in info.value.message
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#74", "basic/utilities/tasks#77", "basic/utilities/tasks#78")
+@pytest.mark.req("basic/utilities/tasks#79")
 async def test_tasks_are_bound_to_their_session(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery)
@@ -676,6 +760,7 @@ async def test_task_lifecycle_is_logged(autojump_clock: trio.abc.Clock, caplog: 
         nursery.cancel_scope.cancel()
     messages = [r.getMessage() for r in caplog.records if r.name == "mcp_ref.tasks"]
     assert any("created" in m and handle.task_id in m for m in messages)
+    assert any("started by the peer" in m and handle.task_id in m for m in messages)  # the requestor's side
     assert any("completed" in m and handle.task_id in m for m in messages)
 
 
