@@ -151,11 +151,20 @@ class RequestTimeout(MCPRefError):
 
     ``outcome`` says what was done about it: usually "request cancelled" (a
     cancellation was sent); initialize and task-augmented requests are only
-    given up on, and a request that could not even be sent is dropped.
+    given up on, and a request that could not even be sent is dropped. The
+    message says how to wait longer:
+
+    >>> print(RequestTimeout("tools/call", 60))
+    tools/call: no response within 60s (idle timeout) (to wait longer: timeout= on the call, ...); request cancelled
     """
 
     def __init__(self, method: str, timeout: float, kind: str = "idle", *, outcome: str = "request cancelled") -> None:
-        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout); {outcome}")
+        hints = {
+            "idle": "timeout= on the call, or SessionConfig(request_timeout=)",
+            "maximum": "SessionConfig(max_request_timeout=)",
+        }
+        hint = f" (to wait longer: {hints[kind]})" if kind in hints else ""
+        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout){hint}; {outcome}")
         self.method = method
         self.timeout = timeout
         self.kind = kind
