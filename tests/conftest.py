@@ -57,16 +57,21 @@ def spec_path(*parts: str) -> Path:
     return path
 
 
-def manifest_tool() -> ModuleType:
-    """tools/manifest.py (a script, not a package) as a module, loaded once."""
-    name = "mcp_ref_manifest_tool"
+def tool_module(script: str) -> ModuleType:
+    """``tools/<script>.py`` (a script, not a package) as a module, loaded once."""
+    name = f"mcp_ref_{script}_tool"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "manifest.py")
+        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{script}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up by name
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def manifest_tool() -> ModuleType:
+    """tools/manifest.py as a module."""
+    return tool_module("manifest")
 
 
 # Property tests assert behaviour, not speed: no per-example deadline, so a busy

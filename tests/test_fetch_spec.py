@@ -2,30 +2,21 @@
 repository laid out as the upstream one (never the network in tests), and the lookup the
 tests share (tests/conftest.py)."""
 
-import importlib.util
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from .conftest import ROOT, spec_path
+from .conftest import ROOT, spec_path, tool_module
 
 REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 PAGES = ("index.mdx", "basic/lifecycle.mdx", "basic/utilities/ping.mdx")
 
 
 def fetch_tool() -> ModuleType:
-    name = "mcp_ref_fetch_spec_tool"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "fetch_spec.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return tool_module("fetch_spec")
 
 
 def upstream_layout(root: Path, revisions: tuple[str, ...] = REVISIONS) -> None:
