@@ -10,7 +10,7 @@ import h11
 import trio
 
 from ..basic.transports.test_streamable_http import read_request, tcp_server
-from .conftest import MIB, SCRIPTS, Memory, memory_of, python_argv, subprocess
+from .conftest import MIB, SCRIPTS, Memory, memory_of, python_argv, send_until_pushed_back, subprocess
 
 INIT_RESULT = {
     "protocolVersion": "2025-11-25",
@@ -186,5 +186,47 @@ async def test_a_flood_on_the_get_stream_is_read_at_the_sessions_pace() -> None:
         await client.say()
         outcome = await client.line()
         client.memory.assert_growth_below(32 * MIB, "50,000 notifications of 2 KB on the GET stream")
+        assert outcome == "done result flood over", outcome
+        await client.say("exit")
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+
+
+async def test_pings_from_a_server_that_does_not_read_the_answers_are_not_read_either() -> None:
+    # the HTTP form of a server that floods pings and never reads: the pings come on the
+    # call's SSE stream, and the POSTs that carry our answers are never read, never answered.
+    # Our client must stop reading the stream while its answers are stuck.
+    pings = 100_000
+    ping = b'data: {"jsonrpc":"2.0","id":"p","method":"ping"}\n\n'
+    flooding, release = False, trio.Event()
+    held = 0
+
+    class Holding(HostileServer):
+        async def handle(self, stream: trio.SocketStream) -> None:
+            nonlocal held
+            if flooding and not release.is_set():
+                held += 1  # an answer to a ping: left unread until the flood is over
+                await release.wait()
+            await super().handle(stream)
+
+    async def flood(stream: trio.SocketStream, conn: h11.Connection, message: Any) -> None:
+        nonlocal flooding
+        flooding = True
+        await stream.send_all(SSE_HEAD)
+        data = ping * pings
+        sent = await send_until_pushed_back(stream, data)
+        release.set()  # now an honest server: it reads the answers and ends the call
+        rest = len(ping) - sent % len(ping) if sent % len(ping) else 0
+        await stream.send_all(data[sent : sent + rest] + b"data: " + response(message["id"], "flood over") + b"\n\n")
+
+    async with our_client(Holding(flood)) as client:
+        await client.say()
+        outcome = await client.line()
+        client.memory.assert_growth_below(
+            8 * MIB, f"{pings:,} pings from a server that reads no answer ({held:,} POSTs held)"
+        )
+        # each POST it does not answer holds a connection of ours: at most max_unanswered_posts
+        assert held <= 64, held
         assert outcome == "done result flood over", outcome
         await client.say("exit")
