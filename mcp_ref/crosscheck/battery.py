@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
+import attrs
 import trio
 
 from ..errors import ConnectionClosed, ErrorCode, HTTPTransportError, MCPError, ProtocolError, RequestTimeout
@@ -55,6 +56,7 @@ UNKNOWN_VERSION: Final = "1999-01-01"
 #: the chapters ``--only`` may name (the battery runs them in this order)
 CHAPTERS: Final = (
     "lifecycle",
+    "authorization",
     "transport",
     "jsonrpc",
     "ping",
@@ -278,6 +280,7 @@ class Battery:
         *,
         only: Sequence[str] | None = None,
         on_progress: Callable[[str], None] | None = None,
+        auth: Any = None,
     ) -> None:
         unknown = set(only or ()) - set(CHAPTERS)
         if unknown:
@@ -293,6 +296,8 @@ class Battery:
         self.capabilities: dict[str, Any] = {}
         #: what the server answered to an initialize for each version asked
         self.versions: dict[str, str | None] = {}
+        #: (HTTP) an ``HttpAuth`` such as ``OAuthClient``: run its flow when the server asks for authorization
+        self.auth = auth
 
     def _wants(self, chapter: str) -> bool:
         return self.only is None or chapter in self.only
@@ -358,6 +363,8 @@ class Battery:
     # -- the run ---------------------------------------------------------------------------------
 
     async def run(self) -> Report:
+        if isinstance(self.target, HttpTarget):
+            await self._authorization()
         await self._lifecycle_probes()
         if self._wants("lifecycle"):
             await self._version_negotiation()
@@ -489,6 +496,113 @@ class Battery:
         if seen is None:
             chk.fail("the server did not answer a ping after the probe")
         return seen
+
+    async def _authorization(self) -> None:
+        """(HTTP) Find out whether the server asks for authorization; if it does, judge how it asks
+        (basic/authorization), get a token (``auth``'s flow, or the ``Authorization`` header given)
+        and put it on every request of the battery. TargetUnreachable when no credentials do."""
+        from .http_probe import initialize_probe
+
+        assert isinstance(self.target, HttpTarget)
+        target = self.target
+        given = {k: v for k, v in target.headers.items() if k.lower() == "authorization"}
+        anonymous = {k: v for k, v in target.headers.items() if k.lower() != "authorization"}
+        from ..errors import HTTPTransportError
+
+        try:
+            got = await initialize_probe(target.url, anonymous, self.timeout)
+        except HTTPTransportError as e:
+            raise TargetUnreachable(str(e)) from e
+        if got.status != 401:
+            if self.auth is not None:
+                self.report.notes.append(f"the server asked for no authorization (HTTP {got.status} without a token)")
+            return
+        www = got.headers.get("www-authenticate")
+        if self._wants("authorization"):
+            await self._authorization_checks(got)
+        asked = f"HTTP 401{f', WWW-Authenticate: {www}' if www else ''}"
+        if self.auth is not None:
+            try:
+                await self.auth.challenged(target.url, 401, www, None)
+                value = await self.auth.authorization(target.url)
+            except HTTPTransportError as e:
+                raise TargetUnreachable(f"{target.url} asks for authorization ({asked}); the flow failed: {e}") from e
+            if value is None:
+                raise TargetUnreachable(f"{target.url} asks for authorization ({asked}); the flow gave no token")
+            given = {"Authorization": value}
+            self.report.notes.append("authorized by the OAuth flow; every request carries its access token")
+        elif not given:
+            raise TargetUnreachable(
+                f"{target.url} asks for authorization ({asked}): give --header 'Authorization: Bearer TOKEN', "
+                "or --oauth (--client-credentials ID:SECRET) to run the authorization flow"
+            )
+        self.target = attrs.evolve(target, headers={**anonymous, **given})
+        try:
+            again = await initialize_probe(target.url, self.target.headers, self.timeout)
+        except HTTPTransportError as e:
+            raise TargetUnreachable(str(e)) from e
+        if again.status in (401, 403):
+            why = again.headers.get("www-authenticate") or ""
+            why = f"HTTP {again.status}" + (f", WWW-Authenticate: {why}" if why else "")
+            raise TargetUnreachable(f"{target.url} refused the credentials ({why})")
+
+    async def _authorization_checks(self, refused: Any) -> None:
+        """How a protected server asks for a token (basic/authorization#authorization-server-discovery)."""
+        from ..basic.authorization.challenge import bearer_challenge
+        from ..basic.authorization.discovery import protected_resource_metadata_urls
+        from ..basic.authorization.metadata import InvalidMetadata, ProtectedResourceMetadata
+        from ..basic.transports.http_fetch import http_exchange
+        from ..errors import HTTPTransportError
+        from .http_probe import initialize_probe
+
+        assert isinstance(self.target, HttpTarget)
+        url = self.target.url
+        www = refused.headers.get("www-authenticate")
+        challenge = bearer_challenge(www)
+        async with self.check("authorization/discovery", ["basic/authorization#14", "basic/authorization#16"]) as chk:
+            if challenge is None:
+                chk.note(f"the 401 has no Bearer challenge (WWW-Authenticate: {www!r})")
+            elif challenge.scope is None:
+                text = "the 401's Bearer challenge has no scope parameter"
+                chk.find("basic/authorization#16", text, f"WWW-Authenticate: {www}")
+            urls = [challenge.resource_metadata] if challenge and challenge.resource_metadata else []
+            urls += protected_resource_metadata_urls(url) if not urls else []
+            problems = []
+            for where in urls:
+                try:
+                    answer = await http_exchange("GET", where, timeout=self.timeout)
+                    if answer.status != 200:
+                        problems.append(f"{where}: HTTP {answer.status}")
+                        continue
+                    metadata = ProtectedResourceMetadata.from_json(answer.json())
+                except (HTTPTransportError, InvalidMetadata) as e:
+                    problems.append(f"{where}: {e}")
+                    continue
+                servers = ", ".join(metadata.authorization_servers or ())
+                chk.note(f"protected resource metadata at {where} (authorization servers: {servers})")
+                break
+            else:
+                how = (
+                    "its WWW-Authenticate resource_metadata"
+                    if challenge and challenge.resource_metadata
+                    else ("neither a resource_metadata parameter in WWW-Authenticate nor the well-known URLs")
+                )
+                chk.find(
+                    "basic/authorization#14",
+                    f"no protected resource metadata is found by {how}",
+                    f"WWW-Authenticate: {www}",
+                    *problems,
+                )
+        async with self.check("authorization/invalid-token-401", ["basic/authorization#60"]) as chk:
+            bogus = {**self.target.headers, "Authorization": "Bearer mcp-ref-check-not-a-token"}
+            try:
+                got = await initialize_probe(url, bogus, self.timeout)
+            except HTTPTransportError as e:
+                chk.fail(str(e))
+                return
+            if got.status != 401:
+                text = f"a request with an invalid token was answered HTTP {got.status}, not 401"
+                chk.find("basic/authorization#60", text)
 
     async def _transport_checks(self) -> None:
         """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
@@ -1109,9 +1223,11 @@ async def check_server(
     *,
     only: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    auth: Any = None,
 ) -> Report:
-    """Run the battery against ``target``; TargetUnreachable when it cannot be started or reached."""
-    battery = Battery(target, config, only=only, on_progress=on_progress)
+    """Run the battery against ``target``; TargetUnreachable when it cannot be started or reached.
+    ``auth`` (HTTP): an ``OAuthClient`` whose flow runs when the server asks for authorization."""
+    battery = Battery(target, config, only=only, on_progress=on_progress, auth=auth)
     try:
         return await battery.run()
     except ConnectionClosed as e:

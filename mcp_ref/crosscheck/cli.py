@@ -37,13 +37,34 @@ def add_commands(sub: Any) -> None:
             "Exit status 1 when a MUST is violated, 2 when the server cannot be started or reached."
         ),
         epilog="examples:  mcp-ref check -- python -m mcp_ref.examples.echo\n"
-        "           mcp-ref check --header 'Authorization: Bearer T' http://127.0.0.1:8000/mcp",
+        "           mcp-ref check --header 'Authorization: Bearer T' http://127.0.0.1:8000/mcp\n"
+        "           mcp-ref check --oauth http://127.0.0.1:8000/mcp",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("target", nargs="*", help="URL, or -- COMMAND ARGS... for a stdio server")
     check.add_argument(
         "--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header for every request"
     )
+    check.add_argument(
+        "--oauth",
+        action="store_true",
+        help="(URL) when the server asks for authorization, run the OAuth authorization code flow: the URL to "
+        "open is printed (and a browser started), the redirect comes back to a listener on 127.0.0.1",
+    )
+    check.add_argument(
+        "--oauth-client",
+        metavar="ID[:SECRET]",
+        help="with --oauth: a client registered beforehand (default: dynamic registration)",
+    )
+    check.add_argument(
+        "--oauth-callback-port", type=int, default=0, metavar="PORT", help="with --oauth: the redirect listener's port"
+    )
+    check.add_argument(
+        "--client-credentials",
+        metavar="ID:SECRET",
+        help="(URL) authorize with the OAuth client credentials grant instead (machine to machine)",
+    )
+    check.add_argument("--oauth-scope", metavar="SCOPE", help="the scope to ask for (default: the server's challenge)")
     check.add_argument("--config", metavar="FILE", help="TOML file naming tools with a behaviour (see docs)")
     for role, what in ROLES.items():
         check.add_argument(
@@ -132,6 +153,8 @@ def _target(args: argparse.Namespace) -> Target:
         return HttpTarget(words[0], _headers(args.header))
     if args.header:
         raise UsageError("--header applies to a URL target only")
+    if args.oauth or args.client_credentials:
+        raise UsageError("--oauth and --client-credentials apply to a URL target only")
     return StdioTarget(words[0], tuple(words[1:]))
 
 
@@ -211,8 +234,60 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if only and (unknown := sorted(set(only) - set(CHAPTERS))):
         raise UsageError(f"--only: unknown chapters {unknown}; known: {', '.join(CHAPTERS)}")
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
+    if args.oauth or args.client_credentials:
+        if not isinstance(target, HttpTarget):
+            raise UsageError("--oauth and --client-credentials apply to a URL target only")
+        import trio
+
+        return _emit(trio.run(_check_with_oauth, args, target, config, only, say), args, out)
+    if args.oauth_client or args.oauth_scope:
+        raise UsageError("--oauth-client and --oauth-scope go with --oauth (or --client-credentials)")
     report = run_check(target, config, only=only, on_progress=say)
     return _emit(report, args, out)
+
+
+def _id_and_secret(option: str, value: str, *, secret_required: bool) -> tuple[str, str | None]:
+    client_id, sep, secret = value.partition(":")
+    if not client_id or (secret_required and not secret):
+        raise UsageError(f"{option} {value!r}: expected ID:SECRET" if secret_required else f"{option}: expected ID")
+    return client_id, (secret if sep else None)
+
+
+async def _check_with_oauth(
+    args: argparse.Namespace,
+    target: HttpTarget,
+    config: CheckConfig,
+    only: list[str] | None,
+    say: Callable[[str], None] | None,
+) -> Report:
+    """The battery with an ``OAuthClient`` that authorizes when the server asks (a 401)."""
+    from contextlib import AsyncExitStack
+
+    from ..basic.authorization.metadata import ClientInformation
+    from ..basic.transports.oauth_callback import open_in_browser, open_loopback_callback
+    from ..basic.transports.oauth_client import ClientCredentials, OAuthClient
+    from .battery import check_server
+
+    async with AsyncExitStack() as stack:
+        if args.client_credentials:
+            client_id, secret = _id_and_secret("--client-credentials", args.client_credentials, secret_required=True)
+            grant = ClientCredentials(client_id=client_id, client_secret=secret)
+            auth = OAuthClient(grant=grant, scope=args.oauth_scope)
+        else:
+            callback = await stack.enter_async_context(open_loopback_callback(port=args.oauth_callback_port))
+            information = None
+            if args.oauth_client:
+                client_id, secret = _id_and_secret("--oauth-client", args.oauth_client, secret_required=False)
+                information = ClientInformation(client_id=client_id, client_secret=secret)
+            auth = OAuthClient(
+                redirect_uri=callback.redirect_uri,
+                redirect_handler=open_in_browser,
+                callback_handler=callback,
+                client_name="mcp-ref check",
+                client_information=information,
+                scope=args.oauth_scope,
+            )
+        return await check_server(target, config, only=only, on_progress=say, auth=auth)
 
 
 def _judge(args: argparse.Namespace, out: TextIO) -> int:

@@ -19,9 +19,11 @@ import attrs
 import h11
 import trio
 
+from ..basic.transports.http_fetch import HttpAnswer, http_exchange
 from ..basic.transports.streamable_http import MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder
+from ..errors import HTTPTransportError
 
-__all__ = ["Exchange", "RawHttpChannel", "exchange", "ACCEPT_BOTH"]
+__all__ = ["Exchange", "RawHttpChannel", "exchange", "initialize_probe", "ACCEPT_BOTH"]
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 _READ = 65536
@@ -90,6 +92,32 @@ async def exchange(
     finally:
         await stream.aclose()
     return Exchange(method, response.status_code, content_type, hdrs, body), data
+
+
+async def initialize_probe(url: str, headers: Mapping[str, str], timeout: float) -> HttpAnswer:
+    """POST one initialize with ``headers`` and read the whole answer (the session it opened, if
+    any, is ended with DELETE). :class:`~mcp_ref.errors.HTTPTransportError` when the server
+    cannot be reached or does not answer within ``timeout``."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": "mcp-ref-probe",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-ref-check", "version": "0.1.0"},
+        },
+    }
+    hdrs = {"accept": ACCEPT_BOTH, **headers}
+    answer = await http_exchange("POST", url, headers=hdrs, json_body=message, timeout=timeout)
+    session = answer.headers.get(MCP_SESSION_ID)
+    if session is not None:
+        with trio.move_on_after(timeout):
+            try:
+                await http_exchange("DELETE", url, headers={**headers, MCP_SESSION_ID: session}, timeout=timeout)
+            except HTTPTransportError:
+                pass  # ending the probe's session is a courtesy
+    return answer
 
 
 class RawHttpChannel(trio.abc.Channel[bytes]):

@@ -91,13 +91,19 @@ async def connect(
 
         from .http_probe import RawHttpChannel
 
-        async with trio.open_nursery() as nursery:
-            raw_channel = RawHttpChannel(target.url, nursery, target.headers)
-            try:
-                yield ObservedChannel(raw_channel, observer, Direction.TO_SERVER, recorder=recorder)
-            finally:
-                await raw_channel.aclose()
-                nursery.cancel_scope.cancel()
+        try:
+            async with trio.open_nursery() as nursery:
+                raw_channel = RawHttpChannel(target.url, nursery, target.headers)
+                try:
+                    yield ObservedChannel(raw_channel, observer, Direction.TO_SERVER, recorder=recorder)
+                finally:
+                    await raw_channel.aclose()
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # the nursery is this function's own business: what the caller's block raised comes out as itself
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], Exception):
+                raise group.exceptions[0] from None
+            raise
         return
     options: dict[str, Any] = {"headers": dict(target.headers), "connect_timeout": 10.0}
     async with open_http_channel(target.url, **options) as http:

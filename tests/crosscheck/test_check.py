@@ -75,6 +75,9 @@ def test_text_report_and_progress_lines(capsys: pytest.CaptureFixture[str]) -> N
         (["check", "--header", "nocolon", "http://127.0.0.1:9/mcp"], "expected 'Name: value'"),
         (["check", "--slow-tool", "slow {bad json", "--", "x"], "not JSON"),
         (["check", "--timeout", "0", "--", "x"], "--timeout must be positive"),
+        (["check", "--oauth", "--", "x"], "--oauth and --client-credentials apply to a URL target only"),
+        (["check", "--client-credentials", "id-only", "http://127.0.0.1:9/mcp"], "expected ID:SECRET"),
+        (["check", "--oauth-scope", "mcp", "http://127.0.0.1:9/mcp"], "go with --oauth"),
     ],
 )
 def test_usage_errors_exit_two(argv: list[str], problem: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,6 +93,9 @@ def test_an_unreachable_target_exits_two(tmp_path: Path, capsys: pytest.CaptureF
     assert main(quits) == 2
     err = capsys.readouterr().err
     assert "cannot check the target" in err and "no config file" in err
+    # a URL nothing listens at
+    assert main(["check", "-q", "http://127.0.0.1:1/mcp"]) == 2
+    assert "cannot check the target: http://127.0.0.1:1/mcp" in capsys.readouterr().err
 
 
 def test_a_config_file_names_tools_by_role(tmp_path: Path) -> None:
