@@ -40,7 +40,6 @@ from .streamable_http import (
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
     EventStore,
-    SSEDecoder,
     StoreBudget,
     accepts,
     encode_sse,
@@ -445,7 +444,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
         event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
         # [basic/transports#36, #48, #49] every event is kept for replay -- transports#resumability-and-redelivery
         self.events.store(stream.id, stream.seq, event)
-        stream.push(event)
+        if not stream.json:
+            stream.push(event)
+        elif data:
+            # a JSON answer takes the message itself: it is not parsed back out of its event
+            stream.push(data.encode("utf-8"))
         return event
 
     def issued(self, stream_id: str) -> bool:
@@ -652,10 +655,16 @@ class _HttpServer:
         status: int,
         body: Any = None,
         headers: dict[str, str] | None = None,
+        *,
+        encoded: bytes | None = None,
     ) -> None:
-        payload = b"" if body is None else json.dumps(body).encode()
+        """Answer with ``body`` as JSON (or ``encoded``, JSON text already); no body when both are None."""
+        if encoded is not None:
+            payload = encoded
+        else:
+            payload = b"" if body is None else json.dumps(body).encode()
         hdrs = [("content-length", str(len(payload)))]
-        if body is not None:
+        if body is not None or encoded is not None:
             hdrs.append(("content-type", "application/json"))
         hdrs += list((headers or {}).items())
         data = conn.send(h11.Response(status_code=status, headers=hdrs))
@@ -1012,17 +1021,13 @@ class _HttpServer:
         listener = sse.attach(self.config)
         session.deliver(body)
         session.replay_early_cancels(request_ids)
-        answers = []
-        decoder = SSEDecoder()
-        async for event in listener.recv:
-            listener.took(event)
-            if event is None:
+        answers: list[bytes] = []
+        async for message in listener.recv:
+            listener.took(message)
+            if message is None:
                 break
-            for sse_event in decoder.feed(event):
-                if sse_event.data:
-                    msg = json.loads(sse_event.data)
-                    if "method" not in msg:
-                        answers.append(msg)
+            if "method" not in json.loads(message):
+                answers.append(message)
         # JSON mode has nowhere else for related messages: they went on the stream and
         # were kept for replay; only responses are in the body.
         if not answers:
@@ -1034,8 +1039,8 @@ class _HttpServer:
                 await self._respond(conn, stream, 202, None, headers)
             return
         # a batch is answered with an array, even of one response (JSON-RPC 2.0 batches)
-        payload = answers if body.lstrip()[:1] == b"[" else answers[0]
-        await self._respond(conn, stream, 200, payload, headers)
+        payload = b"[" + b",".join(answers) + b"]" if body.lstrip()[:1] == b"[" else answers[0]
+        await self._respond(conn, stream, 200, headers=headers, encoded=payload)
 
     async def _stream_sse(
         self,
