@@ -567,8 +567,29 @@ class OAuthClient:
         """POST a token request; the response, or AuthorizationError with the server's OAuth error."""
         response = await self._exchange("POST", request.url, step, form=request.form, headers=request.headers)
         if response.status != 200:
-            raise self._oauth_error(response, step)
+            error = self._oauth_error(response, step)
+            if error.error == "invalid_client" and self._registered_dynamically():
+                # the authorization server forgot the client it registered (restarted, expired it):
+                # dropped, so the next authorization registers again rather than sending the user
+                # to authorize with a client id that no longer exists
+                assert self.client is not None
+                stale = self.client.client_id
+                log.info("%s no longer knows client %s: it will be registered again", request.url, stale)
+                self.client = None
+                await self._store()
+            raise error
         return self._document(response, step, TokenResponse.from_json)
+
+    def _registered_dynamically(self) -> bool:
+        """Whether the client id in use came from Dynamic Client Registration (never pre-registered
+        credentials, an extension grant's client, or a Client ID Metadata Document)."""
+        client = self.client
+        return (
+            self.grant is None
+            and client is not None
+            and (self.client_information is None or client.client_id != self.client_information.client_id)
+            and client.client_id != self.client_id_metadata_url
+        )
 
     @staticmethod
     def _oauth_error(response: HttpAnswer, step: str) -> AuthorizationError:
@@ -716,9 +737,9 @@ class OAuthClient:
         step = "authorization"
         try:
             with trio.fail_after(self.authorization_timeout):
-                await self.redirect_handler(url)
+                await self._users(self.redirect_handler, url)
                 while True:
-                    response = await self.callback_handler()
+                    response = await self._users(self.callback_handler)
                     if response.state == state or response.state is None:
                         break
                     # [basic/authorization#91] a redirect for another request (or forged): discarded
@@ -743,6 +764,17 @@ class OAuthClient:
             "token",
         )
         return await self._token_endpoint(request, "token")
+
+    @staticmethod
+    async def _users(handler: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Call the user's redirect or callback handler: what it raises is the authorization step failing."""
+        try:
+            return await handler(*args)
+        except AuthorizationError:
+            raise
+        except Exception as e:
+            name = getattr(handler, "__qualname__", None) or type(handler).__name__
+            raise AuthorizationError("authorization", f"the handler {name} raised {type(e).__name__}: {e}") from e
 
     async def _client_for(self, server: AuthorizationServerMetadata) -> ClientInformation:
         """[basic/authorization#26] a client id at ``server``: pre-registered, stored, CIMD, or registered now."""
