@@ -284,6 +284,8 @@ class OAuthClient:
         self._step_ups: Counter[frozenset[str]] = Counter()
         #: the scope the last authorization asked for (what a token without ``scope`` was granted)
         self._requested_scope: str | None = None
+        #: whether the last well-known URL tried answered at all (see _candidate)
+        self._answered = False
 
     # -- what the HTTP channel calls -------------------------------------------------------------------
 
@@ -409,12 +411,13 @@ class OAuthClient:
         else:
             candidates = protected_resource_metadata_urls(self.server_url)
         problems: list[str] = []
+        deadline = trio.current_time() + self.timeout
         for url in candidates:
             if urlsplit(self.server_url).scheme == "https":
                 # the document names the authorization server the user will log in at: read it
                 # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
                 self._require_secure(url, step)
-            response = await self._candidate(url, step, problems)
+            response = await self._candidate(url, step, problems, deadline)
             if response is None:
                 continue
             prm = self._document(response, step, ProtectedResourceMetadata.from_json)
@@ -441,10 +444,15 @@ class OAuthClient:
         step = "authorization-server-metadata"
         assert prm.authorization_servers
         problems: list[str] = []
+        # one deadline for every well-known URL (not ``timeout`` for each: a slow server would
+        # take a multiple of it to give up on)
+        deadline = trio.current_time() + self.timeout
         for issuer in prm.authorization_servers:
             self._require_secure(issuer, step)
+            answered = False
             for url, oidc in authorization_server_metadata_urls(issuer):
-                response = await self._candidate(url, step, problems)
+                response = await self._candidate(url, step, problems, deadline)
+                answered = answered or self._answered
                 if response is None:
                     continue
                 meta: AuthorizationServerMetadata = self._document(
@@ -461,7 +469,10 @@ class OAuthClient:
                     )
                 self._check_endpoints(meta, step)
                 return meta
-            problems.append(f"{issuer}: no metadata at any well-known URL")
+            if answered:
+                problems.append(f"{issuer}: no metadata at any well-known URL")
+            else:
+                problems.append(f"{issuer} is unreachable")
         raise AuthorizationError(step, "; ".join(problems), url=prm.authorization_servers[0])
 
     async def _legacy_server_metadata(self) -> AuthorizationServerMetadata:
@@ -507,17 +518,25 @@ class OAuthClient:
 
     # -- exchanges ------------------------------------------------------------------------------------------
 
-    async def _candidate(self, url: str, step: str, problems: list[str]) -> HttpAnswer | None:
+    async def _candidate(self, url: str, step: str, problems: list[str], deadline: float) -> HttpAnswer | None:
         """A well-known URL's answer when it is a document (200); None to try the next URL.
 
         Not found (404, 405, 410) is no problem; anything else that went
         wrong is added to ``problems``, reported if no URL gives a document.
+        ``deadline`` (trio's clock) bounds all the candidates of one step;
+        ``self._answered`` says whether this one answered at all.
         """
+        self._answered = False
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            problems.append(f"{url}: not tried (no time left of the {self.timeout:g} s for this step)")
+            return None
         try:
-            response = await self._get(url, step)
+            response = await self._exchange("GET", url, step, timeout=min(self.timeout, remaining))
         except AuthorizationError as e:
             problems.append(e.problem)
             return None
+        self._answered = True
         if response.status == 200:
             return response
         if response.status not in (404, 405, 410):
@@ -536,6 +555,7 @@ class OAuthClient:
         form: Mapping[str, str] | None = None,
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
     ) -> HttpAnswer:
         """One exchange with a metadata or authorization server, bounded in time and size, never
         redirected; failures are AuthorizationError(step)."""
@@ -547,7 +567,7 @@ class OAuthClient:
                 form=form,
                 json_body=json_body,
                 ssl_context=self.ssl_context if urlsplit(url).scheme == "https" else None,
-                timeout=self.timeout,
+                timeout=self.timeout if timeout is None else timeout,
                 max_body=self.max_document_size,
             )
         except HTTPTransportError as e:

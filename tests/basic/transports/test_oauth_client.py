@@ -751,3 +751,44 @@ async def test_pre_registered_credentials_are_never_dropped_on_invalid_client() 
                 pytest.fail("the session must not open")
         assert raised.value.step == "authorization"  # the authorization server refuses the unknown client
         assert requests_to(w, "POST", "/register") == []
+
+
+async def test_discovery_has_one_deadline_for_all_well_known_urls(autojump_clock: Any) -> None:
+    """A slow authorization server: giving up takes ``timeout`` in all, not ``timeout`` for each
+    of the well-known URLs it has (RFC 8414 and OpenID Connect)."""
+    async with world() as w:
+
+        async def slow(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path.startswith("/.well-known/"):
+                await trio.sleep_forever()
+            return None
+
+        w.auth_server.override = slow
+        start = trio.current_time()
+        with pytest.raises(AuthorizationError, match="within 5 s") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata"
+        assert trio.current_time() - start < 5 + 1  # (two URLs at 5 s each took 10 s)
+
+
+async def test_an_authorization_server_that_is_down_is_called_unreachable() -> None:
+    with trio.socket.socket() as probe:
+        await probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"  # (closed below: nothing listens there)
+    async with world() as w:
+
+        async def resource_metadata(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path == "/prm":
+                document = {"resource": w.mcp.url, "authorization_servers": [dead]}
+                return 200, {"content-type": "application/json"}, json.dumps(document).encode()
+            return None
+
+        w.auth_server.override = resource_metadata
+        auth = oauth(w)
+        _point_challenge_at(auth, w.auth_server.url + "/prm")
+        with pytest.raises(AuthorizationError, match=f"{dead} is unreachable") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata"
+        assert "no metadata at any well-known URL" not in str(raised.value)
