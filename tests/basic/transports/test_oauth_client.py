@@ -6,6 +6,7 @@ AuthorizationError and what never went on the wire.
 """
 
 import json
+import logging
 import os
 import stat
 from pathlib import Path
@@ -788,3 +789,37 @@ async def test_an_authorization_server_that_is_down_is_called_unreachable() -> N
                 pytest.fail("the session must not open")
         assert raised.value.step == "authorization-server-metadata"
         assert "no metadata at any well-known URL" not in str(raised.value)
+
+
+@pytest.mark.req("basic/authorization#69")
+async def test_a_failed_step_up_is_an_authorization_error_and_the_session_goes_on() -> None:
+    """The authorization server refuses the step-up (invalid_scope): that call raises the
+    AuthorizationError naming the step, not an MCPError, and the session survives."""
+    async with world(tool_scopes={"reset": ["mcp:admin"]}) as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+            w.auth_server.redirect_extra = {"error": "invalid_scope", "error_description": "not for you"}
+            with pytest.raises(AuthorizationError, match="invalid_scope") as raised:
+                await client.call_tool("reset", {})
+            assert raised.value.step == "authorization" and raised.value.error == "invalid_scope"
+            w.auth_server.redirect_extra = {}
+            assert await echo(client, "alive") == "alive"
+
+
+async def test_a_protected_server_without_auth_says_how_to_authorize() -> None:
+    async with world() as w:
+        with pytest.raises(HTTPTransportError, match=r"auth=OAuthClient\(\.\.\.\)") as raised:
+            async with open_http_client(w.mcp.url):
+                pytest.fail("the session must not open")
+        assert raised.value.status == 401
+
+
+async def test_a_failure_that_is_raised_is_not_also_logged_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Raised to the caller and printed by logging's last-resort handler (no logging set up)
+    would say the same thing twice."""
+    async with world() as w:
+        w.auth_server.override = _html_token_endpoint
+        with pytest.raises(AuthorizationError):
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
