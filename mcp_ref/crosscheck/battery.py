@@ -26,7 +26,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
+from ..errors import ConnectionClosed, ErrorCode, HTTPTransportError, MCPError, ProtocolError, RequestTimeout
 from ..schema._base import REVISIONS
 from ..schema.completion import PromptReference
 from ..schema.lifecycle import Implementation
@@ -173,6 +173,22 @@ class RawSession:
                 data = await self.channel.receive()
             except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError) as e:
                 raise ConnectionClosed(str(e) or "the server closed the connection") from e
+            except HTTPTransportError as e:
+                if e.request_id is None:
+                    raise
+                # Streamable HTTP: the exchange of a request failed (an error status ...); the
+                # probes judge the JSON-RPC error the body held, else the failure as -32603
+                cause = e.__cause__
+                error = (
+                    {
+                        "code": cause.code,
+                        "message": cause.message,
+                        **({"data": cause.data} if cause.data is not None else {}),
+                    }
+                    if isinstance(cause, MCPError)
+                    else {"code": ErrorCode.INTERNAL_ERROR, "message": str(e)}
+                )
+                return {"jsonrpc": "2.0", "id": e.request_id, "error": error}
             try:
                 message = json.loads(data)
             except ValueError:

@@ -125,6 +125,39 @@ def test_a_bad_config_file_is_refused_saying_why(text: str, problem: str, tmp_pa
     assert problem in str(caught.value)
 
 
+async def test_a_failed_http_exchange_is_judged_as_the_answer_it_carried() -> None:
+    """Over Streamable HTTP an error status fails the request with HTTPTransportError: the raw
+    probes see the JSON-RPC error of its body (or -32603 saying what failed), as an answer."""
+    from mcp_ref.crosscheck.battery import RawSession
+    from mcp_ref.errors import HTTPTransportError, MCPError
+
+    class Failing:
+        def __init__(self, error: HTTPTransportError) -> None:
+            self.error = error
+
+        async def receive(self) -> bytes:
+            raise self.error
+
+    with_body = HTTPTransportError("http://x/mcp answered HTTP 400: [-32600] bad", status=400, request_id=7)
+    with_body.__cause__ = MCPError(-32600, "bad", {"why": "no session"})
+    raw = RawSession(Failing(with_body), timeout=1)  # type: ignore[arg-type]
+    assert await raw.receive(1) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32600, "message": "bad", "data": {"why": "no session"}},
+    }
+    bare = HTTPTransportError("http://x/mcp answered HTTP 502: <html>", status=502, request_id="a")
+    raw = RawSession(Failing(bare), timeout=1)  # type: ignore[arg-type]
+    assert await raw.receive(1) == {
+        "jsonrpc": "2.0",
+        "id": "a",
+        "error": {"code": -32603, "message": "http://x/mcp answered HTTP 502: <html>"},
+    }
+    raw = RawSession(Failing(HTTPTransportError("not a request's")), timeout=1)  # type: ignore[arg-type]
+    with pytest.raises(HTTPTransportError):
+        await raw.receive(1)
+
+
 @pytest.mark.req("basic/transports#18", "basic/transports#21", "basic/transports#39", "basic/transports#68")
 async def test_the_everything_example_over_streamable_http_comes_out_clean() -> None:
     import trio

@@ -27,7 +27,7 @@ from mcp_ref.basic.transports.oauth_client import (
     StoredAuthorization,
     open_loopback_callback,
 )
-from mcp_ref.errors import AuthorizationError, HTTPTransportError, MCPError
+from mcp_ref.errors import AuthorizationError, HTTPTransportError
 from mcp_ref.session.http import open_http_client
 
 from .oauth_world import REDIRECT_URI, Answer, FakeAuthServer, Recorded, World, world
@@ -186,10 +186,12 @@ async def test_step_up_is_bounded() -> None:
         w.auth_server.withheld_scopes = {"mcp:admin"}
         async with open_http_client(w.mcp.url, auth=oauth(w, max_step_up=2)) as client:
             await echo(client)
-            with pytest.raises(MCPError, match="403"):
+            with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("reset", {})
-            with pytest.raises(MCPError, match="403"):
+            assert failed.value.status == 403
+            with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("reset", {})  # no further attempts for the same scope
+            assert failed.value.status == 403
             assert await echo(client, "alive") == "alive"
         assert len(requests_to(w, "GET", "/authorize")) == 1 + 2
 
@@ -320,22 +322,27 @@ async def test_mix_up_iss_in_the_authorization_response() -> None:
         assert not requests_to(w, "POST", "/token")
 
 
+def _resource_metadata_at_prm(w: World, doc: dict[str, Any]) -> OAuthClient:
+    """A client whose 401 challenge points at ``/prm`` on the fake authorization server, which
+    serves ``doc`` there (naming that server unless ``doc`` says otherwise)."""
+
+    async def prm(server: FakeAuthServer, request: Recorded) -> Answer:
+        if request.path != "/prm":
+            return None
+        body = {"authorization_servers": [server.url], **doc}
+        return 200, {"content-type": "application/json"}, json.dumps(body).encode()
+
+    w.auth_server.override = prm
+    auth = oauth(w)
+    _point_challenge_at(auth, w.auth_server.url + "/prm")
+    return auth
+
+
 @pytest.mark.req("basic/authorization#47", "basic/authorization#48")
 async def test_resource_mismatch_is_refused() -> None:
     """Metadata that describes another resource: no authorization server is contacted."""
     async with world() as w:
-
-        async def evil_prm(server: FakeAuthServer, request: Recorded) -> Answer:
-            doc = {"resource": "https://evil.example/mcp", "authorization_servers": [server.url]}
-            return (
-                (200, {"content-type": "application/json"}, json.dumps(doc).encode())
-                if request.path == "/prm"
-                else None
-            )
-
-        w.auth_server.override = evil_prm
-        auth = oauth(w)
-        _point_challenge_at(auth, w.auth_server.url + "/prm")
+        auth = _resource_metadata_at_prm(w, {"resource": "https://evil.example/mcp"})
         with pytest.raises(AuthorizationError, match=r"evil\.example") as raised:
             async with open_http_client(w.mcp.url, auth=auth):
                 pytest.fail("the session must not open")
@@ -348,18 +355,7 @@ async def test_resource_mismatch_is_refused() -> None:
 async def test_resource_metadata_naming_no_authorization_server_is_refused() -> None:
     """Metadata for this server that names no authorization server: one clear error, no guessing."""
     async with world() as w:
-
-        async def no_servers(server: FakeAuthServer, request: Recorded) -> Answer:
-            doc = {"resource": w.mcp.url, "authorization_servers": []}
-            return (
-                (200, {"content-type": "application/json"}, json.dumps(doc).encode())
-                if request.path == "/prm"
-                else None
-            )
-
-        w.auth_server.override = no_servers
-        auth = oauth(w)
-        _point_challenge_at(auth, w.auth_server.url + "/prm")
+        auth = _resource_metadata_at_prm(w, {"resource": w.mcp.url, "authorization_servers": []})
         with pytest.raises(AuthorizationError, match="names no authorization server") as raised:
             async with open_http_client(w.mcp.url, auth=auth):
                 pytest.fail("the session must not open")
