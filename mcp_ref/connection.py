@@ -846,7 +846,7 @@ class Connection:
             )
         cap = lc.REQUEST_CAPABILITY.get(method)
         if cap is not None and not self.we_have(*cap):
-            # [basic/lifecycle#14] an undeclared capability is an unknown method for us
+            # [basic/lifecycle#14, client/roots#4] an undeclared capability is an unknown method for us (-32601)
             return self._reject(
                 rid,
                 ErrorCode.METHOD_NOT_FOUND,
