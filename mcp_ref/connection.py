@@ -534,6 +534,8 @@ class Connection:
         check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
             return None
+        # [basic/utilities/progress#3, #5, #6] the request's token, the value, an optional total and
+        # message (floats allowed) -- progress#progress-flow
         params = ProgressNotificationParams(
             progress_token=req.progress_token, progress=progress, total=total, message=message
         )

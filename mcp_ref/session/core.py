@@ -334,8 +334,7 @@ class RequestContext:
     async def _send_progress(
         self, pace: ProgressPace, progress: float, total: float | None, message: str | None, now: float
     ) -> None:
-        # [basic/utilities/progress#3, #5, #6] token, value and optional total and message (floats
-        # allowed) -- progress#progress-flow
+        # the engine builds the notification (Connection.send_progress: progress#progress-flow)
         data = self.session.connection.send_progress(self.request_id, progress, total, message)
         pace.sent(progress, now, data is not None)
         if data is not None:
