@@ -274,7 +274,7 @@ class Connection:
         that one (it must be unique among active requests), None for none.
         """
         self._check_open()
-        cls = self._req_out.get(method)
+        cls = self._req_out[method]
         if cls is None:
             raise LocalProtocolError(
                 f"a {self.role.value} does not send {method!r} requests",
@@ -360,7 +360,7 @@ class Connection:
         self._check_open()
         if method in ("notifications/cancelled", "notifications/progress"):
             raise LocalProtocolError(f"use send_{'cancel' if 'cancel' in method else 'progress'}() for {method}")
-        cls = self._note_out.get(method)
+        cls = self._note_out[method]
         if cls is None:
             raise LocalProtocolError(
                 f"a {self.role.value} does not send {method!r}",
@@ -635,14 +635,14 @@ class Connection:
 
     def _observe_request(self, raw: RawRequest) -> list[Event]:
         rid, method = raw.id, raw.method
-        cls = self._req_out.get(method)
+        cls = self._req_out[method]
         if cls is None:
             return []
         try:
             params: Any = decode(raw.obj, cls).params
         except DecodeError:
             # still a request: its answer is not one to nothing
-            self._outgoing[rid] = OutgoingRequest(rid, method, m.RESULT_TYPES.get(method), None, False)
+            self._outgoing[rid] = OutgoingRequest(rid, method, m.RESULT_TYPES[method], None, False)
             return []
         meta = getattr(params, "meta", None) or {}
         token = meta.get("progressToken")
@@ -718,7 +718,7 @@ class Connection:
 
     def _observe_notification(self, raw: RawNotification) -> list[Event]:
         method = raw.method
-        cls = self._note_out.get(method)
+        cls = self._note_out[method]
         if cls is None:
             return []
         try:
@@ -824,7 +824,7 @@ class Connection:
 
     def _on_request(self, raw: RawRequest) -> list[Event]:
         rid, method = raw.id, raw.method
-        cls = self._req_in.get(method)
+        cls = self._req_in[method]
         if cls is None or m.method_since(method) > self.revision:
             # an unknown method breaks nothing; one of another revision or of our own role does
             known = method in m.KNOWN_METHODS
@@ -894,7 +894,7 @@ class Connection:
 
     def _on_notification(self, raw: RawNotification) -> list[Event]:
         method = raw.method
-        cls = self._note_in.get(method)
+        cls = self._note_in[method]
         if cls is None or m.method_since(method) > self.revision:
             self.stats["notification:unknown"] += 1
             known = method in m.KNOWN_METHODS

@@ -1,13 +1,15 @@
 """Which layer may import what (DESIGN.md section 2), checked on the source."""
 
 import ast
+import csv
 import importlib
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, spec_path
 
 PKG = ROOT / "mcp_ref"
 STDLIB = set(sys.stdlib_module_names)
@@ -33,6 +35,15 @@ def imports_of(path: Path, root: Path = ROOT) -> set[str]:
             if node.level:
                 base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
                 mod = ".".join(base + ([node.module] if node.module else []))
+                if node.module is None:
+                    # ``from .. import schema``: the subpackage (or submodule) itself where it is one
+                    where = root.joinpath(*base)
+                    subs = [
+                        a.name for a in node.names if (where / a.name).is_dir() or (where / f"{a.name}.py").exists()
+                    ]
+                    found.update(f"{mod}.{name}" for name in subs)
+                    if len(subs) == len(node.names):
+                        continue
                 found.add(mod)
             elif node.module:
                 found.add(node.module)
@@ -69,7 +80,8 @@ CROSSCHECK_JUDGING = tuple(
     f"mcp_ref/crosscheck/{m}.py" for m in ("__init__", "rules", "report", "observer", "traffic", "judge", "config")
 )
 CROSSCHECK_DRIVERS = tuple(
-    f"mcp_ref/crosscheck/{m}.py" for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap")
+    f"mcp_ref/crosscheck/{m}.py"
+    for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap", "http_probe")
 )
 TRIO_FREE = (
     "mcp_ref/basic/",
@@ -284,3 +296,74 @@ def test_public_names_resolve() -> None:
 def test_every_module_imports(path: Path) -> None:
     name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
     importlib.import_module(name)
+
+
+# -- the chapter map of spec_notes/README.md against the tree --------------------------------
+
+
+def chapter_map() -> list[list[str]]:
+    """The rows of the chapter map table: [page, rules, runtime, note] cells."""
+    text = (ROOT / "spec_notes" / "README.md").read_text()
+    section = text.split("## Chapter map", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+    assert rows and all(len(r) == 4 for r in rows), "the chapter map is a table of four columns"
+    return rows
+
+
+def map_paths(cell: str) -> list[str]:
+    """The repository paths a cell names: ``mcp_ref/...`` ones, and bare ``x.py`` names
+    after a ``mcp_ref/dir/`` one, which are in that directory."""
+    found: list[str] = []
+    base = ""
+    for token in re.findall(r"`([^`]+)`", cell):
+        if token.startswith("mcp_ref/"):
+            found.append(token)
+            base = token if token.endswith("/") else base
+        elif token.endswith(".py") and "/" not in token and base:
+            found.append(base + token)
+    return found
+
+
+def test_every_path_in_the_chapter_map_exists() -> None:
+    missing = []
+    for page, rules, runtime, note in chapter_map():
+        missing += [f"{page}: {p}" for p in map_paths(rules) + map_paths(runtime) if not (ROOT / p).exists()]
+        for name in re.findall(r"`([^`]+\.md)`", note):
+            if not (ROOT / "spec_notes" / name).exists():
+                missing.append(f"{page}: spec_notes/{name}")
+    assert not missing, missing
+
+
+#: where the chapters' sans-IO rules live: each module there is in the map
+CHAPTER_DIRS = (
+    "mcp_ref/basic",
+    "mcp_ref/basic/utilities",
+    "mcp_ref/basic/authorization",
+    "mcp_ref/server",
+    "mcp_ref/server/utilities",
+    "mcp_ref/client",
+)
+
+
+def test_every_chapter_module_is_in_the_chapter_map() -> None:
+    text = (ROOT / "spec_notes" / "README.md").read_text()
+    named = {p for row in chapter_map() for cell in row[1:3] for p in map_paths(cell)}
+    named |= set(re.findall(r"`(mcp_ref/[^`]+)`", text.split("## Chapter map", 1)[1].split("\n## ", 1)[0]))
+    absent = [
+        rel(path)
+        for d in CHAPTER_DIRS
+        for path in sorted((ROOT / d).glob("*.py"))
+        if path.name != "__init__.py" and rel(path) not in named
+    ]
+    assert not absent, f"chapter modules the map in spec_notes/README.md does not name: {absent}"
+
+
+def test_every_page_of_the_catalogue_has_a_row() -> None:
+    with spec_path("2025-11-25", "requirements.tsv").open(newline="") as f:
+        pages = {row["file"] for row in csv.DictReader(f, delimiter="\t")}
+    mapped = {page for row in chapter_map() for page in re.findall(r"`([^`]+\.mdx)`", row[0])}
+    assert pages - mapped == set(), f"pages without a row in the chapter map: {sorted(pages - mapped)}"

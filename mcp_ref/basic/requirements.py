@@ -95,6 +95,10 @@ RULES: Final[dict[str, Rule]] = _table(
     ("basic/lifecycle#12", "SHOULD", "a client disconnects from a version it does not support"),
     ("basic/lifecycle#14", "MUST", "only the negotiated revision and capabilities are used"),
     ("basic/lifecycle#18", "SHOULD", "a request that timed out is cancelled"),
+    # -- basic/authorization -------------------------------------------------------------------
+    ("basic/authorization#14", "MUST", "a protected server's resource metadata is discoverable"),
+    ("basic/authorization#16", "SHOULD", "a protected server's 401 challenge names the scope"),
+    ("basic/authorization#60", "MUST", "an invalid or expired token is answered with HTTP 401"),
     # -- basic/transports ----------------------------------------------------------------------
     ("basic/transports#1", "MUST", "messages are UTF-8"),
     ("basic/transports#3", "MUST NOT", "a stdio message holds no newline"),

@@ -14,30 +14,26 @@ Server side: raise :class:`URLElicitationRequired` from a handler to answer
 with the -32042 error carrying the URL elicitations to complete (#20-#23).
 """
 
+from __future__ import annotations
+
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import schema as model
 from ..basic.url_elicitation import announced_ids, check_url
 from ..errors import DecodeError, ErrorCode, MCPError, ProtocolError, RemoteProtocolError
 from ..schema._converter import decode, encode
-from ..schema.elicitation import (
-    BooleanSchema,
-    ElicitationRequestedSchema,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-    LegacyTitledEnumSchema,
-    NumberSchema,
-    StringSchema,
-    TitledMultiSelectEnumSchema,
-    TitledSingleSelectEnumSchema,
-    UntitledMultiSelectEnumSchema,
-    UntitledSingleSelectEnumSchema,
-    URLElicitationRequiredErrorData,
-)
 from ..schema.lifecycle import ElicitationCapability
+
+if TYPE_CHECKING:
+    from ..schema.elicitation import (
+        ElicitationRequestedSchema,
+        ElicitRequestFormParams,
+        ElicitRequestURLParams,
+        ElicitResult,
+    )
 
 __all__ = [
     "ElicitationHandler",
@@ -52,7 +48,8 @@ __all__ = [
     "revision_problem",
 ]
 
-ElicitationHandler = Callable[[Any, ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]]
+# (names as strings: the elicitation chapter of the model is loaded on first use)
+ElicitationHandler = Callable[[Any, "ElicitRequestFormParams | ElicitRequestURLParams"], Awaitable["ElicitResult"]]
 
 #: URL elicitations a client keeps waiting for completion (the engine keeps as many -32042 ids)
 MAX_PENDING_URLS = 1024
@@ -69,7 +66,7 @@ class URLElicitationRequired(MCPError):
         self, elicitations: Iterable[ElicitRequestURLParams], message: str = "URL elicitation required"
     ) -> None:
         items = list(elicitations)
-        if not items or not all(isinstance(e, ElicitRequestURLParams) for e in items):
+        if not items or not all(isinstance(e, model.ElicitRequestURLParams) for e in items):
             # [client/elicitation#22, #23] a non-empty list of URL-mode elicitations with ids
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
         # [client/elicitation#33] -32042, listing what to complete -- elicitation#error-handling
@@ -84,7 +81,7 @@ def received_error(code: int, message: str, data: Any) -> MCPError:
     is a plain :class:`MCPError` carrying the peer's data as sent."""
     if code == ErrorCode.URL_ELICITATION_REQUIRED:
         try:
-            items = decode(data, URLElicitationRequiredErrorData).elicitations
+            items = decode(data, model.URLElicitationRequiredErrorData).elicitations
         except DecodeError:
             items = []
         if items:
@@ -95,10 +92,11 @@ def received_error(code: int, message: str, data: Any) -> MCPError:
 
 
 #: form constructs that do not exist before revision 2025-11-25 (they change the answer's shape)
-_NEW_IN_2025_11_25: dict[type, str] = {
-    TitledSingleSelectEnumSchema: "titled single-select enum (oneOf)",
-    UntitledMultiSelectEnumSchema: "multi-select enum (type array)",
-    TitledMultiSelectEnumSchema: "titled multi-select enum (type array)",
+#: (by class name: the elicitation chapter of the model is loaded on first use)
+_NEW_IN_2025_11_25: dict[str, str] = {
+    "TitledSingleSelectEnumSchema": "titled single-select enum (oneOf)",
+    "UntitledMultiSelectEnumSchema": "multi-select enum (type array)",
+    "TitledMultiSelectEnumSchema": "titled multi-select enum (type array)",
 }
 
 
@@ -113,7 +111,7 @@ def revision_problem(schema: ElicitationRequestedSchema, revision: str) -> str |
     if revision >= "2025-11-25":
         return None
     for name, prop in schema.properties.items():
-        construct = _NEW_IN_2025_11_25.get(type(prop))
+        construct = _NEW_IN_2025_11_25.get(type(prop).__name__)
         if construct is not None:
             return f"property {name!r} is a {construct}, which protocol revision {revision} does not have"
     return None
@@ -125,7 +123,7 @@ def form_defaults(schema: ElicitationRequestedSchema) -> dict[str, Any]:
 
 
 def _check_value(name: str, prop: Any, value: Any) -> str | None:
-    if isinstance(prop, StringSchema):
+    if isinstance(prop, model.StringSchema):
         if type(value) is not str:
             return f"{name}: expected a string"
         if prop.min_length is not None and len(value) < prop.min_length:
@@ -141,7 +139,7 @@ def _check_value(name: str, prop: Any, value: Any) -> str | None:
             except ValueError:
                 return f"{name}: not a valid uri"
         return None
-    if isinstance(prop, NumberSchema):
+    if isinstance(prop, model.NumberSchema):
         if type(value) not in (int, float) or (prop.type == "integer" and type(value) is not int):
             return f"{name}: expected {'an integer' if prop.type == 'integer' else 'a number'}"
         if prop.minimum is not None and value < prop.minimum:
@@ -149,18 +147,20 @@ def _check_value(name: str, prop: Any, value: Any) -> str | None:
         if prop.maximum is not None and value > prop.maximum:
             return f"{name}: above {prop.maximum}"
         return None
-    if isinstance(prop, BooleanSchema):
+    if isinstance(prop, model.BooleanSchema):
         return None if type(value) is bool else f"{name}: expected a boolean"
-    if isinstance(prop, UntitledSingleSelectEnumSchema | LegacyTitledEnumSchema):
+    if isinstance(prop, model.UntitledSingleSelectEnumSchema | model.LegacyTitledEnumSchema):
         return None if value in prop.enum else f"{name}: not one of {prop.enum}"
-    if isinstance(prop, TitledSingleSelectEnumSchema):
+    if isinstance(prop, model.TitledSingleSelectEnumSchema):
         allowed = [o.const for o in prop.one_of]
         return None if value in allowed else f"{name}: not one of {allowed}"
-    if isinstance(prop, UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema):
+    if isinstance(prop, model.UntitledMultiSelectEnumSchema | model.TitledMultiSelectEnumSchema):
         if type(value) is not list or any(type(v) is not str for v in value):
             return f"{name}: expected a list of strings"
         allowed = (
-            prop.items.enum if isinstance(prop, UntitledMultiSelectEnumSchema) else [o.const for o in prop.items.any_of]
+            prop.items.enum
+            if isinstance(prop, model.UntitledMultiSelectEnumSchema)
+            else [o.const for o in prop.items.any_of]
         )
         bad = [v for v in value if v not in allowed]
         if bad:
@@ -193,7 +193,7 @@ def check_elicit_answer(params: Any, result: Any) -> None:
     Raises :class:`RemoteProtocolError` (-32602) listing the problems; other
     answers (decline, cancel, URL mode, a task) pass.
     """
-    if not isinstance(params, ElicitRequestFormParams) or not isinstance(result, ElicitResult):
+    if not isinstance(params, model.ElicitRequestFormParams) or not isinstance(result, model.ElicitResult):
         return
     if result.action != "accept":
         return
@@ -225,7 +225,7 @@ class ElicitationGuard:
         return ElicitationCapability(form={} if self.form else None, url={} if self.url else None)
 
     async def __call__(self, ctx: Any, params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
-        if isinstance(params, ElicitRequestURLParams):
+        if isinstance(params, model.ElicitRequestURLParams):
             if not self.url:
                 # [client/elicitation#34] a mode we did not declare: invalid params
                 raise ProtocolError("Invalid params: URL mode elicitation is not supported", ErrorCode.INVALID_PARAMS)

@@ -6,13 +6,18 @@ refused when set. Changing the roots of a session whose client declared
 ``ClientSession.set_roots``).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .. import schema as model
 from ..schema.jsonrpc import RequestParams
 from ..schema.lifecycle import RootsCapability
-from ..schema.roots import ListRootsResult, Root
+
+if TYPE_CHECKING:
+    from ..schema.roots import ListRootsResult, Root
 
 __all__ = ["RootsProvider", "check_root"]
 
@@ -49,4 +54,4 @@ class RootsProvider:
         return RootsCapability(list_changed=self.list_changed or None)
 
     async def handle(self, ctx: Any, params: RequestParams | None) -> ListRootsResult:
-        return ListRootsResult(roots=list(self._roots))
+        return model.ListRootsResult(roots=list(self._roots))

@@ -7,12 +7,17 @@ client shows the request, lets the user edit or deny it, and shows the result
 before returning it (sampling#1, #2, #14).
 """
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import schema as model
 from ..errors import ErrorCode, MCPError, ProtocolError
 from ..schema.content import ToolResultContent, ToolUseContent
-from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage
+
+if TYPE_CHECKING:
+    from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage
 
 __all__ = [
     "SamplingHandler",
@@ -23,7 +28,8 @@ __all__ = [
     "SamplingGuard",
 ]
 
-SamplingHandler = Callable[[Any, CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+# (names as strings: the sampling chapter of the model is loaded on first use)
+SamplingHandler = Callable[[Any, "CreateMessageRequestParams"], Awaitable["CreateMessageResult"]]
 
 
 class SamplingRejected(MCPError):
@@ -104,7 +110,7 @@ class SamplingGuard:
         # [client/sampling#1, #14] the application (its user) approves or rejects: SamplingRejected
         # is -1 to the server -- sampling#user-interaction-model
         result = await self.handler(ctx, params)
-        problem = sampling_result_problem(params, result) if isinstance(result, CreateMessageResult) else None
+        problem = sampling_result_problem(params, result) if isinstance(result, model.CreateMessageResult) else None
         if problem is not None:
             # the application's handler broke the request's toolChoice: an internal error, not sent
             raise ValueError(f"the sampling handler's result breaks the request: {problem}")

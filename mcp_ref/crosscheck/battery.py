@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
+import attrs
 import trio
 
 from ..errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
@@ -44,7 +45,7 @@ from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
 from .observer import Direction, Observer
 from .report import Finding, Report
-from .targets import StdioTarget, Target, TargetUnreachable, connect
+from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
 
 __all__ = ["Battery", "RawSession", "CHAPTERS", "check_server", "run_check"]
 
@@ -55,6 +56,8 @@ UNKNOWN_VERSION: Final = "1999-01-01"
 #: the chapters ``--only`` may name (the battery runs them in this order)
 CHAPTERS: Final = (
     "lifecycle",
+    "authorization",
+    "transport",
     "jsonrpc",
     "ping",
     "pagination",
@@ -107,6 +110,20 @@ def _needs(role: str) -> str:
 
 def _dumps(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _http(raw: "RawSession") -> Any:
+    """The raw HTTP channel under a raw session, if it runs over HTTP."""
+    from .http_probe import RawHttpChannel
+
+    inner = raw.channel.inner
+    return inner if isinstance(inner, RawHttpChannel) else None
+
+
+def _loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname in ("127.0.0.1", "::1", "localhost")
 
 
 def _same_id(message: Any, rid: Any) -> bool:
@@ -194,10 +211,13 @@ class RawSession:
             message["params"] = params
         await self.send(message, deliberate=deliberate)
         deadline = trio.current_time() + (self.timeout if timeout is None else timeout)
+        http = _http(self)
         while (left := deadline - trio.current_time()) > 0:
-            answer = await self.receive(left)
+            if http is not None and http.answered():
+                return None  # (HTTP) the whole answer came, and this was not in it
+            answer = await self.receive(min(left, 0.05) if http is not None else left)
             if answer is None:
-                return None
+                continue
             if _is_response(answer) and _same_id(answer, rid):
                 return answer
         return None
@@ -244,6 +264,7 @@ class Battery:
         *,
         only: Sequence[str] | None = None,
         on_progress: Callable[[str], None] | None = None,
+        auth: Any = None,
     ) -> None:
         unknown = set(only or ()) - set(CHAPTERS)
         if unknown:
@@ -259,6 +280,8 @@ class Battery:
         self.capabilities: dict[str, Any] = {}
         #: what the server answered to an initialize for each version asked
         self.versions: dict[str, str | None] = {}
+        #: (HTTP) an ``HttpAuth`` such as ``OAuthClient``: run its flow when the server asks for authorization
+        self.auth = auth
 
     def _wants(self, chapter: str) -> bool:
         return self.only is None or chapter in self.only
@@ -277,7 +300,7 @@ class Battery:
     @asynccontextmanager
     async def raw_session(self) -> AsyncIterator[RawSession]:
         obs = self._observer()
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail) as channel:
+        async with connect(self.target, obs, stderr_tail=self.stderr_tail, raw=True) as channel:
             yield RawSession(channel, self.timeout)
 
     @asynccontextmanager
@@ -324,12 +347,13 @@ class Battery:
     # -- the run ---------------------------------------------------------------------------------
 
     async def run(self) -> Report:
-        if isinstance(self.target, StdioTarget):
-            await self._lifecycle_probes()
-            if self._wants("lifecycle"):
-                await self._version_negotiation()
-        else:
-            self.report.notes.append("over HTTP only the main session runs: the raw probes need stdio for now")
+        if isinstance(self.target, HttpTarget):
+            await self._authorization()
+        await self._lifecycle_probes()
+        if self._wants("lifecycle"):
+            await self._version_negotiation()
+        if isinstance(self.target, HttpTarget) and self._wants("transport"):
+            await self._transport_checks()
         await self._main_session()
         for obs in self.observers:
             self.report.extend(obs.findings)
@@ -383,17 +407,19 @@ class Battery:
                 chk.find(
                     "basic/index#3", "input that is not JSON got no Parse error (-32700) response", garbage.decode()
                 )
-        for name, message, required in (
-            ("jsonrpc/invalid-request-version", {"jsonrpc": "1.0", "id": "mcp-ref-v1", "method": "ping"}, True),
-            ("jsonrpc/invalid-request-null-id", {"jsonrpc": "2.0", "id": None, "method": "ping"}, True),
+        # (name, message, it must be answered with an error, over HTTP with an error status)
+        for name, message, required, refused in (
+            ("jsonrpc/invalid-request-version", {"jsonrpc": "1.0", "id": "mcp-ref-v1", "method": "ping"}, True, True),
+            # JSON-RPC itself allows a null id (MCP forbids it to the sender): an error, in any form
+            ("jsonrpc/invalid-request-null-id", {"jsonrpc": "2.0", "id": None, "method": "ping"}, True, False),
             # with an id and no method it may be read as a malformed response, which is never answered
-            ("jsonrpc/invalid-request-no-method", {"jsonrpc": "2.0", "id": "mcp-ref-no-method"}, False),
+            ("jsonrpc/invalid-request-no-method", {"jsonrpc": "2.0", "id": "mcp-ref-no-method"}, False, False),
         ):
             async with self.check(name, ["basic/index#3"]) as chk:
-                seen = await self._probe(raw, _dumps(message), chk)
+                seen = await self._probe(raw, _dumps(message), chk, required=refused)
                 if seen is not None and not any(_error(m) is not None for m in seen):
                     if required:
-                        text = "an invalid request got no Invalid Request (-32600) response"
+                        text = "an invalid request got no error response (JSON-RPC answers it, -32600)"
                         chk.find("basic/index#3", text, message)
                     else:
                         chk.note("not answered (allowed: it may be taken for a malformed response)")
@@ -439,12 +465,193 @@ class Battery:
                 if type(answer) is dict and "result" in answer:
                     chk.find(requirement, f"{method} answered although the server did not declare {cap}", answer)
 
-    async def _probe(self, raw: RawSession, data: bytes, chk: _Check) -> list[Any] | None:
+    async def _probe(self, raw: RawSession, data: bytes, chk: _Check, *, required: bool = True) -> list[Any] | None:
         await raw.send(data, deliberate=True)
+        http = _http(raw)
+        if http is not None and required:
+            # [basic/transports#19, #20] over HTTP the answer is an error status; a JSON-RPC
+            # error in the body is allowed, not required
+            status = http.exchanges[-1].status
+            if not 400 <= status < 500:
+                chk.find("basic/transports#19", f"input the server cannot accept was answered HTTP {status}")
+            await raw.round_trip()
+            return None
         seen = await raw.round_trip()
         if seen is None:
             chk.fail("the server did not answer a ping after the probe")
         return seen
+
+    async def _authorization(self) -> None:
+        """(HTTP) Find out whether the server asks for authorization; if it does, judge how it asks
+        (basic/authorization), get a token (``auth``'s flow, or the ``Authorization`` header given)
+        and put it on every request of the battery. TargetUnreachable when no credentials do."""
+        from .http_probe import initialize_probe
+
+        assert isinstance(self.target, HttpTarget)
+        target = self.target
+        given = {k: v for k, v in target.headers.items() if k.lower() == "authorization"}
+        anonymous = {k: v for k, v in target.headers.items() if k.lower() != "authorization"}
+        from ..errors import HTTPTransportError
+
+        try:
+            got = await initialize_probe(target.url, anonymous, self.timeout)
+        except HTTPTransportError as e:
+            raise TargetUnreachable(str(e)) from e
+        if got.status != 401:
+            if self.auth is not None:
+                self.report.notes.append(f"the server asked for no authorization (HTTP {got.status} without a token)")
+            return
+        www = got.headers.get("www-authenticate")
+        if self._wants("authorization"):
+            await self._authorization_checks(got)
+        asked = f"HTTP 401{f', WWW-Authenticate: {www}' if www else ''}"
+        if self.auth is not None:
+            try:
+                await self.auth.challenged(target.url, 401, www, None)
+                value = await self.auth.authorization(target.url)
+            except HTTPTransportError as e:
+                raise TargetUnreachable(f"{target.url} asks for authorization ({asked}); the flow failed: {e}") from e
+            if value is None:
+                raise TargetUnreachable(f"{target.url} asks for authorization ({asked}); the flow gave no token")
+            given = {"Authorization": value}
+            self.report.notes.append("authorized by the OAuth flow; every request carries its access token")
+        elif not given:
+            raise TargetUnreachable(
+                f"{target.url} asks for authorization ({asked}): give --header 'Authorization: Bearer TOKEN', "
+                "or --oauth (--client-credentials ID:SECRET) to run the authorization flow"
+            )
+        self.target = attrs.evolve(target, headers={**anonymous, **given})
+        try:
+            again = await initialize_probe(target.url, self.target.headers, self.timeout)
+        except HTTPTransportError as e:
+            raise TargetUnreachable(str(e)) from e
+        if again.status in (401, 403):
+            why = again.headers.get("www-authenticate") or ""
+            why = f"HTTP {again.status}" + (f", WWW-Authenticate: {why}" if why else "")
+            raise TargetUnreachable(f"{target.url} refused the credentials ({why})")
+
+    async def _authorization_checks(self, refused: Any) -> None:
+        """How a protected server asks for a token (basic/authorization#authorization-server-discovery)."""
+        from ..basic.authorization.challenge import bearer_challenge
+        from ..basic.authorization.discovery import protected_resource_metadata_urls
+        from ..basic.authorization.metadata import InvalidMetadata, ProtectedResourceMetadata
+        from ..basic.transports.http_fetch import http_exchange
+        from ..errors import HTTPTransportError
+        from .http_probe import initialize_probe
+
+        assert isinstance(self.target, HttpTarget)
+        url = self.target.url
+        www = refused.headers.get("www-authenticate")
+        challenge = bearer_challenge(www)
+        async with self.check("authorization/discovery", ["basic/authorization#14", "basic/authorization#16"]) as chk:
+            if challenge is None:
+                chk.note(f"the 401 has no Bearer challenge (WWW-Authenticate: {www!r})")
+            elif challenge.scope is None:
+                text = "the 401's Bearer challenge has no scope parameter"
+                chk.find("basic/authorization#16", text, f"WWW-Authenticate: {www}")
+            urls = [challenge.resource_metadata] if challenge and challenge.resource_metadata else []
+            urls += protected_resource_metadata_urls(url) if not urls else []
+            problems = []
+            for where in urls:
+                try:
+                    answer = await http_exchange("GET", where, timeout=self.timeout)
+                    if answer.status != 200:
+                        problems.append(f"{where}: HTTP {answer.status}")
+                        continue
+                    metadata = ProtectedResourceMetadata.from_json(answer.json())
+                except (HTTPTransportError, InvalidMetadata) as e:
+                    problems.append(f"{where}: {e}")
+                    continue
+                servers = ", ".join(metadata.authorization_servers or ())
+                chk.note(f"protected resource metadata at {where} (authorization servers: {servers})")
+                break
+            else:
+                how = (
+                    "its WWW-Authenticate resource_metadata"
+                    if challenge and challenge.resource_metadata
+                    else ("neither a resource_metadata parameter in WWW-Authenticate nor the well-known URLs")
+                )
+                chk.find(
+                    "basic/authorization#14",
+                    f"no protected resource metadata is found by {how}",
+                    f"WWW-Authenticate: {www}",
+                    *problems,
+                )
+        async with self.check("authorization/invalid-token-401", ["basic/authorization#60"]) as chk:
+            bogus = {**self.target.headers, "Authorization": "Bearer mcp-ref-check-not-a-token"}
+            try:
+                got = await initialize_probe(url, bogus, self.timeout)
+            except HTTPTransportError as e:
+                chk.fail(str(e))
+                return
+            if got.status != 401:
+                text = f"a request with an invalid token was answered HTTP {got.status}, not 401"
+                chk.find("basic/authorization#60", text)
+
+    async def _transport_checks(self) -> None:
+        """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
+        from .http_probe import exchange
+
+        assert isinstance(self.target, HttpTarget)
+        url = self.target.url
+        async with self.raw_session() as raw:
+            if await raw.initialize(LATEST) is None or raw.initialize_result is None:
+                self.skip("transport/http", ["basic/transports#21"], "initialize failed")
+                return
+            http = _http(raw)
+            assert http is not None
+            await raw.round_trip()
+            init, initialized = http.exchanges[0], http.exchanges[1]
+            async with self.check("transport/request-answered-with-json-or-sse", ["basic/transports#21"]) as chk:
+                if init.status != 200 or init.content_type not in ("application/json", "text/event-stream"):
+                    text = f"initialize was answered HTTP {init.status} {init.content_type!r}"
+                    chk.find("basic/transports#21", text)
+            async with self.check("transport/notification-answered-202", ["basic/transports#18"]) as chk:
+                if initialized.status != 202:
+                    text = f"a POSTed notification was answered HTTP {initialized.status}, not 202"
+                    chk.find("basic/transports#18", text)
+            async with self.check("transport/get-sse-or-405", ["basic/transports#39"]) as chk:
+                got, _ = await exchange(url, "GET", http.headers(accept="text/event-stream"), read_body=False)
+                if got.status < 400 and not (got.status == 200 and got.content_type == "text/event-stream"):
+                    chk.find("basic/transports#39", f"a GET was answered HTTP {got.status} {got.content_type!r}")
+                chk.note(f"HTTP {got.status}")
+            ping = b'{"jsonrpc":"2.0","id":"mcp-ref-http","method":"ping"}'
+            async with self.check("transport/unsupported-protocol-version", ["basic/transports#68"]) as chk:
+                headers = {**http.headers(), "mcp-protocol-version": UNKNOWN_VERSION}
+                got, _ = await exchange(url, "POST", headers, ping)
+                if got.status != 400:
+                    text = f"MCP-Protocol-Version {UNKNOWN_VERSION} was answered HTTP {got.status}, not 400"
+                    chk.find("basic/transports#68", text)
+            if _loopback(url):
+                async with self.check("transport/foreign-origin", ["basic/transports#10"]) as chk:
+                    headers = {**http.headers(), "origin": "http://mcp-ref-check.invalid"}
+                    got, _ = await exchange(url, "POST", headers, ping)
+                    if got.status != 403:
+                        text = f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}"
+                        chk.find("basic/transports#10", text + ", not 403 (the server is on a loopback address)")
+            if http.session_id is None:
+                self.skip(
+                    "transport/session-id",
+                    ["basic/transports#60", "basic/transports#61"],
+                    "the server assigns no session id",
+                )
+                return
+            async with self.check("transport/missing-session-id", ["basic/transports#60"]) as chk:
+                headers = {k: v for k, v in http.headers().items() if k != "mcp-session-id"}
+                got, _ = await exchange(url, "POST", headers, ping)
+                if got.status != 400:
+                    text = f"a request without the session id was answered HTTP {got.status}, not 400"
+                    chk.find("basic/transports#60", text)
+            async with self.check("transport/ended-session-404", ["basic/transports#61"]) as chk:
+                deleted, _ = await exchange(url, "DELETE", http.headers())
+                if deleted.status == 405:
+                    chk.note("the server does not let clients end sessions (405, allowed)")
+                else:
+                    got, _ = await exchange(url, "POST", http.headers(), ping)
+                    if got.status != 404:
+                        text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
+                        chk.find("basic/transports#61", text + ", not 404")
+                http.session_id = None  # ended: no DELETE again
 
     async def _version_negotiation(self) -> None:
         async with self.check(
@@ -1000,9 +1207,11 @@ async def check_server(
     *,
     only: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    auth: Any = None,
 ) -> Report:
-    """Run the battery against ``target``; TargetUnreachable when it cannot be started or reached."""
-    battery = Battery(target, config, only=only, on_progress=on_progress)
+    """Run the battery against ``target``; TargetUnreachable when it cannot be started or reached.
+    ``auth`` (HTTP): an ``OAuthClient`` whose flow runs when the server asks for authorization."""
+    battery = Battery(target, config, only=only, on_progress=on_progress, auth=auth)
     try:
         return await battery.run()
     except ConnectionClosed as e:

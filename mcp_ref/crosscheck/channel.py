@@ -71,12 +71,14 @@ class ObservedChannel(trio.abc.Channel[bytes]):
             for finding in found:
                 self.on_finding(finding)
 
-    async def send(self, value: bytes) -> None:
-        deliberate = self._deliberate_block > 0
+    def _is_deliberate(self, value: bytes) -> bool:
         if value in self._deliberate:
             self._deliberate.remove(value)
-            deliberate = True
-        self._judge(self.outgoing, value, deliberate)
+            return True
+        return self._deliberate_block > 0
+
+    async def send(self, value: bytes) -> None:
+        self._judge(self.outgoing, value, self._is_deliberate(value))
         await self.inner.send(value)
 
     async def receive(self) -> bytes:
@@ -103,7 +105,7 @@ class ObservedChannel(trio.abc.Channel[bytes]):
         if name == "send_related":
 
             async def send_related(data: bytes, related: Any) -> None:
-                self._judge(self.outgoing, data)
+                self._judge(self.outgoing, data, self._is_deliberate(data))
                 await attr(data, related)
 
             return send_related

@@ -7,6 +7,7 @@ usage error or a target that cannot be started or reached.
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
-COMMANDS = ("check", "judge", "tap")
+COMMANDS = ("check", "judge", "tap", "fixture")
 EXIT_USAGE = 2
 
 
@@ -36,13 +37,34 @@ def add_commands(sub: Any) -> None:
             "Exit status 1 when a MUST is violated, 2 when the server cannot be started or reached."
         ),
         epilog="examples:  mcp-ref check -- python -m mcp_ref.examples.echo\n"
-        "           mcp-ref check --header 'Authorization: Bearer T' http://127.0.0.1:8000/mcp",
+        "           mcp-ref check --header 'Authorization: Bearer T' http://127.0.0.1:8000/mcp\n"
+        "           mcp-ref check --oauth http://127.0.0.1:8000/mcp",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("target", nargs="*", help="URL, or -- COMMAND ARGS... for a stdio server")
     check.add_argument(
         "--header", action="append", default=[], metavar="'NAME: VALUE'", help="HTTP header for every request"
     )
+    check.add_argument(
+        "--oauth",
+        action="store_true",
+        help="(URL) when the server asks for authorization, run the OAuth authorization code flow: the URL to "
+        "open is printed (and a browser started), the redirect comes back to a listener on 127.0.0.1",
+    )
+    check.add_argument(
+        "--oauth-client",
+        metavar="ID[:SECRET]",
+        help="with --oauth: a client registered beforehand (default: dynamic registration)",
+    )
+    check.add_argument(
+        "--oauth-callback-port", type=int, default=0, metavar="PORT", help="with --oauth: the redirect listener's port"
+    )
+    check.add_argument(
+        "--client-credentials",
+        metavar="ID:SECRET",
+        help="(URL) authorize with the OAuth client credentials grant instead (machine to machine)",
+    )
+    check.add_argument("--oauth-scope", metavar="SCOPE", help="the scope to ask for (default: the server's challenge)")
     check.add_argument("--config", metavar="FILE", help="TOML file naming tools with a behaviour (see docs)")
     for role, what in ROLES.items():
         check.add_argument(
@@ -53,9 +75,34 @@ def add_commands(sub: Any) -> None:
     check.add_argument(
         "--call-tool", action="append", default=[], metavar="'NAME [JSON]'", help="a tool to call and judge"
     )
+    check.add_argument(
+        "--client",
+        action="store_true",
+        help="check a client instead: run it against the fixture; {fixture} in its arguments becomes the "
+        "fixture's stdio command line, {url} its HTTP URL",
+    )
     check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
     check.add_argument("--timeout", type=float, help="seconds to wait for any one answer (default 10)")
     _output_options(check)
+
+    fixture = sub.add_parser(
+        "fixture",
+        help="serve a strict server that checks the client connecting to it (stdio, or --http)",
+        description=(
+            "Give your client 'mcp-ref fixture --report report.txt' as its server command (or run "
+            "'mcp-ref fixture --http --port 8000' and connect to http://127.0.0.1:8000/mcp). The fixture serves "
+            "the everything example, runs a battery against the client once it is initialized (ping, roots, "
+            "sampling, elicitation, cancellation, tasks, per its capabilities) and judges every message."
+        ),
+    )
+    fixture.add_argument("--once", action="store_true", help="leave when the battery is done (ends the session)")
+    fixture.add_argument("--no-battery", action="store_true", help="only serve and judge the traffic")
+    fixture.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    fixture.add_argument("--port", type=int, default=8000, help="port for --http (default 8000, on 127.0.0.1)")
+    fixture.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any one answer")
+    fixture.add_argument("--report", metavar="FILE", help="write the text report here at the end")
+    fixture.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
+    fixture.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
 
     tap = sub.add_parser(
         "tap",
@@ -106,6 +153,8 @@ def _target(args: argparse.Namespace) -> Target:
         return HttpTarget(words[0], _headers(args.header))
     if args.header:
         raise UsageError("--header applies to a URL target only")
+    if args.oauth or args.client_credentials:
+        raise UsageError("--oauth and --client-credentials apply to a URL target only")
     return StdioTarget(words[0], tuple(words[1:]))
 
 
@@ -147,6 +196,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     """Run one cross-check command; returns the exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
+    # the sessions log the peer faults they meet; here the report says them
+    logging.getLogger("mcp_ref").addHandler(logging.NullHandler())
     try:
         if args.command == "check":
             return _check(args, out, err)
@@ -154,6 +205,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _judge(args, out)
         if args.command == "tap":
             return _tap(args, err)
+        if args.command == "fixture":
+            return _fixture(args, err)
     except (UsageError, ConfigError) as e:
         err.write(f"mcp-ref {args.command}: {e}\n")
         return EXIT_USAGE
@@ -166,14 +219,75 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .battery import CHAPTERS, run_check
 
+    if args.client:
+        from .fixture import FixtureOptions, run_check_client
+
+        if not args.target:
+            raise UsageError("give -- and the client command, with {fixture} or {url} where the server goes")
+        if not any("{fixture}" in w or "{url}" in w for w in args.target):
+            raise UsageError("the client command needs {fixture} (a stdio server command) or {url} (an HTTP URL)")
+        timeout = args.timeout if args.timeout is not None else 30.0
+        return _emit(run_check_client(args.target, FixtureOptions(timeout=timeout)), args, out)
     target = _target(args)
     config = _config(args)
     only = [c.strip() for c in args.only.split(",") if c.strip()] if args.only else None
     if only and (unknown := sorted(set(only) - set(CHAPTERS))):
         raise UsageError(f"--only: unknown chapters {unknown}; known: {', '.join(CHAPTERS)}")
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
+    if args.oauth or args.client_credentials:
+        if not isinstance(target, HttpTarget):
+            raise UsageError("--oauth and --client-credentials apply to a URL target only")
+        import trio
+
+        return _emit(trio.run(_check_with_oauth, args, target, config, only, say), args, out)
+    if args.oauth_client or args.oauth_scope:
+        raise UsageError("--oauth-client and --oauth-scope go with --oauth (or --client-credentials)")
     report = run_check(target, config, only=only, on_progress=say)
     return _emit(report, args, out)
+
+
+def _id_and_secret(option: str, value: str, *, secret_required: bool) -> tuple[str, str | None]:
+    client_id, sep, secret = value.partition(":")
+    if not client_id or (secret_required and not secret):
+        raise UsageError(f"{option} {value!r}: expected ID:SECRET" if secret_required else f"{option}: expected ID")
+    return client_id, (secret if sep else None)
+
+
+async def _check_with_oauth(
+    args: argparse.Namespace,
+    target: HttpTarget,
+    config: CheckConfig,
+    only: list[str] | None,
+    say: Callable[[str], None] | None,
+) -> Report:
+    """The battery with an ``OAuthClient`` that authorizes when the server asks (a 401)."""
+    from contextlib import AsyncExitStack
+
+    from ..basic.authorization.metadata import ClientInformation
+    from ..basic.transports.oauth_callback import open_in_browser, open_loopback_callback
+    from ..basic.transports.oauth_client import ClientCredentials, OAuthClient
+    from .battery import check_server
+
+    async with AsyncExitStack() as stack:
+        if args.client_credentials:
+            client_id, secret = _id_and_secret("--client-credentials", args.client_credentials, secret_required=True)
+            grant = ClientCredentials(client_id=client_id, client_secret=secret)
+            auth = OAuthClient(grant=grant, scope=args.oauth_scope)
+        else:
+            callback = await stack.enter_async_context(open_loopback_callback(port=args.oauth_callback_port))
+            information = None
+            if args.oauth_client:
+                client_id, secret = _id_and_secret("--oauth-client", args.oauth_client, secret_required=False)
+                information = ClientInformation(client_id=client_id, client_secret=secret)
+            auth = OAuthClient(
+                redirect_uri=callback.redirect_uri,
+                redirect_handler=open_in_browser,
+                callback_handler=callback,
+                client_name="mcp-ref check",
+                client_information=information,
+                scope=args.oauth_scope,
+            )
+        return await check_server(target, config, only=only, on_progress=say, auth=auth)
 
 
 def _judge(args: argparse.Namespace, out: TextIO) -> int:
@@ -236,3 +350,19 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
     if not args.quiet:
         err.write(f"mcp-ref tap: {report.summary_line()}\n")
     return code
+
+
+def _fixture(args: argparse.Namespace, err: TextIO) -> int:
+    from .fixture import run_fixture
+
+    if not args.timeout > 0:
+        raise UsageError("--timeout must be positive")
+    report = run_fixture(args, err)
+    if args.report:
+        Path(args.report).write_text(report.to_text(), encoding="utf-8")
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.junit:
+        Path(args.junit).write_bytes(report.to_junit())
+    err.write(f"mcp-ref fixture: {report.summary_line()}\n")
+    return report.exit_status()

@@ -189,8 +189,7 @@ async def _relay_response(
             elif content_type.startswith("application/json"):
                 json_body += chunk
         elif isinstance(event, h11.EndOfMessage):
-            # judged before the client sees the end: once it has the whole answer it may go on
-            # (and its test may stop the tap) before this task runs again
+            # judged before the client has it all: what it does next cannot overtake the judging
             if json_body:
                 tap.message(Direction.TO_CLIENT, json_body)
             if response is not None and method == "POST" and response.status_code == 202 and json_body:

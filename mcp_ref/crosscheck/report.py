@@ -150,6 +150,16 @@ class Report:
             f" other; checks: {s['passed']} passed, {failed} failed, {s['skipped']} skipped"
         )
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Report":
+        """The report :meth:`to_json` wrote (details and notes are not in that shape)."""
+        report = cls(str(data.get("target", "")), data.get("revision"))
+        for f in data.get("findings", []):
+            report.findings.append(Finding(f["requirement"], f["level"], f["message"], tuple(f.get("evidence", ()))))
+        for c in data.get("checks", []):
+            report.checks.append(Check(c["name"], c["status"], list(c.get("requirements", []))))
+        return report
+
     # -- writing -------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:

@@ -53,9 +53,13 @@ async def connect(
     *,
     recorder: Recorder | None = None,
     stderr_tail: deque[str] | None = None,
+    raw: bool = False,
 ) -> AsyncIterator[ObservedChannel]:
     """One connection to ``target``, observed. ``stderr_tail`` collects the last
-    lines a stdio server wrote on stderr (shown when it fails to start)."""
+    lines a stdio server wrote on stderr (shown when it fails to start).
+    ``raw``: over HTTP, messages go out as they are (a
+    :class:`~mcp_ref.crosscheck.http_probe.RawHttpChannel`), not through
+    our HTTP client, which sends only what it can parse."""
     if isinstance(target, StdioTarget):
         from ..basic.transports.stdio import open_process_channel
 
@@ -82,6 +86,25 @@ async def connect(
         from ..basic.transports.http_client import open_http_channel
     except ImportError as e:
         raise TargetUnreachable("Streamable HTTP needs the http extra (pip install mcp_ref[http])") from e
+    if raw:
+        import trio
+
+        from .http_probe import RawHttpChannel
+
+        try:
+            async with trio.open_nursery() as nursery:
+                raw_channel = RawHttpChannel(target.url, nursery, target.headers)
+                try:
+                    yield ObservedChannel(raw_channel, observer, Direction.TO_SERVER, recorder=recorder)
+                finally:
+                    await raw_channel.aclose()
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # the nursery is this function's own business: what the caller's block raised comes out as itself
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], Exception):
+                raise group.exceptions[0] from None
+            raise
+        return
     options: dict[str, Any] = {"headers": dict(target.headers), "connect_timeout": 10.0}
     async with open_http_channel(target.url, **options) as http:
         yield ObservedChannel(http, observer, Direction.TO_SERVER, recorder=recorder)

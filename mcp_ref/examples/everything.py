@@ -19,6 +19,7 @@ import math
 import signal
 import ssl
 import sys
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -55,6 +56,8 @@ from mcp_ref.schema import (
     Tool,
     ToolAnnotations,
     ToolChoice,
+    ToolResultContent,
+    ToolUseContent,
 )
 
 __all__ = ["build_server", "main"]
@@ -114,6 +117,7 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
         else:
             server.enable_tasks(task_nursery, store=task_store, config=TaskConfig(binding="none"))
     _demo_tools(server)
+    _client_tools(server)
     _task_tools(server)
     _conformance_tools(server)
     _resources(server)
@@ -291,6 +295,134 @@ def _demo_tools(server: Server) -> None:
 
 
 WATCHED = {"version": 1}
+#: what the server saw of its clients (cancellations...), newest last: `what_i_saw` reports it
+SEEN: deque[str] = deque(maxlen=50)
+
+
+def _client_tools(server: Server) -> None:
+    """Tools a client author tries a client with (``mcp-ref fixture`` serves them too)."""
+
+    @server.tool(description="Ping your client (ping) and say how long its answer took.", input_schema=NO_ARGS)
+    async def ping_client(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        start = trio.current_time()
+        await _ask_client(ctx.request("ping", None, timeout=10), "ping you")
+        return f"your client answered the ping in {(trio.current_time() - start) * 1000:.0f} ms"
+
+    async def surprise(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "surprise!"
+
+    @server.tool(
+        description=(
+            "Add the tool `surprise`, or remove it if it is there: the tool list changes and the server "
+            "sends notifications/tools/list_changed (list the tools again to see it)."
+        ),
+        input_schema=NO_ARGS,
+    )
+    async def toggle_tool(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        if "surprise" in server.tools:
+            server.tools.remove("surprise")
+            return "removed the tool `surprise`"
+        server.tool(description="Appears and disappears with toggle_tool.", input_schema=NO_ARGS)(surprise)
+        return "added the tool `surprise`"
+
+    @server.tool(
+        description=(
+            "The sampling tool-use loop to its final answer: ask your client's model `prompt` with a "
+            "`get_weather` tool; answer each tool_use with a tool_result and ask again, until the model "
+            "answers in text (at most 5 rounds). Needs sampling.tools."
+        ),
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+    )
+    async def weather_agent(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        weather = Tool(
+            name="get_weather",
+            description="Current weather for a city",
+            input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        )
+        messages = [SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))]
+        transcript = []
+        for _ in range(5):  # [client/sampling#20] an iteration limit for the tool loop
+            params = CreateMessageRequestParams(
+                messages=messages, max_tokens=300, tools=[weather], tool_choice=ToolChoice(mode="auto")
+            )
+            result: CreateMessageResult = await _ask_client(ctx.sample(params), "ask the model")
+            blocks = result.content if isinstance(result.content, list) else [result.content]
+            uses = [b for b in blocks if isinstance(b, ToolUseContent)]
+            if result.stop_reason != "toolUse" or not uses:
+                transcript.append("final: " + " ".join(getattr(b, "text", "") for b in blocks).strip())
+                return "; ".join(transcript)
+            # [client/sampling#19] every tool_use is answered by a tool_result with its id, in one user message
+            answers: list[Any] = []
+            for use in uses:
+                city = str(use.input.get("city", "somewhere"))
+                transcript.append(f"tool_use get_weather({city})")
+                answers.append(
+                    ToolResultContent(tool_use_id=use.id, content=[TextContent(text=f"sunny, 21 C in {city}")])
+                )
+            messages = [
+                *messages,
+                SamplingMessage(role="assistant", content=blocks),
+                SamplingMessage(role="user", content=answers),
+            ]
+        raise ToolError("the model was still using tools after 5 rounds: " + "; ".join(transcript))
+
+    @server.tool(
+        description=(
+            "Ask your client's model `prompt` as a task (task-augmented sampling/createMessage): your client "
+            "answers CreateTaskResult and runs it in the background; the server polls tasks/get and fetches "
+            "tasks/result. Needs tasks.requests.sampling.createMessage."
+        ),
+        input_schema={"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]},
+    )
+    async def ask_model_as_task(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text=arguments["prompt"]))], max_tokens=200
+        )
+        handle = await _ask_client(ctx.request_task("sampling/createMessage", params, ttl=300_000), "start a task")
+        result: CreateMessageResult = await _ask_client(handle.result(), "get the task's result")
+        answer = _text(result) if isinstance(result.content, list) else getattr(result.content, "text", "")
+        return f"task {handle.task_id}: {result.model}: {answer}"
+
+    @server.tool(
+        description=(
+            "Ask you for a confirmation as a task (task-augmented elicitation/create): your client answers "
+            "CreateTaskResult; the server polls and fetches the answer. Needs tasks.requests.elicitation.create."
+        ),
+        input_schema=NO_ARGS,
+    )
+    async def ask_user_as_task(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(
+            {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+            ElicitationRequestedSchema,
+        )
+        params = ElicitRequestFormParams(message="Confirm, as a task", requested_schema=schema)
+        handle = await _ask_client(ctx.request_task("elicitation/create", params, ttl=300_000), "start a task")
+        result: ElicitResult = await _ask_client(handle.result(), "get the task's result")
+        return f"task {handle.task_id}: action={result.action}, content={json.dumps(result.content)}"
+
+    @server.tool(
+        description=(
+            "Wait until cancelled (at most `seconds`, default 60), then say so. Cancel it from your client, "
+            "then call what_i_saw: it reports the cancellation as the server received it."
+        ),
+        input_schema={"type": "object", "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 600}}},
+    )
+    async def wait_for_cancel(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep(float(arguments.get("seconds", 60)))
+        except trio.Cancelled as e:
+            if ctx.cancel_scope.cancel_called:
+                SEEN.append(f"request {ctx.request_id!r} (wait_for_cancel) cancelled by the client: {e.reason}")
+            raise
+        SEEN.append(f"request {ctx.request_id!r} (wait_for_cancel) was not cancelled")
+        return "not cancelled"
+
+    @server.tool(
+        description="What the server saw of its clients: the cancellations it received, newest last.",
+        input_schema=NO_ARGS,
+    )
+    async def what_i_saw(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "\n".join(SEEN) or "nothing yet"
 
 
 def _task_tools(server: Server) -> None:

@@ -1,68 +1,289 @@
 """The MCP data model: one attrs class per schema definition (see spec_notes/schema.md).
 
-Everything public of every module is re-exported here; ``__all__`` is the
+Every public name of every module is re-exported here; ``__all__`` is the
 concatenation of the modules' ``__all__`` (tests/schema/test_exports.py).
+
+A module (a chapter of the schema) is imported the first time one of its
+names is read -- ``mcp_ref.schema.Tool``, ``from mcp_ref.schema import Tool``
+or ``import mcp_ref.schema.tools`` -- not with the package: its attrs classes
+cost about 2 ms each to build, and a tools-only server never needs those of
+sampling, elicitation, resources or prompts (bench W7). What a chapter holds
+is listed in ``CHAPTERS`` below, which tests/schema/test_exports.py holds to
+the modules themselves.
 """
 
-from . import (
-    cancellation,
-    completion,
-    content,
-    elicitation,
-    jsonrpc,
-    legacy,
-    lifecycle,
-    logging,
-    messages,
-    pagination,
-    ping,
-    progress,
-    prompts,
-    resources,
-    roots,
-    sampling,
-    tasks,
-    tools,
-)
-from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS, install_model_methods
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS
 from ._converter import converter_for, decode, encode
-from .cancellation import *
-from .completion import *
-from .content import *
-from .elicitation import *
-from .jsonrpc import *
-from .legacy import *
-from .lifecycle import *
-from .logging import *
-from .messages import *
-from .pagination import *
-from .ping import *
-from .progress import *
-from .prompts import *
-from .resources import *
-from .roots import *
-from .sampling import *
-from .tasks import *
-from .tools import *
+
+if TYPE_CHECKING:
+    from .cancellation import *
+    from .completion import *
+    from .content import *
+    from .elicitation import *
+    from .jsonrpc import *
+    from .legacy import *
+    from .lifecycle import *
+    from .logging import *
+    from .messages import *
+    from .pagination import *
+    from .ping import *
+    from .progress import *
+    from .prompts import *
+    from .resources import *
+    from .roots import *
+    from .sampling import *
+    from .tasks import *
+    from .tools import *
+
+#: chapter module -> the public names it defines (its ``__all__``), in the order of schema.ts
+CHAPTERS: dict[str, tuple[str, ...]] = {
+    "jsonrpc": (
+        "RequestId",
+        "ProgressToken",
+        "Cursor",
+        "RequestParams",
+        "NotificationParams",
+        "Request",
+        "Notification",
+        "Result",
+        "EmptyResult",
+        "Error",
+        "JSONRPCRequest",
+        "JSONRPCNotification",
+        "JSONRPCResultResponse",
+        "JSONRPCErrorResponse",
+        "JSONRPCResponse",
+        "JSONRPCMessage",
+    ),
+    "cancellation": (
+        "CancelledNotificationParams",
+        "CancelledNotification",
+    ),
+    "lifecycle": (
+        "Icon",
+        "Icons",
+        "BaseMetadata",
+        "Implementation",
+        "RootsCapability",
+        "SamplingCapability",
+        "ElicitationCapability",
+        "ClientTaskSamplingRequests",
+        "ClientTaskElicitationRequests",
+        "ClientTaskRequestsCapability",
+        "ClientTasksCapability",
+        "ClientCapabilities",
+        "ListChangedCapability",
+        "ResourcesCapability",
+        "ServerTaskToolsRequests",
+        "ServerTaskRequestsCapability",
+        "ServerTasksCapability",
+        "ServerCapabilities",
+        "InitializeRequestParams",
+        "InitializeRequest",
+        "InitializeResult",
+        "InitializedNotification",
+    ),
+    "ping": ("PingRequest",),
+    "progress": (
+        "ProgressNotificationParams",
+        "ProgressNotification",
+    ),
+    "pagination": (
+        "PaginatedRequestParams",
+        "PaginatedRequest",
+        "PaginatedResult",
+    ),
+    "content": (
+        "Role",
+        "Annotations",
+        "TextContent",
+        "ImageContent",
+        "AudioContent",
+        "ResourceContents",
+        "TextResourceContents",
+        "BlobResourceContents",
+        "ResourceLink",
+        "EmbeddedResource",
+        "ContentBlock",
+        "ToolUseContent",
+        "ToolResultContent",
+    ),
+    "resources": (
+        "Resource",
+        "ResourceTemplate",
+        "ListResourcesRequest",
+        "ListResourcesResult",
+        "ListResourceTemplatesRequest",
+        "ListResourceTemplatesResult",
+        "ResourceRequestParams",
+        "ReadResourceRequestParams",
+        "ReadResourceRequest",
+        "ReadResourceResult",
+        "ResourceListChangedNotification",
+        "SubscribeRequestParams",
+        "SubscribeRequest",
+        "UnsubscribeRequestParams",
+        "UnsubscribeRequest",
+        "ResourceUpdatedNotificationParams",
+        "ResourceUpdatedNotification",
+    ),
+    "prompts": (
+        "PromptArgument",
+        "Prompt",
+        "PromptMessage",
+        "ListPromptsRequest",
+        "ListPromptsResult",
+        "GetPromptRequestParams",
+        "GetPromptRequest",
+        "GetPromptResult",
+        "PromptListChangedNotification",
+    ),
+    "tools": (
+        "ToolAnnotations",
+        "ToolExecution",
+        "Tool",
+        "ListToolsRequest",
+        "ListToolsResult",
+        "CallToolRequestParams",
+        "CallToolRequest",
+        "CallToolResult",
+        "ToolListChangedNotification",
+    ),
+    "tasks": (
+        "TaskStatus",
+        "TERMINAL_STATUSES",
+        "TaskMetadata",
+        "RelatedTaskMetadata",
+        "RELATED_TASK_META_KEY",
+        "TaskAugmentedRequestParams",
+        "Task",
+        "CreateTaskResult",
+        "GetTaskRequestParams",
+        "GetTaskRequest",
+        "GetTaskResult",
+        "GetTaskPayloadRequestParams",
+        "GetTaskPayloadRequest",
+        "GetTaskPayloadResult",
+        "CancelTaskRequestParams",
+        "CancelTaskRequest",
+        "CancelTaskResult",
+        "ListTasksRequest",
+        "ListTasksResult",
+        "TaskStatusNotificationParams",
+        "TaskStatusNotification",
+    ),
+    "logging": (
+        "LoggingLevel",
+        "LOGGING_LEVELS",
+        "SetLevelRequestParams",
+        "SetLevelRequest",
+        "LoggingMessageNotificationParams",
+        "LoggingMessageNotification",
+    ),
+    "sampling": (
+        "SamplingMessageContentBlock",
+        "SamplingContent",
+        "SamplingMessage",
+        "ModelHint",
+        "ModelPreferences",
+        "ToolChoice",
+        "CreateMessageRequestParams",
+        "CreateMessageRequest",
+        "CreateMessageResult",
+    ),
+    "completion": (
+        "PromptReference",
+        "ResourceTemplateReference",
+        "CompletionArgument",
+        "CompletionContext",
+        "CompleteRequestParams",
+        "CompleteRequest",
+        "Completion",
+        "CompleteResult",
+        "MAX_COMPLETION_VALUES",
+    ),
+    "roots": (
+        "Root",
+        "ListRootsRequest",
+        "ListRootsResult",
+        "RootsListChangedNotification",
+    ),
+    "elicitation": (
+        "StringSchema",
+        "NumberSchema",
+        "BooleanSchema",
+        "EnumOption",
+        "UntitledSingleSelectEnumSchema",
+        "TitledSingleSelectEnumSchema",
+        "StringEnumItems",
+        "TitledEnumItems",
+        "UntitledMultiSelectEnumSchema",
+        "TitledMultiSelectEnumSchema",
+        "LegacyTitledEnumSchema",
+        "SingleSelectEnumSchema",
+        "MultiSelectEnumSchema",
+        "EnumSchema",
+        "PrimitiveSchemaDefinition",
+        "ElicitationRequestedSchema",
+        "ElicitRequestFormParams",
+        "ElicitRequestURLParams",
+        "ElicitRequestParams",
+        "ElicitRequest",
+        "ElicitContentValue",
+        "ElicitResult",
+        "ElicitationCompleteNotificationParams",
+        "ElicitationCompleteNotification",
+        "URLElicitationRequiredErrorData",
+        "URLElicitationRequiredErrorDetail",
+        "URLElicitationRequiredError",
+    ),
+    "messages": (
+        "ClientRequest",
+        "ClientNotification",
+        "ClientResult",
+        "ServerRequest",
+        "ServerNotification",
+        "ServerResult",
+        "CLIENT_REQUESTS",
+        "SERVER_REQUESTS",
+        "CLIENT_NOTIFICATIONS",
+        "SERVER_NOTIFICATIONS",
+        "PARAMS_TYPES",
+        "RESULT_TYPES",
+        "TASK_AUGMENTABLE",
+        "KNOWN_METHODS",
+        "method_since",
+    ),
+    "legacy": (
+        "JSONRPCError",
+        "ResourceReference",
+        "JSONRPCBatchRequest",
+        "JSONRPCBatchResponse",
+        "BatchableJSONRPCMessage",
+        "LEGACY_NAMES",
+    ),
+}
+
+#: public name -> the chapter module that defines it
+_CHAPTER_OF = {name: chapter for chapter, names in CHAPTERS.items() for name in names}
 
 __all__ = ["LATEST_PROTOCOL_VERSION", "REVISIONS", "JSONRPC_VERSION", "decode", "encode", "converter_for"]
-__all__ += jsonrpc.__all__
-__all__ += cancellation.__all__
-__all__ += lifecycle.__all__
-__all__ += ping.__all__
-__all__ += progress.__all__
-__all__ += pagination.__all__
-__all__ += content.__all__
-__all__ += resources.__all__
-__all__ += prompts.__all__
-__all__ += tools.__all__
-__all__ += tasks.__all__
-__all__ += logging.__all__
-__all__ += sampling.__all__
-__all__ += completion.__all__
-__all__ += roots.__all__
-__all__ += elicitation.__all__
-__all__ += messages.__all__
-__all__ += legacy.__all__
+__all__ += [name for names in CHAPTERS.values() for name in names]
 
-install_model_methods(globals())
+
+def __getattr__(name: str) -> Any:
+    """Import the chapter that defines ``name`` (once: its names are then plain attributes)."""
+    chapter = _CHAPTER_OF.get(name)
+    if chapter is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{chapter}")
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

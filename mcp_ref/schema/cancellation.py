@@ -4,7 +4,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from ._base import older_type
+from ._base import install_model_methods, older_type
 from .jsonrpc import NotificationParams, RequestId
 
 __all__ = ["CancelledNotificationParams", "CancelledNotification"]
@@ -25,3 +25,7 @@ class CancelledNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: CancelledNotificationParams
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

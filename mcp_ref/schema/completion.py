@@ -4,7 +4,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, since
+from ._base import NEW_IN_2025_06_18, install_model_methods, since
 from .jsonrpc import RequestId, RequestParams, Result
 
 __all__ = [
@@ -77,3 +77,7 @@ class Completion:
 @frozen(kw_only=True, repr=False, eq=False)
 class CompleteResult(Result):
     completion: Completion
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

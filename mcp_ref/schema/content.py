@@ -14,7 +14,15 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, UNIT_INTERVAL, discriminate, in_unit_interval, since
+from ._base import (
+    NEW_IN_2025_06_18,
+    NEW_IN_2025_11_25,
+    UNIT_INTERVAL,
+    discriminate,
+    in_unit_interval,
+    install_model_methods,
+    since,
+)
 from .lifecycle import Icon
 
 __all__ = [
@@ -158,3 +166,7 @@ def _resource_contents_kind(value: Any) -> type:
 
 
 discriminate(TextResourceContents | BlobResourceContents, _resource_contents_kind)
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_11_25, NULLABLE, discriminate, older_type, since
+from ._base import EXTRA, NEW_IN_2025_11_25, NULLABLE, discriminate, install_model_methods, older_type, since
 from .jsonrpc import NotificationParams, RequestId, Result
 from .tasks import TaskAugmentedRequestParams
 
@@ -353,3 +353,7 @@ class URLElicitationRequiredError:
     jsonrpc: Literal["2.0"] = "2.0"
     error: URLElicitationRequiredErrorDetail
     id: RequestId | None = field(default=None, metadata=NULLABLE)  # as JSONRPCErrorResponse.id
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from attrs import field, frozen
 
 from ..errors import DecodeError
-from ._base import EXTRA, NULLABLE, FieldValueError, discriminate, older_type
+from ._base import EXTRA, NULLABLE, FieldValueError, discriminate, install_model_methods, older_type
 
 __all__ = [
     "RequestId",
@@ -169,3 +169,7 @@ def _message_kind(value: dict[str, Any]) -> type | None:
 discriminate(JSONRPCMessage, _message_kind)
 discriminate(JSONRPCResponse, _message_kind)
 discriminate(JSONRPCRequest | JSONRPCNotification, _message_kind)
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

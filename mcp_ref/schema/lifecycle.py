@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_06_18, NEW_IN_2025_11_25, since
+from ._base import EXTRA, NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods, since
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 
 __all__ = [
@@ -211,3 +211,7 @@ class InitializedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"] = "notifications/initialized"
     params: NotificationParams | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

@@ -4,6 +4,7 @@ from typing import Any, Literal
 
 from attrs import frozen
 
+from ._base import install_model_methods
 from .jsonrpc import NotificationParams, RequestId, RequestParams
 
 __all__ = [
@@ -47,3 +48,7 @@ class LoggingMessageNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/message"] = "notifications/message"
     params: LoggingMessageNotificationParams
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

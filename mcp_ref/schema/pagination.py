@@ -4,6 +4,7 @@ from typing import Literal
 
 from attrs import frozen
 
+from ._base import install_model_methods
 from .jsonrpc import Cursor, RequestId, RequestParams, Result
 
 __all__ = ["PaginatedRequestParams", "PaginatedRequest", "PaginatedResult"]
@@ -27,3 +28,7 @@ class PaginatedRequest:
 @frozen(kw_only=True, repr=False, eq=False)
 class PaginatedResult(Result):
     next_cursor: Cursor | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

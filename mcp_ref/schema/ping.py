@@ -4,6 +4,7 @@ from typing import Literal
 
 from attrs import frozen
 
+from ._base import install_model_methods
 from .jsonrpc import RequestId, RequestParams
 
 __all__ = ["PingRequest"]
@@ -15,3 +16,7 @@ class PingRequest:
     method: Literal["ping"] = "ping"
     id: RequestId
     params: RequestParams | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

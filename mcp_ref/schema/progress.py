@@ -4,6 +4,7 @@ from typing import Literal
 
 from attrs import frozen
 
+from ._base import install_model_methods
 from .jsonrpc import NotificationParams, ProgressToken
 
 __all__ = ["ProgressNotificationParams", "ProgressNotification"]
@@ -22,3 +23,7 @@ class ProgressNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/progress"] = "notifications/progress"
     params: ProgressNotificationParams
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

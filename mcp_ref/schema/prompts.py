@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods
 from .content import ContentBlock, Role, TextContent
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .lifecycle import Icon
@@ -94,3 +94,7 @@ class PromptListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
     params: NotificationParams | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

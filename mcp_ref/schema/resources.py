@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods
 from .content import Annotations, BlobResourceContents, TextResourceContents
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .lifecycle import Icon
@@ -159,3 +159,7 @@ class ResourceUpdatedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
     params: ResourceUpdatedNotificationParams
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18
+from ._base import NEW_IN_2025_06_18, install_model_methods
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 
 __all__ = ["Root", "ListRootsRequest", "ListRootsResult", "RootsListChangedNotification"]
@@ -37,3 +37,7 @@ class RootsListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"
     params: NotificationParams | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

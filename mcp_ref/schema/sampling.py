@@ -4,7 +4,15 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import MEANINGFUL, NEW_IN_2025_11_25, UNIT_INTERVAL, in_unit_interval, older_type, since
+from ._base import (
+    MEANINGFUL,
+    NEW_IN_2025_11_25,
+    UNIT_INTERVAL,
+    in_unit_interval,
+    install_model_methods,
+    older_type,
+    since,
+)
 from .content import AudioContent, ImageContent, Role, TextContent, ToolResultContent, ToolUseContent
 from .jsonrpc import RequestId, Result
 from .tasks import TaskAugmentedRequestParams
@@ -92,3 +100,7 @@ class CreateMessageResult(Result):
     content: SamplingContent = field(metadata=_OLDER_SAMPLING_CONTENT)
     model: str
     stop_reason: str | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

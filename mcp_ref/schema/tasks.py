@@ -4,7 +4,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from ._base import MEANINGFUL, NEW_IN_2025_11_25, since
+from ._base import MEANINGFUL, NEW_IN_2025_11_25, install_model_methods, since
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .pagination import PaginatedRequestParams, PaginatedResult
 
@@ -201,3 +201,7 @@ class TaskStatusNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tasks/status"] = "notifications/tasks/status"
     params: TaskStatusNotificationParams
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

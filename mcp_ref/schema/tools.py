@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, FieldValueError, since, wire_name
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, FieldValueError, install_model_methods, since, wire_name
 from .content import ContentBlock, TextContent
 from .jsonrpc import NotificationParams, RequestId, Result
 from .lifecycle import Icon
@@ -151,3 +151,7 @@ class ToolListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
     params: NotificationParams | None = None
+
+
+# the shared repr, eq and hash (see _base), however this module was imported
+install_model_methods(globals())

@@ -6,21 +6,26 @@ checked against the prompt's declared arguments) and returns a
 user text message).
 """
 
+from __future__ import annotations
+
 import binascii
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .. import schema as model
 from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import AudioContent, ImageContent, TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
-from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt, PromptMessage
 from .resources import Completer
 from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
+
+if TYPE_CHECKING:
+    from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt
 
 __all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result", "check_media"]
 
@@ -47,14 +52,14 @@ def check_media(block: Any, where: str) -> None:
 
 def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult:
     """Normalise what a prompt function returned; ValueError for messages the spec forbids."""
-    if isinstance(value, GetPromptResult):
+    if isinstance(value, model.GetPromptResult):
         result = value
     elif isinstance(value, str):
-        return GetPromptResult(
-            description=description, messages=[PromptMessage(role="user", content=TextContent(text=value))]
+        return model.GetPromptResult(
+            description=description, messages=[model.PromptMessage(role="user", content=TextContent(text=value))]
         )
     elif isinstance(value, Sequence):
-        result = GetPromptResult(description=description, messages=list(value))
+        result = model.GetPromptResult(description=description, messages=list(value))
     else:
         raise TypeError(f"a prompt returns GetPromptResult, str or a list of PromptMessage, not {type(value).__name__}")
     for i, message in enumerate(result.messages):
@@ -111,7 +116,7 @@ class PromptRegistry:
         cursor = params.cursor if params is not None else None
         prompts = {name: e.prompt for name, e in self._entries.items()}
         page, nxt = paginate("prompts", prompts, self._positions, cursor, self.page_size)
-        return ListPromptsResult(prompts=page, next_cursor=nxt)
+        return model.ListPromptsResult(prompts=page, next_cursor=nxt)
 
     def _entry(self, name: str) -> _Entry:
         entry = self._entries.get(name)

@@ -10,31 +10,36 @@ identify a session); :meth:`ResourceRegistry.subscribers` says who to notify
 when a resource changes.
 """
 
+from __future__ import annotations
+
 import base64
 import re
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .. import schema as model
 from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, MCPError, ProtocolError
 from ..schema.content import BlobResourceContents, TextResourceContents
 from ..schema.jsonrpc import Result
 from ..schema.lifecycle import ResourcesCapability
 from ..schema.pagination import PaginatedRequestParams
-from ..schema.resources import (
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
 from .uri_template import UriTemplate
 from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
+
+if TYPE_CHECKING:
+    from ..schema.resources import (
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceRequestParams,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        SubscribeRequestParams,
+        UnsubscribeRequestParams,
+    )
 
 __all__ = ["ResourceRegistry", "ResourceNotFound", "ReadFunction", "TemplateReadFunction", "Completer", "check_uri"]
 
@@ -159,13 +164,13 @@ class ResourceRegistry:
         cursor = params.cursor if params is not None else None
         resources = {uri: s.resource for uri, s in self._static.items()}
         page, nxt = paginate("resources", resources, self._static_positions, cursor, self.page_size)
-        return ListResourcesResult(resources=page, next_cursor=nxt)
+        return model.ListResourcesResult(resources=page, next_cursor=nxt)
 
     async def list_templates(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
         cursor = params.cursor if params is not None else None
         items = {key: t.template for key, t in self._templates.items()}
         page, nxt = paginate("templates", items, self._template_positions, cursor, self.page_size)
-        return ListResourceTemplatesResult(resource_templates=page, next_cursor=nxt)
+        return model.ListResourceTemplatesResult(resource_templates=page, next_cursor=nxt)
 
     async def read(self, ctx: Any, params: ReadResourceRequestParams) -> ReadResourceResult:
         uri = params.uri
@@ -173,12 +178,12 @@ class ResourceRegistry:
         static = self._static.get(uri)
         if static is not None:
             value = await static.read(ctx)
-            return ReadResourceResult(contents=_contents(uri, static.resource.mime_type, value))
+            return model.ReadResourceResult(contents=_contents(uri, static.resource.mime_type, value))
         for t in self._templates.values():
             variables = t.parsed.match(uri)
             if variables is not None:
                 value = await t.read(ctx, uri, variables)
-                return ReadResourceResult(contents=_contents(uri, t.template.mime_type, value))
+                return model.ReadResourceResult(contents=_contents(uri, t.template.mime_type, value))
         # [server/resources#7] an unknown resource: -32002 with its URI -- resources#error-handling
         raise ResourceNotFound(uri)
 

@@ -58,21 +58,26 @@ not a number), unknown keys are refused, and a problem becomes a tool
 execution error the model reads (server/tools#20), as a schema failure does.
 """
 
+from __future__ import annotations
+
 import enum
 import inspect
 import json
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, NotRequired, Required, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
 import attrs
 import cattrs
 from cattrs.v import format_exception
 
-from ..schema.prompts import PromptArgument
+from .. import schema as model
 from ..schema.tools import CallToolResult
 from .tools import ToolError
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["TypedTool", "TypedPrompt", "TypedTemplate", "json_schema", "is_typed_handler"]
 
@@ -368,7 +373,7 @@ class TypedPrompt:
     def __init__(self, fn: Callable[..., Awaitable[Any]], name: str) -> None:
         self.fn = fn
         self.arguments = [
-            PromptArgument(name=p.name, description=note, required=p.default is inspect.Parameter.empty)
+            model.PromptArgument(name=p.name, description=note, required=p.default is inspect.Parameter.empty)
             for p, note in _string_parameters(fn, f"prompt {name!r}")
         ]
 

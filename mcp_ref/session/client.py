@@ -15,6 +15,8 @@ a :class:`RootsProvider`), ``sampling=`` (an async handler), ``elicitation=``
 what is given, unless ``capabilities=`` says otherwise.
 """
 
+from __future__ import annotations
+
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from .. import schema as model
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.utilities.tasks import related_task_id, related_task_meta
@@ -31,14 +34,6 @@ from ..client.roots import RootsProvider
 from ..client.sampling import SamplingGuard, SamplingHandler
 from ..connection import Connection
 from ..errors import LocalProtocolError, RemoteProtocolError, UnsupportedProtocolVersion
-from ..schema.completion import (
-    CompleteRequestParams,
-    CompleteResult,
-    CompletionArgument,
-    CompletionContext,
-    PromptReference,
-    ResourceTemplateReference,
-)
 from ..schema.jsonrpc import ProgressToken
 from ..schema.lifecycle import (
     ClientCapabilities,
@@ -50,18 +45,6 @@ from ..schema.lifecycle import (
 )
 from ..schema.logging import LoggingMessageNotificationParams, SetLevelRequestParams
 from ..schema.pagination import PaginatedRequestParams
-from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt
-from ..schema.resources import (
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
-from ..schema.roots import Root
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
 from ..server.utilities.logging import check_level
 from .core import (
@@ -74,6 +57,22 @@ from .core import (
     check_async,
     session_scope,
 )
+
+if TYPE_CHECKING:
+    from ..schema.completion import (
+        CompleteResult,
+        PromptReference,
+        ResourceTemplateReference,
+    )
+    from ..schema.prompts import GetPromptResult, ListPromptsResult, Prompt
+    from ..schema.resources import (
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+    )
+    from ..schema.roots import Root
 
 __all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO"]
 
@@ -261,15 +260,15 @@ class ClientSession:
 
     async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
         result: ReadResourceResult = await self.session.request(
-            "resources/read", ReadResourceRequestParams(uri=uri), **options
+            "resources/read", model.ReadResourceRequestParams(uri=uri), **options
         )
         return result
 
     async def subscribe_resource(self, uri: str, **options: Any) -> None:
-        await self.session.request("resources/subscribe", SubscribeRequestParams(uri=uri), **options)
+        await self.session.request("resources/subscribe", model.SubscribeRequestParams(uri=uri), **options)
 
     async def unsubscribe_resource(self, uri: str, **options: Any) -> None:
-        await self.session.request("resources/unsubscribe", UnsubscribeRequestParams(uri=uri), **options)
+        await self.session.request("resources/unsubscribe", model.UnsubscribeRequestParams(uri=uri), **options)
 
     # -- prompts ----------------------------------------------------------------------------
 
@@ -289,7 +288,7 @@ class ClientSession:
             if not_str:
                 # the schema types prompt arguments as strings: a server would refuse anything else
                 raise TypeError(f"prompt arguments are strings: {not_str} are not")
-        params = GetPromptRequestParams(name=name, arguments=arguments)
+        params = model.GetPromptRequestParams(name=name, arguments=arguments)
         result: GetPromptResult = await self.session.request("prompts/get", params, **options)
         return result
 
@@ -303,10 +302,10 @@ class ClientSession:
         context: Mapping[str, str] | None = None,
         **options: Any,
     ) -> CompleteResult:
-        params = CompleteRequestParams(
+        params = model.CompleteRequestParams(
             ref=ref,
-            argument=CompletionArgument(name=argument, value=value),
-            context=CompletionContext(arguments=dict(context)) if context is not None else None,
+            argument=model.CompletionArgument(name=argument, value=value),
+            context=model.CompletionContext(arguments=dict(context)) if context is not None else None,
         )
         result: CompleteResult = await self.session.request("completion/complete", params, **options)
         return result
@@ -325,7 +324,7 @@ class ClientSession:
         ttl: int | None = None,
         progress: ProgressCallback | None = None,
         **options: Any,
-    ) -> "TaskHandle":
+    ) -> TaskHandle:
         """Call a tool as a task (basic/utilities/tasks); returns its handle.
 
         Refused before sending when the server lacks tasks.requests.tools.call;
@@ -339,12 +338,12 @@ class ClientSession:
         params = CallToolRequestParams(name=name, arguments=_arguments(arguments) if arguments is not None else None)
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
-    async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
+    async def list_tasks(self, cursor: str | None = None, **options: Any) -> ListTasksResult:
         from .task_requestor import list_tasks
 
         return await list_tasks(self.session, cursor, **options)
 
-    async def list_all_tasks(self, **options: Any) -> "list[Task]":
+    async def list_all_tasks(self, **options: Any) -> list[Task]:
         return await self._all_pages(lambda c: self.list_tasks(c, **options), "tasks")
 
     # -- roots ------------------------------------------------------------------------------
@@ -401,8 +400,8 @@ async def open_session(
     on_list_changed: Callable[[str], Awaitable[None]] | None = None,
     on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
     on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
-    on_task_status: "Callable[[TaskStatusNotificationParams], Awaitable[None]] | None" = None,
-    tasks: "TaskManager | None" = None,
+    on_task_status: Callable[[TaskStatusNotificationParams], Awaitable[None]] | None = None,
+    tasks: TaskManager | None = None,
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
@@ -505,7 +504,7 @@ async def open_session(
         )
 
 
-def _task_aware(handler: Any, tasks: "TaskManager | None") -> RequestHandler:
+def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:
     """Run a task-augmented request as a task (when we have a task manager);
     answer a request made on behalf of one of the server's tasks naming that task."""
 

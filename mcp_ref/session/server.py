@@ -16,6 +16,8 @@ Every connection gets its own engine and :class:`~mcp_ref.session.core.Session`;
 what is registered when the session starts (basic/lifecycle#capability-negotiation).
 """
 
+from __future__ import annotations
+
 import functools
 import logging
 import signal
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 import attrs
 import trio
 
+from .. import schema as model
 from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
 from ..basic.utilities.tasks import TASKS_SINCE
 from ..connection import Connection
@@ -42,8 +45,6 @@ from ..schema.lifecycle import (
     ServerCapabilities,
 )
 from ..schema.logging import LoggingMessageNotificationParams
-from ..schema.prompts import Prompt, PromptArgument
-from ..schema.resources import Resource, ResourceTemplate, ResourceUpdatedNotificationParams
 from ..schema.tools import ListToolsResult, Tool, ToolAnnotations, ToolExecution
 from ..server.prompts import PromptFunction, PromptRegistry
 from ..server.resources import Completer, ResourceRegistry, TemplateReadFunction
@@ -62,6 +63,9 @@ from .core import (
     check_encodable,
     session_scope,
 )
+
+if TYPE_CHECKING:
+    from ..schema.prompts import PromptArgument
 
 __all__ = ["Server"]
 
@@ -240,7 +244,7 @@ class Server:
         def register(fn: Callable[[RequestContext], Awaitable[R]]) -> Callable[[RequestContext], Awaitable[R]]:
             check_async("resource", fn)
             self.resources.add(
-                Resource(
+                model.Resource(
                     uri=uri,
                     name=name or fn.__name__,
                     title=title,
@@ -283,7 +287,7 @@ class Server:
             if is_typed_handler(fn, positional=3):
                 reader = TypedTemplate(fn, uri_template, UriTemplate(uri_template).variables)
             self.resources.add_template(
-                ResourceTemplate(
+                model.ResourceTemplate(
                     uri_template=uri_template,
                     name=name or fn.__name__,
                     title=title,
@@ -328,7 +332,7 @@ class Server:
                 typed = TypedPrompt(fn, prompt_name)
                 getter, declared = typed, arguments if arguments is not None else typed.arguments or None
             self.prompts.add(
-                Prompt(
+                model.Prompt(
                     name=prompt_name,
                     title=title,
                     description=description if description is not None else _doc(fn),
@@ -343,7 +347,7 @@ class Server:
 
         return register
 
-    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> "TaskManager":
+    def enable_tasks(self, nursery: trio.Nursery, **options: Any) -> TaskManager:
         """Run task-augmented tools/call in ``nursery`` (which must outlive every session).
 
         ``options`` go to :class:`~mcp_ref.session.tasks.TaskManager` (``store=``,
@@ -488,7 +492,7 @@ class Server:
 
     def resource_updated(self, uri: str) -> None:
         """[server/resources#subscriptions] tell the sessions subscribed to ``uri``."""
-        params = ResourceUpdatedNotificationParams(uri=uri)
+        params = model.ResourceUpdatedNotificationParams(uri=uri)
         for session in self.resources.subscribers(uri):
             if isinstance(session, Session):
                 session.notify_soon("notifications/resources/updated", params)

@@ -75,6 +75,9 @@ def test_text_report_and_progress_lines(capsys: pytest.CaptureFixture[str]) -> N
         (["check", "--header", "nocolon", "http://127.0.0.1:9/mcp"], "expected 'Name: value'"),
         (["check", "--slow-tool", "slow {bad json", "--", "x"], "not JSON"),
         (["check", "--timeout", "0", "--", "x"], "--timeout must be positive"),
+        (["check", "--oauth", "--", "x"], "--oauth and --client-credentials apply to a URL target only"),
+        (["check", "--client-credentials", "id-only", "http://127.0.0.1:9/mcp"], "expected ID:SECRET"),
+        (["check", "--oauth-scope", "mcp", "http://127.0.0.1:9/mcp"], "go with --oauth"),
     ],
 )
 def test_usage_errors_exit_two(argv: list[str], problem: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,6 +93,9 @@ def test_an_unreachable_target_exits_two(tmp_path: Path, capsys: pytest.CaptureF
     assert main(quits) == 2
     err = capsys.readouterr().err
     assert "cannot check the target" in err and "no config file" in err
+    # a URL nothing listens at
+    assert main(["check", "-q", "http://127.0.0.1:1/mcp"]) == 2
+    assert "cannot check the target: http://127.0.0.1:1/mcp" in capsys.readouterr().err
 
 
 def test_a_config_file_names_tools_by_role(tmp_path: Path) -> None:
@@ -116,3 +122,32 @@ def test_a_bad_config_file_is_refused_saying_why(text: str, problem: str, tmp_pa
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert problem in str(caught.value)
+
+
+@pytest.mark.req("basic/transports#18", "basic/transports#21", "basic/transports#39", "basic/transports#68")
+async def test_the_everything_example_over_streamable_http_comes_out_clean() -> None:
+    import trio
+
+    from mcp_ref.crosscheck.targets import HttpTarget
+    from mcp_ref.examples.everything import build_server
+    from mcp_ref.session.http import serve_http
+
+    async with trio.open_nursery() as nursery:
+        server = build_server(nursery)
+        info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        report = await check_server(HttpTarget(info.url), load_config(HERE / "everything.toml"))
+        await info.aclose()
+        nursery.cancel_scope.cancel()
+    assert report.findings == [], report.to_text()
+    statuses = {c.name: c.status for c in report.checks}
+    assert "fail" not in statuses.values() and "skip" not in statuses.values(), report.to_text()
+    # the transport's own checks ran
+    assert {n for n in statuses if n.startswith("transport/")} == {
+        "transport/request-answered-with-json-or-sse",
+        "transport/notification-answered-202",
+        "transport/get-sse-or-405",
+        "transport/unsupported-protocol-version",
+        "transport/foreign-origin",
+        "transport/missing-session-id",
+        "transport/ended-session-404",
+    }

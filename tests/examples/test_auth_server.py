@@ -192,7 +192,10 @@ async def test_access_tokens_are_short_lived() -> None:
     server = make_server(clock=clock, access_token_ttl=60)
     client = server.register([REDIRECT])
     issued = await tokens(server, client.client_id)
-    clock.now += 61
+    assert issued["expires_in"] == 60
+    clock.now += 59
+    assert server.introspect_endpoint({"token": issued["access_token"]}, RS)["active"] is True
+    clock.now += 2
     assert server.introspect_endpoint({"token": issued["access_token"]}, RS) == {"active": False}
 
 
@@ -278,7 +281,13 @@ def cimd(**overrides: Any) -> dict[str, Any]:
     return {"client_id": CIMD, "client_name": "App", "redirect_uris": [REDIRECT], **overrides}
 
 
-@pytest.mark.req("basic/authorization#34", "basic/authorization#37", "basic/authorization#6", "basic/authorization#27")
+@pytest.mark.req(
+    "basic/authorization#34",
+    "basic/authorization#37",
+    "basic/authorization#6",
+    "basic/authorization#27",
+    "basic/authorization#30",
+)
 async def test_a_client_id_metadata_document_is_fetched_and_its_redirect_uris_are_enforced() -> None:
     documents = Documents()
     documents.put(CIMD, cimd())

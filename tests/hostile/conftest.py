@@ -8,6 +8,7 @@ server run by the test), so the measure covers everything it allocates.
 """
 
 import os
+import subprocess as sp
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -125,3 +126,27 @@ async def subprocess(argv: Sequence[str], **options: object) -> AsyncIterator[tr
             for pipe in (process.stdin, process.stdout, process.stderr):
                 if pipe is not None:
                     await pipe.aclose()
+
+
+@asynccontextmanager
+async def http_subprocess(argv: Sequence[str]) -> AsyncIterator[tuple[str, Memory]]:
+    """A server of ours serving HTTP in a subprocess: its URL (which it prints on stderr,
+    as the everything example does) and its memory. What it logs after is dropped."""
+    async with subprocess(argv, stderr=sp.PIPE) as process:
+        assert process.stderr is not None
+        seen = b""
+        with trio.fail_after(30):
+            while b"MCP endpoint" not in seen or not seen.endswith(b"\n"):
+                chunk = await process.stderr.receive_some(65536)
+                assert chunk, f"the server exited: {seen!r}"
+                seen += chunk
+        async with trio.open_nursery() as nursery:
+            # what it logs meanwhile is read (and dropped): a full pipe would stop it
+            nursery.start_soon(drain, process.stderr)
+            yield seen.split(b"(Streamable HTTP): ", 1)[1].split()[0].decode(), memory_of(process.pid)
+            nursery.cancel_scope.cancel()
+
+
+async def drain(stream: trio.abc.ReceiveStream) -> None:
+    while await stream.receive_some(65536):
+        pass

@@ -1,6 +1,7 @@
 """A hostile Streamable HTTP server (run by the test) against our client (a subprocess)."""
 
 import json
+import os
 import subprocess as sp
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -186,5 +187,63 @@ async def test_a_flood_on_the_get_stream_is_read_at_the_sessions_pace() -> None:
         await client.say()
         outcome = await client.line()
         client.memory.assert_growth_below(32 * MIB, "50,000 notifications of 2 KB on the GET stream")
+        assert outcome == "done result flood over", outcome
+        await client.say("exit")
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+
+
+async def write_until_pushed_back(stream: trio.SocketStream, data: bytes, stall: float = 2.0) -> int:
+    """Write ``data`` on a socket until all of it is written or the peer stops reading (no
+    room for ``stall`` seconds). Returns how many bytes went out (it may end inside a line)."""
+    fd, view, sent = stream.socket.fileno(), memoryview(data), 0
+    while sent < len(data):
+        with trio.move_on_after(stall) as stalled:
+            await trio.lowlevel.wait_writable(stream.socket)
+        if stalled.cancelled_caught:
+            break
+        try:
+            sent += os.write(fd, view[sent : sent + 65536])
+        except BlockingIOError:
+            continue
+    return sent
+
+
+async def test_pings_from_a_server_that_does_not_read_the_answers_are_not_read_either() -> None:
+    # the HTTP form of a server that floods pings and never reads: the pings come on the
+    # call's SSE stream, and the POSTs that carry our answers are never read, never answered.
+    # Our client must stop reading the stream while its answers are stuck.
+    pings = 100_000
+    ping = b'data: {"jsonrpc":"2.0","id":"p","method":"ping"}\n\n'
+    flooding, release = False, trio.Event()
+    held = 0
+
+    class Holding(HostileServer):
+        async def handle(self, stream: trio.SocketStream) -> None:
+            nonlocal held
+            if flooding and not release.is_set():
+                held += 1  # an answer to a ping: left unread until the flood is over
+                await release.wait()
+            await super().handle(stream)
+
+    async def flood(stream: trio.SocketStream, conn: h11.Connection, message: Any) -> None:
+        nonlocal flooding
+        flooding = True
+        await stream.send_all(SSE_HEAD)
+        data = ping * pings
+        sent = await write_until_pushed_back(stream, data)
+        release.set()  # now an honest server: it reads the answers and ends the call
+        rest = len(ping) - sent % len(ping) if sent % len(ping) else 0
+        await stream.send_all(data[sent : sent + rest] + b"data: " + response(message["id"], "flood over") + b"\n\n")
+
+    async with our_client(Holding(flood)) as client:
+        await client.say()
+        outcome = await client.line()
+        client.memory.assert_growth_below(
+            8 * MIB, f"{pings:,} pings from a server that reads no answer ({held:,} POSTs held)"
+        )
+        # each POST it does not answer holds a connection of ours: at most max_unanswered_posts
+        assert held <= 64, held
         assert outcome == "done result flood over", outcome
         await client.say("exit")

@@ -1,6 +1,5 @@
 """Hostile clients against our Streamable HTTP server (the everything example, a subprocess)."""
 
-import subprocess as sp
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
@@ -9,7 +8,7 @@ import h11
 import trio
 
 from ..basic.transports.test_streamable_http import raw, start_session
-from .conftest import MIB, Memory, memory_of, python_argv, subprocess
+from .conftest import MIB, Memory, http_subprocess, python_argv
 
 
 def echo_call(request_id: int, text: str) -> dict[str, object]:
@@ -29,16 +28,8 @@ class HttpServer:
 async def everything_http(*args: str) -> AsyncIterator[HttpServer]:
     """The everything example over HTTP on a free port, warmed up (one session, one call)."""
     argv = python_argv("-m", "mcp_ref.examples.everything", "--http", "--port", "0", *args)
-    async with subprocess(argv, stderr=sp.PIPE) as process:
-        assert process.stderr is not None
-        seen = b""
-        with trio.fail_after(30):
-            while b"MCP endpoint" not in seen or not seen.endswith(b"\n"):
-                chunk = await process.stderr.receive_some(65536)
-                assert chunk, f"the server exited: {seen!r}"
-                seen += chunk
-        url = seen.split(b"(Streamable HTTP): ", 1)[1].split()[0].decode()
-        server = HttpServer(url, memory_of(process.pid))
+    async with http_subprocess(argv) as (url, memory):
+        server = HttpServer(url, memory)
         session = await start_session(url)
         call = {
             "jsonrpc": "2.0",

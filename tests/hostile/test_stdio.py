@@ -62,7 +62,7 @@ async def test_a_client_that_never_reads_is_not_read_either() -> None:
 
 
 async def test_a_server_that_never_reads_is_not_read_either() -> None:
-    argv = python_argv(str(SCRIPTS / "stdio_client.py"), str(PINGS))
+    argv = python_argv(str(SCRIPTS / "stdio_client.py"), "ping_flooder.py", str(PINGS))
     async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as client:
         assert client.stdin is not None and client.stdout is not None
         assert (await read_until(client.stdout, b"ready\n")).endswith(b"ready\n")
@@ -72,4 +72,44 @@ async def test_a_server_that_never_reads_is_not_read_either() -> None:
         outcome = await read_until(client.stdout, b"\n")
         memory.assert_growth_below(24 * MIB, f"{PINGS:,} pings from a server that does not read")
         assert outcome == b"done 0 tools\n", outcome
+        await client.stdin.send_all(b"exit\n")
+
+
+LONG = 128  # MiB, in one line: 32 times the longest message taken (4 MiB)
+
+
+async def test_a_line_over_the_limit_to_our_server_is_skipped_unkept() -> None:
+    argv = python_argv("-m", "mcp_ref.examples.everything")
+    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE, stderr=sp.DEVNULL) as server:
+        assert server.stdin is not None and server.stdout is not None
+        await server.stdin.send_all(INIT + INITIALIZED)
+        await read_until(server.stdout, b'"id":0')
+        memory = memory_of(server.pid)
+        memory.mark()
+        await server.stdin.send_all(b'{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"')
+        for _ in range(LONG):
+            await server.stdin.send_all(b"x" * MIB)
+        await server.stdin.send_all(b'"}}\n' + line({"jsonrpc": "2.0", "id": "after", "method": "ping"}))
+        replies = await read_until(server.stdout, b'"id":"after"')
+        memory.assert_growth_below(24 * MIB, f"a line of {LONG} MiB to a stdio server")
+        # [basic/index#10] refused with its id (its first bytes showed it), and the session goes on
+        big, after = (json.loads(r) for r in replies.strip().split(b"\n")[-2:])
+        assert big["id"] == "big" and big["error"]["code"] == -32600, big
+        assert after == {"jsonrpc": "2.0", "id": "after", "result": {}}
+
+
+async def test_a_line_over_the_limit_to_our_client_is_skipped_unkept() -> None:
+    argv = python_argv(str(SCRIPTS / "stdio_client.py"), "long_line_server.py", str(LONG))
+    async with subprocess(argv, stdin=sp.PIPE, stdout=sp.PIPE) as client:
+        assert client.stdin is not None and client.stdout is not None
+        assert (await read_until(client.stdout, b"ready\n")).endswith(b"ready\n")
+        memory = memory_of(client.pid)
+        memory.mark()
+        await client.stdin.send_all(b"go\n")
+        outcome = await read_until(client.stdout, b"\n")
+        memory.assert_growth_below(24 * MIB, f"a line of {LONG} MiB to our stdio client")
+        assert outcome.startswith(b"done error") and b"MessageTooLarge" in outcome, outcome
+        # the session goes on: the next request is answered
+        await client.stdin.send_all(b"again\n")
+        assert await read_until(client.stdout, b"\n") == b"done 0 tools\n"
         await client.stdin.send_all(b"exit\n")

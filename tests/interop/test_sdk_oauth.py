@@ -1,10 +1,14 @@
 """Interop over HTTPS: the official SDK's OAuth client against our protected server and our
 example authorization server (discovery, registration, PKCE, tokens, refresh)."""
 
+import os
 import ssl
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -19,6 +23,9 @@ from mcp_ref.examples.auth_server import AuthorizationServer, serve_auth_server
 from mcp_ref.examples.everything import build_server
 
 from ..basic.transports.test_https import client_context, server_context
+from ..conftest import ROOT
+from ..examples.test_everything import free_port, read_stderr
+from ..examples.test_everything_auth import stop
 
 pytest.importorskip("mcp", reason="the official SDK is in the test extra")
 
@@ -164,3 +171,70 @@ async def test_a_token_revoked_at_the_authorization_server_sends_the_sdk_back_to
         assert await call("second") == "second"
         assert len(browser.opened) == 2
         assert storage.tokens.access_token != first_access
+
+
+async def _start_example(module: str, *args: str, env: dict[str, str]) -> trio.Process:
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", module, *args],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+    )
+    with trio.fail_after(30):
+        banner = await read_stderr(proc, b"Ctrl-C stops")
+    assert b"Ctrl-C stops" in banner, banner.decode(errors="replace")
+    return proc
+
+
+@pytest.mark.req("basic/index#15", "basic/authorization#2", "basic/authorization#14")
+async def test_the_sdk_oauth_client_gets_into_the_everything_example_over_https(tmp_path: Path) -> None:
+    """As a user runs the demo: ``auth_server`` and ``everything --http --auth`` as two processes,
+    both on HTTPS with a private CA, and the SDK's OAuth client against them."""
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    chain, key, trust = tmp_path / "chain.pem", tmp_path / "key.pem", tmp_path / "ca.pem"
+    for blob in cert.cert_chain_pems:
+        blob.write_to_path(str(chain), append=True)
+    cert.private_key_pem.write_to_path(str(key))
+    ca.cert_pem.write_to_path(str(trust))
+    tls = ("--certfile", str(chain), "--keyfile", str(key))
+    # the everything server introspects at the authorization server over https with the system
+    # trust store: OpenSSL reads SSL_CERT_FILE, so it trusts this CA (and nothing else)
+    env = {"SSL_CERT_FILE": str(trust)}
+    as_port, mcp_port = free_port(), free_port()
+    issuer, url = f"https://127.0.0.1:{as_port}", f"https://127.0.0.1:{mcp_port}/mcp"
+    procs: list[trio.Process] = []
+    try:
+        procs.append(await _start_example("mcp_ref.examples.auth_server", "--port", str(as_port), *tls, env=env))
+        procs.append(
+            await _start_example(
+                "mcp_ref.examples.everything",
+                *("--http", "--port", str(mcp_port), "--auth", issuer, *tls),
+                env=env,
+            )
+        )
+        browser = Browser(client_context(ca))
+        storage = MemoryStorage()
+        provider = OAuthClientProvider(
+            server_url=url,
+            client_metadata=OAuthClientMetadata(client_name="sdk interop", redirect_uris=[REDIRECT]),
+            storage=storage,
+            redirect_handler=browser.open,
+            callback_handler=browser.callback,
+        )
+        with trio.fail_after(60):
+            async with (
+                httpx2.AsyncClient(auth=provider, verify=client_context(ca), timeout=30) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                SDKClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                result = await session.call_tool("echo", {"text": "through the demo"})
+                assert result.content[0].text == "through the demo"  # type: ignore[union-attr]
+        [opened] = browser.opened
+        assert opened.startswith(issuer + "/authorize?")
+        query = dict(parse_qsl(urlsplit(opened).query))
+        assert query["resource"] == url and query["code_challenge_method"] == "S256" and query["scope"] == "mcp"
+        assert storage.tokens is not None and storage.tokens.access_token
+    finally:
+        for proc in procs:
+            await stop(proc)

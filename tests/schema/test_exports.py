@@ -42,3 +42,12 @@ def test_the_package_holds_every_definition_name_of_the_latest_schema() -> None:
     from ._spec import LATEST, defs
 
     assert not [n for n in defs(LATEST) if n not in S.__all__]
+
+
+def test_the_chapter_index_lists_what_each_module_exports() -> None:
+    """The package loads a module when one of its names is read: CHAPTERS must say
+    which module holds each name, exactly as the modules' own __all__ do."""
+    assert sorted(S.CHAPTERS) == MODULES
+    for name in MODULES:
+        module = importlib.import_module(f"mcp_ref.schema.{name}")
+        assert S.CHAPTERS[name] == tuple(module.__all__), name

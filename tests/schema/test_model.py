@@ -1,6 +1,7 @@
 """The shared repr, eq and hash of the model classes behave as the ones attrs would generate."""
 
 import functools
+import importlib
 import math
 import sys
 
@@ -12,6 +13,8 @@ from mcp_ref.schema import CallToolResult, ImageContent, ProgressNotificationPar
 
 
 def _model_classes() -> list[type]:
+    for chapter in schema.CHAPTERS:  # (chapters are loaded on first use)
+        importlib.import_module(f"mcp_ref.schema.{chapter}")
     found = []
     for name, module in list(sys.modules.items()):
         if name.startswith("mcp_ref.schema"):

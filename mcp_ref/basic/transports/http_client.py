@@ -40,6 +40,7 @@ a step-up that fails fails that request only.
 
 import json
 import logging
+import math
 import select
 import ssl
 from collections import deque
@@ -426,9 +427,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         max_inbox: int = 100,
         max_inbox_bytes: int = 16 * 1024 * 1024,
+        max_unanswered_posts: int = 64,
     ) -> None:
-        if max_message_size < 1 or max_inbox < 1 or max_inbox_bytes < 1:
-            raise ValueError("max_message_size, max_inbox and max_inbox_bytes must be at least 1")
+        if min(max_message_size, max_inbox, max_inbox_bytes, max_unanswered_posts) < 1:
+            raise ValueError("max_message_size, max_inbox, max_inbox_bytes and max_unanswered_posts must be at least 1")
         parts = check_url(url, ssl_context)
         if auth is not None and any(k.lower() == "authorization" for k in headers or {}):
             raise ValueError("pass auth= or an Authorization header, not both")
@@ -465,6 +467,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         #: a longer one is dropped unread and the session told (MessageTooLarge)
         self.max_message_size = max_message_size
         self._inbox = _Inbox(max_inbox, max_inbox_bytes)
+        #: POSTs carrying no request (notifications, our answers) whose 202 has not come: past
+        #: ``max_unanswered_posts`` the next such send waits, and so the session stops reading
+        #: us a server that reads nothing of ours (each would hold a connection, for ever)
+        self._unanswered = trio.Semaphore(max_unanswered_posts)
         self._get_started = False
         self._closed = False
         #: request ids (as JSON text) awaited on an SSE stream -> that stream's set of them
@@ -631,6 +637,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             with trio.fail_after(self.connect_timeout):
                 await self._ready.wait()
         session_id = self.session_id
+        if not request_ids:
+            await self._unanswered.acquire()
         try:
             # [basic/transports#14, #15, #16, #17] one message per POST, accepting JSON and SSE
             # -- transports#sending-messages-to-the-server. Only the request is written here
@@ -638,9 +646,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # answer is read in the background, so a server that answers a request late (JSON
             # mode, a tool that elicits) holds up nothing.
             sent = await self._write("POST", _ACCEPT_BOTH, value)
-        except (OSError, h11.ProtocolError) as e:
-            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
-        self.nursery.start_soon(self._consume, sent, value, request_ids, is_init, session_id)
+        except BaseException as e:
+            if not request_ids:
+                self._unanswered.release()
+            if isinstance(e, OSError | h11.ProtocolError):
+                raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
+            raise
+        if request_ids:
+            self.nursery.start_soon(self._consume, sent, value, request_ids, is_init, session_id)
+        else:
+            self.nursery.start_soon(self._consume_unanswered, sent, value, session_id)
         # [basic/transports#37] once initialized, a GET stream takes the server's own messages
         # -- transports#listening-for-messages-from-the-server
         if not is_init and not self._get_started and self.session_id is not None:
@@ -869,12 +884,29 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             return
         await self._inbox.put(error)
 
+    async def _consume_unanswered(self, sent: _Sent, value: bytes, session_id: str | None) -> None:
+        """Read the answer to a POST that carries no request (202, at once): it may take
+        ``connect_timeout``, and holds one of the ``max_unanswered_posts`` slots meanwhile."""
+        try:
+            await self._consume(sent, value, [], False, session_id, head_timeout=self.connect_timeout)
+        finally:
+            self._unanswered.release()
+
     async def _consume(
-        self, sent: _Sent, value: bytes, request_ids: list[Any], is_init: bool, session_id: str | None
+        self,
+        sent: _Sent,
+        value: bytes,
+        request_ids: list[Any],
+        is_init: bool,
+        session_id: str | None,
+        *,
+        head_timeout: float = math.inf,
     ) -> None:
         """Read the answer to a POST and deliver what it holds."""
         try:
-            response = await self._meet_challenges(await self._head(sent), sent.args)
+            with trio.fail_after(head_timeout):
+                head = await self._head(sent)
+            response = await self._meet_challenges(head, sent.args)
             if response.status == 404 and session_id is not None and not is_init:
                 await response.aclose()
                 if not await self._new_session(session_id):

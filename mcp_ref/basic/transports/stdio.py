@@ -65,6 +65,8 @@ DEFAULT_MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 #: (seconds to wait after closing the server's stdin, seconds to wait after SIGTERM).
 DEFAULT_SHUTDOWN_TIMEOUTS = (2.0, 2.0)
 _READ_SIZE = 65536
+#: how long closing a stdio channel waits to write the rest of a line a cancelled send tore
+FINISH_TORN_LINE_TIMEOUT = 1.0
 _HEAD = 1024  # first bytes of an oversized message kept to read its id from
 _STDERR_MAX_LINE = 64 * 1024
 _POSIX = os.name == "posix"  # process groups and signals
@@ -304,7 +306,7 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
     ``PIPE_BUF`` bytes, which a pipe takes whole or not at all, so the channel
     knows exactly what was written, and the next ``send()`` first writes the
     rest of the torn line (the cancelled message then arrives whole, as if the
-    send had finished). Over other streams, which may take part of a piece,
+    send had finished); closing the channel first writes it too. Over other streams, which may take part of a piece,
     the next ``send()`` starts with "\\n" instead, so that its own message
     arrives intact (the peer sees the fragment as one invalid line).
     """
@@ -393,6 +395,22 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
                 assert type(item) is bytes
                 return item
 
+    async def _finish_torn_line(self) -> None:
+        """Closing after a cancelled send tore a line (over a pipe): write the rest of
+        that line first, shielded, for at most :data:`FINISH_TORN_LINE_TIMEOUT` seconds.
+
+        [basic/transports#7] otherwise the peer's EOF follows a fragment, which is not
+        a message. A send in progress owns the line (it finishes it or tears it); a
+        peer that reads nothing in time, or is gone, is left the fragment.
+        """
+        if not self._rest or self._send_lock.locked():
+            return
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + FINISH_TORN_LINE_TIMEOUT):
+            try:
+                await self._send_in_pieces(b"")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                log.debug("the peer closed its input before the rest of a torn line reached it")
+
     async def send_eof(self) -> None:
         """Close the sending direction only: the peer's ``receive()`` ends; ours still works.
 
@@ -403,15 +421,23 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
             await trio.lowlevel.checkpoint()
             return
         self._send_closed = True
-        await self._send_stream.aclose()
+        try:
+            await self._finish_torn_line()
+        finally:
+            await self._send_stream.aclose()
 
     async def aclose(self) -> None:
         if self._closed:
             await trio.lowlevel.checkpoint()
             return
+        send_was_open = not self._send_closed
         self._closed = self._send_closed = True
         try:
-            await self._send_stream.aclose()
+            try:
+                if send_was_open:
+                    await self._finish_torn_line()
+            finally:
+                await self._send_stream.aclose()
         finally:
             await self._receive_stream.aclose()
 

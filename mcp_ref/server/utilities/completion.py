@@ -6,18 +6,19 @@ or a template variable. The answer holds at most 100 values
 ``hasMore`` says some were cut.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from ...schema.completion import (
-    MAX_COMPLETION_VALUES,
-    CompleteRequestParams,
-    CompleteResult,
-    Completion,
-    PromptReference,
-    ResourceTemplateReference,
-)
+from typing import TYPE_CHECKING, Any
+
+from ... import schema as model
 from ..prompts import PromptRegistry
 from ..resources import ResourceRegistry
+
+if TYPE_CHECKING:
+    from ...schema.completion import (
+        CompleteRequestParams,
+        CompleteResult,
+    )
 
 __all__ = ["CompletionHandler", "completion_result"]
 
@@ -27,8 +28,10 @@ def completion_result(values: list[str]) -> CompleteResult:
     if any(type(v) is not str for v in values):
         raise TypeError("completion values are strings")
     # [server/utilities/completion#3, #5] at most 100 values; the rest only counted -- completion#security
-    shown = values[:MAX_COMPLETION_VALUES]
-    return CompleteResult(completion=Completion(values=shown, total=len(values), has_more=len(values) > len(shown)))
+    shown = values[: model.MAX_COMPLETION_VALUES]
+    return model.CompleteResult(
+        completion=model.Completion(values=shown, total=len(values), has_more=len(values) > len(shown))
+    )
 
 
 class CompletionHandler:
@@ -42,9 +45,9 @@ class CompletionHandler:
         ref = params.ref
         name, value = params.argument.name, params.argument.value
         context = dict(params.context.arguments or {}) if params.context is not None else {}
-        if isinstance(ref, PromptReference):
+        if isinstance(ref, model.PromptReference):
             values = await self.prompts.complete(ctx, ref.name, name, value, context)
         else:
-            assert isinstance(ref, ResourceTemplateReference)
+            assert isinstance(ref, model.ResourceTemplateReference)
             values = await self.resources.complete(ctx, ref.uri, name, value, context)
         return completion_result(list(values))

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import h11
 import pytest
 import trio
+import trio.testing
 
 from mcp_ref.basic.transports.streamable_http import encode_sse
 from mcp_ref.errors import MCPError, MessageTooLarge, RequestTimeout
@@ -398,3 +399,35 @@ async def test_a_notification_over_the_limit_is_dropped_and_the_rest_arrives() -
         with trio.fail_after(10):
             await logged.wait()  # (handled in the notification worker, which may come after the answer)
         assert got == ["n" * 10]
+
+
+async def test_posts_the_server_leaves_unanswered_are_bounded_and_time_out(autojump_clock: Any) -> None:
+    # a notification or an answer of ours is answered 202 at once by a server that reads it;
+    # one that never answers would hold a connection per message: past max_unanswered_posts
+    # the next such send waits (the session stops reading meanwhile), and each waits for its
+    # answer connect_timeout at most
+    from mcp_ref.basic.transports.http_client import HttpClientChannel
+
+    servers: list[trio.abc.Stream] = []
+
+    async def connect() -> trio.abc.Stream:
+        ours, theirs = trio.testing.memory_stream_pair()
+        servers.append(theirs)  # (a server that reads nothing and answers nothing)
+        return ours
+
+    note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}'
+    async with trio.open_nursery() as nursery:
+        channel = HttpClientChannel("http://127.0.0.1:9/mcp", nursery, max_unanswered_posts=2, connect_timeout=10)
+        channel._connect = connect  # type: ignore[method-assign]
+        channel.session_id, channel._get_started = "s", True
+        channel._ready.set()
+        await channel.send(note)
+        await channel.send(note)
+        with trio.move_on_after(9) as waited:
+            await channel.send(note)
+        assert waited.cancelled_caught and len(servers) == 2
+        await trio.sleep(2)  # 11 s after the first two: their answers are given up on
+        with trio.fail_after(1):
+            await channel.send(note)
+        assert len(servers) == 3
+        nursery.cancel_scope.cancel()

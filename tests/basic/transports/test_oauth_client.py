@@ -344,6 +344,30 @@ async def test_resource_mismatch_is_refused() -> None:
         assert not w.browser.opened
 
 
+@pytest.mark.req("basic/authorization#13")
+async def test_resource_metadata_naming_no_authorization_server_is_refused() -> None:
+    """Metadata for this server that names no authorization server: one clear error, no guessing."""
+    async with world() as w:
+
+        async def no_servers(server: FakeAuthServer, request: Recorded) -> Answer:
+            doc = {"resource": w.mcp.url, "authorization_servers": []}
+            return (
+                (200, {"content-type": "application/json"}, json.dumps(doc).encode())
+                if request.path == "/prm"
+                else None
+            )
+
+        w.auth_server.override = no_servers
+        auth = oauth(w)
+        _point_challenge_at(auth, w.auth_server.url + "/prm")
+        with pytest.raises(AuthorizationError, match="names no authorization server") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "resource-metadata"
+        assert [r.path for r in w.auth_server.requests] == ["/prm"]
+        assert not w.browser.opened
+
+
 @pytest.mark.req("basic/authorization#81", "basic/authorization#89")
 async def test_the_redirect_uri_is_exact_and_safe() -> None:
     """The authorization server matches redirect URIs exactly: the flow only works because the
@@ -539,6 +563,7 @@ async def test_the_whole_flow_with_the_loopback_listener() -> None:
         assert parse_qs(urlsplit(authorize.query["redirect_uri"]).query) == {}
 
 
+@pytest.mark.req("basic/authorization#29", "basic/authorization#30")
 def test_bad_use_is_refused_before_anything_is_sent() -> None:
     with pytest.raises(ValueError, match="redirect_uri"):
         OAuthClient()

@@ -6,6 +6,7 @@ sequence's timing is tested on a fake process with trio's autojump clock.
 """
 
 import contextlib
+import fcntl
 import json
 import logging
 import math
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import MemoryMessageChannel, framed_memory_pair, memory_channel_pair
 from mcp_ref.basic.transports.stdio import (
+    FINISH_TORN_LINE_TIMEOUT,
     LineFramer,
     Oversized,
     StdioMessageChannel,
@@ -1067,4 +1069,49 @@ async def test_over_a_pipe_a_send_cancelled_mid_line_is_finished_by_the_next_one
     framer.feed(bytes(received))
     # the peer never sees a fragment: the cancelled message arrived whole, then the next one
     assert drain(framer) == [big, b'{"second":1}']
+    await inp.aclose()
+
+
+@pytest.mark.req("basic/transports#7")
+@pytest.mark.parametrize("close", ["aclose", "send_eof"])
+async def test_over_a_pipe_closing_after_a_cancelled_send_finishes_its_line_first(
+    autojump_clock: trio.abc.Clock, close: str
+) -> None:
+    # the torn line is the last thing written: closing must not leave the peer a fragment before EOF
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
+    out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
+    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
+    big = b'{"only":"' + b"x" * 300_000 + b'"}'
+    with trio.move_on_after(1) as scope:
+        await ch.send(big)
+    assert scope.cancelled_caught  # torn: the pipe (64 KiB) is full
+    # room for the rest now, so that closing can write it without anyone reading yet
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+    with trio.CancelScope() as closing:
+        closing.cancel()  # closing is often done from a cancelled scope: the rest still goes out
+        await getattr(ch, close)()
+    await ch.aclose()
+    received = bytearray()
+    while chunk := await inp.receive_some(1 << 20):
+        received.extend(chunk)
+    framer = LineFramer(max_line=1 << 20)
+    framer.feed(bytes(received))
+    framer.feed_eof()
+    assert drain(framer) == [big]
+    await inp.aclose()
+
+
+async def test_closing_gives_up_on_a_torn_line_the_peer_does_not_read(autojump_clock: trio.abc.Clock) -> None:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    os.set_blocking(read_fd, False)
+    out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
+    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
+    with trio.move_on_after(1):
+        await ch.send(b'{"only":"' + b"x" * 300_000 + b'"}')
+    start = trio.current_time()
+    await ch.aclose()  # nobody reads: bounded, not forever
+    assert trio.current_time() - start == pytest.approx(FINISH_TORN_LINE_TIMEOUT)
     await inp.aclose()

@@ -22,6 +22,7 @@ from mcp_ref.errors import HTTPTransportError
 from mcp_ref.examples.auth_server import AuthorizationServer, serve_auth_server
 
 from ...examples.test_auth_server import REDIRECT, pkce, query_of
+from .oauth_world import Answer, Clock, FakeAuthServer, Recorded
 from .test_http_server_auth import ACCEPT_BOTH, INIT, bearer, challenge_params, demo_server
 from .test_streamable_http import raw
 
@@ -299,3 +300,95 @@ def test_keys_of_other_kinds_and_uses_are_skipped() -> None:
     assert set(keys_from_jwks(jwks)) == {"r"}
     with pytest.raises(ValueError):
         keys_from_jwks({"no": "keys"})
+
+
+# -- an authorization server that misbehaves -------------------------------------------------------
+
+
+@asynccontextmanager
+async def scripted_endpoint(answer: Any) -> AsyncIterator[tuple[str, list[Recorded]]]:
+    """An HTTP server on loopback answering every request with ``answer`` (a handler: an Answer, or
+    None to hang); the URL and the requests it got."""
+    fake = FakeAuthServer(Clock())
+
+    async def script(server: FakeAuthServer, request: Recorded) -> Answer:
+        return await answer()
+
+    fake.override = script
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, fake.serve_connection, 0, host="127.0.0.1"))
+        yield f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}", fake.requests
+        nursery.cancel_scope.cancel()
+
+
+HTML = {"content-type": "text/html"}
+BAD_ANSWERS = {
+    "500 page": ((500, HTML, b"<html><h1>Internal Server Error</h1></html>"), "answered HTTP 500"),
+    "html login page": ((200, HTML, b"<!doctype html><p>Please sign in</p>"), "not JSON"),
+    "not an introspection answer": ((200, {}, b'{"scope": "mcp"}'), "boolean 'active'"),
+    "huge": ((200, {}, b'{"active": true, "pad": "' + b"x" * 70_000 + b'"}'), "over 65536"),
+}
+
+
+@pytest.mark.req("basic/authorization#59")
+@pytest.mark.parametrize("bad", BAD_ANSWERS.values(), ids=BAD_ANSWERS.keys())
+async def test_a_misbehaving_introspection_endpoint_is_one_clear_error_never_kept(bad: tuple[Any, str]) -> None:
+    answer, problem = bad
+
+    async def reply() -> Answer:
+        return answer
+
+    async with scripted_endpoint(reply) as (url, requests):
+        verifier = IntrospectionVerifier(url + "/introspect", "rs", "rs-secret")
+        for _ in range(2):
+            with pytest.raises((HTTPTransportError, ValueError), match=problem):
+                await verifier.verify("some-token")
+        assert len(requests) == 2  # a failure is not cached: the next request asks again
+        async with protected_mcp(verifier) as mcp:
+            status, headers, _ = await raw(mcp, "POST", {**ACCEPT_BOTH, **bearer("some-token")}, INIT)
+            assert status == 401  # the MCP request is refused, the server lives on
+            assert challenge_params(headers["www-authenticate"])["error"] == "invalid_token"
+
+
+@pytest.mark.req("basic/authorization#59")
+async def test_a_slow_introspection_endpoint_times_out(mock_clock: trio.testing.MockClock) -> None:
+    asked = trio.Event()
+
+    async def hang() -> Answer:
+        asked.set()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with scripted_endpoint(hang) as (url, _):
+        verifier = IntrospectionVerifier(url + "/introspect", "rs", "rs-secret", timeout=5)
+        failure: list[BaseException] = []
+
+        async def verify() -> None:
+            with pytest.raises(HTTPTransportError, match="within 5 s") as raised:
+                await verifier.verify("some-token")
+            failure.append(raised.value)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(verify)
+            await asked.wait()
+            mock_clock.jump(4.9)
+            await trio.testing.wait_all_tasks_blocked()
+            assert not failure  # still waiting within its timeout
+            mock_clock.jump(0.2)
+        assert failure
+
+
+@pytest.mark.req("basic/authorization#59")
+@pytest.mark.parametrize("bad", [BAD_ANSWERS["500 page"], BAD_ANSWERS["html login page"]], ids=["500", "html"])
+async def test_a_misbehaving_jwks_endpoint_is_one_clear_error(bad: tuple[Any, str]) -> None:
+    answer, problem = bad
+    key = ec.generate_private_key(ec.SECP256R1())
+
+    async def reply() -> Answer:
+        return answer
+
+    async with scripted_endpoint(reply) as (url, requests):
+        verifier = JWTVerifier(issuer=ISSUER, jwks_url=url + "/jwks")
+        with pytest.raises(HTTPTransportError, match=problem):
+            await verifier.verify(signed(key))
+        assert verifier.fetches == 0 and len(requests) == 1

@@ -1,8 +1,9 @@
-"""Our stdio client, under test, against a server that floods it: ``stdio_client.py PINGS``.
+"""Our stdio client, under test, against a hostile server: ``stdio_client.py SERVER ARG``
+(SERVER a script beside this one, run with ARG).
 
-Says ``ready`` once initialised, waits for a line on stdin, asks for the tool list
-(the server floods PINGS pings before answering, and reads nothing meanwhile), says
-``done`` and how the request ended, waits for another line, and exits.
+Says ``ready`` once initialised; then for each line on stdin but ``exit`` asks for the
+tool list (the server floods us before it answers), and says ``done`` and how the
+request ended; at ``exit`` it exits (so the test can read its memory at each step).
 """
 
 import sys
@@ -12,21 +13,19 @@ import trio
 
 from mcp_ref.session import open_stdio_client
 
-FLOODER = Path(__file__).with_name("ping_flooder.py")
 
-
-async def main(pings: str) -> None:
-    async with open_stdio_client(sys.executable, [str(FLOODER), pings], stderr="inherit") as client:
+async def main(server: str, arg: str) -> None:
+    script = str(Path(__file__).with_name(server))
+    async with open_stdio_client(sys.executable, [script, arg], stderr="inherit") as client:
         print("ready", flush=True)
-        await trio.to_thread.run_sync(sys.stdin.readline)
-        try:
-            result = await client.list_tools(timeout=120)
-            outcome = f"done {len(result.tools)} tools"
-        except Exception as e:  # the test reads how the request ended
-            outcome = f"done error {type(e).__name__}: {e}"
-        print(outcome[:300].replace("\n", " "), flush=True)
-        await trio.to_thread.run_sync(sys.stdin.readline)
+        while (await trio.to_thread.run_sync(sys.stdin.readline)).strip() != "exit":
+            try:
+                result = await client.list_tools(timeout=120)
+                outcome = f"done {len(result.tools)} tools"
+            except Exception as e:  # the test reads how the request ended
+                outcome = f"done error {type(e).__name__}: {e}"
+            print(outcome[:300].replace("\n", " "), flush=True)
 
 
 if __name__ == "__main__":
-    trio.run(main, sys.argv[1])
+    trio.run(main, sys.argv[1], sys.argv[2])

@@ -1,0 +1,514 @@
+"""``mcp-ref fixture`` and ``mcp-ref check --client``: a strict server that checks the client.
+
+The fixture serves mcp_ref's everything example (so a client author can try
+every feature by hand) on a channel watched by an
+:class:`~mcp_ref.crosscheck.observer.Observer`, and, once the client has sent
+``notifications/initialized``, runs a battery against it, driven by the
+capabilities it declared: ping, roots, sampling (plain, the tool-use loop,
+``toolChoice: none``, tools it did not declare), elicitation (the modes it
+declared, and one it did not), a cancellation, an unknown method, and
+task-augmented sampling and elicitation when it declares tasks for them.
+Every answer is judged; the report is written when the session ends.
+
+* ``mcp-ref fixture [--once] [--json FILE] ...``: the fixture on stdio, as the
+  server command of the client under test (``--once``: leave when the
+  battery is done, which ends the session);
+* ``mcp-ref fixture --http --port N``: the same over Streamable HTTP;
+* ``mcp-ref check --client -- CLIENT ARGS...``: starts the fixture, runs the
+  client with ``{fixture}`` in its arguments replaced by the fixture's stdio
+  command (or ``{url}`` by its HTTP URL), and reports on the client.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import attrs
+import trio
+
+from ..basic.json_schema import compile_schema
+from ..errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
+from ..schema.content import TextContent, ToolResultContent, ToolUseContent
+from ..schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
+from ..schema.sampling import CreateMessageRequestParams, SamplingMessage, ToolChoice
+from ..schema.tools import Tool
+from ..session.core import Session, SessionConfig
+from .channel import ObservedChannel
+from .observer import Direction, Observer
+from .report import Finding, Report, Status
+from .targets import TargetUnreachable
+
+__all__ = ["FixtureOptions", "ClientBattery", "serve_fixture_stdio", "check_client", "run_check_client"]
+
+#: the form the fixture asks the client's user to fill in
+FORM_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "title": "Your name"}},
+    "required": ["name"],
+}
+WEATHER: Final = Tool(
+    name="get_weather",
+    description="Current weather for a city",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+@attrs.frozen
+class FixtureOptions:
+    #: seconds to wait for any one answer of the client (a person may be answering)
+    timeout: float = 30.0
+    #: run the battery (False: only serve and judge the traffic)
+    battery: bool = True
+    #: seconds to watch for an answer after cancelling a request
+    cancel_wait: float = 1.0
+
+
+def _caps(session: Session) -> dict[str, Any]:
+    from ..schema._base import LATEST_PROTOCOL_VERSION
+    from ..schema._converter import converter_for
+
+    declared = session.connection.peer_capabilities
+    caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(declared) if declared else {}
+    return caps
+
+
+def _has(caps: dict[str, Any], *path: str) -> bool:
+    node: Any = caps
+    for key in path:
+        if type(node) is not dict or key not in node:
+            return False
+        node = node[key]
+    return node is not None and node is not False
+
+
+class ClientBattery:
+    """The checks one client session gets, once it is initialised."""
+
+    def __init__(self, session: Session, channel: ObservedChannel, report: Report, options: FixtureOptions) -> None:
+        self.session = session
+        self.channel = channel
+        self.observer = channel.observer
+        self.report = report
+        self.options = options
+        self._raw_ids = 0
+
+    def _check(self, name: str, status: Status, requirements: Sequence[str], detail: str = "") -> None:
+        self.report.check(name, status, requirements, detail)
+
+    def _answer(self, rid: Any) -> Any:
+        return self.observer.answer_to(Direction.TO_SERVER, rid)
+
+    async def _raw_request(self, method: str, params: dict[str, Any]) -> Any:
+        """A request our engine would refuse to send (a probe); the client's answer, or None."""
+        self._raw_ids += 1
+        rid = f"mcp-ref-fixture-{self._raw_ids}"
+        data = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+        self.channel.expect_deliberate(data)
+        await self.session.send_raw(data)
+        with trio.move_on_after(self.options.timeout):
+            while (answer := self._answer(rid)) is None:
+                await trio.sleep(0.02)
+            return answer
+        return None
+
+    async def _run(self, name: str, requirements: Sequence[str], step: Any) -> None:
+        start = len(self.observer.findings)
+        try:
+            detail = await step() or ""
+            failed = False
+        except (MCPError, RequestTimeout, ProtocolError) as e:
+            detail, failed = f"{type(e).__name__}: {e}", True
+        seen = [f for f in self.observer.findings[start:] if f.requirement in requirements]
+        self._check(name, "fail" if failed or seen else "pass", requirements, detail)
+
+    async def run(self) -> None:
+        caps = _caps(self.session)
+        await self._run("ping/answered-promptly", ["basic/utilities/ping#1"], self._ping)
+        await self._run("jsonrpc/unknown-method", ["basic/index#3"], self._unknown_method)
+        if _has(caps, "roots"):
+            await self._run("roots/list", ["client/roots#3"], self._roots)
+        else:
+            self._check("roots/list", "skip", ["client/roots#3"], "the client declares no roots")
+        if _has(caps, "sampling"):
+            await self._run("sampling/plain", ["basic/lifecycle#14"], self._sample)
+            if _has(caps, "sampling", "tools"):
+                await self._run("sampling/tool-loop", ["client/sampling#10"], self._tool_loop)
+                await self._run("sampling/tool-choice-none", ["client/sampling#10"], self._tool_choice_none)
+            else:
+                await self._run("sampling/tools-not-declared", ["schema#25"], self._tools_not_declared)
+            await self._run("cancellation/client-stops", ["basic/utilities/cancellation#4"], self._cancel)
+        else:
+            self._check("sampling/plain", "skip", ["client/sampling#10"], "the client declares no sampling")
+        declared = caps.get("elicitation") if _has(caps, "elicitation") else None
+        if declared is not None:
+            modes = {m for m in ("form", "url") if m in declared} or {"form"}  # {} means form (before 2025-11-25)
+            if "form" in modes:
+                await self._run("elicitation/form", ["client/elicitation#56"], self._elicit_form)
+            if "url" in modes:
+                await self._run("elicitation/url", ["basic/lifecycle#14"], self._elicit_url)
+            missing = {"form", "url"} - modes
+            if missing:
+                mode = missing.pop()
+                await self._run(
+                    f"elicitation/undeclared-{mode}-mode",
+                    ["client/elicitation#34"],
+                    lambda: self._undeclared_mode(mode),
+                )
+        else:
+            self._check("elicitation/form", "skip", ["client/elicitation#56"], "the client declares no elicitation")
+        if _has(caps, "tasks", "requests", "sampling", "createMessage") and _has(caps, "sampling"):
+            await self._run(
+                "tasks/sampling-as-task",
+                ["basic/utilities/tasks#43", "basic/utilities/tasks#67"],
+                self._sample_as_task,
+            )
+        else:
+            self._check(
+                "tasks/sampling-as-task",
+                "skip",
+                ["basic/utilities/tasks#43"],
+                "the client declares no tasks.requests.sampling.createMessage",
+            )
+
+    # -- the steps -----------------------------------------------------------------------
+
+    async def _ping(self) -> str:
+        start = trio.current_time()
+        pending = await self.session.start_request("ping", None, timeout=self.options.timeout)
+        await pending.result()
+        answer = self._answer(pending.id)
+        result = answer.get("result") if type(answer) is dict else None
+        if type(result) is dict and {k for k in result if k != "_meta"}:
+            self.report.add(
+                Finding.of("basic/utilities/ping#1", "ping was answered with a result that is not empty", answer)
+            )
+        return f"{(trio.current_time() - start) * 1000:.0f} ms"
+
+    async def _unknown_method(self) -> str:
+        # the observer judges the answer (-32601, basic/index#3)
+        if await self._raw_request("mcp-ref/no-such-method", {}) is None:
+            self.report.add(
+                Finding.of("basic/index#3", "a request for an unknown method got no response", party="client")
+            )
+        return ""
+
+    async def _roots(self) -> str:
+        result = await self.session.request("roots/list", None, timeout=self.options.timeout)
+        return f"{len(result.roots)} root(s)"
+
+    async def _sample(self) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="Say hello."))], max_tokens=50
+        )
+        result = await self.session.request("sampling/createMessage", params, timeout=self.options.timeout)
+        return f"model {result.model}"
+
+    async def _tool_loop(self) -> str:
+        messages = [SamplingMessage(role="user", content=TextContent(text="What is the weather in Oslo?"))]
+        rounds = 0
+        for rounds in range(1, 4):
+            params = CreateMessageRequestParams(
+                messages=messages, max_tokens=200, tools=[WEATHER], tool_choice=ToolChoice(mode="auto")
+            )
+            result = await self.session.request("sampling/createMessage", params, timeout=self.options.timeout)
+            blocks = result.content if isinstance(result.content, list) else [result.content]
+            uses = [b for b in blocks if isinstance(b, ToolUseContent)]
+            if result.stop_reason != "toolUse" or not uses:
+                return f"final answer after {rounds} round(s)"
+            answers: list[Any] = [
+                ToolResultContent(tool_use_id=u.id, content=[TextContent(text="sunny, 21 C")]) for u in uses
+            ]
+            messages = [
+                *messages,
+                SamplingMessage(role="assistant", content=blocks),
+                SamplingMessage(role="user", content=answers),
+            ]
+        return f"still using tools after {rounds} rounds"
+
+    async def _tool_choice_none(self) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="What is the weather in Oslo?"))],
+            max_tokens=200,
+            tools=[WEATHER],
+            tool_choice=ToolChoice(mode="none"),
+        )
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        result = await pending.result()
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        if any(isinstance(b, ToolUseContent) for b in blocks):
+            text = "with toolChoice none, the sampling result uses a tool"
+            self.report.add(Finding.of("client/sampling#10", text, self._answer(pending.id), party="client"))
+        return ""
+
+    async def _tools_not_declared(self) -> str:
+        params = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Weather in Oslo?"}}],
+            "maxTokens": 50,
+            "tools": [{"name": "get_weather", "inputSchema": {"type": "object"}}],
+        }
+        answer = await self._raw_request("sampling/createMessage", params)
+        if type(answer) is dict and "result" in answer:
+            text = "a tool-enabled sampling request was answered, though sampling.tools was not declared"
+            self.report.add(Finding.of("schema#25", text, answer, party="client"))
+        return "" if answer is not None else "no answer"
+
+    async def _cancel(self) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="Take your time."))], max_tokens=50
+        )
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        await trio.sleep(0.1)
+        if self._answer(pending.id) is not None:
+            return "answered before the cancellation could be sent"
+        await pending.cancel("mcp-ref fixture: cancellation")
+        # an answer after this is reported by the observer (cancellation#4)
+        await trio.sleep(self.options.cancel_wait)
+        return ""
+
+    async def _elicit_form(self) -> str:
+        from ..schema._converter import decode
+        from ..schema.elicitation import ElicitationRequestedSchema
+
+        schema = decode(FORM_SCHEMA, ElicitationRequestedSchema)
+        params = ElicitRequestFormParams(message="mcp-ref fixture: your name?", requested_schema=schema)
+        pending = await self.session.start_request("elicitation/create", params, timeout=self.options.timeout)
+        result = await pending.result()
+        if result.action == "accept":
+            validate = compile_schema(FORM_SCHEMA)
+            errors = validate(result.content or {}) if validate is not None else []
+            if errors:
+                text = f"the accepted form answer does not fit the requested schema: {errors[0]}"
+                self.report.add(Finding.of("client/elicitation#56", text, self._answer(pending.id), party="client"))
+        return f"action {result.action}"
+
+    async def _elicit_url(self) -> str:
+        params = ElicitRequestURLParams(
+            message="mcp-ref fixture: please look at this page",
+            url="https://example.com/mcp-ref-fixture",
+            elicitation_id="mcp-ref-fixture-url",
+        )
+        result = await self.session.request("elicitation/create", params, timeout=self.options.timeout)
+        return f"action {result.action}"
+
+    async def _undeclared_mode(self, mode: str) -> str:
+        if mode == "url":
+            params: dict[str, Any] = {
+                "mode": "url",
+                "message": "mcp-ref fixture",
+                "url": "https://example.com/mcp-ref-fixture",
+                "elicitationId": "mcp-ref-fixture-undeclared",
+            }
+        else:
+            params = {"mode": "form", "message": "mcp-ref fixture", "requestedSchema": FORM_SCHEMA}
+        answer = await self._raw_request("elicitation/create", params)
+        error = answer.get("error") if type(answer) is dict else None
+        if type(answer) is dict and "result" in answer:
+            text = f"an elicitation in {mode} mode, which it did not declare, was answered"
+            self.report.add(Finding.of("client/elicitation#34", text, answer, party="client"))
+        elif type(error) is dict and type(error.get("code")) is int and error.get("code") != -32602:
+            text = f"an elicitation in undeclared {mode} mode got error {error.get('code')}, not -32602"
+            self.report.add(Finding.of("client/elicitation#34", text, answer, party="client"))
+        return "" if answer is not None else "no answer"
+
+    async def _sample_as_task(self) -> str:
+        from ..session.task_requestor import start_task
+
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="Say hello, as a task."))], max_tokens=50
+        )
+        handle = await start_task(self.session, "sampling/createMessage", params, ttl=60_000)
+        with trio.fail_after(self.options.timeout):
+            result = await handle.result()
+        return f"task {handle.task_id}: model {result.model}"
+
+
+# -- serving ----------------------------------------------------------------------------------
+
+
+class _FixtureServer:
+    """What the HTTP server (and stdio) serves per session: the everything example, watched."""
+
+    def __init__(self, nursery: trio.Nursery, options: FixtureOptions, reports: list[Report]) -> None:
+        from ..examples.everything import build_server
+
+        self.server = build_server(nursery)
+        self.options = options
+        self.reports = reports
+        self.once_done = trio.Event()
+
+    async def serve(self, channel: trio.abc.Channel[bytes], *, stdio: bool = False) -> None:
+        observer = Observer(transport="stdio" if stdio else "http")
+        watched = ObservedChannel(channel, observer, Direction.TO_CLIENT, stdio=stdio)
+        report = Report("the client")
+        self.reports.append(report)
+        config = SessionConfig(request_timeout=self.options.timeout, eof_grace=1.0)
+        session: Session | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                session = await nursery.start(
+                    lambda task_status: self.server.serve(watched, config=config, task_status=task_status)
+                )
+                assert session is not None
+                if self.options.battery:
+                    nursery.start_soon(self._battery, session, watched, report)
+                await session.closed.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            # (synchronous: done even when the fixture is being cancelled, --once)
+            for direction in Direction:
+                observer.flush(direction)
+            report.revision = observer.revision
+            info = session.connection.peer_info if session is not None else None
+            if info is not None:
+                report.target = f"the client {info.name} {info.version}"
+            report.extend(observer.findings)
+            report.notes.extend(observer.notes)
+
+    async def _battery(self, session: Session, channel: ObservedChannel, report: Report) -> None:
+        try:
+            with trio.move_on_after(self.options.timeout):
+                await session.initialized.wait()
+            if not session.initialized.is_set():
+                report.notes.append("the client never sent notifications/initialized: no battery ran")
+                return
+            await ClientBattery(session, channel, report, self.options).run()
+        except ConnectionClosed as e:
+            report.notes.append(f"the client left before the battery was done: {e}")
+        finally:
+            self.once_done.set()
+
+
+async def serve_fixture_stdio(options: FixtureOptions, *, once: bool) -> Report:
+    """The fixture on this process's stdin/stdout, until the client leaves (or, ``once``, the battery ends)."""
+    from ..basic.transports.stdio import open_stdio_server_channel
+
+    reports: list[Report] = []
+    async with trio.open_nursery() as nursery:
+        fixture = _FixtureServer(nursery, options, reports)
+        async with open_stdio_server_channel() as channel:
+            async with trio.open_nursery() as inner:
+
+                async def serve_then_stop() -> None:
+                    await fixture.serve(channel, stdio=True)
+                    inner.cancel_scope.cancel()  # the client left
+
+                inner.start_soon(serve_then_stop)
+                if once:
+                    await fixture.once_done.wait()
+                    await channel.send_eof()  # [basic/lifecycle#16] the server may end by closing its output
+                    with trio.move_on_after(2):
+                        await trio.sleep_forever()
+                    inner.cancel_scope.cancel()
+        nursery.cancel_scope.cancel()
+    return reports[0] if reports else Report("the client", notes=["no client connected"])
+
+
+@asynccontextmanager
+async def serve_fixture_http(options: FixtureOptions, reports: list[Report]) -> AsyncIterator[str]:
+    """The fixture over Streamable HTTP on a free loopback port; yields its URL."""
+    async with serve_fixture_http_on(options, reports, 0) as url:
+        yield url
+
+
+@asynccontextmanager
+async def serve_fixture_http_on(options: FixtureOptions, reports: list[Report], port: int) -> AsyncIterator[str]:
+    from ..session.http import serve_http
+
+    async with trio.open_nursery() as nursery:
+        fixture = _FixtureServer(nursery, options, reports)
+        info = await nursery.start(lambda task_status: serve_http(fixture, port=port, task_status=task_status))
+        try:
+            yield info.url
+        finally:
+            await info.aclose(2.0)
+            nursery.cancel_scope.cancel()
+
+
+# -- mcp-ref check --client ----------------------------------------------------------------------
+
+
+async def check_client(
+    command: Sequence[str], options: FixtureOptions | None = None, *, client_timeout: float = 120.0
+) -> Report:
+    """Run the client ``command`` against the fixture: ``{fixture}`` in its arguments becomes the
+    fixture's stdio command line, ``{url}`` its HTTP URL. TargetUnreachable when no client came."""
+    options = options or FixtureOptions()
+    words = list(command)
+    if not any("{fixture}" in w or "{url}" in w for w in words):
+        raise ValueError("the client command needs {fixture} (a stdio server command) or {url} (an HTTP URL)")
+    reports: list[Report] = []
+    with tempfile.TemporaryDirectory(prefix="mcp-ref-fixture-") as tmp:
+        out = os.path.join(tmp, "report.json")
+        fixture = [sys.executable, "-m", "mcp_ref.cli", "fixture", "--once", "--json", out]
+        fixture += ["--timeout", f"{options.timeout:g}"]
+        if any("{url}" in w for w in words):
+            async with serve_fixture_http(options, reports) as url:
+                await _run_client([w.replace("{url}", url) for w in words], client_timeout)
+                with trio.move_on_after(2):
+                    while reports and not reports[-1].checks:
+                        await trio.sleep(0.05)
+        else:
+            argv: list[str] = []
+            for w in words:
+                argv += fixture if w == "{fixture}" else [w.replace("{fixture}", shlex.join(fixture))]
+            await _run_client(argv, client_timeout)
+            if os.path.exists(out):
+                with open(out, encoding="utf-8") as f:
+                    reports.append(Report.from_json(json.load(f)))
+    if not reports:
+        raise TargetUnreachable(f"the client {shlex.join(words)} never connected to the fixture")
+    report = reports[-1]
+    report.target = f"{report.target} ({shlex.join(words)})"
+    return report
+
+
+async def _run_client(argv: list[str], timeout: float) -> None:
+    """Run the client to its end (its output goes to our stderr: stdout is the report's)."""
+    try:
+        # (fd 2 itself: sys.stderr may be a stand-in without a file descriptor)
+        process = await trio.lowlevel.open_process(argv, stdin=subprocess.DEVNULL, stdout=2)
+    except OSError as e:
+        raise TargetUnreachable(f"cannot start the client {argv[0]!r}: {e.strerror or e}") from None
+    with trio.move_on_after(timeout):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
+
+
+def run_check_client(command: Sequence[str], options: FixtureOptions | None = None) -> Report:
+    """:func:`check_client` in a trio run of its own (for the command line)."""
+    return trio.run(lambda: check_client(command, options))
+
+
+def run_fixture(args: Any, err: Any) -> Report:
+    """``mcp-ref fixture``: serve until the client leaves (stdio), Ctrl-C (HTTP), or the battery ends (--once)."""
+    options = FixtureOptions(timeout=args.timeout, battery=not args.no_battery)
+    if not args.http:
+        return trio.run(lambda: serve_fixture_stdio(options, once=args.once))
+
+    async def http() -> Report:
+        import signal
+
+        reports: list[Report] = []
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with serve_fixture_http_on(options, reports, args.port) as url:
+                err.write(f"mcp-ref fixture: serving {url} (Ctrl-C stops)\n")
+                err.flush()
+                async for _ in signals:
+                    break
+        report = Report("the clients")
+        for r in reports:
+            report.extend(r.findings)
+            report.checks.extend(r.checks)
+            report.notes.extend(r.notes)
+            report.revision = report.revision or r.revision
+        return report
+
+    return trio.run(http)

@@ -1,0 +1,224 @@
+"""Raw Streamable HTTP for the battery: messages POSTed as they are, answers read as they come.
+
+:class:`RawHttpChannel` is a ``trio.abc.Channel[bytes]`` for the battery's raw
+sessions over HTTP, like a stdio pipe: each message (JSON or not) is its own
+POST, with the session id and protocol version once known, and whatever the
+answer holds (a JSON body, the events of an SSE stream, the JSON-RPC error
+of a 4xx) comes out of ``receive()``. Every exchange is kept in
+:attr:`RawHttpChannel.exchanges` (method, status, content type, what was
+posted) for the transport checks. :func:`exchange` is one plain request.
+"""
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import h11
+import trio
+
+from ..basic.transports.http_fetch import HttpAnswer, http_exchange
+from ..basic.transports.streamable_http import MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder
+from ..errors import HTTPTransportError
+
+__all__ = ["Exchange", "RawHttpChannel", "exchange", "initialize_probe", "ACCEPT_BOTH"]
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+_READ = 65536
+
+
+@attrs.define
+class Exchange:
+    """One HTTP request and the head of its answer."""
+
+    method: str
+    status: int
+    content_type: str
+    headers: dict[str, str]
+    posted: bytes = b""
+    #: set once the whole answer was read (RawHttpChannel)
+    done: trio.Event = attrs.field(factory=trio.Event, repr=False)
+
+
+async def _request(
+    url: str, method: str, headers: Mapping[str, str], body: bytes
+) -> tuple[trio.SocketStream, h11.Connection, h11.Response]:
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
+    conn = h11.Connection(h11.CLIENT)
+    hdrs = {"host": parts.netloc, "connection": "close", **headers}
+    if body:
+        hdrs.setdefault("content-type", "application/json")
+        hdrs["content-length"] = str(len(body))
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    out = conn.send(h11.Request(method=method, target=target, headers=list(hdrs.items()))) or b""
+    out += (conn.send(h11.Data(data=body)) or b"") if body else b""
+    out += conn.send(h11.EndOfMessage()) or b""
+    await stream.send_all(out)
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(_READ))
+        elif isinstance(event, h11.Response):
+            return stream, conn, event
+        elif isinstance(event, h11.ConnectionClosed):
+            raise trio.BrokenResourceError(f"{url}: the server closed the connection without answering")
+
+
+def _head(response: h11.Response) -> tuple[str, dict[str, str]]:
+    headers = {k.decode().lower(): v.decode("latin-1") for k, v in response.headers}
+    return headers.get("content-type", "").split(";")[0].strip(), headers
+
+
+async def exchange(
+    url: str, method: str, headers: Mapping[str, str] | None = None, body: bytes = b"", *, read_body: bool = True
+) -> tuple[Exchange, bytes]:
+    """One request; its answer's head and (``read_body``) body (an SSE stream is not read)."""
+    stream, conn, response = await _request(url, method, headers or {}, body)
+    content_type, hdrs = _head(response)
+    data = b""
+    try:
+        if read_body and content_type != "text/event-stream":
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(_READ))
+                elif isinstance(event, h11.Data):
+                    data += bytes(event.data)
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+    finally:
+        await stream.aclose()
+    return Exchange(method, response.status_code, content_type, hdrs, body), data
+
+
+async def initialize_probe(url: str, headers: Mapping[str, str], timeout: float) -> HttpAnswer:
+    """POST one initialize with ``headers`` and read the whole answer (the session it opened, if
+    any, is ended with DELETE). :class:`~mcp_ref.errors.HTTPTransportError` when the server
+    cannot be reached or does not answer within ``timeout``."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": "mcp-ref-probe",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-ref-check", "version": "0.1.0"},
+        },
+    }
+    hdrs = {"accept": ACCEPT_BOTH, **headers}
+    answer = await http_exchange("POST", url, headers=hdrs, json_body=message, timeout=timeout)
+    session = answer.headers.get(MCP_SESSION_ID)
+    if session is not None:
+        with trio.move_on_after(timeout):
+            try:
+                await http_exchange("DELETE", url, headers={**headers, MCP_SESSION_ID: session}, timeout=timeout)
+            except HTTPTransportError:
+                pass  # ending the probe's session is a courtesy
+    return answer
+
+
+class RawHttpChannel(trio.abc.Channel[bytes]):
+    """The battery's raw messages over Streamable HTTP (see the module doc)."""
+
+    def __init__(self, url: str, nursery: trio.Nursery, headers: Mapping[str, str] | None = None) -> None:
+        self.url = url
+        self.nursery = nursery
+        self.extra = dict(headers or {})
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.exchanges: list[Exchange] = []
+        self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
+        self._init_id: Any = None
+
+    def headers(self, *, accept: str = ACCEPT_BOTH) -> dict[str, str]:
+        hdrs = {"accept": accept, **self.extra}
+        if self.session_id is not None:
+            hdrs[MCP_SESSION_ID] = self.session_id
+        if self.protocol_version is not None:
+            hdrs[MCP_PROTOCOL_VERSION] = self.protocol_version
+        return hdrs
+
+    async def send(self, value: bytes) -> None:
+        try:
+            message = json.loads(value)
+        except ValueError:
+            message = None
+        is_init = isinstance(message, dict) and message.get("method") == "initialize"
+        if is_init:
+            self._init_id = message.get("id")
+        try:
+            stream, conn, response = await _request(self.url, "POST", self.headers(), value)
+        except OSError as e:
+            raise trio.BrokenResourceError(f"POST to {self.url} failed: {e}") from e
+        content_type, hdrs = _head(response)
+        got = Exchange("POST", response.status_code, content_type, hdrs, value)
+        self.exchanges.append(got)
+        if is_init and MCP_SESSION_ID in hdrs:
+            self.session_id = hdrs[MCP_SESSION_ID]
+        self.nursery.start_soon(self._read, stream, conn, content_type, got)
+
+    async def _read(self, stream: trio.SocketStream, conn: h11.Connection, content_type: str, got: Exchange) -> None:
+        decoder = SSEDecoder()
+        body = b""
+        try:
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(_READ))
+                elif isinstance(event, h11.Data):
+                    chunk = bytes(event.data)
+                    if content_type == "text/event-stream":
+                        for sse in decoder.feed(chunk):
+                            if sse.data:
+                                self._deliver(sse.data.encode())
+                    else:
+                        body += chunk
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+        except (OSError, trio.BrokenResourceError, h11.ProtocolError):
+            pass  # the answer broke off: what came is what the server said
+        finally:
+            await stream.aclose()
+            if body.strip() and content_type in ("application/json", ""):
+                self._deliver(body)
+            got.done.set()
+
+    def _deliver(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            message = None
+        if isinstance(message, dict) and message.get("id") == self._init_id and self._init_id is not None:
+            version = (
+                (message.get("result") or {}).get("protocolVersion")
+                if isinstance(message.get("result"), dict)
+                else None
+            )
+            if isinstance(version, str):
+                self.protocol_version = version
+        self._inbox_send.send_nowait(data)
+
+    async def receive(self) -> bytes:
+        return await self._inbox.receive()
+
+    def answered(self) -> bool:
+        """The answer to the last POST was read whole, and all it held was received."""
+        return (
+            bool(self.exchanges)
+            and self.exchanges[-1].done.is_set()
+            and not self._inbox.statistics().current_buffer_used
+        )
+
+    async def aclose(self) -> None:
+        if self.session_id is not None:
+            with trio.move_on_after(2) as scope:
+                scope.shield = True
+                try:
+                    got, _ = await exchange(self.url, "DELETE", self.headers())
+                    self.exchanges.append(got)
+                except OSError:
+                    pass
+        self._inbox_send.close()

@@ -1,0 +1,113 @@
+"""``mcp-ref check --client`` / ``mcp-ref fixture``: broken clients caught by their rule.
+
+``corpus/client.py`` is a small MCP client in raw JSON that shares no code
+with mcp_ref; ``--break NAME`` makes it break one rule (``BREAKS`` names the
+requirement). It launches the fixture as its stdio server (``{fixture}``), and
+the fixture's battery judges it. Real processes, in parallel: bounded by the
+fixture's timeouts, no sleeps here.
+"""
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref.cli import main
+from mcp_ref.crosscheck.fixture import FixtureOptions, check_client
+from mcp_ref.crosscheck.report import Report
+from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.sampling import CreateMessageResult
+from mcp_ref.session.http import open_http_client
+
+from .corpus.client import BREAKS, CORRECT
+
+CLIENT = Path(__file__).parent / "corpus" / "client.py"
+OPTIONS = FixtureOptions(timeout=5.0, cancel_wait=0.5)
+#: what a variant may show besides its own rule, when the one fault cannot help showing twice
+ALSO: dict[str, set[str]] = {
+    # an answer under another id answers nothing: the request it was for is never answered either
+    "answers-with-another-id": {"basic/index#3"},
+}
+
+
+async def _run_all() -> dict[str, Report]:
+    reports: dict[str, Report] = {}
+    limit = trio.CapacityLimiter(8)
+
+    async def one(name: str) -> None:
+        async with limit:
+            command = [sys.executable, str(CLIENT), "--break", name, "--", "{fixture}"]
+            reports[name] = await check_client(command, OPTIONS, client_timeout=60)
+
+    async with trio.open_nursery() as nursery:
+        for name in [*BREAKS, *CORRECT]:
+            nursery.start_soon(one, name)
+    return reports
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, Report]:
+    return trio.run(_run_all)
+
+
+@pytest.mark.parametrize(
+    "name, requirement", [pytest.param(n, r, id=n, marks=pytest.mark.req(r)) for n, r in BREAKS.items()]
+)
+def test_each_broken_client_is_caught_by_its_rule(name: str, requirement: str, reports: dict[str, Report]) -> None:
+    report = reports[name]
+    found = {f.requirement for f in report.findings}
+    assert requirement in found, report.to_text()
+    assert found <= {requirement} | ALSO.get(name, set()), report.to_text()
+
+
+@pytest.mark.parametrize("name", list(CORRECT))
+def test_correct_clients_have_no_must_finding(name: str, reports: dict[str, Report]) -> None:
+    report = reports[name]
+    assert report.must == 0, report.to_text()
+    assert report.checks, "the battery ran"
+
+
+def test_the_battery_follows_the_clients_capabilities(reports: dict[str, Report]) -> None:
+    plain = {c.name: c.status for c in reports["none"].checks}
+    tools = {c.name: c.status for c in reports["with-tools"].checks}
+    assert plain["sampling/tools-not-declared"] == "pass" and "sampling/tool-loop" not in plain
+    assert tools["sampling/tool-loop"] == "pass" and tools["sampling/tool-choice-none"] == "pass"
+    assert plain["elicitation/undeclared-url-mode"] == "pass" and plain["roots/list"] == "pass"
+    assert plain["tasks/sampling-as-task"] == "skip"
+
+
+async def _model(ctx: Any, params: Any) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", model="ours", content=TextContent(text="hello"))
+
+
+async def test_our_own_client_over_http_comes_out_clean() -> None:
+    from mcp_ref.crosscheck.fixture import serve_fixture_http
+
+    reports: list[Report] = []
+    async with serve_fixture_http(OPTIONS, reports) as url:
+        with trio.fail_after(60):
+            async with open_http_client(url, sampling=_model, roots=[]):
+                # the battery runs meanwhile; its last check is the one on tasks
+                while not reports or not any(c.name.startswith("tasks/") for c in reports[0].checks):
+                    await trio.sleep(0.05)
+    report = reports[0]
+    assert report.findings == [], report.to_text()
+    assert {c.name for c in report.checks if c.status == "pass"} >= {
+        "ping/answered-promptly",
+        "jsonrpc/unknown-method",
+        "roots/list",
+        "sampling/plain",
+        "sampling/tools-not-declared",
+    }
+
+
+def test_check_client_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    command = [sys.executable, str(CLIENT), "--break", "root-not-file", "--", "{fixture}"]
+    assert main(["check", "--client", "--json", "--timeout", "5", "--", *command]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [f["requirement"] for f in data["findings"]] == ["client/roots#3"]
+    assert main(["check", "--client", "--", sys.executable, str(CLIENT)]) == 2
+    assert "{fixture}" in capsys.readouterr().err
