@@ -37,6 +37,7 @@ def hanging_server() -> tuple[Server, list[str], trio.Event]:
 
 
 @pytest.mark.req("basic/utilities/cancellation#4", "basic/utilities/cancellation#6", "basic/utilities/cancellation#8")
+@pytest.mark.req("basic/transports#35")
 @pytest.mark.req("basic/utilities/cancellation#7", "schema#18")
 async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture) -> None:
     server, seen, started = hanging_server()
