@@ -66,4 +66,9 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    import sys
+
+    if sys.argv[1:2] == ["--http"]:  # --http PORT: Streamable HTTP on 127.0.0.1:PORT/mcp
+        app.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()

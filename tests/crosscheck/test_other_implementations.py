@@ -15,14 +15,19 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+import trio
 
 from mcp_ref.crosscheck.battery import check_server
 from mcp_ref.crosscheck.config import load_config
 from mcp_ref.crosscheck.report import Report
-from mcp_ref.crosscheck.targets import StdioTarget
+from mcp_ref.crosscheck.targets import HttpTarget, StdioTarget
+
+from ..examples.test_everything import free_port, read_stderr
 
 HERE = Path(__file__).parent
 CACHE = Path(
@@ -33,6 +38,24 @@ SERVER_EVERYTHING = CACHE / "server-everything" / "node_modules" / "@modelcontex
 
 def found(report: Report) -> set[tuple[str, str]]:
     return {(f.level, f.requirement) for f in report.findings}
+
+
+@asynccontextmanager
+async def serving(argv: list[str], banner: bytes, env: dict[str, str] | None = None) -> AsyncIterator[None]:
+    """A server process, from the line it prints once it listens until the block ends
+    (its stderr drained meanwhile: a full pipe would stop it)."""
+    proc = await trio.lowlevel.open_process(argv, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    try:
+        with trio.fail_after(60):
+            seen = await read_stderr(proc, banner)
+        assert banner in seen, seen.decode(errors="replace")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_stderr, proc, b"\0never")
+            yield
+            nursery.cancel_scope.cancel()
+    finally:
+        proc.kill()
+        await proc.wait()
 
 
 @pytest.mark.req(
@@ -58,6 +81,33 @@ async def test_a_server_of_the_official_python_sdk() -> None:
         ("MUST", "server/utilities/logging#1"),
     }, report.to_text()
     assert report.revision == "2025-11-25"
+
+
+@pytest.mark.req(
+    "basic/index#3",
+    "basic/utilities/cancellation#4",
+    "server/utilities/pagination#5",
+    "server/resources#7",
+    "server/prompts#6",
+    "server/utilities/logging#1",
+)
+async def test_a_server_of_the_official_python_sdk_over_streamable_http() -> None:
+    port = free_port()
+    async with serving([sys.executable, str(HERE / "sdk_server.py"), "--http", str(port)], b"Uvicorn running"):
+        report = await check_server(HttpTarget(f"http://127.0.0.1:{port}/mcp"), load_config(HERE / "sdk-server.toml"))
+    assert found(report) == {
+        # a request with a null id is taken in (202) and never answered
+        ("MUST", "basic/index#3"),
+        # a cancelled tools/call is still answered, with error -32800 "Request cancelled"
+        ("SHOULD", "basic/utilities/cancellation#4"),
+        ("SHOULD", "server/utilities/pagination#5"),
+        ("SHOULD", "server/resources#7"),
+        ("SHOULD", "server/prompts#6"),
+        ("MUST", "server/utilities/logging#1"),
+    }, report.to_text()
+    # the transport's own checks all pass
+    transport = {c.name: c.status for c in report.checks if c.name.startswith("transport/")}
+    assert transport and set(transport.values()) == {"pass"}, report.to_text()
 
 
 def _node() -> str | None:
@@ -94,5 +144,29 @@ async def test_the_official_typescript_reference_server() -> None:
         # an unknown resource gets -32602, not -32002
         ("SHOULD", "server/resources#7"),
         # an invalid log level gets -32603, not -32602
+        ("SHOULD", "server/utilities/logging#3"),
+    }, report.to_text()
+
+
+@pytest.mark.req("basic/transports#10", "basic/transports#61", "basic/utilities/tasks#9", "server/resources#7")
+async def test_the_official_typescript_reference_server_over_streamable_http() -> None:
+    node = _node()
+    if node is None:
+        pytest.skip(f"no Node >= 22 on PATH or in {CACHE}/node22 (make conformance caches one)")
+    if not (SERVER_EVERYTHING / "dist" / "index.js").exists():
+        pytest.skip(f"@modelcontextprotocol/server-everything is not in {SERVER_EVERYTHING.parents[2]}")
+    port = free_port()
+    argv = [node, "-r", str(HERE / "loopback.cjs"), str(SERVER_EVERYTHING / "dist" / "index.js"), "streamableHttp"]
+    async with serving(argv, b"listening on port", env={"PORT": str(port)}):
+        target = HttpTarget(f"http://127.0.0.1:{port}/mcp")
+        report = await check_server(target, load_config(HERE / "server-everything.toml"))
+    assert found(report) == {
+        # any Origin is served, though the server is on a loopback address (DNS rebinding)
+        ("MUST", "basic/transports#10"),
+        # a session ended with DELETE is answered 400, not 404
+        ("MUST", "basic/transports#61"),
+        ("MUST", "basic/utilities/tasks#9"),
+        ("SHOULD", "server/utilities/pagination#5"),
+        ("SHOULD", "server/resources#7"),
         ("SHOULD", "server/utilities/logging#3"),
     }, report.to_text()

@@ -107,6 +107,22 @@ async def write_until_pushed_back(stream: trio.lowlevel.FdStream, messages: list
     return sent
 
 
+async def send_until_pushed_back(stream: trio.SocketStream, data: bytes, stall: float = 2.0) -> int:
+    """Write ``data`` on a socket until all of it is written or the peer stops reading (no
+    room for ``stall`` seconds). Returns how many bytes went out (it may end inside a line)."""
+    fd, view, sent = stream.socket.fileno(), memoryview(data), 0
+    while sent < len(data):
+        with trio.move_on_after(stall) as stalled:
+            await trio.lowlevel.wait_writable(stream.socket)
+        if stalled.cancelled_caught:
+            break
+        try:
+            sent += os.write(fd, view[sent : sent + 65536])
+        except BlockingIOError:
+            continue
+    return sent
+
+
 def python_argv(*args: str) -> list[str]:
     return [sys.executable, *args]
 

@@ -1,7 +1,6 @@
 """A hostile Streamable HTTP server (run by the test) against our client (a subprocess)."""
 
 import json
-import os
 import subprocess as sp
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -11,7 +10,7 @@ import h11
 import trio
 
 from ..basic.transports.test_streamable_http import read_request, tcp_server
-from .conftest import MIB, SCRIPTS, Memory, memory_of, python_argv, subprocess
+from .conftest import MIB, SCRIPTS, Memory, memory_of, python_argv, send_until_pushed_back, subprocess
 
 INIT_RESULT = {
     "protocolVersion": "2025-11-25",
@@ -194,22 +193,6 @@ async def test_a_flood_on_the_get_stream_is_read_at_the_sessions_pace() -> None:
 SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
 
 
-async def write_until_pushed_back(stream: trio.SocketStream, data: bytes, stall: float = 2.0) -> int:
-    """Write ``data`` on a socket until all of it is written or the peer stops reading (no
-    room for ``stall`` seconds). Returns how many bytes went out (it may end inside a line)."""
-    fd, view, sent = stream.socket.fileno(), memoryview(data), 0
-    while sent < len(data):
-        with trio.move_on_after(stall) as stalled:
-            await trio.lowlevel.wait_writable(stream.socket)
-        if stalled.cancelled_caught:
-            break
-        try:
-            sent += os.write(fd, view[sent : sent + 65536])
-        except BlockingIOError:
-            continue
-    return sent
-
-
 async def test_pings_from_a_server_that_does_not_read_the_answers_are_not_read_either() -> None:
     # the HTTP form of a server that floods pings and never reads: the pings come on the
     # call's SSE stream, and the POSTs that carry our answers are never read, never answered.
@@ -232,7 +215,7 @@ async def test_pings_from_a_server_that_does_not_read_the_answers_are_not_read_e
         flooding = True
         await stream.send_all(SSE_HEAD)
         data = ping * pings
-        sent = await write_until_pushed_back(stream, data)
+        sent = await send_until_pushed_back(stream, data)
         release.set()  # now an honest server: it reads the answers and ends the call
         rest = len(ping) - sent % len(ping) if sent % len(ping) else 0
         await stream.send_all(data[sent : sent + rest] + b"data: " + response(message["id"], "flood over") + b"\n\n")

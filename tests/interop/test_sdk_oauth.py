@@ -81,6 +81,17 @@ class Browser:
         return self.result
 
 
+async def sdk_echo(url: str, provider: OAuthClientProvider, ca: trustme.CA, text: str) -> Any:
+    """One SDK session at ``url`` authorized by ``provider``: initialize, call echo, its text."""
+    async with (
+        httpx2.AsyncClient(auth=provider, verify=client_context(ca), timeout=30) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        SDKClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return (await session.call_tool("echo", {"text": text})).content[0].text  # type: ignore[union-attr]
+
+
 @asynccontextmanager
 async def protected_everything(ca: trustme.CA, cache_ttl: float = 60) -> AsyncIterator[tuple[str, AuthorizationServer]]:
     """Our authorization server and our everything server, both over HTTPS on loopback."""
@@ -121,14 +132,7 @@ async def test_the_sdk_oauth_client_gets_in_over_https() -> None:
             redirect_handler=browser.open,
             callback_handler=browser.callback,
         )
-        async with (
-            httpx2.AsyncClient(auth=provider, verify=client_context(ca), timeout=30) as http,
-            streamable_http_client(url, http_client=http) as (read, write),
-            SDKClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            result = await session.call_tool("echo", {"text": "authorized"})
-            assert result.content[0].text == "authorized"  # type: ignore[union-attr]
+        assert await sdk_echo(url, provider, ca, "authorized") == "authorized"
         # the SDK discovered us, registered (DCR), and asked for a token for this resource
         assert len(browser.opened) == 1
         query = dict(parse_qsl(urlsplit(browser.opened[0]).query))
@@ -153,22 +157,13 @@ async def test_a_token_revoked_at_the_authorization_server_sends_the_sdk_back_to
                 callback_handler=browser.callback,
             )
 
-        async def call(text: str) -> Any:
-            async with (
-                httpx2.AsyncClient(auth=provider(), verify=client_context(ca), timeout=30) as http,
-                streamable_http_client(url, http_client=http) as (read, write),
-                SDKClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                return (await session.call_tool("echo", {"text": text})).content[0].text  # type: ignore[union-attr]
-
-        assert await call("first") == "first"
+        assert await sdk_echo(url, provider(), ca, "first") == "first"
         assert storage.tokens is not None
         first_access = storage.tokens.access_token
         # the access token dies at the authorization server: introspection says inactive, our
         # server answers 401 invalid_token with its challenge, and the SDK authorizes again
         authority.revoked_families.add(next(t.family for k, t in authority.tokens.items() if k == first_access))
-        assert await call("second") == "second"
+        assert await sdk_echo(url, provider(), ca, "second") == "second"
         assert len(browser.opened) == 2
         assert storage.tokens.access_token != first_access
 
@@ -222,14 +217,7 @@ async def test_the_sdk_oauth_client_gets_into_the_everything_example_over_https(
             callback_handler=browser.callback,
         )
         with trio.fail_after(60):
-            async with (
-                httpx2.AsyncClient(auth=provider, verify=client_context(ca), timeout=30) as http,
-                streamable_http_client(url, http_client=http) as (read, write),
-                SDKClientSession(read, write) as session,
-            ):
-                await session.initialize()
-                result = await session.call_tool("echo", {"text": "through the demo"})
-                assert result.content[0].text == "through the demo"  # type: ignore[union-attr]
+            assert await sdk_echo(url, provider, ca, "through the demo") == "through the demo"
         [opened] = browser.opened
         assert opened.startswith(issuer + "/authorize?")
         query = dict(parse_qsl(urlsplit(opened).query))

@@ -40,7 +40,6 @@ from .streamable_http import (
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
     EventStore,
-    SSEDecoder,
     StoreBudget,
     accepts,
     encode_sse,
@@ -161,7 +160,7 @@ class _Stream:
         # (one place more than the limit: the end of the connection always fits)
         send, recv = trio.open_memory_channel[bytes | None](config.max_buffered_events + 1)
         self.push(None)
-        self.listener = _Listener(send, recv, config.max_buffered_bytes)
+        self.listener = _Listener(send, recv, config.max_buffered_events, config.max_buffered_bytes)
         return self.listener
 
     def detach(self, listener: "_Listener") -> None:
@@ -180,6 +179,7 @@ class _Stream:
             self.drop(listener)
             return
         else:
+            listener.events += 1
             listener.queued += len(item)
         listener.send.send_nowait(item)
 
@@ -195,9 +195,13 @@ class _Stream:
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
+    #: events the connection may fall behind (``send`` has one place more, for the end)
+    max_events: int
     #: bytes the connection may fall behind
     max_bytes: int
-    #: bytes of the events waiting in ``send`` for the connection to write them
+    #: events, and their bytes, waiting in ``send`` for the connection to write them
+    #: (counted here: the channel's statistics() builds an object on every look)
+    events: int = 0
     queued: int = 0
     #: cancelled when the client falls too far behind
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
@@ -206,12 +210,12 @@ class _Listener:
 
     def full(self) -> bool:
         """Whether the connection is as far behind as it may be (the last place is for its end)."""
-        stats = self.send.statistics()
-        return stats.current_buffer_used >= stats.max_buffer_size - 1 or self.queued >= self.max_bytes
+        return self.events >= self.max_events or self.queued >= self.max_bytes
 
     def took(self, event: bytes | None) -> None:
         """The connection took ``event`` to write it: room for the next."""
         if event is not None:
+            self.events -= 1
             self.queued -= len(event)
         self.room.set()
 
@@ -445,7 +449,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
         event = encode_sse(data, id=make_event_id(stream.id, stream.seq), retry=retry)
         # [basic/transports#36, #48, #49] every event is kept for replay -- transports#resumability-and-redelivery
         self.events.store(stream.id, stream.seq, event)
-        stream.push(event)
+        if not stream.json:
+            stream.push(event)
+        elif data:
+            # a JSON answer takes the message itself: it is not parsed back out of its event
+            stream.push(data.encode("utf-8"))
         return event
 
     def issued(self, stream_id: str) -> bool:
@@ -652,10 +660,16 @@ class _HttpServer:
         status: int,
         body: Any = None,
         headers: dict[str, str] | None = None,
+        *,
+        encoded: bytes | None = None,
     ) -> None:
-        payload = b"" if body is None else json.dumps(body).encode()
+        """Answer with ``body`` as JSON (or ``encoded``, JSON text already); no body when both are None."""
+        if encoded is not None:
+            payload = encoded
+        else:
+            payload = b"" if body is None else json.dumps(body).encode()
         hdrs = [("content-length", str(len(payload)))]
-        if body is not None:
+        if body is not None or encoded is not None:
             hdrs.append(("content-type", "application/json"))
         hdrs += list((headers or {}).items())
         data = conn.send(h11.Response(status_code=status, headers=hdrs))
@@ -1012,17 +1026,13 @@ class _HttpServer:
         listener = sse.attach(self.config)
         session.deliver(body)
         session.replay_early_cancels(request_ids)
-        answers = []
-        decoder = SSEDecoder()
-        async for event in listener.recv:
-            listener.took(event)
-            if event is None:
+        answers: list[bytes] = []
+        async for message in listener.recv:
+            listener.took(message)
+            if message is None:
                 break
-            for sse_event in decoder.feed(event):
-                if sse_event.data:
-                    msg = json.loads(sse_event.data)
-                    if "method" not in msg:
-                        answers.append(msg)
+            if "method" not in json.loads(message):
+                answers.append(message)
         # JSON mode has nowhere else for related messages: they went on the stream and
         # were kept for replay; only responses are in the body.
         if not answers:
@@ -1034,8 +1044,8 @@ class _HttpServer:
                 await self._respond(conn, stream, 202, None, headers)
             return
         # a batch is answered with an array, even of one response (JSON-RPC 2.0 batches)
-        payload = answers if body.lstrip()[:1] == b"[" else answers[0]
-        await self._respond(conn, stream, 200, payload, headers)
+        payload = b"[" + b",".join(answers) + b"]" if body.lstrip()[:1] == b"[" else answers[0]
+        await self._respond(conn, stream, 200, headers=headers, encoded=payload)
 
     async def _stream_sse(
         self,
@@ -1189,7 +1199,7 @@ class _HttpServer:
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         session = self._session_for(req)
         session.scope.cancel(reason="session deleted by the client")
-        # [basic/transports#63, #64] the client ends the session (allowed: never a 405): its
+        # [basic/transports#63] the client ends the session (we never refuse with a 405): its
         # requests are cancelled, its streams end -- transports#session-management
         await session.aclose()
         self.sessions.pop(session.id, None)

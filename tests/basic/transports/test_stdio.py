@@ -1040,21 +1040,35 @@ def test_default_environment_is_minimal(monkeypatch: pytest.MonkeyPatch) -> None
     assert set(env) <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR"}
 
 
-@pytest.mark.req("basic/transports#7")
-async def test_over_a_pipe_a_send_cancelled_mid_line_is_finished_by_the_next_one(
-    autojump_clock: trio.abc.Clock,
-) -> None:
-    # a real pipe: it takes a piece of PIPE_BUF bytes whole or not at all; nobody reads yet,
-    # so a message much bigger than the pipe's capacity blocks partway through
+async def torn_over_a_pipe(big: bytes) -> tuple[StdioMessageChannel, trio.lowlevel.FdStream, int]:
+    """A channel over a real pipe whose send of ``big`` was cancelled partway:
+    (the channel, the pipe's read end, its write fd). A pipe takes a piece of PIPE_BUF
+    bytes whole or not at all; nobody reads yet, so a message much bigger than the
+    pipe's capacity (64 KiB) blocks partway through."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     os.set_blocking(read_fd, False)
     out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
     ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
-    big = b'{"first":"' + b"x" * 300_000 + b'"}'
     with trio.move_on_after(1) as scope:
         await ch.send(big)
     assert scope.cancelled_caught  # torn: part of the line is in the pipe
+    return ch, inp, write_fd
+
+
+def lines_of(received: bytes) -> list[bytes | Oversized]:
+    framer = LineFramer(max_line=1 << 20)
+    framer.feed(received)
+    framer.feed_eof()
+    return drain(framer)
+
+
+@pytest.mark.req("basic/transports#7")
+async def test_over_a_pipe_a_send_cancelled_mid_line_is_finished_by_the_next_one(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    big = b'{"first":"' + b"x" * 300_000 + b'"}'
+    ch, inp, _ = await torn_over_a_pipe(big)
     received = bytearray()
 
     async def read_all() -> None:
@@ -1065,10 +1079,8 @@ async def test_over_a_pipe_a_send_cancelled_mid_line_is_finished_by_the_next_one
         nursery.start_soon(read_all)
         await ch.send(b'{"second":1}')
         await ch.aclose()
-    framer = LineFramer(max_line=1 << 20)
-    framer.feed(bytes(received))
     # the peer never sees a fragment: the cancelled message arrived whole, then the next one
-    assert drain(framer) == [big, b'{"second":1}']
+    assert lines_of(bytes(received)) == [big, b'{"second":1}']
     await inp.aclose()
 
 
@@ -1078,15 +1090,8 @@ async def test_over_a_pipe_closing_after_a_cancelled_send_finishes_its_line_firs
     autojump_clock: trio.abc.Clock, close: str
 ) -> None:
     # the torn line is the last thing written: closing must not leave the peer a fragment before EOF
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)
-    os.set_blocking(read_fd, False)
-    out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
-    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
     big = b'{"only":"' + b"x" * 300_000 + b'"}'
-    with trio.move_on_after(1) as scope:
-        await ch.send(big)
-    assert scope.cancelled_caught  # torn: the pipe (64 KiB) is full
+    ch, inp, write_fd = await torn_over_a_pipe(big)
     # room for the rest now, so that closing can write it without anyone reading yet
     fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 1 << 20)
     with trio.CancelScope() as closing:
@@ -1096,21 +1101,12 @@ async def test_over_a_pipe_closing_after_a_cancelled_send_finishes_its_line_firs
     received = bytearray()
     while chunk := await inp.receive_some(1 << 20):
         received.extend(chunk)
-    framer = LineFramer(max_line=1 << 20)
-    framer.feed(bytes(received))
-    framer.feed_eof()
-    assert drain(framer) == [big]
+    assert lines_of(bytes(received)) == [big]
     await inp.aclose()
 
 
 async def test_closing_gives_up_on_a_torn_line_the_peer_does_not_read(autojump_clock: trio.abc.Clock) -> None:
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(write_fd, False)
-    os.set_blocking(read_fd, False)
-    out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
-    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
-    with trio.move_on_after(1):
-        await ch.send(b'{"only":"' + b"x" * 300_000 + b'"}')
+    ch, inp, _ = await torn_over_a_pipe(b'{"only":"' + b"x" * 300_000 + b'"}')
     start = trio.current_time()
     await ch.aclose()  # nobody reads: bounded, not forever
     assert trio.current_time() - start == pytest.approx(FINISH_TORN_LINE_TIMEOUT)
