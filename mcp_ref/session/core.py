@@ -638,8 +638,8 @@ class PendingRequest:
 
     async def _time_out(self) -> RequestTimeout:
         timeout = self._timeout()
-        # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
         why = f"timed out after {timeout.timeout:g}s ({timeout.kind} timeout)"
+        # [basic/lifecycle#18] on our timeout: cancel (saying why), stop waiting, tell the caller -- lifecycle#timeouts
         not_told = await self.session._abandon(self.id, why, self.related)
         if not_told:
             timeout = self._timeout(f"stopped waiting, no cancellation sent ({not_told})")
@@ -662,7 +662,12 @@ class PendingRequest:
             self._drop_timeout()
 
     async def _give_up(self, exc: BaseException) -> None:
+        """The wait ended other than by an answer or our own timer: the caller's cancel
+        scope (a Trio timeout such as ``fail_after``), an error, or KeyboardInterrupt."""
         if self.session.connection.outgoing(self.id) is not None:
+            # [basic/lifecycle#18] a timeout the caller set with a cancel scope cancels the request
+            # too (our own timer's has been sent by _time_out, and the request is no longer
+            # outgoing here) -- lifecycle#timeouts
             await self.session._abandon(self.id, _reason_for(exc), self.related)
         self.session._waiters.pop(self.id, None)
 
