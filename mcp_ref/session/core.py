@@ -1030,6 +1030,8 @@ class Session:
             # [basic/utilities/cancellation#2, #3] never a notification for these
             return why or "the session is closed"
         data = self.connection.send_cancel(rid, reason)
+        # [basic/utilities/cancellation#8] the sender logs the reason too; at DEBUG, as the spec's
+        # "for debugging" says: our caller holds it already (RequestTimeout, RequestCancelled)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.cancel_grace
@@ -1311,7 +1313,8 @@ class Session:
                 log.warning("response to request %r arrived with nobody waiting", rid)
         elif t is CancellationReceived:
             assert isinstance(event, CancellationReceived)
-            # [basic/utilities/cancellation#8, schema#18] log the reason -- cancellation#implementation-notes
+            # [basic/utilities/cancellation#8, schema#18] log the reason; at INFO: work stops on the
+            # peer's word, and nothing else here records why -- cancellation#implementation-notes
             log.info("peer cancelled request %r: %s", event.request_id, event.reason or "(no reason given)")
             handler_scope = self._handler_scopes.get(event.request_id)
             # [schema#12] a late cancellation finds no handler: nothing to stop
