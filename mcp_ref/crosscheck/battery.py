@@ -510,7 +510,7 @@ class Battery:
         from ..errors import HTTPTransportError
 
         try:
-            got = await initialize_probe(target.url, anonymous, self.timeout)
+            got = await initialize_probe(target.url, anonymous, self.timeout, target.ssl_context)
         except HTTPTransportError as e:
             raise TargetUnreachable(str(e)) from e
         if got.status != 401:
@@ -538,7 +538,7 @@ class Battery:
             )
         self.target = attrs.evolve(target, headers={**anonymous, **given})
         try:
-            again = await initialize_probe(target.url, self.target.headers, self.timeout)
+            again = await initialize_probe(target.url, self.target.headers, self.timeout, target.ssl_context)
         except HTTPTransportError as e:
             raise TargetUnreachable(str(e)) from e
         if again.status in (401, 403):
@@ -570,7 +570,8 @@ class Battery:
             problems = []
             for where in urls:
                 try:
-                    answer = await http_exchange("GET", where, timeout=self.timeout)
+                    trust = self.target.ssl_context
+                    answer = await http_exchange("GET", where, timeout=self.timeout, ssl_context=trust)
                     if answer.status != 200:
                         problems.append(f"{where}: HTTP {answer.status}")
                         continue
@@ -596,7 +597,7 @@ class Battery:
         async with self.check("authorization/invalid-token-401", ["basic/authorization#60"]) as chk:
             bogus = {**self.target.headers, "Authorization": "Bearer mcp-ref-check-not-a-token"}
             try:
-                got = await initialize_probe(url, bogus, self.timeout)
+                got = await initialize_probe(url, bogus, self.timeout, self.target.ssl_context)
             except HTTPTransportError as e:
                 chk.fail(str(e))
                 return
@@ -606,7 +607,12 @@ class Battery:
 
     async def _transport_checks(self) -> None:
         """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
-        from .http_probe import exchange
+        from functools import partial
+
+        from .http_probe import exchange as plain_exchange
+
+        assert isinstance(self.target, HttpTarget)
+        exchange = partial(plain_exchange, ssl_context=self.target.ssl_context)
 
         assert isinstance(self.target, HttpTarget)
         url = self.target.url

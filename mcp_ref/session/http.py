@@ -130,5 +130,6 @@ async def open_http_client(
                 yield client
         except ConnectionClosed as e:
             if channel.failure is not None:
-                raise channel.failure from e
+                # (its own cause kept: the user's handler's error, the HTTP failure ...)
+                raise channel.failure from (channel.failure.__cause__ or e)
             raise

@@ -845,7 +845,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 
     def _fail(self, reason: str) -> None:
         self.close_reason = reason
-        log.warning("HTTP session ended: %s", reason)
+        # (info, not warning: the reason is raised to the caller, from open_http_client or as
+        # ConnectionClosed; logging it too printed it twice through logging's last resort)
+        log.info("HTTP session ended: %s", reason)
         self._inbox.close()
 
     # -- answers ---------------------------------------------------------------------------------
@@ -1034,6 +1036,8 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         if isinstance(problem, dict) and isinstance(problem.get("code"), int):
             cause = MCPError(problem["code"], str(problem.get("message", "")), problem.get("data"))
             text = str(cause)
+        if status == 401 and self.auth is None:
+            text += " (the server requires authorization: pass auth=OAuthClient(...), or a token in headers=)"
         error = HTTPTransportError(f"{self.url} answered HTTP {status}: {text}", status=status, url=self.url)
         error.__cause__ = cause
         return error

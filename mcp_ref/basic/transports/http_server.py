@@ -1199,7 +1199,7 @@ class _HttpServer:
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         session = self._session_for(req)
         session.scope.cancel(reason="session deleted by the client")
-        # [basic/transports#63, #64] the client ends the session (allowed: never a 405): its
+        # [basic/transports#63] the client ends the session (we never refuse with a 405): its
         # requests are cancelled, its streams end -- transports#session-management
         await session.aclose()
         self.sessions.pop(session.id, None)

@@ -411,7 +411,7 @@ async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
                 assert await channel.receive() == answer
 
 
-@pytest.mark.req("basic/transports#63", "basic/transports#64")
+@pytest.mark.req("basic/transports#63")
 async def test_the_client_deletes_its_session_on_close() -> None:
     from .test_streamable_http import ACCEPT_BOTH, raw
 

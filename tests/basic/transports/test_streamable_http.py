@@ -397,7 +397,6 @@ async def test_post_rules() -> None:
     "basic/transports#20",
     "basic/transports#60",
     "basic/transports#61",
-    "basic/transports#64",
     "basic/transports#11",
     "basic/transports#12",
     "basic/transports#16",

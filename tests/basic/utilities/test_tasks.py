@@ -874,7 +874,8 @@ async def test_a_long_poll_interval_is_respected_as_given(autojump_clock: trio.a
             polled = time_polls(server)
             start = trio.current_time()
             handle = await client.call_tool_as_task("slow", ttl=600_000)
-            await handle.wait()
+            await handle.wait()  # the default bounds: this guards against a default clamp
             # the task took 3 s, but the receiver asked for a poll every 90 s: not sooner
+            # (with the old 30 s upper bound the second poll came at 30 s)
             assert [t - start for t in polled] == [0, 90]
         nursery.cancel_scope.cancel()
