@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help run test docs check-install spec-coverage lint bench soak conformance mutate mutate-sample clean
+.PHONY: help run test docs check-install spec spec-coverage lint bench soak conformance mutate mutate-sample clean
 .DEFAULT_GOAL := help
 
 help:
@@ -14,6 +14,7 @@ help:
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make check-install  an ordinary install in a fresh venv, and mypy --strict on the newcomer app against it"
+	@echo "make spec           fetch the MCP spec the tests read into spec/ (when ../shared/spec is not beside the checkout)"
 	@echo "make spec-coverage  the requirement table per spec chapter"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
@@ -56,6 +57,11 @@ check-install:
 	mkdir -p $(CHECK)/app && cp tests/examples/newcomer/weather.py $(CHECK)/app/
 	cd $(CHECK)/app && ../bin/python -m mypy --strict --no-incremental weather.py
 	cd $(CHECK)/app && ../bin/python -c 'import weather; print(sorted(weather.server.tools.names()))'
+
+# the spec's prose and schemas of the three revisions, from the upstream repository at a pinned
+# commit (standard library only: no .venv needed); the tests find it there
+spec:
+	$(PYTHON) tools/fetch_spec.py
 
 spec-coverage:
 	@$(PYTHON) tools/manifest.py coverage

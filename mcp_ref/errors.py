@@ -151,11 +151,20 @@ class RequestTimeout(MCPRefError):
 
     ``outcome`` says what was done about it: usually "request cancelled" (a
     cancellation was sent); initialize and task-augmented requests are only
-    given up on, and a request that could not even be sent is dropped.
+    given up on, and a request that could not even be sent is dropped. The
+    message says how to wait longer:
+
+    >>> print(RequestTimeout("tools/call", 60))
+    tools/call: no response within 60s (idle timeout) (to wait longer: timeout= on the call, ...); request cancelled
     """
 
     def __init__(self, method: str, timeout: float, kind: str = "idle", *, outcome: str = "request cancelled") -> None:
-        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout); {outcome}")
+        hints = {
+            "idle": "timeout= on the call, or SessionConfig(request_timeout=)",
+            "maximum": "SessionConfig(max_request_timeout=)",
+        }
+        hint = f" (to wait longer: {hints[kind]})" if kind in hints else ""
+        super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout){hint}; {outcome}")
         self.method = method
         self.timeout = timeout
         self.kind = kind
@@ -188,19 +197,36 @@ class HTTPTransportError(MCPRefError):
 
     The family of HTTP failures that are not a JSON-RPC answer: ``status`` is
     the HTTP status of the answer that caused it (None when there was none:
-    the connection failed), ``url`` the address concerned. A redirect (3xx)
-    is one of these: it is never followed silently, and ``location`` names
-    where the server pointed.
+    the connection was refused, broke or timed out), ``url`` the address
+    concerned. A redirect (3xx) is one of these: it is never followed
+    silently, and ``location`` names where the server pointed.
+
+    A request whose HTTP exchange failed raises this from its call
+    (``call_tool`` ...) and the session goes on: an error status (its
+    ``__cause__`` is the :class:`MCPError` when the body held a JSON-RPC
+    error), a 202 where an answer was due, an answer of another content
+    type, a server that cannot be reached, a stream that ended before the
+    answer. ``request_id`` is then the id of that request. Where no request
+    can succeed (TLS, authorization), :func:`~mcp_ref.open_http_client`
+    raises the :class:`TLSError` or :class:`AuthorizationError` itself.
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, url: str | None = None, location: str | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        url: str | None = None,
+        location: str | None = None,
+        request_id: str | int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.url = url
         self.location = location
+        #: the JSON-RPC id of the request the failure is the outcome of, when it is one
+        self.request_id = request_id
 
 
 class TLSError(HTTPTransportError):

@@ -2,6 +2,7 @@
 tools/manifest.py loaded as a module."""
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -9,27 +10,68 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC_DIR = ROOT.parent / "shared" / "spec"
+#: the team's copy beside the checkout (CI has it); spec/ is what ``make spec`` fetches
+SHARED_SPEC = ROOT.parent / "shared" / "spec"
+FETCHED_SPEC = ROOT / "spec"
+#: mcp_ref's own catalogues, made from the prose for this project: not upstream
+CATALOGUES = ("requirements.tsv", "methods.tsv")
+
+
+def spec_dirs() -> tuple[Path, ...]:
+    """Where the tests look for the spec, in order: ``$MCP_SPEC_DIR`` alone when it is set,
+    else ../shared/spec, then spec/ (``make spec``)."""
+    chosen = os.environ.get("MCP_SPEC_DIR")
+    return (Path(chosen),) if chosen else (SHARED_SPEC, FETCHED_SPEC)
+
+
+def find_spec(*parts: str) -> Path | None:
+    """A file of the spec (``find_spec("2025-11-25", "schema.json")``), or None when absent."""
+    for root in spec_dirs():
+        path = root.joinpath(*parts)
+        if path.exists():
+            return path
+    return None
+
+
+def spec_missing(*parts: str) -> str:
+    """Why the spec file ``parts`` cannot be had, and how to get it (the skip message)."""
+    name = "/".join(parts)
+    where = " or ".join(str(d) for d in spec_dirs())
+    if parts[-1] in CATALOGUES:
+        return (
+            f"{name} is not in {where}: it is mcp_ref's own catalogue of the spec, not upstream, so "
+            "`make spec` cannot fetch it; the team's copy is in ../shared/spec beside the checkout "
+            "(point MCP_SPEC_DIR at a folder that has it)"
+        )
+    return (
+        f"the MCP spec ({name}) is not in {where}: run `make spec` to fetch it from "
+        "github.com/modelcontextprotocol/modelcontextprotocol into spec/, or set MCP_SPEC_DIR"
+    )
 
 
 def spec_path(*parts: str) -> Path:
-    """A path under ../shared/spec; skips the calling test when the spec is absent."""
-    path = SPEC_DIR.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"the MCP spec is not at {SPEC_DIR} (CI puts ../shared beside the checkout)")
+    """A file of the spec (see :func:`spec_dirs`); skips the calling test when it is absent."""
+    path = find_spec(*parts)
+    if path is None:
+        pytest.skip(spec_missing(*parts))
     return path
 
 
-def manifest_tool() -> ModuleType:
-    """tools/manifest.py (a script, not a package) as a module, loaded once."""
-    name = "mcp_ref_manifest_tool"
+def tool_module(script: str) -> ModuleType:
+    """``tools/<script>.py`` (a script, not a package) as a module, loaded once."""
+    name = f"mcp_ref_{script}_tool"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / "manifest.py")
+        spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{script}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up by name
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def manifest_tool() -> ModuleType:
+    """tools/manifest.py as a module."""
+    return tool_module("manifest")
 
 
 # Property tests assert behaviour, not speed: no per-example deadline, so a busy

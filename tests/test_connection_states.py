@@ -42,13 +42,13 @@ from mcp_ref.schema.lifecycle import (
 from mcp_ref.schema.roots import ListRootsResult
 from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult
 
-from .conftest import SPEC_DIR
+from .conftest import find_spec, spec_missing
 from .schema._spec import spec_names
 from .schema.test_properties import validator
 
 pytestmark = pytest.mark.skipif(
-    not (SPEC_DIR / "2025-11-25" / "schema.json").exists(),
-    reason=f"the MCP spec is not at {SPEC_DIR} (CI puts ../shared beside the checkout): nothing to validate against",
+    find_spec("2025-11-25", "schema.json") is None,
+    reason=spec_missing("2025-11-25", "schema.json") + " (nothing to validate against)",
 )
 
 REQUESTS = {Role.CLIENT: ("ping", "tools/list", "tools/call"), Role.SERVER: ("ping", "roots/list")}

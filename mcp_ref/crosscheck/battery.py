@@ -26,7 +26,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
+from ..errors import ConnectionClosed, ErrorCode, HTTPTransportError, MCPError, ProtocolError, RequestTimeout
 from ..schema._base import REVISIONS
 from ..schema.completion import PromptReference
 from ..schema.lifecycle import Implementation
@@ -173,6 +173,22 @@ class RawSession:
                 data = await self.channel.receive()
             except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError) as e:
                 raise ConnectionClosed(str(e) or "the server closed the connection") from e
+            except HTTPTransportError as e:
+                if e.request_id is None:
+                    raise
+                # Streamable HTTP: the exchange of a request failed (an error status ...); the
+                # probes judge the JSON-RPC error the body held, else the failure as -32603
+                cause = e.__cause__
+                error = (
+                    {
+                        "code": cause.code,
+                        "message": cause.message,
+                        **({"data": cause.data} if cause.data is not None else {}),
+                    }
+                    if isinstance(cause, MCPError)
+                    else {"code": ErrorCode.INTERNAL_ERROR, "message": str(e)}
+                )
+                return {"jsonrpc": "2.0", "id": e.request_id, "error": error}
             try:
                 message = json.loads(data)
             except ValueError:
@@ -494,7 +510,7 @@ class Battery:
         from ..errors import HTTPTransportError
 
         try:
-            got = await initialize_probe(target.url, anonymous, self.timeout)
+            got = await initialize_probe(target.url, anonymous, self.timeout, target.ssl_context)
         except HTTPTransportError as e:
             raise TargetUnreachable(str(e)) from e
         if got.status != 401:
@@ -522,7 +538,7 @@ class Battery:
             )
         self.target = attrs.evolve(target, headers={**anonymous, **given})
         try:
-            again = await initialize_probe(target.url, self.target.headers, self.timeout)
+            again = await initialize_probe(target.url, self.target.headers, self.timeout, target.ssl_context)
         except HTTPTransportError as e:
             raise TargetUnreachable(str(e)) from e
         if again.status in (401, 403):
@@ -554,7 +570,8 @@ class Battery:
             problems = []
             for where in urls:
                 try:
-                    answer = await http_exchange("GET", where, timeout=self.timeout)
+                    trust = self.target.ssl_context
+                    answer = await http_exchange("GET", where, timeout=self.timeout, ssl_context=trust)
                     if answer.status != 200:
                         problems.append(f"{where}: HTTP {answer.status}")
                         continue
@@ -580,7 +597,7 @@ class Battery:
         async with self.check("authorization/invalid-token-401", ["basic/authorization#60"]) as chk:
             bogus = {**self.target.headers, "Authorization": "Bearer mcp-ref-check-not-a-token"}
             try:
-                got = await initialize_probe(url, bogus, self.timeout)
+                got = await initialize_probe(url, bogus, self.timeout, self.target.ssl_context)
             except HTTPTransportError as e:
                 chk.fail(str(e))
                 return
@@ -590,7 +607,12 @@ class Battery:
 
     async def _transport_checks(self) -> None:
         """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
-        from .http_probe import exchange
+        from functools import partial
+
+        from .http_probe import exchange as plain_exchange
+
+        assert isinstance(self.target, HttpTarget)
+        exchange = partial(plain_exchange, ssl_context=self.target.ssl_context)
 
         assert isinstance(self.target, HttpTarget)
         url = self.target.url

@@ -65,6 +65,11 @@ def add_commands(sub: Any) -> None:
         help="(URL) authorize with the OAuth client credentials grant instead (machine to machine)",
     )
     check.add_argument("--oauth-scope", metavar="SCOPE", help="the scope to ask for (default: the server's challenge)")
+    check.add_argument(
+        "--cafile",
+        metavar="PEM",
+        help="(https:// URL) trust the certificates of this file (default: the system's trust store)",
+    )
     check.add_argument("--config", metavar="FILE", help="TOML file naming tools with a behaviour (see docs)")
     for role, what in ROLES.items():
         check.add_argument(
@@ -150,11 +155,21 @@ def _target(args: argparse.Namespace) -> Target:
     if not words:
         raise UsageError("give a URL, or -- and the command that starts the server")
     if len(words) == 1 and words[0].startswith(("http://", "https://")):
-        return HttpTarget(words[0], _headers(args.header))
+        context = None
+        if words[0].startswith("https://"):
+            import ssl
+
+            try:
+                context = ssl.create_default_context(cafile=args.cafile)
+            except (OSError, ssl.SSLError) as e:
+                raise UsageError(f"--cafile {args.cafile}: {e}") from None
+        elif args.cafile:
+            raise UsageError("--cafile applies to an https:// URL only")
+        return HttpTarget(words[0], _headers(args.header), context)
     if args.header:
         raise UsageError("--header applies to a URL target only")
-    if args.oauth or args.client_credentials:
-        raise UsageError("--oauth and --client-credentials apply to a URL target only")
+    if args.oauth or args.client_credentials or args.cafile:
+        raise UsageError("--oauth, --client-credentials and --cafile apply to a URL target only")
     return StdioTarget(words[0], tuple(words[1:]))
 
 
@@ -236,7 +251,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
     if args.oauth or args.client_credentials:
         if not isinstance(target, HttpTarget):
-            raise UsageError("--oauth and --client-credentials apply to a URL target only")
+            raise UsageError("--oauth, --client-credentials and --cafile apply to a URL target only")
         import trio
 
         return _emit(trio.run(_check_with_oauth, args, target, config, only, say), args, out)
@@ -272,7 +287,7 @@ async def _check_with_oauth(
         if args.client_credentials:
             client_id, secret = _id_and_secret("--client-credentials", args.client_credentials, secret_required=True)
             grant = ClientCredentials(client_id=client_id, client_secret=secret)
-            auth = OAuthClient(grant=grant, scope=args.oauth_scope)
+            auth = OAuthClient(grant=grant, scope=args.oauth_scope, ssl_context=target.ssl_context)
         else:
             callback = await stack.enter_async_context(open_loopback_callback(port=args.oauth_callback_port))
             information = None
@@ -286,6 +301,7 @@ async def _check_with_oauth(
                 client_name="mcp-ref check",
                 client_information=information,
                 scope=args.oauth_scope,
+                ssl_context=target.ssl_context,
             )
         return await check_server(target, config, only=only, on_progress=say, auth=auth)
 

@@ -11,6 +11,7 @@ posted) for the transport checks. :func:`exchange` is one plain request.
 
 import json
 import math
+import ssl
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,6 +20,7 @@ import attrs
 import h11
 import trio
 
+from ..basic.transports.http_client import open_connection
 from ..basic.transports.http_fetch import HttpAnswer, http_exchange
 from ..basic.transports.streamable_http import MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder
 from ..errors import HTTPTransportError
@@ -42,11 +44,18 @@ class Exchange:
     done: trio.Event = attrs.field(factory=trio.Event, repr=False)
 
 
+#: how long connecting (and the TLS handshake) may take
+_CONNECT_TIMEOUT = 30.0
+
+
 async def _request(
-    url: str, method: str, headers: Mapping[str, str], body: bytes
-) -> tuple[trio.SocketStream, h11.Connection, h11.Response]:
+    url: str, method: str, headers: Mapping[str, str], body: bytes, ssl_context: ssl.SSLContext | None = None
+) -> tuple[trio.abc.Stream, h11.Connection, h11.Response]:
     parts = urlsplit(url)
-    stream = await trio.open_tcp_stream(parts.hostname or "127.0.0.1", parts.port or 80)
+    https = parts.scheme == "https"
+    context = (ssl_context or ssl.create_default_context()) if https else None
+    port = parts.port or (443 if https else 80)
+    stream = await open_connection(parts.hostname or "127.0.0.1", port, context, url=url, timeout=_CONNECT_TIMEOUT)
     conn = h11.Connection(h11.CLIENT)
     hdrs = {"host": parts.netloc, "connection": "close", **headers}
     if body:
@@ -60,7 +69,7 @@ async def _request(
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            conn.receive_data(await stream.receive_some(_READ))
+            conn.receive_data(bytes(await stream.receive_some(_READ)))
         elif isinstance(event, h11.Response):
             return stream, conn, event
         elif isinstance(event, h11.ConnectionClosed):
@@ -73,10 +82,16 @@ def _head(response: h11.Response) -> tuple[str, dict[str, str]]:
 
 
 async def exchange(
-    url: str, method: str, headers: Mapping[str, str] | None = None, body: bytes = b"", *, read_body: bool = True
+    url: str,
+    method: str,
+    headers: Mapping[str, str] | None = None,
+    body: bytes = b"",
+    *,
+    read_body: bool = True,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> tuple[Exchange, bytes]:
     """One request; its answer's head and (``read_body``) body (an SSE stream is not read)."""
-    stream, conn, response = await _request(url, method, headers or {}, body)
+    stream, conn, response = await _request(url, method, headers or {}, body, ssl_context)
     content_type, hdrs = _head(response)
     data = b""
     try:
@@ -84,7 +99,7 @@ async def exchange(
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(_READ))
+                    conn.receive_data(bytes(await stream.receive_some(_READ)))
                 elif isinstance(event, h11.Data):
                     data += bytes(event.data)
                 elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
@@ -94,7 +109,9 @@ async def exchange(
     return Exchange(method, response.status_code, content_type, hdrs, body), data
 
 
-async def initialize_probe(url: str, headers: Mapping[str, str], timeout: float) -> HttpAnswer:
+async def initialize_probe(
+    url: str, headers: Mapping[str, str], timeout: float, ssl_context: ssl.SSLContext | None = None
+) -> HttpAnswer:
     """POST one initialize with ``headers`` and read the whole answer (the session it opened, if
     any, is ended with DELETE). :class:`~mcp_ref.errors.HTTPTransportError` when the server
     cannot be reached or does not answer within ``timeout``."""
@@ -109,12 +126,13 @@ async def initialize_probe(url: str, headers: Mapping[str, str], timeout: float)
         },
     }
     hdrs = {"accept": ACCEPT_BOTH, **headers}
-    answer = await http_exchange("POST", url, headers=hdrs, json_body=message, timeout=timeout)
+    answer = await http_exchange("POST", url, headers=hdrs, json_body=message, timeout=timeout, ssl_context=ssl_context)
     session = answer.headers.get(MCP_SESSION_ID)
     if session is not None:
         with trio.move_on_after(timeout):
             try:
-                await http_exchange("DELETE", url, headers={**headers, MCP_SESSION_ID: session}, timeout=timeout)
+                ending = {**headers, MCP_SESSION_ID: session}
+                await http_exchange("DELETE", url, headers=ending, timeout=timeout, ssl_context=ssl_context)
             except HTTPTransportError:
                 pass  # ending the probe's session is a courtesy
     return answer
@@ -123,8 +141,15 @@ async def initialize_probe(url: str, headers: Mapping[str, str], timeout: float)
 class RawHttpChannel(trio.abc.Channel[bytes]):
     """The battery's raw messages over Streamable HTTP (see the module doc)."""
 
-    def __init__(self, url: str, nursery: trio.Nursery, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        nursery: trio.Nursery,
+        headers: Mapping[str, str] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.url = url
+        self.ssl_context = ssl_context
         self.nursery = nursery
         self.extra = dict(headers or {})
         self.session_id: str | None = None
@@ -150,8 +175,8 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         if is_init:
             self._init_id = message.get("id")
         try:
-            stream, conn, response = await _request(self.url, "POST", self.headers(), value)
-        except OSError as e:
+            stream, conn, response = await _request(self.url, "POST", self.headers(), value, self.ssl_context)
+        except (OSError, HTTPTransportError, trio.TooSlowError) as e:
             raise trio.BrokenResourceError(f"POST to {self.url} failed: {e}") from e
         content_type, hdrs = _head(response)
         got = Exchange("POST", response.status_code, content_type, hdrs, value)
@@ -160,14 +185,14 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
             self.session_id = hdrs[MCP_SESSION_ID]
         self.nursery.start_soon(self._read, stream, conn, content_type, got)
 
-    async def _read(self, stream: trio.SocketStream, conn: h11.Connection, content_type: str, got: Exchange) -> None:
+    async def _read(self, stream: trio.abc.Stream, conn: h11.Connection, content_type: str, got: Exchange) -> None:
         decoder = SSEDecoder()
         body = b""
         try:
             while True:
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
-                    conn.receive_data(await stream.receive_some(_READ))
+                    conn.receive_data(bytes(await stream.receive_some(_READ)))
                 elif isinstance(event, h11.Data):
                     chunk = bytes(event.data)
                     if content_type == "text/event-stream":
@@ -217,8 +242,8 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
             with trio.move_on_after(2) as scope:
                 scope.shield = True
                 try:
-                    got, _ = await exchange(self.url, "DELETE", self.headers())
+                    got, _ = await exchange(self.url, "DELETE", self.headers(), ssl_context=self.ssl_context)
                     self.exchanges.append(got)
-                except OSError:
+                except (OSError, HTTPTransportError):
                     pass
         self._inbox_send.close()

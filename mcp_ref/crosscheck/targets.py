@@ -6,6 +6,7 @@ battery is a new connection (for stdio, a new process).
 """
 
 import shlex
+import ssl
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -38,6 +39,8 @@ class StdioTarget:
 class HttpTarget:
     url: str
     headers: Mapping[str, str] = attrs.Factory(dict)
+    #: for an https:// URL: the trust (None: the system's trust store)
+    ssl_context: ssl.SSLContext | None = None
 
     def describe(self) -> str:
         return self.url
@@ -80,8 +83,8 @@ async def connect(
     from urllib.parse import urlsplit
 
     parts = urlsplit(target.url)
-    if parts.scheme != "http" or not parts.hostname:
-        raise TargetUnreachable(f"{target.url!r}: only http:// URLs are supported")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetUnreachable(f"{target.url!r}: only http:// and https:// URLs are supported")
     try:
         from ..basic.transports.http_client import open_http_channel
     except ImportError as e:
@@ -93,7 +96,7 @@ async def connect(
 
         try:
             async with trio.open_nursery() as nursery:
-                raw_channel = RawHttpChannel(target.url, nursery, target.headers)
+                raw_channel = RawHttpChannel(target.url, nursery, target.headers, target.ssl_context)
                 try:
                     yield ObservedChannel(raw_channel, observer, Direction.TO_SERVER, recorder=recorder)
                 finally:
@@ -106,5 +109,7 @@ async def connect(
             raise
         return
     options: dict[str, Any] = {"headers": dict(target.headers), "connect_timeout": 10.0}
+    if target.ssl_context is not None:
+        options["ssl_context"] = target.ssl_context
     async with open_http_channel(target.url, **options) as http:
         yield ObservedChannel(http, observer, Direction.TO_SERVER, recorder=recorder)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,6 +28,7 @@ import trio
 from .. import schema as model
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
+from ..basic.transports._nursery import block_nursery
 from ..basic.utilities.tasks import related_task_id, related_task_meta
 from ..client.elicitation import ElicitationGuard, ElicitationHandler
 from ..client.roots import RootsProvider
@@ -383,6 +384,21 @@ def _capabilities(
 
 
 @asynccontextmanager
+async def _owned_task_manager() -> AsyncIterator[TaskManager]:
+    """A :class:`TaskManager` in a nursery of its own, cancelled when the block ends."""
+    from .tasks import TaskManager
+
+    async with block_nursery() as (nursery, body):
+        try:
+            yield TaskManager(nursery)
+        except BaseException as exc:
+            body.exc = exc
+            raise
+        finally:
+            nursery.cancel_scope.cancel(reason="the session ended")
+
+
+@asynccontextmanager
 async def open_session(
     channel: trio.abc.Channel[bytes],
     *,
@@ -401,7 +417,7 @@ async def open_session(
     on_resource_updated: Callable[[str], Awaitable[None]] | None = None,
     on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
     on_task_status: Callable[[TaskStatusNotificationParams], Awaitable[None]] | None = None,
-    tasks: TaskManager | None = None,
+    tasks: TaskManager | bool | None = None,
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
@@ -422,86 +438,100 @@ async def open_session(
     session: the block is cancelled and the callback's exception is raised
     from the ``async with``, once and as itself (nothing is logged and
     dropped; catch inside the callback what should not end the session).
+
+    ``tasks=True`` lets the server make our sampling and elicitation
+    answers tasks (basic/utilities/tasks; declared in ``capabilities.tasks``
+    for the handlers given): they run in a nursery the session owns, and
+    those still running are cancelled when the block ends. A
+    :class:`~mcp_ref.session.tasks.TaskManager` of your own (its nursery,
+    ``store=``, ``config=``) can be given instead, to share it or keep its
+    tasks beyond the session.
     """
-    callbacks = {
-        "sampling": sampling,
-        "elicitation": elicitation,
-        "on_log": on_log,
-        "on_list_changed": on_list_changed,
-        "on_resource_updated": on_resource_updated,
-        "on_elicitation_complete": on_elicitation_complete,
-        "on_task_status": on_task_status,
-    }
-    for what, callback in callbacks.items():
-        if callback is not None:
-            check_async(what, callback)
-    roots_provider = roots if isinstance(roots, RootsProvider) or roots is None else RootsProvider(roots)
-    sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context) if sampling else None
-    unknown_modes = set(elicitation_modes) - {"form", "url"}
-    if unknown_modes:
-        raise ValueError(f"unknown elicitation modes {sorted(unknown_modes)}")
-    elicitation_guard = (
-        ElicitationGuard(elicitation, form="form" in elicitation_modes, url="url" in elicitation_modes)
-        if elicitation
-        else None
-    )
-    table: dict[str, RequestHandler] = {}
-    if roots_provider is not None:
-        table["roots/list"] = roots_provider.handle
-    if sampling_guard is not None:
-        table["sampling/createMessage"] = _task_aware(sampling_guard, tasks)
-    if elicitation_guard is not None:
-        table["elicitation/create"] = _task_aware(elicitation_guard, tasks)
-    if tasks is not None:
-        table.update(tasks.handlers())
-    table.update(handlers or {})
-    notes = _notification_table(
-        on_log, on_list_changed, on_resource_updated, on_elicitation_complete, elicitation_guard
-    )
-    if on_task_status is not None:
-        status_cb = on_task_status
+    async with AsyncExitStack() as stack:
+        manager: TaskManager | None = None
+        if tasks is True:  # a task manager in a nursery of the session's own
+            manager = await stack.enter_async_context(_owned_task_manager())
+        elif tasks is not None and tasks is not False:
+            manager = tasks
+        callbacks = {
+            "sampling": sampling,
+            "elicitation": elicitation,
+            "on_log": on_log,
+            "on_list_changed": on_list_changed,
+            "on_resource_updated": on_resource_updated,
+            "on_elicitation_complete": on_elicitation_complete,
+            "on_task_status": on_task_status,
+        }
+        for what, callback in callbacks.items():
+            if callback is not None:
+                check_async(what, callback)
+        roots_provider = roots if isinstance(roots, RootsProvider) or roots is None else RootsProvider(roots)
+        sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context) if sampling else None
+        unknown_modes = set(elicitation_modes) - {"form", "url"}
+        if unknown_modes:
+            raise ValueError(f"unknown elicitation modes {sorted(unknown_modes)}")
+        elicitation_guard = (
+            ElicitationGuard(elicitation, form="form" in elicitation_modes, url="url" in elicitation_modes)
+            if elicitation
+            else None
+        )
+        table: dict[str, RequestHandler] = {}
+        if roots_provider is not None:
+            table["roots/list"] = roots_provider.handle
+        if sampling_guard is not None:
+            table["sampling/createMessage"] = _task_aware(sampling_guard, manager)
+        if elicitation_guard is not None:
+            table["elicitation/create"] = _task_aware(elicitation_guard, manager)
+        if manager is not None:
+            table.update(manager.handlers())
+        table.update(handlers or {})
+        notes = _notification_table(
+            on_log, on_list_changed, on_resource_updated, on_elicitation_complete, elicitation_guard
+        )
+        if on_task_status is not None:
+            status_cb = on_task_status
 
-        async def on_status(session: Session, params: Any) -> None:
-            await status_cb(params)
+            async def on_status(session: Session, params: Any) -> None:
+                await status_cb(params)
 
-        # [basic/utilities/tasks#task-status-notification] optional: polling stays the way to be sure
-        notes["notifications/tasks/status"] = on_status
-    notes.update(notification_handlers or {})
-    caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
-    if tasks is not None and capabilities is None:
-        caps = attrs.evolve(
-            caps,
-            # [basic/utilities/tasks#1] tasks enabled: declared -- tasks#capabilities
-            tasks=tasks.client_capability(
-                sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
-            ),
-        )
-    conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
-    async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
-        params = InitializeRequestParams(
-            # [basic/lifecycle#8] we propose our latest version unless told otherwise -- lifecycle#version-negotiation
-            protocol_version=protocol_version or supported_versions[0],
-            capabilities=caps,
-            client_info=client_info,
-            meta=dict(initialize_meta) if initialize_meta else None,
-        )
-        # [basic/lifecycle#1, #2] initialize is the first thing we send
-        result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
-        if conn.phase is Phase.CLOSED:
-            await session.aclose("unsupported protocol version")
-            # [basic/lifecycle#12, #22, schema#9] we cannot speak the server's version: a clear
-            # error, and leaving the session scope disconnects -- lifecycle#version-negotiation
-            raise UnsupportedProtocolVersion(result.protocol_version, supported_versions)
-        # [basic/lifecycle#4] tell the server we are ready
-        await session.notify("notifications/initialized")
-        session.initialized.set()
-        yield ClientSession(
-            session,
-            result,
-            roots=roots_provider,
-            elicitation=elicitation_guard,
-            validate_tool_results=validate_tool_results,
-        )
+            # [basic/utilities/tasks#task-status-notification] optional: polling stays the way to be sure
+            notes["notifications/tasks/status"] = on_status
+        notes.update(notification_handlers or {})
+        caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
+        if manager is not None and capabilities is None:
+            caps = attrs.evolve(
+                caps,
+                # [basic/utilities/tasks#1] tasks enabled: declared -- tasks#capabilities
+                tasks=manager.client_capability(
+                    sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
+                ),
+            )
+        conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
+        async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
+            params = InitializeRequestParams(
+                # [basic/lifecycle#8] we propose our latest unless told otherwise -- lifecycle#version-negotiation
+                protocol_version=protocol_version or supported_versions[0],
+                capabilities=caps,
+                client_info=client_info,
+                meta=dict(initialize_meta) if initialize_meta else None,
+            )
+            # [basic/lifecycle#1, #2] initialize is the first thing we send
+            result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
+            if conn.phase is Phase.CLOSED:
+                await session.aclose("unsupported protocol version")
+                # [basic/lifecycle#12, #22, schema#9] we cannot speak the server's version: a clear
+                # error, and leaving the session scope disconnects -- lifecycle#version-negotiation
+                raise UnsupportedProtocolVersion(result.protocol_version, supported_versions)
+            # [basic/lifecycle#4] tell the server we are ready
+            await session.notify("notifications/initialized")
+            session.initialized.set()
+            yield ClientSession(
+                session,
+                result,
+                roots=roots_provider,
+                elicitation=elicitation_guard,
+                validate_tool_results=validate_tool_results,
+            )
 
 
 def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:

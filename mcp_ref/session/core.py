@@ -45,6 +45,7 @@ from ..errors import (
     ConnectionClosed,
     DecodeError,
     ErrorCode,
+    HTTPTransportError,
     LocalProtocolError,
     MCPError,
     MCPRefError,
@@ -219,6 +220,13 @@ _TIMED_OUT = _TimedOut()
 @attrs.frozen
 class _Cancelled:
     reason: str | None
+
+
+@attrs.frozen
+class _Failed:
+    """Put in a request's inbox when the transport failed it (:meth:`Session._exchange_failed`)."""
+
+    error: HTTPTransportError
 
 
 @attrs.frozen(kw_only=True)
@@ -998,6 +1006,8 @@ class Session:
             raise ConnectionClosed(item.reason)
         if type(item) is _Cancelled:
             raise RequestCancelled(method, item.reason)
+        if type(item) is _Failed:
+            raise item.error.with_traceback(None)  # (raised here, not where the transport met it)
         raise AssertionError(f"unexpected inbox item {item!r}")
 
     async def _abandon(self, rid: RequestId, reason: str, related: RequestId | None = None) -> str | None:
@@ -1129,6 +1139,11 @@ class Session:
                 except MessageTooLarge as e:
                     self._too_large(e)
                     continue
+                except HTTPTransportError as e:
+                    if e.request_id is None:
+                        raise  # (a transport fails a request this way; anything else is its bug)
+                    self._exchange_failed(e)
+                    continue
                 except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
                     reason = f"transport closed: {e!r}"
                     break
@@ -1200,6 +1215,20 @@ class Session:
         # [basic/index#10] the error carries the request's id when its first bytes showed it, else none
         reply = self.connection.error_reply(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
         self._reply_soon(reply)
+
+    def _exchange_failed(self, e: HTTPTransportError) -> None:
+        """The transport could not carry our request ``e.request_id`` or bring its answer
+        (Streamable HTTP: an error status, no connection): the request fails with ``e``."""
+        rid = e.request_id
+        assert rid is not None
+        waiter = self._waiters.get(rid)
+        if self.connection.outgoing(rid) is None or waiter is None:
+            log.debug("request %r failed after it was given up: %s", rid, e)
+            return
+        # no answer will come: the engine forgets the id (a late answer is ignored), and
+        # no cancellation is sent for it (the caller gets the error, not a timeout)
+        self.connection.abandon(rid)
+        waiter.put(_Failed(e))
 
     async def _let_handlers_finish(self, grace: float) -> None:
         """The peer's input ended, our output may still be open: give running handlers ``grace`` seconds."""

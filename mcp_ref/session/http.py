@@ -8,7 +8,7 @@ re-exported here.
 """
 
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -25,6 +25,7 @@ from ..basic.transports.oauth_client import (
     open_loopback_callback,
     print_url,
 )
+from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import ConnectionClosed
 from .client import ClientSession, open_session
 
@@ -54,16 +55,32 @@ async def open_http_client(
     *,
     ssl_context: ssl.SSLContext | None = None,
     auth: HttpAuth | None = None,
-    http_options: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    connect_timeout: float = 30.0,
+    max_reconnects: int = 5,
+    default_retry_ms: int = 1000,
+    max_idle_connections: int = 4,
+    legacy_fallback: bool = False,
+    on_new_session: Callable[[str, str | None], None] | None = None,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    max_inbox: int = 100,
+    max_inbox_bytes: int = 16 * 1024 * 1024,
     **session_options: Any,
 ) -> AsyncIterator[ClientSession]:
     """An initialised MCP client session over Streamable HTTP.
 
     ``https://`` URLs use TLS: the system's trust store, or ``ssl_context``
-    (a private CA, a client certificate). ``http_options`` go to
-    :class:`HttpClientChannel` (headers, timeouts, reconnection,
-    ``legacy_fallback=True`` to talk to servers of the 2024-11-05 HTTP+SSE
-    transport too); the rest to :func:`mcp_ref.session.open_session`.
+    (a private CA, a client certificate). The HTTP keywords are those of
+    :class:`HttpClientChannel`: ``headers`` sent with every request,
+    ``connect_timeout`` (seconds), ``max_reconnects`` of a broken SSE
+    stream (waiting the server's retry delay, else ``default_retry_ms``),
+    ``max_idle_connections`` kept for reuse, ``legacy_fallback=True`` to
+    talk to servers of the 2024-11-05 HTTP+SSE transport too,
+    ``on_new_session(old_id, new_id)`` after the server expired the session
+    and a new one was initialised, and the limits on what is taken from the
+    server (``max_message_size`` bytes a message, ``max_inbox`` messages or
+    ``max_inbox_bytes`` not yet read by the session). The other keywords go
+    to :func:`mcp_ref.session.open_session`.
 
     ``auth`` (an :class:`OAuthClient`) authorizes the session
     (basic/authorization): a 401 from the server starts discovery and the
@@ -77,23 +94,42 @@ async def open_http_client(
     :class:`~mcp_ref.errors.AuthorizationError` naming the step that
     failed, both :class:`~mcp_ref.errors.HTTPTransportError`) is what this
     raises, not the session's :class:`ConnectionClosed` it caused.
+
+    A request whose HTTP exchange fails raises
+    :class:`~mcp_ref.errors.HTTPTransportError` from its call, with the
+    HTTP ``status`` (None when the server could not be reached) and the
+    ``url``, and the session goes on: these are not JSON-RPC answers, so
+    they are never an :class:`~mcp_ref.errors.MCPError` (a JSON-RPC error
+    in the body of an error status is the exception's ``__cause__``). The
+    initialize request failing this way is raised from the ``async with``.
     """
     if not isinstance(url, str):
         # the natural slip: passing what nursery.start(serve_http, ...) returned
         hint = " (use its .url)" if isinstance(url, HttpServerInfo) else ""
         raise TypeError(f"open_http_client() takes the endpoint URL as a str, not {type(url).__name__}{hint}")
-    options = dict(http_options or {})
-    if ssl_context is not None:
-        options["ssl_context"] = ssl_context
-    if auth is not None:
-        options["auth"] = auth
-        if session_options.get("initialize_timeout") is None:
-            session_options["initialize_timeout"] = 60.0 + auth.flow_timeout
-    async with open_http_channel(url, **options) as channel:
+    if auth is not None and session_options.get("initialize_timeout") is None:
+        session_options["initialize_timeout"] = 60.0 + auth.flow_timeout
+    channel_context = open_http_channel(
+        url,
+        ssl_context=ssl_context,
+        auth=auth,
+        headers=headers,
+        connect_timeout=connect_timeout,
+        max_reconnects=max_reconnects,
+        default_retry_ms=default_retry_ms,
+        max_idle_connections=max_idle_connections,
+        legacy_fallback=legacy_fallback,
+        on_new_session=on_new_session,
+        max_message_size=max_message_size,
+        max_inbox=max_inbox,
+        max_inbox_bytes=max_inbox_bytes,
+    )
+    async with channel_context as channel:
         try:
             async with open_session(channel, **session_options) as client:
                 yield client
         except ConnectionClosed as e:
             if channel.failure is not None:
-                raise channel.failure from e
+                # (its own cause kept: the user's handler's error, the HTTP failure ...)
+                raise channel.failure from (channel.failure.__cause__ or e)
             raise

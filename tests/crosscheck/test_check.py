@@ -75,7 +75,8 @@ def test_text_report_and_progress_lines(capsys: pytest.CaptureFixture[str]) -> N
         (["check", "--header", "nocolon", "http://127.0.0.1:9/mcp"], "expected 'Name: value'"),
         (["check", "--slow-tool", "slow {bad json", "--", "x"], "not JSON"),
         (["check", "--timeout", "0", "--", "x"], "--timeout must be positive"),
-        (["check", "--oauth", "--", "x"], "--oauth and --client-credentials apply to a URL target only"),
+        (["check", "--oauth", "--", "x"], "--oauth, --client-credentials and --cafile apply to a URL target only"),
+        (["check", "--cafile", "ca.pem", "http://127.0.0.1:9/mcp"], "--cafile applies to an https:// URL only"),
         (["check", "--client-credentials", "id-only", "http://127.0.0.1:9/mcp"], "expected ID:SECRET"),
         (["check", "--oauth-scope", "mcp", "http://127.0.0.1:9/mcp"], "go with --oauth"),
     ],
@@ -124,6 +125,39 @@ def test_a_bad_config_file_is_refused_saying_why(text: str, problem: str, tmp_pa
     assert problem in str(caught.value)
 
 
+async def test_a_failed_http_exchange_is_judged_as_the_answer_it_carried() -> None:
+    """Over Streamable HTTP an error status fails the request with HTTPTransportError: the raw
+    probes see the JSON-RPC error of its body (or -32603 saying what failed), as an answer."""
+    from mcp_ref.crosscheck.battery import RawSession
+    from mcp_ref.errors import HTTPTransportError, MCPError
+
+    class Failing:
+        def __init__(self, error: HTTPTransportError) -> None:
+            self.error = error
+
+        async def receive(self) -> bytes:
+            raise self.error
+
+    with_body = HTTPTransportError("http://x/mcp answered HTTP 400: [-32600] bad", status=400, request_id=7)
+    with_body.__cause__ = MCPError(-32600, "bad", {"why": "no session"})
+    raw = RawSession(Failing(with_body), timeout=1)  # type: ignore[arg-type]
+    assert await raw.receive(1) == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32600, "message": "bad", "data": {"why": "no session"}},
+    }
+    bare = HTTPTransportError("http://x/mcp answered HTTP 502: <html>", status=502, request_id="a")
+    raw = RawSession(Failing(bare), timeout=1)  # type: ignore[arg-type]
+    assert await raw.receive(1) == {
+        "jsonrpc": "2.0",
+        "id": "a",
+        "error": {"code": -32603, "message": "http://x/mcp answered HTTP 502: <html>"},
+    }
+    raw = RawSession(Failing(HTTPTransportError("not a request's")), timeout=1)  # type: ignore[arg-type]
+    with pytest.raises(HTTPTransportError):
+        await raw.receive(1)
+
+
 @pytest.mark.req("basic/transports#18", "basic/transports#21", "basic/transports#39", "basic/transports#68")
 async def test_the_everything_example_over_streamable_http_comes_out_clean() -> None:
     import trio
@@ -151,3 +185,32 @@ async def test_the_everything_example_over_streamable_http_comes_out_clean() -> 
         "transport/missing-session-id",
         "transport/ended-session-404",
     }
+
+
+@pytest.mark.req("basic/transports#21")
+async def test_an_https_server_is_checked_with_the_trust_given() -> None:
+    import trio
+    import trustme
+
+    from mcp_ref.crosscheck.targets import HttpTarget, TargetUnreachable
+    from mcp_ref.examples.everything import build_server
+    from mcp_ref.session.http import serve_http
+
+    from ..basic.transports.test_https import client_context, server_context
+
+    ca = trustme.CA()
+    async with trio.open_nursery() as nursery:
+        server = build_server(nursery)
+        context = server_context(ca)
+        info = await nursery.start(lambda task_status: serve_http(server, ssl_context=context, task_status=task_status))
+        assert info.url.startswith("https://")
+        report = await check_server(HttpTarget(info.url, ssl_context=client_context(ca)), only=["transport", "ping"])
+        # the system's trust store does not know the test's CA: refused, saying so
+        with pytest.raises(TargetUnreachable) as untrusted:
+            await check_server(HttpTarget(info.url), only=["ping"])
+        await info.aclose()
+        nursery.cancel_scope.cancel()
+    assert report.findings == [], report.to_text()
+    statuses = {c.name: c.status for c in report.checks}
+    assert statuses["transport/request-answered-with-json-or-sse"] == "pass" and "fail" not in statuses.values()
+    assert "TLS handshake" in str(untrusted.value) and "CERTIFICATE_VERIFY_FAILED" in str(untrusted.value)

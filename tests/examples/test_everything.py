@@ -278,7 +278,7 @@ async def test_everything_over_streamable_http(
         monkeypatch.setattr(trio, "open_tcp_stream", connect)
         async with open_http_client(
             "http://127.0.0.1:1/mcp",
-            http_options={"max_idle_connections": 0},  # (a kept connection is checked as a socket)
+            max_idle_connections=0,  # (a kept connection is checked as a socket)
             sampling=llm,
             elicitation=user,
             roots=[Root(uri="file:///work", name="work")],

@@ -99,7 +99,7 @@ async def test_the_demo_protects_everything_with_the_example_authorization_serve
             except (MCPError, HTTPTransportError, ExceptionGroup) as refused:
                 assert "401" in repr(refused)
             token = await token_from(issuer, url)
-            async with open_http_client(url, http_options={"headers": {"authorization": f"Bearer {token}"}}) as client:
+            async with open_http_client(url, headers={"authorization": f"Bearer {token}"}) as client:
                 result: Any = await client.call_tool("echo", {"text": "with a token"})
                 assert result.content[0].text == "with a token"
     finally:

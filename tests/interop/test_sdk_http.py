@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from mcp_ref.basic.transports.http_server import serve_http
-from mcp_ref.errors import MCPError
+from mcp_ref.errors import HTTPTransportError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
@@ -101,7 +101,7 @@ async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
     async with sdk_server("--sse") as port:
         url = f"http://127.0.0.1:{port}/sse"
         with trio.fail_after(20):
-            async with open_http_client(url, http_options={"legacy_fallback": True}) as client:
+            async with open_http_client(url, legacy_fallback=True) as client:
                 channel = client.session.channel
                 assert channel.legacy_endpoint.startswith(f"http://127.0.0.1:{port}/messages/?session_id=")  # type: ignore[attr-defined]
                 assert client.server_info.name == "sdk-echo"
@@ -110,6 +110,7 @@ async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
                 result = await client.call_tool("echo", {"text": "over the old transport"})
                 assert result.content == [TextContent(text="over the old transport")]
             # without the opt-in, the refused initialize is the end
-            with pytest.raises(MCPError, match="HTTP 405"):
+            with pytest.raises(HTTPTransportError, match="HTTP 405") as refused:
                 async with open_http_client(url):
                     pass
+            assert refused.value.status == 405

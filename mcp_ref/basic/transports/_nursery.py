@@ -22,10 +22,15 @@ class _Body:
 @asynccontextmanager
 async def block_nursery() -> AsyncIterator[tuple[trio.Nursery, _Body]]:
     body = _Body()
+    single: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
             yield nursery, body
     except BaseExceptionGroup as group:
-        if body.exc is not None and len(group.exceptions) == 1 and group.exceptions[0] is body.exc:
-            raise body.exc from None
-        raise
+        if body.exc is None or len(group.exceptions) != 1 or group.exceptions[0] is not body.exc:
+            raise
+        single = body.exc
+    if single is not None:
+        # raised outside the except clause: its own __cause__ and __context__ stay as they were
+        # (the group it came in is no context worth showing)
+        raise single

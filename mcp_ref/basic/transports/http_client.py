@@ -41,6 +41,7 @@ a step-up that fails fails that request only.
 import json
 import logging
 import math
+import os
 import select
 import ssl
 from collections import deque
@@ -52,7 +53,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 import h11
 import trio
 
-from ...errors import AuthorizationError, ConnectionClosed, ErrorCode, HTTPTransportError, MessageTooLarge, TLSError
+from ...errors import AuthorizationError, ConnectionClosed, HTTPTransportError, MCPError, MessageTooLarge, TLSError
 from ._nursery import block_nursery
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE, too_large
 from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
@@ -119,12 +120,13 @@ class _Inbox:
     messages or ``max_bytes`` bytes waits until the session has read (so the answers
     and streams it reads from wait too, and TCP tells the server to slow down).
     A message always fits in an empty inbox. Holds a :class:`MessageTooLarge` where a
-    message was dropped, raised in its turn by :meth:`get`."""
+    message was dropped, and an :class:`HTTPTransportError` where a request's exchange
+    failed, raised in its turn by :meth:`get`."""
 
     def __init__(self, max_messages: int, max_bytes: int) -> None:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
-        self._items: deque[bytes | MessageTooLarge] = deque()
+        self._items: deque[bytes | MessageTooLarge | HTTPTransportError] = deque()
         self._bytes = 0
         self.closed = False
         self._room = trio.lowlevel.ParkingLot()  # deliverers waiting for room
@@ -133,7 +135,7 @@ class _Inbox:
     def _full(self, size: int) -> bool:
         return bool(self._items) and (len(self._items) >= self.max_messages or self._bytes + size > self.max_bytes)
 
-    async def put(self, item: bytes | MessageTooLarge) -> None:
+    async def put(self, item: bytes | MessageTooLarge | HTTPTransportError) -> None:
         """Add ``item`` once there is room (dropped if the inbox is closed meanwhile).
 
         With room, the item is added before the schedule point (as a trio memory
@@ -164,9 +166,9 @@ class _Inbox:
         if isinstance(item, bytes):
             self._bytes -= len(item)
         self._room.unpark_all()
-        if isinstance(item, MessageTooLarge):
-            raise item
-        return item
+        if isinstance(item, bytes):
+            return item
+        raise item
 
     def close(self) -> None:
         self.closed = True
@@ -649,8 +651,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         except BaseException as e:
             if not request_ids:
                 self._unanswered.release()
-            if isinstance(e, OSError | h11.ProtocolError):
-                raise trio.BrokenResourceError(f"POST to {self.url} failed: {e!r}") from e
+            if isinstance(e, TLSError):
+                raise trio.BrokenResourceError(str(e)) from e  # (the channel has ended with it)
+            if isinstance(e, OSError | h11.ProtocolError | trio.TooSlowError):
+                # the server could not be reached (refused, reset, no connection in time): the
+                # request fails, with the channel still usable once the server is back
+                failure = self._unreachable(e, "the request could not be sent")
+                if is_init:
+                    self._ready.set()
+                self.nursery.start_soon(self._fail_requests, request_ids, failure)
+                return
             raise
         if request_ids:
             self.nursery.start_soon(self._consume, sent, value, request_ids, is_init, session_id)
@@ -694,7 +704,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 raise _RestartFailed(f"the endpoint {endpoint!r} is on another origin")
         except (_RestartFailed, trio.TooSlowError, *_FAILURES) as e:
             log.warning("%s: neither Streamable HTTP nor the 2024-11-05 HTTP+SSE transport: %s", self.url, e)
-            await self._answer_failed(request_ids, 0, f"no MCP server at {self.url}: {e}".encode())
+            failure = HTTPTransportError(f"no MCP server at {self.url}: {e}", url=self.url)
+            failure.__cause__ = e
+            await self._fail_requests(request_ids, failure)
             self._ready.set()
             return
         self.legacy_endpoint = endpoint
@@ -704,7 +716,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         try:
             sent = await self._write("POST", _ACCEPT_BOTH, init)
         except (*_FAILURES, trio.TooSlowError) as e:
-            await self._answer_failed(request_ids, 0, str(e).encode())
+            await self._fail_requests(request_ids, self._unreachable(e))
             self._ready.set()
             return
         await self._consume(sent, init, request_ids, False, None)
@@ -833,7 +845,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
 
     def _fail(self, reason: str) -> None:
         self.close_reason = reason
-        log.warning("HTTP session ended: %s", reason)
+        # (info, not warning: the reason is raised to the caller, from open_http_client or as
+        # ConnectionClosed; logging it too printed it twice through logging's last resort)
+        log.info("HTTP session ended: %s", reason)
         self._inbox.close()
 
     # -- answers ---------------------------------------------------------------------------------
@@ -922,12 +936,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             if self.failure is e:
                 return  # the channel ended with it: the session sees its end, open_http_client raises it
             # a step-up that failed: this request fails, the session goes on
-            log.warning("%s", e)
-            await self._answer_failed(request_ids, 0, str(e).encode())
+            await self._fail_requests(request_ids, e)
             return
         except (*_FAILURES, trio.TooSlowError) as e:
-            log.warning("POST to %s failed: %r", self.url, e)
-            await self._answer_failed(request_ids, 0, str(e).encode())
+            await self._fail_requests(request_ids, self._unreachable(e))
             if is_init:
                 self._ready.set()
             return
@@ -947,14 +959,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     # [basic/transports#21] a request is answered with JSON or SSE: nothing will
                     # come for it, so it fails now rather than at its timeout (one we cancelled
                     # meanwhile takes no notice)
-                    await self._answer_failed(
-                        request_ids, 202, b"the server accepted the request but will not answer it"
+                    failure = HTTPTransportError(
+                        f"{self.url} answered HTTP 202: it accepted the request but will not answer it",
+                        status=202,
+                        url=self.url,
                     )
+                    await self._fail_requests(request_ids, failure)
                 return
             if 300 <= response.status < 400:
                 redirect = redirect_error(response.status, response.headers.get("location"), self.url)
-                log.warning("%s", redirect)
-                await self._answer_failed(request_ids, 0, str(redirect).encode())
+                await self._fail_requests(request_ids, redirect)
                 if is_init:
                     self._ready.set()
                 return
@@ -963,7 +977,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     body = await response.read(_MAX_ERROR_BODY)
                 except _BodyTooLarge as e:
                     body = e.head  # (not a JSON-RPC error body: quoted as text)
-                await self._answer_failed(request_ids, response.status, body)
+                await self._fail_requests(request_ids, self._status_error(response.status, body))
                 if is_init:
                     self._ready.set()
                 return
@@ -980,28 +994,74 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             if response.content_type == "text/event-stream":
                 await self._read_sse(response, {json.dumps(i) for i in request_ids})
                 return
-            await self._answer_failed(
-                request_ids, response.status, b"unexpected content type " + response.content_type.encode()
+            failure = HTTPTransportError(
+                f"{self.url} answered HTTP {response.status} with content type {response.content_type!r}, "
+                "neither JSON nor an SSE stream",
+                status=response.status,
+                url=self.url,
             )
+            await self._fail_requests(request_ids, failure)
         except _FAILURES as e:
-            log.warning("reading the answer to a POST failed: %r", e)
-            await self._answer_failed(request_ids, 0, str(e).encode())
+            await self._fail_requests(request_ids, self._unreachable(e, "the answer could not be read"))
         finally:
             await response.aclose()
 
-    async def _answer_failed(self, request_ids: list[Any], status: int, body: bytes) -> None:
-        """The HTTP exchange failed: answer each request with the server's JSON-RPC error, or -32603
-        (``status`` 0: there was no HTTP answer, ``body`` says what happened)."""
+    def _unreachable(self, e: BaseException, what: str = "no answer") -> HTTPTransportError:
+        """An exchange that met ``e`` (refused, reset, timed out, garbled) instead of an answer."""
+        if isinstance(e, HTTPTransportError):
+            return e
+        if isinstance(e, trio.TooSlowError):
+            problem = f"no connection within {self.connect_timeout:g} s"
+        else:
+            problem = str(e) or type(e).__name__
+            # trio's "all attempts to connect ... failed" holds the reasons in its cause
+            reasons = e.__cause__.exceptions if isinstance(e.__cause__, BaseExceptionGroup) else ()
+            strerrors = sorted({os.strerror(r.errno) for r in reasons if isinstance(r, OSError) and r.errno})
+            if strerrors:
+                problem += f": {', '.join(strerrors)}"
+        error = HTTPTransportError(f"{self.url}: {what} ({problem})", url=self.url)
+        error.__cause__ = e
+        return error
+
+    def _status_error(self, status: int, body: bytes) -> HTTPTransportError:
+        """The error for an answer of HTTP ``status`` (4xx, 5xx) with ``body``: the server's
+        JSON-RPC error, when the body holds one, is its ``__cause__`` and its text."""
         text = body[:200].decode("utf-8", "replace")
-        error = {"code": ErrorCode.INTERNAL_ERROR, "message": f"HTTP {status}: {text}" if status else text}
+        cause = None
         try:
             parsed = json.loads(body)
-            if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
-                error = parsed["error"]
         except ValueError:
-            pass
+            parsed = None
+        problem = parsed.get("error") if isinstance(parsed, dict) else None
+        if isinstance(problem, dict) and isinstance(problem.get("code"), int):
+            cause = MCPError(problem["code"], str(problem.get("message", "")), problem.get("data"))
+            text = str(cause)
+        if status == 401 and self.auth is None:
+            text += " (the server requires authorization: pass auth=OAuthClient(...), or a token in headers=)"
+        error = HTTPTransportError(f"{self.url} answered HTTP {status}: {text}", status=status, url=self.url)
+        error.__cause__ = cause
+        return error
+
+    async def _fail_requests(self, request_ids: list[Any], error: HTTPTransportError) -> None:
+        """The HTTP exchange of these requests failed: each fails with ``error`` (with its
+        ``request_id``), and the session goes on. The members of a batch get one each."""
+        if not request_ids:
+            # a notification or a response: nobody waits for it, so it is said here
+            log.warning("a message to the server was lost: %s", error)
+            return
+        log.debug("request(s) %r failed: %s", request_ids, error)
+        if self._ended:
+            return
         for rid in request_ids:
-            await self._deliver({"jsonrpc": "2.0", "id": rid, "error": error})
+            if len(request_ids) > 1:
+                one = HTTPTransportError(
+                    error.message, status=error.status, url=error.url, location=error.location, request_id=rid
+                )
+                one.__cause__ = error
+                await self._inbox.put(one)
+            else:
+                error.request_id = rid
+                await self._inbox.put(error)
 
     async def _events(self, response: _Response, decoder: SSEDecoder) -> AsyncIterator[SSEEvent]:
         """The events of an SSE answer until its stream ends, cleanly or not.
@@ -1057,10 +1117,10 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # [basic/transports#25, #27, #52] the stream ended before our answer: after the
             # server's retry delay, resume it where it broke off
             if decoder.last_event_id is None or failures >= self.max_reconnects:
-                why = "the SSE stream ended before the response"
+                why = f"{self.url}: the SSE stream ended before the response"
                 if failures:
                     why += f" and could not be resumed ({failures} attempts; {failure})"
-                await self._answer_failed([json.loads(k) for k in pending], 0, why.encode())
+                await self._fail_requests([json.loads(k) for k in pending], HTTPTransportError(why, url=self.url))
                 return
             await trio.sleep(retry_ms / 1000)
             if not pending or self._closed:
@@ -1075,9 +1135,13 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 continue
             if response.status != 200 or response.content_type != "text/event-stream":
                 await response.aclose()
-                await self._answer_failed(
-                    [json.loads(k) for k in pending], response.status, b"could not resume the stream"
+                refused = HTTPTransportError(
+                    f"{self.url} answered HTTP {response.status} {response.content_type} to resuming "
+                    "the SSE stream of the response",
+                    status=response.status,
+                    url=self.url,
                 )
+                await self._fail_requests([json.loads(k) for k in pending], refused)
                 return
             # resumed: a server that polls by closing its stream (SEP-1699) is not failing
             failures = 0

@@ -160,7 +160,7 @@ class _Stream:
         # (one place more than the limit: the end of the connection always fits)
         send, recv = trio.open_memory_channel[bytes | None](config.max_buffered_events + 1)
         self.push(None)
-        self.listener = _Listener(send, recv, config.max_buffered_bytes)
+        self.listener = _Listener(send, recv, config.max_buffered_events, config.max_buffered_bytes)
         return self.listener
 
     def detach(self, listener: "_Listener") -> None:
@@ -179,6 +179,7 @@ class _Stream:
             self.drop(listener)
             return
         else:
+            listener.events += 1
             listener.queued += len(item)
         listener.send.send_nowait(item)
 
@@ -194,9 +195,13 @@ class _Stream:
 class _Listener:
     send: trio.MemorySendChannel[bytes | None]
     recv: trio.MemoryReceiveChannel[bytes | None]
+    #: events the connection may fall behind (``send`` has one place more, for the end)
+    max_events: int
     #: bytes the connection may fall behind
     max_bytes: int
-    #: bytes of the events waiting in ``send`` for the connection to write them
+    #: events, and their bytes, waiting in ``send`` for the connection to write them
+    #: (counted here: the channel's statistics() builds an object on every look)
+    events: int = 0
     queued: int = 0
     #: cancelled when the client falls too far behind
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
@@ -205,12 +210,12 @@ class _Listener:
 
     def full(self) -> bool:
         """Whether the connection is as far behind as it may be (the last place is for its end)."""
-        stats = self.send.statistics()
-        return stats.current_buffer_used >= stats.max_buffer_size - 1 or self.queued >= self.max_bytes
+        return self.events >= self.max_events or self.queued >= self.max_bytes
 
     def took(self, event: bytes | None) -> None:
         """The connection took ``event`` to write it: room for the next."""
         if event is not None:
+            self.events -= 1
             self.queued -= len(event)
         self.room.set()
 
@@ -1198,7 +1203,7 @@ class _HttpServer:
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         session = self._session_for(req)
         session.scope.cancel(reason="session deleted by the client")
-        # [basic/transports#63, #64] the client ends the session (allowed: never a 405): its
+        # [basic/transports#63] the client ends the session (we never refuse with a 405): its
         # requests are cancelled, its streams end -- transports#session-management
         await session.aclose()
         self.sessions.pop(session.id, None)

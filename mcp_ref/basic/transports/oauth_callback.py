@@ -15,8 +15,9 @@ import h11
 import trio
 
 from ..authorization.client import AuthorizationDenied, AuthorizationResponse, parse_authorization_response
+from ._nursery import block_nursery
 
-__all__ = ["print_url", "open_in_browser", "LoopbackCallback", "open_loopback_callback"]
+__all__ = ["print_url", "open_in_browser", "LoopbackCallback", "CallbackListenError", "open_loopback_callback"]
 
 log = logging.getLogger("mcp_ref.oauth")
 
@@ -32,6 +33,10 @@ async def open_in_browser(url: str) -> None:
 
     await print_url(url)
     await trio.to_thread.run_sync(webbrowser.open, url)
+
+
+class CallbackListenError(OSError):
+    """:func:`open_loopback_callback` could not listen (the port is in use ...); ``errno`` as the OS said."""
 
 
 _PAGE = (
@@ -110,13 +115,22 @@ async def open_loopback_callback(
     """
     if host not in ("127.0.0.1", "::1", "localhost"):
         raise ValueError(f"the callback listener is for loopback addresses only, not {host!r}")
-    async with trio.open_nursery() as nursery:
+    try:
         listeners = await trio.open_tcp_listeners(port, host=host)
-        bound = listeners[0].socket.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        callback = LoopbackCallback(f"http://{shown}:{bound}{path}", path)
+    except OSError as e:
+        # one clear error naming the port, before any nursery can wrap it in a group
+        raise CallbackListenError(e.errno, f"cannot listen on {host} port {port}: {e.strerror or e}") from e
+    bound = listeners[0].socket.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    callback = LoopbackCallback(f"http://{shown}:{bound}{path}", path)
+    async with block_nursery() as (nursery, body):
         nursery.start_soon(trio.serve_listeners, callback._serve, listeners)
         try:
             yield callback
+        except BaseException as e:
+            # the caller's own exception (an AuthorizationError ...) comes out as itself, not
+            # wrapped in an ExceptionGroup by this listener's nursery
+            body.exc = e
+            raise
         finally:
             nursery.cancel_scope.cancel()

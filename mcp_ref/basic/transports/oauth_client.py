@@ -284,6 +284,8 @@ class OAuthClient:
         self._step_ups: Counter[frozenset[str]] = Counter()
         #: the scope the last authorization asked for (what a token without ``scope`` was granted)
         self._requested_scope: str | None = None
+        #: whether the last well-known URL tried answered at all (see _candidate)
+        self._answered = False
 
     # -- what the HTTP channel calls -------------------------------------------------------------------
 
@@ -409,12 +411,13 @@ class OAuthClient:
         else:
             candidates = protected_resource_metadata_urls(self.server_url)
         problems: list[str] = []
+        deadline = trio.current_time() + self.timeout
         for url in candidates:
             if urlsplit(self.server_url).scheme == "https":
                 # the document names the authorization server the user will log in at: read it
                 # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
                 self._require_secure(url, step)
-            response = await self._candidate(url, step, problems)
+            response = await self._candidate(url, step, problems, deadline)
             if response is None:
                 continue
             prm = self._document(response, step, ProtectedResourceMetadata.from_json)
@@ -441,10 +444,15 @@ class OAuthClient:
         step = "authorization-server-metadata"
         assert prm.authorization_servers
         problems: list[str] = []
+        # one deadline for every well-known URL (not ``timeout`` for each: a slow server would
+        # take a multiple of it to give up on)
+        deadline = trio.current_time() + self.timeout
         for issuer in prm.authorization_servers:
             self._require_secure(issuer, step)
+            answered = False
             for url, oidc in authorization_server_metadata_urls(issuer):
-                response = await self._candidate(url, step, problems)
+                response = await self._candidate(url, step, problems, deadline)
+                answered = answered or self._answered
                 if response is None:
                     continue
                 meta: AuthorizationServerMetadata = self._document(
@@ -461,7 +469,10 @@ class OAuthClient:
                     )
                 self._check_endpoints(meta, step)
                 return meta
-            problems.append(f"{issuer}: no metadata at any well-known URL")
+            if answered:
+                problems.append(f"{issuer}: no metadata at any well-known URL")
+            else:
+                problems.append(f"{issuer} is unreachable")
         raise AuthorizationError(step, "; ".join(problems), url=prm.authorization_servers[0])
 
     async def _legacy_server_metadata(self) -> AuthorizationServerMetadata:
@@ -507,17 +518,25 @@ class OAuthClient:
 
     # -- exchanges ------------------------------------------------------------------------------------------
 
-    async def _candidate(self, url: str, step: str, problems: list[str]) -> HttpAnswer | None:
+    async def _candidate(self, url: str, step: str, problems: list[str], deadline: float) -> HttpAnswer | None:
         """A well-known URL's answer when it is a document (200); None to try the next URL.
 
         Not found (404, 405, 410) is no problem; anything else that went
         wrong is added to ``problems``, reported if no URL gives a document.
+        ``deadline`` (trio's clock) bounds all the candidates of one step;
+        ``self._answered`` says whether this one answered at all.
         """
+        self._answered = False
+        remaining = deadline - trio.current_time()
+        if remaining <= 0:
+            problems.append(f"{url}: not tried (no time left of the {self.timeout:g} s for this step)")
+            return None
         try:
-            response = await self._get(url, step)
+            response = await self._exchange("GET", url, step, timeout=min(self.timeout, remaining))
         except AuthorizationError as e:
             problems.append(e.problem)
             return None
+        self._answered = True
         if response.status == 200:
             return response
         if response.status not in (404, 405, 410):
@@ -536,6 +555,7 @@ class OAuthClient:
         form: Mapping[str, str] | None = None,
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
     ) -> HttpAnswer:
         """One exchange with a metadata or authorization server, bounded in time and size, never
         redirected; failures are AuthorizationError(step)."""
@@ -547,7 +567,7 @@ class OAuthClient:
                 form=form,
                 json_body=json_body,
                 ssl_context=self.ssl_context if urlsplit(url).scheme == "https" else None,
-                timeout=self.timeout,
+                timeout=self.timeout if timeout is None else timeout,
                 max_body=self.max_document_size,
             )
         except HTTPTransportError as e:
@@ -567,8 +587,29 @@ class OAuthClient:
         """POST a token request; the response, or AuthorizationError with the server's OAuth error."""
         response = await self._exchange("POST", request.url, step, form=request.form, headers=request.headers)
         if response.status != 200:
-            raise self._oauth_error(response, step)
+            error = self._oauth_error(response, step)
+            if error.error == "invalid_client" and self._registered_dynamically():
+                # the authorization server forgot the client it registered (restarted, expired it):
+                # dropped, so the next authorization registers again rather than sending the user
+                # to authorize with a client id that no longer exists
+                assert self.client is not None
+                stale = self.client.client_id
+                log.info("%s no longer knows client %s: it will be registered again", request.url, stale)
+                self.client = None
+                await self._store()
+            raise error
         return self._document(response, step, TokenResponse.from_json)
+
+    def _registered_dynamically(self) -> bool:
+        """Whether the client id in use came from Dynamic Client Registration (never pre-registered
+        credentials, an extension grant's client, or a Client ID Metadata Document)."""
+        client = self.client
+        return (
+            self.grant is None
+            and client is not None
+            and (self.client_information is None or client.client_id != self.client_information.client_id)
+            and client.client_id != self.client_id_metadata_url
+        )
 
     @staticmethod
     def _oauth_error(response: HttpAnswer, step: str) -> AuthorizationError:
@@ -716,9 +757,9 @@ class OAuthClient:
         step = "authorization"
         try:
             with trio.fail_after(self.authorization_timeout):
-                await self.redirect_handler(url)
+                await self._users(self.redirect_handler, url)
                 while True:
-                    response = await self.callback_handler()
+                    response = await self._users(self.callback_handler)
                     if response.state == state or response.state is None:
                         break
                     # [basic/authorization#91] a redirect for another request (or forged): discarded
@@ -743,6 +784,17 @@ class OAuthClient:
             "token",
         )
         return await self._token_endpoint(request, "token")
+
+    @staticmethod
+    async def _users(handler: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Call the user's redirect or callback handler: what it raises is the authorization step failing."""
+        try:
+            return await handler(*args)
+        except AuthorizationError:
+            raise
+        except Exception as e:
+            name = getattr(handler, "__qualname__", None) or type(handler).__name__
+            raise AuthorizationError("authorization", f"the handler {name} raised {type(e).__name__}: {e}") from e
 
     async def _client_for(self, server: AuthorizationServerMetadata) -> ClientInformation:
         """[basic/authorization#26] a client id at ``server``: pre-registered, stored, CIMD, or registered now."""

@@ -2,7 +2,7 @@
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -14,7 +14,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.streamable_http import encode_sse
-from mcp_ref.errors import MCPError, MessageTooLarge, RequestTimeout
+from mcp_ref.errors import HTTPTransportError, MCPError, MessageTooLarge, RequestTimeout
 from mcp_ref.schema.roots import Root
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
@@ -244,8 +244,7 @@ async def test_a_server_polling_by_closing_its_stream_is_followed() -> None:
             await channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
         return "polled"
 
-    options = {"max_reconnects": 1}
-    async with http_server(server, retry_ms=5) as info, open_http_client(info.url, http_options=options) as client:
+    async with http_server(server, retry_ms=5) as info, open_http_client(info.url, max_reconnects=1) as client:
         with trio.fail_after(10):
             result = await client.call_tool("poll", timeout=10)
         assert result.content[0].text == "polled"  # type: ignore[union-attr]
@@ -281,9 +280,83 @@ async def test_a_request_answered_with_202_fails_at_once() -> None:
 
     async with tcp_server(handle) as port:
         async with open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
-            with trio.fail_after(10), pytest.raises(MCPError) as failed:
+            with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("echo", {"text": "hi"}, timeout=60)
-            assert failed.value.message == "HTTP 202: the server accepted the request but will not answer it"
+            assert failed.value.status == 202
+            assert failed.value.url == f"http://127.0.0.1:{port}/mcp"
+            assert "it accepted the request but will not answer it" in str(failed.value)
+            with trio.fail_after(10), pytest.raises(HTTPTransportError):  # (the session goes on)
+                await client.ping()
+
+
+def answering(answers: dict[str, tuple[int, str, bytes]]) -> Callable[[trio.SocketStream], Awaitable[None]]:
+    """A raw server: initialize succeeds, a notification gets 202, a GET 405, and a request
+    of a method in ``answers`` gets that (status, content type, body); other requests an
+    empty result."""
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        async with stream:
+            request = await read_request(stream, conn)
+            assert request is not None
+            message = json.loads(request[1]) if request[0].method == b"POST" else {}
+            status, content_type, payload = (405 if request[0].method == b"GET" else 202), "", b""
+            if message.get("method") == "initialize":
+                result = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "x", "version": "1"},
+                }
+                status, content_type = 200, "application/json"
+                payload = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            elif message.get("method") in answers:
+                status, content_type, payload = answers[message["method"]]
+            elif "id" in message:
+                status, content_type = 200, "application/json"
+                payload = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode()
+            headers = [("content-length", str(len(payload))), ("mcp-session-id", "s1")]
+            headers += [("content-type", content_type)] if content_type else []
+            out = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+            out += conn.send(h11.Data(data=payload)) if payload else b""
+            out += conn.send(h11.EndOfMessage()) or b""
+            await stream.send_all(out)
+
+    return handle
+
+
+async def test_an_error_status_is_a_transport_error_carrying_it() -> None:
+    """An HTTP error status is not a JSON-RPC answer: the call raises HTTPTransportError with
+    the status (a JSON-RPC error in the body is its cause), and the session goes on."""
+    rpc_error = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "overloaded"}})
+    answers = {
+        "tools/call": (503, "application/json", rpc_error.encode()),
+        "tools/list": (500, "text/html", b"<h1>Internal Server Error</h1>"),
+    }
+    async with tcp_server(answering(answers)) as port, open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
+        url = f"http://127.0.0.1:{port}/mcp"
+        with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
+            await client.call_tool("echo", {"text": "hi"})
+        assert (failed.value.status, failed.value.url) == (503, url)
+        assert isinstance(failed.value.__cause__, MCPError) and failed.value.__cause__.code == -32001
+        assert str(failed.value) == f"{url} answered HTTP 503: [-32001] overloaded"
+        with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
+            await client.list_tools()
+        assert failed.value.status == 500 and failed.value.__cause__ is None
+        assert str(failed.value) == f"{url} answered HTTP 500: <h1>Internal Server Error</h1>"
+        await client.ping(timeout=10)  # the session goes on
+
+
+async def test_a_server_that_cannot_be_reached_is_a_transport_error() -> None:
+    with trio.socket.socket() as sock:  # a port nobody listens on
+        await sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
+        async with open_http_client(url):
+            pytest.fail("the session must not open")
+    assert (failed.value.status, failed.value.url) == (None, url)
+    assert str(failed.value).startswith(f"{url}: the request could not be sent (")
+    assert "refused" in str(failed.value).lower()
 
 
 # -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
@@ -307,8 +380,8 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
             await stream.send_all(out)
 
     async with tcp_server(handle) as port:
-        with trio.fail_after(10), pytest.raises(MCPError, match="another origin"):
-            async with open_http_client(f"http://127.0.0.1:{port}/sse", http_options={"legacy_fallback": True}):
+        with trio.fail_after(10), pytest.raises(HTTPTransportError, match="another origin"):
+            async with open_http_client(f"http://127.0.0.1:{port}/sse", legacy_fallback=True):
                 pass
     assert requests == [("POST", "/sse"), ("GET", "/sse")]
 
@@ -338,7 +411,7 @@ async def test_messages_reach_the_session_as_the_server_wrote_them() -> None:
                 assert await channel.receive() == answer
 
 
-@pytest.mark.req("basic/transports#63", "basic/transports#64")
+@pytest.mark.req("basic/transports#63")
 async def test_the_client_deletes_its_session_on_close() -> None:
     from .test_streamable_http import ACCEPT_BOTH, raw
 
@@ -361,10 +434,9 @@ async def test_an_answer_over_the_clients_limit_fails_its_call_and_the_session_g
     async def big(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         return "b" * int(arguments["size"])
 
-    options = {"max_message_size": 2000}
     async with (
         http_server(server, json_response=json_response) as info,
-        open_http_client(info.url, http_options=options) as client,
+        open_http_client(info.url, max_message_size=2000) as client,
     ):
         with pytest.raises(MessageTooLarge) as dropped:
             await client.call_tool("big", {"size": 5000}, timeout=10)
@@ -391,7 +463,7 @@ async def test_a_notification_over_the_limit_is_dropped_and_the_rest_arrives() -
 
     async with (
         http_server(server) as info,
-        open_http_client(info.url, on_log=on_log, http_options={"max_message_size": 2000}) as client,
+        open_http_client(info.url, on_log=on_log, max_message_size=2000) as client,
     ):
         await client.set_logging_level("info")
         assert (await client.call_tool("announce", timeout=10)).content[0].text == "said"  # type: ignore[union-attr]

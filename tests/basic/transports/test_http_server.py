@@ -12,7 +12,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
-from mcp_ref.errors import MCPError
+from mcp_ref.errors import HTTPTransportError
 from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
@@ -464,8 +464,9 @@ async def test_unrelated_messages_wait_for_a_get_stream_in_a_bounded_queue(
 
 @pytest.mark.req("basic/transports#9", "basic/transports#10")
 async def test_allowed_hosts_and_origins_on_a_live_server(autojump_clock: Any) -> None:
-    options = {"allowed_hosts": ["mcp.example"], "allowed_origins": ["https://app.example"]}
-    async with memory_http(check_server(), **options) as mem:
+    async with memory_http(
+        check_server(), allowed_hosts=["mcp.example"], allowed_origins=["https://app.example"]
+    ) as mem:
 
         async def status(headers: dict[str, str]) -> int:
             async with mem.connection() as client:
@@ -493,8 +494,7 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
 
     async with memory_http(server, retry_ms=5000) as mem:
         monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
-        http_options = {"max_idle_connections": 0, "default_retry_ms": 1}
-        async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
+        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0, default_retry_ms=1) as client:
             start = trio.current_time()
             result = await client.call_tool("come_back", timeout=60)
             assert result.content[0].text == "later"  # type: ignore[union-attr]
@@ -530,7 +530,7 @@ async def test_the_stream_of_a_cancelled_call_is_not_polled_for_ever(
 
         monkeypatch.setitem(mem.http._handlers, "GET", counting_get)
         monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
-        async with open_http_client("http://127.0.0.1:1/mcp", http_options={"max_idle_connections": 0}) as client:
+        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0) as client:
             with trio.move_on_after(1):
                 await client.call_tool("slow", timeout=60)
             await trio.sleep(60)
@@ -564,15 +564,16 @@ async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
             return mem.connection()
 
         monkeypatch.setattr(trio, "open_tcp_stream", connect)
-        http_options = {"max_idle_connections": 0, "max_reconnects": 2}
-        async with open_http_client("http://127.0.0.1:1/mcp", http_options=http_options) as client:
-            with pytest.raises(MCPError) as failed:
+        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0, max_reconnects=2) as client:
+            with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("go_away", timeout=60)
-            assert failed.value.code == -32603
-            assert failed.value.message == (
-                "the SSE stream ended before the response and could not be resumed (2 attempts; connection refused)"
+            assert failed.value.status is None  # (there was no answer)
+            assert str(failed.value) == (
+                "http://127.0.0.1:1/mcp: the SSE stream ended before the response and could not be resumed "
+                "(2 attempts; connection refused)"
             )
             gone = False
+            await client.ping(timeout=60)  # (the session went on)
 
 
 @pytest.mark.req("basic/transports#21")

@@ -6,6 +6,7 @@ AuthorizationError and what never went on the wire.
 """
 
 import json
+import logging
 import os
 import stat
 from pathlib import Path
@@ -19,6 +20,7 @@ from mcp_ref.basic.authorization.client import AuthorizationResponse
 from mcp_ref.basic.authorization.metadata import ClientInformation
 from mcp_ref.basic.authorization.tokens import GRANT_JWT_BEARER, TOKEN_TYPE_ID_JAG, Tokens
 from mcp_ref.basic.transports.http_fetch import http_exchange
+from mcp_ref.basic.transports.oauth_callback import CallbackListenError
 from mcp_ref.basic.transports.oauth_client import (
     ClientCredentials,
     FileTokenStorage,
@@ -27,7 +29,7 @@ from mcp_ref.basic.transports.oauth_client import (
     StoredAuthorization,
     open_loopback_callback,
 )
-from mcp_ref.errors import AuthorizationError, HTTPTransportError, MCPError
+from mcp_ref.errors import AuthorizationError, HTTPTransportError
 from mcp_ref.session.http import open_http_client
 
 from .oauth_world import REDIRECT_URI, Answer, FakeAuthServer, Recorded, World, world
@@ -186,10 +188,12 @@ async def test_step_up_is_bounded() -> None:
         w.auth_server.withheld_scopes = {"mcp:admin"}
         async with open_http_client(w.mcp.url, auth=oauth(w, max_step_up=2)) as client:
             await echo(client)
-            with pytest.raises(MCPError, match="403"):
+            with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("reset", {})
-            with pytest.raises(MCPError, match="403"):
+            assert failed.value.status == 403
+            with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("reset", {})  # no further attempts for the same scope
+            assert failed.value.status == 403
             assert await echo(client, "alive") == "alive"
         assert len(requests_to(w, "GET", "/authorize")) == 1 + 2
 
@@ -661,3 +665,161 @@ async def test_resource_metadata_of_an_https_server_is_read_over_https() -> None
             "https://mcp.example/mcp", 401, 'Bearer resource_metadata="http://mcp.example/.well-known/x"', None
         )
     assert raised.value.step == "resource-metadata"
+
+
+# -- failures the user meets (issue 19's trial) -----------------------------------------------------
+
+
+async def _html_token_endpoint(server: FakeAuthServer, request: Recorded) -> Answer:
+    return (502, {"content-type": "text/html"}, b"<html>bad gateway</html>") if request.path == "/token" else None
+
+
+async def test_a_failure_inside_the_loopback_callback_block_is_one_authorization_error() -> None:
+    """The README's shape (open_http_client inside open_loopback_callback): the caller's
+    ``except AuthorizationError`` sees the error itself, not an ExceptionGroup from the listener."""
+    async with world() as w:
+        w.auth_server.override = _html_token_endpoint
+        with pytest.raises(AuthorizationError, match="502") as raised:
+            async with open_loopback_callback():
+                async with open_http_client(w.mcp.url, auth=oauth(w)):
+                    pytest.fail("the session must not open")
+        assert raised.value.step == "token"
+
+
+async def test_the_loopback_callback_on_a_port_in_use_is_one_clear_error() -> None:
+    async with open_loopback_callback() as taken:
+        port = urlsplit(taken.redirect_uri).port
+        assert port is not None
+        with pytest.raises(CallbackListenError, match=f"cannot listen on 127.0.0.1 port {port}") as raised:
+            async with open_loopback_callback(port=port):
+                pytest.fail("a second listener on the same port")
+        assert isinstance(raised.value, OSError) and raised.value.errno is not None
+
+
+async def test_a_redirect_handler_that_raises_fails_the_authorization_step() -> None:
+    async def broken_browser(url: str) -> None:
+        raise OSError("no browser here")
+
+    async with world() as w:
+        auth = oauth(w)
+        auth.redirect_handler = broken_browser
+        with pytest.raises(AuthorizationError, match="broken_browser raised OSError: no browser here") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization"
+        assert isinstance(raised.value.__cause__, OSError)
+        assert requests_to(w, "POST", "/token") == []
+
+
+async def test_a_forgotten_dynamic_registration_is_registered_again(autojump_clock: Any) -> None:
+    """The authorization server restarted and forgot the client it registered (and its tokens):
+    the refresh fails with invalid_client, the stored client is dropped and a new one registered,
+    instead of sending the user to authorize with a client id that no longer exists."""
+    async with world() as w:
+        storage = InMemoryTokenStorage()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+        w.auth_server.clients.clear()
+        w.auth_server.access.clear()
+        w.auth_server.refresh.clear()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            assert await echo(client, "again") == "again"
+        first, second = requests_to(w, "POST", "/register")
+        assert len(requests_to(w, "GET", "/authorize")) == 2
+        assert [r.form["grant_type"] for r in requests_to(w, "POST", "/token")] == [
+            "authorization_code",
+            "refresh_token",
+            "authorization_code",
+        ]
+
+
+async def test_pre_registered_credentials_are_never_dropped_on_invalid_client() -> None:
+    async with world() as w:
+        w.auth_server.clients["pre"] = {"client_id": "pre", "client_secret": "s", "redirect_uris": [REDIRECT_URI]}
+        pre = ClientInformation(client_id="pre", client_secret="s")
+        storage = InMemoryTokenStorage()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage, client_information=pre)) as client:
+            await echo(client)
+        w.auth_server.clients.clear()
+        w.auth_server.access.clear()
+        w.auth_server.refresh.clear()
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage, client_information=pre)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization"  # the authorization server refuses the unknown client
+        assert requests_to(w, "POST", "/register") == []
+
+
+async def test_discovery_has_one_deadline_for_all_well_known_urls(autojump_clock: Any) -> None:
+    """A slow authorization server: giving up takes ``timeout`` in all, not ``timeout`` for each
+    of the well-known URLs it has (RFC 8414 and OpenID Connect)."""
+    async with world() as w:
+
+        async def slow(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path.startswith("/.well-known/"):
+                await trio.sleep_forever()
+            return None
+
+        w.auth_server.override = slow
+        start = trio.current_time()
+        with pytest.raises(AuthorizationError, match="within 5 s") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata"
+        assert trio.current_time() - start < 5 + 1  # (two URLs at 5 s each took 10 s)
+
+
+async def test_an_authorization_server_that_is_down_is_called_unreachable() -> None:
+    with trio.socket.socket() as probe:
+        await probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"  # (closed below: nothing listens there)
+    async with world() as w:
+
+        async def resource_metadata(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path == "/prm":
+                document = {"resource": w.mcp.url, "authorization_servers": [dead]}
+                return 200, {"content-type": "application/json"}, json.dumps(document).encode()
+            return None
+
+        w.auth_server.override = resource_metadata
+        auth = oauth(w)
+        _point_challenge_at(auth, w.auth_server.url + "/prm")
+        with pytest.raises(AuthorizationError, match=f"{dead} is unreachable") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization-server-metadata"
+        assert "no metadata at any well-known URL" not in str(raised.value)
+
+
+@pytest.mark.req("basic/authorization#69")
+async def test_a_failed_step_up_is_an_authorization_error_and_the_session_goes_on() -> None:
+    """The authorization server refuses the step-up (invalid_scope): that call raises the
+    AuthorizationError naming the step, not an MCPError, and the session survives."""
+    async with world(tool_scopes={"reset": ["mcp:admin"]}) as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+            w.auth_server.redirect_extra = {"error": "invalid_scope", "error_description": "not for you"}
+            with pytest.raises(AuthorizationError, match="invalid_scope") as raised:
+                await client.call_tool("reset", {})
+            assert raised.value.step == "authorization" and raised.value.error == "invalid_scope"
+            w.auth_server.redirect_extra = {}
+            assert await echo(client, "alive") == "alive"
+
+
+async def test_a_protected_server_without_auth_says_how_to_authorize() -> None:
+    async with world() as w:
+        with pytest.raises(HTTPTransportError, match=r"auth=OAuthClient\(\.\.\.\)") as raised:
+            async with open_http_client(w.mcp.url):
+                pytest.fail("the session must not open")
+        assert raised.value.status == 401
+
+
+async def test_a_failure_that_is_raised_is_not_also_logged_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Raised to the caller and printed by logging's last-resort handler (no logging set up)
+    would say the same thing twice."""
+    async with world() as w:
+        w.auth_server.override = _html_token_endpoint
+        with pytest.raises(AuthorizationError):
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

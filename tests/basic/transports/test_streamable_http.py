@@ -397,7 +397,6 @@ async def test_post_rules() -> None:
     "basic/transports#20",
     "basic/transports#60",
     "basic/transports#61",
-    "basic/transports#64",
     "basic/transports#11",
     "basic/transports#12",
     "basic/transports#16",
@@ -852,8 +851,10 @@ async def test_transport_check_over_http(json_response: bool) -> None:
 @pytest.mark.req("basic/transports#62", "basic/transports#61")
 async def test_a_404_starts_a_new_session_and_the_request_goes_through() -> None:
     seen: list[tuple[str, str | None]] = []
-    options = {"on_new_session": lambda old, new: seen.append((old, new))}
-    async with http_server(check_server()) as info, open_http_client(info.url, http_options=options) as client:
+    async with (
+        http_server(check_server()) as info,
+        open_http_client(info.url, on_new_session=lambda old, new: seen.append((old, new))) as client,
+    ):
         await client.ping()
         channel = client.session.channel
         old = channel.session_id  # type: ignore[attr-defined]
@@ -875,10 +876,9 @@ async def test_a_404_starts_a_new_session_and_the_request_goes_through() -> None
 @pytest.mark.req("basic/transports#62")
 async def test_the_get_stream_meeting_a_404_starts_one_new_session() -> None:
     restarted = trio.Event()
-    options = {"on_new_session": lambda old, new: restarted.set()}
     async with (
         http_server(check_server(), retry_ms=10) as info,
-        open_http_client(info.url, http_options=options) as client,
+        open_http_client(info.url, on_new_session=lambda old, new: restarted.set()) as client,
     ):
         await client.ping()
         channel = client.session.channel

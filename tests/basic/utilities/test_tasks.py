@@ -689,6 +689,49 @@ async def test_server_sends_task_augmented_sampling_to_the_client(autojump_clock
     assert outcome[1] == CreateMessageResult(role="assistant", model="m", content=TextContent(text="hello"))
 
 
+@pytest.mark.req("basic/utilities/tasks#1", "basic/utilities/tasks#2")
+async def test_one_switch_enables_client_side_tasks_in_the_sessions_nursery(autojump_clock: trio.abc.Clock) -> None:
+    """tasks=True: no nursery or TaskManager of the user's; a task still running when the
+    block ends is cancelled with the session, and nothing is left running."""
+    server = Server("requestor")
+    statuses: list[str] = []
+    llm_cancelled = trio.Event()
+
+    @server.tool()
+    async def delegate(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text="hi"))], max_tokens=5
+        )
+        handle = await ctx.request_task("sampling/createMessage", params, ttl=30_000)
+        statuses.append(handle.status)
+        if arguments.get("wait"):
+            result: CreateMessageResult = await handle.wait()
+            return result.content.text  # type: ignore[union-attr]
+        return "started"
+
+    calls = 0
+
+    async def llm(ctx: Any, params: Any) -> CreateMessageResult:
+        nonlocal calls
+        calls += 1
+        try:
+            await trio.sleep(5 if calls == 1 else 20)  # (the second outlives the session)
+        except trio.Cancelled:
+            llm_cancelled.set()
+            raise
+        return CreateMessageResult(role="assistant", model="m", content=TextContent(text="hello"))
+
+    async with client_of(server, sampling=llm, tasks=True) as client:
+        caps = client.session.connection.capabilities.tasks
+        assert caps.requests.sampling.create_message == {}
+        assert (await client.call_tool("delegate", {"wait": True}, timeout=100)).text == "hello"
+        assert (await client.call_tool("delegate", {}, timeout=100)).text == "started"
+        await trio.testing.wait_all_tasks_blocked()
+        assert not llm_cancelled.is_set()  # (the second task is running in the session's nursery)
+    assert statuses == ["working", "working"]
+    assert llm_cancelled.is_set()  # cancelled as the session ended
+
+
 @pytest.mark.req("basic/utilities/tasks#50", "basic/utilities/tasks#51")
 async def test_task_id_param_decides_not_related_task_meta(autojump_clock: trio.abc.Clock) -> None:
     from mcp_ref.schema.tasks import GetTaskRequestParams
@@ -831,7 +874,8 @@ async def test_a_long_poll_interval_is_respected_as_given(autojump_clock: trio.a
             polled = time_polls(server)
             start = trio.current_time()
             handle = await client.call_tool_as_task("slow", ttl=600_000)
-            await handle.wait()
+            await handle.wait()  # the default bounds: this guards against a default clamp
             # the task took 3 s, but the receiver asked for a poll every 90 s: not sooner
+            # (with the old 30 s upper bound the second poll came at 30 s)
             assert [t - start for t in polled] == [0, 90]
         nursery.cancel_scope.cancel()

@@ -255,7 +255,8 @@ async def test_wait_keeps_the_peers_poll_interval_within_bounds(
             await handle.wait(**({"poll_interval_bounds": bounds} if bounds else {}))
             assert trio.current_time() - start == pytest.approx(elapsed)
             # 0 ms: every 0.1 s (the floor), not a busy loop; 10**9 ms with a caller's upper
-            # bound of 30 s: every 30 s; none: the 1 s default
+            # bound of 30 s: every 30 s; none: the 1 s default. A long interval with the
+            # DEFAULT bounds: test_tasks.py::test_a_long_poll_interval_is_respected_as_given
             assert len([m for m in rec.received if m.get("method") == "tasks/get"]) == polls
             with pytest.raises(ValueError):
                 await handle.wait(poll_interval_bounds=(0, 1))
