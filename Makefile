@@ -21,6 +21,7 @@ help:
 	@echo "make soak           the everything server over HTTP for 1M messages, its RSS checked flat (SOAK=\"--messages 100000\")"
 	@echo "make conformance    the official MCP conformance suite (needs npm)"
 	@echo "make mutate         break each line citing a utilities/lifecycle/transports id; its tests must notice"
+	@echo "                    (make mutate ID=basic/lifecycle#18: that id only; ID=\"a b\" for several)"
 	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
 	@echo "make clean          remove .venv and caches"
 
@@ -77,11 +78,12 @@ bench: $(STAMP)
 soak: $(STAMP)
 	$(PY) bench/soak.py $(SOAK)
 
-# Mutation testing of the requirement citations (tools/manifest.py mutate); MUTATE=... adds options.
+# Mutation testing of the requirement citations (tools/manifest.py mutate); MUTATE=... adds options,
+# ID=... names the ids to mutate instead of the chapters.
 MUTATE_CHAPTERS := --chapter basic/utilities --chapter basic/lifecycle --chapter basic/transports
 
 mutate: $(STAMP)
-	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) $(MUTATE)
+	$(PY) tools/manifest.py mutate $(if $(ID),$(ID),$(MUTATE_CHAPTERS)) $(MUTATE)
 
 # CI runs this right after make test (hence no baseline run), on its own 2 cores
 mutate-sample: $(STAMP)

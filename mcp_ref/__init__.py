@@ -7,7 +7,8 @@ The data model (``Tool``, ``TextContent``, ``CallToolRequestParams``, ...)
 is in :mod:`mcp_ref.schema`.
 """
 
-from typing import TYPE_CHECKING
+# imported under a private name: dir(mcp_ref) lists the public API and the subpackages only
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from .basic.transports.memory import memory_channel_pair
@@ -51,7 +52,7 @@ from .session.core import PendingRequest
 from .session.tasks import TaskCancelled, TaskConfig, TaskFailed, TaskHandle, TaskManager
 from .testing import memory_session_pair
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
     from .basic.authorization.metadata import ClientInformation
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
         ClientCredentials,
         CrossAppAccess,
         FileTokenStorage,
+        HttpClientChannel,
+        HttpConfig,
         InMemoryTokenStorage,
         OAuthClient,
         open_http_client,
@@ -92,6 +95,8 @@ __all__ = [
     "ErrorCode",
     "FileTokenStorage",
     "HTTPTransportError",
+    "HttpClientChannel",
+    "HttpConfig",
     "InMemoryTokenStorage",
     "InvalidToolResult",
     "LocalProtocolError",
@@ -151,6 +156,9 @@ _HTTP_NAMES = (
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "open_loopback_callback",
+    # serve_http(server, config=HttpConfig(...)) and open_http_client(url, **HttpClientChannel options)
+    "HttpConfig",
+    "HttpClientChannel",
 )
 
 

@@ -534,6 +534,8 @@ class Connection:
         check_progress(progress, total, req.last_progress)
         if req.progress_token is None:
             return None
+        # [basic/utilities/progress#3, #5, #6] the request's token, the value, an optional total and
+        # message (floats allowed) -- progress#progress-flow
         params = ProgressNotificationParams(
             progress_token=req.progress_token, progress=progress, total=total, message=message
         )
@@ -846,7 +848,7 @@ class Connection:
             )
         cap = lc.REQUEST_CAPABILITY.get(method)
         if cap is not None and not self.we_have(*cap):
-            # [basic/lifecycle#14] an undeclared capability is an unknown method for us
+            # [basic/lifecycle#14, client/roots#4] an undeclared capability is an unknown method for us (-32601)
             return self._reject(
                 rid,
                 ErrorCode.METHOD_NOT_FOUND,
@@ -908,8 +910,13 @@ class Connection:
             if method == "notifications/cancelled":
                 self.stats["cancel:malformed"] += 1
                 rid = (raw.params or {}).get("requestId")
-                # [basic/utilities/cancellation#10] malformed cancellations are ignored
-                return [CancellationIgnored(rid, None, f"malformed: {e}", **_rule("basic/utilities/cancellation#1"))]
+                # the event names what the sender broke: with no usable requestId it references
+                # no request of ours (cancellation#1, as "no requestId" does); with one, some other
+                # field breaks the notification's schema, as for any notification with invalid params
+                names_one = isinstance(rid, str | int) and not isinstance(rid, bool)
+                broke = "basic/lifecycle#14" if names_one else "basic/utilities/cancellation#1"
+                # [basic/utilities/cancellation#10] a malformed cancellation is ignored (what we do)
+                return [CancellationIgnored(rid, None, f"malformed: {e}", **_rule(broke))]
             self.stats["notification:invalid"] += 1
             # [basic/index#13] a malformed notification is ignored, never answered -- index#notifications
             return [NotificationIgnored(method, f"invalid params: {e}", **_rule("basic/lifecycle#14"))]

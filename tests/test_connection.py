@@ -566,6 +566,14 @@ def test_invalid_cancellations_are_ignored() -> None:
     assert isinstance(ev, CancellationIgnored) and ev.why == "request already finished"
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}')
     assert isinstance(ev, CancellationIgnored) and ev.why.startswith("malformed")
+    assert ev.requirement == "basic/utilities/cancellation#1"  # it names no request of ours
+    server.receive_message(b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+    bad_reason = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":5}}'
+    (ev,) = server.receive_message(bad_reason)
+    assert isinstance(ev, CancellationIgnored) and ev.why.startswith("malformed") and ev.request_id == 2
+    assert ev.requirement == "basic/lifecycle#14"  # it names one, but breaks the notification's schema
+    req = server.incoming(2)
+    assert req is not None and req.state == "running"  # not cancelled by it
     (ev,) = server.receive_message(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}')
     assert isinstance(ev, CancellationIgnored) and ev.why == "no requestId"
 

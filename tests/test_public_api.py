@@ -36,6 +36,9 @@ HOMES = {
     # open_session on an in-process pair; the handle start_request returns
     "memory_channel_pair": "mcp_ref.basic.transports.memory",
     "PendingRequest": "mcp_ref.session.core",
+    # the settings the README's Limits table names (loaded with the http extra)
+    "HttpConfig": "mcp_ref.basic.transports.http_server",
+    "HttpClientChannel": "mcp_ref.basic.transports.http_client",
 }
 
 
@@ -43,6 +46,14 @@ HOMES = {
 def test_user_facing_names_are_exported(name: str) -> None:
     assert name in mcp_ref.__all__
     assert getattr(mcp_ref, name) is getattr(importlib.import_module(HOMES[name]), name)
+
+
+def test_dir_lists_the_public_names_and_the_subpackages_only() -> None:
+    # tab completion in a REPL shows what an application may use, not typing helpers
+    public = {n for n in dir(mcp_ref) if not n.startswith("_")}
+    assert "TYPE_CHECKING" not in public
+    extra = public - set(mcp_ref.__all__)
+    assert all(isinstance(getattr(mcp_ref, n), type(mcp_ref)) for n in extra), sorted(extra)
 
 
 def test_every_library_error_is_an_mcp_ref_error() -> None:

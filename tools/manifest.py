@@ -9,6 +9,7 @@ with our status, the symbols that realise it and a note in our own words.
                           [--structural "why no single line"] [--survivor "KEY -- why"] [--clear-survivors]
     tools/manifest.py coverage                   per-chapter table; last line is the total
     tools/manifest.py show ID                    statement, our entry, enforcing lines, citing tests
+                                                 (a short id such as cancellation#8 gets the full one suggested)
     tools/manifest.py list [--status S] [--chapter C]
     tools/manifest.py mutate [ID...] [--chapter C] [--status S] [--sample N --seed S] [--dry-run]
                              [--jobs J] [--timeout T] [--no-baseline] [--json]
@@ -29,8 +30,11 @@ repository (negate an if/while test or a boolean value, return early from a
 function, skip a block, delete a statement) and runs only the tests citing the id
 (``@pytest.mark.req``); a mutant that no test notices survives.
 
-Standard library only (mutate also needs pytest). Writes are atomic and
-serialised with a lock file. The spec is looked up in ../shared beside the
+Standard library only; ``mutate`` runs the tests, so it needs a python with pytest and
+mcp_ref's dependencies: the checkout's .venv (``make test`` creates it; ``make mutate
+ID=...`` runs one id with it). Run with another python, ``mutate`` re-runs itself under
+.venv/bin/python when there is one, and otherwise says so in one line. Writes are
+atomic and serialised with a lock file. The spec is looked up in ../shared beside the
 checkout, or in $MCP_REF_SHARED.
 """
 
@@ -811,13 +815,27 @@ class Outcome:
     output: str = ""
 
 
+def suggest(rid: str, known: Iterable[str]) -> str:
+    """For an unknown id: the full ids it may be short for (``cancellation#8``), or near ones."""
+    known = list(known)
+    matches = [k for k in known if k.endswith("/" + rid)]
+    if not matches:  # a slip of the pen, in the full id or in its last part
+        short: dict[str, list[str]] = {}
+        for k in known:
+            short.setdefault(k.rsplit("/", 1)[-1], []).append(k)
+        near = difflib.get_close_matches(rid.rsplit("/", 1)[-1], short, n=3, cutoff=0.8)
+        matches = [k for n in near for k in short[n] if rid.count("/") == 0 or k.endswith(rid.rsplit("/", 1)[0])]
+        matches = matches or difflib.get_close_matches(rid, known, n=3, cutoff=0.8)
+    return f" (did you mean {' or '.join(matches[:5])}?)" if matches else ""
+
+
 def select_ids(entries: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
     status = args.status or "implemented"
     known = {e["id"]: e for e in entries}
     if args.ids:
         unknown = [i for i in args.ids if i not in known]
         if unknown:
-            raise SystemExit(f"unknown ids: {unknown}")
+            raise SystemExit("unknown ids: " + ", ".join(i + suggest(i, known) for i in unknown))
         chosen = list(args.ids)
     else:
         chosen = [e["id"] for e in entries if e["status"] == status]
@@ -849,8 +867,16 @@ def cmd_mutate(args: argparse.Namespace) -> int:
         info: dict[str, Any] = {"id": rid, "status": "mutated", "tests": [], "notes": []}
         plan[rid] = info
         if not cites.get(rid):
-            info["status"] = "structural" if entry.get("structural") else "uncited"
-            info["notes"].append(entry.get("structural") or "no [id] citation in the code and no structural note")
+            if entry.get("structural"):
+                info["status"] = "structural"
+                info["notes"].append(entry["structural"])
+            elif entry["status"] != "implemented":
+                # nothing to break, and none expected: not a defect like an uncited implemented id
+                info["status"] = entry["status"]
+                info["notes"].append(f"not mutated: its status is {entry['status']} and no line cites it")
+            else:
+                info["status"] = "uncited"
+                info["notes"].append("no [id] citation in the code and no structural note")
             continue
         muts, notes = mutants_for(root, cites[rid])
         info["notes"].extend(notes)
@@ -859,12 +885,49 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             continue
         mutants[rid] = muts
 
+    if mutants and not args.dry_run:
+        problem = runner_problem(root)
+        if problem is not None:
+            venv = root / ".venv" / "bin" / "python"
+            if venv.exists() and not _in_venv(root) and not os.environ.get("MCP_REF_MUTATE_REEXEC"):
+                print(f"mutate: {problem}; running it again with {venv}", file=sys.stderr)
+                sys.stdout.flush()
+                os.environ["MCP_REF_MUTATE_REEXEC"] = "1"  # once: no loop if that python lacks them too
+                os.execv(venv, [str(venv), str(Path(__file__).resolve()), *args.argv])
+            print(
+                f"mutate: {problem}; run it with .venv/bin/python (make test creates it; make mutate ID=... uses it)",
+                file=sys.stderr,
+            )
+            return 2
     scratches = [] if args.dry_run or not mutants else [Scratch(root) for _ in range(max(1, args.jobs))]
     try:
         return _mutate(args, ids, plan, mutants, scratches, by_entry, log)
     finally:
         for s in scratches:
             s.close()
+
+
+def _in_venv(root: Path) -> bool:
+    return Path(sys.prefix).resolve() == (root / ".venv").resolve()
+
+
+def runner_problem(root: Path, python: str | None = None) -> str | None:
+    """Why ``python`` (this one by default) cannot run the tests of the checkout at ``root``:
+    pytest or the package (with its dependencies) does not import. None when it can."""
+    python = python or sys.executable
+    path = os.environ.get("PYTHONPATH")
+    proc = subprocess.run(
+        [python, "-c", f"import pytest, {PACKAGE}"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root) + (os.pathsep + path if path else "")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if proc.returncode == 0:
+        return None
+    lines = proc.stderr.strip().splitlines()
+    return f"{python} cannot import pytest and {PACKAGE} ({lines[-1] if lines else f'exit {proc.returncode}'})"
 
 
 def _mutate(
@@ -1009,7 +1072,11 @@ def _report(ids: list[str], plan: dict[str, dict[str, Any]], outcomes: list[Outc
                 print(f"{rid}: {info['status']} -- {'; '.join(info['notes'])}")
                 continue
             k = sum(o.result in ("killed", "timeout") for o in outs)
-            line = f"{rid}: {len(outs)} mutants, {k} killed, {len(outs) - k} not"
+            lived = [o for o in outs if o.result == "survived"]
+            erred = sum(o.result == "error" for o in outs)
+            line = f"{rid}: {len(outs)} mutants, {k} killed, {len(lived)} survived"
+            line += f" ({sum(bool(o.accepted) for o in lived)} accepted)" if lived else ""
+            line += f", {erred} errors" if erred else ""
             print(line + (f"  ({'; '.join(info['notes'])})" if info["notes"] else ""))
             for o in outs:
                 if o.result in ("survived", "error"):
@@ -1036,9 +1103,10 @@ def _report(ids: list[str], plan: dict[str, dict[str, Any]], outcomes: list[Outc
 
 def cmd_show(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve() if args.root else ROOT
-    entry = next((e for e in load(root / "spec_notes" / "requirements.toml") if e["id"] == args.id), None)
+    entries = load(root / "spec_notes" / "requirements.toml")
+    entry = next((e for e in entries if e["id"] == args.id), None)
     if entry is None:
-        print(f"unknown id {args.id}", file=sys.stderr)
+        print(f"unknown id {args.id}{suggest(args.id, (e['id'] for e in entries))}", file=sys.stderr)
         return 2
     print(args.id)
     if CATALOGUE.exists():
@@ -1118,8 +1186,22 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--root", help=argparse.SUPPRESS)
     s.set_defaults(fn=cmd_mutate)
     args = p.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # to run again under the checkout's venv
     return int(args.fn(args))
 
 
+def run_main() -> int:
+    """main(), for a command line: a reader that stops early (``show ID | head``) ends the
+    output quietly, with no BrokenPipeError traceback."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # nobody reads what is left: send it nowhere, so the flush at exit fails no more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main())

@@ -754,10 +754,15 @@ def main(argv: list[str] | None = None) -> int:
                     break
                 nursery.cancel_scope.cancel()
 
+    failure: BaseException | None = None
     try:
         trio.run(run)
-    except OSError as e:
-        print(f"cannot serve on {args.host} port {args.port}: {e.strerror or e}", file=sys.stderr)
+    except* OSError as group:
+        failure = group  # the nursery wraps it: the port is taken, or the address is not ours
+        while isinstance(failure, BaseExceptionGroup):
+            failure = failure.exceptions[0]
+    if isinstance(failure, OSError):
+        print(f"cannot serve on {args.host} port {args.port}: {failure.strerror or failure}", file=sys.stderr)
         return 1
     return 0
 

@@ -809,6 +809,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="ID:SECRET",
         help="with --auth: this server's credentials at the introspection endpoint (the auth_server default)",
     )
+    parser.add_argument(
+        "--cafile",
+        help="with --auth: trust this CA (PEM) for the authorization server's https (default: the system's)",
+    )
     parser.add_argument("--certfile", help="with --http: serve HTTPS with this certificate chain (PEM) ...")
     parser.add_argument("--keyfile", help="... and this private key")
     parser.add_argument(
@@ -840,7 +844,9 @@ def main(argv: list[str] | None = None) -> int:
         print("Streamable HTTP is not available in this build (install mcp_ref[http])", file=sys.stderr)
         return 2
 
-    auth = _protected_resource(args.auth, args.introspection_client) if args.auth else None
+    if args.cafile and not args.auth:
+        parser.error("--cafile goes with --auth")
+    auth = _protected_resource(args.auth, args.introspection_client, args.cafile) if args.auth else None
     context = None
     if args.certfile:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -878,13 +884,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _protected_resource(issuer: str, credentials: str) -> Any:
-    """The OAuth policy of ``--auth``: tokens of ``issuer`` with scope ``mcp``, checked by introspection."""
+def _protected_resource(issuer: str, credentials: str, cafile: str | None = None) -> Any:
+    """The OAuth policy of ``--auth``: tokens of ``issuer`` with scope ``mcp``, checked by introspection
+    (over https trusting ``cafile``, when given, instead of the system's CAs)."""
     from mcp_ref import IntrospectionVerifier, ProtectedResource
 
     client_id, _, secret = credentials.partition(":")
     issuer = issuer.rstrip("/")
-    verifier = IntrospectionVerifier(issuer + "/introspect", client_id, secret, issuer=issuer)
+    context = ssl.create_default_context(cafile=cafile) if cafile else None
+    verifier = IntrospectionVerifier(issuer + "/introspect", client_id, secret, issuer=issuer, ssl_context=context)
     return ProtectedResource(verifier=verifier, authorization_servers=[issuer], required_scopes=["mcp"])
 
 

@@ -342,8 +342,7 @@ class RequestContext:
     async def _send_progress(
         self, pace: ProgressPace, progress: float, total: float | None, message: str | None, now: float
     ) -> None:
-        # [basic/utilities/progress#3, #5, #6] token, value and optional total and message (floats
-        # allowed) -- progress#progress-flow
+        # the engine builds the notification (Connection.send_progress: progress#progress-flow)
         data = self.session.connection.send_progress(self.request_id, progress, total, message)
         pace.sent(progress, now, data is not None)
         if data is not None:
@@ -639,8 +638,8 @@ class PendingRequest:
 
     async def _time_out(self) -> RequestTimeout:
         timeout = self._timeout()
-        # [basic/lifecycle#18] on timeout: cancel, stop waiting, tell the caller
         why = f"timed out after {timeout.timeout:g}s ({timeout.kind} timeout)"
+        # [basic/lifecycle#18] on our timeout: cancel (saying why), stop waiting, tell the caller -- lifecycle#timeouts
         not_told = await self.session._abandon(self.id, why, self.related)
         if not_told:
             timeout = self._timeout(f"stopped waiting, no cancellation sent ({not_told})")
@@ -663,7 +662,12 @@ class PendingRequest:
             self._drop_timeout()
 
     async def _give_up(self, exc: BaseException) -> None:
+        """The wait ended other than by an answer or our own timer: the caller's cancel
+        scope (a Trio timeout such as ``fail_after``), an error, or KeyboardInterrupt."""
         if self.session.connection.outgoing(self.id) is not None:
+            # [basic/lifecycle#18] a timeout the caller set with a cancel scope cancels the request
+            # too (our own timer's has been sent by _time_out, and the request is no longer
+            # outgoing here) -- lifecycle#timeouts
             await self.session._abandon(self.id, _reason_for(exc), self.related)
         self.session._waiters.pop(self.id, None)
 
@@ -1026,6 +1030,8 @@ class Session:
             # [basic/utilities/cancellation#2, #3] never a notification for these
             return why or "the session is closed"
         data = self.connection.send_cancel(rid, reason)
+        # [basic/utilities/cancellation#8] the sender logs the reason too; at DEBUG, as the spec's
+        # "for debugging" says: our caller holds it already (RequestTimeout, RequestCancelled)
         log.debug("cancelling request %r (%s): %s", rid, out.method, reason)
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + self.config.cancel_grace
@@ -1307,7 +1313,8 @@ class Session:
                 log.warning("response to request %r arrived with nobody waiting", rid)
         elif t is CancellationReceived:
             assert isinstance(event, CancellationReceived)
-            # [basic/utilities/cancellation#8, schema#18] log the reason -- cancellation#implementation-notes
+            # [basic/utilities/cancellation#8, schema#18] log the reason; at INFO: work stops on the
+            # peer's word, and nothing else here records why -- cancellation#implementation-notes
             log.info("peer cancelled request %r: %s", event.request_id, event.reason or "(no reason given)")
             handler_scope = self._handler_scopes.get(event.request_id)
             # [schema#12] a late cancellation finds no handler: nothing to stop

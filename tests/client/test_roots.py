@@ -1,5 +1,6 @@
 """client/roots: the provider, roots/list from a server handler, list_changed."""
 
+import json
 from typing import Any
 
 import pytest
@@ -68,3 +69,25 @@ async def test_server_cannot_ask_a_client_without_roots() -> None:
     async with memory_session_pair(server) as client:
         await client.call_tool("ask")
     assert errors and "roots" in errors[0]
+
+
+@pytest.mark.req("client/roots#4")
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_client_without_roots_answers_roots_list_with_method_not_found(declared: bool) -> None:
+    """A server that ignores the capabilities and asks anyway gets -32601 (not -32603,
+    not an answer) from a client that did not declare roots; the session goes on."""
+    from mcp_ref.events import MessageRejected, RequestReceived
+    from mcp_ref.schema.lifecycle import ClientCapabilities, RootsCapability
+
+    from ..test_connection import handshake
+
+    caps = ClientCapabilities(roots=RootsCapability(list_changed=True)) if declared else None
+    client, _ = handshake(client_caps=caps)
+    (event,) = client.receive_message('{"jsonrpc": "2.0", "id": 9, "method": "roots/list"}')
+    if declared:
+        assert isinstance(event, RequestReceived) and event.method == "roots/list"
+        return
+    assert isinstance(event, MessageRejected) and event.reply is not None
+    reply = json.loads(event.reply)
+    assert reply["id"] == 9 and reply["error"]["code"] == -32601 and "roots" in reply["error"]["message"]
+    client.send_request("ping", None)  # the session survives

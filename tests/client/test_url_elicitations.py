@@ -75,8 +75,11 @@ async def test_an_edited_or_stale_url_names_nothing() -> None:
     pending = URLElicitations("https://mcp.example/connect?flow=github", ttl=60, clock=clock)
     params = pending.start(Ctx(alice()), "Connect")
     assert params.url.startswith("https://mcp.example/connect?flow=github&elicitation_id=")
+    # one character edited (to one that surely differs: a random id may already end in "x")
+    edited = params.elicitation_id[:-1] + ("y" if params.elicitation_id.endswith("x") else "x")
+    assert edited != params.elicitation_id
     with pytest.raises(LookupError):
-        pending.claim(params.elicitation_id[:-1] + "x", (ISSUER, "alice"))
+        pending.claim(edited, (ISSUER, "alice"))
     clock.now = 61
     with pytest.raises(LookupError):
         pending.claim(params.elicitation_id, (ISSUER, "alice"))

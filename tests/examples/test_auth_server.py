@@ -4,6 +4,7 @@ import base64
 import hashlib
 import json
 import secrets
+import socket
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -14,6 +15,7 @@ import trio
 from mcp_ref.basic.transports.http_fetch import http_exchange
 from mcp_ref.errors import HTTPTransportError
 from mcp_ref.examples.auth_server import AuthorizationServer, ConsentRequest, OAuthError, serve_auth_server
+from mcp_ref.examples.auth_server import main as auth_server_main
 
 from ..basic.transports.test_streamable_http import raw
 
@@ -396,3 +398,13 @@ async def authorize_over_http(issuer: str, query: str) -> str:
         await http_exchange("GET", issuer + "/authorize?" + query)
     assert redirected.value.status == 302 and redirected.value.location is not None
     return redirected.value.location
+
+
+def test_a_port_in_use_is_one_line_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert auth_server_main(["--port", str(port)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"cannot serve on 127.0.0.1 port {port}: Address already in use"

@@ -192,9 +192,7 @@ async def test_the_sdk_oauth_client_gets_into_the_everything_example_over_https(
     cert.private_key_pem.write_to_path(str(key))
     ca.cert_pem.write_to_path(str(trust))
     tls = ("--certfile", str(chain), "--keyfile", str(key))
-    # the everything server introspects at the authorization server over https with the system
-    # trust store: OpenSSL reads SSL_CERT_FILE, so it trusts this CA (and nothing else)
-    env = {"SSL_CERT_FILE": str(trust)}
+    env: dict[str, str] = {}
     as_port, mcp_port = free_port(), free_port()
     issuer, url = f"https://127.0.0.1:{as_port}", f"https://127.0.0.1:{mcp_port}/mcp"
     procs: list[trio.Process] = []
@@ -203,7 +201,8 @@ async def test_the_sdk_oauth_client_gets_into_the_everything_example_over_https(
         procs.append(
             await _start_example(
                 "mcp_ref.examples.everything",
-                *("--http", "--port", str(mcp_port), "--auth", issuer, *tls),
+                # it introspects at the authorization server over https, trusting this CA
+                *("--http", "--port", str(mcp_port), "--auth", issuer, "--cafile", str(trust), *tls),
                 env=env,
             )
         )

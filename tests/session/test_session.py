@@ -174,7 +174,34 @@ async def test_timeout_sends_cancellation_and_raises(autojump_clock: trio.abc.Cl
         assert info.value.kind == "idle" and info.value.timeout == 5
         with trio.fail_after(1):
             await seen.wait()
-        assert any(m.get("method") == "notifications/cancelled" for m in rec.received)
+        (cancel,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+        assert cancel["params"]["reason"] == "timed out after 5s (idle timeout)"  # sent by the timer's path
+
+
+@pytest.mark.req("basic/lifecycle#18")
+async def test_a_timeout_set_with_a_cancel_scope_cancels_the_request_too(autojump_clock: trio.abc.Clock) -> None:
+    # the Trio way of giving up after a while: the caller's own scope, not timeout=
+    server = make_server()
+    seen = trio.Event()
+
+    @server.tool()
+    async def hang(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.set()
+        return "x"
+
+    async with recorded_pair(server) as (client, rec):
+        with trio.move_on_after(5) as scope:
+            await client.call_tool("hang", timeout=60)
+        assert scope.cancelled_caught
+        with trio.fail_after(1):
+            await seen.wait()  # the server was told, and stopped
+        (cancel,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]
+        assert cancel["params"]["reason"] == "request abandoned by the caller"
+        assert client.session.connection.pending_outgoing == []
+        await client.ping()
 
 
 @pytest.mark.req("basic/lifecycle#20", "basic/lifecycle#21")

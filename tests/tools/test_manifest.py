@@ -2,6 +2,8 @@
 
 import ast
 import json
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -416,7 +418,9 @@ def test_an_accepted_survivor_passes(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, out = run_tool(capsys, "mutate", "x/y#2", "--root", str(root), "--timeout", "120")
     assert code == 0, out
     assert "survived (accepted: the description is cosmetic)" in out
-    assert "kill ratio 50.0 %" in out
+    # the line per id counts as the total does
+    assert "x/y#2: 2 mutants, 1 killed, 1 survived (1 accepted)" in out
+    assert "total: 1 ids, 2 mutants, 1 killed, 1 survived (1 accepted), 0 errors; kill ratio 50.0 %" in out
 
 
 def test_a_hung_mutant_is_killed_by_the_time_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -433,6 +437,60 @@ def test_a_hung_mutant_is_killed_by_the_time_limit(tmp_path: Path, capsys: pytes
     [mutant] = json.loads(out)["ids"][0]["mutants"]
     assert (mutant["op"], mutant["result"]) == ("negate", "timeout")
     assert code == 0  # a hang is a kill
+
+
+def test_an_id_not_implemented_is_not_mutated_because_of_its_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = fake_repo(tmp_path / "repo")
+    manifest = root / "spec_notes" / "requirements.toml"
+    entries = [*tool.load(manifest), {"id": "x/y#4", "status": "not-applicable", "symbols": [], "note": ""}]
+    manifest.write_text(tool.dump(entries))
+    code, out = run_tool(capsys, "mutate", "x/y#4", "--dry-run", "--root", str(root))
+    assert code == 0
+    assert "x/y#4: not-applicable, 0 tests  not mutated: its status is not-applicable and no line cites it" in out
+    assert "uncited" not in out and "structural note" not in out  # not reported like a defect
+    code, out = run_tool(capsys, "mutate", "x/y#4", "--root", str(root))
+    assert code == 0 and "ids not mutated: 1 not-applicable" in out
+
+
+def test_a_short_or_mistyped_id_gets_the_full_one_suggested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = fake_repo(tmp_path / "repo")
+    assert tool.main(["show", "y#2", "--root", str(root)]) == 2
+    assert capsys.readouterr().err == "unknown id y#2 (did you mean x/y#2?)\n"
+    assert tool.main(["show", "x/z#2", "--root", str(root)]) == 2
+    assert "did you mean x/y#2" in capsys.readouterr().err
+    assert tool.main(["show", "nothing#99", "--root", str(root)]) == 2
+    assert capsys.readouterr().err == "unknown id nothing#99\n"
+    with pytest.raises(SystemExit, match=r"unknown ids: y#1 \(did you mean x/y#1\?\)"):
+        tool.main(["mutate", "y#1", "--dry-run", "--root", str(root)])
+
+
+def test_mutate_with_a_python_that_cannot_run_the_tests_says_which_to_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = fake_repo(tmp_path / "repo")  # (no .venv in it to run again with)
+    (root / "mcp_ref" / "__init__.py").write_text("import a_dependency_not_installed  # noqa\n")
+    assert tool.main(["mutate", "x/y#1", "--root", str(root)]) == 2
+    [line] = capsys.readouterr().err.splitlines()  # one line, no traceback
+    assert "No module named 'a_dependency_not_installed'" in line
+    assert "run it with .venv/bin/python (make test creates it" in line
+    assert tool.runner_problem(ROOT) is None  # this python (the venv's) can
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    # `manifest.py list | head`: more output than a pipe holds, and the reader goes away
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tools" / "manifest.py"), "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 1
+    assert err == b""
 
 
 def test_the_scratch_copy_is_what_python_imports() -> None:

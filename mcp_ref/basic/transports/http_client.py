@@ -1160,6 +1160,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             session_id = self.session_id
             try:
                 with trio.fail_after(self.connect_timeout):
+                    # [basic/transports#38] the GET lists text/event-stream in its Accept header
                     response = await self._request("GET", "text/event-stream", extra=extra)
             except (OSError, trio.BrokenResourceError, trio.TooSlowError, h11.ProtocolError, HTTPTransportError) as e:
                 failures += 1

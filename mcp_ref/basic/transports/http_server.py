@@ -758,8 +758,12 @@ class _HttpServer:
                 raise AuthRefused(401, "invalid_token", str(e) or "the token is not valid") from None
             except Exception as e:
                 # [basic/authorization#59, #60] a token that cannot be checked is not accepted: 401,
-                # with nothing of the failure in the answer (it is logged here)
-                log.warning("access token verification failed: %r", e, exc_info=True)
+                # with nothing of the failure in the answer (it is logged here: one line when the
+                # authorization server cannot be asked, with the traceback when the verifier broke)
+                from ...errors import HTTPTransportError
+
+                operational = isinstance(e, HTTPTransportError | OSError | trio.TooSlowError)
+                log.warning("access token verification failed: %r", e, exc_info=not operational)
                 raise AuthRefused(401, "invalid_token", "the token could not be verified") from None
             # [basic/authorization#103] whatever the verifier did, audience, expiry and scopes are
             # checked here (OAuth 2.1 section 5.2) -- authorization#access-token-privilege-restriction

@@ -160,6 +160,7 @@ def request_heads(written: bytes) -> list[tuple[str, dict[str, str]]]:
     "basic/transports#16",
     "basic/transports#17",
     "basic/transports#37",
+    "basic/transports#38",
     "basic/transports#45",
     "basic/transports#58",
     "basic/transports#59",

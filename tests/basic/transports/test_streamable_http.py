@@ -776,6 +776,38 @@ async def test_a_client_may_hold_several_streams_at_once() -> None:
                     assert not [e for e in await ex.rest() if e.data] and ex.ended
 
 
+@pytest.mark.req("basic/transports#47", "basic/transports#30", "basic/transports#41")
+async def test_with_two_streams_open_each_message_goes_on_exactly_one() -> None:
+    server = Server("one stream each")
+
+    @server.tool()
+    async def work(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1, 2, "half")  # related to the request: its POST stream
+
+        @server.tool()  # a registry change: notifications/tools/list_changed, related to nothing
+        async def added(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return "new"
+
+        return "done"
+
+    params = {"name": "work", "_meta": {"progressToken": "t"}}
+    call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params}
+    async with http_server(server) as info:
+        session = await start_session(info.url)
+        with trio.fail_after(10):
+            async with exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get:
+                (priming,) = await get.events()  # the GET stream is open before anything is sent
+                assert priming.data == ""
+                async with exchange(info.url, "POST", session, call) as post:
+                    on_post = [json.loads(e.data) for e in await post.rest() if e.data]
+                # the request's stream: its progress, then its response, each once, and nothing else
+                assert [m.get("method", m.get("id")) for m in on_post] == ["notifications/progress", 4]
+                # the GET stream: the unrelated notification, once; neither the progress nor the response
+                assert (await next_message(get))["method"] == "notifications/tools/list_changed"
+                assert (await raw(info.url, "DELETE", session))[0] == 200
+                assert not [e.data for e in await get.rest() if e.data] and get.ended
+
+
 @pytest.mark.req("basic/transports#42", "basic/transports#47")
 async def test_a_response_whose_stream_is_gone_is_dropped_not_put_on_the_get_stream() -> None:
     session = _HttpSession("s", HttpConfig())

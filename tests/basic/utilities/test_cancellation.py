@@ -37,10 +37,11 @@ def hanging_server() -> tuple[Server, list[str], trio.Event]:
 
 
 @pytest.mark.req("basic/utilities/cancellation#4", "basic/utilities/cancellation#6", "basic/utilities/cancellation#8")
+@pytest.mark.req("basic/transports#35")
 @pytest.mark.req("basic/utilities/cancellation#7", "schema#18")
 async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture) -> None:
     server, seen, started = hanging_server()
-    caplog.set_level(logging.INFO, logger="mcp_ref")
+    caplog.set_level(logging.DEBUG, logger="mcp_ref.session")
     async with recorded_pair(server) as (client, rec):
         handle = await client.start_request("tools/call", _call("hang"), timeout=math.inf)
         await started.wait()
@@ -49,8 +50,13 @@ async def test_explicit_cancel_by_handle(autojump_clock: trio.abc.Clock, caplog:
             await handle.result()
         await trio.testing.wait_all_tasks_blocked()
         assert seen == ["handler cancelled"]
-        # the receiver logged the reason, and forgot the request once its handler stopped
-        assert any("user pressed stop" in r.getMessage() for r in caplog.records)
+        # both sides logged the reason: the sender at DEBUG (its caller has it), the receiver at INFO
+        logged = {(r.levelname, r.getMessage()) for r in caplog.records if "user pressed stop" in r.getMessage()}
+        assert logged == {
+            ("DEBUG", f"cancelling request {handle.id!r} (tools/call): user pressed stop"),
+            ("INFO", f"peer cancelled request {handle.id!r}: user pressed stop"),
+        }
+        # and the receiver forgot the request once its handler stopped
         (session,) = server.sessions
         assert session.connection.incoming(handle.id) is None
         (note,) = [m for m in rec.received if m.get("method") == "notifications/cancelled"]

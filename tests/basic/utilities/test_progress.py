@@ -60,7 +60,7 @@ async def test_float_progress_and_messages() -> None:
         assert seen == [(0.25, 1.0, "a quarter"), (0.5, None, None)]
 
 
-@pytest.mark.req("basic/utilities/progress#13")
+@pytest.mark.req("basic/utilities/progress#13", "basic/utilities/progress#8")
 async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(autojump_clock: trio.abc.Clock) -> None:
     server = make_server(progress_min_interval=1.0, progress_coalesce=False)
     dropped: list[int] = []
@@ -403,3 +403,32 @@ async def test_a_tasks_progress_goes_through_the_same_rate_limit(
     assert abs(len(seen["task"]) - len(seen["plain"])) <= 1, seen
     # coalescing: the latest value reaches the requestor before the task completes
     assert (seen["task"][-1] == 100) is coalesce
+
+
+@pytest.mark.req("basic/utilities/progress#13")
+async def test_a_task_sends_the_progress_it_held_back_before_it_completes(autojump_clock: trio.abc.Clock) -> None:
+    """All values at once, then done: the rate limit holds all but the first, and the
+    newest goes out before the task is completed -- not from the interval's timer,
+    which finds the task terminal and sends nothing."""
+    server = make_server(progress_min_interval=1.0, progress_coalesce=True)
+    async with trio.open_nursery() as nursery:
+        server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def burst(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            for i in range(1, 101):
+                await ctx.progress(i, 100)
+            return "ok"
+
+        async with memory_session_pair(server) as client:
+            seen: list[float] = []
+
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                seen.append(p)
+
+            handle = await client.call_tool_as_task("burst", {}, progress=on_progress)
+            await handle.wait()
+            await trio.sleep(5)  # long past the interval: the timer adds nothing
+            await client.ping()
+        nursery.cancel_scope.cancel()
+    assert seen == [1, 100]
