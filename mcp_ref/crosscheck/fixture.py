@@ -97,9 +97,16 @@ class ClientBattery:
         self.report = report
         self.options = options
         self._raw_ids = 0
+        #: findings the steps recorded themselves (a check that records one fails)
+        self._added = 0
 
     def _check(self, name: str, status: Status, requirements: Sequence[str], detail: str = "") -> None:
         self.report.check(name, status, requirements, detail)
+
+    def _add(self, finding: Finding) -> None:
+        """Record a violation a step saw itself: the check it belongs to fails."""
+        self._added += 1
+        self.report.add(finding)
 
     def _answer(self, rid: Any) -> Any:
         return self.observer.answer_to(Direction.TO_SERVER, rid)
@@ -118,14 +125,16 @@ class ClientBattery:
         return None
 
     async def _run(self, name: str, requirements: Sequence[str], step: Any) -> None:
-        start = len(self.observer.findings)
+        start, added = len(self.observer.findings), self._added
         try:
             detail = await step() or ""
             failed = False
         except (MCPError, RequestTimeout, ProtocolError) as e:
             detail, failed = f"{type(e).__name__}: {e}", True
         seen = [f for f in self.observer.findings[start:] if f.requirement in requirements]
-        self._check(name, "fail" if failed or seen else "pass", requirements, detail)
+        # a check fails when it records a violation itself, as well as when the observer
+        # sees one of its requirements broken meanwhile
+        self._check(name, "fail" if failed or seen or self._added > added else "pass", requirements, detail)
 
     async def run(self) -> None:
         caps = _caps(self.session)
@@ -185,7 +194,7 @@ class ClientBattery:
         answer = self._answer(pending.id)
         result = answer.get("result") if type(answer) is dict else None
         if type(result) is dict and {k for k in result if k != "_meta"}:
-            self.report.add(
+            self._add(
                 Finding.of("basic/utilities/ping#1", "ping was answered with a result that is not empty", answer)
             )
         return f"{(trio.current_time() - start) * 1000:.0f} ms"
@@ -193,7 +202,7 @@ class ClientBattery:
     async def _unknown_method(self) -> str:
         # the observer judges the answer (-32601, basic/index#3)
         if await self._raw_request("mcp-ref/no-such-method", {}) is None:
-            self.report.add(
+            self._add(
                 Finding.of("basic/index#3", "a request for an unknown method got no response", party="client")
             )
         return ""
@@ -243,7 +252,7 @@ class ClientBattery:
         blocks = result.content if isinstance(result.content, list) else [result.content]
         if any(isinstance(b, ToolUseContent) for b in blocks):
             text = "with toolChoice none, the sampling result uses a tool"
-            self.report.add(Finding.of("client/sampling#10", text, self._answer(pending.id), party="client"))
+            self._add(Finding.of("client/sampling#10", text, self._answer(pending.id), party="client"))
         return ""
 
     async def _tools_not_declared(self) -> str:
@@ -255,7 +264,7 @@ class ClientBattery:
         answer = await self._raw_request("sampling/createMessage", params)
         if type(answer) is dict and "result" in answer:
             text = "a tool-enabled sampling request was answered, though sampling.tools was not declared"
-            self.report.add(Finding.of("schema#25", text, answer, party="client"))
+            self._add(Finding.of("schema#25", text, answer, party="client"))
         return "" if answer is not None else "no answer"
 
     async def _cancel(self) -> str:
@@ -284,7 +293,7 @@ class ClientBattery:
             errors = validate(result.content or {}) if validate is not None else []
             if errors:
                 text = f"the accepted form answer does not fit the requested schema: {errors[0]}"
-                self.report.add(Finding.of("client/elicitation#56", text, self._answer(pending.id), party="client"))
+                self._add(Finding.of("client/elicitation#56", text, self._answer(pending.id), party="client"))
         return f"action {result.action}"
 
     async def _elicit_url(self) -> str:
@@ -310,10 +319,10 @@ class ClientBattery:
         error = answer.get("error") if type(answer) is dict else None
         if type(answer) is dict and "result" in answer:
             text = f"an elicitation in {mode} mode, which it did not declare, was answered"
-            self.report.add(Finding.of("client/elicitation#34", text, answer, party="client"))
+            self._add(Finding.of("client/elicitation#34", text, answer, party="client"))
         elif type(error) is dict and type(error.get("code")) is int and error.get("code") != -32602:
             text = f"an elicitation in undeclared {mode} mode got error {error.get('code')}, not -32602"
-            self.report.add(Finding.of("client/elicitation#34", text, answer, party="client"))
+            self._add(Finding.of("client/elicitation#34", text, answer, party="client"))
         return "" if answer is not None else "no answer"
 
     async def _sample_as_task(self) -> str:

@@ -79,6 +79,24 @@ def test_the_battery_follows_the_clients_capabilities(reports: dict[str, Report]
     assert plain["tasks/sampling-as-task"] == "skip"
 
 
+#: the broken clients a fixture check sees itself, and that check
+CAUGHT_BY_A_CHECK = {
+    "ping-not-empty": "ping/answered-promptly",
+    "root-not-file": "roots/list",
+    "answers-tools-without-capability": "sampling/tools-not-declared",
+    "answers-undeclared-url-mode": "elicitation/undeclared-url-mode",
+    "form-answer-breaks-schema": "elicitation/form",
+    "tool-use-with-choice-none": "sampling/tool-choice-none",
+}
+
+
+@pytest.mark.parametrize("name, check", list(CAUGHT_BY_A_CHECK.items()))
+def test_a_check_that_records_a_violation_fails(name: str, check: str, reports: dict[str, Report]) -> None:
+    report = reports[name]
+    status = {c.name: c.status for c in report.checks}
+    assert status[check] == "fail", report.to_text()
+
+
 async def _model(ctx: Any, params: Any) -> CreateMessageResult:
     return CreateMessageResult(role="assistant", model="ours", content=TextContent(text="hello"))
 
