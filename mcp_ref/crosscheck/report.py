@@ -8,8 +8,9 @@ with a status (pass, fail or skip) and the requirements it covers. The
 * :meth:`Report.to_json` -- exactly the shape documented in README.md
   ("Checking your own implementation");
 * :meth:`Report.to_text` -- grouped by spec chapter, then a summary line;
-* :meth:`Report.to_junit` -- one test case per check, one failing test case
-  per finding not tied to a check, for CI.
+* :meth:`Report.to_junit` -- for CI: a suite with one test case per check (with
+  the check's own status), and a suite with one failing test case per finding
+  that no failing check shows.
 
 The exit status of a run is :meth:`Report.exit_status`: 1 when a MUST (or
 MUST NOT) is violated, else 0.
@@ -77,6 +78,12 @@ class Check:
 
     @property
     def chapter(self) -> str:
+        """The chapter the check is about: the prefix of its name ("tools/...",
+        "transport/..."), not its first requirement (a catch-all such as
+        basic/lifecycle#14 would put resources/templates under lifecycle)."""
+        prefix = self.name.split("/", 1)[0]
+        if prefix in _CHECK_CHAPTERS:
+            return _CHECK_CHAPTERS[prefix]
         return chapter_of(self.requirements[0]) if self.requirements else "other"
 
     def to_json(self) -> dict[str, Any]:
@@ -190,38 +197,41 @@ class Report:
         return "\n".join(lines) + "\n"
 
     def to_junit(self) -> bytes:
-        """JUnit XML: a test case per check (failed with the findings of its requirements)
-        and a failing test case per finding that no check covers."""
-        suite = ET.Element("testsuite", name=f"mcp-ref check {self.target}")
-        covered: set[int] = set()
-        cases = 0
-        failures = 0
-        skipped = 0
+        """JUnit XML, two suites in ``<testsuites>``.
+
+        The first has one test case per check, with exactly the check's status (its totals
+        are the text and JSON ones); a failing check carries the findings of its
+        requirements. The second has one failing test case per finding that no failing
+        check carries, so that every violation shows in CI by its requirement id.
+        """
+        root = ET.Element("testsuites", name=f"mcp-ref check {self.target}")
+        suite = ET.SubElement(root, "testsuite", name=f"mcp-ref check {self.target}")
+        shown: set[int] = set()
         for c in self.checks:
             case = ET.SubElement(suite, "testcase", classname=c.chapter, name=c.name)
-            cases += 1
-            mine = [i for i, f in enumerate(self.findings) if f.requirement in c.requirements]
             if c.status == "skip":
-                skipped += 1
                 ET.SubElement(case, "skipped", message=c.detail or "skipped")
-            elif c.status == "fail" or mine:
-                failures += 1
+            elif c.status == "fail":
+                mine = [i for i, f in enumerate(self.findings) if f.requirement in c.requirements]
                 text = "\n".join(_finding_text(self.findings[i]) for i in mine) or c.detail
                 ET.SubElement(case, "failure", message=c.detail or "check failed").text = text
-            covered.update(mine)
-        for i, f in enumerate(self.findings):
-            if i in covered:
-                continue
-            case = ET.SubElement(suite, "testcase", classname=f.chapter, name=f"{f.requirement} {f.level}")
-            cases += 1
-            failures += 1
+                shown.update(mine)
+        _totals(suite, len(self.checks), self.count("fail"), self.count("skip"))
+        rest = [f for i, f in enumerate(self.findings) if i not in shown]
+        others = ET.SubElement(root, "testsuite", name=f"mcp-ref findings {self.target}")
+        for f in rest:
+            case = ET.SubElement(others, "testcase", classname=f.chapter, name=f"{f.requirement} {f.level}")
             ET.SubElement(case, "failure", message=f.message).text = _finding_text(f)
-        suite.set("tests", str(cases))
-        suite.set("failures", str(failures))
-        suite.set("skipped", str(skipped))
-        suite.set("errors", "0")
-        data: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+        _totals(others, len(rest), len(rest), 0)
+        data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
         return data
+
+
+def _totals(suite: ET.Element, tests: int, failures: int, skipped: int) -> None:
+    suite.set("tests", str(tests))
+    suite.set("failures", str(failures))
+    suite.set("skipped", str(skipped))
+    suite.set("errors", "0")
 
 
 def _finding_text(f: Finding) -> str:
@@ -232,6 +242,7 @@ _CHAPTER_ORDER = (
     "basic/lifecycle",
     "basic/index",
     "basic/transports",
+    "basic/authorization",
     "basic/utilities/ping",
     "basic/utilities/cancellation",
     "basic/utilities/progress",
@@ -247,6 +258,28 @@ _CHAPTER_ORDER = (
     "client/elicitation",
     "schema",
 )
+
+
+#: the chapter of each prefix of a check's name
+_CHECK_CHAPTERS: Final = {
+    "authorization": "basic/authorization",
+    "cancellation": "basic/utilities/cancellation",
+    "completion": "server/utilities/completion",
+    "elicitation": "client/elicitation",
+    "jsonrpc": "basic/index",
+    "lifecycle": "basic/lifecycle",
+    "logging": "server/utilities/logging",
+    "pagination": "server/utilities/pagination",
+    "ping": "basic/utilities/ping",
+    "progress": "basic/utilities/progress",
+    "prompts": "server/prompts",
+    "resources": "server/resources",
+    "roots": "client/roots",
+    "sampling": "client/sampling",
+    "tasks": "basic/utilities/tasks",
+    "tools": "server/tools",
+    "transport": "basic/transports",
+}
 
 
 def _chapter_key(chapter: str) -> tuple[int, str]:

@@ -70,18 +70,77 @@ def test_text_groups_by_chapter_and_ends_with_the_summary() -> None:
     assert lines[-1] == "1 MUST and 1 SHOULD violated, 0 other; checks: 1 passed, 1 failed, 1 skipped"
 
 
-def test_junit_has_a_case_per_check_and_per_finding_no_check_covers() -> None:
-    suite = ET.fromstring(sample().to_junit())
-    cases = suite.findall("testcase")
+def _suites(report: Report) -> tuple[ET.Element, ET.Element]:
+    root = ET.fromstring(report.to_junit())
+    assert root.tag == "testsuites"
+    checks, findings = root.findall("testsuite")
+    return checks, findings
+
+
+def test_junit_has_a_case_per_check_and_per_finding_no_failing_check_shows() -> None:
+    checks, findings = _suites(sample())
+    cases = checks.findall("testcase")
     assert [c.get("name") for c in cases] == [
         "ping/answered-promptly",
         "cancellation/stops-and-stays-silent",
         "tools/unknown-tool",
-        "server/resources#7 SHOULD",
     ]
     assert cases[0].find("failure") is None and cases[1].find("skipped") is not None
     assert "server/tools#20" in (cases[2].findtext("failure") or "")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "2", "1")
+    assert (checks.get("tests"), checks.get("failures"), checks.get("skipped")) == ("3", "1", "1")
+    assert [c.get("name") for c in findings.findall("testcase")] == ["server/resources#7 SHOULD"]
+    assert (findings.get("tests"), findings.get("failures")) == ("1", "1")
+
+
+def test_junit_status_of_each_check_is_its_own_status() -> None:
+    # a finding about a requirement a PASSING check also covers (here: seen outside the
+    # check, by the observer) does not turn that check into a failure in JUnit
+    report = Report("t", "2025-11-25")
+    report.check("ping/answered-promptly", "pass", ["basic/utilities/ping#1"])
+    report.check("resources/templates", "pass", ["basic/lifecycle#14"])
+    report.check("tools/unknown-tool", "fail", ["server/tools#20"], "answered as a success")
+    report.add(Finding.of("basic/utilities/ping#1", "a ping answered late", {"id": 9}))
+    report.add(Finding.of("server/tools#20", "an unknown tool was answered as a success", {"id": 3}))
+    checks, findings = _suites(report)
+    status = {
+        c.get("name"): "fail" if c.find("failure") is not None else "skip" if c.find("skipped") is not None else "pass"
+        for c in checks.findall("testcase")
+    }
+    assert status == {c.name: c.status for c in report.checks}
+    summary = report.summary()
+    assert int(checks.get("failures") or 0) == report.count("fail") == 1
+    assert int(checks.get("tests") or 0) - int(checks.get("failures") or 0) - int(checks.get("skipped") or 0) == (
+        summary["passed"]
+    )
+    # the finding no failing check shows is its own failing case, by requirement id
+    assert [c.get("name") for c in findings.findall("testcase")] == ["basic/utilities/ping#1 MUST"]
+
+
+def test_a_check_is_grouped_under_its_own_chapter() -> None:
+    report = Report("t", "2025-11-25")
+    # the catch-all requirement basic/lifecycle#14 does not make these lifecycle checks
+    report.check("resources/templates", "pass", ["basic/lifecycle#14"])
+    report.check("completion/complete", "pass", ["basic/lifecycle#14"])
+    report.check("sampling/plain", "pass", ["basic/lifecycle#14"])
+    report.check("jsonrpc/undeclared-capabilities", "pass", ["server/tools#3"])
+    report.check("lifecycle/request-before-initialize", "pass", ["basic/index#3"])
+    assert [c.chapter for c in report.checks] == [
+        "server/resources",
+        "server/utilities/completion",
+        "client/sampling",
+        "basic/index",
+        "basic/lifecycle",
+    ]
+    chapters = [line for line in report.to_text().splitlines() if line.startswith("== ")]
+    assert chapters == [
+        "== basic/lifecycle",
+        "== basic/index",
+        "== server/resources",
+        "== server/utilities/completion",
+        "== client/sampling",
+    ]
+    checks, _ = _suites(report)
+    assert checks.findall("testcase")[0].get("classname") == "server/resources"
 
 
 def test_every_rule_is_a_requirement_of_the_manifest() -> None:
