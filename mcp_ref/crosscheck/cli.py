@@ -86,6 +86,13 @@ def add_commands(sub: Any) -> None:
         help="check a client instead: run it against the fixture; {fixture} in its arguments becomes the "
         "fixture's stdio command line, {url} its HTTP URL",
     )
+    check.add_argument(
+        "--client-timeout",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="with --client: seconds the client may run in all before it is stopped (default 120)",
+    )
     check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
     check.add_argument("--timeout", type=float, help="seconds to wait for any one answer (default 10)")
     _output_options(check)
@@ -242,7 +249,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if not any("{fixture}" in w or "{url}" in w for w in args.target):
             raise UsageError("the client command needs {fixture} (a stdio server command) or {url} (an HTTP URL)")
         timeout = args.timeout if args.timeout is not None else 30.0
-        return _emit(run_check_client(args.target, FixtureOptions(timeout=timeout)), args, out)
+        if args.client_timeout <= 0:
+            raise UsageError("--client-timeout must be a positive number of seconds")
+        options = FixtureOptions(timeout=timeout)
+        return _emit(run_check_client(args.target, options, client_timeout=args.client_timeout), args, out)
     target = _target(args)
     config = _config(args)
     only = [c.strip() for c in args.only.split(",") if c.strip()] if args.only else None

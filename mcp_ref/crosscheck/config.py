@@ -6,7 +6,11 @@ never guesses which of a server's tools is safe to call: it calls the tools
 named here, and a check whose tool is not named is skipped, saying so.
 
 From the command line (``--slow-tool NAME``, ``--slow-tool 'NAME {"seconds": 5}'``)
-or a TOML file (``--config FILE``)::
+or a TOML file (``--config FILE``); the top-level keys come before the first
+table (after it, TOML makes them keys of that table)::
+
+    timeout = 10            # seconds to wait for any one answer
+    cancel_wait = 2         # seconds to watch for an answer after cancelling the slow tool
 
     [tools.slow]            # runs for a few seconds, ideally reporting progress
     name = "long_running"
@@ -29,9 +33,6 @@ or a TOML file (``--config FILE``)::
     [[tools.call]]          # called, and its result judged (output schema, content)
     name = "add"
     arguments = { a = 1, b = 2 }
-
-    timeout = 10            # seconds to wait for any one answer
-    cancel_wait = 2         # seconds to watch for an answer after cancelling the slow tool
 """
 
 import json

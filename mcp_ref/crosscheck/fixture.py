@@ -491,9 +491,11 @@ async def _run_client(argv: list[str], timeout: float) -> None:
         await process.wait()
 
 
-def run_check_client(command: Sequence[str], options: FixtureOptions | None = None) -> Report:
+def run_check_client(
+    command: Sequence[str], options: FixtureOptions | None = None, *, client_timeout: float = 120.0
+) -> Report:
     """:func:`check_client` in a trio run of its own (for the command line)."""
-    return trio.run(lambda: check_client(command, options))
+    return trio.run(lambda: check_client(command, options, client_timeout=client_timeout))
 
 
 def run_fixture(args: Any, err: Any) -> Report:

@@ -107,6 +107,21 @@ def test_a_config_file_names_tools_by_role(tmp_path: Path) -> None:
     assert [c.name for c in config.calls] == ["a"]
 
 
+def test_the_config_example_in_the_docs_loads_as_written(tmp_path: Path) -> None:
+    import textwrap
+
+    from mcp_ref.crosscheck import config as config_module
+
+    doc = config_module.__doc__ or ""
+    example = textwrap.dedent(doc.split("::\n", 1)[1])
+    path = tmp_path / "example.toml"
+    path.write_text(example)
+    config = load_config(path)
+    assert (config.timeout, config.cancel_wait) == (10, 2)
+    assert config.tool("slow") == parse_tool_option('long_running {"seconds": 5}')
+    assert config.calls == (parse_tool_option('add {"a": 1, "b": 2}'),)
+
+
 @pytest.mark.parametrize(
     "text, problem",
     [

@@ -129,3 +129,21 @@ def test_check_client_from_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert [f["requirement"] for f in data["findings"]] == ["client/roots#3"]
     assert main(["check", "--client", "--", sys.executable, str(CLIENT)]) == 2
     assert "{fixture}" in capsys.readouterr().err
+
+
+def test_fixture_inside_a_word_is_one_shell_quoted_argument(capsys: pytest.CaptureFixture[str]) -> None:
+    # a client that takes its server as one option value, --server-command=COMMAND LINE
+    launcher = (
+        "import os, shlex, sys; cmd = sys.argv[1].split('=', 1)[1]; "
+        "os.execv(sys.executable, [sys.executable, sys.argv[2], '--break', 'root-not-file', '--', *shlex.split(cmd)])"
+    )
+    command = [sys.executable, "-c", launcher, "--server-command={fixture}", str(CLIENT)]
+    assert main(["check", "--client", "--json", "--timeout", "5", "--", *command]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [f["requirement"] for f in data["findings"]] == ["client/roots#3"]
+
+
+def test_a_client_that_never_connects_is_stopped_after_client_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    command = [sys.executable, "-c", "import time; time.sleep(60)", "{fixture}"]
+    assert main(["check", "--client", "--client-timeout", "1", "--", *command]) == 2
+    assert "never connected to the fixture" in capsys.readouterr().err
