@@ -194,17 +194,13 @@ class ClientBattery:
         answer = self._answer(pending.id)
         result = answer.get("result") if type(answer) is dict else None
         if type(result) is dict and {k for k in result if k != "_meta"}:
-            self._add(
-                Finding.of("basic/utilities/ping#1", "ping was answered with a result that is not empty", answer)
-            )
+            self._add(Finding.of("basic/utilities/ping#1", "ping was answered with a result that is not empty", answer))
         return f"{(trio.current_time() - start) * 1000:.0f} ms"
 
     async def _unknown_method(self) -> str:
         # the observer judges the answer (-32601, basic/index#3)
         if await self._raw_request("mcp-ref/no-such-method", {}) is None:
-            self._add(
-                Finding.of("basic/index#3", "a request for an unknown method got no response", party="client")
-            )
+            self._add(Finding.of("basic/index#3", "a request for an unknown method got no response", party="client"))
         return ""
 
     async def _roots(self) -> str:

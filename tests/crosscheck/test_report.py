@@ -109,8 +109,9 @@ def test_junit_status_of_each_check_is_its_own_status() -> None:
     assert status == {c.name: c.status for c in report.checks}
     summary = report.summary()
     assert int(checks.get("failures") or 0) == report.count("fail") == 1
-    assert int(checks.get("tests") or 0) - int(checks.get("failures") or 0) - int(checks.get("skipped") or 0) == (
-        summary["passed"]
+    assert (
+        int(checks.get("tests") or 0) - int(checks.get("failures") or 0) - int(checks.get("skipped") or 0)
+        == (summary["passed"])
     )
     # the finding no failing check shows is its own failing case, by requirement id
     assert [c.get("name") for c in findings.findall("testcase")] == ["basic/utilities/ping#1 MUST"]
