@@ -11,6 +11,8 @@ request with JSON or an SSE stream (#21), a GET with an SSE stream or 405 (#39).
 
 import json
 import signal
+import sys
+from functools import partial
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -37,7 +39,7 @@ def run_http_tap(host: str, port: int, url: str, tap: Tap, *, err: TextIO) -> in
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
-                listening = await nursery.start(serve_http_tap, host, port, url, tap)
+                listening = await nursery.start(partial(serve_http_tap, err=err), host, port, url, tap)
                 err.write(f"mcp-ref tap: listening on {listening}, forwarding to {url} (Ctrl-C stops)\n")
                 err.flush()
                 async for _ in signals:
@@ -49,9 +51,17 @@ def run_http_tap(host: str, port: int, url: str, tap: Tap, *, err: TextIO) -> in
 
 
 async def serve_http_tap(
-    host: str, port: int, url: str, tap: Tap, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED
+    host: str,
+    port: int,
+    url: str,
+    tap: Tap,
+    *,
+    err: TextIO | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve the tap on ``host:port`` (0: a free port); ``task_status`` gets its URL."""
+    """Serve the tap on ``host:port`` (0: a free port); ``task_status`` gets its URL. When the
+    server cannot be reached (or closes without answering), the client gets 502 Bad Gateway
+    and ``err`` (default: stderr) says why."""
     upstream = urlsplit(url)
     if upstream.scheme != "http" or not upstream.hostname:
         raise ValueError(f"{url!r}: the tap forwards to http:// URLs")
@@ -61,7 +71,8 @@ async def serve_http_tap(
 
     async def handle(stream: trio.SocketStream) -> None:
         try:
-            await _serve_connection(stream, upstream.hostname or "", upstream.port or 80, upstream.netloc, tap)
+            where = (upstream.hostname or "", upstream.port or 80, upstream.netloc)
+            await _serve_connection(stream, where, tap, err if err is not None else sys.stderr)
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError, OSError):
             pass  # one side went away: that connection is over, the tap goes on
         finally:
@@ -91,14 +102,14 @@ async def _read_request(stream: trio.SocketStream, conn: h11.Connection) -> tupl
             return None
 
 
-async def _serve_connection(client: trio.SocketStream, host: str, port: int, netloc: str, tap: Tap) -> None:
+async def _serve_connection(client: trio.SocketStream, where: tuple[str, int, str], tap: Tap, err: TextIO) -> None:
     conn = h11.Connection(h11.SERVER)
     while True:
         got = await _read_request(client, conn)
         if got is None:
             return
         head, body = got
-        await _exchange(client, conn, head, body, host, port, netloc, tap)
+        await _exchange(client, conn, head, body, where, tap, err)
         if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
             return
         try:
@@ -123,18 +134,22 @@ async def _exchange(
     conn: h11.Connection,
     head: h11.Request,
     body: bytes,
-    host: str,
-    port: int,
-    netloc: str,
+    where: tuple[str, int, str],
     tap: Tap,
+    err: TextIO,
 ) -> None:
+    host, port, netloc = where
     method = head.method.decode()
     is_request, message = _posted(body) if method == "POST" else (False, None)
     if method == "POST" and body:
         tap.message(Direction.TO_SERVER, body)
     headers = [(n, v) for n, v in head.headers if n.lower() not in _HOP and n.lower() != b"host"]
     headers.append((b"host", netloc.encode()))
-    upstream = await trio.open_tcp_stream(host, port)
+    try:
+        upstream = await trio.open_tcp_stream(host, port)
+    except OSError as e:
+        await _bad_gateway(client, conn, err, f"cannot reach the server at {netloc}: {e.strerror or e}")
+        return
     try:
         up = h11.Connection(h11.CLIENT)
         if body:
@@ -145,9 +160,22 @@ async def _exchange(
             out += up.send(h11.Data(data=body)) or b""
         out += up.send(h11.EndOfMessage()) or b""
         await upstream.send_all(out)
-        await _relay_response(client, conn, upstream, up, method, is_request, message, tap)
+        answered = await _relay_response(client, conn, upstream, up, method, is_request, message, tap)
+        if not answered:
+            await _bad_gateway(client, conn, err, f"the server at {netloc} closed the connection without answering")
     finally:
         await upstream.aclose()
+
+
+async def _bad_gateway(client: trio.SocketStream, conn: h11.Connection, err: TextIO, why: str) -> None:
+    """Answer 502 Bad Gateway saying ``why``, and say it on ``err`` too."""
+    err.write(f"mcp-ref tap: {why}\n")
+    err.flush()
+    body = f"mcp-ref tap: {why}\n".encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    out = conn.send(h11.Response(status_code=502, headers=headers)) or b""
+    out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+    await client.send_all(out)
 
 
 async def _relay_response(
@@ -159,7 +187,8 @@ async def _relay_response(
     is_request: bool,
     posted: Any,
     tap: Tap,
-) -> None:
+) -> bool:
+    """Relay the server's answer; False when it closed before any answer began."""
     response: h11.Response | None = None
     content_type = ""
     decoder = SSEDecoder()
@@ -167,7 +196,12 @@ async def _relay_response(
     while True:
         event = up.next_event()
         if event is h11.NEED_DATA:
-            data = await upstream.receive_some(_READ)
+            try:
+                data = await upstream.receive_some(_READ)
+            except (trio.BrokenResourceError, OSError):
+                if response is None:
+                    return False
+                raise
             up.receive_data(data)
             continue
         if isinstance(event, h11.Response):
@@ -197,9 +231,9 @@ async def _relay_response(
                 body = json_body.decode("utf-8", "replace")
                 tap.found(Finding.of("basic/transports#18", text, body, party="server"))
             await client.send_all(conn.send(h11.EndOfMessage()) or b"")
-            return
+            return True
         elif isinstance(event, h11.ConnectionClosed):
-            return
+            return response is not None
 
 
 def _judge_head(tap: Tap, method: str, status: int, content_type: str, is_request: bool, posted: Any) -> None:

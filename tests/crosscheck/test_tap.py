@@ -8,6 +8,7 @@ our HTTP client and a server.
 import io
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,22 @@ async def test_the_http_tap_judges_what_the_transport_says() -> None:
     # a notification before initialize, is its own finding)
     server_side = {f.requirement for f in tap.end().findings if f.party == "server"}
     assert server_side == {"basic/transports#18", "basic/index#7"}
+
+
+async def test_the_http_tap_answers_502_when_the_server_cannot_be_reached() -> None:
+    import socket
+
+    with socket.socket() as s:  # a loopback port with nothing listening on it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tap, err = Tap("gone", "http"), io.StringIO()
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(partial(serve_http_tap, err=err), "127.0.0.1", 0, f"http://127.0.0.1:{port}/mcp", tap)
+        ping: Any = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        status, _, body = await raw(url, "POST", {"accept": "application/json, text/event-stream"}, ping)
+        nursery.cancel_scope.cancel()
+    assert status == 502 and f"cannot reach the server at 127.0.0.1:{port}" in body.decode()
+    assert f"mcp-ref tap: cannot reach the server at 127.0.0.1:{port}" in err.getvalue()
 
 
 def test_tap_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
