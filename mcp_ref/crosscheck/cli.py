@@ -110,7 +110,7 @@ def add_commands(sub: Any) -> None:
     fixture.add_argument("--once", action="store_true", help="leave when the battery is done (ends the session)")
     fixture.add_argument("--no-battery", action="store_true", help="only serve and judge the traffic")
     fixture.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    fixture.add_argument("--port", type=int, default=8000, help="port for --http (default 8000, on 127.0.0.1)")
+    fixture.add_argument("--port", type=int, help="port for --http (default 8000, on 127.0.0.1)")
     fixture.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any one answer")
     fixture.add_argument("--report", metavar="FILE", help="write the text report here at the end")
     fixture.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
@@ -383,6 +383,10 @@ def _fixture(args: argparse.Namespace, err: TextIO) -> int:
 
     if not args.timeout > 0:
         raise UsageError("--timeout must be positive")
+    if args.port is not None and not args.http:
+        raise UsageError("--port goes with --http (without it the fixture serves stdio)")
+    if args.port is None:
+        args.port = 8000
     report = run_fixture(args, err)
     if args.report:
         Path(args.report).write_text(report.to_text(), encoding="utf-8")

@@ -147,3 +147,8 @@ def test_a_client_that_never_connects_is_stopped_after_client_timeout(capsys: py
     command = [sys.executable, "-c", "import time; time.sleep(60)", "{fixture}"]
     assert main(["check", "--client", "--client-timeout", "1", "--", *command]) == 2
     assert "never connected to the fixture" in capsys.readouterr().err
+
+
+def test_fixture_port_without_http_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fixture", "--port", "8123"]) == 2
+    assert "--port goes with --http" in capsys.readouterr().err
