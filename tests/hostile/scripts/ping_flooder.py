@@ -13,22 +13,12 @@ import sys
 from typing import Any
 
 import trio
-from _peer import initialize_answer
+from _peer import initialize_answer, line_reader
 
 
 async def main(count: int) -> None:
     stdin, stdout = trio.lowlevel.FdStream(0), trio.lowlevel.FdStream(1)
-    buf = b""
-
-    async def message() -> dict | None:  # type: ignore[type-arg]
-        nonlocal buf
-        while b"\n" not in buf:
-            data = await stdin.receive_some(65536)
-            if not data:
-                return None
-            buf += data
-        line, buf = buf.split(b"\n", 1)
-        return json.loads(line)
+    message = line_reader(stdin)
 
     lock = trio.Lock()
 

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 import trio
-from _peer import initialize_answer
+from _peer import initialize_answer, line_reader
 
 SAMPLE = {
     "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
@@ -24,17 +24,7 @@ SAMPLE = {
 
 async def main(count: int) -> None:
     stdin, stdout = trio.lowlevel.FdStream(0), trio.lowlevel.FdStream(1)
-    buf = b""
-
-    async def message() -> dict[str, Any] | None:
-        nonlocal buf
-        while b"\n" not in buf:
-            data = await stdin.receive_some(65536)
-            if not data:
-                return None
-            buf += data
-        line, buf = buf.split(b"\n", 1)
-        return json.loads(line)  # type: ignore[no-any-return]
+    message = line_reader(stdin)
 
     async def send(obj: dict[str, Any]) -> None:
         await stdout.send_all(json.dumps(obj).encode() + b"\n")
