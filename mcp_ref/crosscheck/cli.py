@@ -115,9 +115,7 @@ def add_commands(sub: Any) -> None:
     fixture.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     fixture.add_argument("--port", type=int, help="port for --http (default 8000, on 127.0.0.1)")
     fixture.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any one answer")
-    fixture.add_argument("--report", metavar="FILE", help="write the text report here at the end")
-    fixture.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
-    fixture.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    _report_file_options(fixture)
 
     tap = sub.add_parser(
         "tap",
@@ -138,9 +136,7 @@ def add_commands(sub: Any) -> None:
         help="(--listen with an https:// URL) trust the certificates of this file (default: the system's trust store)",
     )
     tap.add_argument("--log", metavar="FILE", help="write the traffic as JSON Lines (mcp-ref judge reads them)")
-    tap.add_argument("--report", metavar="FILE", help="write the text report here at the end")
-    tap.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
-    tap.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    _report_file_options(tap)
     tap.add_argument("-q", "--quiet", action="store_true", help="no findings on stderr as they happen")
 
     judge = sub.add_parser(
@@ -158,6 +154,22 @@ def add_commands(sub: Any) -> None:
         help="whose 'sent' and 'received' the log speaks of (default: client)",
     )
     _output_options(judge)
+
+
+def _report_file_options(parser: argparse.ArgumentParser) -> None:
+    """For the commands whose standard streams belong to an MCP session (tap, fixture)."""
+    parser.add_argument("--report", metavar="FILE", help="write the text report here at the end")
+    parser.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
+    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+
+
+def _write_report_files(report: Report, args: argparse.Namespace) -> None:
+    if args.report:
+        Path(args.report).write_text(report.to_text(), encoding="utf-8")
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.junit:
+        Path(args.junit).write_bytes(report.to_junit())
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
@@ -385,12 +397,7 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
         if log is not None:
             log.close()
     report = tap.end()
-    if args.report:
-        Path(args.report).write_text(report.to_text(), encoding="utf-8")
-    if args.json_file:
-        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
+    _write_report_files(report, args)
     if not args.quiet:
         err.write(f"mcp-ref tap: {report.summary_line()}\n")
     return code
@@ -406,11 +413,6 @@ def _fixture(args: argparse.Namespace, err: TextIO) -> int:
     if args.port is None:
         args.port = 8000
     report = run_fixture(args, err)
-    if args.report:
-        Path(args.report).write_text(report.to_text(), encoding="utf-8")
-    if args.json_file:
-        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
+    _write_report_files(report, args)
     err.write(f"mcp-ref fixture: {report.summary_line()}\n")
     return report.exit_status()
