@@ -59,6 +59,7 @@ if _TYPE_CHECKING:
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
     from .session.http import (
+        CallbackListenError,
         ClientCredentials,
         CrossAppAccess,
         FileTokenStorage,
@@ -84,6 +85,7 @@ __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
+    "CallbackListenError",
     "CapabilityMissing",
     "ClientCredentials",
     "ClientInformation",
@@ -156,6 +158,7 @@ _HTTP_NAMES = (
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "open_loopback_callback",
+    "CallbackListenError",
     # serve_http(server, config=HttpConfig(...)) and open_http_client(url, **HttpClientChannel options)
     "HttpConfig",
     "HttpClientChannel",
