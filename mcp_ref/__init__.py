@@ -58,6 +58,7 @@ if _TYPE_CHECKING:
     from .client.sampling import SamplingRejected
     from .server.resources import ResourceNotFound
     from .session.http import (
+        CallbackListenError,
         ClientCredentials,
         CrossAppAccess,
         FileTokenStorage,
@@ -85,6 +86,7 @@ __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
+    "CallbackListenError",
     "CapabilityMissing",
     "ClientCredentials",
     "ClientInformation",
@@ -157,6 +159,7 @@ _HTTP_NAMES = (
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "open_loopback_callback",
+    "CallbackListenError",
     # serve_http(server, config=HttpConfig(...)) and open_http_client(url, **HttpClientChannel options)
     "HttpConfig",
     "HttpClientChannel",

@@ -26,6 +26,8 @@ HOMES = {
     "HTTPTransportError": "mcp_ref.errors",
     "TLSError": "mcp_ref.errors",
     "AuthorizationError": "mcp_ref.errors",
+    # raised by open_loopback_callback when it cannot listen (the port is taken ...)
+    "CallbackListenError": "mcp_ref.basic.transports.oauth_callback",
     "InvalidToolResult": "mcp_ref.session.client",
     "URLElicitationRequired": "mcp_ref.client.elicitation",
     "TaskFailed": "mcp_ref.session.task_requestor",
