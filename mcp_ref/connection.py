@@ -68,7 +68,7 @@ from .events import (
     VersionRejected,
 )
 from .schema import messages as m
-from .schema._base import LATEST_PROTOCOL_VERSION
+from .schema._base import LATEST_PROTOCOL_VERSION, install_model_methods
 from .schema._converter import converter_for, decode
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
@@ -79,7 +79,7 @@ from .schema.tasks import CreateTaskResult
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
 
 
-@attrs.define(slots=True)
+@attrs.define(slots=True, repr=False, eq=False)
 class OutgoingRequest:
     """A request we sent. ``state``: pending -> answered | cancelled."""
 
@@ -92,7 +92,7 @@ class OutgoingRequest:
     state: Literal["pending", "cancelled"] = "pending"
 
 
-@attrs.define(slots=True)
+@attrs.define(slots=True, repr=False, eq=False)
 class IncomingRequest:
     """A request the peer sent us. ``state``: running -> answered | cancel-requested."""
 
@@ -1145,3 +1145,7 @@ def _check_elicitation_url(url: str) -> None:
     except ValueError as e:
         # [client/elicitation#13] a URL elicitation carries a valid URL
         raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)

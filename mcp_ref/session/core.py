@@ -74,7 +74,7 @@ from ..events import (
     UnknownResponse,
     VersionRejected,
 )
-from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._base import LATEST_PROTOCOL_VERSION, install_model_methods
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..schema.tasks import CancelTaskRequestParams
@@ -115,7 +115,7 @@ class RequestHandler(Protocol):
 NotificationHandler = Callable[["Session", Any], Awaitable[None]]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SessionConfig:
     """Timeouts and limits of a session (seconds; ``math.inf`` disables).
 
@@ -205,7 +205,7 @@ class SessionConfig:
             raise ValueError("reply_stall_timeout must be positive")
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Closed:
     reason: str
 
@@ -217,19 +217,19 @@ class _TimedOut:
 _TIMED_OUT = _TimedOut()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Cancelled:
     reason: str | None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Failed:
     """Put in a request's inbox when the transport failed it (:meth:`Session._exchange_failed`)."""
 
     error: HTTPTransportError
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class _Probe:
     """Stands in for request params when asking which capability they would need."""
 
@@ -1603,3 +1603,7 @@ async def session_scope(
             raise
     if sessions and (error := sessions[0].callback_error) is not None:
         raise error from None
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

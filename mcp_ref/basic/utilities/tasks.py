@@ -28,6 +28,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from ...errors import ErrorCode, MCPError, ProtocolError
+from ...schema._base import install_model_methods
 from ...schema._converter import converter_for
 from ...schema.jsonrpc import Error
 from ...schema.messages import PARAMS_TYPES
@@ -158,7 +159,7 @@ def related_task_id(meta: dict[str, Any] | None) -> str | None:
     return task_id if isinstance(task_id, str) else None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class TaskRecord:
     """What a receiver keeps about one task."""
 
@@ -402,3 +403,7 @@ def poll_delay(poll_interval_ms: int | None, default: float, low: float, high: f
     ``pollInterval`` (``default`` when it gives none), kept within [``low``, ``high``]."""
     interval = poll_interval_ms / 1000 if poll_interval_ms is not None else default
     return min(max(interval, low), high)
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)
