@@ -273,3 +273,47 @@ def test_import_mcp_ref_loads_none_of_the_names_loaded_on_first_use() -> None:
         assert name in mcp_ref.__all__
         assert name in dir(mcp_ref)
         assert getattr(mcp_ref, name) is getattr(importlib.import_module(f"mcp_ref.{home}"), name)
+
+
+def test_a_tools_only_server_and_a_plain_client_load_only_what_they_use() -> None:
+    # the resource and prompt registries are made on first use, the client's roots,
+    # sampling and elicitation when a session is given a handler for them (bench W7)
+    script = """
+import sys, trio, mcp_ref
+from mcp_ref.testing import memory_session_pair
+server = mcp_ref.Server("s")
+
+@server.tool()
+async def echo(ctx, arguments):
+    return "ok"
+
+async def main():
+    async with memory_session_pair(server) as client:
+        assert (await client.call_tool("echo", {})).content[0].text == "ok"
+
+trio.run(main)
+print(" ".join(sorted(sys.modules)))
+"""
+    loaded = set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert "mcp_ref.server.tools" in loaded
+    unused = {
+        "mcp_ref.server.resources",
+        "mcp_ref.server.prompts",
+        "mcp_ref.server.uri_template",
+        "mcp_ref.server.utilities.completion",
+        "mcp_ref.client.roots",
+        "mcp_ref.client.sampling",
+        "mcp_ref.client.elicitation",
+    }
+    assert sorted(loaded & unused) == []
+    server = mcp_ref.Server("s")
+    assert server.capabilities().resources is None and server.capabilities().prompts is None
+    server.resource("file:///r")(_read)
+    assert server.capabilities().resources is not None
+    assert "resources/read" in server.handler_table()
+
+
+async def _read(ctx: Any) -> str:
+    return "r"

@@ -39,7 +39,6 @@ from ..basic.transports._nursery import block_nursery
 from ..basic.utilities import ping as ping_rules
 from ..basic.utilities.cancellation import refusal
 from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressCallback, ProgressPace
-from ..client.elicitation import received_error
 from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
@@ -1003,6 +1002,8 @@ class Session:
         if type(item) is ResponseReceived:
             return item.result
         if type(item) is ErrorReceived:
+            from ..client.elicitation import received_error  # (loaded by the first error answer)
+
             raise received_error(item.error.code, item.error.message, item.error.data)
         if type(item) is InvalidResponse:
             raise item.error
