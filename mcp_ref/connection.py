@@ -39,13 +39,12 @@ from .basic.jsonrpc import (
     dumps,
     loads,
 )
-from .basic.lifecycle import Phase, Role
+from .basic.lifecycle import TASKS_SINCE, Phase, Role
 from .basic.meta import bad_meta_keys
 from .basic.requirements import level_of
 from .basic.url_elicitation import announced_ids, check_url
 from .basic.utilities.cancellation import CancellationState, ignored_requirement, refusal, remember
 from .basic.utilities.progress import IGNORED_REQUIREMENT, ProgressTokens, check_progress, valid_token
-from .basic.utilities.tasks import TASKS_SINCE
 from .errors import CapabilityMissing, DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,

@@ -261,6 +261,8 @@ def test_import_mcp_ref_loads_none_of_the_names_loaded_on_first_use() -> None:
     assert "mcp_ref.session" in loaded
     never = {
         "mcp_ref.session.tasks",
+        "mcp_ref.session.task_requestor",
+        "mcp_ref.basic.utilities.tasks",
         "mcp_ref.session.task_db",
         "mcp_ref.client.display",
         "mcp_ref.testing",

@@ -29,7 +29,6 @@ from .. import schema as model
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.transports._nursery import block_nursery
-from ..basic.utilities.tasks import related_task_id, related_task_meta
 from ..connection import Connection
 from ..errors import LocalProtocolError, RemoteProtocolError, UnsupportedProtocolVersion
 from ..schema.jsonrpc import ProgressToken
@@ -552,6 +551,7 @@ async def open_session(
 def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:
     """Run a task-augmented request as a task (when we have a task manager);
     answer a request made on behalf of one of the server's tasks naming that task."""
+    from ..basic.utilities.tasks import related_task_id, related_task_meta
 
     async def run(ctx: Any, params: Any) -> Any:
         if tasks is not None and ctx.task_augmented:

@@ -78,7 +78,6 @@ from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..schema.tasks import CancelTaskRequestParams
 from ..server.utilities.logging import LogRateLimiter, passes
-from .task_requestor import TaskHandle, list_tasks, start_task
 
 __all__ = [
     "PendingRequest",
@@ -97,6 +96,7 @@ if TYPE_CHECKING:
     from ..basic.authorization.resource_server import AccessToken, Principal
     from ..schema.elicitation import ElicitResult
     from ..schema.tasks import ListTasksResult
+    from .task_requestor import TaskHandle
 
 log = logging.getLogger("mcp_ref.session")
 #: every message a session writes ("client -> {...}") or reads ("server <- {...}"), at DEBUG
@@ -294,12 +294,16 @@ class RequestContext:
         req = self.session.connection.incoming(self.request_id)
         return bool(req is not None and req.task)
 
-    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> TaskHandle:
+    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> "TaskHandle":
         """Send a task-augmented request to the peer (e.g. sampling); returns its handle."""
+        from .task_requestor import start_task  # (the requestor side of tasks loads on first use)
+
         return await start_task(self.session, method, params, ttl=ttl, related_request_id=self.request_id, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
         """``tasks/list`` to the peer: one page of the tasks it runs for us."""
+        from .task_requestor import list_tasks
+
         return await list_tasks(self.session, cursor, related_request_id=self.request_id, **options)
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:

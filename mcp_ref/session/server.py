@@ -29,8 +29,7 @@ import attrs
 import trio
 
 from .. import schema as model
-from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
-from ..basic.utilities.tasks import TASKS_SINCE
+from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, TASKS_SINCE, Role, negotiate_version
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations

@@ -41,6 +41,7 @@ from ...schema.tasks import (
     TaskStatusNotificationParams,
 )
 from ..cursors import keyset_page
+from ..lifecycle import TASKS_SINCE
 
 __all__ = [
     "TRANSITIONS",
@@ -67,9 +68,6 @@ __all__ = [
     "RateLimiter",
     "poll_delay",
 ]
-
-#: the revision that introduced tasks (and task augmentation)
-TASKS_SINCE: Final = "2025-11-25"
 
 #: status -> statuses it may move to (tasks#task-status-lifecycle)
 TRANSITIONS: Final[dict[str, frozenset[str]]] = {
