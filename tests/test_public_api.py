@@ -251,13 +251,18 @@ def test_the_http_names_without_the_http_extra_say_what_to_install(monkeypatch: 
         _ = mcp_ref.serve_http
 
 
+def _modules_after(script: str) -> set[str]:
+    """The modules loaded once ``script`` ran in a fresh interpreter."""
+    script += "\nimport sys\nprint(' '.join(sys.modules))\n"
+    return set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+
+
 def test_import_mcp_ref_loads_none_of_the_names_loaded_on_first_use() -> None:
     # what a tools-only server or a plain client never needs costs them nothing (bench W7);
     # each such name is still in __all__ and dir() and is the very object of its home module
-    script = "import sys, mcp_ref; print(' '.join(sorted(sys.modules)))"
-    loaded = set(
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    )
+    loaded = _modules_after("import mcp_ref")
     assert "mcp_ref.session" in loaded
     never = {
         "mcp_ref.session.tasks",
@@ -281,7 +286,7 @@ def test_a_tools_only_server_and_a_plain_client_load_only_what_they_use() -> Non
     # the resource and prompt registries are made on first use, the client's roots,
     # sampling and elicitation when a session is given a handler for them (bench W7)
     script = """
-import sys, trio, mcp_ref
+import trio, mcp_ref
 from mcp_ref.testing import memory_session_pair
 server = mcp_ref.Server("s")
 
@@ -294,11 +299,8 @@ async def main():
         assert (await client.call_tool("echo", {})).content[0].text == "ok"
 
 trio.run(main)
-print(" ".join(sorted(sys.modules)))
 """
-    loaded = set(
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    )
+    loaded = _modules_after(script)
     assert "mcp_ref.server.tools" in loaded
     unused = {
         "mcp_ref.server.resources",

@@ -17,6 +17,8 @@ from mcp_ref.schema._converter import wire_fields
 from mcp_ref.server import prompts, resources, tools, typed, uri_template
 from mcp_ref.session import core
 
+from .test_events import _hashable
+
 
 async def _fn(*args: Any) -> Any:
     return None
@@ -62,14 +64,6 @@ def _generated(cls: Any, frozen: bool) -> Any:
 def _twin(value: object, *, frozen: bool) -> object:
     cls: Any = type(value)
     return _generated(cls, frozen)(**{a.name: getattr(value, a.name) for a in attrs.fields(cls)})
-
-
-def _hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize(("a", "b", "frozen"), [(a, b, True) for a, b in FROZEN] + [(a, b, False) for a, b in MUTABLE])
