@@ -72,6 +72,11 @@ log = logging.getLogger("mcp_ref.http")
 
 #: cancellations kept per session for requests that have not come yet
 _EARLY_CANCELS = 100
+#: scheduler passes a request's SSE stream waits, before writing its head and priming
+#: event, for an answer to go out with them: the session reads the request in one pass and
+#: its handler runs in the next, so a handler that answers without blocking has answered
+#: by the third (one write per answer, not two: see _HttpServer._pump)
+_COALESCE_PASSES = 3
 
 
 @attrs.frozen(kw_only=True)
@@ -1014,7 +1019,7 @@ class _HttpServer:
                 session.emit(sse, "", retry=self.config.retry_ms)
             session.deliver(req.body)
             session.replay_early_cancels(request_ids)
-            await self._stream_sse(conn, stream, session, sse, listener, headers)
+            await self._stream_sse(conn, stream, session, sse, listener, headers, coalesce=_COALESCE_PASSES)
 
     async def _answer_json(
         self,
@@ -1062,6 +1067,7 @@ class _HttpServer:
         *,
         replay: Sequence[bytes] = (),
         watch: bool = False,
+        coalesce: int = 0,
     ) -> None:
         hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
@@ -1083,7 +1089,7 @@ class _HttpServer:
                         log.debug("session %s: client closed stream %s", session.id, sse.id)
                         return
                 else:
-                    rest = await self._pump(conn, stream, listener, first)
+                    rest = await self._pump(conn, stream, listener, first, coalesce)
             if listener.scope.cancelled_caught:
                 return  # dropped as too slow: the connection ends without the last chunk
             await stream.send_all(rest + (conn.send(h11.EndOfMessage()) or b""))
@@ -1095,23 +1101,31 @@ class _HttpServer:
             sse.detach(listener)
 
     async def _pump(
-        self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener, out: list[bytes]
+        self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener, out: list[bytes], coalesce: int = 0
     ) -> bytes:
         """Write ``out`` and the listener's events until it is ended; a comment after each quiet spell.
 
         What is ready goes out in one write (the head with the priming event, a
         response with the events queued before it), written before waiting for
         more: each write wakes the client and costs a system call on both sides
-        (bench W9, W10: four writes per answer were two). Returns what is left to
-        write with the end of the message.
+        (bench W9, W10: four writes per answer were two). ``coalesce``: scheduler
+        passes ``out`` may wait first for more events to go with it, so that a
+        request answered at once gets one write in all, its head, priming event,
+        response and end (the priming event still goes first, a few passes later
+        at most: spec_notes/basic/transports.md). Returns what is left to write
+        with the end of the message.
         """
         while True:
             try:
                 event = listener.recv.receive_nowait()  # (no timer when an event is ready)
             except trio.WouldBlock:
+                if out and coalesce:
+                    coalesce -= 1
+                    await trio.lowlevel.checkpoint()
+                    continue
                 if out:
                     await stream.send_all(b"".join(out))
-                    out = []
+                    out, coalesce = [], 0
                     continue  # (events may have come during the write)
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
