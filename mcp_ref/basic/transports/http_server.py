@@ -271,7 +271,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self.id = session_id
         self.config = config
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](config.max_inbox)
-        #: bytes of the messages waiting in the inbox
+        #: messages waiting in the inbox, and their bytes (counted here: the channel's
+        #: statistics() builds an object on every look)
+        self.inbox_count = 0
         self.inbox_bytes = 0
         self.streams: dict[str, _Stream] = {}
         self.by_request: dict[str, _Stream] = {}
@@ -337,7 +339,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         stream: _Stream | None = None
         key: str | None = None
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
-            key = json.dumps(msg.get("id"))
+            key = _id_key(msg.get("id"))
             # [basic/transports#28] a response goes on its request's stream -- transports#sending-messages-to-the-server
             stream = self.by_request.get(key)
             if key == self.init_key:
@@ -353,7 +355,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
                 # on the GET stream -- transports#listening-for-messages-from-the-server
                 return None
         if stream is None and related_request_id is not None and not self.config.json_response:
-            candidate = self.by_request.get(json.dumps(related_request_id))
+            candidate = self.by_request.get(_id_key(related_request_id))
             if candidate is not None and not candidate.done:
                 stream = candidate  # [basic/transports#29, #30] related messages go on the request's stream
         if stream is None:
@@ -383,6 +385,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     async def receive(self) -> bytes:
         message = await self._inbox.receive()
+        self.inbox_count -= 1
         self.inbox_bytes -= len(message)
         return message
 
@@ -400,7 +403,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         [basic/transports#24, #26] a retry field goes out first; the client
         reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
         """
-        stream = self.by_request.get(json.dumps(request_id))
+        stream = self.by_request.get(_id_key(request_id))
         # a JSON answer has no event ids to resume from: closing it would lose the response
         if stream is not None and not stream.json:
             self.close_connection(stream)
@@ -418,7 +421,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         The token the request came with while it is in progress; after that (a task
         it started, say), the session's latest, which is the same principal's.
         """
-        stream = self.by_request.get(json.dumps(request_id))
+        stream = self.by_request.get(_id_key(request_id))
         return stream.auth if stream is not None and stream.auth is not None else self.auth
 
     def request_cancelled(self, request_id: Any, notification: bytes | None = None) -> None:
@@ -429,7 +432,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         ``notification``: the cancellation itself, kept when no such request has
         come yet (see :meth:`replay_early_cancels`).
         """
-        key = json.dumps(request_id)
+        key = _id_key(request_id)
         stream = self.by_request.pop(key, None)
         if stream is not None:
             stream.pending_ids.discard(key)
@@ -454,7 +457,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     def has_room(self, size: int = 0) -> bool:
         """Whether the inbox takes a message of ``size`` bytes (one always fits in an empty inbox)."""
-        waiting = self._inbox_send.statistics().current_buffer_used
+        waiting = self.inbox_count
         return waiting < self.config.max_inbox and not (
             waiting and self.inbox_bytes + size > self.config.max_inbox_bytes
         )
@@ -473,6 +476,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         """Hand the session a message (room was checked, with no checkpoint since)."""
         self.last_active = trio.current_time()
         self._inbox_send.send_nowait(message)
+        self.inbox_count += 1
         self.inbox_bytes += len(message)
 
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
@@ -524,6 +528,12 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.get_stream = None
 
 
+def _id_key(request_id: Any) -> str:
+    """A request id as the key of a session's tables: its JSON text (``json.dumps``; for the
+    usual integer that is ``str``, without building an encoder per call)."""
+    return str(request_id) if type(request_id) is int else json.dumps(request_id)
+
+
 def _primes(version: Any) -> bool:
     """Whether streams start with a priming event (an id and empty data) for this protocol version.
 
@@ -554,13 +564,18 @@ class _HttpError(Exception):
 
 
 class _Request:
-    def __init__(self, event: h11.Request, body: bytes) -> None:
+    def __init__(self, event: h11.Request) -> None:
         self.method = event.method.decode("ascii").upper()
         self.target = event.target.decode("ascii", "replace")
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
+        self.headers: dict[str, str] = {}
         #: every Authorization header (more than one is refused, so none may hide behind another)
-        self.authorization = [v.decode("latin-1") for k, v in event.headers if k.lower() == b"authorization"]
-        self.body = body
+        self.authorization: list[str] = []
+        for raw_name, raw_value in event.headers:  # (one pass: h11 gives the names lower-cased)
+            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+            self.headers[name] = value
+            if name == "authorization":
+                self.authorization.append(value)
+        self.body = b""
         #: the verified token (with auth)
         self.auth: AccessToken | None = None
 
@@ -583,6 +598,10 @@ class _HttpServer:
         self.auth = auth
         self.nursery = nursery
         self.host = host
+        #: the names a Host header may give (None: loopback names; a server bound elsewhere, its own)
+        self.allowed_hosts = config.allowed_hosts
+        if self.allowed_hosts is None and host not in ("127.0.0.1", "localhost", "::1"):
+            self.allowed_hosts = [host]
         self.sessions: dict[str, _HttpSession] = {}
         #: the bytes of events all sessions keep for resumption, together
         self.stored = StoreBudget(config.max_stored_bytes)
@@ -667,7 +686,7 @@ class _HttpServer:
                 log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
     async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
-        head: h11.Request | None = None
+        head: _Request | None = None
         body = bytearray()
         while True:
             event = conn.next_event()
@@ -676,8 +695,8 @@ class _HttpServer:
                 conn.receive_data(bytes(data))
                 continue
             if isinstance(event, h11.Request):
-                head = event
-                declared = dict(event.headers).get(b"content-length")
+                head = _Request(event)
+                declared = head.header("content-length")  # (h11 checked it is digits)
                 if declared is not None and int(declared) > self.config.max_body:
                     await self._too_large(conn, stream)  # refused before a byte of it is read
                     return None
@@ -688,7 +707,8 @@ class _HttpServer:
                     return None
             elif isinstance(event, h11.EndOfMessage):
                 assert head is not None
-                return _Request(head, bytes(body))
+                head.body = bytes(body)
+                return head
             elif isinstance(event, h11.ConnectionClosed):
                 return None
 
@@ -724,19 +744,17 @@ class _HttpServer:
 
     async def _dispatch(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         try:
-            if self.auth is not None and req.target.split("?")[0] in self._metadata_paths():
+            path = req.target.partition("?")[0]
+            if self.auth is not None and path in self._metadata_paths():
                 await self._metadata(conn, stream, req)
                 return
             # [basic/transports#8] one MCP endpoint: POST, GET and DELETE on its path only -- transports#streamable-http
-            if req.target.split("?")[0] != self.config.path:
+            if path != self.config.path:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
             # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
             if not origin_allowed(req.header("origin"), self.config.allowed_origins):
                 raise _HttpError(403, "Forbidden: origin not allowed")
-            allowed_hosts = self.config.allowed_hosts
-            if allowed_hosts is None and self.host not in ("127.0.0.1", "localhost", "::1"):
-                allowed_hosts = [self.host]
-            if not host_allowed(req.header("host"), allowed_hosts):
+            if not host_allowed(req.header("host"), self.allowed_hosts):
                 raise _HttpError(403, "Forbidden: host not allowed")
             if self.closing and req.method == "GET":
                 raise _HttpError(503, "Service Unavailable: the server is shutting down")
@@ -1009,7 +1027,7 @@ class _HttpServer:
             assert valid_session_id(session.id)
             if req.auth is not None:
                 session.principal, session.auth = req.auth.principal, req.auth
-            session.init_key = json.dumps(init.id)
+            session.init_key = _id_key(init.id)
             self.sessions[session.id] = session
             self.nursery.start_soon(self._run_session, session)
             headers[MCP_SESSION_ID] = session.id
@@ -1017,7 +1035,7 @@ class _HttpServer:
             session = self._session_for(req)
         if ping is None:
             session.check_room(len(req.body))
-        request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
+        request_ids = {_id_key(k.id) for k in kinds if isinstance(k, RawRequest)}
         if self.closing and request_ids:
             # no new work while shutting down; notifications and responses still come in,
             # as requests in flight may be waiting for them (an elicitation's answer)
