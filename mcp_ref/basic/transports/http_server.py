@@ -528,6 +528,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.get_stream = None
 
 
+def _chunk(conn: h11.Connection, events: list[bytes]) -> bytes:
+    """``events`` framed as one chunk of a body (none when there are none)."""
+    return (conn.send(h11.Data(data=b"".join(events))) or b"") if events else b""
+
+
 def _id_key(request_id: Any) -> str:
     """A request id as the key of a session's tables: its JSON text (``json.dumps``; for the
     usual integer that is ``str``, without building an encoder per call)."""
@@ -1130,8 +1135,7 @@ class _HttpServer:
         hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
         # the head goes out with the first events (the replay, the priming event)
-        first = [conn.send(h11.Response(status_code=200, headers=hdrs)) or b""]
-        first += [conn.send(h11.Data(data=past)) or b"" for past in replay]
+        head = conn.send(h11.Response(status_code=200, headers=hdrs)) or b""
         rest = b""
         try:
             with listener.scope:
@@ -1141,13 +1145,13 @@ class _HttpServer:
                     async with trio.open_nursery() as nursery:
                         left = trio.Event()
                         nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
-                        rest = await self._pump(conn, stream, listener, first)
+                        rest = await self._pump(conn, stream, listener, head, list(replay))
                         nursery.cancel_scope.cancel()
                     if left.is_set():
                         log.debug("session %s: client closed stream %s", session.id, sse.id)
                         return
                 else:
-                    rest = await self._pump(conn, stream, listener, first, coalesce)
+                    rest = await self._pump(conn, stream, listener, head, list(replay), coalesce)
             if listener.scope.cancelled_caught:
                 return  # dropped as too slow: the connection ends without the last chunk
             await stream.send_all(rest + (conn.send(h11.EndOfMessage()) or b""))
@@ -1159,39 +1163,47 @@ class _HttpServer:
             sse.detach(listener)
 
     async def _pump(
-        self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener, out: list[bytes], coalesce: int = 0
+        self,
+        conn: h11.Connection,
+        stream: trio.abc.Stream,
+        listener: _Listener,
+        head: bytes,
+        ready: list[bytes],
+        coalesce: int = 0,
     ) -> bytes:
-        """Write ``out`` and the listener's events until it is ended; a comment after each quiet spell.
+        """Write ``head`` (the answer's head, or nothing), the events ``ready`` and the
+        listener's, until it is ended; a comment after each quiet spell.
 
         What is ready goes out in one write (the head with the priming event, a
-        response with the events queued before it), written before waiting for
-        more: each write wakes the client and costs a system call on both sides
-        (bench W9, W10: four writes per answer were two). ``coalesce``: scheduler
-        passes ``out`` may wait first for more events to go with it, so that a
-        request answered at once gets one write in all, its head, priming event,
-        response and end (the priming event still goes first, a few passes later
-        at most: spec_notes/basic/transports.md). Returns what is left to write
-        with the end of the message.
+        response with the events queued before it), as one chunk, written before
+        waiting for more: each write wakes the client and costs a system call on
+        both sides (bench W9, W10: four writes per answer were two), each chunk a
+        pass through h11. ``coalesce``: scheduler passes the head may wait first
+        for more events to go with it, so that a request answered at once gets
+        one write in all, its head, priming event, response and end (the priming
+        event still goes first, a few passes later at most:
+        spec_notes/basic/transports.md). Returns what is left to write with the
+        end of the message.
         """
         while True:
             try:
                 event = listener.receive_nowait()  # (no timer when an event is ready)
             except trio.WouldBlock:
-                if out and coalesce:
+                if (head or ready) and coalesce:
                     coalesce -= 1
                     await trio.lowlevel.checkpoint()
                     continue
-                if out:
-                    await stream.send_all(b"".join(out))
-                    out, coalesce = [], 0
+                if head or ready:
+                    await stream.send_all(head + _chunk(conn, ready))
+                    head, ready, coalesce = b"", [], 0
                     continue  # (events may have come during the write)
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
                     event = await listener.receive()
             listener.took(event)
             if event is None:
-                return b"".join(out)
-            out.append(conn.send(h11.Data(data=event)) or b"")
+                return head + _chunk(conn, ready)
+            ready.append(event)
 
     async def _watch_for_close(
         self, conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
