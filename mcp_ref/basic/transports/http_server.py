@@ -22,6 +22,7 @@ with the server's certificate loaded) the server speaks HTTPS itself.
 
 import json
 import logging
+import math
 import ssl
 from collections import OrderedDict, deque
 from collections.abc import Sequence
@@ -159,11 +160,12 @@ class _Stream:
         #: with auth: the token of the request(s) this stream answers
         self.auth: AccessToken | None = None
 
-    def attach(self, config: HttpConfig) -> "_Listener":
+    def attach(self, config: HttpConfig, scope: trio.CancelScope | None = None) -> "_Listener":
         """A connection starts listening (replacing any earlier one); it may fall
-        ``max_buffered_events`` events or ``max_buffered_bytes`` bytes behind."""
+        ``max_buffered_events`` events or ``max_buffered_bytes`` bytes behind.
+        ``scope``: what to cancel when it falls further (its exchange's)."""
         self.push(None)
-        self.listener = _Listener(config.max_buffered_events, config.max_buffered_bytes)
+        self.listener = _Listener(config.max_buffered_events, config.max_buffered_bytes, scope)
         return self.listener
 
     def detach(self, listener: "_Listener") -> None:
@@ -205,7 +207,7 @@ class _Listener:
 
     __slots__ = ("_items", "_task", "events", "max_bytes", "max_events", "queued", "room", "scope")
 
-    def __init__(self, max_events: int, max_bytes: int) -> None:
+    def __init__(self, max_events: int, max_bytes: int, scope: trio.CancelScope | None = None) -> None:
         self._items: deque[bytes | None] = deque()
         self._task: trio.lowlevel.Task | None = None
         #: events, and bytes of them, the connection may fall behind
@@ -214,8 +216,8 @@ class _Listener:
         #: events, and their bytes, waiting for the connection to write them
         self.events = 0
         self.queued = 0
-        #: cancelled when the client falls too far behind
-        self.scope = trio.CancelScope()
+        #: cancelled when the client falls too far behind (the connection ends)
+        self.scope = scope if scope is not None else trio.CancelScope()
         #: set when the connection takes an event or goes away: a sender waiting for room
         #: (backpressure, _HttpSession.send_related) makes it before it waits
         self.room: trio.Event | None = None
@@ -581,6 +583,8 @@ class _Request:
             if name == "authorization":
                 self.authorization.append(value)
         self.body = b""
+        #: the cancel scope of the exchange (see _HttpServer.handle_connection)
+        self.scope: trio.CancelScope | None = None
         #: the verified token (with auth)
         self.auth: AccessToken | None = None
 
@@ -645,11 +649,18 @@ class _HttpServer:
             # client does not pay a TCP handshake per message (bench W9)
             while True:
                 request = None
-                with trio.move_on_after(self.config.read_timeout):
+                # one cancel scope per exchange (one costs about as much as the rest of an
+                # exchange's bookkeeping, bench W9): its deadline is read_timeout while the
+                # request is read, none after; an event stream whose client falls too far
+                # behind is dropped by cancelling it (the connection ends, _Stream.drop)
+                with trio.CancelScope(deadline=trio.current_time() + self.config.read_timeout) as exchange:
                     request = await self._read_request(conn, stream)
-                if request is None:
+                    if request is not None:
+                        exchange.deadline = math.inf
+                        request.scope = exchange
+                        await self._dispatch(conn, stream, request)
+                if request is None or exchange.cancelled_caught:
                     break
-                await self._dispatch(conn, stream, request)
                 if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
@@ -1074,7 +1085,7 @@ class _HttpServer:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)
-            listener = sse.attach(self.config)
+            listener = sse.attach(self.config, req.scope)
             version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
             if _primes(version):
                 # [basic/transports#23] a priming event first: an id and empty data, with the retry field
@@ -1136,24 +1147,22 @@ class _HttpServer:
         hdrs += list(headers.items())
         # the head goes out with the first events (the replay, the priming event)
         head = conn.send(h11.Response(status_code=200, headers=hdrs)) or b""
-        rest = b""
+        # (dropped as too slow, the listener's scope, the exchange's, is cancelled: the
+        # connection ends without the last chunk)
         try:
-            with listener.scope:
-                if watch:
-                    # a long-lived stream: a client closing its end is noticed at once, not at
-                    # the next write, so its listener does not linger
-                    async with trio.open_nursery() as nursery:
-                        left = trio.Event()
-                        nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
-                        rest = await self._pump(conn, stream, listener, head, list(replay))
-                        nursery.cancel_scope.cancel()
-                    if left.is_set():
-                        log.debug("session %s: client closed stream %s", session.id, sse.id)
-                        return
-                else:
-                    rest = await self._pump(conn, stream, listener, head, list(replay), coalesce)
-            if listener.scope.cancelled_caught:
-                return  # dropped as too slow: the connection ends without the last chunk
+            if watch:
+                # a long-lived stream: a client closing its end is noticed at once, not at
+                # the next write, so its listener does not linger
+                async with trio.open_nursery() as nursery:
+                    left = trio.Event()
+                    nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
+                    rest = await self._pump(conn, stream, listener, head, list(replay))
+                    nursery.cancel_scope.cancel()
+                if left.is_set():
+                    log.debug("session %s: client closed stream %s", session.id, sse.id)
+                    return
+            else:
+                rest = await self._pump(conn, stream, listener, head, list(replay), coalesce)
             await stream.send_all(rest + (conn.send(h11.EndOfMessage()) or b""))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # a disconnection is not a cancellation (basic/transports#33, #34): the stream
@@ -1249,7 +1258,7 @@ class _HttpServer:
                     # the bounded store dropped the events between: say so, the client misses them
                     gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
                     log.warning("session %s: stream %s resumed after event %d; %s", session.id, stream_id, seq, gap)
-                listener = resumable.attach(self.config)
+                listener = resumable.attach(self.config, req.scope)
                 if resumable.done:
                     resumable.detach(listener)
                     listener.put(None)  # replay only: the stream had ended
@@ -1279,7 +1288,7 @@ class _HttpServer:
             first.append(session.emit(sse, session.pending_unrelated.popleft().decode("utf-8")))
         session.pending_unrelated_bytes = 0
         # (the queued messages are written directly, not through the listener's bounded buffer)
-        listener = sse.attach(self.config)
+        listener = sse.attach(self.config, req.scope)
         await self._stream_sse(conn, stream, session, sse, listener, {}, replay=first, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------
