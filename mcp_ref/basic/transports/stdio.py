@@ -23,6 +23,7 @@ Three layers, from the bottom:
   (this process is the client: launch a server, shut it down properly).
 """
 
+import errno
 import json
 import logging
 import math
@@ -347,6 +348,32 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
             await self._send_stream.send_all(line)
             self._torn = False
 
+    def send_nowait(self, value: bytes) -> None:
+        """Write the message at once if the pipe takes it whole now, else raise
+        ``trio.WouldBlock`` with nothing written (then use :meth:`send`).
+
+        Only over a pipe or a file (where a write of at most ``PIPE_BUF`` bytes is
+        all or nothing), for a line that fits in one such write, when no send is in
+        progress and no torn line is owed. The session writes this way when it can:
+        no lock, no cancel scope, one schedule point per message (bench W3).
+        """
+        line = frame_message(value)
+        if self._closed or self._send_closed:
+            raise trio.ClosedResourceError("this stdio channel is closed for sending")
+        if not self._atomic or self._rest or len(line) > PIPE_BUF or self._send_lock.locked():
+            raise trio.WouldBlock
+        try:
+            written = os.write(self._send_stream.fileno(), line)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            raise trio.WouldBlock from None  # the pipe is full: nothing was written
+        except OSError as e:
+            if e.errno == errno.EBADF:
+                raise trio.ClosedResourceError("file was already closed") from None
+            raise trio.BrokenResourceError from e
+        if written < len(line):
+            # (a file may take part of a line: the next send writes the rest first, as after a torn line)
+            self._rest = line[written:]
+
     async def _send_in_pieces(self, line: bytes) -> None:
         """Write ``line`` in pieces a pipe takes whole or not at all, after the rest
         of a line a cancelled send tore (so the peer never sees a fragment)."""
@@ -611,6 +638,12 @@ class ProcessChannel(StdioMessageChannel):
             await super().send(value)
         except trio.BrokenResourceError as e:
             raise trio.BrokenResourceError(await self.describe_exit()) from e
+
+    def send_nowait(self, value: bytes) -> None:
+        try:
+            super().send_nowait(value)
+        except trio.BrokenResourceError:
+            raise trio.WouldBlock from None  # send() fails too, and says how the server went away
 
     async def describe_exit(self) -> str:
         """How the server went away: exit status and the last captured stderr lines.
