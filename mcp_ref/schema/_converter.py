@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
+from attr import _config as attrs_config
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
@@ -576,8 +577,12 @@ def _generate_fast_path(
     do). Scalars and constants are checked inline; anything unexpected goes
     to ``careful``, which finds and reports the exact problem.
 
-    Every field is passed to the class by keyword (an absent optional field
-    as its default, None), which is cheaper than building a kwargs dict.
+    Every field gets a value (an absent optional field its default, None).
+    Where the class allows (:func:`_direct_setters`), the instance is made and
+    its slots filled directly, and the fields' validators run as its
+    ``__init__`` would run them: the same object for half the work of a call
+    with keywords (a frozen class's ``__init__`` sets each field through
+    ``object.__setattr__``). Otherwise the fields are passed by keyword.
     """
     ns: dict[str, Any] = {
         "cls": cls,
@@ -586,8 +591,12 @@ def _generate_fast_path(
         "known": known,
         "not_object": _not_object,
         "ABSENT": _ABSENT,
+        "new": object.__new__,
+        "attrs_config": attrs_config,
     }
-    defaults = {a.name: a.default for a in attrs.fields(cls)}
+    fields = attrs.fields(cls)
+    defaults = {a.name: a.default for a in fields}
+    setters = _direct_setters(cls)
     body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()"]
     if no_id:
         body += ['    if "id" in value:', "        return careful(value)"]
@@ -641,10 +650,42 @@ def _generate_fast_path(
             f"            {extra_name}_ = {{}}",
         ]
         args.append(f"{extra_name}={extra_name}_")
-    body += [f"        return cls({', '.join(args)})", "    except Exception:", "        return careful(value)"]
+    if setters is None:
+        body.append(f"        return cls({', '.join(args)})")
+    else:
+        # the fields in attrs' order, then their validators (as attrs' __init__ does)
+        body.append("        o = new(cls)")
+        for j, (a, setter) in enumerate(zip(fields, setters, strict=True)):
+            ns[f"s{j}"] = setter
+            value = next(arg.split("=", 1)[1] for arg in args if arg.split("=", 1)[0] == a.name)
+            body.append(f"        s{j}(o, {value})")
+        checked = [(j, a) for j, a in enumerate(fields) if a.validator is not None]
+        if checked:
+            body.append("        if attrs_config._run_validators is True:")
+            for j, a in checked:
+                ns[f"val{j}"], ns[f"a{j}"] = a.validator, a
+                body.append(f"            val{j}(o, a{j}, o.{a.name})")
+        body.append("        return o")
+    body += ["    except Exception:", "        return careful(value)"]
     exec("\n".join(body), ns)  # code built above from the class's own field names only
     fast: Callable[[Any, Any], Any] = ns["fast"]
     return fast
+
+
+def _direct_setters(cls: type) -> list[Callable[[Any, Any], None]] | None:
+    """The slot setters of ``cls``'s fields, in attrs' order, when an instance can be
+    made by filling them in (see :func:`_generate_fast_path`); None when its
+    ``__init__`` does more than set the fields and run their validators."""
+    custom_new = any("__new__" in vars(c) for c in cls.__mro__[:-1])
+    if custom_new or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__"):
+        return None
+    setters = []
+    for a in attrs.fields(cls):
+        slot = getattr(cls, a.name, None)
+        if a.converter is not None or not a.init or a.alias != a.name or type(slot) is not types.MemberDescriptorType:
+            return None
+        setters.append(slot.__set__)
+    return setters
 
 
 #: marks an absent key in generated code (None is a JSON value)
