@@ -68,9 +68,9 @@ spec-coverage:
 	@$(PYTHON) tools/manifest.py coverage
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check mcp_ref tests tools bench
-	$(VENV)/bin/ruff format --check mcp_ref tests tools bench
-	$(VENV)/bin/mypy mcp_ref
+	$(VENV)/bin/ruff check mcp_ref tests tools bench docs/examples
+	$(VENV)/bin/ruff format --check mcp_ref tests tools bench docs/examples
+	$(VENV)/bin/mypy mcp_ref docs/examples
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH)

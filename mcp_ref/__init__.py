@@ -11,11 +11,6 @@ is in :mod:`mcp_ref.schema`.
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
-from .basic.transports.memory import memory_channel_pair
-from .client.display import display_name, safe_icon_uri, safe_icons
-from .client.elicitation import URLElicitationRequired, form_defaults
-from .client.roots import RootsProvider
-from .client.sampling import SamplingRejected
 from .connection import Connection
 from .errors import (
     AuthorizationError,
@@ -36,7 +31,6 @@ from .errors import (
     UnsupportedProtocolVersion,
 )
 from .schema import LATEST_PROTOCOL_VERSION, decode, encode
-from .server.resources import ResourceNotFound
 from .server.tools import ToolError
 from .session import (
     ClientSession,
@@ -49,16 +43,22 @@ from .session import (
 )
 from .session.client import InvalidToolResult
 from .session.core import PendingRequest
-from .session.tasks import TaskCancelled, TaskConfig, TaskFailed, TaskHandle, TaskManager
-from .testing import memory_session_pair
+from .session.task_requestor import TaskCancelled, TaskFailed, TaskHandle
 
 if _TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
     # checkers see their real signatures
     from .basic.authorization.metadata import ClientInformation
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
+    from .basic.transports.memory import memory_channel_pair
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
+    from .client.display import display_name, safe_icon_uri, safe_icons
+    from .client.elicitation import URLElicitationRequired, form_defaults
+    from .client.roots import RootsProvider
+    from .client.sampling import SamplingRejected
+    from .server.resources import ResourceNotFound
     from .session.http import (
+        CallbackListenError,
         ClientCredentials,
         CrossAppAccess,
         FileTokenStorage,
@@ -71,6 +71,8 @@ if _TYPE_CHECKING:
         serve_http,
     )
     from .session.task_db import SqliteTaskStore, open_sqlite_task_store
+    from .session.tasks import TaskConfig, TaskManager
+    from .testing import memory_session_pair
 
 __version__ = "0.1.0"
 
@@ -84,6 +86,7 @@ __all__ = [
     "LATEST_PROTOCOL_VERSION",
     "SUPPORTED_VERSIONS",
     "AuthorizationError",
+    "CallbackListenError",
     "CapabilityMissing",
     "ClientCredentials",
     "ClientInformation",
@@ -156,10 +159,43 @@ _HTTP_NAMES = (
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "open_loopback_callback",
+    "CallbackListenError",
     # serve_http(server, config=HttpConfig(...)) and open_http_client(url, **HttpClientChannel options)
     "HttpConfig",
     "HttpClientChannel",
 )
+
+#: the other names loaded on first use, by their home module: what a tools-only
+#: server or a plain client never needs is not imported by ``import mcp_ref``
+#: (bench W7), and a name is the very object of its home module once read
+_LAZY = {
+    # authorization (the resource server's names): most applications never need it
+    "AccessToken": "basic.authorization.resource_server",
+    "InvalidToken": "basic.authorization.resource_server",
+    "ProtectedResource": "basic.authorization.resource_server",
+    "TokenVerifier": "basic.authorization.resource_server",
+    # what a client registered ahead of time gives OAuthClient(client_information=...)
+    "ClientInformation": "basic.authorization.metadata",
+    # durable tasks (TaskConfig(store=...)) need sqlite3
+    "SqliteTaskStore": "session.task_db",
+    "open_sqlite_task_store": "session.task_db",
+    # the receiver side of tasks (Server.enable_tasks)
+    "TaskConfig": "session.tasks",
+    "TaskManager": "session.tasks",
+    # what the handlers of the other chapters raise or use
+    "ResourceNotFound": "server.resources",
+    "SamplingRejected": "client.sampling",
+    "URLElicitationRequired": "client.elicitation",
+    "form_defaults": "client.elicitation",
+    "RootsProvider": "client.roots",
+    # showing a peer's name and icons to a person
+    "display_name": "client.display",
+    "safe_icon_uri": "client.display",
+    "safe_icons": "client.display",
+    # an in-process pair (tests, embedding)
+    "memory_channel_pair": "basic.transports.memory",
+    "memory_session_pair": "testing",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -172,25 +208,21 @@ def __getattr__(name: str) -> object:
                 raise
             raise ImportError(f"mcp_ref.{name} needs the http extra (h11): pip install 'mcp_ref[http]'") from e
         return getattr(http, name)
-    if name in ("AccessToken", "InvalidToken", "ProtectedResource", "TokenVerifier"):
-        # authorization (the resource server's names) is loaded on first use: most
-        # applications never need it, and it would cost every import
-        from .basic.authorization import resource_server
-
-        return getattr(resource_server, name)
-    if name == "ClientInformation":
-        # what a client registered ahead of time gives OAuthClient(client_information=...)
-        from .basic.authorization import metadata
-
-        return metadata.ClientInformation
-    if name in ("SqliteTaskStore", "open_sqlite_task_store"):
-        # durable tasks (TaskConfig(store=...)) need sqlite3: loaded on first use
-        from .session import task_db
-
-        return getattr(task_db, name)
     if name in ("IntrospectionVerifier", "JWTVerifier"):
         # the resource server's built-in verifiers fetch over HTTP: the http extra too
         from .basic.transports import token_verifiers
 
         return getattr(token_verifiers, name)
+    home = _LAZY.get(name)
+    if home is not None:
+        from importlib import import_module
+
+        value = getattr(import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value  # the next read is a plain attribute
+        return value
     raise AttributeError(f"module 'mcp_ref' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # the lazily loaded names are listed before they are read (tab completion, help())
+    return sorted(set(globals()) | set(__all__))

@@ -26,6 +26,8 @@ HOMES = {
     "HTTPTransportError": "mcp_ref.errors",
     "TLSError": "mcp_ref.errors",
     "AuthorizationError": "mcp_ref.errors",
+    # raised by open_loopback_callback when it cannot listen (the port is taken ...)
+    "CallbackListenError": "mcp_ref.basic.transports.oauth_callback",
     "InvalidToolResult": "mcp_ref.session.client",
     "URLElicitationRequired": "mcp_ref.client.elicitation",
     "TaskFailed": "mcp_ref.session.task_requestor",
@@ -247,3 +249,27 @@ def test_the_http_names_without_the_http_extra_say_what_to_install(monkeypatch: 
     monkeypatch.delattr(mcp_ref.session, "http", raising=False)
     with pytest.raises(ImportError, match=r"mcp_ref.serve_http needs the http extra \(h11\): pip install"):
         _ = mcp_ref.serve_http
+
+
+def test_import_mcp_ref_loads_none_of_the_names_loaded_on_first_use() -> None:
+    # what a tools-only server or a plain client never needs costs them nothing (bench W7);
+    # each such name is still in __all__ and dir() and is the very object of its home module
+    script = "import sys, mcp_ref; print(' '.join(sorted(sys.modules)))"
+    loaded = set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert "mcp_ref.session" in loaded
+    never = {
+        "mcp_ref.session.tasks",
+        "mcp_ref.session.task_db",
+        "mcp_ref.client.display",
+        "mcp_ref.testing",
+        "mcp_ref.basic.transports.memory",
+        "mcp_ref.basic.authorization.resource_server",
+        "mcp_ref.session.http",
+    }
+    assert sorted(loaded & never) == []
+    for name, home in mcp_ref._LAZY.items():
+        assert name in mcp_ref.__all__
+        assert name in dir(mcp_ref)
+        assert getattr(mcp_ref, name) is getattr(importlib.import_module(f"mcp_ref.{home}"), name)

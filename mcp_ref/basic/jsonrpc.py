@@ -16,6 +16,7 @@ from typing import Any
 from attrs import frozen
 
 from ..errors import ErrorCode, RemoteProtocolError
+from ..schema._base import install_model_methods
 
 __all__ = [
     "RawRequest",
@@ -35,7 +36,7 @@ __all__ = [
 BATCH_REVISIONS = frozenset({"2025-03-26"})
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class RawRequest:
     id: str | int
     method: str
@@ -43,20 +44,20 @@ class RawRequest:
     obj: dict[str, Any]
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class RawNotification:
     method: str
     params: dict[str, Any] | None
     obj: dict[str, Any]
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class RawResult:
     id: str | int
     result: dict[str, Any]
 
 
-@frozen
+@frozen(repr=False, eq=False)
 class RawError:
     id: str | int | None
     code: int
@@ -295,3 +296,7 @@ def classify(obj: Any) -> RawMessage:
     raise InvalidMessage(
         "Invalid Request: neither a request, a notification nor a response", ErrorCode.INVALID_REQUEST, reply_id
     )
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

@@ -18,6 +18,8 @@ from typing import Final
 
 import attrs
 
+from ..schema._base import install_model_methods
+
 __all__ = [
     "Rule",
     "RULES",
@@ -35,7 +37,7 @@ MUST_LEVELS: Final = frozenset({"MUST", "MUST NOT", "REQUIRED", "SHALL", "SHALL 
 SHOULD_LEVELS: Final = frozenset({"SHOULD", "SHOULD NOT", "RECOMMENDED", "NOT RECOMMENDED"})
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class Rule:
     id: str
     level: str
@@ -198,3 +200,7 @@ def rule(requirement: str) -> Rule:
 def level_of(requirement: str | None) -> str | None:
     """The level a broken ``requirement`` is reported with (None for None)."""
     return None if requirement is None else rule(requirement).effective_level
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

@@ -188,8 +188,13 @@ def model_hash(self: Any) -> int:
     return hash((cls, *[getattr(self, n) for n in _eq_fields(cls)]))
 
 
-def install_model_methods(namespace: Mapping[str, Any]) -> None:
-    """Give the model classes in ``namespace`` the shared repr, eq and hash where they have none of their own."""
+def install_model_methods(namespace: Mapping[str, Any], *, hashable: bool = True) -> None:
+    """Give the attrs classes in ``namespace`` the shared repr, eq and hash where they have none of their own.
+
+    For classes made with ``repr=False, eq=False``: frozen ones (``hashable``) hash by
+    value; ``hashable=False`` is for mutable ones (``attrs.define``), which attrs makes
+    unhashable when it gives them ``__eq__``, and so does this.
+    """
     for value in list(namespace.values()):
         if not (isinstance(value, type) and hasattr(value, "__attrs_attrs__")):
             continue
@@ -198,4 +203,4 @@ def install_model_methods(namespace: Mapping[str, Any]) -> None:
             value.__repr__ = model_repr  # type: ignore[method-assign,assignment]
         if "__eq__" not in own:
             value.__eq__ = model_eq  # type: ignore[method-assign,assignment]
-            value.__hash__ = model_hash  # type: ignore[method-assign,assignment]
+            value.__hash__ = model_hash if hashable else None  # type: ignore[method-assign,assignment]

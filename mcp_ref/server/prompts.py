@@ -18,6 +18,7 @@ import attrs
 from .. import schema as model
 from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, ProtocolError
+from ..schema._base import install_model_methods
 from ..schema.content import AudioContent, ImageContent, TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
@@ -71,7 +72,7 @@ def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult
     return result
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class _Entry:
     prompt: Prompt
     fn: PromptFunction
@@ -146,3 +147,7 @@ class PromptRegistry:
             raise ProtocolError(f"Invalid params: prompt {prompt!r} has no argument {name!r}", ErrorCode.INVALID_PARAMS)
         completer = entry.completers.get(name)
         return await completer(ctx, value, context) if completer is not None else []
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)

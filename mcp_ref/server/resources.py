@@ -22,6 +22,7 @@ import attrs
 from .. import schema as model
 from ..basic.meta import check_meta_keys
 from ..errors import ErrorCode, MCPError, ProtocolError
+from ..schema._base import install_model_methods
 from ..schema.content import BlobResourceContents, TextResourceContents
 from ..schema.jsonrpc import Result
 from ..schema.lifecycle import ResourcesCapability
@@ -80,13 +81,13 @@ def _contents(uri: str, mime_type: str | None, value: Any) -> list[TextResourceC
     raise TypeError(f"a resource read returns str, bytes or resource contents, not {type(value).__name__}")
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class _Static:
     resource: Resource
     read: ReadFunction
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class _Template:
     template: ResourceTemplate
     parsed: UriTemplate
@@ -227,3 +228,7 @@ class ResourceRegistry:
             raise ProtocolError(f"Invalid params: {uri_template!r} has no variable {name!r}", ErrorCode.INVALID_PARAMS)
         completer = t.completers.get(name)
         return await completer(ctx, value, context) if completer is not None else []
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)

@@ -30,6 +30,7 @@ import attrs
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
 from ..errors import CapabilityMissing, ErrorCode, ProtocolError
+from ..schema._base import install_model_methods
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
@@ -105,7 +106,7 @@ def as_call_tool_result(value: Any) -> CallToolResult:
     raise TypeError(f"a tool returns CallToolResult, str, dict or a list of content blocks, not {type(value).__name__}")
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class _Entry:
     tool: Tool
     fn: ToolFunction
@@ -225,3 +226,7 @@ class ToolRegistry:
             # [server/tools#15] the serialized JSON also goes in a text block
             result = attrs.evolve(result, content=[TextContent(text=json.dumps(structured, ensure_ascii=False))])
         return result
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)

@@ -73,6 +73,7 @@ import cattrs
 from cattrs.v import format_exception
 
 from .. import schema as model
+from ..schema._base import install_model_methods
 from ..schema.tools import CallToolResult
 from .tools import ToolError
 
@@ -278,7 +279,7 @@ def is_typed_handler(fn: Callable[..., Any], positional: int = 2) -> bool:
     return False
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Parameter:
     name: str
     annotation: Any
@@ -399,3 +400,7 @@ class TypedTemplate:
 
     async def __call__(self, ctx: Any, uri: str, variables: dict[str, str]) -> Any:
         return await self.fn(ctx, **variables)
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

@@ -13,6 +13,8 @@ from typing import Final
 
 import attrs
 
+from ..schema._base import install_model_methods
+
 __all__ = ["UriTemplate", "TemplateError"]
 
 
@@ -20,7 +22,7 @@ class TemplateError(ValueError):
     """A malformed URI template."""
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Op:
     first: str
     sep: str
@@ -145,3 +147,7 @@ class UriTemplate:
                     return None  # a variable given twice is no expansion of ours
                 values[name] = urllib.parse.unquote(value)
         return values
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

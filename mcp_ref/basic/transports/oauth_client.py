@@ -105,7 +105,7 @@ from ..authorization.tokens import (
     token_request,
 )
 from .http_fetch import HttpAnswer, http_exchange
-from .oauth_callback import LoopbackCallback, open_in_browser, open_loopback_callback, print_url
+from .oauth_callback import CallbackListenError, LoopbackCallback, open_in_browser, open_loopback_callback, print_url
 from .oauth_storage import FileTokenStorage, InMemoryTokenStorage, StoredAuthorization, TokenStorage
 
 __all__ = [
@@ -117,6 +117,7 @@ __all__ = [
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "LoopbackCallback",
+    "CallbackListenError",
     "open_loopback_callback",
     "print_url",
     "open_in_browser",
