@@ -221,6 +221,7 @@ class _Factories:
         self.conv = conv
         self.revision = revision
         self._hooks: dict[Any, Callable[[Any, Any], Any]] = {}
+        self._by_class: dict[type, Callable[[Any], Any]] = {}
 
     # ---- structure
     def literal(self, tp: Any) -> Callable[[Any, Any], Any]:
@@ -527,14 +528,36 @@ class _Factories:
         return fn
 
     def _by_runtime_class(self, cls: type, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        conv = self.conv
+        by_class = self.by_class
 
         def dispatch(obj: Any) -> Any:
             if obj.__class__ is cls:
                 return fn(obj)
-            return conv.unstructure(obj)
+            return by_class(obj)
 
         return dispatch
+
+    def by_class(self, obj: Any) -> Any:
+        """Unstructure ``obj`` by its own class, as ``conv.unstructure(obj)`` does, with
+        the class's hook kept here rather than found through cattrs' dispatch each time
+        (a union member, a subclass in a base-class field: every result, every content block)."""
+        hooks = self._by_class
+        fn = hooks.get(obj.__class__)
+        if fn is None:
+            fn = hooks[obj.__class__] = self.conv.get_unstructure_hook(obj.__class__)
+        return fn(obj)
+
+    def union_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        # JSON scalars (ids, progress tokens) are written as they are
+        return _identity if _scalar_union(tp) is not None else self.by_class
+
+    def list_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        by_class = self.by_class
+
+        def unstructure_list(value: Any) -> Any:
+            return [by_class(v) for v in value]
+
+        return unstructure_list
 
 
 def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any], Any]:
@@ -858,6 +881,15 @@ def _is_list(tp: Any) -> bool:
     return tp is list or get_origin(tp) is list
 
 
+def _is_model_list(tp: Any) -> bool:
+    """A list of model objects (or of a union holding model classes)."""
+    args = get_args(tp) if _is_list(tp) else ()
+    if not args:
+        return False
+    item = args[0]
+    return attrs.has(item) or (_is_union(item) and any(attrs.has(a) for a in get_args(item)))
+
+
 def _is_dict(tp: Any) -> bool:
     return tp is dict or get_origin(tp) in (dict, Mapping, typing.Mapping)
 
@@ -884,6 +916,9 @@ def _build(revision: str) -> cattrs.Converter:
         lambda t: t is Any or (_is_dict(t) and get_args(t)[1:] in ((Any,), (object,), ())), _identity
     )
     conv.register_unstructure_hook_factory(attrs.has, fac.attrs_unstructure)
+    # unions and lists of model classes: by the value's class, as cattrs does, minus its dispatch
+    conv.register_unstructure_hook_factory(_is_union, fac.union_unstructure)
+    conv.register_unstructure_hook_factory(_is_model_list, fac.list_unstructure)
     _FACTORIES[revision] = fac
     return conv
 
