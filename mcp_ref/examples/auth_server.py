@@ -15,6 +15,10 @@ What it offers (RFC 8414 metadata at ``/.well-known/oauth-authorization-server``
 * ``POST /token``: ``authorization_code`` and ``refresh_token`` (a new refresh
   token each time; a refresh token used twice revokes its whole family);
   client authentication ``none``, ``client_secret_basic`` or ``client_secret_post``;
+* ``client_credentials`` (RFC 6749 section 4.4) for confidential clients
+  registered for it (``--client ID:SECRET``, :meth:`AuthorizationServer.register_service`):
+  either secret method, the scope and the ``resource`` checked as for a code,
+  the client itself as the token's subject, and no refresh token;
 * ``POST /introspect`` (RFC 7662) for resource servers holding credentials
   (:meth:`AuthorizationServer.add_resource_server`);
 * with ``--jwt``, JWT access tokens (RFC 9068, ES256) and their keys at ``/jwks``.
@@ -92,6 +96,9 @@ class Client:
     redirect_uris: tuple[str, ...]
     auth_method: str
     name: str | None = None
+    #: the token endpoint authentication methods it may use (empty: ``auth_method`` only)
+    auth_methods: tuple[str, ...] = ()
+    grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     #: a Client ID Metadata Document, and until when its copy may be used
     metadata_document: bool = False
     fetched_until: float = 0.0
@@ -206,6 +213,27 @@ class AuthorizationServer:
         self.clients[client.client_id] = client
         return client
 
+    def register_service(self, client_id: str, client_secret: str, *, name: str | None = None) -> Client:
+        """A pre-registered confidential client for the ``client_credentials`` grant (RFC 6749 section 4.4).
+
+        It acts on its own behalf (no user, no redirect URI: the authorization
+        code grant is not its), and authenticates with ``client_secret_basic``
+        or ``client_secret_post`` (RFC 6749 section 2.3.1).
+        """
+        if not client_id or not client_secret:
+            raise ValueError("a client_credentials client needs an id and a secret")
+        client = Client(
+            client_id=client_id,
+            client_secret=client_secret,
+            redirect_uris=(),
+            auth_method="client_secret_basic",
+            auth_methods=("client_secret_basic", "client_secret_post"),
+            grant_types=("client_credentials",),
+            name=name,
+        )
+        self.clients[client_id] = client
+        return client
+
     def add_resource_server(self, client_id: str, secret: str | None = None) -> str:
         """Let a resource server introspect tokens with HTTP Basic ``client_id:secret``; returns the secret."""
         self.resource_servers[client_id] = secret = secret or secrets.token_urlsafe(32)
@@ -222,7 +250,7 @@ class AuthorizationServer:
             "introspection_endpoint": issuer + "/introspect",
             "scopes_supported": list(self.scopes_supported),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
             "code_challenge_methods_supported": ["S256"],
@@ -345,11 +373,29 @@ class AuthorizationServer:
     async def token_endpoint(self, form: Mapping[str, str], authorization: str | None) -> dict[str, Any]:
         client = await self._authenticate_client(form, authorization)
         grant = form.get("grant_type")
+        if grant not in ("authorization_code", "refresh_token", "client_credentials"):
+            raise OAuthError("unsupported_grant_type", f"grant_type {grant!r} is not supported")
+        if grant not in client.grant_types:
+            # RFC 6749 section 5.2: a grant this client is not registered for
+            raise OAuthError("unauthorized_client", f"this client may not use the {grant} grant")
         if grant == "authorization_code":
             return self._redeem_code(client, form)
         if grant == "refresh_token":
             return self._refresh(client, form)
-        raise OAuthError("unsupported_grant_type", f"grant_type {grant!r} is not supported")
+        return self._client_credentials(client, form)
+
+    def _client_credentials(self, client: Client, form: Mapping[str, str]) -> dict[str, Any]:
+        """RFC 6749 section 4.4: a confidential client's own token, for the scope and resource it names."""
+        scope = tuple(form.get("scope", " ".join(self.scopes_supported)).split())
+        if unknown := set(scope) - set(self.scopes_supported):
+            raise OAuthError("invalid_scope", f"unknown scope(s) {' '.join(sorted(unknown))}")
+        resource = self._resource(form.get("resource"))
+        if resource is None:
+            raise OAuthError("invalid_target", "resource names no MCP server this server serves")
+        log.info("client_credentials: %s gets %r for %s", client.client_id, " ".join(scope), resource)
+        # RFC 6749 section 4.4.3: no refresh token (the client can always ask again)
+        family = secrets.token_urlsafe(8)
+        return self._issue(client.client_id, client.client_id, scope, resource, family, refresh=False)
 
     def _redeem_code(self, client: Client, form: Mapping[str, str]) -> dict[str, Any]:
         code = self.codes.get(form.get("code", ""))
@@ -389,17 +435,24 @@ class AuthorizationServer:
         return self._issue(client.client_id, old.subject, scope, old.resource, old.family)
 
     def _issue(
-        self, client_id: str, subject: str, scope: tuple[str, ...], resource: str, family: str
+        self,
+        client_id: str,
+        subject: str,
+        scope: tuple[str, ...],
+        resource: str,
+        family: str,
+        *,
+        refresh: bool = True,
     ) -> dict[str, Any]:
         now = self.clock()
         self._forget_expired(now)
-        access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        access, refresh_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         if self.signing_key is not None:
             access = self._jwt(client_id, subject, scope, resource, now)
-        for token, kind, ttl in (
-            (access, "access", self.access_token_ttl),
-            (refresh, "refresh", self.refresh_token_ttl),
-        ):
+        issued = [(access, "access", self.access_token_ttl)]
+        if refresh:
+            issued.append((refresh_token, "refresh", self.refresh_token_ttl))
+        for token, kind, ttl in issued:
             # [basic/authorization#77] short-lived access tokens
             self.tokens[token] = Token(
                 kind=kind,
@@ -415,7 +468,7 @@ class AuthorizationServer:
             "access_token": access,
             "token_type": "Bearer",
             "expires_in": self.access_token_ttl,
-            "refresh_token": refresh,
+            **({"refresh_token": refresh_token} if refresh else {}),
             "scope": " ".join(scope),
         }
 
@@ -443,22 +496,28 @@ class AuthorizationServer:
 
     async def _authenticate_client(self, form: Mapping[str, str], authorization: str | None) -> Client:
         basic = _basic_credentials(authorization)
+        if basic is not None and "client_secret" in form:
+            # RFC 6749 section 2.3: one authentication method per request
+            raise OAuthError("invalid_request", "client credentials in both the header and the body")
         client_id = basic[0] if basic is not None else form.get("client_id", "")
         client = await self._client(client_id)
         if client is None:
             raise OAuthError("invalid_client", "unknown client", 401)
-        if client.auth_method == "client_secret_basic":
-            secret = basic[1] if basic is not None else None
-        elif client.auth_method == "client_secret_post":
-            secret = form.get("client_secret") if basic is None else None
+        if basic is not None:
+            used, secret = "client_secret_basic", basic[1]
+        elif "client_secret" in form:
+            used, secret = "client_secret_post", form["client_secret"]
         else:
-            secret = None
-            if basic is not None or "client_secret" in form:
+            used, secret = "none", None
+        allowed = client.auth_methods or (client.auth_method,)
+        if used not in allowed:
+            if allowed == ("none",):
                 raise OAuthError("invalid_client", "this client authenticates with no secret", 401)
+            raise OAuthError("invalid_client", f"client authentication failed ({' or '.join(allowed)})", 401)
         if client.client_secret is not None and not (
             secret is not None and secrets.compare_digest(secret, client.client_secret)
         ):
-            raise OAuthError("invalid_client", f"client authentication failed ({client.auth_method})", 401)
+            raise OAuthError("invalid_client", f"client authentication failed ({used})", 401)
         return client
 
     # -- POST /introspect (RFC 7662) ------------------------------------------------------------------
@@ -726,16 +785,28 @@ def main(argv: list[str] | None = None) -> int:
         default="mcp-server:mcp-server-secret",
         help="ID:SECRET of the resource server allowed to introspect (default mcp-server:mcp-server-secret)",
     )
+    parser.add_argument(
+        "--client",
+        action="append",
+        default=[],
+        metavar="ID:SECRET",
+        help="a confidential client for the client_credentials grant (repeatable)",
+    )
     parser.add_argument("--jwt", action="store_true", help="issue JWT access tokens (ES256, keys at /jwks)")
     parser.add_argument("--certfile", help="serve HTTPS with this certificate chain (PEM) ...")
     parser.add_argument("--keyfile", help="... and this private key")
     args = parser.parse_args(argv)
+    services = [spec.partition(":")[::2] for spec in args.client]
+    if any(not cid or not secret for cid, secret in services):
+        parser.error("--client takes ID:SECRET")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     server = AuthorizationServer(
         resources=args.resource, scopes_supported=args.scope or ("mcp",), jwt_access_tokens=args.jwt
     )
     rs_id, _, rs_secret = args.introspection_client.partition(":")
     server.add_resource_server(rs_id, rs_secret)
+    for client_id, secret in services:
+        server.register_service(client_id, secret)
     context = None
     if args.certfile:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

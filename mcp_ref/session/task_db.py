@@ -189,7 +189,7 @@ class SqliteTaskStore(InMemoryTaskStore):
                 record.move("failed", wall, RESTART_MESSAGE)
                 self._dirty[task_id] = record
                 self.interrupted += 1
-            self._tasks[task_id] = record
+            self._put(record)
         if self.interrupted:
             log.warning("%d unfinished task(s) from before the restart failed: %s", self.interrupted, RESTART_MESSAGE)
 

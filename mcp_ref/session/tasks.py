@@ -69,7 +69,6 @@ from ..schema.lifecycle import (
 )
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tasks import (
-    TERMINAL_STATUSES,
     CancelTaskRequestParams,
     CancelTaskResult,
     CreateTaskResult,
@@ -353,12 +352,11 @@ class TaskManager:
     def _check_room(self, session: Session, owner: Hashable) -> None:
         """[basic/utilities/tasks#resource-management] refuse a task past the limits (-32600)."""
         cfg = self.config
-        kept = self.store.owned_by(owner)  # (binding="none": every requestor is one, None)
-        # (one status test per kept task, not two calls: a creation reads every task of its requestor)
-        running = sum(r.status not in TERMINAL_STATUSES for r in kept)
+        # (binding="none": every requestor is one, None; counted by the store, not read task by task)
+        kept, running = self.store.counts(owner)
         if running >= cfg.max_tasks_per_requestor:
             why = f"at most {cfg.max_tasks_per_requestor} concurrent tasks per requestor"
-        elif len(kept) >= cfg.max_stored_tasks_per_requestor:
+        elif kept >= cfg.max_stored_tasks_per_requestor:
             why = (
                 f"at most {cfg.max_stored_tasks_per_requestor} tasks kept per requestor (finished ones until their ttl)"
             )

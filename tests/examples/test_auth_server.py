@@ -261,6 +261,67 @@ async def test_client_authentication_follows_the_registered_method() -> None:
         assert refused.value.error == "invalid_client"
 
 
+def credentials_form(**extra: str) -> dict[str, str]:
+    return {k: v for k, v in {"grant_type": "client_credentials", "resource": MCP, **extra}.items() if v != "<absent>"}
+
+
+async def test_client_credentials_gives_a_service_its_own_token_without_a_refresh_token() -> None:
+    server = make_server()
+    server.register_service("svc", "svc-secret")
+    assert "client_credentials" in server.metadata()["grant_types_supported"]
+    by_header = await server.token_endpoint(credentials_form(scope="mcp"), basic("svc", "svc-secret"))
+    by_body = await server.token_endpoint(credentials_form(client_id="svc", client_secret="svc-secret"), None)
+    # RFC 6749 section 4.4.3: no refresh token; no scope asked: every scope the server knows
+    assert "refresh_token" not in by_header and by_header["scope"] == "mcp"
+    assert by_body["scope"] == "mcp admin" and by_body["token_type"] == "Bearer"
+    info = server.introspect_endpoint({"token": by_header["access_token"]}, RS)
+    assert info["active"] is True
+    assert (info["sub"], info["client_id"], info["aud"]) == ("svc", "svc", MCP)  # the client acts for itself
+
+
+@pytest.mark.parametrize(
+    ("form", "header", "error"),
+    [
+        (credentials_form(), basic("svc", "wrong"), "invalid_client"),
+        (credentials_form(client_id="svc", client_secret="wrong"), None, "invalid_client"),
+        (credentials_form(client_id="svc"), None, "invalid_client"),  # a confidential client shows its secret
+        (credentials_form(client_secret="svc-secret"), basic("svc", "svc-secret"), "invalid_request"),  # two methods
+        (credentials_form(scope="mcp root"), basic("svc", "svc-secret"), "invalid_scope"),
+        (credentials_form(resource="http://127.0.0.1:8001/mcp"), basic("svc", "svc-secret"), "invalid_target"),
+        (credentials_form(resource="<absent>"), basic("svc", "svc-secret"), None),  # the only resource served
+        ({**credentials_form(), "grant_type": "refresh_token"}, basic("svc", "svc-secret"), "unauthorized_client"),
+    ],
+)
+async def test_client_credentials_are_checked_as_the_other_grants_are(
+    form: dict[str, str], header: str | None, error: str | None
+) -> None:
+    server = make_server()
+    server.register_service("svc", "svc-secret")
+    if error is None:
+        assert (await server.token_endpoint(form, header))["access_token"]
+        return
+    with pytest.raises(OAuthError) as refused:
+        await server.token_endpoint(form, header)
+    assert refused.value.error == error
+
+
+async def test_only_a_client_registered_for_it_may_use_client_credentials() -> None:
+    server = make_server()
+    public = server.register([REDIRECT])  # a public client of the authorization code grant
+    _, confidential = server.register_endpoint(json.dumps({"redirect_uris": [REDIRECT]}).encode())
+    for form, header in (
+        (credentials_form(client_id=public.client_id), None),
+        (credentials_form(), basic(confidential["client_id"], confidential["client_secret"])),
+    ):
+        with pytest.raises(OAuthError) as refused:
+            await server.token_endpoint(form, header)
+        assert refused.value.error == "unauthorized_client"
+    service = server.register_service("svc", "svc-secret")
+    assert service.redirect_uris == ()  # and so never the authorization code grant's
+    status, _ = await authorize(server, "svc", pkce()[1])
+    assert status == 400
+
+
 class Documents:
     """Client ID Metadata Documents served by a script (the fetch the server is given)."""
 

@@ -1,5 +1,6 @@
 """The demo as the README gives it: the example authorization server and ``everything --http
---auth`` in two processes, a token got from the first, used at the second."""
+--auth`` in two processes, a token got from the first, used at the second (by a user's
+authorization code flow, and by a service's client_credentials grant)."""
 
 import base64
 import hashlib
@@ -14,6 +15,7 @@ from urllib.parse import urlencode
 
 import trio
 
+from mcp_ref.basic.transports.oauth_client import ClientCredentials, OAuthClient
 from mcp_ref.errors import HTTPTransportError, MCPError
 from mcp_ref.session.http import open_http_client
 
@@ -81,7 +83,13 @@ async def test_the_demo_protects_everything_with_the_example_authorization_serve
     issuer, url = f"http://127.0.0.1:{as_port}", f"http://127.0.0.1:{mcp_port}/mcp"
     procs: list[trio.Process] = []
     try:
-        procs.append(await start("mcp_ref.examples.auth_server", "--port", str(as_port), banner=b"Ctrl-C stops"))
+        procs.append(
+            await start(
+                "mcp_ref.examples.auth_server",
+                *("--port", str(as_port), "--client", "svc:svc-secret"),
+                banner=b"Ctrl-C stops",
+            )
+        )
         procs.append(
             await start(
                 "mcp_ref.examples.everything",
@@ -102,6 +110,12 @@ async def test_the_demo_protects_everything_with_the_example_authorization_serve
             async with open_http_client(url, headers={"authorization": f"Bearer {token}"}) as client:
                 result: Any = await client.call_tool("echo", {"text": "with a token"})
                 assert result.content[0].text == "with a token"
+            # a service with the client_credentials grant: our ClientCredentials client, no browser
+            service = OAuthClient(grant=ClientCredentials(client_id="svc", client_secret="svc-secret"))
+            async with open_http_client(url, auth=service) as client:
+                result = await client.call_tool("echo", {"text": "as a service"})
+                assert result.content[0].text == "as a service"
+            assert service.tokens is not None and service.tokens.refresh_token is None
     finally:
         for proc in procs:
             await stop(proc)

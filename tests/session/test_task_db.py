@@ -66,6 +66,8 @@ async def test_a_second_server_on_the_same_file_answers_for_finished_tasks(tmp_p
         # another server over the same file, as after a restart (this one is still running)
         async with durable_server(path) as (second, second_store), memory_session_pair(second) as other:
             assert second_store.interrupted == 1
+            # both loaded tasks count against the room of their owner (None: binding="none"), neither runs
+            assert second_store.counts(None) == (2, 0)
             task = await task_get(other, done.task_id)
             assert task.status == "completed"
             payload = await task_result(other, done.task_id)

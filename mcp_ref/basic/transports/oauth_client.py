@@ -907,15 +907,22 @@ class OAuthClient:
         """[basic/authorization#69, #70, #71, #72] 403 ``insufficient_scope``: authorize again, with more scope.
 
         At most ``max_step_up`` times for one challenged scope set; past
-        that the 403 stands (a permanent failure, not a loop).
+        that the request fails with an AuthorizationError (step ``step-up``,
+        status 403): a permanent failure, not a loop. It is raised, not
+        logged as well: the application decides what to show.
         """
         if challenge.error != "insufficient_scope":
             return False
         wanted = frozenset(challenge.scopes())
         if self._step_ups[wanted] >= self.max_step_up:
-            shown = " ".join(sorted(wanted))
-            log.warning("scope %s still insufficient after %d step-up attempts", shown, self.max_step_up)
-            return False
+            shown = " ".join(sorted(wanted)) or "(none named)"
+            raise AuthorizationError(
+                "step-up",
+                f"scope {shown} still insufficient after {self.max_step_up} step-up authorizations "
+                f"(HTTP 403: {_challenge_text(challenge)})",
+                status=403,
+                url=self.server_url,
+            )
         self._step_ups[wanted] += 1
         await self._discover(challenge)
         granted = self.tokens.scope if self.tokens is not None else self._requested_scope

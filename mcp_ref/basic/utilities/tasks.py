@@ -223,6 +223,10 @@ class TaskStore(Protocol):
     def get(self, task_id: str) -> TaskRecord | None: ...
     def remove(self, task_id: str) -> None: ...
     def owned_by(self, owner: Hashable) -> list[TaskRecord]: ...
+    def counts(self, owner: Hashable) -> tuple[int, int]:
+        """How many tasks ``owner`` has kept, and how many of them are not terminal."""
+        ...
+
     def expired(self, now: float) -> list[TaskRecord]: ...
     def next_expiry(self) -> float | None: ...
     def __iter__(self) -> Iterator[TaskRecord]: ...
@@ -230,30 +234,63 @@ class TaskStore(Protocol):
 
 
 class InMemoryTaskStore:
-    """The default store: a dict, in creation order."""
+    """The default store: a dict, in creation order, indexed by owner.
+
+    The index keeps a creation's room check (:meth:`counts`, every task-augmented
+    request) from reading every task the receiver keeps.
+    """
 
     def __init__(self) -> None:
         self._tasks: dict[str, TaskRecord] = {}
+        #: owner -> its tasks (task id -> record), in creation order
+        self._owned: dict[Hashable, dict[str, TaskRecord]] = {}
+        #: owner -> the ids of its tasks that are not terminal
+        self._unfinished: dict[Hashable, set[str]] = {}
+
+    def _put(self, record: TaskRecord) -> None:
+        task_id, owner = record.task_id, record.owner
+        self._tasks[task_id] = record
+        owned = self._owned.get(owner)
+        if owned is None:
+            owned = self._owned[owner] = {}
+            self._unfinished[owner] = set()
+        owned[task_id] = record
+        if record.status in TERMINAL_STATUSES:
+            self._unfinished[owner].discard(task_id)
+        else:
+            self._unfinished[owner].add(task_id)
 
     def add(self, record: TaskRecord) -> None:
         if record.task_id in self._tasks:
             # [basic/utilities/tasks#25] ids are unique among our tasks -- tasks#task-id-requirements
             raise ValueError(f"task id {record.task_id!r} already exists")
-        self._tasks[record.task_id] = record
+        self._put(record)
 
     def update(self, record: TaskRecord) -> None:
         """Store the new state of a task; a task already deleted (expired) stays deleted."""
         if record.task_id in self._tasks:
-            self._tasks[record.task_id] = record
+            self._put(record)
 
     def get(self, task_id: str) -> TaskRecord | None:
         return self._tasks.get(task_id)
 
     def remove(self, task_id: str) -> None:
-        self._tasks.pop(task_id, None)
+        record = self._tasks.pop(task_id, None)
+        if record is None:
+            return
+        owned = self._owned[record.owner]
+        del owned[task_id]
+        self._unfinished[record.owner].discard(task_id)
+        if not owned:
+            del self._owned[record.owner], self._unfinished[record.owner]
 
     def owned_by(self, owner: Hashable) -> list[TaskRecord]:
-        return [r for r in self._tasks.values() if r.owner == owner]
+        owned = self._owned.get(owner)
+        return list(owned.values()) if owned is not None else []
+
+    def counts(self, owner: Hashable) -> tuple[int, int]:
+        owned = self._owned.get(owner)
+        return (len(owned), len(self._unfinished[owner])) if owned is not None else (0, 0)
 
     def expired(self, now: float) -> list[TaskRecord]:
         return [r for r in self._tasks.values() if r.expires_at is not None and r.expires_at <= now]

@@ -181,19 +181,25 @@ async def test_step_up_on_insufficient_scope() -> None:
 
 
 @pytest.mark.req("basic/authorization#72", "basic/authorization#71")
-async def test_step_up_is_bounded() -> None:
-    """A server that never grants the scope: the call fails after max_step_up authorizations,
+async def test_step_up_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    """A server that never grants the scope: the call fails after max_step_up authorizations
+    with one AuthorizationError naming the step (raised, not also logged as a warning),
     and the session goes on."""
+    caplog.set_level(logging.DEBUG, logger="mcp_ref")
     async with world(tool_scopes={"reset": ["mcp:admin"]}) as w:
         w.auth_server.withheld_scopes = {"mcp:admin"}
         async with open_http_client(w.mcp.url, auth=oauth(w, max_step_up=2)) as client:
             await echo(client)
-            with pytest.raises(HTTPTransportError) as failed:
+            with pytest.raises(AuthorizationError) as failed:
                 await client.call_tool("reset", {})
-            assert failed.value.status == 403
+            assert failed.value.status == 403 and failed.value.step == "step-up"
+            assert "mcp:admin still insufficient after 2 step-up authorizations" in str(failed.value)
+            assert "insufficient_scope" in str(failed.value)  # the server's challenge, as it said it
             with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("reset", {})  # no further attempts for the same scope
             assert failed.value.status == 403
+            # the application shows the failure once: it is not logged as well
+            assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
             assert await echo(client, "alive") == "alive"
         assert len(requests_to(w, "GET", "/authorize")) == 1 + 2
 

@@ -139,6 +139,33 @@ def test_task_ids_and_timestamps() -> None:
     assert store.get("t1") is record
 
 
+@pytest.mark.req("basic/utilities/tasks#81")
+def test_the_store_counts_each_owners_tasks_and_those_still_running() -> None:
+    """The room check of a creation reads the store's counts: they follow every add, update and remove."""
+    store = tasks.InMemoryTaskStore()
+
+    def record(task_id: str, owner: str, status: str = "working") -> tasks.TaskRecord:
+        return tasks.TaskRecord(task_id, owner, "tools/call", status, 0.0, 0.0, None, None, None)
+
+    for i, owner in enumerate("aabab"):
+        store.add(record(f"t{i}", owner))
+    store.add(record("t5", "a", "completed"))
+    assert (store.counts("a"), store.counts("b"), store.counts("c")) == ((4, 3), (2, 2), (0, 0))
+    store.update(record("t0", "a", "completed"))  # a copy, as a database hands out
+    store.update(record("t0", "a", "completed"))  # the same state twice counts once
+    store.remove("t1")
+    store.remove("t1")  # already gone
+    store.update(record("t1", "a", "failed"))  # a deleted task stays deleted
+    assert (store.counts("a"), store.counts("b")) == ((3, 1), (2, 2))
+    assert [r.task_id for r in store.owned_by("a")] == ["t0", "t3", "t5"]  # creation order
+    for task_id in ("t2", "t4"):
+        store.remove(task_id)
+    assert store.counts("b") == (0, 0) and store.owned_by("b") == [] and len(store) == 3
+    for r in list(store):  # the counts agree with the records
+        kept = store.owned_by(r.owner)
+        assert store.counts(r.owner) == (len(kept), sum(not x.terminal for x in kept))
+
+
 # -- receiver: tools/call as a task -------------------------------------------------------------------
 
 
