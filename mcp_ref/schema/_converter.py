@@ -27,7 +27,6 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
-from attr import _config as attrs_config
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
@@ -615,7 +614,7 @@ def _generate_fast_path(
         "not_object": _not_object,
         "ABSENT": _ABSENT,
         "new": object.__new__,
-        "attrs_config": attrs_config,
+        "validators_disabled": attrs.validators.get_disabled,
     }
     fields = attrs.fields(cls)
     defaults = {a.name: a.default for a in fields}
@@ -684,7 +683,7 @@ def _generate_fast_path(
             body.append(f"        s{j}(o, {value})")
         checked = [(j, a) for j, a in enumerate(fields) if a.validator is not None]
         if checked:
-            body.append("        if attrs_config._run_validators is True:")
+            body.append("        if not validators_disabled():")
             for j, a in checked:
                 ns[f"val{j}"], ns[f"a{j}"] = a.validator, a
                 body.append(f"            val{j}(o, a{j}, o.{a.name})")
