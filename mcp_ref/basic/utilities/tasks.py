@@ -28,6 +28,7 @@ from typing import Any, Final, Protocol
 import attrs
 
 from ...errors import ErrorCode, MCPError, ProtocolError
+from ...schema._base import install_model_methods
 from ...schema._converter import converter_for
 from ...schema.jsonrpc import Error
 from ...schema.messages import PARAMS_TYPES
@@ -40,6 +41,7 @@ from ...schema.tasks import (
     TaskStatusNotificationParams,
 )
 from ..cursors import keyset_page
+from ..lifecycle import TASKS_SINCE
 
 __all__ = [
     "TRANSITIONS",
@@ -66,9 +68,6 @@ __all__ = [
     "RateLimiter",
     "poll_delay",
 ]
-
-#: the revision that introduced tasks (and task augmentation)
-TASKS_SINCE: Final = "2025-11-25"
 
 #: status -> statuses it may move to (tasks#task-status-lifecycle)
 TRANSITIONS: Final[dict[str, frozenset[str]]] = {
@@ -158,7 +157,7 @@ def related_task_id(meta: dict[str, Any] | None) -> str | None:
     return task_id if isinstance(task_id, str) else None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class TaskRecord:
     """What a receiver keeps about one task."""
 
@@ -439,3 +438,7 @@ def poll_delay(poll_interval_ms: int | None, default: float, low: float, high: f
     ``pollInterval`` (``default`` when it gives none), kept within [``low``, ``high``]."""
     interval = poll_interval_ms / 1000 if poll_interval_ms is not None else default
     return min(max(interval, low), high)
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)
