@@ -3,6 +3,7 @@ tools/manifest.py loaded as a module."""
 
 import importlib.util
 import os
+import signal
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +16,15 @@ SHARED_SPEC = ROOT.parent / "shared" / "spec"
 FETCHED_SPEC = ROOT / "spec"
 #: mcp_ref's own catalogues, made from the prose for this project: not upstream
 CATALOGUES = ("requirements.tsv", "methods.tsv")
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child a test stops with Ctrl-C (SIGINT).
+
+    A shell runs a background job (``make test &``) with SIGINT ignored, and a child
+    inherits that: Python then installs no KeyboardInterrupt handler, so the child
+    would never see the test's Ctrl-C. The child gets the default disposition back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def spec_dirs() -> tuple[Path, ...]:

@@ -11,7 +11,7 @@ import sys
 
 import mcp_ref
 
-from .conftest import ROOT
+from .conftest import ROOT, default_sigint
 
 
 def run_module(*args: str) -> subprocess.CompletedProcess[str]:
@@ -109,6 +109,7 @@ def test_ctrl_c_ends_a_stdio_server_quietly() -> None:
     # real process and signal: bounded by timeouts; "serving" is known from its first answer
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcp_ref.examples.echo"],
+        preexec_fn=default_sigint,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -25,6 +25,7 @@ from mcp_ref.testing import memory_session_pair
 
 from ..basic.transports.test_http_server import memory_http
 from ..basic.transports.test_stdio import INIT
+from ..conftest import default_sigint
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -387,7 +388,7 @@ async def test_http_example_on_a_taken_port_says_so() -> None:
 
 
 async def test_stdio_example_stops_quietly_on_ctrl_c() -> None:
-    proc = await run_example(stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = await run_example(stdin=subprocess.PIPE, stdout=subprocess.PIPE, preexec_fn=default_sigint)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         with trio.fail_after(30):
