@@ -20,6 +20,8 @@ time takes it.
   ``_meta`` key (:func:`related_task_meta`).
 """
 
+import functools
+import math
 import secrets
 from collections.abc import Hashable, Iterator
 from datetime import UTC, datetime
@@ -118,9 +120,29 @@ def new_task_id() -> str:
 
 
 def iso8601(wall_seconds: float) -> str:
-    """An RFC 3339 / ISO 8601 UTC timestamp, e.g. 2025-11-25T10:30:00.123Z."""
-    text = datetime.fromtimestamp(wall_seconds, tz=UTC).isoformat(timespec="milliseconds")
-    return text.replace("+00:00", "Z")
+    """An RFC 3339 / ISO 8601 UTC timestamp, e.g. 2025-11-25T10:30:00.123Z.
+
+    What ``datetime.fromtimestamp(s, UTC).isoformat(timespec="milliseconds")``
+    gives (with ``Z``): the time rounded to the microsecond (half to even), then
+    cut to the millisecond. Every task response carries two of these: the date
+    and time of a whole second are formatted once (:func:`_utc_second`), only the
+    milliseconds per call (a quarter of the instructions).
+    """
+    fraction, whole = math.modf(wall_seconds)
+    micros = round(fraction * 1e6)
+    if micros < 0:
+        micros += 1_000_000
+        whole -= 1
+    elif micros >= 1_000_000:
+        micros -= 1_000_000
+        whole += 1
+    return f"{_utc_second(int(whole))}.{micros // 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=64)
+def _utc_second(whole_seconds: int) -> str:
+    # (isoformat: strftime's %Y does not pad years before 1000 on every platform)
+    return datetime.fromtimestamp(whole_seconds, tz=UTC).isoformat(timespec="seconds")[:19]
 
 
 def related_task_meta(task_id: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
