@@ -58,6 +58,7 @@ from .core import (
     check_async,
     session_scope,
 )
+from .task_requestor import list_tasks, start_task  # (core imports it: loaded already)
 
 if TYPE_CHECKING:
     from ..schema.completion import (
@@ -331,8 +332,6 @@ class ClientSession:
         Refused before sending when the server lacks tasks.requests.tools.call;
         the tool's ``execution.taskSupport`` is the server's to enforce.
         """
-        from .task_requestor import start_task
-
         if name in self._task_support and self._task_support[name] not in ("optional", "required"):
             # [basic/utilities/tasks#5] absent or "forbidden": never as a task
             raise LocalProtocolError(f"tool {name!r} does not support task execution")
@@ -340,8 +339,6 @@ class ClientSession:
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> ListTasksResult:
-        from .task_requestor import list_tasks
-
         return await list_tasks(self.session, cursor, **options)
 
     async def list_all_tasks(self, **options: Any) -> list[Task]:

@@ -25,7 +25,7 @@ import math
 import secrets
 from collections.abc import Hashable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 import attrs
 
@@ -36,7 +36,9 @@ from ...schema.messages import PARAMS_TYPES
 from ...schema.tasks import (
     RELATED_TASK_META_KEY,
     TERMINAL_STATUSES,
+    CancelTaskResult,
     GetTaskPayloadResult,
+    GetTaskResult,
     Task,
     TaskStatus,
     TaskStatusNotificationParams,
@@ -68,6 +70,9 @@ __all__ = [
     "RateLimiter",
     "poll_delay",
 ]
+
+#: what TaskRecord.view builds: the task's public state, alone or as a result
+_View = TypeVar("_View", Task, GetTaskResult, CancelTaskResult)
 
 #: the revision that introduced tasks (and task augmentation)
 TASKS_SINCE: Final = "2025-11-25"
@@ -202,7 +207,12 @@ class TaskRecord:
 
     def to_task(self) -> Task:
         """The public view, as every task response carries it (tasks#ttl-and-resource-management)."""
-        return Task(
+        return self.view(Task)
+
+    def view(self, cls: type[_View]) -> _View:
+        """The public view as ``cls``: a Task, or a result that is one (GetTaskResult,
+        CancelTaskResult), built at once rather than copied from a Task."""
+        return cls(
             task_id=self.task_id,
             status=self.status,  # type: ignore[arg-type]
             status_message=self.status_message,

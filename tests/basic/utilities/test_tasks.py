@@ -1,17 +1,17 @@
 """basic/utilities/tasks: receiver and requestor, both sides, on autojump_clock."""
 
 import re
-from datetime import UTC, datetime
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 import trio
 import trio.testing
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from mcp_ref.basic.utilities import tasks
 from mcp_ref.basic.utilities.tasks import TRANSITIONS, InvalidTransition, check_transition, iso8601, new_task_id
