@@ -43,7 +43,6 @@ from .session import (
 )
 from .session.client import InvalidToolResult
 from .session.core import PendingRequest
-from .session.task_requestor import TaskCancelled, TaskFailed, TaskHandle
 
 if _TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
@@ -71,6 +70,7 @@ if _TYPE_CHECKING:
         serve_http,
     )
     from .session.task_db import SqliteTaskStore, open_sqlite_task_store
+    from .session.task_requestor import TaskCancelled, TaskFailed, TaskHandle
     from .session.tasks import TaskConfig, TaskManager
     from .testing import memory_session_pair
 
@@ -179,9 +179,12 @@ _LAZY = {
     # durable tasks (TaskConfig(store=...)) need sqlite3
     "SqliteTaskStore": "session.task_db",
     "open_sqlite_task_store": "session.task_db",
-    # the receiver side of tasks (Server.enable_tasks)
+    # tasks: the receiver side (Server.enable_tasks), the requestor's handle and errors
     "TaskConfig": "session.tasks",
     "TaskManager": "session.tasks",
+    "TaskHandle": "session.task_requestor",
+    "TaskFailed": "session.task_requestor",
+    "TaskCancelled": "session.task_requestor",
     # what the handlers of the other chapters raise or use
     "ResourceNotFound": "server.resources",
     "SamplingRejected": "client.sampling",

@@ -39,13 +39,12 @@ from .basic.jsonrpc import (
     dumps,
     loads,
 )
-from .basic.lifecycle import Phase, Role
+from .basic.lifecycle import TASKS_SINCE, Phase, Role
 from .basic.meta import bad_meta_keys
 from .basic.requirements import level_of
 from .basic.url_elicitation import announced_ids, check_url
 from .basic.utilities.cancellation import CancellationState, ignored_requirement, refusal, remember
 from .basic.utilities.progress import IGNORED_REQUIREMENT, ProgressTokens, check_progress, valid_token
-from .basic.utilities.tasks import TASKS_SINCE
 from .errors import CapabilityMissing, DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
 from .events import (
     CancellationIgnored,
@@ -68,7 +67,7 @@ from .events import (
     VersionRejected,
 )
 from .schema import messages as m
-from .schema._base import LATEST_PROTOCOL_VERSION
+from .schema._base import LATEST_PROTOCOL_VERSION, install_model_methods
 from .schema._converter import converter_for, decode
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
@@ -79,7 +78,7 @@ from .schema.tasks import CreateTaskResult
 __all__ = ["Connection", "OutgoingRequest", "IncomingRequest", "Role", "Phase"]
 
 
-@attrs.define(slots=True)
+@attrs.define(slots=True, repr=False, eq=False)
 class OutgoingRequest:
     """A request we sent. ``state``: pending -> answered | cancelled."""
 
@@ -92,7 +91,7 @@ class OutgoingRequest:
     state: Literal["pending", "cancelled"] = "pending"
 
 
-@attrs.define(slots=True)
+@attrs.define(slots=True, repr=False, eq=False)
 class IncomingRequest:
     """A request the peer sent us. ``state``: running -> answered | cancel-requested."""
 
@@ -1145,3 +1144,7 @@ def _check_elicitation_url(url: str) -> None:
     except ValueError as e:
         # [client/elicitation#13] a URL elicitation carries a valid URL
         raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)

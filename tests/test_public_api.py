@@ -251,16 +251,23 @@ def test_the_http_names_without_the_http_extra_say_what_to_install(monkeypatch: 
         _ = mcp_ref.serve_http
 
 
+def _modules_after(script: str) -> set[str]:
+    """The modules loaded once ``script`` ran in a fresh interpreter."""
+    script += "\nimport sys\nprint(' '.join(sys.modules))\n"
+    return set(
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    )
+
+
 def test_import_mcp_ref_loads_none_of_the_names_loaded_on_first_use() -> None:
     # what a tools-only server or a plain client never needs costs them nothing (bench W7);
     # each such name is still in __all__ and dir() and is the very object of its home module
-    script = "import sys, mcp_ref; print(' '.join(sorted(sys.modules)))"
-    loaded = set(
-        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    )
+    loaded = _modules_after("import mcp_ref")
     assert "mcp_ref.session" in loaded
     never = {
         "mcp_ref.session.tasks",
+        "mcp_ref.session.task_requestor",
+        "mcp_ref.basic.utilities.tasks",
         "mcp_ref.session.task_db",
         "mcp_ref.client.display",
         "mcp_ref.testing",
@@ -273,3 +280,44 @@ def test_import_mcp_ref_loads_none_of_the_names_loaded_on_first_use() -> None:
         assert name in mcp_ref.__all__
         assert name in dir(mcp_ref)
         assert getattr(mcp_ref, name) is getattr(importlib.import_module(f"mcp_ref.{home}"), name)
+
+
+def test_a_tools_only_server_and_a_plain_client_load_only_what_they_use() -> None:
+    # the resource and prompt registries are made on first use, the client's roots,
+    # sampling and elicitation when a session is given a handler for them (bench W7)
+    script = """
+import trio, mcp_ref
+from mcp_ref.testing import memory_session_pair
+server = mcp_ref.Server("s")
+
+@server.tool()
+async def echo(ctx, arguments):
+    return "ok"
+
+async def main():
+    async with memory_session_pair(server) as client:
+        assert (await client.call_tool("echo", {})).content[0].text == "ok"
+
+trio.run(main)
+"""
+    loaded = _modules_after(script)
+    assert "mcp_ref.server.tools" in loaded
+    unused = {
+        "mcp_ref.server.resources",
+        "mcp_ref.server.prompts",
+        "mcp_ref.server.uri_template",
+        "mcp_ref.server.utilities.completion",
+        "mcp_ref.client.roots",
+        "mcp_ref.client.sampling",
+        "mcp_ref.client.elicitation",
+    }
+    assert sorted(loaded & unused) == []
+    server = mcp_ref.Server("s")
+    assert server.capabilities().resources is None and server.capabilities().prompts is None
+    server.resource("file:///r")(_read)
+    assert server.capabilities().resources is not None
+    assert "resources/read" in server.handler_table()
+
+
+async def _read(ctx: Any) -> str:
+    return "r"

@@ -10,8 +10,14 @@ import pytest
 
 from mcp_ref.basic.jsonrpc import RawError, RawNotification, RawRequest, RawResult
 from mcp_ref.basic.requirements import Rule
+from mcp_ref.basic.utilities.tasks import TaskRecord
+from mcp_ref.connection import IncomingRequest, OutgoingRequest
 from mcp_ref.schema import Prompt, Resource, Tool
+from mcp_ref.schema._converter import wire_fields
 from mcp_ref.server import prompts, resources, tools, typed, uri_template
+from mcp_ref.session import core
+
+from .test_events import _hashable
 
 
 async def _fn(*args: Any) -> Any:
@@ -30,6 +36,11 @@ FROZEN = [
     (Rule(id="a#1", level="MUST", what="w"), Rule(id="a#1", level="MUST", what="w", judged_as="SHOULD")),
     (uri_template._OPS["+"], uri_template._OPS["#"]),
     tuple(typed._Parameter(name="a", annotation=int, required=True) for _ in "ab"),
+    (wire_fields(Tool)[0], wire_fields(Tool)[1]),
+    (core.SessionConfig(), core.SessionConfig(request_timeout=1)),
+    tuple(core._Closed("eof") for _ in "ab"),
+    (core._Cancelled(None), core._Cancelled("why")),
+    tuple(core._Probe(mode="url") for _ in "ab"),
 ]
 MUTABLE = [
     tuple(tools._Entry(tool=_TOOL, fn=_fn, validate_input=None, validate_output=None) for _ in "ab"),
@@ -38,6 +49,9 @@ MUTABLE = [
         prompts._Entry(prompt=_PROMPT, fn=_fn, completers={"a": _fn}),
     ),
     tuple(resources._Static(resource=Resource(uri="file:///r", name="r"), read=_fn) for _ in "ab"),
+    tuple(OutgoingRequest(1, "ping", None, None, False) for _ in "ab"),
+    (IncomingRequest(1, "ping", None, False), IncomingRequest(1, "ping", None, True)),
+    tuple(TaskRecord("t", None, "tools/call", "working", 0.0, 0.0, None, None, None) for _ in "ab"),
 ]
 
 
@@ -50,14 +64,6 @@ def _generated(cls: Any, frozen: bool) -> Any:
 def _twin(value: object, *, frozen: bool) -> object:
     cls: Any = type(value)
     return _generated(cls, frozen)(**{a.name: getattr(value, a.name) for a in attrs.fields(cls)})
-
-
-def _hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize(("a", "b", "frozen"), [(a, b, True) for a, b in FROZEN] + [(a, b, False) for a, b in MUTABLE])

@@ -30,6 +30,7 @@ __all__ = [
     "Role",
     "Phase",
     "SUPPORTED_VERSIONS",
+    "TASKS_SINCE",
     "negotiate_version",
     "ANY",
     "SEND_REQUESTS",
@@ -66,6 +67,8 @@ class Phase(enum.Enum):
 
 #: Newest first: what mcp_ref offers and accepts.
 SUPPORTED_VERSIONS: Final = tuple(reversed(REVISIONS))
+#: the revision that introduced tasks (and task augmentation)
+TASKS_SINCE: Final = "2025-11-25"
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:

@@ -23,6 +23,12 @@ COMMANDS = ("check", "judge", "tap", "fixture")
 EXIT_USAGE = 2
 
 
+#: seconds the fixture waits for any one answer of a client under test (``check --client``,
+#: ``fixture``): its sampling and elicitation answers may come from a person or a model,
+#: so it gets longer than a server's answers (CheckConfig's 10 s)
+CLIENT_ANSWER_TIMEOUT = 30.0
+
+
 class UsageError(Exception):
     """Exit status 2, with this message."""
 
@@ -94,7 +100,12 @@ def add_commands(sub: Any) -> None:
         help="with --client: seconds the client may run in all before it is stopped (default 120)",
     )
     check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
-    check.add_argument("--timeout", type=float, help="seconds to wait for any one answer (default 10)")
+    check.add_argument(
+        "--timeout",
+        type=float,
+        help=f"seconds to wait for any one answer (default 10; with --client {CLIENT_ANSWER_TIMEOUT:g}: a client's "
+        "sampling and elicitation answers may come from a person or a model)",
+    )
     _output_options(check)
 
     fixture = sub.add_parser(
@@ -111,7 +122,12 @@ def add_commands(sub: Any) -> None:
     fixture.add_argument("--no-battery", action="store_true", help="only serve and judge the traffic")
     fixture.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     fixture.add_argument("--port", type=int, help="port for --http (default 8000, on 127.0.0.1)")
-    fixture.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for any one answer")
+    fixture.add_argument(
+        "--timeout",
+        type=float,
+        default=CLIENT_ANSWER_TIMEOUT,
+        help=f"seconds to wait for any one answer of the client (default {CLIENT_ANSWER_TIMEOUT:g})",
+    )
     fixture.add_argument("--report", metavar="FILE", help="write the text report here at the end")
     fixture.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
     fixture.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
@@ -248,7 +264,9 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError("give -- and the client command, with {fixture} or {url} where the server goes")
         if not any("{fixture}" in w or "{url}" in w for w in args.target):
             raise UsageError("the client command needs {fixture} (a stdio server command) or {url} (an HTTP URL)")
-        timeout = args.timeout if args.timeout is not None else 30.0
+        timeout = args.timeout if args.timeout is not None else CLIENT_ANSWER_TIMEOUT
+        if not timeout > 0:
+            raise UsageError("--timeout must be positive")
         if args.client_timeout <= 0:
             raise UsageError("--client-timeout must be a positive number of seconds")
         options = FixtureOptions(timeout=timeout)

@@ -36,6 +36,7 @@ from ._base import (
     REVISIONS,
     UNION_DISCRIMINATORS,
     FieldValueError,
+    install_model_methods,
     since_of,
     wire_name,
 )
@@ -47,7 +48,7 @@ T = TypeVar("T")
 _NoneType = type(None)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class WireField:
     """How one attrs field appears on the wire."""
 
@@ -888,3 +889,7 @@ def decode(value: Any, tp: Any) -> Any:
         raise
     except RecursionError as e:
         raise DecodeError("", "value nested too deeply") from e
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

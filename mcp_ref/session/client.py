@@ -29,10 +29,6 @@ from .. import schema as model
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.transports._nursery import block_nursery
-from ..basic.utilities.tasks import related_task_id, related_task_meta
-from ..client.elicitation import ElicitationGuard, ElicitationHandler
-from ..client.roots import RootsProvider
-from ..client.sampling import SamplingGuard, SamplingHandler
 from ..connection import Connection
 from ..errors import LocalProtocolError, RemoteProtocolError, UnsupportedProtocolVersion
 from ..schema.jsonrpc import ProgressToken
@@ -58,9 +54,12 @@ from .core import (
     check_async,
     session_scope,
 )
-from .task_requestor import list_tasks, start_task  # (core imports it: loaded already)
 
 if TYPE_CHECKING:
+    # roots, sampling and elicitation load when a session is given a handler for them (bench W7)
+    from ..client.elicitation import ElicitationGuard, ElicitationHandler
+    from ..client.roots import RootsProvider
+    from ..client.sampling import SamplingGuard, SamplingHandler
     from ..schema.completion import (
         CompleteResult,
         PromptReference,
@@ -332,6 +331,8 @@ class ClientSession:
         Refused before sending when the server lacks tasks.requests.tools.call;
         the tool's ``execution.taskSupport`` is the server's to enforce.
         """
+        from .task_requestor import start_task
+
         if name in self._task_support and self._task_support[name] not in ("optional", "required"):
             # [basic/utilities/tasks#5] absent or "forbidden": never as a task
             raise LocalProtocolError(f"tool {name!r} does not support task execution")
@@ -339,6 +340,8 @@ class ClientSession:
         return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> ListTasksResult:
+        from .task_requestor import list_tasks
+
         return await list_tasks(self.session, cursor, **options)
 
     async def list_all_tasks(self, **options: Any) -> list[Task]:
@@ -361,6 +364,14 @@ def _arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
         return dict(arguments)
     except (TypeError, ValueError):
         raise TypeError(f"arguments map names to values (a dict), not {type(arguments).__name__}") from None
+
+
+def _roots_provider(roots: Iterable[Root] | RootsProvider | None) -> RootsProvider | None:
+    if roots is None:
+        return None
+    from ..client.roots import RootsProvider
+
+    return roots if isinstance(roots, RootsProvider) else RootsProvider(roots)
 
 
 def _capabilities(
@@ -462,16 +473,22 @@ async def open_session(
         for what, callback in callbacks.items():
             if callback is not None:
                 check_async(what, callback)
-        roots_provider = roots if isinstance(roots, RootsProvider) or roots is None else RootsProvider(roots)
-        sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context) if sampling else None
+        roots_provider = _roots_provider(roots)
+        sampling_guard = None
+        if sampling:
+            from ..client.sampling import SamplingGuard
+
+            sampling_guard = SamplingGuard(sampling, tools=sampling_tools, context=sampling_context)
         unknown_modes = set(elicitation_modes) - {"form", "url"}
         if unknown_modes:
             raise ValueError(f"unknown elicitation modes {sorted(unknown_modes)}")
-        elicitation_guard = (
-            ElicitationGuard(elicitation, form="form" in elicitation_modes, url="url" in elicitation_modes)
-            if elicitation
-            else None
-        )
+        elicitation_guard = None
+        if elicitation:
+            from ..client.elicitation import ElicitationGuard
+
+            elicitation_guard = ElicitationGuard(
+                elicitation, form="form" in elicitation_modes, url="url" in elicitation_modes
+            )
         table: dict[str, RequestHandler] = {}
         if roots_provider is not None:
             table["roots/list"] = roots_provider.handle
@@ -534,6 +551,7 @@ async def open_session(
 def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:
     """Run a task-augmented request as a task (when we have a task manager);
     answer a request made on behalf of one of the server's tasks naming that task."""
+    from ..basic.utilities.tasks import related_task_id, related_task_meta
 
     async def run(ctx: Any, params: Any) -> Any:
         if tasks is not None and ctx.task_augmented:

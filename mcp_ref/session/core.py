@@ -39,7 +39,6 @@ from ..basic.transports._nursery import block_nursery
 from ..basic.utilities import ping as ping_rules
 from ..basic.utilities.cancellation import refusal
 from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressCallback, ProgressPace
-from ..client.elicitation import received_error
 from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
@@ -74,12 +73,11 @@ from ..events import (
     UnknownResponse,
     VersionRejected,
 )
-from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._base import LATEST_PROTOCOL_VERSION, install_model_methods
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..schema.tasks import CancelTaskRequestParams
 from ..server.utilities.logging import LogRateLimiter, passes
-from .task_requestor import TaskHandle, list_tasks, start_task
 
 __all__ = [
     "PendingRequest",
@@ -98,6 +96,7 @@ if TYPE_CHECKING:
     from ..basic.authorization.resource_server import AccessToken, Principal
     from ..schema.elicitation import ElicitResult
     from ..schema.tasks import ListTasksResult
+    from .task_requestor import TaskHandle
 
 log = logging.getLogger("mcp_ref.session")
 #: every message a session writes ("client -> {...}") or reads ("server <- {...}"), at DEBUG
@@ -115,7 +114,7 @@ class RequestHandler(Protocol):
 NotificationHandler = Callable[["Session", Any], Awaitable[None]]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SessionConfig:
     """Timeouts and limits of a session (seconds; ``math.inf`` disables).
 
@@ -205,7 +204,7 @@ class SessionConfig:
             raise ValueError("reply_stall_timeout must be positive")
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Closed:
     reason: str
 
@@ -217,19 +216,19 @@ class _TimedOut:
 _TIMED_OUT = _TimedOut()
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Cancelled:
     reason: str | None
 
 
-@attrs.frozen
+@attrs.frozen(repr=False, eq=False)
 class _Failed:
     """Put in a request's inbox when the transport failed it (:meth:`Session._exchange_failed`)."""
 
     error: HTTPTransportError
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class _Probe:
     """Stands in for request params when asking which capability they would need."""
 
@@ -295,12 +294,16 @@ class RequestContext:
         req = self.session.connection.incoming(self.request_id)
         return bool(req is not None and req.task)
 
-    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> TaskHandle:
+    async def request_task(self, method: str, params: Any, *, ttl: int | None = None, **options: Any) -> "TaskHandle":
         """Send a task-augmented request to the peer (e.g. sampling); returns its handle."""
+        from .task_requestor import start_task  # (the requestor side of tasks loads on first use)
+
         return await start_task(self.session, method, params, ttl=ttl, related_request_id=self.request_id, **options)
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> "ListTasksResult":
         """``tasks/list`` to the peer: one page of the tasks it runs for us."""
+        from .task_requestor import list_tasks
+
         return await list_tasks(self.session, cursor, related_request_id=self.request_id, **options)
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -1003,6 +1006,8 @@ class Session:
         if type(item) is ResponseReceived:
             return item.result
         if type(item) is ErrorReceived:
+            from ..client.elicitation import received_error  # (loaded by the first error answer)
+
             raise received_error(item.error.code, item.error.message, item.error.data)
         if type(item) is InvalidResponse:
             raise item.error
@@ -1603,3 +1608,7 @@ async def session_scope(
             raise
     if sessions and (error := sessions[0].callback_error) is not None:
         raise error from None
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals())

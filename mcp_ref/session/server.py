@@ -29,8 +29,7 @@ import attrs
 import trio
 
 from .. import schema as model
-from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, Role, negotiate_version
-from ..basic.utilities.tasks import TASKS_SINCE
+from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, TASKS_SINCE, Role, negotiate_version
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
@@ -46,12 +45,7 @@ from ..schema.lifecycle import (
 )
 from ..schema.logging import LoggingMessageNotificationParams
 from ..schema.tools import ListToolsResult, Tool, ToolAnnotations, ToolExecution
-from ..server.prompts import PromptFunction, PromptRegistry
-from ..server.resources import Completer, ResourceRegistry, TemplateReadFunction
 from ..server.tools import ToolFunction, ToolRegistry
-from ..server.typed import TypedPrompt, TypedTemplate, TypedTool, is_typed_handler
-from ..server.uri_template import UriTemplate
-from ..server.utilities.completion import CompletionHandler
 from ..server.utilities.logging import MCPLogHandler, check_level, set_log_level
 from .core import (
     NotificationHandler,
@@ -65,7 +59,12 @@ from .core import (
 )
 
 if TYPE_CHECKING:
+    # resources, prompts, completion and typed handlers load on first use: a
+    # tools-only server never needs them (bench W7)
     from ..schema.prompts import PromptArgument
+    from ..server.prompts import PromptFunction, PromptRegistry
+    from ..server.resources import Completer, ResourceRegistry, TemplateReadFunction
+    from ..server.utilities.completion import CompletionHandler
 
 __all__ = ["Server"]
 
@@ -132,17 +131,11 @@ class Server:
         #: declared as given instead of derived (see :meth:`capabilities`)
         self.declared_capabilities = capabilities
         self.tools = ToolRegistry(page_size=page_size)
-        self.resources = ResourceRegistry(page_size=page_size)
-        self.prompts = PromptRegistry(page_size=page_size)
-        self.completions = CompletionHandler(self.prompts, self.resources)
+        self._page_size = page_size
         # a registry change tells every session (the engine sends it only where listChanged
         # was declared) -- tools#list-changed-notification
         # [server/tools#4]
         self.tools.on_change = lambda: self._broadcast("notifications/tools/list_changed")
-        # [server/resources#2]
-        self.resources.on_change = lambda: self._broadcast("notifications/resources/list_changed")
-        # [server/prompts#2]
-        self.prompts.on_change = lambda: self._broadcast("notifications/prompts/list_changed")
         self._handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._has_completers = False
@@ -151,6 +144,37 @@ class Server:
         #: sessions currently being served
         self.sessions: set[Session] = set()
         self._trio_token: trio.lowlevel.TrioToken | None = None
+
+    # the resource and prompt registries are made on first use (bench W7)
+
+    @functools.cached_property
+    def resources(self) -> ResourceRegistry:
+        from ..server.resources import ResourceRegistry
+
+        registry = ResourceRegistry(page_size=self._page_size)
+        # [server/resources#2]
+        registry.on_change = lambda: self._broadcast("notifications/resources/list_changed")
+        return registry
+
+    @functools.cached_property
+    def prompts(self) -> PromptRegistry:
+        from ..server.prompts import PromptRegistry
+
+        registry = PromptRegistry(page_size=self._page_size)
+        # [server/prompts#2]
+        registry.on_change = lambda: self._broadcast("notifications/prompts/list_changed")
+        return registry
+
+    @functools.cached_property
+    def completions(self) -> CompletionHandler:
+        from ..server.utilities.completion import CompletionHandler
+
+        return CompletionHandler(self.prompts, self.resources)
+
+    def _offers(self, registry: Literal["resources", "prompts"]) -> bool:
+        """Whether anything is registered in ``registry`` (never made: nothing is)."""
+        made = vars(self).get(registry)
+        return made is not None and len(made) > 0
 
     # -- registration --------------------------------------------------------------
 
@@ -200,6 +224,8 @@ class Server:
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
+            from ..server.typed import TypedTool, is_typed_handler
+
             check_async("tool", fn)
             tool_name = name or fn.__name__
             handler: ToolFunction = fn  # type: ignore[assignment]
@@ -282,6 +308,9 @@ class Server:
         _check_decorator_argument("resource_template", "uri_template", uri_template)
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
+            from ..server.typed import TypedTemplate, is_typed_handler
+            from ..server.uri_template import UriTemplate
+
             check_async("resource_template", fn)
             reader: TemplateReadFunction = fn  # type: ignore[assignment]
             if is_typed_handler(fn, positional=3):
@@ -324,6 +353,8 @@ class Server:
         _check_decorator_argument("prompt", "name", name)
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
+            from ..server.typed import TypedPrompt, is_typed_handler
+
             check_async("prompt", fn)
             prompt_name = name or fn.__name__
             getter: PromptFunction = fn  # type: ignore[assignment]
@@ -431,8 +462,8 @@ class Server:
             return self.declared_capabilities
         custom = {REQUEST_CAPABILITY[m][0] for m in self._handlers if m in REQUEST_CAPABILITY}
         tools = self.tools.capability() if len(self.tools) else None
-        prompts = self.prompts.capability() if len(self.prompts) else None
-        resources = self.resources.capability() if len(self.resources) else None
+        prompts = self.prompts.capability() if self._offers("prompts") else None
+        resources = self.resources.capability() if self._offers("resources") else None
         tools = tools or (ListChangedCapability() if "tools" in custom else None)
         prompts = prompts or (ListChangedCapability() if "prompts" in custom else None)
         resources = resources or (ResourcesCapability() if "resources" in custom else None)
@@ -455,13 +486,13 @@ class Server:
         if len(self.tools):
             table["tools/list"] = self._list_tools
             table["tools/call"] = self._call_tool
-        if len(self.resources):
+        if self._offers("resources"):
             table["resources/list"] = self.resources.list_resources
             table["resources/templates/list"] = self.resources.list_templates
             table["resources/read"] = self.resources.read
             table["resources/subscribe"] = self.resources.subscribe_handler
             table["resources/unsubscribe"] = self.resources.unsubscribe_handler
-        if len(self.prompts):
+        if self._offers("prompts"):
             table["prompts/list"] = self.prompts.list_prompts
             table["prompts/get"] = self.prompts.get
         if self._has_completers:
@@ -557,7 +588,8 @@ class Server:
                 await session.closed.wait()
             finally:
                 self.sessions.discard(session)
-                self.resources.forget(session)
+                if "resources" in vars(self):
+                    self.resources.forget(session)
 
     async def serve_stdio(
         self,

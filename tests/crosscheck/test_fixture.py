@@ -131,6 +131,37 @@ def test_check_client_from_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert "{fixture}" in capsys.readouterr().err
 
 
+def test_check_client_waits_for_answers_as_long_as_its_help_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--timeout's help names two defaults: 10 s for a server's answers (CheckConfig) and 30 s with
+    --client (a person or a model may answer sampling and elicitation); each mode uses its own,
+    and the fixture command and FixtureOptions agree on the client's."""
+    import mcp_ref.crosscheck.fixture as fixture
+    from mcp_ref.crosscheck.config import CheckConfig
+
+    given: list[FixtureOptions] = []
+
+    def fake_run(command: Any, options: FixtureOptions, *, client_timeout: float) -> Report:
+        given.append(options)
+        return Report(target="a client")
+
+    monkeypatch.setattr(fixture, "run_check_client", fake_run)
+    assert main(["check", "--client", "--", "my-client", "{fixture}"]) == 0
+    assert main(["check", "--client", "--timeout", "2.5", "--", "my-client", "{fixture}"]) == 0
+    assert [o.timeout for o in given] == [30.0, 2.5] and FixtureOptions().timeout == 30.0
+    assert main(["check", "--client", "--timeout", "0", "--", "my-client", "{fixture}"]) == 2
+    assert "--timeout must be positive" in capsys.readouterr().err and len(given) == 2
+    assert CheckConfig().timeout == 10.0
+    for command, expected in (
+        (["check", "--help"], "(default 10; with --client 30:"),
+        (["fixture", "--help"], "(default 30)"),
+    ):
+        with pytest.raises(SystemExit):
+            main(command)
+        assert expected in " ".join(capsys.readouterr().out.split())
+
+
 def test_fixture_inside_a_word_is_one_shell_quoted_argument(capsys: pytest.CaptureFixture[str]) -> None:
     # a client that takes its server as one option value, --server-command=COMMAND LINE
     launcher = (

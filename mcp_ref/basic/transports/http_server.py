@@ -22,6 +22,7 @@ with the server's certificate loaded) the server speaks HTTPS itself.
 
 import json
 import logging
+import math
 import ssl
 from collections import OrderedDict, deque
 from collections.abc import Sequence
@@ -72,6 +73,11 @@ log = logging.getLogger("mcp_ref.http")
 
 #: cancellations kept per session for requests that have not come yet
 _EARLY_CANCELS = 100
+#: scheduler passes a request's SSE stream waits, before writing its head and priming
+#: event, for an answer to go out with them: the session reads the request in one pass and
+#: its handler runs in the next, so a handler that answers without blocking has answered
+#: by the third (one write per answer, not two: see _HttpServer._pump)
+_COALESCE_PASSES = 3
 
 
 @attrs.frozen(kw_only=True)
@@ -154,19 +160,18 @@ class _Stream:
         #: with auth: the token of the request(s) this stream answers
         self.auth: AccessToken | None = None
 
-    def attach(self, config: HttpConfig) -> "_Listener":
+    def attach(self, config: HttpConfig, scope: trio.CancelScope | None = None) -> "_Listener":
         """A connection starts listening (replacing any earlier one); it may fall
-        ``max_buffered_events`` events or ``max_buffered_bytes`` bytes behind."""
-        # (one place more than the limit: the end of the connection always fits)
-        send, recv = trio.open_memory_channel[bytes | None](config.max_buffered_events + 1)
+        ``max_buffered_events`` events or ``max_buffered_bytes`` bytes behind.
+        ``scope``: what to cancel when it falls further (its exchange's)."""
         self.push(None)
-        self.listener = _Listener(send, recv, config.max_buffered_events, config.max_buffered_bytes)
+        self.listener = _Listener(config.max_buffered_events, config.max_buffered_bytes, scope)
         return self.listener
 
     def detach(self, listener: "_Listener") -> None:
         if self.listener is listener:
             self.listener = None
-            listener.room.set()  # a sender waiting for this connection goes on
+            listener.wake_sender()  # a sender waiting for this connection goes on
 
     def push(self, item: bytes | None) -> None:
         """Give the connection an event (None: end it, keeping the stream)."""
@@ -181,7 +186,7 @@ class _Stream:
         else:
             listener.events += 1
             listener.queued += len(item)
-        listener.send.send_nowait(item)
+        listener.put(item)
 
     def drop(self, listener: "_Listener") -> None:
         """A client that stops reading must not grow our memory: its connection is
@@ -191,33 +196,74 @@ class _Stream:
         self.detach(listener)
 
 
-@attrs.define(eq=False)
 class _Listener:
-    send: trio.MemorySendChannel[bytes | None]
-    recv: trio.MemoryReceiveChannel[bytes | None]
-    #: events the connection may fall behind (``send`` has one place more, for the end)
-    max_events: int
-    #: bytes the connection may fall behind
-    max_bytes: int
-    #: events, and their bytes, waiting in ``send`` for the connection to write them
-    #: (counted here: the channel's statistics() builds an object on every look)
-    events: int = 0
-    queued: int = 0
-    #: cancelled when the client falls too far behind
-    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
-    #: set when the connection takes an event or goes away (a sender waiting for room wakes)
-    room: trio.Event = attrs.field(factory=trio.Event)
+    """The connection writing a stream: the events it has yet to write, in order.
+
+    Sessions put without blocking (:meth:`_Stream.push` keeps it within
+    ``max_events`` and ``max_bytes``; the end, None, always fits); the
+    connection's task takes. A deque and at most one parked task: a memory
+    channel per connection, so per POST, built three objects more (bench W9).
+    """
+
+    __slots__ = ("_items", "_task", "events", "max_bytes", "max_events", "queued", "room", "scope")
+
+    def __init__(self, max_events: int, max_bytes: int, scope: trio.CancelScope | None = None) -> None:
+        self._items: deque[bytes | None] = deque()
+        self._task: trio.lowlevel.Task | None = None
+        #: events, and bytes of them, the connection may fall behind
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        #: events, and their bytes, waiting for the connection to write them
+        self.events = 0
+        self.queued = 0
+        #: cancelled when the client falls too far behind (the connection ends)
+        self.scope = scope if scope is not None else trio.CancelScope()
+        #: set when the connection takes an event or goes away: a sender waiting for room
+        #: (backpressure, _HttpSession.send_related) makes it before it waits
+        self.room: trio.Event | None = None
 
     def full(self) -> bool:
-        """Whether the connection is as far behind as it may be (the last place is for its end)."""
+        """Whether the connection is as far behind as it may be (the end still fits)."""
         return self.events >= self.max_events or self.queued >= self.max_bytes
+
+    def put(self, item: bytes | None) -> None:
+        self._items.append(item)
+        task = self._task
+        if task is not None:
+            self._task = None
+            trio.lowlevel.reschedule(task)
+
+    def receive_nowait(self) -> bytes | None:
+        """The next event (None: the connection is to end); :class:`trio.WouldBlock` when there is none yet."""
+        if not self._items:
+            raise trio.WouldBlock
+        return self._items.popleft()
+
+    async def receive(self) -> bytes | None:
+        """The next event, waiting for it (a checkpoint, like a channel's receive)."""
+        if self._items:
+            # if cancelled at this checkpoint, the event stays
+            await trio.lowlevel.checkpoint()
+            return self._items.popleft()
+        self._task = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._task = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
+        return self._items.popleft()  # (rescheduled only by put: an event is there)
 
     def took(self, event: bytes | None) -> None:
         """The connection took ``event`` to write it: room for the next."""
         if event is not None:
             self.events -= 1
             self.queued -= len(event)
-        self.room.set()
+        self.wake_sender()
+
+    def wake_sender(self) -> None:
+        if self.room is not None:
+            self.room.set()
 
 
 class _HttpSession(trio.abc.Channel[bytes]):
@@ -227,7 +273,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
         self.id = session_id
         self.config = config
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](config.max_inbox)
-        #: bytes of the messages waiting in the inbox
+        #: messages waiting in the inbox, and their bytes (counted here: the channel's
+        #: statistics() builds an object on every look)
+        self.inbox_count = 0
         self.inbox_bytes = 0
         self.streams: dict[str, _Stream] = {}
         self.by_request: dict[str, _Stream] = {}
@@ -279,8 +327,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
         with trio.move_on_after(self.config.stall_timeout) as waiting:
             waiting.shield = True
             while stream.listener is listener and listener.full():
-                listener.room = trio.Event()
-                await listener.room.wait()
+                room = listener.room = trio.Event()
+                await room.wait()
         if waiting.cancelled_caught and stream.listener is listener:
             stream.drop(listener)
 
@@ -293,7 +341,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         stream: _Stream | None = None
         key: str | None = None
         if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
-            key = json.dumps(msg.get("id"))
+            key = _id_key(msg.get("id"))
             # [basic/transports#28] a response goes on its request's stream -- transports#sending-messages-to-the-server
             stream = self.by_request.get(key)
             if key == self.init_key:
@@ -309,7 +357,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
                 # on the GET stream -- transports#listening-for-messages-from-the-server
                 return None
         if stream is None and related_request_id is not None and not self.config.json_response:
-            candidate = self.by_request.get(json.dumps(related_request_id))
+            candidate = self.by_request.get(_id_key(related_request_id))
             if candidate is not None and not candidate.done:
                 stream = candidate  # [basic/transports#29, #30] related messages go on the request's stream
         if stream is None:
@@ -339,6 +387,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     async def receive(self) -> bytes:
         message = await self._inbox.receive()
+        self.inbox_count -= 1
         self.inbox_bytes -= len(message)
         return message
 
@@ -356,7 +405,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         [basic/transports#24, #26] a retry field goes out first; the client
         reconnects with Last-Event-ID and gets the rest (conformance: SEP-1699).
         """
-        stream = self.by_request.get(json.dumps(request_id))
+        stream = self.by_request.get(_id_key(request_id))
         # a JSON answer has no event ids to resume from: closing it would lose the response
         if stream is not None and not stream.json:
             self.close_connection(stream)
@@ -374,7 +423,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         The token the request came with while it is in progress; after that (a task
         it started, say), the session's latest, which is the same principal's.
         """
-        stream = self.by_request.get(json.dumps(request_id))
+        stream = self.by_request.get(_id_key(request_id))
         return stream.auth if stream is not None and stream.auth is not None else self.auth
 
     def request_cancelled(self, request_id: Any, notification: bytes | None = None) -> None:
@@ -385,7 +434,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         ``notification``: the cancellation itself, kept when no such request has
         come yet (see :meth:`replay_early_cancels`).
         """
-        key = json.dumps(request_id)
+        key = _id_key(request_id)
         stream = self.by_request.pop(key, None)
         if stream is not None:
             stream.pending_ids.discard(key)
@@ -410,7 +459,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
 
     def has_room(self, size: int = 0) -> bool:
         """Whether the inbox takes a message of ``size`` bytes (one always fits in an empty inbox)."""
-        waiting = self._inbox_send.statistics().current_buffer_used
+        waiting = self.inbox_count
         return waiting < self.config.max_inbox and not (
             waiting and self.inbox_bytes + size > self.config.max_inbox_bytes
         )
@@ -429,6 +478,7 @@ class _HttpSession(trio.abc.Channel[bytes]):
         """Hand the session a message (room was checked, with no checkpoint since)."""
         self.last_active = trio.current_time()
         self._inbox_send.send_nowait(message)
+        self.inbox_count += 1
         self.inbox_bytes += len(message)
 
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
@@ -480,6 +530,17 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.get_stream = None
 
 
+def _chunk(conn: h11.Connection, events: list[bytes]) -> bytes:
+    """``events`` framed as one chunk of a body (none when there are none)."""
+    return (conn.send(h11.Data(data=b"".join(events))) or b"") if events else b""
+
+
+def _id_key(request_id: Any) -> str:
+    """A request id as the key of a session's tables: its JSON text (``json.dumps``; for the
+    usual integer that is ``str``, without building an encoder per call)."""
+    return str(request_id) if type(request_id) is int else json.dumps(request_id)
+
+
 def _primes(version: Any) -> bool:
     """Whether streams start with a priming event (an id and empty data) for this protocol version.
 
@@ -510,13 +571,20 @@ class _HttpError(Exception):
 
 
 class _Request:
-    def __init__(self, event: h11.Request, body: bytes) -> None:
+    def __init__(self, event: h11.Request) -> None:
         self.method = event.method.decode("ascii").upper()
         self.target = event.target.decode("ascii", "replace")
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in event.headers}
+        self.headers: dict[str, str] = {}
         #: every Authorization header (more than one is refused, so none may hide behind another)
-        self.authorization = [v.decode("latin-1") for k, v in event.headers if k.lower() == b"authorization"]
-        self.body = body
+        self.authorization: list[str] = []
+        for raw_name, raw_value in event.headers:  # (one pass: h11 gives the names lower-cased)
+            name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+            self.headers[name] = value
+            if name == "authorization":
+                self.authorization.append(value)
+        self.body = b""
+        #: the cancel scope of the exchange (see _HttpServer.handle_connection)
+        self.scope: trio.CancelScope | None = None
         #: the verified token (with auth)
         self.auth: AccessToken | None = None
 
@@ -539,6 +607,10 @@ class _HttpServer:
         self.auth = auth
         self.nursery = nursery
         self.host = host
+        #: the names a Host header may give (None: loopback names; a server bound elsewhere, its own)
+        self.allowed_hosts = config.allowed_hosts
+        if self.allowed_hosts is None and host not in ("127.0.0.1", "localhost", "::1"):
+            self.allowed_hosts = [host]
         self.sessions: dict[str, _HttpSession] = {}
         #: the bytes of events all sessions keep for resumption, together
         self.stored = StoreBudget(config.max_stored_bytes)
@@ -577,11 +649,18 @@ class _HttpServer:
             # client does not pay a TCP handshake per message (bench W9)
             while True:
                 request = None
-                with trio.move_on_after(self.config.read_timeout):
+                # one cancel scope per exchange (one costs about as much as the rest of an
+                # exchange's bookkeeping, bench W9): its deadline is read_timeout while the
+                # request is read, none after; an event stream whose client falls too far
+                # behind is dropped by cancelling it (the connection ends, _Stream.drop)
+                with trio.CancelScope(deadline=trio.current_time() + self.config.read_timeout) as exchange:
                     request = await self._read_request(conn, stream)
-                if request is None:
+                    if request is not None:
+                        exchange.deadline = math.inf
+                        request.scope = exchange
+                        await self._dispatch(conn, stream, request)
+                if request is None or exchange.cancelled_caught:
                     break
-                await self._dispatch(conn, stream, request)
                 if self.closing or conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
                     break  # shutting down, the client asked to close, or the exchange ended early
                 conn.start_next_cycle()
@@ -623,7 +702,7 @@ class _HttpServer:
                 log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
     async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
-        head: h11.Request | None = None
+        head: _Request | None = None
         body = bytearray()
         while True:
             event = conn.next_event()
@@ -632,8 +711,8 @@ class _HttpServer:
                 conn.receive_data(bytes(data))
                 continue
             if isinstance(event, h11.Request):
-                head = event
-                declared = dict(event.headers).get(b"content-length")
+                head = _Request(event)
+                declared = head.header("content-length")  # (h11 checked it is digits)
                 if declared is not None and int(declared) > self.config.max_body:
                     await self._too_large(conn, stream)  # refused before a byte of it is read
                     return None
@@ -644,7 +723,8 @@ class _HttpServer:
                     return None
             elif isinstance(event, h11.EndOfMessage):
                 assert head is not None
-                return _Request(head, bytes(body))
+                head.body = bytes(body)
+                return head
             elif isinstance(event, h11.ConnectionClosed):
                 return None
 
@@ -680,19 +760,17 @@ class _HttpServer:
 
     async def _dispatch(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
         try:
-            if self.auth is not None and req.target.split("?")[0] in self._metadata_paths():
+            path = req.target.partition("?")[0]
+            if self.auth is not None and path in self._metadata_paths():
                 await self._metadata(conn, stream, req)
                 return
             # [basic/transports#8] one MCP endpoint: POST, GET and DELETE on its path only -- transports#streamable-http
-            if req.target.split("?")[0] != self.config.path:
+            if path != self.config.path:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
             # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
             if not origin_allowed(req.header("origin"), self.config.allowed_origins):
                 raise _HttpError(403, "Forbidden: origin not allowed")
-            allowed_hosts = self.config.allowed_hosts
-            if allowed_hosts is None and self.host not in ("127.0.0.1", "localhost", "::1"):
-                allowed_hosts = [self.host]
-            if not host_allowed(req.header("host"), allowed_hosts):
+            if not host_allowed(req.header("host"), self.allowed_hosts):
                 raise _HttpError(403, "Forbidden: host not allowed")
             if self.closing and req.method == "GET":
                 raise _HttpError(503, "Service Unavailable: the server is shutting down")
@@ -965,7 +1043,7 @@ class _HttpServer:
             assert valid_session_id(session.id)
             if req.auth is not None:
                 session.principal, session.auth = req.auth.principal, req.auth
-            session.init_key = json.dumps(init.id)
+            session.init_key = _id_key(init.id)
             self.sessions[session.id] = session
             self.nursery.start_soon(self._run_session, session)
             headers[MCP_SESSION_ID] = session.id
@@ -973,7 +1051,7 @@ class _HttpServer:
             session = self._session_for(req)
         if ping is None:
             session.check_room(len(req.body))
-        request_ids = {json.dumps(k.id) for k in kinds if isinstance(k, RawRequest)}
+        request_ids = {_id_key(k.id) for k in kinds if isinstance(k, RawRequest)}
         if self.closing and request_ids:
             # no new work while shutting down; notifications and responses still come in,
             # as requests in flight may be waiting for them (an elicitation's answer)
@@ -1007,14 +1085,14 @@ class _HttpServer:
             await self._answer_json(conn, stream, session, req.body, request_ids, headers)
         else:
             sse = session.new_stream(request_ids)
-            listener = sse.attach(self.config)
+            listener = sse.attach(self.config, req.scope)
             version = session.protocol_version if init is None else (init.params or {}).get("protocolVersion")
             if _primes(version):
                 # [basic/transports#23] a priming event first: an id and empty data, with the retry field
                 session.emit(sse, "", retry=self.config.retry_ms)
             session.deliver(req.body)
             session.replay_early_cancels(request_ids)
-            await self._stream_sse(conn, stream, session, sse, listener, headers)
+            await self._stream_sse(conn, stream, session, sse, listener, headers, coalesce=_COALESCE_PASSES)
 
     async def _answer_json(
         self,
@@ -1031,7 +1109,8 @@ class _HttpServer:
         session.deliver(body)
         session.replay_early_cancels(request_ids)
         answers: list[bytes] = []
-        async for message in listener.recv:
+        while True:
+            message = await listener.receive()
             listener.took(message)
             if message is None:
                 break
@@ -1062,30 +1141,28 @@ class _HttpServer:
         *,
         replay: Sequence[bytes] = (),
         watch: bool = False,
+        coalesce: int = 0,
     ) -> None:
         hdrs = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
         hdrs += list(headers.items())
         # the head goes out with the first events (the replay, the priming event)
-        first = [conn.send(h11.Response(status_code=200, headers=hdrs)) or b""]
-        first += [conn.send(h11.Data(data=past)) or b"" for past in replay]
-        rest = b""
+        head = conn.send(h11.Response(status_code=200, headers=hdrs)) or b""
+        # (dropped as too slow, the listener's scope, the exchange's, is cancelled: the
+        # connection ends without the last chunk)
         try:
-            with listener.scope:
-                if watch:
-                    # a long-lived stream: a client closing its end is noticed at once, not at
-                    # the next write, so its listener does not linger
-                    async with trio.open_nursery() as nursery:
-                        left = trio.Event()
-                        nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
-                        rest = await self._pump(conn, stream, listener, first)
-                        nursery.cancel_scope.cancel()
-                    if left.is_set():
-                        log.debug("session %s: client closed stream %s", session.id, sse.id)
-                        return
-                else:
-                    rest = await self._pump(conn, stream, listener, first)
-            if listener.scope.cancelled_caught:
-                return  # dropped as too slow: the connection ends without the last chunk
+            if watch:
+                # a long-lived stream: a client closing its end is noticed at once, not at
+                # the next write, so its listener does not linger
+                async with trio.open_nursery() as nursery:
+                    left = trio.Event()
+                    nursery.start_soon(self._watch_for_close, conn, stream, left, nursery.cancel_scope)
+                    rest = await self._pump(conn, stream, listener, head, list(replay))
+                    nursery.cancel_scope.cancel()
+                if left.is_set():
+                    log.debug("session %s: client closed stream %s", session.id, sse.id)
+                    return
+            else:
+                rest = await self._pump(conn, stream, listener, head, list(replay), coalesce)
             await stream.send_all(rest + (conn.send(h11.EndOfMessage()) or b""))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             # a disconnection is not a cancellation (basic/transports#33, #34): the stream
@@ -1095,31 +1172,47 @@ class _HttpServer:
             sse.detach(listener)
 
     async def _pump(
-        self, conn: h11.Connection, stream: trio.abc.Stream, listener: _Listener, out: list[bytes]
+        self,
+        conn: h11.Connection,
+        stream: trio.abc.Stream,
+        listener: _Listener,
+        head: bytes,
+        ready: list[bytes],
+        coalesce: int = 0,
     ) -> bytes:
-        """Write ``out`` and the listener's events until it is ended; a comment after each quiet spell.
+        """Write ``head`` (the answer's head, or nothing), the events ``ready`` and the
+        listener's, until it is ended; a comment after each quiet spell.
 
         What is ready goes out in one write (the head with the priming event, a
-        response with the events queued before it), written before waiting for
-        more: each write wakes the client and costs a system call on both sides
-        (bench W9, W10: four writes per answer were two). Returns what is left to
-        write with the end of the message.
+        response with the events queued before it), as one chunk, written before
+        waiting for more: each write wakes the client and costs a system call on
+        both sides (bench W9, W10: four writes per answer were two), each chunk a
+        pass through h11. ``coalesce``: scheduler passes the head may wait first
+        for more events to go with it, so that a request answered at once gets
+        one write in all, its head, priming event, response and end (the priming
+        event still goes first, a few passes later at most:
+        spec_notes/basic/transports.md). Returns what is left to write with the
+        end of the message.
         """
         while True:
             try:
-                event = listener.recv.receive_nowait()  # (no timer when an event is ready)
+                event = listener.receive_nowait()  # (no timer when an event is ready)
             except trio.WouldBlock:
-                if out:
-                    await stream.send_all(b"".join(out))
-                    out = []
+                if (head or ready) and coalesce:
+                    coalesce -= 1
+                    await trio.lowlevel.checkpoint()
+                    continue
+                if head or ready:
+                    await stream.send_all(head + _chunk(conn, ready))
+                    head, ready, coalesce = b"", [], 0
                     continue  # (events may have come during the write)
                 event = b":\n\n"  # an SSE comment: ignored by the client, it tests the connection
                 with trio.move_on_after(self.config.sse_keepalive):
-                    event = await listener.recv.receive()
+                    event = await listener.receive()
             listener.took(event)
             if event is None:
-                return b"".join(out)
-            out.append(conn.send(h11.Data(data=event)) or b"")
+                return head + _chunk(conn, ready)
+            ready.append(event)
 
     async def _watch_for_close(
         self, conn: h11.Connection, stream: trio.abc.Stream, left: trio.Event, scope: trio.CancelScope
@@ -1165,10 +1258,10 @@ class _HttpServer:
                     # the bounded store dropped the events between: say so, the client misses them
                     gap = f"events {seq + 1} to {replay[0][0] - 1} are no longer kept"
                     log.warning("session %s: stream %s resumed after event %d; %s", session.id, stream_id, seq, gap)
-                listener = resumable.attach(self.config)
+                listener = resumable.attach(self.config, req.scope)
                 if resumable.done:
                     resumable.detach(listener)
-                    listener.send.send_nowait(None)  # replay only: the stream had ended
+                    listener.put(None)  # replay only: the stream had ended
                 # [basic/transports#52, #53, #54] replay that stream only, then go on live
                 # -- transports#resumability-and-redelivery
                 await self._stream_sse(
@@ -1195,7 +1288,7 @@ class _HttpServer:
             first.append(session.emit(sse, session.pending_unrelated.popleft().decode("utf-8")))
         session.pending_unrelated_bytes = 0
         # (the queued messages are written directly, not through the listener's bounded buffer)
-        listener = sse.attach(self.config)
+        listener = sse.attach(self.config, req.scope)
         await self._stream_sse(conn, stream, session, sse, listener, {}, replay=first, watch=True)
 
     # -- DELETE ---------------------------------------------------------------------------------------

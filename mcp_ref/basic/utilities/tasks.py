@@ -30,6 +30,7 @@ from typing import Any, Final, Protocol, TypeVar
 import attrs
 
 from ...errors import ErrorCode, MCPError, ProtocolError
+from ...schema._base import install_model_methods
 from ...schema._converter import converter_for
 from ...schema.jsonrpc import Error
 from ...schema.messages import PARAMS_TYPES
@@ -44,6 +45,7 @@ from ...schema.tasks import (
     TaskStatusNotificationParams,
 )
 from ..cursors import keyset_page
+from ..lifecycle import TASKS_SINCE
 
 __all__ = [
     "TRANSITIONS",
@@ -73,9 +75,6 @@ __all__ = [
 
 #: what TaskRecord.view builds: the task's public state, alone or as a result
 _View = TypeVar("_View", Task, GetTaskResult, CancelTaskResult)
-
-#: the revision that introduced tasks (and task augmentation)
-TASKS_SINCE: Final = "2025-11-25"
 
 #: status -> statuses it may move to (tasks#task-status-lifecycle)
 TRANSITIONS: Final[dict[str, frozenset[str]]] = {
@@ -185,7 +184,7 @@ def related_task_id(meta: dict[str, Any] | None) -> str | None:
     return task_id if isinstance(task_id, str) else None
 
 
-@attrs.define
+@attrs.define(repr=False, eq=False)
 class TaskRecord:
     """What a receiver keeps about one task."""
 
@@ -471,3 +470,7 @@ def poll_delay(poll_interval_ms: int | None, default: float, low: float, high: f
     ``pollInterval`` (``default`` when it gives none), kept within [``low``, ``high``]."""
     interval = poll_interval_ms / 1000 if poll_interval_ms is not None else default
     return min(max(interval, low), high)
+
+
+# repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
+install_model_methods(globals(), hashable=False)

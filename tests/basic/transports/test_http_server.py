@@ -323,6 +323,60 @@ def waiting_server() -> tuple[Server, trio.Event]:
     return server, release
 
 
+async def counted_connection(mem: MemoryHttp) -> tuple[trio.abc.Stream, list[int]]:
+    """A connection to ``mem`` whose server side counts its writes (in the returned list's one item)."""
+    client, server_side = trio.testing.memory_stream_pair()
+    writes = [0]
+    pump = server_side.send_stream.send_all_hook
+    assert pump is not None
+
+    async def counted() -> None:
+        writes[0] += 1
+        await pump()
+
+    server_side.send_stream.send_all_hook = counted
+    mem.nursery.start_soon(mem.http.handle_connection, server_side)
+    return client, writes
+
+
+@pytest.mark.req("basic/transports#23")
+async def test_a_call_answered_at_once_is_one_write_with_its_priming_event_first() -> None:
+    server = Server("quick")
+
+    @server.tool()
+    async def hello(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "hi"
+
+    async with memory_http(server) as mem:
+        session = await mem.start_session()
+        client, writes = await counted_connection(mem)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hello"}}
+        async with client:
+            ex = await send_request(client, "127.0.0.1", "/mcp", "POST", session, call)
+            priming, answer = await ex.rest()
+        # head, priming event, response and the end of the stream: one write, so one wake-up
+        # of the client and one system call on each side (bench W9, W10)
+        assert writes == [1] and ex.complete
+        assert priming.id and priming.data == "" and priming.retry == 1000
+        assert json.loads(answer.data or "")["result"]["content"][0]["text"] == "hi"
+
+
+@pytest.mark.req("basic/transports#23")
+async def test_the_priming_event_does_not_wait_for_a_slow_answer() -> None:
+    server, release = waiting_server()
+    async with memory_http(server) as mem:
+        session = await mem.start_session()
+        client, writes = await counted_connection(mem)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait"}}
+        async with client:
+            ex = await send_request(client, "127.0.0.1", "/mcp", "POST", session, call)
+            (priming,) = await ex.events()  # while the handler waits: no answer to go with it
+            assert priming.id and priming.data == "" and writes == [1] and not release.is_set()
+            release.set()
+            (answer,) = await ex.rest()
+        assert json.loads(answer.data or "")["result"]["content"][0]["text"] == "ok" and writes == [2]
+
+
 @pytest.mark.req("basic/utilities/ping#1")
 async def test_too_many_open_streams_is_429_but_a_ping_is_answered(autojump_clock: Any) -> None:
     server, release = waiting_server()

@@ -816,15 +816,15 @@ async def test_a_response_whose_stream_is_gone_is_dropped_not_put_on_the_get_str
     # a response to a request that has no stream (cancelled, or never posted): dropped
     assert session.route(b'{"jsonrpc":"2.0","id":7,"result":{}}', None) is None
     with pytest.raises(trio.WouldBlock):
-        listener.recv.receive_nowait()
+        listener.receive_nowait()
     # while a message unrelated to any request goes on the GET stream, once
     note = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
     assert session.route(note, None) is session.get_stream
-    assert json.loads(SSEDecoder().feed(listener.recv.receive_nowait() or b"")[0].data or "")["method"].endswith(
+    assert json.loads(SSEDecoder().feed(listener.receive_nowait() or b"")[0].data or "")["method"].endswith(
         "list_changed"
     )
     with pytest.raises(trio.WouldBlock):
-        listener.recv.receive_nowait()
+        listener.receive_nowait()
 
 
 @pytest.mark.req("basic/transports#63")
