@@ -26,6 +26,7 @@ from typing import Any, Final
 import attrs
 import trio
 
+from ..basic.lifecycle import has_capability
 from ..errors import ConnectionClosed, ErrorCode, HTTPTransportError, MCPError, ProtocolError, RequestTimeout
 from ..schema._base import REVISIONS
 from ..schema.completion import PromptReference
@@ -756,12 +757,7 @@ class Battery:
         return caps
 
     def _has(self, *path: str) -> bool:
-        node: Any = self.capabilities
-        for key in path:
-            if type(node) is not dict or key not in node:
-                return False
-            node = node[key]
-        return node is not None and node is not False
+        return has_capability(self.capabilities, path)
 
     async def _ping(self, client: ClientSession) -> None:
         async with self.check("ping/answered-promptly", ["basic/utilities/ping#1"]) as chk:

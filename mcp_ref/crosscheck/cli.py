@@ -11,11 +11,14 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .config import ROLES, CheckConfig, ConfigError, ToolSpec, load_config, parse_tool_option
 from .report import Report
 from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
@@ -128,26 +131,28 @@ def add_commands(sub: Any) -> None:
         default=CLIENT_ANSWER_TIMEOUT,
         help=f"seconds to wait for any one answer of the client (default {CLIENT_ANSWER_TIMEOUT:g})",
     )
-    fixture.add_argument("--report", metavar="FILE", help="write the text report here at the end")
-    fixture.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
-    fixture.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    _report_file_options(fixture)
 
     tap = sub.add_parser(
         "tap",
         help="sit between a real client and server, judge both directions live (stdio, or HTTP with --listen)",
         description=(
             "stdio: give your client 'mcp-ref tap --log traffic.jsonl -- COMMAND ARGS...' as the server command; "
-            "HTTP: 'mcp-ref tap --listen 127.0.0.1:PORT URL' and point your client at http://127.0.0.1:PORT/mcp. "
+            "HTTP: 'mcp-ref tap --listen 127.0.0.1:PORT URL' and point your client at http://127.0.0.1:PORT/mcp "
+            "(the URL may be https://: the tap speaks TLS to the server, plain HTTP to the client). "
             "Traffic passes unchanged; findings are printed on stderr as they happen; the exit status is the "
             "server's (stdio)."
         ),
     )
     tap.add_argument("target", nargs="*", help="the server: -- COMMAND ARGS..., or its URL with --listen")
     tap.add_argument("--listen", metavar="HOST:PORT", help="serve HTTP here and forward to the URL (Streamable HTTP)")
+    tap.add_argument(
+        "--cafile",
+        metavar="PEM",
+        help="(--listen with an https:// URL) trust the certificates of this file (default: the system's trust store)",
+    )
     tap.add_argument("--log", metavar="FILE", help="write the traffic as JSON Lines (mcp-ref judge reads them)")
-    tap.add_argument("--report", metavar="FILE", help="write the text report here at the end")
-    tap.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
-    tap.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    _report_file_options(tap)
     tap.add_argument("-q", "--quiet", action="store_true", help="no findings on stderr as they happen")
 
     judge = sub.add_parser(
@@ -167,6 +172,22 @@ def add_commands(sub: Any) -> None:
     _output_options(judge)
 
 
+def _report_file_options(parser: argparse.ArgumentParser) -> None:
+    """For the commands whose standard streams belong to an MCP session (tap, fixture)."""
+    parser.add_argument("--report", metavar="FILE", help="write the text report here at the end")
+    parser.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
+    parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+
+
+def _write_report_files(report: Report, args: argparse.Namespace) -> None:
+    if args.report:
+        Path(args.report).write_text(report.to_text(), encoding="utf-8")
+    if args.json_file:
+        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    if args.junit:
+        Path(args.junit).write_bytes(report.to_junit())
+
+
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML to FILE")
@@ -178,22 +199,26 @@ def _target(args: argparse.Namespace) -> Target:
     if not words:
         raise UsageError("give a URL, or -- and the command that starts the server")
     if len(words) == 1 and words[0].startswith(("http://", "https://")):
-        context = None
-        if words[0].startswith("https://"):
-            import ssl
-
-            try:
-                context = ssl.create_default_context(cafile=args.cafile)
-            except (OSError, ssl.SSLError) as e:
-                raise UsageError(f"--cafile {args.cafile}: {e}") from None
-        elif args.cafile:
-            raise UsageError("--cafile applies to an https:// URL only")
-        return HttpTarget(words[0], _headers(args.header), context)
+        return HttpTarget(words[0], _headers(args.header), _ssl_context(words[0], args.cafile))
     if args.header:
         raise UsageError("--header applies to a URL target only")
     if args.oauth or args.client_credentials or args.cafile:
         raise UsageError("--oauth, --client-credentials and --cafile apply to a URL target only")
     return StdioTarget(words[0], tuple(words[1:]))
+
+
+def _ssl_context(url: str, cafile: str | None) -> "ssl.SSLContext | None":
+    """The trust for an https:// ``url``: the system's, or ``cafile``'s certificates; None for http://."""
+    if not url.startswith("https://"):
+        if cafile:
+            raise UsageError("--cafile applies to an https:// URL only")
+        return None
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=cafile)
+    except (OSError, ssl.SSLError) as e:
+        raise UsageError(f"--cafile {cafile}: {e}") from None
 
 
 def _headers(values: list[str]) -> dict[str, str]:
@@ -351,11 +376,16 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
 
     words: list[str] = list(args.target)
     if args.listen:
-        if len(words) != 1 or not words[0].startswith("http://"):
-            raise UsageError("--listen forwards to one http:// URL: mcp-ref tap --listen 127.0.0.1:PORT URL")
+        if len(words) != 1 or not words[0].startswith(("http://", "https://")):
+            raise UsageError(
+                "--listen forwards to one http:// or https:// URL: mcp-ref tap --listen 127.0.0.1:PORT URL"
+            )
         host, sep, port = args.listen.rpartition(":")
         if not sep or not port.isdigit():
             raise UsageError(f"--listen {args.listen!r}: expected HOST:PORT")
+        context = _ssl_context(words[0], args.cafile)
+    elif args.cafile:
+        raise UsageError("--cafile goes with --listen and an https:// URL")
     elif not words:
         raise UsageError("give -- and the command that starts the server (or --listen HOST:PORT URL)")
 
@@ -370,7 +400,7 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
             from .http_tap import run_http_tap
 
             tap = Tap(words[0], "http", log=log, on_finding=live)
-            code = run_http_tap(host, int(port), words[0], tap, err=err)
+            code = run_http_tap(host, int(port), words[0], tap, err=err, ssl_context=context)
         else:
             import trio
 
@@ -385,12 +415,7 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
         if log is not None:
             log.close()
     report = tap.end()
-    if args.report:
-        Path(args.report).write_text(report.to_text(), encoding="utf-8")
-    if args.json_file:
-        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
+    _write_report_files(report, args)
     if not args.quiet:
         err.write(f"mcp-ref tap: {report.summary_line()}\n")
     return code
@@ -406,11 +431,6 @@ def _fixture(args: argparse.Namespace, err: TextIO) -> int:
     if args.port is None:
         args.port = 8000
     report = run_fixture(args, err)
-    if args.report:
-        Path(args.report).write_text(report.to_text(), encoding="utf-8")
-    if args.json_file:
-        Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
-    if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
+    _write_report_files(report, args)
     err.write(f"mcp-ref fixture: {report.summary_line()}\n")
     return report.exit_status()

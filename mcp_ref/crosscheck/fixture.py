@@ -33,6 +33,7 @@ import attrs
 import trio
 
 from ..basic.json_schema import compile_schema
+from ..basic.lifecycle import has_capability
 from ..errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
 from ..schema.content import TextContent, ToolResultContent, ToolUseContent
 from ..schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
@@ -79,12 +80,7 @@ def _caps(session: Session) -> dict[str, Any]:
 
 
 def _has(caps: dict[str, Any], *path: str) -> bool:
-    node: Any = caps
-    for key in path:
-        if type(node) is not dict or key not in node:
-            return False
-        node = node[key]
-    return node is not None and node is not False
+    return has_capability(caps, path)
 
 
 class ClientBattery:

@@ -7,19 +7,27 @@ both ways (POST bodies from the client; JSON bodies and SSE events from the
 server) and what the transport says (basic/transports#streamable-http): a
 notification or response POSTed is answered 202 with no body (#18), a
 request with JSON or an SSE stream (#21), a GET with an SSE stream or 405 (#39).
+
+The server may be an ``https://`` URL: the tap speaks TLS to it (the
+system's trust store, or the ``ssl_context`` given: ``--cafile``), and plain
+HTTP to the client on the loopback address it listens on, so the traffic it
+judges is readable.
 """
 
 import json
 import signal
+import ssl
 import sys
 from functools import partial
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 from urllib.parse import urlsplit
 
 import h11
 import trio
 
+from ..basic.transports.http_client import open_connection
 from ..basic.transports.streamable_http import SSEDecoder
+from ..errors import TLSError
 from .observer import Direction
 from .report import Finding
 from .tap import Tap
@@ -27,19 +35,24 @@ from .tap import Tap
 __all__ = ["run_http_tap", "serve_http_tap"]
 
 _READ = 65536
+#: how long connecting to the server (and the TLS handshake) may take
+_CONNECT_TIMEOUT = 30.0
 #: headers that belong to one hop, never forwarded as they are
 _HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade", b"proxy-connection"}
 )
 
 
-def run_http_tap(host: str, port: int, url: str, tap: Tap, *, err: TextIO) -> int:
+def run_http_tap(
+    host: str, port: int, url: str, tap: Tap, *, err: TextIO, ssl_context: ssl.SSLContext | None = None
+) -> int:
     """Serve the tap until SIGINT or SIGTERM; returns 0."""
 
     async def main() -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
-                listening = await nursery.start(partial(serve_http_tap, err=err), host, port, url, tap)
+                serve = partial(serve_http_tap, err=err, ssl_context=ssl_context)
+                listening = await nursery.start(serve, host, port, url, tap)
                 err.write(f"mcp-ref tap: listening on {listening}, forwarding to {url} (Ctrl-C stops)\n")
                 err.flush()
                 async for _ in signals:
@@ -57,21 +70,28 @@ async def serve_http_tap(
     tap: Tap,
     *,
     err: TextIO | None = None,
+    ssl_context: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the tap on ``host:port`` (0: a free port); ``task_status`` gets its URL. When the
-    server cannot be reached (or closes without answering), the client gets 502 Bad Gateway
-    and ``err`` (default: stderr) says why."""
+    server cannot be reached (or closes without answering, or its certificate is not trusted),
+    the client gets 502 Bad Gateway and ``err`` (default: stderr) says why.
+
+    ``ssl_context``: the trust for an ``https://`` URL (default: the system's trust store)."""
     upstream = urlsplit(url)
-    if upstream.scheme != "http" or not upstream.hostname:
-        raise ValueError(f"{url!r}: the tap forwards to http:// URLs")
+    if upstream.scheme not in ("http", "https") or not upstream.hostname:
+        raise ValueError(f"{url!r}: the tap forwards to http:// and https:// URLs")
+    if upstream.scheme == "http" and ssl_context is not None:
+        raise ValueError(f"{url!r}: an ssl_context is for https:// URLs")
+    https = upstream.scheme == "https"
+    context = (ssl_context or ssl.create_default_context()) if https else None
+    where = _Upstream(upstream.hostname, upstream.port or (443 if https else 80), upstream.netloc, context)
     listeners = await trio.open_tcp_listeners(port, host=host)
     bound = listeners[0].socket.getsockname()[1]
     path = upstream.path or "/"
 
     async def handle(stream: trio.SocketStream) -> None:
         try:
-            where = (upstream.hostname or "", upstream.port or 80, upstream.netloc)
             await _serve_connection(stream, where, tap, err if err is not None else sys.stderr)
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.ProtocolError, OSError):
             pass  # one side went away: that connection is over, the tap goes on
@@ -102,7 +122,16 @@ async def _read_request(stream: trio.SocketStream, conn: h11.Connection) -> tupl
             return None
 
 
-async def _serve_connection(client: trio.SocketStream, where: tuple[str, int, str], tap: Tap, err: TextIO) -> None:
+class _Upstream(NamedTuple):
+    """Where the tap forwards to: the server's host, port, ``Host`` header and TLS (None: plain HTTP)."""
+
+    host: str
+    port: int
+    netloc: str
+    ssl_context: ssl.SSLContext | None
+
+
+async def _serve_connection(client: trio.SocketStream, where: _Upstream, tap: Tap, err: TextIO) -> None:
     conn = h11.Connection(h11.SERVER)
     while True:
         got = await _read_request(client, conn)
@@ -134,21 +163,26 @@ async def _exchange(
     conn: h11.Connection,
     head: h11.Request,
     body: bytes,
-    where: tuple[str, int, str],
+    where: _Upstream,
     tap: Tap,
     err: TextIO,
 ) -> None:
-    host, port, netloc = where
+    netloc = where.netloc
     method = head.method.decode()
     is_request, message = _posted(body) if method == "POST" else (False, None)
     if method == "POST" and body:
         tap.message(Direction.TO_SERVER, body)
     headers = [(n, v) for n, v in head.headers if n.lower() not in _HOP and n.lower() != b"host"]
     headers.append((b"host", netloc.encode()))
+    url = f"{'https' if where.ssl_context else 'http'}://{netloc}"
     try:
-        upstream = await trio.open_tcp_stream(host, port)
-    except OSError as e:
-        await _bad_gateway(client, conn, err, f"cannot reach the server at {netloc}: {e.strerror or e}")
+        upstream = await open_connection(where.host, where.port, where.ssl_context, url=url, timeout=_CONNECT_TIMEOUT)
+    except TLSError as e:
+        await _bad_gateway(client, conn, err, str(e))
+        return
+    except (OSError, trio.TooSlowError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or "timed out"
+        await _bad_gateway(client, conn, err, f"cannot reach the server at {netloc}: {why}")
         return
     try:
         up = h11.Connection(h11.CLIENT)
@@ -181,7 +215,7 @@ async def _bad_gateway(client: trio.SocketStream, conn: h11.Connection, err: Tex
 async def _relay_response(
     client: trio.SocketStream,
     conn: h11.Connection,
-    upstream: trio.SocketStream,
+    upstream: trio.abc.Stream,
     up: h11.Connection,
     method: str,
     is_request: bool,
@@ -202,7 +236,7 @@ async def _relay_response(
                 if response is None:
                     return False
                 raise
-            up.receive_data(data)
+            up.receive_data(bytes(data))
             continue
         if isinstance(event, h11.Response):
             response = event

@@ -221,6 +221,7 @@ class _Factories:
         self.conv = conv
         self.revision = revision
         self._hooks: dict[Any, Callable[[Any, Any], Any]] = {}
+        self._by_class: dict[type, Callable[[Any], Any]] = {}
 
     # ---- structure
     def literal(self, tp: Any) -> Callable[[Any, Any], Any]:
@@ -527,14 +528,36 @@ class _Factories:
         return fn
 
     def _by_runtime_class(self, cls: type, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        conv = self.conv
+        by_class = self.by_class
 
         def dispatch(obj: Any) -> Any:
             if obj.__class__ is cls:
                 return fn(obj)
-            return conv.unstructure(obj)
+            return by_class(obj)
 
         return dispatch
+
+    def by_class(self, obj: Any) -> Any:
+        """Unstructure ``obj`` by its own class, as ``conv.unstructure(obj)`` does, with
+        the class's hook kept here rather than found through cattrs' dispatch each time
+        (a union member, a subclass in a base-class field: every result, every content block)."""
+        hooks = self._by_class
+        fn = hooks.get(obj.__class__)
+        if fn is None:
+            fn = hooks[obj.__class__] = self.conv.get_unstructure_hook(obj.__class__)
+        return fn(obj)
+
+    def union_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        # JSON scalars (ids, progress tokens) are written as they are
+        return _identity if _scalar_union(tp) is not None else self.by_class
+
+    def list_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        by_class = self.by_class
+
+        def unstructure_list(value: Any) -> Any:
+            return [by_class(v) for v in value]
+
+        return unstructure_list
 
 
 def _merging_extra(fn: Callable[[Any], Any], extra_name: str) -> Callable[[Any], Any]:
@@ -577,8 +600,12 @@ def _generate_fast_path(
     do). Scalars and constants are checked inline; anything unexpected goes
     to ``careful``, which finds and reports the exact problem.
 
-    Every field is passed to the class by keyword (an absent optional field
-    as its default, None), which is cheaper than building a kwargs dict.
+    Every field gets a value (an absent optional field its default, None).
+    Where the class allows (:func:`_direct_setters`), the instance is made and
+    its slots filled directly, and the fields' validators run as its
+    ``__init__`` would run them: the same object for half the work of a call
+    with keywords (a frozen class's ``__init__`` sets each field through
+    ``object.__setattr__``). Otherwise the fields are passed by keyword.
     """
     ns: dict[str, Any] = {
         "cls": cls,
@@ -587,8 +614,12 @@ def _generate_fast_path(
         "known": known,
         "not_object": _not_object,
         "ABSENT": _ABSENT,
+        "new": object.__new__,
+        "validators_disabled": attrs.validators.get_disabled,
     }
-    defaults = {a.name: a.default for a in attrs.fields(cls)}
+    fields = attrs.fields(cls)
+    defaults = {a.name: a.default for a in fields}
+    setters = _direct_setters(cls)
     body = ["def fast(value, _t=None):", "    if type(value) is not dict:", "        raise not_object()"]
     if no_id:
         body += ['    if "id" in value:', "        return careful(value)"]
@@ -642,10 +673,42 @@ def _generate_fast_path(
             f"            {extra_name}_ = {{}}",
         ]
         args.append(f"{extra_name}={extra_name}_")
-    body += [f"        return cls({', '.join(args)})", "    except Exception:", "        return careful(value)"]
+    if setters is None:
+        body.append(f"        return cls({', '.join(args)})")
+    else:
+        # the fields in attrs' order, then their validators (as attrs' __init__ does)
+        body.append("        o = new(cls)")
+        for j, (a, setter) in enumerate(zip(fields, setters, strict=True)):
+            ns[f"s{j}"] = setter
+            value = next(arg.split("=", 1)[1] for arg in args if arg.split("=", 1)[0] == a.name)
+            body.append(f"        s{j}(o, {value})")
+        checked = [(j, a) for j, a in enumerate(fields) if a.validator is not None]
+        if checked:
+            body.append("        if not validators_disabled():")
+            for j, a in checked:
+                ns[f"val{j}"], ns[f"a{j}"] = a.validator, a
+                body.append(f"            val{j}(o, a{j}, o.{a.name})")
+        body.append("        return o")
+    body += ["    except Exception:", "        return careful(value)"]
     exec("\n".join(body), ns)  # code built above from the class's own field names only
     fast: Callable[[Any, Any], Any] = ns["fast"]
     return fast
+
+
+def _direct_setters(cls: type) -> list[Callable[[Any, Any], None]] | None:
+    """The slot setters of ``cls``'s fields, in attrs' order, when an instance can be
+    made by filling them in (see :func:`_generate_fast_path`); None when its
+    ``__init__`` does more than set the fields and run their validators."""
+    custom_new = any("__new__" in vars(c) for c in cls.__mro__[:-1])
+    if custom_new or hasattr(cls, "__attrs_pre_init__") or hasattr(cls, "__attrs_post_init__"):
+        return None
+    setters = []
+    for a in attrs.fields(cls):
+        slot = getattr(cls, a.name, None)
+        if a.converter is not None or not a.init or a.alias != a.name or type(slot) is not types.MemberDescriptorType:
+            return None
+        setters.append(slot.__set__)
+    return setters
 
 
 #: marks an absent key in generated code (None is a JSON value)
@@ -818,6 +881,15 @@ def _is_list(tp: Any) -> bool:
     return tp is list or get_origin(tp) is list
 
 
+def _is_model_list(tp: Any) -> bool:
+    """A list of model objects (or of a union holding model classes)."""
+    args = get_args(tp) if _is_list(tp) else ()
+    if not args:
+        return False
+    item = args[0]
+    return attrs.has(item) or (_is_union(item) and any(attrs.has(a) for a in get_args(item)))
+
+
 def _is_dict(tp: Any) -> bool:
     return tp is dict or get_origin(tp) in (dict, Mapping, typing.Mapping)
 
@@ -844,6 +916,9 @@ def _build(revision: str) -> cattrs.Converter:
         lambda t: t is Any or (_is_dict(t) and get_args(t)[1:] in ((Any,), (object,), ())), _identity
     )
     conv.register_unstructure_hook_factory(attrs.has, fac.attrs_unstructure)
+    # unions and lists of model classes: by the value's class, as cattrs does, minus its dispatch
+    conv.register_unstructure_hook_factory(_is_union, fac.union_unstructure)
+    conv.register_unstructure_hook_factory(_is_model_list, fac.list_unstructure)
     _FACTORIES[revision] = fac
     return conv
 

@@ -8,6 +8,7 @@ over stdio (real processes: bounded by the battery's timeouts, no sleeps here).
 """
 
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ from mcp_ref.crosscheck.report import Report
 from mcp_ref.crosscheck.targets import StdioTarget
 
 from .corpus.server import BREAKS, CORRECT
+from .variants import by_rule, each_variant
 
 CORPUS = Path(__file__).parent / "corpus"
+CONFIG = load_config(CORPUS / "corpus.toml")
 #: what a variant may show besides its own rule, when the one fault cannot help showing twice
 ALSO: dict[str, set[str]] = {
     # an error answering a notification has no id to give: it is also an error without a readable cause
@@ -39,30 +42,17 @@ CHAPTERS: dict[str, list[str] | None] = {
 }
 
 
-async def _run_all() -> dict[str, Report]:
-    config = load_config(CORPUS / "corpus.toml")
-    reports: dict[str, Report] = {}
-    limit = trio.CapacityLimiter(12)
-
-    async def one(name: str) -> None:
-        async with limit:
-            target = StdioTarget(sys.executable, (str(CORPUS / "server.py"), "--break", name))
-            reports[name] = await check_server(target, config, only=CHAPTERS.get(name))
-
-    async with trio.open_nursery() as nursery:
-        for name in [*BREAKS, *CORRECT]:
-            nursery.start_soon(one, name)
-    return reports
+async def _check(name: str) -> Report:
+    target = StdioTarget(sys.executable, (str(CORPUS / "server.py"), "--break", name))
+    return await check_server(target, CONFIG, only=CHAPTERS.get(name))
 
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, Report]:
-    return trio.run(_run_all)
+    return trio.run(partial(each_variant, [*BREAKS, *CORRECT], _check, at_once=12))
 
 
-@pytest.mark.parametrize(
-    "name, requirement", [pytest.param(n, r, id=n, marks=pytest.mark.req(r)) for n, r in BREAKS.items()]
-)
+@pytest.mark.parametrize("name, requirement", by_rule(BREAKS))
 def test_each_broken_server_is_caught_by_its_rule(name: str, requirement: str, reports: dict[str, Report]) -> None:
     report = reports[name]
     found = {f.requirement for f in report.findings if f.party in ("server", None)}

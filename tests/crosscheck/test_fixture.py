@@ -9,6 +9,7 @@ fixture's timeouts, no sleeps here.
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from mcp_ref.schema.sampling import CreateMessageResult
 from mcp_ref.session.http import open_http_client
 
 from .corpus.client import BREAKS, CORRECT
+from .variants import by_rule, each_variant
 
 CLIENT = Path(__file__).parent / "corpus" / "client.py"
 OPTIONS = FixtureOptions(timeout=5.0, cancel_wait=0.5)
@@ -33,29 +35,17 @@ ALSO: dict[str, set[str]] = {
 }
 
 
-async def _run_all() -> dict[str, Report]:
-    reports: dict[str, Report] = {}
-    limit = trio.CapacityLimiter(8)
-
-    async def one(name: str) -> None:
-        async with limit:
-            command = [sys.executable, str(CLIENT), "--break", name, "--", "{fixture}"]
-            reports[name] = await check_client(command, OPTIONS, client_timeout=60)
-
-    async with trio.open_nursery() as nursery:
-        for name in [*BREAKS, *CORRECT]:
-            nursery.start_soon(one, name)
-    return reports
+async def _check(name: str) -> Report:
+    command = [sys.executable, str(CLIENT), "--break", name, "--", "{fixture}"]
+    return await check_client(command, OPTIONS, client_timeout=60)
 
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, Report]:
-    return trio.run(_run_all)
+    return trio.run(partial(each_variant, [*BREAKS, *CORRECT], _check, at_once=8))
 
 
-@pytest.mark.parametrize(
-    "name, requirement", [pytest.param(n, r, id=n, marks=pytest.mark.req(r)) for n, r in BREAKS.items()]
-)
+@pytest.mark.parametrize("name, requirement", by_rule(BREAKS))
 def test_each_broken_client_is_caught_by_its_rule(name: str, requirement: str, reports: dict[str, Report]) -> None:
     report = reports[name]
     found = {f.requirement for f in report.findings}

@@ -167,3 +167,44 @@ def test_usage_errors_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "cannot read" in capsys.readouterr().err
     assert main(["judge", write(tmp_path, "x.txt", "nothing here")]) == 2
     assert "no messages found" in capsys.readouterr().err
+
+
+def test_a_log_judged_from_the_wrong_side_says_so_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = inline_sent_received(tmp_path)  # "sent" and "received" as the client saw them
+    assert main(["judge", "--as", "server", path]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == (
+        "note: the directions look reversed (initialize went from server to client, and 4 of 4 messages only one"
+        " side sends went the wrong way): was it recorded on the client's side? judge it with --as client"
+    )
+    # judged from the side it was kept on: no such note, the one real finding
+    report = judge_file(path, perspective="client")
+    assert not any("reversed" in n for n in report.notes)
+    assert [f.requirement for f in report.findings] == ["basic/utilities/progress#4"]
+
+
+def test_a_log_with_its_labels_swapped_is_told_apart_from_a_wrong_perspective(tmp_path: Path) -> None:
+    swapped = [("s2c" if d == "c2s" else "c2s", m) for d, m in TRAFFIC]
+    path = write(tmp_path, "t.json", json.dumps([{"dir": d, "message": m} for d, m in swapped]))
+    note = judge_file(path).notes[0]
+    # c2s / s2c do not depend on --as: another --as would change nothing
+    assert note.startswith("the directions look reversed (initialize went from server to client")
+    assert note.endswith(": the log may name them the other way round") and "--as" not in note
+
+
+def test_the_first_answer_from_the_client_side_is_an_initialize_result() -> None:
+    from mcp_ref.crosscheck.judge import reversed_directions
+    from mcp_ref.crosscheck.traffic import Record
+
+    # a log kept by the server that starts after initialize was received: only its result shows
+    started_late = [(Direction.TO_SERVER, INIT_OK), (Direction.TO_CLIENT, INITIALIZED)]
+    why = reversed_directions([Record(d, json.dumps(m).encode()) for d, m in started_late])
+    assert (
+        why
+        == "an initialize result went from client to server, and 2 of 2 messages only one side sends went the wrong way"
+    )
+    # methods either side sends (ping, progress) and one stray message the wrong way prove nothing
+    either = [(Direction.TO_CLIENT, {"jsonrpc": "2.0", "id": 1, "method": "ping"}), (Direction.TO_SERVER, PROGRESS)]
+    assert reversed_directions([Record(d, json.dumps(m).encode()) for d, m in either]) is None
+    mostly_right = [(Direction(d), m) for d, m in TRAFFIC] + [(Direction.TO_CLIENT, CALL)]
+    assert reversed_directions([Record(d, json.dumps(m).encode()) for d, m in mostly_right]) is None

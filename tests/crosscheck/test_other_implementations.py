@@ -122,8 +122,9 @@ def _node() -> str | None:
     return None
 
 
-@pytest.mark.req("basic/index#3", "basic/utilities/tasks#9", "server/utilities/logging#3")
-async def test_the_official_typescript_reference_server() -> None:
+def _node_and_server_everything() -> str:
+    """The Node to run the TypeScript reference server with; the test is skipped, saying
+    what is missing, when Node 22 or the package is not in the cache."""
     node = _node()
     if node is None:
         pytest.skip(f"no Node >= 22 on PATH or in {CACHE}/node22 (make conformance caches one)")
@@ -132,6 +133,12 @@ async def test_the_official_typescript_reference_server() -> None:
             f"@modelcontextprotocol/server-everything is not in {SERVER_EVERYTHING.parents[2]} "
             f"(npm install --prefix {SERVER_EVERYTHING.parents[2]} @modelcontextprotocol/server-everything)"
         )
+    return node
+
+
+@pytest.mark.req("basic/index#3", "basic/utilities/tasks#9", "server/utilities/logging#3")
+async def test_the_official_typescript_reference_server() -> None:
+    node = _node_and_server_everything()
     target = StdioTarget(node, (str(SERVER_EVERYTHING / "dist" / "index.js"), "stdio"))
     report = await check_server(target, load_config(HERE / "server-everything.toml"))
     assert found(report) == {
@@ -150,11 +157,7 @@ async def test_the_official_typescript_reference_server() -> None:
 
 @pytest.mark.req("basic/transports#10", "basic/transports#61", "basic/utilities/tasks#9", "server/resources#7")
 async def test_the_official_typescript_reference_server_over_streamable_http() -> None:
-    node = _node()
-    if node is None:
-        pytest.skip(f"no Node >= 22 on PATH or in {CACHE}/node22 (make conformance caches one)")
-    if not (SERVER_EVERYTHING / "dist" / "index.js").exists():
-        pytest.skip(f"@modelcontextprotocol/server-everything is not in {SERVER_EVERYTHING.parents[2]}")
+    node = _node_and_server_everything()
     port = free_port()
     argv = [node, "-r", str(HERE / "loopback.cjs"), str(SERVER_EVERYTHING / "dist" / "index.js"), "streamableHttp"]
     async with serving(argv, b"listening on port", env={"PORT": str(port)}):

@@ -7,6 +7,7 @@ our HTTP client and a server.
 
 import io
 import json
+import subprocess
 import sys
 from functools import partial
 from pathlib import Path
@@ -148,6 +149,76 @@ async def test_the_http_tap_answers_502_when_the_server_cannot_be_reached() -> N
     assert f"mcp-ref tap: cannot reach the server at 127.0.0.1:{port}" in err.getvalue()
 
 
+async def test_the_http_tap_forwards_to_an_https_server_it_is_told_to_trust() -> None:
+    import trustme
+
+    from ..basic.transports.test_https import client_context, server_context
+
+    ca, log = trustme.CA(), io.StringIO()
+    tap, untrusted, err = Tap("everything over TLS", "http", log=log), Tap("untrusted", "http"), io.StringIO()
+    async with trio.open_nursery() as nursery:
+        server = build_server(nursery)
+        context = server_context(ca)
+        info = await nursery.start(lambda task_status: serve_http(server, ssl_context=context, task_status=task_status))
+        assert info.url.startswith("https://")
+        trusting = partial(serve_http_tap, ssl_context=client_context(ca))
+        url = await nursery.start(trusting, "127.0.0.1", 0, info.url, tap)
+        assert url.startswith("http://127.0.0.1:")  # the client side stays plain, readable HTTP
+        with trio.fail_after(30):
+            async with open_http_client(url) as client:
+                result = await client.call_tool("progress_emitter", {"count": 2}, progress=_progress)
+                assert result.content[0].text == "sent 2 progress notifications"  # type: ignore[union-attr]
+        # the system's trust store does not know the test's CA: 502, saying why
+        url = await nursery.start(partial(serve_http_tap, err=err), "127.0.0.1", 0, info.url, untrusted)
+        ping: Any = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        status, _, body = await raw(url, "POST", {"accept": "application/json, text/event-stream"}, ping)
+        await info.aclose()
+        nursery.cancel_scope.cancel()
+    assert tap.end().findings == []
+    methods = [json.loads(r.data).get("method") for r in read_traffic(log.getvalue())[0]]
+    assert "tools/call" in methods and "notifications/progress" in methods  # judged in clear
+    assert status == 502 and f"TLS handshake with https://{info.url.split('/')[2]} failed" in body.decode()
+    assert "CERTIFICATE_VERIFY_FAILED" in err.getvalue()
+
+
+async def test_tap_cafile_from_the_command_line(tmp_path: Path) -> None:
+    import signal
+
+    import trustme
+
+    from ..basic.transports.test_https import server_context
+
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    report = tmp_path / "report.json"
+    async with trio.open_nursery() as nursery:
+        server = build_server(nursery)
+        context = server_context(ca)
+        info = await nursery.start(lambda task_status: serve_http(server, ssl_context=context, task_status=task_status))
+        argv = [sys.executable, "-m", "mcp_ref.cli", "tap", "--listen", "127.0.0.1:0", "--cafile"]
+        argv += [str(tmp_path / "ca.pem"), "--json", str(report), info.url]
+        tap = await trio.lowlevel.open_process(argv, stderr=subprocess.PIPE)
+        try:
+            with trio.fail_after(30):
+                assert tap.stderr is not None
+                said = b""
+                while b"(Ctrl-C stops)" not in said:
+                    said += await tap.stderr.receive_some(4096)
+                url = said.decode().split("listening on ")[1].split(",")[0]
+                async with open_http_client(url) as client:
+                    await client.ping()
+                tap.send_signal(signal.SIGTERM)
+                assert await tap.wait() == 0
+        finally:
+            if tap.returncode is None:
+                tap.kill()
+                await tap.wait()
+        await info.aclose()
+        nursery.cancel_scope.cancel()
+    data = json.loads(report.read_text())
+    assert data["findings"] == [] and data["target"] == info.url
+
+
 def test_tap_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     from mcp_ref.cli import main
 
@@ -156,4 +227,8 @@ def test_tap_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tap", "--listen", "127.0.0.1", "http://x/mcp"]) == 2
     assert "expected HOST:PORT" in capsys.readouterr().err
     assert main(["tap", "--listen", "127.0.0.1:1", "--", "python"]) == 2
-    assert "forwards to one http:// URL" in capsys.readouterr().err
+    assert "forwards to one http:// or https:// URL" in capsys.readouterr().err
+    assert main(["tap", "--listen", "127.0.0.1:1", "--cafile", "ca.pem", "http://127.0.0.1:9/mcp"]) == 2
+    assert "--cafile applies to an https:// URL only" in capsys.readouterr().err
+    assert main(["tap", "--cafile", "ca.pem", "--", "python"]) == 2
+    assert "--cafile goes with --listen and an https:// URL" in capsys.readouterr().err

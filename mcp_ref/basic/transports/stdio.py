@@ -23,6 +23,7 @@ Three layers, from the bottom:
   (this process is the client: launch a server, shut it down properly).
 """
 
+import errno
 import json
 import logging
 import math
@@ -347,6 +348,32 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
             await self._send_stream.send_all(line)
             self._torn = False
 
+    def send_nowait(self, value: bytes) -> None:
+        """Write the message at once if the pipe takes it whole now, else raise
+        ``trio.WouldBlock`` with nothing written (then use :meth:`send`).
+
+        Only over a pipe or a file (where a write of at most ``PIPE_BUF`` bytes is
+        all or nothing), for a line that fits in one such write, when no send is in
+        progress and no torn line is owed. The session writes this way when it can:
+        no lock, no cancel scope, one schedule point per message (bench W3).
+        """
+        line = frame_message(value)
+        if self._closed or self._send_closed:
+            raise trio.ClosedResourceError("this stdio channel is closed for sending")
+        if not self._atomic or self._rest or len(line) > PIPE_BUF or self._send_lock.locked():
+            raise trio.WouldBlock
+        try:
+            written = os.write(self._send_stream.fileno(), line)  # type: ignore[attr-defined]
+        except BlockingIOError:
+            raise trio.WouldBlock from None  # the pipe is full: nothing was written
+        except OSError as e:
+            if e.errno == errno.EBADF:
+                raise trio.ClosedResourceError("file was already closed") from None
+            raise trio.BrokenResourceError from e
+        if written < len(line):
+            # (a file may take part of a line: the next send writes the rest first, as after a torn line)
+            self._rest = line[written:]
+
     async def _send_in_pieces(self, line: bytes) -> None:
         """Write ``line`` in pieces a pipe takes whole or not at all, after the rest
         of a line a cancelled send tore (so the peer never sees a fragment)."""
@@ -375,25 +402,40 @@ class StdioMessageChannel(trio.abc.Channel[bytes]):
     async def receive(self) -> bytes:
         if self._closed:
             raise trio.ClosedResourceError("this stdio channel is closed")
-        async with self._receive_lock:
+        # One schedule point per message, as a lock plus a read would take two (bench W3:
+        # a task switch more per message on each side): a free lock is taken at once, and
+        # the read is the schedule point; a line already buffered gets one of its own.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        lock = self._receive_lock
+        try:
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
             framer = self._framer
+            read = False
             while True:
                 item = framer.next_line()
-                if item is None:
-                    if framer.at_eof:
-                        # [basic/lifecycle#16] the peer closed its output: no more messages -- lifecycle#stdio
-                        raise trio.EndOfChannel
+                if item is None and not framer.at_eof:
                     data = await self._receive_stream.receive_some(_READ_SIZE)
+                    read = True
                     if data:
                         framer.feed(data)
                     else:
                         framer.feed_eof()
                     continue
+                if not read:
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                if item is None:
+                    # [basic/lifecycle#16] the peer closed its output: no more messages -- lifecycle#stdio
+                    raise trio.EndOfChannel
                 if type(item) is Oversized:
                     # the line is gone; its first bytes tell the session which request it concerned
                     raise too_large(item.size, framer.max_line, item.head)
                 assert type(item) is bytes
                 return item
+        finally:
+            lock.release()
 
     async def _finish_torn_line(self) -> None:
         """Closing after a cancelled send tore a line (over a pipe): write the rest of
@@ -596,6 +638,12 @@ class ProcessChannel(StdioMessageChannel):
             await super().send(value)
         except trio.BrokenResourceError as e:
             raise trio.BrokenResourceError(await self.describe_exit()) from e
+
+    def send_nowait(self, value: bytes) -> None:
+        try:
+            super().send_nowait(value)
+        except trio.BrokenResourceError:
+            raise trio.WouldBlock from None  # send() fails too, and says how the server went away
 
     async def describe_exit(self) -> str:
         """How the server went away: exit status and the last captured stderr lines.

@@ -28,6 +28,7 @@ from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import MemoryMessageChannel, framed_memory_pair, memory_channel_pair
 from mcp_ref.basic.transports.stdio import (
     FINISH_TORN_LINE_TIMEOUT,
+    PIPE_BUF,
     LineFramer,
     Oversized,
     StdioMessageChannel,
@@ -1111,3 +1112,41 @@ async def test_closing_gives_up_on_a_torn_line_the_peer_does_not_read(autojump_c
     await ch.aclose()  # nobody reads: bounded, not forever
     assert trio.current_time() - start == pytest.approx(FINISH_TORN_LINE_TIMEOUT)
     await inp.aclose()
+
+
+async def test_over_a_pipe_send_nowait_writes_a_whole_line_or_nothing() -> None:
+    # the session's fast path: one write, with nothing left half-written when it cannot
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    out, inp = trio.lowlevel.FdStream(write_fd), trio.lowlevel.FdStream(read_fd)
+    ch = StdioMessageChannel(out, trio.testing.MemoryReceiveStream())
+    ch.send_nowait(b'{"a":1}')
+    assert await inp.receive_some(65536) == b'{"a":1}\n'
+    with pytest.raises(ValueError, match="newline"):
+        ch.send_nowait(b'{"a":\n1}')
+    with pytest.raises(trio.WouldBlock):
+        ch.send_nowait(b'{"big":"' + b"x" * PIPE_BUF + b'"}')  # more than one all-or-nothing write: send()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 4096)
+    filler = b"x" * 4000
+    ch.send_nowait(filler)
+    with pytest.raises(trio.WouldBlock):
+        ch.send_nowait(b'{"b":' + b"2" * 200 + b"}")  # the pipe is full: nothing of it is written
+    async with ch._send_lock:
+        with pytest.raises(trio.WouldBlock):
+            ch.send_nowait(b'{"c":3}')  # a send in progress goes first
+    assert await inp.receive_some(65536) == filler + b"\n"
+    ch.send_nowait(b'{"d":4}')
+    assert await inp.receive_some(65536) == b'{"d":4}\n'
+    await ch.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        ch.send_nowait(b'{"e":5}')
+    await inp.aclose()
+
+
+async def test_send_nowait_over_a_stream_that_is_no_pipe_always_defers_to_send() -> None:
+    # a stream that may take part of a line: only send() knows how to write it safely
+    left, right = trio.testing.memory_stream_pair()
+    ch = StdioMessageChannel(left.send_stream, right.receive_stream)
+    with pytest.raises(trio.WouldBlock):
+        ch.send_nowait(b'{"a":1}')
+    await ch.aclose()

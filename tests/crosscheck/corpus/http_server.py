@@ -1,0 +1,194 @@
+"""A small Streamable HTTP MCP server in raw JSON (standard library only) that can break ONE rule on demand.
+
+    python http_server.py [--break NAME] [--port PORT]    # prints its URL, serves until stopped
+
+In a test, :func:`serving` runs it on threads of the test's own process (no
+mcp_ref in it either way). Like ``server.py`` it shares no code with mcp_ref,
+so the cross-checker meets faults in code it did not write: ``BREAKS`` maps
+each name to the transport rule it breaks (basic/transports#streamable-http).
+
+The correct server answers every request with JSON (no SSE), refuses a GET
+with 405, gives a session id at initialize and forgets it on DELETE, and
+answers input it cannot take with an HTTP error whose body is a JSON-RPC
+error without an id (which transports#11 / #20 allow).
+"""
+
+import argparse
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SUPPORTED = ["2025-11-25", "2025-06-18", "2025-03-26"]
+
+#: name -> the rule it breaks (the requirement the cross-checker reports)
+BREAKS = {
+    "bad-input-200": "basic/transports#19",  # input that is not JSON-RPC answered 200 (an error in the body)
+    "notification-200": "basic/transports#18",  # a POSTed notification answered 200, not 202
+    "request-text-plain": "basic/transports#21",  # a request answered 200 text/plain
+    "get-200-text": "basic/transports#39",  # a GET answered 200 text/plain: neither SSE nor 405
+    "unknown-version-accepted": "basic/transports#68",  # an unsupported MCP-Protocol-Version served
+    "any-origin": "basic/transports#10",  # a foreign Origin served, on a loopback address
+    "no-session-id-accepted": "basic/transports#60",  # a request without the session id served
+    "ended-session-400": "basic/transports#61",  # an ended session's id answered 400, not 404
+}
+#: variants that bend nothing the spec requires: no MUST finding
+CORRECT = {"none": "the server as it should be"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "CorpusHTTPServer"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: the test reads the report, not a request log
+
+    # -- answering ------------------------------------------------------------------------
+
+    def answer(self, status: int, body: Any = None, content_type: str = "application/json", **headers: str) -> None:
+        data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        self.send_response(status)
+        if data:
+            self.send_header("Content-Type", content_type)
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def refuse(self, status: int, code: int, message: str) -> None:
+        """An HTTP error with a JSON-RPC error without an id in its body."""
+        self.answer(status, {"jsonrpc": "2.0", "error": {"code": code, "message": message}})
+
+    def refuse_input(self, code: int, message: str) -> None:
+        """Input that is not a JSON-RPC message: 400 (but 200 when breaking #19), the error in the body."""
+        self.refuse(200 if self.server.brk == "bad-input-200" else 400, code, message)
+
+    # -- the transport ----------------------------------------------------------------------
+
+    def session_ok(self, method: str | None) -> bool:
+        """Whether the headers let the request through (else it has been answered)."""
+        brk = self.server.brk
+        origin = self.headers.get("Origin")
+        if origin is not None and not origin.startswith(("http://127.0.0.1", "http://localhost")):
+            if brk != "any-origin":
+                self.refuse(403, -32600, f"Forbidden: origin {origin}")
+                return False
+        if method == "initialize":
+            return True
+        sid = self.headers.get("Mcp-Session-Id")
+        if sid is None:
+            if brk != "no-session-id-accepted":
+                self.refuse(400, -32600, "Bad Request: no Mcp-Session-Id")
+                return False
+        elif sid not in self.server.sessions:
+            self.refuse(400 if brk == "ended-session-400" else 404, -32600, "Not Found: no such session")
+            return False
+        version = self.headers.get("MCP-Protocol-Version")
+        if version is not None and version not in SUPPORTED and brk != "unknown-version-accepted":
+            self.refuse(400, -32600, f"Bad Request: unsupported MCP-Protocol-Version {version}")
+            return False
+        return True
+
+    def do_GET(self) -> None:
+        if self.server.brk == "get-200-text":
+            self.answer(200, b"no event stream here", "text/plain")
+        else:
+            self.answer(405, Allow="POST, DELETE")
+
+    def do_DELETE(self) -> None:
+        if self.session_ok(None):
+            self.server.sessions.discard(self.headers.get("Mcp-Session-Id", ""))
+            self.answer(200)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            message = json.loads(body)
+        except ValueError:
+            self.refuse_input(-32700, "Parse error")
+            return
+        if not isinstance(message, dict):
+            self.refuse_input(-32600, "Invalid Request: one message per POST")
+            return
+        method = message.get("method")
+        if not self.session_ok(method):
+            return
+        rid = message.get("id")
+        if method is None:
+            self.answer(202)  # a response (or what could be one) is never answered
+            return
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            self.refuse_input(-32600, "Invalid Request")
+            return
+        if "id" not in message:
+            self.answer(200 if self.server.brk == "notification-200" else 202)
+            return
+        if not isinstance(rid, str | int) or isinstance(rid, bool):
+            self.refuse_input(-32600, "Invalid Request: the id must be a string or a number")
+            return
+        headers: dict[str, str] = {}
+        if method == "initialize":
+            asked = (message.get("params") or {}).get("protocolVersion")
+            session = uuid.uuid4().hex
+            self.server.sessions.add(session)
+            headers["Mcp_Session_Id"] = session
+            result: dict[str, Any] = {
+                "protocolVersion": asked if asked in SUPPORTED else SUPPORTED[0],
+                "capabilities": {},
+                "serverInfo": {"name": "corpus-http", "version": "1"},
+            }
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
+        elif method == "ping":
+            reply = {"jsonrpc": "2.0", "id": rid, "result": {}}
+        else:
+            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+        kind = "text/plain" if self.server.brk == "request-text-plain" else "application/json"
+        self.answer(200, reply, kind, **headers)
+
+
+class CorpusHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, brk: str, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.brk = brk
+        self.sessions: set[str] = set()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/mcp"
+
+
+@contextmanager
+def serving(brk: str = "none") -> Iterator[str]:
+    """Serve the variant ``brk`` on a free loopback port for the block; yields its URL."""
+    server = CorpusHTTPServer(brk)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.url
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *CORRECT])
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    server = CorpusHTTPServer(args.brk, args.port)
+    print(server.url, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The corpus of broken Streamable HTTP servers: each breaks ONE transport rule, and both
+``mcp-ref check`` and ``mcp-ref tap --listen`` report it by its id.
+
+``corpus/http_server.py`` is a small Streamable HTTP server in raw JSON on the
+standard library's ``http.server`` (no mcp_ref, no h11), served on threads of
+this process for each test. The checks that judge a peer's HTTP answers only
+matter against a peer that gets them wrong: our own server never does.
+"""
+
+import json
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcp_ref.crosscheck.battery import check_server
+from mcp_ref.crosscheck.http_tap import serve_http_tap
+from mcp_ref.crosscheck.report import Report
+from mcp_ref.crosscheck.tap import Tap
+from mcp_ref.crosscheck.targets import HttpTarget
+
+from ..basic.transports.test_streamable_http import raw
+from .corpus.http_server import BREAKS, serving
+from .variants import by_rule
+
+#: an initialize answered with text/plain leaves the battery nothing to read: only the tap judges it
+TAP_ONLY = {"request-text-plain"}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+INIT: Any = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+async def _check(name: str) -> Report:
+    with serving(name) as url:
+        return await check_server(HttpTarget(url), only=["transport", "jsonrpc"])
+
+
+@pytest.mark.parametrize(
+    "name, requirement",
+    by_rule(BREAKS, leave_out=TAP_ONLY),
+)
+async def test_each_broken_http_server_is_caught_by_its_rule(name: str, requirement: str) -> None:
+    report = await _check(name)
+    assert {f.requirement for f in report.findings} == {requirement}, report.to_text()
+    assert all(f.party == "server" for f in report.findings)
+    covering = [c for c in report.checks if requirement in c.requirements]
+    assert covering and all(c.status == "fail" for c in covering), report.to_text()
+
+
+@pytest.mark.req("basic/transports#11", "basic/transports#19", "basic/transports#20")
+async def test_the_correct_http_server_comes_out_clean_with_its_id_less_errors() -> None:
+    with serving("none") as url:
+        # what makes this server worth checking: input it cannot take gets a 400 whose body is
+        # a JSON-RPC error without an id, which the HTTP transport allows (#11, #20)
+        status, _, body = await raw(url, "POST", ACCEPT, b'{"jsonrpc": "2.0", "method": "ping", "id": 1')
+        assert status == 400 and "id" not in json.loads(body) and json.loads(body)["error"]["code"] == -32700
+        report = await check_server(HttpTarget(url), only=["transport", "jsonrpc"])
+    assert report.findings == [], report.to_text()
+    statuses = {c.name: c.status for c in report.checks}
+    assert set(statuses.values()) == {"pass"}, report.to_text()
+    assert statuses["jsonrpc/parse-error"] == statuses["transport/get-sse-or-405"] == "pass"
+
+
+async def _through_the_tap(name: str, method: str, body: Any = None) -> tuple[int, str, Tap]:
+    tap = Tap(name, "http")
+    with serving(name) as upstream:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve_http_tap, "127.0.0.1", 0, upstream, tap)
+            status, headers, _ = await raw(url, method, ACCEPT, body)
+            # the tap may still be judging what it forwarded: let it finish before stopping it
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    return status, headers.get("content-type", ""), tap
+
+
+@pytest.mark.req("basic/transports#21")
+async def test_the_tap_catches_a_request_answered_with_plain_text() -> None:
+    status, kind, tap = await _through_the_tap("request-text-plain", "POST", INIT)
+    assert (status, kind) == (200, "text/plain")  # passed on as it came
+    findings = tap.end().findings
+    assert [(f.requirement, f.party) for f in findings] == [("basic/transports#21", "server")]
+    assert findings[0].message == "a POSTed request was answered with content type 'text/plain'"
+
+
+@pytest.mark.req("basic/transports#39")
+async def test_the_tap_catches_a_get_answered_with_plain_text() -> None:
+    status, kind, tap = await _through_the_tap("get-200-text", "GET")
+    assert (status, kind) == (200, "text/plain")
+    findings = tap.end().findings
+    assert [(f.requirement, f.party) for f in findings] == [("basic/transports#39", "server")]
+    assert findings[0].message == "a GET was answered HTTP 200 text/plain"
+    # the correct server's 405 is what the rule allows
+    status, _, tap = await _through_the_tap("none", "GET")
+    assert status == 405 and tap.end().findings == []
