@@ -181,6 +181,9 @@ class TaskHandle:
 
     async def _call(self, method: str, params: Any, **options: Any) -> Any:
         """A request about this task, interrupted if the progress callback raises meanwhile."""
+        if self._progress is None:
+            # no progress callback: nothing can interrupt the request (no scope to enter)
+            return await self.session.request(method, params, **options)
         await self._raise_callback_error()
         return await self._interruptible(self.session.request(method, params, **options))
 
@@ -190,7 +193,16 @@ class TaskHandle:
 
     def _update(self, task: Any) -> Task:
         previous = self.task.status
-        self.task = Task(**{f.name: getattr(task, f.name) for f in attrs.fields(Task)})
+        # (a GetTaskResult or CancelTaskResult: the Task fields, by name)
+        self.task = Task(
+            task_id=task.task_id,
+            status=task.status,
+            created_at=task.created_at,
+            last_updated_at=task.last_updated_at,
+            ttl=task.ttl,
+            status_message=task.status_message,
+            poll_interval=task.poll_interval,
+        )
         if self.task.status != previous:
             log.info("task %s is now %s", self.task_id, self.task.status)
         if is_terminal(self.task.status):

@@ -454,11 +454,11 @@ class TaskManager:
         await self._throttle(ctx)
         # [basic/utilities/tasks#50, #51] the taskId param decides, not _meta
         # -- tasks#associating-task-related-messages
-        t = self._lookup(ctx, params.task_id).to_task()
+        record = self._lookup(ctx, params.task_id)
         # polling is frequent: DEBUG, and counted in stats["get"]
-        log.debug("tasks/get %s by %s: %s", t.task_id, _Who(self, ctx.session), t.status)
+        log.debug("tasks/get %s by %s: %s", record.task_id, _Who(self, ctx.session), record.status)
         # [basic/utilities/tasks#52, #66] the task's state, no related-task key -- tasks#related-task-metadata
-        return GetTaskResult(**attrs.asdict(t, recurse=False))
+        return record.view(GetTaskResult)
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
         await self._throttle(ctx)
@@ -505,8 +505,7 @@ class TaskManager:
         if live is not None:
             # [basic/utilities/tasks#61] and the work is stopped
             live.scope.cancel(reason=f"task {record.task_id} cancelled by the requestor")
-        t = record.to_task()
-        return CancelTaskResult(**attrs.asdict(t, recurse=False))
+        return record.view(CancelTaskResult)
 
     def handlers(self) -> dict[str, Any]:
         table: dict[str, Any] = {"tasks/get": self.get, "tasks/result": self.result, "tasks/cancel": self.cancel}

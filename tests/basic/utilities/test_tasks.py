@@ -3,12 +3,15 @@
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from mcp_ref.basic.utilities import tasks
 from mcp_ref.basic.utilities.tasks import TRANSITIONS, InvalidTransition, check_transition, iso8601, new_task_id
@@ -164,6 +167,17 @@ def test_the_store_counts_each_owners_tasks_and_those_still_running() -> None:
     for r in list(store):  # the counts agree with the records
         kept = store.owned_by(r.owner)
         assert store.counts(r.owner) == (len(kept), sum(not x.terminal for x in kept))
+
+
+@settings(max_examples=500)
+@given(st.floats(min_value=-6e10, max_value=2.5e11, allow_nan=False))
+@example(0.9999995)  # rounds up to the next second
+@example(1764000000.0005)  # stored as a hair under .0005: .000
+@example(-0.0000004)  # before 1970: the microseconds borrow from the second
+def test_iso8601_is_what_datetime_formats(seconds: float) -> None:
+    """The fast formatter (a whole second formatted once) against the datetime one it replaced."""
+    expected = datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert iso8601(seconds) == expected
 
 
 # -- receiver: tools/call as a task -------------------------------------------------------------------
