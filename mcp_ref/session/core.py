@@ -36,6 +36,7 @@ from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.rate_limit import TokenBucket
 from ..basic.transports._nursery import block_nursery
+from ..basic.transports._parking import ParkingQueue
 from ..basic.utilities import ping as ping_rules
 from ..basic.utilities.cancellation import refusal
 from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressCallback, ProgressPace
@@ -490,7 +491,7 @@ class RequestContext:
 _NO_CAP = nullcontext()
 
 
-class _Inbox:
+class _Inbox(ParkingQueue[Any]):
     """What arrives for one of our requests (progress, then the answer), in order.
 
     The receive loop puts without ever blocking; the requesting task takes. A
@@ -498,15 +499,11 @@ class _Inbox:
     the same with two objects and a state more (measured in bench W1/W4).
     """
 
-    __slots__ = ("_items", "_task")
+    __slots__ = ()
 
     #: items kept; past it, progress is coalesced into the newest (a peer flooding progress
     #: for one of our requests, whose caller's callback is slow, costs bounded memory)
     MAX_ITEMS = 1000
-
-    def __init__(self) -> None:
-        self._items: deque[Any] = deque()
-        self._task: trio.lowlevel.Task | None = None
 
     def put(self, item: Any) -> None:
         items = self._items
@@ -515,25 +512,7 @@ class _Inbox:
             items[-1] = item
             return
         items.append(item)
-        task = self._task
-        if task is not None:
-            self._task = None
-            trio.lowlevel.reschedule(task)
-
-    async def get(self) -> Any:
-        if self._items:
-            # a checkpoint like any receive; if cancelled there, the item stays
-            await trio.lowlevel.checkpoint()
-            return self._items.popleft()
-        self._task = trio.lowlevel.current_task()
-
-        def abort(_: Any) -> trio.lowlevel.Abort:
-            self._task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
-        # rescheduled only by put(): an item is there
-        return self._items.popleft()
+        self._wake()
 
     def answer_nowait(self) -> Any:
         """The answer if it is already here (progress before it is skipped), else None."""
@@ -607,7 +586,7 @@ class PendingRequest:
         try:
             with cap_scope:
                 while True:
-                    item = await self._inbox.get()
+                    item = await self._inbox.receive()
                     if type(item) is ProgressReceived:
                         if session.config.progress_resets_timeout:
                             # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap

@@ -36,6 +36,7 @@ import trio
 
 from ...errors import ErrorCode
 from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ._parking import ParkingQueue
 from .streamable_http import (
     LAST_EVENT_ID,
     MAX_EVENT_ID_LENGTH,
@@ -197,20 +198,19 @@ class _Stream:
         self.detach(listener)
 
 
-class _Listener:
+class _Listener(ParkingQueue[bytes | None]):
     """The connection writing a stream: the events it has yet to write, in order.
 
     Sessions put without blocking (:meth:`_Stream.push` keeps it within
     ``max_events`` and ``max_bytes``; the end, None, always fits); the
-    connection's task takes. A deque and at most one parked task: a memory
-    channel per connection, so per POST, built three objects more (bench W9).
+    connection's task takes (a :class:`ParkingQueue`: a memory channel per
+    connection, so per POST, built three objects more, bench W9).
     """
 
-    __slots__ = ("_items", "_task", "events", "max_bytes", "max_events", "queued", "room", "scope")
+    __slots__ = ("events", "max_bytes", "max_events", "queued", "room", "scope")
 
     def __init__(self, max_events: int, max_bytes: int, scope: trio.CancelScope | None = None) -> None:
-        self._items: deque[bytes | None] = deque()
-        self._task: trio.lowlevel.Task | None = None
+        super().__init__()
         #: events, and bytes of them, the connection may fall behind
         self.max_events = max_events
         self.max_bytes = max_bytes
@@ -226,34 +226,6 @@ class _Listener:
     def full(self) -> bool:
         """Whether the connection is as far behind as it may be (the end still fits)."""
         return self.events >= self.max_events or self.queued >= self.max_bytes
-
-    def put(self, item: bytes | None) -> None:
-        self._items.append(item)
-        task = self._task
-        if task is not None:
-            self._task = None
-            trio.lowlevel.reschedule(task)
-
-    def receive_nowait(self) -> bytes | None:
-        """The next event (None: the connection is to end); :class:`trio.WouldBlock` when there is none yet."""
-        if not self._items:
-            raise trio.WouldBlock
-        return self._items.popleft()
-
-    async def receive(self) -> bytes | None:
-        """The next event, waiting for it (a checkpoint, like a channel's receive)."""
-        if self._items:
-            # if cancelled at this checkpoint, the event stays
-            await trio.lowlevel.checkpoint()
-            return self._items.popleft()
-        self._task = trio.lowlevel.current_task()
-
-        def abort(_: Any) -> trio.lowlevel.Abort:
-            self._task = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
-        return self._items.popleft()  # (rescheduled only by put: an event is there)
 
     def took(self, event: bytes | None) -> None:
         """The connection took ``event`` to write it: room for the next."""
