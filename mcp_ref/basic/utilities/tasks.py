@@ -73,8 +73,8 @@ __all__ = [
     "poll_delay",
 ]
 
-#: what TaskRecord.view builds: the task's public state, alone or as a result
-_View = TypeVar("_View", Task, GetTaskResult, CancelTaskResult)
+#: what TaskRecord.view builds: the task's public state, alone, as a result or as a notification
+_View = TypeVar("_View", Task, GetTaskResult, CancelTaskResult, TaskStatusNotificationParams)
 
 #: status -> statuses it may move to (tasks#task-status-lifecycle)
 TRANSITIONS: Final[dict[str, frozenset[str]]] = {
@@ -209,8 +209,9 @@ class TaskRecord:
         return self.view(Task)
 
     def view(self, cls: type[_View]) -> _View:
-        """The public view as ``cls``: a Task, or a result that is one (GetTaskResult,
-        CancelTaskResult), built at once rather than copied from a Task."""
+        """The public view as ``cls``: a Task, or a result or notification that is one
+        (GetTaskResult, CancelTaskResult, TaskStatusNotificationParams), built at once
+        rather than copied from a Task."""
         return cls(
             task_id=self.task_id,
             status=self.status,  # type: ignore[arg-type]
@@ -376,16 +377,7 @@ def work_outcome(result: Any) -> tuple[str, str | None]:
 
 def status_notification(record: TaskRecord) -> TaskStatusNotificationParams:
     """[basic/utilities/tasks#18, #53, #55] the full task state, no related-task metadata."""
-    t = record.to_task()
-    return TaskStatusNotificationParams(
-        task_id=t.task_id,
-        status=t.status,
-        status_message=t.status_message,
-        created_at=t.created_at,
-        last_updated_at=t.last_updated_at,
-        ttl=t.ttl,
-        poll_interval=t.poll_interval,
-    )
+    return record.view(TaskStatusNotificationParams)
 
 
 def check_cancellable(record: TaskRecord) -> None:
