@@ -626,7 +626,8 @@ def _generate_fast_path(
     body.append("    try:")
     if extra_name is not None:
         body.append("        present = 0")
-    args = []
+    #: field name -> the generated variable holding its value
+    args: dict[str, str] = {}
     for i, (name, wire, tp, required) in enumerate(plain):
         ns[f"h{i}"], ns[f"t{i}"] = hooks[i], tp
         v = f"v{i}"
@@ -664,7 +665,7 @@ def _generate_fast_path(
             body += [f"            {line}" for line in check] or ["            pass"]
             if extra_name is not None:
                 body.append("            present += 1")
-        args.append(f"{name}={v}")
+        args[name] = v
     if extra_name is not None:
         body += [
             "        if len(value) > present:",
@@ -672,16 +673,15 @@ def _generate_fast_path(
             "        else:",
             f"            {extra_name}_ = {{}}",
         ]
-        args.append(f"{extra_name}={extra_name}_")
+        args[extra_name] = f"{extra_name}_"
     if setters is None:
-        body.append(f"        return cls({', '.join(args)})")
+        body.append(f"        return cls({', '.join(f'{k}={v}' for k, v in args.items())})")
     else:
         # the fields in attrs' order, then their validators (as attrs' __init__ does)
         body.append("        o = new(cls)")
         for j, (a, setter) in enumerate(zip(fields, setters, strict=True)):
             ns[f"s{j}"] = setter
-            value = next(arg.split("=", 1)[1] for arg in args if arg.split("=", 1)[0] == a.name)
-            body.append(f"        s{j}(o, {value})")
+            body.append(f"        s{j}(o, {args[a.name]})")
         checked = [(j, a) for j, a in enumerate(fields) if a.validator is not None]
         if checked:
             body.append("        if not validators_disabled():")
