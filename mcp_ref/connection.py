@@ -68,7 +68,7 @@ from .events import (
 )
 from .schema import messages as m
 from .schema._base import LATEST_PROTOCOL_VERSION, install_model_methods
-from .schema._converter import converter_for, decode
+from .schema._converter import converter_for, decode, field_writer
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
 from .schema.lifecycle import ClientCapabilities, Implementation, ServerCapabilities
@@ -213,6 +213,25 @@ class Connection:
         except _ENCODE_ERRORS as e:
             raise _unencodable(type(message).__name__, message, e) from e
 
+    def _encode_message(self, cls: type, out: dict[str, Any], name: str, value: Any) -> bytes:
+        """Encode the message ``cls(**out, name=value)``: ``out`` holds its JSON-RPC members
+        (``jsonrpc``, ``method``, ``id``, in the class's field order), written as they are; the
+        typed member ``name`` (``params`` or ``result``) goes through the converter and is left
+        out when None (callers have checked that a required one is given). The bytes of
+        ``self._encode(cls(...))`` without an envelope object per message (bench W1); a class
+        the converter must see whole (see ``field_writer``) goes through it."""
+        hook = field_writer(cls, name, self.revision)
+        if hook is None:
+            return self._encode(cls(**out, **{name: value}))
+        try:
+            if value is not None:
+                # [basic/index#26, #27, #29] a malformed _meta key is refused as it is written
+                out[name] = hook(value)
+            return dumps(out)
+        except _ENCODE_ERRORS as e:
+            message = cls(**{k: v for k, v in out.items() if k != name}, **{name: value})
+            raise _unencodable(cls.__name__, message, e) from e
+
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         """Encode an error response that answers no tracked request (e.g. an
         unreadable message); for tracked requests use :meth:`send_error`."""
@@ -328,9 +347,8 @@ class Connection:
                 # [basic/lifecycle#7] the client proposes a version it supports
                 raise LocalProtocolError(f"protocol version {params.protocol_version!r} is not one we support")
             self.requested_version = params.protocol_version
-        message = cls(id=rid, params=params)
         try:
-            data = self._encode(message)
+            data = self._encode_message(cls, {"jsonrpc": "2.0", "method": method, "id": rid}, "params", params)
         except LocalProtocolError:
             if method == "initialize":
                 self.requested_version = None
@@ -390,7 +408,7 @@ class Connection:
                 ErrorCode.INVALID_PARAMS,
                 requirement="client/elicitation#16",
             )
-        data = self._encode(cls(params=params))
+        data = self._encode_message(cls, {"jsonrpc": "2.0", "method": method}, "params", params)
         if method == "notifications/elicitation/complete":
             self.url_elicitations.pop(params.elicitation_id, None)
         if method == "notifications/initialized":
@@ -435,7 +453,7 @@ class Connection:
                 )
             self.protocol_version = result.protocol_version
         try:
-            data = self._encode(JSONRPCResultResponse(id=rid, result=result))
+            data = self._encode_message(JSONRPCResultResponse, {"jsonrpc": "2.0", "id": rid}, "result", result)
         except LocalProtocolError:
             if req.method == "initialize":
                 self.protocol_version = None
@@ -500,7 +518,9 @@ class Connection:
                 f"request {rid!r} cannot be cancelled: {why}", requirement=ignored_requirement(why)
             )
         params = CancelledNotificationParams(request_id=rid, reason=reason)  # [schema#16] the id is always given
-        data = self._encode(CancelledNotification(params=params))
+        data = self._encode_message(
+            CancelledNotification, {"jsonrpc": "2.0", "method": "notifications/cancelled"}, "params", params
+        )
         self.abandon(rid)
         return data
 
@@ -538,7 +558,9 @@ class Connection:
         params = ProgressNotificationParams(
             progress_token=req.progress_token, progress=progress, total=total, message=message
         )
-        data = self._encode(ProgressNotification(params=params))
+        data = self._encode_message(
+            ProgressNotification, {"jsonrpc": "2.0", "method": "notifications/progress"}, "params", params
+        )
         req.last_progress = progress
         return data
 
@@ -559,7 +581,9 @@ class Connection:
         params = ProgressNotificationParams(
             meta=meta, progress_token=token, progress=progress, total=total, message=message
         )
-        data = self._encode(ProgressNotification(params=params))
+        data = self._encode_message(
+            ProgressNotification, {"jsonrpc": "2.0", "method": "notifications/progress"}, "params", params
+        )
         tokens.tasks_theirs[token] = progress
         return data
 
