@@ -16,7 +16,7 @@ from typing import Any
 from attrs import frozen
 
 from ..errors import ErrorCode, RemoteProtocolError
-from ..schema._base import install_model_methods
+from ..schema._base import install_model_methods, slot_builder
 
 __all__ = [
     "RawRequest",
@@ -67,6 +67,11 @@ class RawError:
 
 
 RawMessage = RawRequest | RawNotification | RawResult | RawError
+
+# what classify() makes per message, without the frozen classes' __init__ (bench W1)
+_raw_request = slot_builder(RawRequest)
+_raw_notification = slot_builder(RawNotification)
+_raw_result = slot_builder(RawResult)
 
 
 class InvalidMessage(RemoteProtocolError):
@@ -248,9 +253,9 @@ def classify(obj: Any) -> RawMessage:
             )
         if has_id:
             assert type(raw_id) is str or type(raw_id) is int
-            return RawRequest(raw_id, method, params, obj)
+            return _raw_request(raw_id, method, params, obj)
         # [basic/index#14] a notification carries no id (its absence is what makes it one)
-        return RawNotification(method, params, obj)
+        return _raw_notification(method, params, obj)
     if "result" in obj and "error" in obj:
         raise InvalidMessage(
             "Invalid response: both result and error", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
@@ -274,7 +279,7 @@ def classify(obj: Any) -> RawMessage:
                 requirement="basic/index#8",
             )
         assert type(raw_id) is str or type(raw_id) is int
-        return RawResult(raw_id, result)
+        return _raw_result(raw_id, result)
     if "error" in obj:
         err = obj["error"]
         # [basic/index#10] the id may be missing (or null, in JSON-RPC 2.0 terms) only when unreadable

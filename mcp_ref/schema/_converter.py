@@ -42,7 +42,7 @@ from ._base import (
 )
 from ._meta_keys import WELL_FORMED, bad_meta_keys
 
-__all__ = ["converter_for", "encode", "decode", "wire_fields", "WireField", "conforms"]
+__all__ = ["converter_for", "encode", "decode", "field_writer", "wire_fields", "WireField", "conforms"]
 
 T = TypeVar("T")
 _NoneType = type(None)
@@ -937,6 +937,42 @@ def converter_for(revision: str = LATEST_PROTOCOL_VERSION) -> cattrs.Converter:
 def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
     """Turn a model instance into JSON-ready Python values for ``revision``."""
     return converter_for(revision).unstructure(obj)
+
+
+#: (revision, class, field) -> the field's unstructure hook, or None (see :func:`field_writer`)
+_FIELD_WRITERS: dict[tuple[str, type, str], Callable[[Any], Any] | None] = {}
+
+
+def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | None:
+    """How unstructuring a ``cls`` object for ``revision`` writes its field ``name``.
+
+    For the engine, which writes the fixed members of a JSON-RPC envelope
+    (``jsonrpc``, ``method``, ``id``) itself and only the one typed member
+    (``params``, ``result``) through the converter, so that no envelope object
+    is built and unstructured per message (bench W1). The output is what
+    ``converter_for(revision).unstructure(cls(...))`` gives. None when the
+    class's own hook does more than write each field as it is (the class is
+    newer than ``revision``, has subclasses, a validator, an open or a
+    revision-dependent field, or ``_meta``): the message then goes through
+    the class.
+    """
+    key = (revision, cls, name)
+    try:
+        return _FIELD_WRITERS[key]
+    except KeyError:
+        pass
+    conv = converter_for(revision)
+    fields = wire_fields(cls)
+    plain = (
+        since_of(cls) <= revision
+        and not cls.__subclasses__()
+        and all(a.validator is None and a.converter is None for a in attrs.fields(cls))
+        and all(not f.extra and not f.older and f.since <= revision and f.wire != "_meta" for f in fields)
+    )
+    found = next((f for f in fields if f.name == name), None)
+    hook = conv.get_unstructure_hook(found.type) if plain and found is not None else None
+    _FIELD_WRITERS[key] = hook
+    return hook
 
 
 #: type -> structure hook, for :func:`decode` (decoding is the same in every revision)

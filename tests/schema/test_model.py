@@ -107,3 +107,35 @@ def test_eq_needs_the_same_class_and_compares_field_by_field() -> None:
     assert tool == Tool(name="t", input_schema={"type": "object"})
     assert tool != Tool(name="u", input_schema={"type": "object"})
     assert len({TextContent(text="x"), TextContent(text="x"), TextContent(text="y")}) == 2
+
+
+def test_slot_builder_makes_what_init_makes() -> None:
+    # the engine's per-message records (raw messages, events) are made by filling their slots
+    from mcp_ref.basic.jsonrpc import RawRequest, RawResult
+    from mcp_ref.events import ProgressReceived, RequestReceived, ResponseReceived
+    from mcp_ref.schema._base import slot_builder
+
+    cases = [
+        (RawRequest, (1, "tools/call", {"name": "t"}, {"id": 1})),
+        (RawResult, ("a", {})),
+        (RequestReceived, (7, "ping", None, None, "tok")),
+        (ResponseReceived, (2, "tools/list", {"x": 1})),
+        (ProgressReceived, (3, 4, 0.5, None, "half")),
+    ]
+    for cls, values in cases:
+        built = slot_builder(cls)(*values)
+        made = cls(*values)
+        assert type(built) is cls
+        assert built == made and repr(built) == repr(made)
+        if not any(isinstance(v, dict) for v in values):
+            assert hash(built) == hash(made)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            built.__setattr__(attrs.fields(cls)[0].name, None)
+
+
+def test_slot_builder_refuses_a_class_whose_init_does_more() -> None:
+    from mcp_ref.schema._base import slot_builder
+    from mcp_ref.schema.jsonrpc import RequestParams
+
+    with pytest.raises(TypeError, match=r"RequestParams\.__init__ does more than set its fields"):
+        slot_builder(RequestParams)  # its _meta validator

@@ -9,6 +9,7 @@ draft-07 for the older ``definitions``), and decoded again.
 """
 
 import functools
+import re
 from typing import Any
 
 import attrs
@@ -208,3 +209,42 @@ def test_fields_that_change_a_requests_meaning_are_refused_not_dropped() -> None
         # without them the same requests encode as before
         assert encode(attrs.evolve(call, task=None), old) == {"name": "t"}
         assert "tools" not in encode(attrs.evolve(sampling[0], tools=None), old)
+
+
+# -- the engine writes an envelope's JSON-RPC members itself --------------------------------
+
+
+def _envelopes() -> list[tuple[type, str]]:
+    from mcp_ref.schema import messages as m
+    from mcp_ref.schema.jsonrpc import JSONRPCResultResponse
+
+    tables = (m.CLIENT_REQUESTS, m.SERVER_REQUESTS, m.CLIENT_NOTIFICATIONS, m.SERVER_NOTIFICATIONS)
+    classes = {table[method] for table in tables for method in list(table)} - {None}
+    return [(JSONRPCResultResponse, "result"), *sorted(((c, "params") for c in classes), key=lambda p: p[0].__name__)]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_an_envelope_written_member_by_member_is_the_converters(revision: str, data: st.DataObject) -> None:
+    # Connection._encode_message: the fixed members as they are, the typed one through
+    # field_writer, must give what unstructuring the whole message gives (keys in order),
+    # or refuse what it refuses
+    from mcp_ref.schema._base import since_of
+    from mcp_ref.schema._converter import field_writer
+
+    cls, member = data.draw(st.sampled_from([e for e in _envelopes() if since_of(e[0]) <= revision]))
+    message = data.draw(values(cls, revision), label=cls.__name__)
+    hook = field_writer(cls, member, revision)
+    assert hook is not None, f"{cls.__name__} goes through the class"
+    out = {f.name: getattr(message, f.name) for f in attrs.fields(cls) if f.name != member}
+    value = getattr(message, member)
+    try:
+        expected = encode(message, revision)
+    except LocalProtocolError as e:
+        with pytest.raises(LocalProtocolError, match=re.escape(e.message)):
+            hook(value)
+        return
+    if value is not None:
+        out[member] = hook(value)
+    assert list(out.items()) == list(expected.items())
