@@ -26,7 +26,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
@@ -487,10 +487,6 @@ class RequestContext:
         return True
 
 
-#: stands in for the maximum-timeout scope of a request without a progress callback
-_NO_CAP = nullcontext()
-
-
 class _Inbox(ParkingQueue[Any]):
     """What arrives for one of our requests (progress, then the answer), in order.
 
@@ -549,21 +545,24 @@ class PendingRequest:
         self._inbox = inbox
         self._progress = progress
         self._idle = idle
-        self._start = trio.current_time()
-        self._hard_deadline = self._start + cap
         self._cap = cap
-        self._waited = False
+        now = trio.current_time()
+        self._hard_deadline = now + cap
         #: when the session's timer gives up on us (idle deadline, never past the cap)
-        self.deadline = min(self._start + idle, self._hard_deadline)
+        self.deadline = now + idle if idle < cap else self._hard_deadline
         #: not yet timed out, answered or given up: the timer skips the others
         self.waiting = True
-        #: counted in the session's live timeouts (until result() ends or the request is dropped)
-        self.armed = False
-        #: the scope of the initial send, while it runs: the timer cancels it at the deadline
-        self.send_scope: trio.CancelScope | None = None
-        #: the transport was given the request: the peer may have it even if the send
-        #: did not finish (a torn stdio line, an HTTP POST waiting for its answer)
-        self.handed_over = False
+
+    # (class attributes: what every request starts with, set on the instance when it changes)
+    #: ``result()`` was awaited
+    _waited = False
+    #: counted in the session's live timeouts (until result() ends or the request is dropped)
+    armed = False
+    #: the scope of the initial send, while it runs: the timer cancels it at the deadline
+    send_scope: trio.CancelScope | None = None
+    #: the transport was given the request: the peer may have it even if the send
+    #: did not finish (a torn stdio line, an HTTP POST waiting for its answer)
+    handed_over = False
 
     def _timeout(self, outcome: str = "request cancelled") -> RequestTimeout:
         kind = "maximum" if trio.current_time() >= self._hard_deadline else "idle"
@@ -574,33 +573,23 @@ class PendingRequest:
             raise RuntimeError("result() can be awaited only once")
         self._waited = True
         session = self.session
-        idle, hard = self._idle, self._hard_deadline
-        callback = self._progress
-        # Progress callbacks run here, in the caller's task: their exceptions reach the
-        # caller. A slow one cannot hold the caller past the maximum timeout: the wait
-        # runs under a scope with that deadline, one per request rather than one per
-        # callback (a CancelScope with a deadline cost more than the rest of the
-        # delivery of a notification, bench W4). Without a callback the session's
-        # timer alone ends the wait.
-        cap_scope = trio.CancelScope(deadline=hard) if callback is not None else _NO_CAP
+        item = None
         try:
-            with cap_scope:
-                while True:
-                    item = await self._inbox.receive()
-                    if type(item) is ProgressReceived:
-                        if session.config.progress_resets_timeout:
-                            # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
-                            self.deadline = min(trio.current_time() + idle, hard)
-                        if callback is not None:
-                            await callback(item.progress, item.total, item.message)
-                        continue
-                    if item is _TIMED_OUT:
-                        if session.connection.outgoing(self.id) is None:
-                            # the answer came in the same instant, right behind the timer:
-                            # it is (or is about to be) next in the inbox, take it
-                            continue
-                        break
-                    return session._outcome(item, self.method)
+            if self._progress is None:
+                # without a progress callback the session's timer alone ends the wait
+                item = await self._answer(None)
+            else:
+                # Progress callbacks run here, in the caller's task: their exceptions reach
+                # the caller. A slow one cannot hold the caller past the maximum timeout:
+                # the wait runs under a scope with that deadline, one per request rather
+                # than one per callback (a CancelScope with a deadline cost more than the
+                # rest of the delivery of a notification, bench W4).
+                with trio.CancelScope(deadline=self._hard_deadline):
+                    item = await self._answer(self._progress)
+            if type(item) is ResponseReceived:
+                return item.result
+            if item is not None:
+                return session._outcome(item, self.method)
             # the timer gave up on us, or the maximum passed (in a callback or while waiting)
             if session.connection.outgoing(self.id) is None:
                 # the answer came in the instant the maximum passed: the receive loop
@@ -617,6 +606,28 @@ class PendingRequest:
         finally:
             self._drop_timeout()
             session._waiters.pop(self.id, None)
+
+    async def _answer(self, callback: ProgressCallback | None) -> Any:
+        """The answer from the inbox, progress before it given to ``callback``; None
+        when the session's timer gave up on us."""
+        session = self.session
+        idle, hard = self._idle, self._hard_deadline
+        while True:
+            item = await self._inbox.receive()
+            if type(item) is ProgressReceived:
+                if session.config.progress_resets_timeout:
+                    # [basic/lifecycle#20, #21] progress pushes the idle deadline, never past the cap
+                    self.deadline = min(trio.current_time() + idle, hard)
+                if callback is not None:
+                    await callback(item.progress, item.total, item.message)
+                continue
+            if item is _TIMED_OUT:
+                if session.connection.outgoing(self.id) is None:
+                    # the answer came in the same instant, right behind the timer:
+                    # it is (or is about to be) next in the inbox, take it
+                    continue
+                return None
+            return item
 
     async def _time_out(self) -> RequestTimeout:
         timeout = self._timeout()
@@ -688,10 +699,12 @@ class Session:
         self._write_lock = trio.StrictFIFOLock()
         self._waiters: dict[RequestId, _Inbox] = {}
         self._handler_scopes: dict[RequestId, trio.CancelScope] = {}
-        # each handler task takes one slot and gives it back: a semaphore does that (FIFO,
-        # like a CapacityLimiter) without tracking borrowers, a few times cheaper per request
-        limit = self.config.max_concurrent_requests
-        self._handler_limit = trio.Semaphore(limit, max_value=limit)
+        # each handler task takes one of max_concurrent_requests slots and gives it back:
+        # a count, and a parking lot where handlers wait for a slot in arrival order, each
+        # handed over by the handler that ends (what trio.Semaphore does, without its checks
+        # and calls per request: bench W1)
+        self._free_slots = self.config.max_concurrent_requests
+        self._slot_waiters = trio.lowlevel.ParkingLot()
         self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived | ProgressReceived](math.inf)
         self.closed = trio.Event()
         self.initialized = trio.Event()
@@ -750,7 +763,12 @@ class Session:
     # -- writing -------------------------------------------------------------------
 
     async def send_raw(
-        self, data: bytes, related: RequestId | None = None, *, request: "PendingRequest | None" = None
+        self,
+        data: bytes,
+        related: RequestId | None = None,
+        *,
+        request: "PendingRequest | None" = None,
+        checkpoint: bool = True,
     ) -> None:
         """Write one encoded message, serialised with every other writer.
 
@@ -760,10 +778,11 @@ class Session:
         ``send_related(data, related_request_id)``; others just get ``send``.
         ``request``: the outgoing request being written, marked ``handed_over``
         once the transport has it (from then on the peer may have received it).
+        ``checkpoint``: see :meth:`_send_at_once`.
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
-        if await self._send_at_once(data, request):
+        if await self._send_at_once(data, request, checkpoint=checkpoint):
             return
         lock = self._write_lock
         try:
@@ -790,7 +809,9 @@ class Session:
             self._close(f"transport closed while sending: {e!r}")
             raise ConnectionClosed(self.close_reason or "transport closed") from e
 
-    async def _send_at_once(self, data: bytes, request: "PendingRequest | None" = None) -> bool:
+    async def _send_at_once(
+        self, data: bytes, request: "PendingRequest | None" = None, *, checkpoint: bool = True
+    ) -> bool:
         """Give ``data`` to a transport that can take it at once (``send_nowait``: the
         memory channels) when nobody is writing; False, with nothing sent, otherwise.
 
@@ -800,6 +821,10 @@ class Session:
         lock, where every concurrent writer parks on it and is woken again (bench W2:
         a task switch more per message in bursts); and a request sent this way needs
         no scope for its timeout to stop a blocked send (bench W1).
+
+        ``checkpoint=False``: no schedule point after the message is taken, for a
+        caller whose next step is one anyway (a request's wait for its answer) or
+        whose task ends (a handler's response): a task step less per message (W1).
         """
         if self._send_nowait is None or self._write_lock.locked():
             return False
@@ -817,7 +842,8 @@ class Session:
             raise ConnectionClosed(self.close_reason or "transport closed") from e
         if wire.isEnabledFor(logging.DEBUG):
             self._trace_out(data)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        if checkpoint:
+            await trio.lowlevel.cancel_shielded_checkpoint()
         return True
 
     def _trace_out(self, data: bytes) -> None:
@@ -900,14 +926,8 @@ class Session:
         Abandoning it (timeout, caller cancelled, progress callback raised)
         sends ``notifications/cancelled`` (basic/lifecycle#18).
         """
-        pending = await self.start_request(
-            method,
-            params,
-            progress=progress,
-            progress_token=progress_token,
-            timeout=timeout,
-            max_timeout=max_timeout,
-            related_request_id=related_request_id,
+        pending = await self._start_request(
+            method, params, progress, progress_token, timeout, max_timeout, related_request_id, wait_next=True
         )
         return await pending.result()
 
@@ -932,6 +952,24 @@ class Session:
         when it is: ``result()`` then raises RequestTimeout at once -- unless
         its answer has arrived by then, which ``result()`` returns.
         """
+        return await self._start_request(
+            method, params, progress, progress_token, timeout, max_timeout, related_request_id, wait_next=False
+        )
+
+    async def _start_request(
+        self,
+        method: str,
+        params: Any,
+        progress: ProgressCallback | None,
+        progress_token: ProgressToken | None,
+        timeout: float | None,
+        max_timeout: float | None,
+        related_request_id: RequestId | None,
+        *,
+        wait_next: bool,
+    ) -> "PendingRequest":
+        """:meth:`start_request`; ``wait_next``: the caller awaits ``result()`` next, whose
+        wait is a schedule point, so the send needs none of its own (:meth:`request`)."""
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
         # [basic/lifecycle#19] per request, or the session's default -- lifecycle#timeouts
@@ -951,7 +989,7 @@ class Session:
         self._arm_timeout(pending)
         scope: trio.CancelScope | None = None
         try:
-            if not await self._send_at_once(data, pending):
+            if not await self._send_at_once(data, pending, checkpoint=not wait_next):
                 # a send that may wait: in a scope the session's timer can cancel
                 scope = pending.send_scope = trio.CancelScope()
                 with scope:
@@ -1389,13 +1427,12 @@ class Session:
         rid = event.id
         conn = self.connection
         data: bytes | None = None
-        limit = self._handler_limit
         queued = True
         try:
-            try:
-                limit.acquire_nowait()
-            except trio.WouldBlock:
-                await limit.acquire()
+            if self._free_slots:
+                self._free_slots -= 1
+            else:
+                await self._slot_waiters.park()  # woken holding the slot of a handler that ended
             queued = False
             self._queued -= 1
             self._caught_up()
@@ -1430,18 +1467,25 @@ class Session:
                                 )
                                 data = self._send_error(rid, ErrorCode.INTERNAL_ERROR, "Internal error")
             finally:
-                limit.release()
-            req = conn.incoming(rid)
-            if req is not None and req.state == "cancel-requested":
-                # [basic/utilities/cancellation#4, #7] cancelled, even if the result was ready just
-                # before: drop it, send nothing -- cancellation#timing-considerations
-                conn.finish_cancelled(rid)
-                data = None
-            if data is not None:
+                if self._slot_waiters:
+                    self._slot_waiters.unpark()  # the slot goes to the longest waiting
+                else:
+                    self._free_slots += 1
+            if data is None:
+                # (a response or an error encoded has retired the request: nothing to look up)
+                req = conn.incoming(rid)
+                if req is not None and req.state == "cancel-requested":
+                    # [basic/utilities/cancellation#4, #7] cancelled, even if the result was ready
+                    # just before: send nothing -- cancellation#timing-considerations
+                    conn.finish_cancelled(rid)
+            else:
                 self._responding += 1
                 try:
-                    await self._send_quietly(data, rid)
+                    # (the task ends here, which is its schedule point: the send needs none)
+                    await self.send_raw(data, rid, checkpoint=False)
                     self._replies_written += 1
+                except ConnectionClosed:
+                    log.debug("could not send a reply: the connection is closed")
                 finally:
                     self._responding -= 1
                     self._caught_up()

@@ -424,7 +424,8 @@ class Server:
     async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
         tool = self.tools.get(params.name)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
-        augmented = ctx.task_augmented
+        # (the engine records a request as augmented only when its params carry task metadata)
+        augmented = params.task is not None and ctx.task_augmented
         if tool is None and augmented:
             # [server/tools#error-handling] unknown tool: -32602 now, not a task that fails later
             raise ProtocolError(f"Unknown tool: {params.name}", ErrorCode.INVALID_PARAMS)
