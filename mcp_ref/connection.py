@@ -23,6 +23,7 @@ an outgoing request was cancelled, so that a late response is reported as
 
 import math
 from collections import Counter, OrderedDict
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import attrs
@@ -68,7 +69,7 @@ from .events import (
 )
 from .schema import messages as m
 from .schema._base import LATEST_PROTOCOL_VERSION, install_model_methods, slot_builder
-from .schema._converter import converter_for, decode, field_writer
+from .schema._converter import FIELD_WRITERS, converter_for, decode, field_writer
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
 from .schema.lifecycle import ClientCapabilities, Implementation, ServerCapabilities
@@ -171,6 +172,10 @@ class Connection:
         #: URL elicitation ids announced in this session and not completed yet (bounded): as a server,
         #: those we sent (request or -32042 error); as a client, those a -32042 error we received listed
         self.url_elicitations: OrderedDict[str, None] = OrderedDict()
+        #: the phases in which the phase tables let this role send / accept any request: the
+        #: table is read only in the others (bench W1)
+        self._send_any = _open_phases(lc.SEND_REQUESTS, role)
+        self._accept_any = _open_phases(lc.ACCEPT_REQUESTS, role)
         #: method -> _Route of the requests we send / receive (filled on first use)
         self._routes_out: dict[str, _Route] = {}
         self._routes_in: dict[str, _Route] = {}
@@ -248,7 +253,8 @@ class Connection:
         out when None (callers have checked that a required one is given). The bytes of
         ``self._encode(cls(...))`` without an envelope object per message (bench W1); a class
         the converter must see whole (see ``field_writer``) goes through it."""
-        hook = field_writer(cls, name, self.revision)
+        revision = self.revision
+        hook = FIELD_WRITERS.get((revision, cls, name)) or field_writer(cls, name, revision)
         if hook is None:
             return self._encode(cls(**out, **{name: value}))
         try:
@@ -298,14 +304,14 @@ class Connection:
                 requirement="basic/lifecycle#14",
             )
 
-    def _route(self, routes: dict[str, _Route], table: dict[str, Any], method: str) -> _Route | None:
-        """The route of ``method`` (None when ``table``, our or the peer's requests, lacks it)."""
-        route = routes.get(method)
-        if route is None:
-            cls = table[method]
-            if cls is None:
-                return None
-            route = routes[method] = _Route(cls, method)
+    @staticmethod
+    def _new_route(routes: dict[str, _Route], table: dict[str, Any], method: str) -> _Route | None:
+        """The route of ``method``, kept in ``routes`` (None when ``table``, our or the peer's
+        requests, lacks it). Callers look in ``routes`` first."""
+        cls = table[method]
+        if cls is None:
+            return None
+        route = routes[method] = _Route(cls, method)
         return route
 
     def _send_phase_rule(self) -> str:
@@ -329,7 +335,7 @@ class Connection:
         that one (it must be unique among active requests), None for none.
         """
         self._check_open()
-        route = self._route(self._routes_out, self._req_out, method)
+        route = self._routes_out.get(method) or self._new_route(self._routes_out, self._req_out, method)
         if route is None:
             raise LocalProtocolError(
                 f"a {self.role.value} does not send {method!r} requests",
@@ -338,7 +344,7 @@ class Connection:
             )
         cls = route.cls
         self._check_method_revision(method, route.since)
-        if not lc.phase_allows(lc.SEND_REQUESTS, self.role, self.phase, method):
+        if self.phase not in self._send_any and not lc.phase_allows(lc.SEND_REQUESTS, self.role, self.phase, method):
             # [basic/lifecycle#1, #5, #6] phase table -- lifecycle#initialization
             raise LocalProtocolError(
                 f"cannot send {method} in phase {self.phase.value}", requirement=self._send_phase_rule()
@@ -470,7 +476,10 @@ class Connection:
     def send_response(self, rid: RequestId, result: Any) -> bytes:
         """Encode the result of an incoming request and retire it."""
         req = self._incoming_for_reply(rid)
-        expected: type[Any] = CreateTaskResult if req.task else m.RESULT_TYPES[req.method]
+        route = self._routes_in.get(req.method)
+        expected: type[Any] = (
+            CreateTaskResult if req.task else route.result_type if route is not None else m.RESULT_TYPES[req.method]
+        )
         if not isinstance(result, expected):
             raise LocalProtocolError(
                 f"the result of {req.method} is {expected.__name__}, not {type(result).__name__}",
@@ -885,7 +894,7 @@ class Connection:
 
     def _on_request(self, raw: RawRequest) -> list[Event]:
         rid, method = raw.id, raw.method
-        route = self._route(self._routes_in, self._req_in, method)
+        route = self._routes_in.get(method) or self._new_route(self._routes_in, self._req_in, method)
         if route is None or route.since > self.revision:
             # an unknown method breaks nothing; one of another revision or of our own role does
             known = method in m.KNOWN_METHODS
@@ -899,7 +908,9 @@ class Connection:
             )
         if method == "initialize" and self.phase is not Phase.AWAITING_INIT:
             return self._reject(rid, ErrorCode.INVALID_REQUEST, "Invalid Request: already initialized")
-        if not lc.phase_allows(lc.ACCEPT_REQUESTS, self.role, self.phase, method):
+        if self.phase not in self._accept_any and not lc.phase_allows(
+            lc.ACCEPT_REQUESTS, self.role, self.phase, method
+        ):
             # [basic/lifecycle#5, #6] requests other than ping wait for initialization
             return self._reject(
                 rid,
@@ -1088,6 +1099,11 @@ class Connection:
             for i in announced_ids(raw.data):
                 remember(self.url_elicitations, i)
         return [ErrorReceived(req.id, req.method, error)]
+
+
+def _open_phases(table: Mapping[tuple[Role, Phase], frozenset[str]], role: Role) -> frozenset[Phase]:
+    """The phases in which ``table`` lets ``role`` send or accept any method."""
+    return frozenset(phase for phase in Phase if lc.ANY in table.get((role, phase), ()))
 
 
 def _capability_rule(method: str, problem: str) -> str:

@@ -222,7 +222,7 @@ def classify(obj: Any) -> RawMessage:
         raise InvalidMessage("Invalid Request: a message must be a JSON object", ErrorCode.INVALID_REQUEST)
     has_id = "id" in obj
     raw_id = obj.get("id")
-    id_ok = is_valid_id(raw_id)
+    id_ok = type(raw_id) is str or type(raw_id) is int  # is_valid_id(raw_id), inline
     reply_id = raw_id if id_ok else None
     # [basic/index#3] every message follows JSON-RPC 2.0: the version member is exactly "2.0"
     if obj.get("jsonrpc") != "2.0":

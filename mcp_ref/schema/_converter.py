@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
+from cattrs.fns import identity
 from cattrs.gen import make_dict_unstructure_fn, override
 
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
@@ -548,8 +549,16 @@ class _Factories:
         return fn(obj)
 
     def union_unstructure(self, tp: Any) -> Callable[[Any], Any]:
-        # JSON scalars (ids, progress tokens) are written as they are
-        return _identity if _scalar_union(tp) is not None else self.by_class
+        # JSON scalars (ids, progress tokens) and optional JSON values (``dict[str, Any] | None``:
+        # tool arguments, structured content) are written as they are
+        if _scalar_union(tp) is not None:
+            return identity
+        members = [a for a in get_args(tp) if a is not _NoneType]
+        if not any(attrs.has(a) for a in members) and all(
+            self.conv.get_unstructure_hook(a) is identity for a in members
+        ):
+            return identity
+        return self.by_class
 
     def list_unstructure(self, tp: Any) -> Callable[[Any], Any]:
         by_class = self.by_class
@@ -894,10 +903,6 @@ def _is_dict(tp: Any) -> bool:
     return tp is dict or get_origin(tp) in (dict, Mapping, typing.Mapping)
 
 
-def _identity(obj: Any) -> Any:
-    return obj
-
-
 def _build(revision: str) -> cattrs.Converter:
     conv = cattrs.Converter()
     fac = _Factories(conv, revision)
@@ -911,9 +916,10 @@ def _build(revision: str) -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_dict, fac.dict_)
     conv.register_structure_hook_factory(_is_union, fac.union)
     conv.register_structure_hook_factory(attrs.has, fac.attrs_class)
-    # JSON values held as Any / dict[str, Any] / list[Any] are already JSON.
+    # JSON values held as Any / dict[str, Any] / list[Any] are already JSON (cattrs' own
+    # identity: the generated code then writes the field's value without a call, bench W1)
     conv.register_unstructure_hook_func(
-        lambda t: t is Any or (_is_dict(t) and get_args(t)[1:] in ((Any,), (object,), ())), _identity
+        lambda t: t is Any or (_is_dict(t) and get_args(t)[1:] in ((Any,), (object,), ())), identity
     )
     conv.register_unstructure_hook_factory(attrs.has, fac.attrs_unstructure)
     # unions and lists of model classes: by the value's class, as cattrs does, minus its dispatch
@@ -939,8 +945,9 @@ def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
     return converter_for(revision).unstructure(obj)
 
 
-#: (revision, class, field) -> the field's unstructure hook, or None (see :func:`field_writer`)
-_FIELD_WRITERS: dict[tuple[str, type, str], Callable[[Any], Any] | None] = {}
+#: (revision, class, field) -> the field's unstructure hook, or None: what :func:`field_writer`
+#: found (a caller on a hot path may look here first)
+FIELD_WRITERS: dict[tuple[str, type, str], Callable[[Any], Any] | None] = {}
 
 
 def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | None:
@@ -958,7 +965,7 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
     """
     key = (revision, cls, name)
     try:
-        return _FIELD_WRITERS[key]
+        return FIELD_WRITERS[key]
     except KeyError:
         pass
     conv = converter_for(revision)
@@ -970,8 +977,14 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
         and all(not f.extra and not f.older and f.since <= revision and f.wire != "_meta" for f in fields)
     )
     found = next((f for f in fields if f.name == name), None)
-    hook = conv.get_unstructure_hook(found.type) if plain and found is not None else None
-    _FIELD_WRITERS[key] = hook
+    hook = None
+    if plain and found is not None:
+        tp = found.type
+        # a base-class field (``result: Result``) holds a subclass: its hook by the value's class
+        # straight away (the field's own hook would look once more, see _by_runtime_class)
+        subclassed = isinstance(tp, type) and attrs.has(tp) and tp.__subclasses__()
+        hook = _FACTORIES[revision].by_class if subclassed else conv.get_unstructure_hook(tp)
+    FIELD_WRITERS[key] = hook
     return hook
 
 

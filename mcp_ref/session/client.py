@@ -17,9 +17,11 @@ what is given, unless ``capabilities=`` says otherwise.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -331,13 +333,20 @@ class ClientSession:
         Refused before sending when the server lacks tasks.requests.tools.call;
         the tool's ``execution.taskSupport`` is the server's to enforce.
         """
-        from .task_requestor import start_task
-
         if name in self._task_support and self._task_support[name] not in ("optional", "required"):
             # [basic/utilities/tasks#5] absent or "forbidden": never as a task
             raise LocalProtocolError(f"tool {name!r} does not support task execution")
-        params = CallToolRequestParams(name=name, arguments=_arguments(arguments) if arguments is not None else None)
-        return await start_task(self.session, "tools/call", params, ttl=ttl, progress=progress, **options)
+        requestor = _task_requestor()
+        # [basic/utilities/tasks#10] task-augmented, with the ttl asked for (if any)
+        params = CallToolRequestParams(
+            name=name,
+            arguments=_arguments(arguments) if arguments is not None else None,
+            task=requestor.task_metadata(ttl),
+        )
+        handle: TaskHandle = await requestor.start_augmented(
+            self.session, "tools/call", params, progress=progress, **options
+        )
+        return handle
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> ListTasksResult:
         from .task_requestor import list_tasks
@@ -356,6 +365,16 @@ class ClientSession:
         self.roots.set(roots)
         if self.roots.list_changed:
             await self.session.notify("notifications/roots/list_changed")
+
+
+@functools.cache
+def _task_requestor() -> ModuleType:
+    """:mod:`mcp_ref.session.task_requestor`, loaded by the first task-augmented call (a
+    client that never makes one never loads it) and kept: an import statement in a
+    function looks the module up again at every call (about 11k instructions, bench W8)."""
+    from . import task_requestor
+
+    return task_requestor
 
 
 def _arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -327,11 +327,23 @@ async def start_task(
     """
     if not hasattr(params, "task"):
         raise LocalProtocolError(f"{method} cannot be task-augmented")
-    if ttl is not None and (type(ttl) is not int or ttl < 1):
-        # a ttl is a positive number of milliseconds (TaskMetadata); None lets the receiver choose
-        raise ValueError(f"ttl must be a positive integer of milliseconds or None, not {ttl!r}")
     # [basic/utilities/tasks#10] the request, task-augmented, with the ttl asked for (if any)
-    params = attrs.evolve(params, task=TaskMetadata(ttl=ttl))
+    params = attrs.evolve(params, task=task_metadata(ttl))
+    return await start_augmented(session, method, params, progress=progress, **options)
+
+
+def task_metadata(ttl: int | None) -> TaskMetadata:
+    """The ``task`` param of a task-augmented request: the ttl asked for (None lets the receiver choose)."""
+    if ttl is not None and (type(ttl) is not int or ttl < 1):
+        # a ttl is a positive number of milliseconds (TaskMetadata)
+        raise ValueError(f"ttl must be a positive integer of milliseconds or None, not {ttl!r}")
+    return TaskMetadata(ttl=ttl)
+
+
+async def start_augmented(
+    session: RequestorSession, method: str, params: Any, *, progress: ProgressCallback | None = None, **options: Any
+) -> TaskHandle:
+    """:func:`start_task` for ``params`` that already carry their ``task`` (:func:`task_metadata`)."""
     pending = await session.start_request(method, params, progress=progress, **options)
     out = session.connection.outgoing(pending.id)
     token = out.progress_token if out is not None else None

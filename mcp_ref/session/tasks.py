@@ -437,7 +437,12 @@ class TaskManager:
     def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
         self.stats[ctx.method.removeprefix("tasks/")] += 1
         record = self.store.get(task_id)
-        if record is not None and self.binds_requestors and record.owner != self.owner_of(ctx.session):
+        if (
+            record is not None
+            and record.owner is not ctx.session  # (created by this session: its own)
+            and self.binds_requestors
+            and record.owner != self.owner_of(ctx.session)
+        ):
             # [basic/utilities/tasks#78] another requestor's task does not exist for you
             # -- tasks#task-isolation-and-access-control
             record = None
@@ -580,7 +585,7 @@ class TaskContext(RequestContext):
         self.record = live.record
         self.live = live
         self.task_id = live.record.task_id
-        self._token = origin.progress_token
+        self._token = live.record.progress_token  # (the creating request's, kept for the task's life)
 
     @property
     def progress_token(self) -> Any:

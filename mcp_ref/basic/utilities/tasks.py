@@ -123,14 +123,17 @@ def new_task_id() -> str:
     return secrets.token_urlsafe(24)
 
 
+@functools.lru_cache(maxsize=256)
 def iso8601(wall_seconds: float) -> str:
     """An RFC 3339 / ISO 8601 UTC timestamp, e.g. 2025-11-25T10:30:00.123Z.
 
     What ``datetime.fromtimestamp(s, UTC).isoformat(timespec="milliseconds")``
     gives (with ``Z``): the time rounded to the microsecond (half to even), then
-    cut to the millisecond. Every task response carries two of these: the date
-    and time of a whole second are formatted once (:func:`_utc_second`), only the
-    milliseconds per call (a quarter of the instructions).
+    cut to the millisecond. Every task response carries two of these, and a
+    task's stay the same from one response to the next (a new task's two are one
+    instant): the texts of recent instants are kept, and the date and time of a
+    whole second are formatted once (:func:`_utc_second`), only the milliseconds
+    per new instant.
     """
     fraction, whole = math.modf(wall_seconds)
     micros = round(fraction * 1e6)
