@@ -112,6 +112,23 @@ async def test_a_writer_cancelled_while_it_waits_sends_nothing() -> None:
         assert not any(scopes[n].cancelled_caught for n in (0, 1, 3))
 
 
+@pytest.mark.req("basic/utilities/cancellation#1")
+async def test_a_request_whose_caller_gives_up_while_it_waits_for_room_is_never_sent(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # not handed over, so the peer cannot know its id: no cancellation either
+    ours, theirs = memory_channel_pair(max_buffer=1)
+    async with session_scope(initialized_client_connection(), ours) as session:
+        await session.notify("notifications/initialized")  # fills the buffer
+        with trio.move_on_after(1) as scope:
+            await session.ping(timeout=60)
+        assert scope.cancelled_caught
+        assert writes_waiting(session) == 0
+        assert session.connection.pending_outgoing == []  # forgotten, not waiting for an answer
+        assert json.loads(await theirs.receive())["method"] == "notifications/initialized"
+        assert await nothing_more(theirs)
+
+
 @pytest.mark.req("basic/lifecycle#17")
 async def test_eof_ends_every_write_waiting_for_room(autojump_clock: trio.abc.Clock) -> None:
     # the peer ends its output and never reads: the notifications and the request waiting
