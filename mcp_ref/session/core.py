@@ -36,7 +36,7 @@ from ..basic.jsonrpc import dumps
 from ..basic.lifecycle import Phase
 from ..basic.rate_limit import TokenBucket
 from ..basic.transports._nursery import block_nursery
-from ..basic.transports._parking import ParkingQueue
+from ..basic.transports._parking import ParkedSend, ParkingQueue
 from ..basic.utilities import ping as ping_rules
 from ..basic.utilities.cancellation import refusal
 from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressCallback, ProgressPace
@@ -558,8 +558,9 @@ class PendingRequest:
     _waited = False
     #: counted in the session's live timeouts (until result() ends or the request is dropped)
     armed = False
-    #: the scope of the initial send, while it runs: the timer cancels it at the deadline
-    send_scope: trio.CancelScope | None = None
+    #: the scope of the initial send, while it runs (or the write waiting for room in
+    #: the transport, see Session._write): the timer cancels it at the deadline
+    send_scope: trio.CancelScope | ParkedSend | None = None
     #: the transport was given the request: the peer may have it even if the send
     #: did not finish (a torn stdio line, an HTTP POST waiting for its answer)
     handed_over = False
@@ -716,6 +717,13 @@ class Session:
         self._send_nowait: Callable[[bytes], None] | None = (
             getattr(channel, "send_nowait", None) if self._send_related is None else None
         )
+        #: the writes waiting for room, in order, when the transport says when it may have
+        #: some (``notify_send_ready``, the in-memory channels; see _write); None: a write
+        #: that must wait waits in the transport's send(), under the write lock
+        self._parked: deque[ParkedSend] | None = None
+        notify = getattr(channel, "notify_send_ready", None) if self._send_nowait is not None else None
+        if notify is not None and notify(self._send_ready):
+            self._parked = deque()
         self._soon_send, self._soon_recv = trio.open_memory_channel[tuple[str, Any, RequestId | None]](math.inf)
         #: (server side) the minimum level the client asked for with logging/setLevel
         self.log_level: str | None = None
@@ -782,6 +790,10 @@ class Session:
         """
         if self.closed.is_set():
             raise ConnectionClosed(self.close_reason or "session closed")
+        if self._parked is not None:
+            if not await self._write(data, request, checkpoint=checkpoint):  # (stopped: by the session's close)
+                raise ConnectionClosed(self.close_reason or "session closed")
+            return
         if await self._send_at_once(data, request, checkpoint=checkpoint):
             return
         lock = self._write_lock
@@ -845,6 +857,67 @@ class Session:
         if checkpoint:
             await trio.lowlevel.cancel_shielded_checkpoint()
         return True
+
+    async def _write(self, data: bytes, request: "PendingRequest | None" = None, *, checkpoint: bool = True) -> bool:
+        """Write to a transport that says when it may have room (``self._parked``): at
+        once when it has room and no write waits, else at the end of the queue of
+        waiting writes. True once the transport has the message; False if the write was
+        stopped first (``request.send_scope``: its timeout, the session's close), with
+        nothing sent.
+
+        What the write lock and a cancel scope per blocked send did, without them: the
+        transport's send_nowait is all or nothing, the queue keeps the writers' order,
+        a writer cancelled while it waits leaves the queue unsent, and a closed channel
+        fails every waiting write (see run_receive_loop). A blocked writer parks once and
+        is woken once, as in a memory channel's send (bench W2b: a burst of concurrent
+        requests on a one-message buffer). ``checkpoint``: see :meth:`_send_at_once`.
+        """
+        parked = self._parked
+        send_nowait = self._send_nowait
+        assert parked is not None and send_nowait is not None
+        try:
+            if not parked:
+                await trio.lowlevel.checkpoint_if_cancelled()
+                try:
+                    send_nowait(data)
+                except trio.WouldBlock:
+                    pass
+                else:
+                    if request is not None:
+                        request.handed_over = True
+                    if wire.isEnabledFor(logging.DEBUG):
+                        self._trace_out(data)
+                    if checkpoint:
+                        await trio.lowlevel.cancel_shielded_checkpoint()
+                    return True
+            write = ParkedSend(parked, data, request)
+            if request is not None:
+                request.send_scope = write
+            return await write.wait()
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            self._close(f"transport closed while sending: {e!r}")
+            raise ConnectionClosed(self.close_reason or "transport closed") from e
+
+    def _send_ready(self) -> None:
+        """The transport may have room again (it calls this, in whichever task made the
+        room, or closed it): send the waiting writes, in order, while it takes them."""
+        parked = self._parked
+        send_nowait = self._send_nowait
+        assert parked is not None and send_nowait is not None
+        while parked:
+            write = parked[0]
+            try:
+                send_nowait(write.data)
+            except trio.WouldBlock:
+                return
+            except Exception as e:  # (closed, broken): raised in the writer, who closes the session
+                write.failed(e)
+                continue
+            if write.request is not None:
+                write.request.handed_over = True
+            if wire.isEnabledFor(logging.DEBUG):
+                self._trace_out(write.data)
+            write.sent()
 
     def _trace_out(self, data: bytes) -> None:
         wire.debug("%s -> %s", self.connection.role.value, bytes(data).decode("utf-8", "replace"))
@@ -987,13 +1060,18 @@ class Session:
         # (a full pipe to a stuck peer) must not hold the caller past them
         # [basic/lifecycle#17] every request we send has its deadlines -- lifecycle#timeouts
         self._arm_timeout(pending)
-        scope: trio.CancelScope | None = None
+        stopped = False
         try:
-            if not await self._send_at_once(data, pending, checkpoint=not wait_next):
+            if self._parked is not None:
+                # a write that waits for room waits in the session's queue, where the
+                # timer can stop it (pending.send_scope): no scope needed
+                stopped = not await self._write(data, pending, checkpoint=not wait_next)
+            elif not await self._send_at_once(data, pending, checkpoint=not wait_next):
                 # a send that may wait: in a scope the session's timer can cancel
                 scope = pending.send_scope = trio.CancelScope()
                 with scope:
                     await self.send_raw(data, related_request_id, request=pending)
+                stopped = scope.cancelled_caught
         except BaseException as exc:
             if pending.handed_over:
                 await pending._give_up(exc)  # the peer may have it: cancel it
@@ -1005,7 +1083,7 @@ class Session:
             raise
         finally:
             pending.send_scope = None
-        if scope is not None and scope.cancelled_caught:
+        if stopped:
             if self.closed.is_set():
                 # the session ended while the request was still being written (see _close)
                 pending._unsent()
@@ -1184,10 +1262,11 @@ class Session:
                     break
         finally:
             self._close(reason)
-            if self._write_lock.locked():
+            if self._write_lock.locked() or self._parked:
                 # writes still under way (a peer that ended its output and does not read ours
                 # blocks them): nothing can use them now, and they would wait until the
-                # session's block exits -- close the channel so that they end
+                # session's block exits -- close the channel so that they end (the waiting
+                # writes of _write fail with it)
                 with trio.CancelScope(shield=True):
                     await self.channel.aclose()
 

@@ -137,6 +137,42 @@ async def test_send_nowait_takes_a_message_at_once_or_not_at_all() -> None:
         a.send_nowait(b"5")
 
 
+async def test_notify_send_ready_calls_back_once_room_is_made_after_a_refusal() -> None:
+    # how the session learns when the writes waiting in its own queue may go on
+    a, b = memory_channel_pair(max_buffer=1)
+    calls: list[str] = []
+    assert a.notify_send_ready(lambda: calls.append("a"))
+    assert b.notify_send_ready(lambda: calls.append("b"))
+    a.send_nowait(b"1")
+    assert await b.receive() == b"1"
+    assert calls == []  # nothing was refused: nobody waits
+    a.send_nowait(b"2")
+    with pytest.raises(trio.WouldBlock):
+        a.send_nowait(b"3")
+    assert calls == []
+    assert await b.receive() == b"2"
+    assert calls == ["a"]  # called before receive() returned, when the buffer had room
+    a.send_nowait(b"3")
+    assert await b.receive() == b"3"
+    assert calls == ["a"]  # once per refusal
+    b.send_nowait(b"4")
+    with pytest.raises(trio.WouldBlock):
+        b.send_nowait(b"5")
+    await b.aclose()  # either end closing: a send may now fail (b's own, a's: broken)
+    assert calls == ["a", "b", "a"]
+    with pytest.raises(trio.BrokenResourceError):
+        a.send_nowait(b"6")
+
+
+async def test_notify_send_ready_needs_a_paired_buffered_channel() -> None:
+    # with no buffer a message passes only to a receiver already waiting, which a callback
+    # cannot tell; ends built from the caller's own channels have no peer to call it
+    unbuffered, _ = memory_channel_pair(max_buffer=0)
+    assert not unbuffered.notify_send_ready(lambda: None)
+    send, receive = trio.open_memory_channel[bytes](1)
+    assert not MemoryMessageChannel(send, receive).notify_send_ready(lambda: None)
+
+
 async def test_memory_pair_has_no_size_limit_unless_asked() -> None:
     a, b = memory_channel_pair()
     big = b"[" + b"0," * (5 * 1024 * 1024) + b"0]"
