@@ -804,3 +804,25 @@ async def test_the_requestor_does_not_rely_on_a_cancelled_task_being_kept(autoju
         nursery.cancel_scope.cancel()
     asked = [m["method"] for m in rec.received if "method" in m and m["method"].startswith("tasks/")]
     assert asked == ["tasks/cancel", "tasks/get"]
+
+
+@pytest.mark.req("basic/utilities/tasks#7", "basic/utilities/tasks#45")
+async def test_the_work_sees_the_underlying_request_without_its_task_metadata(autojump_clock: trio.abc.Clock) -> None:
+    seen: list[Any] = []
+    async with trio.open_nursery() as nursery:
+        server = Server("params")
+        server.enable_tasks(nursery)
+
+        @server.tool(task_support="optional")
+        async def look(ctx: Any, arguments: dict[str, Any]) -> str:
+            seen.extend([ctx.params, ctx.params])
+            return "looked"
+
+        async with client_of(server) as client:
+            handle = await client.call_tool_as_task("look", {"x": 1}, ttl=60_000)
+            assert (await handle.result()).content == [TextContent(text="looked")]
+        nursery.cancel_scope.cancel()
+    first, again = seen
+    # params passed on (to another server, say) make a plain call there, not a task
+    assert first.task is None and first.name == "look" and first.arguments == {"x": 1}
+    assert again is first
