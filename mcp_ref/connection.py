@@ -21,6 +21,7 @@ an outgoing request was cancelled, so that a late response is reported as
 :class:`~mcp_ref.events.LateResponseIgnored`.
 """
 
+import functools
 import math
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
@@ -120,7 +121,7 @@ class _Route:
         self.cls = cls
         self.since = m.method_since(method)
         self.params_type: Any = m.PARAMS_TYPES[method]
-        self.params_required = attrs.fields_dict(cls)["params"].default is attrs.NOTHING
+        self.params_required = _params_required(cls)
         self.capability = lc.REQUEST_CAPABILITY.get(method)
         self.result_type: Any = m.RESULT_TYPES[method]
 
@@ -447,7 +448,7 @@ class Connection:
                     f"{method} needs the {'.'.join(path)} capability ({'ours' if whose == 'own' else 'the peer'})",
                     requirement="server/utilities/logging#1" if path == ("logging",) else "basic/lifecycle#14",
                 )
-        _check_params(method, attrs.fields_dict(cls)["params"].default is attrs.NOTHING, m.PARAMS_TYPES[method], params)
+        _check_params(method, _params_required(cls), m.PARAMS_TYPES[method], params)
         if method == "notifications/elicitation/complete" and params.elicitation_id not in self.url_elicitations:
             # [client/elicitation#15, #16] a completion names a URL elicitation this session was sent
             raise LocalProtocolError(
@@ -1216,6 +1217,13 @@ def concise(message: str) -> str:
 
 def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or str(tp)
+
+
+@functools.cache
+def _params_required(cls: type) -> bool:
+    """Whether a request or notification class ``cls`` has params that must be given
+    (computed once per class, not per message)."""
+    return bool(attrs.fields_dict(cls)["params"].default is attrs.NOTHING)
 
 
 def _check_params(method: str, required: bool, params_type: Any, params: Any) -> None:
