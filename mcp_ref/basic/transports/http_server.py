@@ -35,7 +35,7 @@ import h11
 import trio
 
 from ...errors import ErrorCode
-from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ..jsonrpc import BATCH_REVISIONS, MAX_BATCH, InvalidMessage, RawNotification, RawRequest, classify, loads
 from ._framing import DEFAULT_HEAD_LIMIT, FramedReader, framed_connection, request_framing_problem
 from ._parking import ParkingQueue
 from .streamable_http import (
@@ -97,6 +97,8 @@ class HttpConfig:
     #: seconds without a request after which a session no connection listens to is closed
     session_idle_timeout: float = 300.0
     max_body: int = 4 * 1024 * 1024
+    #: messages one POST may carry as a batch (2025-03-26 sessions); a larger batch is 400, unread
+    max_batch: int = attrs.field(default=MAX_BATCH, validator=attrs.validators.ge(1))
     max_sessions: int = 100
     max_streams_per_session: int = 32
     max_pending_unrelated: int = 1000
@@ -1031,6 +1033,14 @@ class _HttpServer:
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
         if isinstance(message, list):
+            if len(message) > self.config.max_batch:
+                # each message of a batch is work the session does and answers: one body under
+                # max_body could hold tens of thousands -- refused whole, before any is looked at
+                raise _HttpError(
+                    400,
+                    f"Invalid Request: a batch of {len(message)} messages; at most {self.config.max_batch} are taken",
+                    ErrorCode.INVALID_REQUEST,
+                )
             if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
                 raise _HttpError(
                     400, "Invalid Request: initialize cannot be part of a batch", ErrorCode.INVALID_REQUEST
