@@ -644,11 +644,23 @@ def _conformance_tools(server: Server) -> None:
             "type": "object",
             "$defs": {
                 "address": {
+                    "$anchor": "addressDef",
                     "type": "object",
                     "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
                 }
             },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
+            },
+            # composition and conditional keywords (2026-07-28 allows any 2020-12 keyword)
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": False,
         },
     )
@@ -767,6 +779,23 @@ def _modern_conformance_tools(server: Server) -> None:
         await ctx.progress(1, 2, "about to ask")
         answer = await ctx.elicit(ask("Continue?", "ok", "boolean"), key="continue")
         return f"continue={(answer.content or {}).get('ok')}"
+
+    @server.tool(
+        description=(
+            "Conformance (Streamable HTTP): `region` is mirrored in the Mcp-Param-Region header, "
+            "which the server checks against the body"
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "query": {"type": "string"},
+            },
+            "required": ["region"],
+        },
+    )
+    async def test_header_routed(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return f"ran in {arguments['region']}: {arguments.get('query', '')}"
 
     @server.tool(description="Conformance: logs three messages (sent only if the request asked).", input_schema=NO_ARGS)
     async def test_logging_tool(ctx: RequestContext, arguments: dict[str, Any]) -> str:
