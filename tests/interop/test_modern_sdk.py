@@ -19,10 +19,10 @@ from . import modern_peer_server
 
 pytest.importorskip("mcp", reason="the official SDK is in the test extra")
 
-import mcp_types as types  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.stdio import StdioServerParameters  # noqa: E402
-from mcp.shared.subscriptions import ToolsListChanged  # noqa: E402
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.subscriptions import ToolsListChanged
 
 ROOT = Path(__file__).resolve().parents[2]
 PEER = str(Path(__file__).with_name("modern_peer_server.py"))
