@@ -649,6 +649,10 @@ class Server:
         ``grace`` seconds) and the call returns, without a traceback. An
         address it cannot listen on (the port in use, an address that is not
         this machine's) is one line on stderr and ``SystemExit(1)``.
+        ``host="0.0.0.0"`` listens on every interface; as a protection against
+        DNS rebinding, requests are accepted when their ``Host`` is a loopback
+        name or address, or one ``allowed_hosts=["mcp.example.com", ...]``
+        names (a browser's ``Origin`` likewise, ``allowed_origins=``).
         ``tasks=True`` runs task-augmented calls in the run's own nursery
         (:meth:`enable_tasks`); ``options`` go to ``serve_http`` (``path=``,
         ``ssl_context=``, ``auth=``, :class:`HttpConfig` fields). Needs the
@@ -676,6 +680,13 @@ class Server:
                         nursery.cancel_scope.cancel()
                         return
                     print(f"MCP endpoint (Streamable HTTP): {info.url}  (Ctrl-C stops it)", file=sys.stderr, flush=True)
+                    if host in ("0.0.0.0", "::") and "allowed_hosts" not in options and "config" not in options:
+                        print(
+                            "listening on every interface; requests naming another host than 127.0.0.1, localhost "
+                            "or ::1 are refused (403) unless run_http(allowed_hosts=[...]) names it",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                     async for _ in signals:
                         break
                     print("shutting down", file=sys.stderr, flush=True)
