@@ -659,7 +659,10 @@ class _HttpServer:
             log.debug("HTTP framing error: %s", e)
             await self._refuse_framing(conn, stream, e)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
-            log.debug("HTTP connection ended: %r", e)
+            if isinstance(stream, trio.SSLStream) and getattr(e.__cause__, "reason", None) == "HTTP_REQUEST":
+                await self._plain_http_on_tls(stream)
+            else:
+                log.debug("HTTP connection ended: %r", e)
         except Exception:
             # one broken exchange must not take the server down: report it and answer 500
             log.exception("error while handling an HTTP request")
@@ -677,6 +680,26 @@ class _HttpServer:
         finally:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
+
+    async def _plain_http_on_tls(self, stream: trio.SSLStream[trio.abc.Stream]) -> None:
+        """A plain HTTP request reached this HTTPS server (OpenSSL recognises one): answered
+        in plain HTTP with a 400 that says which URL to use, as other HTTPS servers do,
+        rather than a closed connection the client cannot explain."""
+        log.info("a plain HTTP request on the HTTPS port: answered 400 (use https://)")
+        message = "Bad Request: this server speaks HTTPS (TLS); use an https:// URL"
+        body = json.dumps({"jsonrpc": "2.0", "error": {"code": ErrorCode.INVALID_REQUEST, "message": message}})
+        head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        data = f"{head}content-length: {len(body)}\r\n\r\n{body}".encode()
+        transport = stream.transport_stream
+        with trio.move_on_after(1):
+            try:
+                await transport.send_all(data)
+                # the rest of the request, read and dropped, so that closing sends no reset
+                # that could overtake the answer
+                while await transport.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as failed:
+                log.debug("could not send the 400 answer: %r", failed)
 
     async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
         if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
