@@ -26,6 +26,7 @@ from ..basic.transports.oauth_client import (
     open_loopback_callback,
     print_url,
 )
+from ..basic.transports.oauth_callback import LoopbackCallback
 from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import ConnectionClosed
 from .client import ClientSession, open_session
@@ -45,6 +46,7 @@ __all__ = [
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "open_loopback_callback",
+    "LoopbackCallback",
     "CallbackListenError",
     "print_url",
     "open_in_browser",
