@@ -78,6 +78,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import enum
+import functools
 import inspect
 import json
 import types
@@ -512,29 +513,25 @@ def _is_structured(tp: Any) -> bool:
 
 # -- what a handler may return, checked at registration --------------------------------------
 
-#: per kind of handler: the classes a result may be, the classes of a list's items, whether a
-#: dict is taken (a tool's structured content), and what the error message lists
-_RETURNS: dict[str, tuple[tuple[type, ...], tuple[type, ...], bool, str]] = {
-    "tool": (
-        (str, CallToolResult),
-        (model.TextContent, model.ImageContent, model.AudioContent, model.ResourceLink, model.EmbeddedResource),
-        True,
-        "str, a dict, a list of content blocks, a CallToolResult, "
-        "or an attrs class, dataclass or TypedDict (structured content, with its output schema)",
-    ),
-    "resource": (
-        (str, bytes, bytearray, model.TextResourceContents, model.BlobResourceContents),
-        (str, bytes, bytearray, model.TextResourceContents, model.BlobResourceContents),
-        False,
-        "str, bytes, TextResourceContents, BlobResourceContents or a list of them",
-    ),
-    "prompt": (
-        (str, model.GetPromptResult),
-        (model.PromptMessage,),
-        False,
-        "str, a list of PromptMessage or a GetPromptResult",
-    ),
-}
+
+@functools.cache
+def _returns(kind: str) -> tuple[tuple[type, ...], tuple[type, ...], bool, str]:
+    """Per kind of handler: the classes a result may be, the classes of a list's items,
+    whether a dict is taken (a tool's structured content), and what the error message
+    lists. (Made on first use: a tools-only server never loads the resources and
+    prompts chapters of the data model.)"""
+    if kind == "tool":
+        blocks = (model.TextContent, model.ImageContent, model.AudioContent, model.ResourceLink, model.EmbeddedResource)
+        allowed = (
+            "str, a dict, a list of content blocks, a CallToolResult, "
+            "or an attrs class, dataclass or TypedDict (structured content, with its output schema)"
+        )
+        return (str, CallToolResult), blocks, True, allowed
+    if kind == "resource":
+        contents = (str, bytes, bytearray, model.TextResourceContents, model.BlobResourceContents)
+        return contents, contents, False, "str, bytes, TextResourceContents, BlobResourceContents or a list of them"
+    allowed = "str, a list of PromptMessage or a GetPromptResult"
+    return (str, model.GetPromptResult), (model.PromptMessage,), False, allowed
 
 
 def result_type(fn: Callable[..., Any], kind: Literal["tool", "resource", "prompt"], name: str) -> Any:
@@ -548,7 +545,7 @@ def result_type(fn: Callable[..., Any], kind: Literal["tool", "resource", "promp
     hint = _hint(fn, "return")
     if hint is None or hint is _UNKNOWN:
         return None
-    leaves, items, mapping, allowed = _RETURNS[kind]
+    leaves, items, mapping, allowed = _returns(kind)
     members = _members(hint)
     structured = [m for m in members if kind == "tool" and _is_structured(m)]
     bad = [m for m in members if m not in structured and not _returnable(m, leaves, items, mapping)]
