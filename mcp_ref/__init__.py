@@ -51,8 +51,8 @@ if _TYPE_CHECKING:
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
     from .basic.transports.memory import memory_channel_pair
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
-    from .client.display import display_name, safe_icon_uri, safe_icons
     from .basic.utilities.progress import ProgressCallback
+    from .client.display import display_name, safe_icon_uri, safe_icons
     from .client.elicitation import ElicitationHandler, URLElicitationRequired, form_defaults
     from .client.roots import RootsProvider
     from .client.sampling import SamplingHandler, SamplingRejected

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..basic.transports.http_client import HttpAuth, HttpClientChannel, SessionExpired, open_http_channel
 from ..basic.transports.http_server import HttpConfig, HttpServerInfo, serve_http
+from ..basic.transports.oauth_callback import LoopbackCallback
 from ..basic.transports.oauth_client import (
     CallbackListenError,
     ClientCredentials,
@@ -26,7 +27,6 @@ from ..basic.transports.oauth_client import (
     open_loopback_callback,
     print_url,
 )
-from ..basic.transports.oauth_callback import LoopbackCallback
 from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE
 from ..errors import ConnectionClosed
 from .client import ClientSession, open_session

@@ -77,7 +77,9 @@ def test_examples_use_public_names_only(path: Path) -> None:
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
 def test_the_guides_import_public_names_only(document: Path) -> None:
     # the README's OAuth example imported print_url from mcp_ref.basic.transports.oauth_callback
-    wrong = [why for code in snippets(document) for module, name in imports_in(code) if (why := misplaced(module, name))]
+    wrong = [
+        why for code in snippets(document) for module, name in imports_in(code) if (why := misplaced(module, name))
+    ]
     assert wrong == []
 
 
