@@ -40,7 +40,7 @@ from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived
 from ..exchange import Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
-from .core import RequestContext, RequestHandler
+from .core import RequestContext, RequestHandler, SessionConfig
 
 if TYPE_CHECKING:
     from ..basic.authorization.resource_server import AccessToken
@@ -56,6 +56,7 @@ class ModernServable(Protocol):
     supported_versions: tuple[str, ...]
     changes: ChangeFeed
     identify: bool
+    config: SessionConfig
     state_sealer: mrtr.StateSealer
 
     def capabilities(self) -> ServerCapabilities: ...
@@ -123,6 +124,7 @@ class ModernContext(RequestContext):
         self.pending: dict[str, tuple[str, Any]] = {}
         self._counts: Counter[str] = Counter()
         self.state = state
+        self._log_limiter: Any = None
 
     # -- what a session context offers, without a session ---------------------------------------
 
@@ -167,6 +169,8 @@ class ModernContext(RequestContext):
         return False
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if await _stopped(self.exchange):
+            return
         # [2026-07-28:basic/patterns/progress#8] only with the request's own token (None: nothing sent)
         data = self.exchange.send_progress(progress, total, message)
         if data is not None:
@@ -179,13 +183,21 @@ class ModernContext(RequestContext):
         from ..server.utilities.logging import check_level
 
         check_level(level)
+        if await _stopped(self.exchange):
+            return False
         # [2026-07-28:server/utilities/logging#3, #4] only when this request's _meta asked, at or above its level
         encoded = self.exchange.send_log(level, data, logger)
         if encoded is None:
             return False
-        limiter = self.runtime.log_limiter
-        if limiter is not None and not limiter.allow(trio.current_time()):
-            return False
+        rate = self.runtime.log_rate
+        if rate is not None:
+            # [2026-07-28:server/utilities/logging#7] rate limited, per request (there is no session)
+            if self._log_limiter is None:
+                from ..server.utilities.logging import LogRateLimiter
+
+                self._log_limiter = LogRateLimiter(*rate)
+            if not self._log_limiter.allow(trio.current_time()):
+                return False
         await self._sink.notify(encoded)
         return True
 
@@ -337,7 +349,9 @@ class ModernRuntime:
         self.clock = clock
         self.handlers: dict[str, RequestHandler] = server.modern_handler_table()
         self.changes: ChangeFeed = server.changes
-        self.log_limiter = None
+        config = server.config
+        #: (rate, burst) of each request's log messages, from the server's SessionConfig (None: no limit)
+        self.log_rate = (config.log_rate, config.log_burst) if config.log_rate is not None else None
 
     def engine(self, *, track_ids: bool) -> StatelessEngine:
         """A server engine for this server as it is now (its capabilities, what it serves)."""
@@ -356,9 +370,18 @@ class ModernRuntime:
         )
 
     async def run(
-        self, exchange: Exchange, sink: Sink, scope: trio.CancelScope, *, auth: AccessToken | None = None
+        self,
+        exchange: Exchange,
+        sink: Sink,
+        scope: trio.CancelScope,
+        *,
+        auth: AccessToken | None = None,
+        ending: trio.Event | None = None,
     ) -> None:
         """Handle ``exchange`` in ``scope`` and write what it produces to ``sink``.
+
+        ``ending``: set when the transport shuts down; a subscription then ends
+        gracefully, with its completion result ([2026-07-28:basic/patterns/subscriptions#7]).
 
         A cancelled exchange (the scope cancelled: the client closed its stream, or
         cancelled on stdio) writes nothing more ([2026-07-28:basic/transports/stdio#11,
@@ -367,7 +390,7 @@ class ModernRuntime:
         answer: tuple[bytes, int | None] | None = None
         with scope:
             if exchange.method == "subscriptions/listen":
-                answer = await self._listen(exchange, sink)
+                answer = await self._listen(exchange, sink, ending)
             else:
                 answer = await self._handle(exchange, sink, scope, auth)
         if scope.cancel_called or exchange.state == "cancelled":
@@ -445,27 +468,53 @@ class ModernRuntime:
         except LocalProtocolError:
             return exchange.send_error(ErrorCode.INTERNAL_ERROR, "Internal error"), int(ErrorCode.INTERNAL_ERROR)
 
-    async def _listen(self, exchange: Exchange, sink: Sink) -> tuple[bytes, int | None] | None:
+    async def _listen(
+        self, exchange: Exchange, sink: Sink, ending: trio.Event | None = None
+    ) -> tuple[bytes, int | None] | None:
         """``subscriptions/listen``: acknowledge, then every matching change until the client or the server ends it."""
         assert exchange.requested_filter is not None
         agreed = subscriptions.agreed_filter(exchange.requested_filter, exchange.engine._caps_json)
-        async with self.changes.subscribe() as changes:
+        dropped: FeedClosed | None = None
+        async with self.changes.subscribe() as changes, trio.open_nursery() as watch:
+            if ending is not None:
+                watch.start_soon(_end_when, ending, watch.cancel_scope)
             # (subscribed before the acknowledgement: nothing published after it is missed)
             await sink.notify(exchange.acknowledge(agreed))
             try:
                 async for method, params in changes:
+                    if await _stopped(exchange):
+                        break
                     data = exchange.send_change(method, params)
                     if data is not None:
                         await sink.notify(data)
             except FeedClosed as closed:
-                if closed.graceful:
-                    # [2026-07-28:basic/patterns/subscriptions#7, #8] the server ends it: a completion result
-                    return exchange.end_subscription(), None
-                # dropped without a result (its client fell behind): the one cancellation a server sends
-                log.warning("subscription %r dropped: %s", exchange.id, closed.reason)
-                await sink.notify(exchange.send_teardown(closed.reason))
-                return None
+                if not closed.graceful:
+                    dropped = closed
+            watch.cancel_scope.cancel()
+        if exchange.state == "cancelled":
+            return None
+        if dropped is not None:
+            # dropped without a result (its client fell behind): the one cancellation a server sends
+            log.warning("subscription %r dropped: %s", exchange.id, dropped.reason)
+            await sink.notify(exchange.send_teardown(dropped.reason))
+            return None
+        # [2026-07-28:basic/patterns/subscriptions#7, #8] the server ends it (its feed closed, the
+        # transport shuts down): a completion result
         return exchange.end_subscription(), None
+
+
+async def _stopped(exchange: Exchange) -> bool:
+    """Whether the client cancelled ``exchange`` (its cancellation may have been read a moment
+    before the handler's scope sees it): the scope's Cancelled is raised here when it is due."""
+    if exchange.state != "cancelled":
+        return False
+    await trio.lowlevel.checkpoint_if_cancelled()
+    return True
+
+
+async def _end_when(ending: trio.Event, scope: trio.CancelScope) -> None:
+    await ending.wait()
+    scope.cancel(reason="the server is shutting down")
 
 
 class _PipeSink:

@@ -696,6 +696,8 @@ class _HttpServer:
         self._handlers = {"POST": self._post, "GET": self._get, "DELETE": self._delete}
         #: 2026-07-28 requests being handled; the engine their server's runtime checks them with
         self.modern_running = 0
+        #: set when a shutdown begins: 2026-07-28 subscriptions end with their completion result
+        self.ending = trio.Event()
         self._engine: Any = None
         self._engine_of: Any = None
 
@@ -1022,6 +1024,7 @@ class _HttpServer:
         same way (a JSON answer still awaited is a 503), every session is closed, and
         the server stops."""
         self.closing = True
+        self.ending.set()
         self.accept_scope.cancel()
         for session in list(self.sessions.values()):
             if session.get_stream is not None:
@@ -1438,7 +1441,7 @@ class _HttpServer:
 
             async def handle() -> None:
                 try:
-                    await runtime.run(exchange, sink, scope, auth=req.auth)
+                    await runtime.run(exchange, sink, scope, auth=req.auth, ending=self.ending)
                 finally:
                     sink.end()
 

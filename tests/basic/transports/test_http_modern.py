@@ -10,6 +10,7 @@ import trio
 
 from mcp_ref import RequestContext, Server
 from mcp_ref.basic.lifecycle import Role
+from mcp_ref.basic.transports.http_server import serve_http
 from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation
 
@@ -238,3 +239,26 @@ async def test_mrtr_over_http_round_trip() -> None:
         )
         status, _, data = await raw(info.url, "POST", headers, body)
     assert json.loads(data)["result"]["content"][0]["text"] == "never"
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#7", "2026-07-28:basic/patterns/subscriptions#8")
+async def test_a_server_shutting_down_ends_its_subscriptions_gracefully() -> None:
+    server = make_server()
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        headers, body = post("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+        async with exchange(info.url, "POST", headers, body) as ex:
+            await ex.events()  # the acknowledgement
+            nursery.start_soon(info.aclose, 5.0)
+            rest = [json.loads(e.data) for e in await ex.rest() if e.data]
+            assert rest == [
+                {
+                    "jsonrpc": "2.0",
+                    "id": body["id"],
+                    "result": {
+                        "resultType": "complete",
+                        "_meta": {"io.modelcontextprotocol/subscriptionId": body["id"]},
+                    },
+                }
+            ]
+            assert ex.complete
