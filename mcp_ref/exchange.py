@@ -169,6 +169,9 @@ class Exchange:
     def send_log(self, level: str, data: Any, logger: str | None = None) -> bytes | None:
         """A log message about this request; None unless its ``_meta`` asked for this level."""
         self._check_running("log message")
+        if self.method == "subscriptions/listen":
+            # [2026-07-28:server/utilities/logging#5] never on a listen stream
+            raise LocalProtocolError("no log messages on a subscriptions/listen stream")
         if level not in v.LOG_LEVELS:
             raise LocalProtocolError(f"{level!r} is not a log level", ErrorCode.INVALID_PARAMS)
         if not v.level_passes(level, self.meta.log_level):
@@ -181,9 +184,6 @@ class Exchange:
                 "notifications/message needs our logging capability",
                 requirement="2026-07-28:server/utilities/logging#2",
             )
-        if self.method == "subscriptions/listen":
-            # [2026-07-28:server/utilities/logging#5] never on a listen stream
-            raise LocalProtocolError("no log messages on a subscriptions/listen stream")
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger

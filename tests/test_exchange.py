@@ -66,7 +66,7 @@ def refused(events: list[Any]) -> tuple[int, dict[str, Any]]:
 # -- checking a request ---------------------------------------------------------------------------
 
 
-@pytest.mark.req("2026-07-28:basic/index#53", "2026-07-28:basic/index#54")
+@pytest.mark.req("2026-07-28:basic/index#53", "2026-07-28:basic/index#54", "2026-07-28:basic/index#15")
 def test_missing_meta_is_invalid_params_with_400() -> None:
     raw = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}}).encode()
     status, reply = refused(server().receive_message(raw))
@@ -125,6 +125,7 @@ def test_params_are_decoded_with_the_methods_types() -> None:
     assert ex.params.name == "t" and ex.params.arguments == {"a": 1}
 
 
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#11")
 @pytest.mark.parametrize(
     "raw", [b"{", b"[]", b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', b'{"jsonrpc":"1.0"}']
 )
@@ -143,6 +144,7 @@ HEADERS = {"mcp-protocol-version": V, "mcp-method": "tools/call", "mcp-name": "t
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/transports/streamable-http#31",
     "2026-07-28:basic/transports/streamable-http#25",
     "2026-07-28:basic/transports/streamable-http#26",
     "2026-07-28:basic/transports/streamable-http#27",
@@ -244,7 +246,12 @@ def test_log_messages_need_our_logging_capability() -> None:
         ex.send_log("info", "x")
 
 
-@pytest.mark.req("2026-07-28:basic/transports/stdio#11", "2026-07-28:basic/patterns/cancellation#13")
+@pytest.mark.req(
+    "2026-07-28:basic/transports/stdio#11",
+    "2026-07-28:basic/patterns/cancellation#13",
+    "2026-07-28:basic/patterns/cancellation#14",
+    "2026-07-28:basic/patterns/cancellation#19",
+)
 def test_nothing_goes_out_for_a_cancelled_request() -> None:
     engine = server()
     ex = exchange(engine, progressToken=1)
@@ -259,8 +266,10 @@ def test_nothing_goes_out_for_a_cancelled_request() -> None:
     assert isinstance(other, NotificationIgnored)
 
 
-@pytest.mark.req("2026-07-28:basic/index#22")
+@pytest.mark.req("2026-07-28:basic/index#22", "2026-07-28:basic/index#17")
 def test_resource_not_found_goes_out_as_invalid_params() -> None:
+    with pytest.raises(LocalProtocolError, match="integers"):
+        exchange(server()).send_error("-32602", "x")  # type: ignore[arg-type]
     ex = exchange(server())
     out = json.loads(ex.send_error(-32002, "Resource not found", {"uri": "x"}))
     assert out["error"] == {"code": -32602, "message": "Resource not found", "data": {"uri": "x"}}
@@ -305,7 +314,9 @@ def test_a_retry_brings_its_answers_and_state() -> None:
     assert reply["error"]["code"] == -32602
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#2", "2026-07-28:basic/index#61")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/subscriptions#2", "2026-07-28:basic/index#61", "2026-07-28:server/utilities/logging#5"
+)
 def test_a_subscription_is_acknowledged_first_and_tags_what_it_sends() -> None:
     ex = exchange(server(), "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     with pytest.raises(LocalProtocolError, match="acknowledgement"):
@@ -321,6 +332,8 @@ def test_a_subscription_is_acknowledged_first_and_tags_what_it_sends() -> None:
     assert ex.send_change("notifications/prompts/list_changed") is None
     with pytest.raises(LocalProtocolError):
         ex.send_change("notifications/message", {"level": "info", "data": 1})
+    with pytest.raises(LocalProtocolError, match="listen"):
+        ex.send_log("emergency", "never on a listen stream")
     end = json.loads(ex.end_subscription())
     assert end == {
         "jsonrpc": "2.0",
@@ -329,7 +342,11 @@ def test_a_subscription_is_acknowledged_first_and_tags_what_it_sends() -> None:
     }
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/cancellation#2", "2026-07-28:basic/patterns/cancellation#3")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/cancellation#2",
+    "2026-07-28:basic/patterns/cancellation#3",
+    "2026-07-28:basic/patterns/cancellation#12",
+)
 def test_the_server_cancels_only_subscriptions() -> None:
     listen = exchange(server(), "subscriptions/listen", {"notifications": {}})
     out = json.loads(listen.send_teardown("shutting down"))
@@ -424,3 +441,16 @@ def test_a_client_cancels_on_one_channel() -> None:
     }
     with pytest.raises(LocalProtocolError):
         c.send_cancel(rid)
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#23", "2026-07-28:basic/patterns/progress#3")
+def test_a_client_retry_echoes_the_state_and_tokens_stay_unique() -> None:
+    c = client()
+    rid, data = c.send_request(
+        "tools/call", {"name": "t"}, input_responses={"k": {"action": "cancel"}}, request_state="s=1"
+    )
+    params = json.loads(data)["params"]
+    assert params["requestState"] == "s=1" and params["inputResponses"] == {"k": {"action": "cancel"}}
+    c.send_request("tools/list", progress_token="same")
+    with pytest.raises(LocalProtocolError, match="in use"):
+        c.send_request("tools/list", progress_token="same")

@@ -189,6 +189,7 @@ class ToolRegistry:
         return ListChangedCapability(list_changed=self.list_changed or None)
 
     async def list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        # [2026-07-28:server/tools#8] registration order, the same on every request while the set is unchanged
         cursor = params.cursor if params is not None else None
         tools = {name: e.tool for name, e in self._entries.items()}
         page, next_cursor = paginate("tools", tools, self._positions, cursor, self.page_size)

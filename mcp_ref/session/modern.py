@@ -169,6 +169,7 @@ class ModernContext(RequestContext):
         return False
 
     async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        # [2026-07-28:basic/patterns/index#2] notifications about this request, while it is in flight
         if await _stopped(self.exchange):
             return
         # [2026-07-28:basic/patterns/progress#8] only with the request's own token (None: nothing sent)
@@ -261,10 +262,11 @@ class ModernContext(RequestContext):
             raise LocalProtocolError(f"input request key {key!r} is used twice in one request")
         missing = self._missing(method, params)
         if missing is not None:
-            # [2026-07-28:basic/index#57, basic/patterns/mrtr#17] never an input request the client cannot
-            # take: the request fails with -32021, naming the capability
+            # [2026-07-28:basic/index#57, basic/patterns/mrtr#17, #18] never an input request the client
+            # cannot take: the request fails with -32021, naming the capability
             raise v.missing_capability(missing, what=f"{self.method} asks the client for {method}")
         if key not in self._answers:
+            # [2026-07-28:basic/patterns/mrtr#31] an answer missing: asked again, not an error
             self.pending[key] = (method, params)
             raise mrtr.InputRequired(self.pending)
         answer = self._answers[key]
@@ -414,6 +416,7 @@ class ModernRuntime:
             if ctx.pending:
                 # [2026-07-28:basic/patterns/mrtr#1, #6] what the handler needs from the client comes back as
                 # input requests; the retry re-runs it with the answers
+                # [2026-07-28:basic/patterns/mrtr#10] with the state sealed (the answers so far, ctx.state)
                 return exchange.send_input_required(ctx.pending, self._seal(exchange, ctx, auth)), None
             return exchange.send_response(result, cache=self.server.cache_override(exchange)), None
         except trio.Cancelled:
@@ -423,6 +426,7 @@ class ModernRuntime:
 
     def _open_retry(self, exchange: Exchange, auth: AccessToken | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """The answers a retry brings (its own, and those its requestState carries) and the handler's state."""
+        # [2026-07-28:basic/patterns/mrtr#30] every answer is kept by key; only those asked for are read
         answers = dict(exchange.input_responses)
         token = exchange.request_state
         if token is None:

@@ -702,7 +702,8 @@ class Server:
     ) -> None:
         """Serve one client on ``channel`` until it goes away (with ``config``, or the server's).
 
-        The client's opening chooses the era ([2026-07-28:basic/versioning#11]): ``initialize``
+        Both eras are served ([2026-07-28:basic/versioning#8]); the client's opening chooses the era
+        ([2026-07-28:basic/versioning#11]): ``initialize``
         opens a session of a legacy revision; a request carrying a 2026-07-28 ``_meta`` (or
         ``server/discover``) is served request by request, and so is everything after it.
         The session given to ``task_status`` then stays unused and closes when the channel ends.

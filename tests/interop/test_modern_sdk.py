@@ -91,7 +91,7 @@ async def test_a_2025_sdk_client_gets_a_2025_session_from_the_same_http_server()
         await exercise(client, "2025-11-25")
 
 
-@pytest.mark.req("2026-07-28:basic/transports/stdio#16", "2026-07-28:server/discover#1")
+@pytest.mark.req("2026-07-28:server/discover#1", "2026-07-28:basic/versioning#11")
 @pytest.mark.parametrize(("mode", "era"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 async def test_sdk_client_over_stdio_in_either_era(mode: str, era: str) -> None:
     params = StdioServerParameters(command=sys.executable, args=[PEER], env=ENV)

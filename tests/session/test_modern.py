@@ -2,6 +2,7 @@
 cancellation, subscriptions -- with the same application handlers a 2025-11-25 session uses."""
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -167,7 +168,7 @@ async def test_removed_methods_and_initialize_after_a_modern_opening_are_method_
             assert reply["error"]["code"] == -32601, method
 
 
-@pytest.mark.req("2026-07-28:server/utilities/caching#1", "2026-07-28:server/tools#13")
+@pytest.mark.req("2026-07-28:server/utilities/caching#1", "2026-07-28:server/tools#8")
 async def test_lists_are_cacheable_deterministic_and_resources_keep_their_own_policy() -> None:
     server = make_server(cache=CachePolicy(1000, "public"))
     async with modern(server) as peer:
@@ -299,8 +300,13 @@ async def test_a_handler_that_swallows_the_interruption_still_gets_its_question_
     assert reply["result"]["resultType"] == "input_required"
 
 
-@pytest.mark.req("2026-07-28:basic/transports/stdio#10", "2026-07-28:basic/transports/stdio#11")
-async def test_a_cancelled_request_stops_and_is_never_answered() -> None:
+@pytest.mark.req(
+    "2026-07-28:basic/transports/stdio#10",
+    "2026-07-28:basic/transports/stdio#11",
+    "2026-07-28:basic/patterns/cancellation#17",
+)
+async def test_a_cancelled_request_stops_and_is_never_answered(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="mcp_ref.session.modern")
     global ctx_started
     ctx_started = trio.Event()
     async with modern(make_server()) as peer:
@@ -310,12 +316,12 @@ async def test_a_cancelled_request_stops_and_is_never_answered() -> None:
         await peer.channel.send(peer.engine.send_cancel(rid, "changed my mind"))
         reply, notes = await peer.call("tools/list")  # answered; nothing came for the cancelled one
         assert notes == [] and all(m.get("id") != rid for m in peer.seen)
+    assert any("changed my mind" in r.getMessage() for r in caplog.records)  # the reason, in our log
 
 
 @pytest.mark.req(
     "2026-07-28:basic/patterns/subscriptions#1",
     "2026-07-28:basic/patterns/subscriptions#2",
-    "2026-07-28:basic/transports/stdio#8",
 )
 async def test_a_subscription_on_one_channel_acknowledges_filters_and_tags(autojump_clock: trio.abc.Clock) -> None:
     server = make_server()
@@ -404,3 +410,21 @@ async def test_elicit_result_type_is_decoded() -> None:
     async with modern(server, ELICIT) as peer:
         await peer.call("tools/call", {"name": "kind", "arguments": {}}, input_responses={"k": accept(a="v")})
     assert isinstance(seen[0], ElicitResult) and seen[0].content == {"a": "v"}
+
+
+@pytest.mark.req("2026-07-28:server/utilities/logging#7")
+async def test_log_messages_are_rate_limited_per_request(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref import SessionConfig
+
+    server = make_server(config=SessionConfig(log_rate=1.0, log_burst=2))
+
+    @server.tool(description="chatty")
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        sent = [await ctx.log("info", i) for i in range(5)]
+        return str(sent.count(True))
+
+    async with modern(server) as peer:
+        reply, notes = await peer.call("tools/call", {"name": "chatty", "arguments": {}}, log_level="info")
+        again, more = await peer.call("tools/call", {"name": "chatty", "arguments": {}}, log_level="info")
+    # a burst of two per request: each request has its own budget
+    assert reply["result"]["content"][0]["text"] == "2" and len(notes) == 2 and len(more) == 2

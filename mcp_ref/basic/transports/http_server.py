@@ -1473,6 +1473,7 @@ class _HttpServer:
             if first is not None:
                 await self._respond(conn, stream, 200, encoded=first[0])
             return
+        # [2026-07-28:basic/transports/streamable-http#18] notifications before the answer: an event stream
         hdrs = [
             ("content-type", "text/event-stream"),
             ("cache-control", "no-cache"),

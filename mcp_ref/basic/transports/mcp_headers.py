@@ -71,7 +71,7 @@ _SAFE_INTEGER: Final = 2**53 - 1
 def encode_value(value: str) -> str:
     """A header value for ``value``: as it is when it is plain ASCII, else the Base64 sentinel.
 
-    [2026-07-28:basic/transports/streamable-http#50, #55] non-ASCII, control characters, blanks at
+    [2026-07-28:basic/transports/streamable-http#49, #50, #55] non-ASCII, control characters, blanks at
     either end, or a value that looks like the sentinel itself, go Base64 (of its UTF-8 form).
     """
     if _PLAIN.fullmatch(value) and not (value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END)):

@@ -262,3 +262,12 @@ async def test_a_server_shutting_down_ends_its_subscriptions_gracefully() -> Non
                 }
             ]
             assert ex.complete
+
+
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#62")
+async def test_header_names_are_compared_without_case() -> None:
+    async with http_server(make_server()) as info:
+        headers, body = post("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        shouting = {k.upper(): x for k, x in headers.items()}
+        status, _, data = await raw(info.url, "POST", shouting, body)
+    assert status == 200 and json.loads(data)["result"]["content"][0]["text"] == "x"

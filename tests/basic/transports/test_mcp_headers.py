@@ -41,7 +41,14 @@ def test_values_without_the_exact_markers_are_literal() -> None:
         assert h.decode_value(literal) == literal
 
 
-@pytest.mark.req("2026-07-28:basic/transports/streamable-http#63", "2026-07-28:basic/transports/streamable-http#65")
+@pytest.mark.req(
+    "2026-07-28:basic/transports/streamable-http#10",
+    "2026-07-28:basic/transports/streamable-http#32",
+    "2026-07-28:basic/transports/streamable-http#33",
+    "2026-07-28:basic/transports/streamable-http#63",
+    "2026-07-28:basic/transports/streamable-http#65",
+    "2026-07-28:basic/transports/streamable-http#66",
+)
 def test_standard_headers_must_say_what_the_body_says() -> None:
     params = {"name": "get weather"}
     sent = {k.lower(): x for k, x in h.standard_headers("2026-07-28", "tools/call", params).items()}
@@ -63,6 +70,8 @@ def test_standard_headers_must_say_what_the_body_says() -> None:
         "resources/read",
         {"uri": "file:///é"},
     )
+    # a name a header cannot carry as it is goes Base64
+    assert h.standard_headers("2026-07-28", "prompts/get", {"name": "café"})["Mcp-Name"] == h.encode_value("café")
     # methods without a name need no Mcp-Name
     h.check_standard_headers({"mcp-method": "tools/list"}, "tools/list", {})
 
@@ -89,7 +98,16 @@ def test_annotations_are_read_with_their_paths() -> None:
     }
 
 
-@pytest.mark.req(*(f"2026-07-28:basic/transports/streamable-http#{n}" for n in range(37, 45)))
+@pytest.mark.req(
+    "2026-07-28:basic/transports/streamable-http#37",
+    "2026-07-28:basic/transports/streamable-http#38",
+    "2026-07-28:basic/transports/streamable-http#39",
+    "2026-07-28:basic/transports/streamable-http#40",
+    "2026-07-28:basic/transports/streamable-http#41",
+    "2026-07-28:basic/transports/streamable-http#42",
+    "2026-07-28:basic/transports/streamable-http#43",
+    "2026-07-28:basic/transports/streamable-http#44",
+)
 @pytest.mark.parametrize(
     "schema",
     [

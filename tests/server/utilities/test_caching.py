@@ -14,7 +14,7 @@ def test_a_ttl_is_a_non_negative_integer(bad: object) -> None:
         CachePolicy(scope="shared")  # type: ignore[arg-type]
 
 
-@pytest.mark.req("2026-07-28:server/utilities/caching#1")
+@pytest.mark.req("2026-07-28:server/utilities/caching#1", "2026-07-28:server/utilities/caching#26")
 def test_cacheable_results_get_hints_and_others_none() -> None:
     for method in CACHEABLE:
         assert hints_for(method, {}, default=NO_PROMISE, per_method={}) == {"ttlMs": 0, "cacheScope": "private"}
