@@ -23,7 +23,7 @@ CACHE = Path(
     os.environ.get("MCP_REF_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcp_ref"
 )
 TS_SDK = CACHE / "ts-sdk-2.4.0"
-SCRIPT = Path(__file__).with_name("ts_modern_client.mjs")
+SCRIPT = Path(__file__).with_name("ts_server_interop_client.mjs")
 PEER = str(Path(__file__).with_name("modern_peer_server.py"))
 PACKAGES = ("@modelcontextprotocol/client@2.4.0", "@modelcontextprotocol/server@2.4.0")
 
@@ -38,7 +38,7 @@ def _node() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def ts_client() -> list[str]:
+def ts_client(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The command that runs our client script with the TypeScript SDK v2 beside it (npm
     installs the SDK into the cache on first use); skipped, saying why, without Node or npm."""
     node = _node()
@@ -53,8 +53,11 @@ def ts_client() -> list[str]:
             check=True,
             timeout=600,
         )
-    # (an ES module finds its packages from where it lies: beside the SDK's node_modules)
-    target = TS_SDK / SCRIPT.name
+    # an ES module finds its packages from where it lies: beside a link to the SDK's node_modules,
+    # in a directory of this run's own (the cache is shared with other tests)
+    here = tmp_path_factory.mktemp("ts-client")
+    (here / "node_modules").symlink_to(TS_SDK / "node_modules", target_is_directory=True)
+    target = here / SCRIPT.name
     target.write_text(SCRIPT.read_text())
     return [node, str(target)]
 
