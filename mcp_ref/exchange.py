@@ -198,7 +198,7 @@ class Exchange:
         the caching hints it lacks (``cache``: a CachePolicy overriding the server's).
         """
         self._check_running("response")
-        out = self.engine._result_json(self.method, result)
+        out = self.engine._result_json(self.method, self.engine._with_hints(self.method, result, cache))
         out.setdefault("resultType", "complete")
         if out["resultType"] != "complete":
             raise LocalProtocolError("send_response is for complete results: use send_input_required")
@@ -516,15 +516,22 @@ class StatelessEngine:
             )
         raw_params = params if params is not None else {}
         typed: Any = raw_params
+        retry: tuple[dict[str, Any], str | None] = ({}, None)
+        obj = raw.obj
+        if method in mrtr.SUPPORTED_REQUESTS:
+            retry = mrtr.read_retry_fields(raw_params)
+            if "inputResponses" in raw_params:
+                # the answers are read by key when the handler asks (each as the result its question
+                # needs); the rest are ignored ([2026-07-28:basic/patterns/mrtr#30]), whatever their shape
+                obj = {**obj, "params": {k: x for k, x in raw_params.items() if k != "inputResponses"}}
         cls = m.CLIENT_REQUESTS[method] if method in m.KNOWN_METHODS else None
         if cls is not None:
             try:
-                typed = decode(raw.obj, cls).params
+                typed = decode(obj, cls).params
             except DecodeError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from None
         exchange = Exchange(self, rid, method, typed, raw_params, meta)
-        if method in mrtr.SUPPORTED_REQUESTS:
-            exchange.input_responses, exchange.request_state = mrtr.read_retry_fields(raw_params)
+        exchange.input_responses, exchange.request_state = retry
         if method == "subscriptions/listen":
             try:
                 exchange.requested_filter = subscriptions.read_filter(raw_params)
@@ -587,6 +594,23 @@ class StatelessEngine:
         if type(out) is not dict:
             raise LocalProtocolError(f"a result is a JSON object, not {type(out).__name__}", ErrorCode.INTERNAL_ERROR)
         return out
+
+    def _with_hints(self, method: str, result: Any, cache: Any) -> Any:
+        """``result`` with the caching hints it lacks set on its own fields, when its class has
+        them (the data model's cacheable results): written by the converter like any field."""
+        if self._cache is None or isinstance(result, dict) or not attrs.has(type(result)):
+            return result
+        fields = attrs.fields_dict(type(result))
+        if "ttl_ms" not in fields and "cache_scope" not in fields:
+            return result
+        present = {
+            wire: value
+            for name, wire in (("ttl_ms", "ttlMs"), ("cache_scope", "cacheScope"))
+            if (value := getattr(result, name, None)) is not None
+        }
+        hints = self._cache(method, present, cache)
+        changes = {name: hints[wire] for name, wire in (("ttl_ms", "ttlMs"), ("cache_scope", "cacheScope")) if wire in hints and name in fields}
+        return attrs.evolve(result, **changes) if changes else result
 
     def _cache_hints(self, method: str, out: dict[str, Any], cache: Any) -> dict[str, Any]:
         if self._cache is None:

@@ -889,16 +889,6 @@ def _resources(server: Server) -> None:
 
 
 def _prompts(server: Server) -> None:
-    @server.prompt(description="Conformance: asks you for the context to use (an elicitation input request)")
-    async def test_input_required_result_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
-        schema = decode(
-            {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
-            ElicitationRequestedSchema,
-        )
-        params = ElicitRequestFormParams(message="What context should the prompt use?", requested_schema=schema)
-        answer = await ctx.elicit(params, key="user_context")
-        return f"Use this context: {(answer.content or {}).get('context')}"
-
     @server.prompt(description="A simple prompt with no arguments")
     async def test_simple_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
         return "This is a simple prompt for testing."
@@ -957,6 +947,18 @@ def _prompts(server: Server) -> None:
     )
     async def code_review(ctx: RequestContext, arguments: dict[str, str]) -> str:
         return f"Please review this {arguments['language']} code:\n\n{arguments['code']}"
+
+    @server.prompt(description="Conformance: asks you for the context to use (an elicitation input request)")
+    async def test_input_required_result_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        schema = decode(
+            {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+            ElicitationRequestedSchema,
+        )
+        if not ctx.can_elicit():
+            return "Use no particular context (your client cannot be asked for one)."
+        params = ElicitRequestFormParams(message="What context should the prompt use?", requested_schema=schema)
+        answer = await ctx.elicit(params, key="user_context")
+        return f"Use this context: {(answer.content or {}).get('context')}"
 
 
 def main(argv: list[str] | None = None) -> int:

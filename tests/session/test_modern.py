@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from mcp_ref import CachePolicy, RequestContext, Server, open_session
-from mcp_ref.basic.lifecycle import Role
+from mcp_ref.basic.lifecycle import SUPPORTED_VERSIONS, Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema import ElicitResult
@@ -113,7 +113,7 @@ async def test_discover_names_versions_capabilities_and_the_server() -> None:
     async with modern(make_server(instructions="be nice")) as peer:
         reply, _ = await peer.call("server/discover")
     result = reply["result"]
-    assert result["supportedVersions"] == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]
+    assert result["supportedVersions"] == ["2026-07-28", *SUPPORTED_VERSIONS]
     assert set(result["capabilities"]) >= {"tools", "resources", "prompts", "logging"}
     assert result["instructions"] == "be nice" and result["resultType"] == "complete"
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "modern-test", "version": "1.2"}
