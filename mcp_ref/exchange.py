@@ -454,7 +454,11 @@ class StatelessEngine:
                 return self._on_request(raw, headers)
             except ProtocolError as e:
                 status = 404 if e.code == ErrorCode.METHOD_NOT_FOUND else 400
-                return [self._rejected(raw.id, e.code, e.message, status, e.requirement, e.data)]
+                data = e.data
+                if raw.method == "initialize" and data is None:
+                    # [2026-07-28:basic/versioning#10] a legacy client's initialize learns what we speak
+                    data = {"supported": list(self.all_versions)}
+                return [self._rejected(raw.id, e.code, e.message, status, e.requirement, data)]
         if type(raw) is RawNotification:
             return self._on_notification(raw)
         # [2026-07-28:basic/patterns/index#1, basic/transports/stdio#7] a client sends no responses: there is
@@ -609,7 +613,11 @@ class StatelessEngine:
             if (value := getattr(result, name, None)) is not None
         }
         hints = self._cache(method, present, cache)
-        changes = {name: hints[wire] for name, wire in (("ttl_ms", "ttlMs"), ("cache_scope", "cacheScope")) if wire in hints and name in fields}
+        changes = {
+            name: hints[wire]
+            for name, wire in (("ttl_ms", "ttlMs"), ("cache_scope", "cacheScope"))
+            if wire in hints and name in fields
+        }
         return attrs.evolve(result, **changes) if changes else result
 
     def _cache_hints(self, method: str, out: dict[str, Any], cache: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from mcp_ref.events import (
     ExchangeReceived,
     InputRequiredReceived,
     InvalidResponse,
+    MessageRejected,
     NotificationIgnored,
     ProgressReceived,
     RequestRefused,
@@ -125,16 +126,18 @@ def test_params_are_decoded_with_the_methods_types() -> None:
     assert ex.params.name == "t" and ex.params.arguments == {"a": 1}
 
 
-@pytest.mark.req("2026-07-28:basic/transports/streamable-http#11")
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#11", "2026-07-28:basic/index#15")
 @pytest.mark.parametrize(
     "raw", [b"{", b"[]", b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', b'{"jsonrpc":"1.0"}']
 )
 def test_unreadable_input_is_refused_with_400(raw: bytes) -> None:
     status, reply = refused(server().receive_message(raw))
     assert status == 400 and "id" not in reply
+    if raw.startswith(b"[") and len(raw) > 2:
+        assert reply["error"] == {"code": -32600, "message": "Invalid Request: no JSON-RPC batches"}
 
 
-@pytest.mark.req("2026-07-28:basic/transports/stdio#7")
+@pytest.mark.req("2026-07-28:basic/transports/stdio#7", "2026-07-28:basic/patterns/index#1")
 def test_a_response_from_a_client_answers_nothing() -> None:
     (event,) = server().receive_message(b'{"jsonrpc":"2.0","id":1,"result":{}}')
     assert isinstance(event, RequestRefused) and event.reply is None
@@ -248,6 +251,7 @@ def test_log_messages_need_our_logging_capability() -> None:
 
 @pytest.mark.req(
     "2026-07-28:basic/transports/stdio#11",
+    "2026-07-28:basic/transports/streamable-http#24",
     "2026-07-28:basic/patterns/cancellation#13",
     "2026-07-28:basic/patterns/cancellation#14",
     "2026-07-28:basic/patterns/cancellation#19",
@@ -374,7 +378,9 @@ def client() -> StatelessEngine:
     )
 
 
-@pytest.mark.req("2026-07-28:basic/index#52", "2026-07-28:basic/index#55")
+@pytest.mark.req(
+    "2026-07-28:basic/index#52", "2026-07-28:basic/index#55", "2026-07-28:basic/transports/streamable-http#25"
+)
 def test_a_client_request_carries_its_meta_and_headers() -> None:
     c = client()
     rid, data = c.send_request(
@@ -454,3 +460,11 @@ def test_a_client_retry_echoes_the_state_and_tokens_stay_unique() -> None:
     c.send_request("tools/list", progress_token="same")
     with pytest.raises(LocalProtocolError, match="in use"):
         c.send_request("tools/list", progress_token="same")
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/index#1")
+def test_a_client_refuses_a_request_from_a_server() -> None:
+    (event,) = client().receive_message(b'{"jsonrpc":"2.0","id":9,"method":"roots/list"}')
+    assert (
+        isinstance(event, MessageRejected) and event.reply is None and "sent a roots/list request" in str(event.error)
+    )

@@ -165,7 +165,7 @@ class Server:
             self.state_sealer = StateSealer(keys, ttl=state_ttl)
         #: where changes go for subscriptions/listen (replicas share one: see mcp_ref.session.changes)
         self.changes: ChangeFeed = changes if changes is not None else LocalChangeFeed()
-        #: [2026-07-28:basic/index#59] name ourselves in every 2026-07-28 result's _meta
+        #: name ourselves in every 2026-07-28 result's _meta (the engine writes it)
         self.identify = identify
         self._modern: ModernRuntime | None = None
         self.config = config or SessionConfig()

@@ -137,7 +137,12 @@ async def test_one_server_serves_a_2025_session_and_2026_requests_with_the_same_
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/index#2", "2026-07-28:server/utilities/logging#4")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/index#2",
+    "2026-07-28:basic/patterns/progress#8",
+    "2026-07-28:server/utilities/logging#3",
+    "2026-07-28:server/utilities/logging#4",
+)
 async def test_progress_and_log_go_before_the_answer_when_asked() -> None:
     async with modern(make_server()) as peer:
         reply, notes = await peer.call(
@@ -225,7 +230,10 @@ async def test_a_handler_asks_round_after_round_and_earlier_answers_travel_seale
 
 
 @pytest.mark.req(
-    "2026-07-28:basic/patterns/mrtr#12", "2026-07-28:basic/patterns/mrtr#14", "2026-07-28:basic/patterns/mrtr#32"
+    "2026-07-28:basic/patterns/mrtr#11",
+    "2026-07-28:basic/patterns/mrtr#12",
+    "2026-07-28:basic/patterns/mrtr#14",
+    "2026-07-28:basic/patterns/mrtr#32",
 )
 async def test_a_state_is_good_only_untouched_and_for_its_own_request() -> None:
     async with modern(make_server(), ELICIT) as peer:
@@ -428,3 +436,90 @@ async def test_log_messages_are_rate_limited_per_request(autojump_clock: trio.ab
         again, more = await peer.call("tools/call", {"name": "chatty", "arguments": {}}, log_level="info")
     # a burst of two per request: each request has its own budget
     assert reply["result"]["content"][0]["text"] == "2" and len(notes) == 2 and len(more) == 2
+
+
+@pytest.mark.req("2026-07-28:basic/index#27")
+async def test_the_context_sees_this_requests_capabilities_and_identity() -> None:
+    server = make_server()
+
+    @server.tool(description="what the client said")
+    async def whoami(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        caps = ctx.client_capabilities
+        return f"{ctx.client_info.name} roots={caps.roots is not None} sampling={ctx.can_sample()} {ctx.revision}"
+
+    async with modern(server, ClientCapabilities(roots={})) as peer:
+        reply, _ = await peer.call("tools/call", {"name": "whoami", "arguments": {}})
+    assert reply["result"]["content"][0]["text"] == "peer roots=True sampling=False 2026-07-28"
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/index#1", "2026-07-28:basic/transports/streamable-http#19")
+async def test_a_handler_cannot_send_requests_or_unrelated_notifications() -> None:
+    server = make_server()
+
+    @server.tool(description="pings")
+    async def pinger(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.request("ping")
+        return "pinged"
+
+    @server.tool(description="broadcasts")
+    async def shouter(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.notify("notifications/tools/list_changed")
+        return "shouted"
+
+    async with modern(server) as peer:
+        for name in ("pinger", "shouter"):
+            reply, notes = await peer.call("tools/call", {"name": name, "arguments": {}})
+            assert reply["error"]["code"] == -32603 and notes == [], name
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#8")
+async def test_one_key_asks_one_question() -> None:
+    server = make_server()
+
+    @server.tool(description="asks twice under one name")
+    async def twice(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.elicit_form("a?", {"a": {"type": "string"}}, key="same")
+        await ctx.elicit_form("b?", {"b": {"type": "string"}}, key="same")
+        return "never"
+
+    async with modern(server, ELICIT) as peer:
+        reply, _ = await peer.call(
+            "tools/call", {"name": "twice", "arguments": {}}, input_responses={"same": accept(a="x")}
+        )
+    assert reply["error"]["code"] == -32603
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#10")
+async def test_a_server_of_modern_revisions_only_names_them_to_an_initialize() -> None:
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(make_server(supported_versions=()).serve, server_end)
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}
+        await client_end.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+        reply = json.loads(await client_end.receive())
+        nursery.cancel_scope.cancel()
+    assert reply["error"]["code"] in (-32601, -32602)
+    assert "2026-07-28" in json.dumps(reply["error"])
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#14")
+async def test_a_state_issued_to_one_user_is_refused_to_another() -> None:
+    from mcp_ref.basic.authorization.resource_server import AccessToken
+    from mcp_ref.basic.patterns.mrtr import StateRejected
+    from mcp_ref.session.modern import ModernContext, ModernRuntime
+
+    runtime = ModernRuntime(make_server())
+    engine = runtime.engine(track_ids=False)
+    alice, bob = AccessToken(subject="alice", issuer="https://as"), AccessToken(subject="bob", issuer="https://as")
+    peer = Peer(None, ELICIT)
+    params = {"name": "two_questions", "arguments": {}}
+    _, data = peer.engine.send_request("tools/call", params)
+    (event,) = engine.receive_message(data)
+    ctx = ModernContext(runtime, event.exchange, trio.CancelScope(), None, auth=alice, answers={}, state={})  # type: ignore[arg-type]
+    state = runtime._seal(event.exchange, ctx, alice)
+    _, retry = peer.engine.send_request("tools/call", params, input_responses={}, request_state=state)
+    (again,) = engine.receive_message(retry)
+    assert runtime._open_retry(again.exchange, alice) == ({}, {})
+    for other in (bob, None):
+        with pytest.raises(StateRejected, match="another principal"):
+            runtime._open_retry(again.exchange, other)

@@ -53,8 +53,11 @@ def test_a_tampered_state_is_rejected(tamper: object) -> None:
     assert caught.value.code == -32602
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/mrtr#12")
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#11", "2026-07-28:basic/patterns/mrtr#12")
 def test_a_state_sealed_with_another_key_is_rejected() -> None:
+    for odd in (123, None, "é" * 40, b"bytes"):
+        with pytest.raises(mrtr.StateRejected):
+            sealer().open(odd, now=0)
     token = sealer(b"o" * 32).seal({}, now=0)
     with pytest.raises(mrtr.StateRejected, match="integrity"):
         sealer().open(token, now=0)

@@ -106,6 +106,7 @@ async def test_notifications_before_the_answer_make_an_sse_stream_the_answer_end
     "2026-07-28:basic/transports/streamable-http#28",
     "2026-07-28:basic/transports/streamable-http#29",
     "2026-07-28:basic/transports/streamable-http#61",
+    "2026-07-28:basic/transports/streamable-http#65",
 )
 async def test_refusals_have_their_status_and_code() -> None:
     async with http_server(make_server()) as info:
@@ -144,6 +145,16 @@ async def test_param_headers_that_match_are_accepted_even_base64() -> None:
     assert status == 200 and json.loads(data)["result"]["content"][0]["text"] == "ran in zürich"
 
 
+@pytest.mark.req(
+    "2026-07-28:basic/transports/streamable-http#37",
+    "2026-07-28:basic/transports/streamable-http#38",
+    "2026-07-28:basic/transports/streamable-http#39",
+    "2026-07-28:basic/transports/streamable-http#40",
+    "2026-07-28:basic/transports/streamable-http#41",
+    "2026-07-28:basic/transports/streamable-http#42",
+    "2026-07-28:basic/transports/streamable-http#43",
+    "2026-07-28:basic/transports/streamable-http#44",
+)
 def test_a_tool_with_an_invalid_header_annotation_is_refused_at_registration() -> None:
     server = Server("s")
     with pytest.raises(ValueError, match="x-mcp-header"):

@@ -136,7 +136,7 @@ def test_invalid_annotations_are_refused(schema: dict[str, Any]) -> None:
         h.param_headers(schema)
 
 
-@pytest.mark.req("2026-07-28:basic/transports/streamable-http#36")
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#36", "2026-07-28:basic/transports/streamable-http#42")
 def test_a_call_mirrors_the_annotated_arguments_it_has() -> None:
     declared = h.param_headers(SCHEMA)
     args = {"region": "eu west ", "count": 42, "dry": False, "nested": {"tenant": "t1"}, "query": "x"}
@@ -147,6 +147,9 @@ def test_a_call_mirrors_the_annotated_arguments_it_has() -> None:
         "Mcp-Param-Tenant": "t1",
     }
     assert h.param_header_values(declared, {"region": None}) == {}
+    # an integer past JavaScript's safe range is never mirrored, nor matched
+    assert h.param_header_values(declared, {"count": 2**53}) == {}
+    assert h.param_header_values(declared, {"count": 2**53 - 1}) == {"Mcp-Param-Count": str(2**53 - 1)}
 
 
 @pytest.mark.req(
