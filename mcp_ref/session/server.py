@@ -860,10 +860,10 @@ class _Opening:
     async def serve_modern(self, data: bytes) -> str | None:
         server = self.server
         era = self._era(data)
-        if not server.modern_versions or era is None or (era is Era.LEGACY and server.supported_versions):
-            return None
         # (a server of modern revisions only serves every opening request so: its answer to
         # initialize names the versions it supports, [2026-07-28:basic/versioning#10])
+        if not server.modern_versions or era is None or (era is Era.LEGACY and server.supported_versions):
+            return None
         if self.session is not None:
             # a channel served request by request holds no session: broadcasts do not queue for it
             server.sessions.discard(self.session)

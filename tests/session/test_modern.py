@@ -42,11 +42,11 @@ def make_server(**options: Any) -> Server:
         got = await ctx.list_roots()
         return ",".join(r.uri for r in got.roots)
 
-    @server.tool(description="waits until cancelled")
+    @server.tool(description="waits until released")
     async def wait(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         ctx_started.set()
-        await trio.sleep_forever()
-        return "never"
+        await release.wait()
+        return "released"
 
     @server.tool(description="swallows what it should not")
     async def swallow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
@@ -68,6 +68,7 @@ def make_server(**options: Any) -> Server:
 
 
 ctx_started = trio.Event()
+release = trio.Event()
 
 
 class Peer:
@@ -311,17 +312,20 @@ async def test_a_handler_that_swallows_the_interruption_still_gets_its_question_
 @pytest.mark.req(
     "2026-07-28:basic/transports/stdio#10",
     "2026-07-28:basic/transports/stdio#11",
+    "2026-07-28:basic/patterns/cancellation#13",
     "2026-07-28:basic/patterns/cancellation#17",
 )
 async def test_a_cancelled_request_stops_and_is_never_answered(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_ref.session.modern")
-    global ctx_started
-    ctx_started = trio.Event()
+    global ctx_started, release
+    ctx_started, release = trio.Event(), trio.Event()
     async with modern(make_server()) as peer:
         rid, data = peer.engine.send_request("tools/call", {"name": "wait", "arguments": {}})
         await peer.channel.send(data)
         await ctx_started.wait()
         await peer.channel.send(peer.engine.send_cancel(rid, "changed my mind"))
+        await peer.call("tools/list")  # (the cancellation has been read)
+        release.set()  # a handler still running would answer now
         reply, notes = await peer.call("tools/list")  # answered; nothing came for the cancelled one
         assert notes == [] and all(m.get("id") != rid for m in peer.seen)
     assert any("changed my mind" in r.getMessage() for r in caplog.records)  # the reason, in our log
@@ -523,3 +527,27 @@ async def test_a_state_issued_to_one_user_is_refused_to_another() -> None:
     for other in (bob, None):
         with pytest.raises(StateRejected, match="another principal"):
             runtime._open_retry(again.exchange, other)
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/cancellation#4", "2026-07-28:basic/patterns/cancellation#13")
+async def test_a_cancellation_that_lands_after_the_handlers_last_checkpoint_still_suppresses_the_answer() -> None:
+    from mcp_ref.session.modern import ModernRuntime
+
+    server = make_server()
+    runtime = ModernRuntime(server)
+    engine = runtime.engine(track_ids=True)
+    _, data = Peer(None).engine.send_request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    (event,) = engine.receive_message(data)
+    sent: list[bytes] = []
+
+    class Sink:
+        async def notify(self, data: bytes) -> None:
+            sent.append(data)
+
+        async def answer(self, data: bytes, code: int | None) -> None:
+            sent.append(data)
+
+    scope = trio.CancelScope()
+    scope.cancel()  # echo answers without a checkpoint: its result is ready, and must not go out
+    await runtime.run(event.exchange, Sink(), scope)
+    assert sent == [] and event.exchange.state == "answered"
