@@ -396,8 +396,8 @@ class ModernRuntime:
             else:
                 answer = await self._handle(exchange, sink, scope, auth)
         if scope.cancel_called or exchange.state == "cancelled":
-            # [2026-07-28:basic/patterns/cancellation#4, #13] cancelled: no response
             exchange.cancelled()
+            # [2026-07-28:basic/patterns/cancellation#4, #13] cancelled: no response, even one ready
             return
         if answer is not None:
             await sink.answer(*answer)
