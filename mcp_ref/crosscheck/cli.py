@@ -177,6 +177,7 @@ def _report_file_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="FILE", help="write the text report here at the end")
     parser.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
 
 
 def _write_report_files(report: Report, args: argparse.Namespace) -> None:
@@ -185,12 +186,19 @@ def _write_report_files(report: Report, args: argparse.Namespace) -> None:
     if args.json_file:
         Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
+        Path(args.junit).write_bytes(report.to_junit(strict=args.strict))
+
+
+_STRICT_HELP = (
+    "SHOULD findings fail too: exit status 1, and failures in JUnit (default: only MUST findings fail; "
+    "SHOULD findings are reported without failing)"
+)
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML to FILE")
+    parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -205,6 +213,27 @@ def _target(args: argparse.Namespace) -> Target:
     if args.oauth or args.client_credentials or args.cafile:
         raise UsageError("--oauth, --client-credentials and --cafile apply to a URL target only")
     return StdioTarget(words[0], tuple(words[1:]))
+
+
+def _launchable(command: str) -> str:
+    """``command`` if it can be launched; else a one-line UsageError saying what it is not."""
+    import os
+    import shutil
+
+    if "://" in command:
+        raise UsageError(f"{command!r} is not a URL mcp-ref can check (http:// or https://), nor a command")
+    if os.sep in command:
+        if not os.path.isfile(command):
+            raise UsageError(f"{command!r} is neither a URL nor a command: no such file")
+        if not os.access(command, os.X_OK):
+            raise UsageError(f"{command!r} is neither a URL nor a command: the file is not executable")
+        return command
+    if shutil.which(command) is None:
+        raise UsageError(
+            f"{command!r} is neither a URL (http://, https://) nor a command found on PATH; "
+            "a stdio server goes after --: mcp-ref check -- COMMAND ARGS..."
+        )
+    return command
 
 
 def _ssl_context(url: str, cafile: str | None) -> "ssl.SSLContext | None":
@@ -251,8 +280,8 @@ def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(report.to_text())
     if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
-    return report.exit_status()
+        Path(args.junit).write_bytes(report.to_junit(strict=args.strict))
+    return report.exit_status_for(strict=args.strict)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -301,6 +330,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     only = [c.strip() for c in args.only.split(",") if c.strip()] if args.only else None
     if only and (unknown := sorted(set(only) - set(CHAPTERS))):
         raise UsageError(f"--only: unknown chapters {unknown}; known: {', '.join(CHAPTERS)}")
+    if isinstance(target, StdioTarget):
+        _launchable(target.command)
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
     if args.oauth or args.client_credentials:
         if not isinstance(target, HttpTarget):
@@ -394,7 +425,7 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
             err.write(finding_line(finding) + "\n")
             err.flush()
 
-    log = open(args.log, "w", encoding="utf-8") if args.log else None
+    log = _own_file(args.log, err) if args.log else None
     try:
         if args.listen:
             from .http_tap import run_http_tap
@@ -421,6 +452,24 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
     return code
 
 
+def _own_file(path: str, err: TextIO) -> TextIO:
+    """``path`` opened for this spawn alone: a client may start the tap several times with the same
+    ``--log``, and each spawn gets its own file (``traffic.jsonl``, then ``traffic.2.jsonl`` ...)."""
+    base = Path(path)
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{base.stem}.{n}{base.suffix}")
+        try:
+            f = open(candidate, "x", encoding="utf-8")
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise UsageError(f"--log {path}: {e.strerror or e}") from None
+        if n > 1:
+            err.write(f"mcp-ref tap: {path} is taken (another spawn): logging to {candidate}\n")
+        return f
+    raise UsageError(f"--log {path}: no free name beside it")
+
+
 def _fixture(args: argparse.Namespace, err: TextIO) -> int:
     from .fixture import run_fixture
 
@@ -433,4 +482,4 @@ def _fixture(args: argparse.Namespace, err: TextIO) -> int:
     report = run_fixture(args, err)
     _write_report_files(report, args)
     err.write(f"mcp-ref fixture: {report.summary_line()}\n")
-    return report.exit_status()
+    return report.exit_status_for(strict=args.strict)

@@ -159,6 +159,8 @@ class Observer:
         self.task_status: dict[str, str] = {}
         self._judging = True
         self._answers: OrderedDict[tuple[Direction, Any], Any] = OrderedDict()
+        #: the latest response the server sent
+        self.last_answer: Any = None
         #: progress tokens of cancelled requests (by the direction their progress travels)
         self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
@@ -287,6 +289,8 @@ class Observer:
                 self._find(out, event.requirement, self._words(sender, event, message), message, sender)
 
     def _remember_answer(self, direction: Direction, message: dict[str, Any]) -> None:
+        if direction is Direction.TO_CLIENT:
+            self.last_answer = message
         key = (direction, _id_key(message.get("id")))
         self._answers[key] = message
         self._answers.move_to_end(key)

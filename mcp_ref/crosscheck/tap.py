@@ -24,6 +24,7 @@ from typing import IO
 import trio
 
 from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Oversized
+from .http_rules import HttpJudge
 from .observer import Direction, Observer
 from .report import Finding, Report
 from .traffic import traffic_header, traffic_line
@@ -53,6 +54,10 @@ class Tap:
         self.observer = Observer(transport="stdio" if transport == "stdio" else "http")
         self.log = log
         self.on_finding = on_finding
+        #: (HTTP) what the answers say about the transport: the judge the battery uses too
+        self.judge = HttpJudge()
+        #: (HTTP) seconds an SSE stream may stay open after it carried its response
+        self.linger = 2.0
         if log is not None:
             log.write(traffic_header(transport, target))
             log.flush()
@@ -79,6 +84,10 @@ class Tap:
         """A finding the transport itself made (an HTTP status, say)."""
         self.observer.findings.append(finding)
         self._found([finding])
+
+    def found_all(self, findings: list[Finding]) -> None:
+        for finding in findings:
+            self.found(finding)
 
     def end(self) -> Report:
         for direction in Direction:
