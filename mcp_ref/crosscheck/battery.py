@@ -12,9 +12,12 @@ so every message both ways is judged, whatever the check was after.
 
 Checks that need a tool with a behaviour take it from the
 :class:`~mcp_ref.crosscheck.config.CheckConfig` and are skipped, saying
-which option names it, when it is absent. The battery never calls a tool
-it was not told about (tools can have side effects), except to ask for one
-that does not exist.
+which option names it, when it is absent. Of the tools it was not told
+about, the battery calls those the server marks read-only
+(``readOnlyHint``), with arguments made from their input schemas; every
+tool, and arguments the schema refuses, with ``--call-all-tools``
+(:mod:`.exercise`). It reads every resource and template and gets every
+prompt (up to ``MAX_EXERCISED`` of each).
 """
 
 import json
@@ -54,6 +57,7 @@ from ..session.client import ClientSession, open_session
 from ..session.core import SessionConfig
 from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
+from .exercise import WORD, arguments_for, expand_template, invalid_arguments_for, safe_to_call, why_not_safe
 from .observer import Direction, Observer
 from .report import Finding, Report
 from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
@@ -83,6 +87,8 @@ CHAPTERS: Final = (
 )
 #: pages followed at most per list method
 MAX_PAGES: Final = 100
+#: tools called, resources read, templates and prompts tried at most (bounded time)
+MAX_EXERCISED: Final = 50
 #: settling time after a round trip before "nothing more came" is believed
 SETTLE: Final = 0.05
 #: seconds any one answer is waited for once the server has let a request go unanswered
@@ -196,6 +202,12 @@ class _Check:
         self.findings.append(finding)
         if silence:
             self.silences.append(finding)
+
+
+def _kind_of(method: str, params: Any) -> str:
+    """What a request is, for "not asked again": its method (a tool call: with the tool's name)."""
+    name = getattr(params, "name", None)
+    return f"{method} {name}" if method == "tools/call" and isinstance(name, str) else method
 
 
 def _words(e: Exception) -> str:
@@ -417,6 +429,8 @@ class Battery:
         self._closed_in: str | None = None
         #: whether the server ever answered an initialize
         self.initialized = False
+        #: the kind of the main session's latest request (a method; tools/call with the tool's name)
+        self._kind = ""
         self.report = Report(target.describe())
         self.observers: list[Observer] = []
         self.on_progress = on_progress
@@ -470,14 +484,15 @@ class Battery:
         plain_request, plain_start = session.request, session.start_request
 
         async def request(method: str, params: Any = None, **options: Any) -> Any:
-            self.timer.gate(method)
+            kind = self._kind = _kind_of(method, params)
+            self.timer.gate(kind)
             options.setdefault("timeout", self.timer.current)
             try:
                 result = await plain_request(method, params, **options)
                 self.timer.answered()
                 return result
             except RequestTimeout:
-                self.timer.missed(method, self._running or "the main session")
+                self.timer.missed(kind, self._running or "the main session")
                 raise
             except MCPError as e:
                 self.timer.answered()
@@ -485,7 +500,8 @@ class Battery:
                 raise
 
         async def start_request(method: str, params: Any = None, **options: Any) -> Any:
-            self.timer.gate(method)
+            kind = self._kind = _kind_of(method, params)
+            self.timer.gate(kind)
             options.setdefault("timeout", self.timer.current)
             return await plain_start(method, params, **options)
 
@@ -510,7 +526,7 @@ class Battery:
         except NotAnswered as e:
             chk.skip(str(e))
         except RequestTimeout as e:
-            self.timer.missed(e.method, name)
+            self.timer.missed(self._kind if self._kind.startswith(e.method) else e.method, name)
             refused = [f for f in (obs.findings[start:] if obs is not None else []) if f.party == "server"]
             if refused:
                 # an answer came that could not be read: that is the statement broken, not silence
@@ -1219,6 +1235,7 @@ class Battery:
                 result = await self._call(client, spec)
                 if result.is_error:
                     chk.note("the tool reported an error (isError)")
+        await self._exercise_tools(client, tools)
         for tool in tools:
             if tool.execution is not None and tool.execution.task_support == "required":
                 async with self.check(
@@ -1241,6 +1258,72 @@ class Battery:
                                 self._answer(pending.id),
                             )
                 break
+
+    async def _exercise_tools(self, client: ClientSession, tools: list[Any]) -> None:
+        """Call the tools that are safe to call (all of them with ``call_all_tools``) with arguments
+        made from their input schemas, and say what was called and why the rest was not."""
+        named = {s.name for s in self.config.calls} | {s.name for s in self.config.tools.values()}
+        called: list[str] = []
+        left: list[str] = []
+        for tool in tools:
+            name = tool.name
+            if name in named:
+                called.append(name)  # called as configured
+                continue
+            if tool.execution is not None and tool.execution.task_support == "required":
+                left.append(f"{name} (runs as a task only)")
+                continue
+            if not self.config.call_all_tools and not safe_to_call(tool):
+                left.append(f"{name} ({why_not_safe(tool)})")
+                continue
+            if len(called) >= MAX_EXERCISED:
+                left.append(f"{name} (more than {MAX_EXERCISED} tools)")
+                continue
+            arguments = arguments_for(tool.input_schema)
+            if arguments is None:
+                left.append(f"{name} (its input schema asks for values mcp-ref cannot make)")
+                continue
+            async with self.check(f"tools/call {name}", ["server/tools#15", "server/tools#16"]) as chk:
+                try:
+                    params = CallToolRequestParams(name=name, arguments=arguments)
+                    result = await client.request("tools/call", params)
+                except RequestTimeout as e:
+                    # made-up arguments may ask a slow tool for a long run: not held against the server
+                    chk.skip(f"inconclusive: no answer within {e.timeout:g}s (a slow tool? --timeout, --slow-tool)")
+                    continue
+                chk.note("answered with a tool error (isError)" if result.is_error else "answered")
+            called.append(name)
+            if self.config.call_all_tools:
+                await self._invalid_arguments(client, tool)
+        why = "" if self.config.call_all_tools else "; --call-all-tools calls the tools not marked readOnlyHint"
+        detail = f"{len(called)} of {len(tools)} tool(s) called"
+        if left:
+            detail += "; not called: " + ", ".join(left) + why
+        self.report.check("tools/exercised", "pass", ["server/tools#20"], detail)
+
+    async def _invalid_arguments(self, client: ClientSession, tool: Any) -> None:
+        """[server/tools#20] arguments the tool's schema refuses get an error (a protocol error, or isError)."""
+        bad = invalid_arguments_for(tool.input_schema)
+        if bad is None:
+            return
+        arguments, how = bad
+        async with self.check(f"tools/invalid-arguments {tool.name}", ["server/tools#20"]) as chk:
+            with self._channel.deliberately():
+                params = CallToolRequestParams(name=tool.name, arguments=arguments)
+                pending = await client.start_request("tools/call", params)
+            try:
+                result = await pending.result()
+            except MCPError as e:
+                chk.note(f"error {e.code}")
+                return
+            if result.is_error:
+                chk.note("a tool error (isError)")
+            else:
+                chk.find(
+                    "server/tools#20",
+                    f"tool {tool.name!r} called {how} was answered as a success (inputs are validated)",
+                    self._answer(pending.id),
+                )
 
     async def _list_changed(self, client: ClientSession, changed: list[str]) -> None:
         spec = self.config.tool("list_changed")
@@ -1272,9 +1355,18 @@ class Battery:
         resources: list[Any] = []
         async with self.check("resources/read", ["server/resources#10"]) as chk:
             resources = await client.list_all_resources()
-            for resource in resources[:5]:
-                await client.read_resource(resource.uri)
-            chk.note(f"{min(len(resources), 5)} of {len(resources)} read")
+            read, failed = 0, []
+            for resource in resources[:MAX_EXERCISED]:
+                try:
+                    await client.read_resource(resource.uri)
+                    read += 1
+                except MCPError as e:
+                    failed.append(f"{resource.uri} (error {e.code})")
+            chk.note(f"{read} of {len(resources)} read")
+            if failed:
+                chk.note("not read: " + ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else ""))
+            if len(resources) > MAX_EXERCISED:
+                chk.note(f"the first {MAX_EXERCISED} tried")
         async with self.check("resources/unknown-uri", ["server/resources#7"]) as chk:
             from ..schema.resources import ReadResourceRequestParams
 
@@ -1291,9 +1383,19 @@ class Battery:
                         f"reading an unknown resource got error {e.code}, not -32002",
                         self._answer(pending.id),
                     )
-        async with self.check("resources/templates", ["basic/lifecycle#14"]) as chk:
+        async with self.check("resources/templates", ["basic/lifecycle#14", "server/resources#10"]) as chk:
             templates = await client.list_all_resource_templates()
-            chk.note(f"{len(templates)} template(s)")
+            answered, refused = 0, []
+            for template in templates[:MAX_EXERCISED]:
+                uri = expand_template(template.uri_template)
+                try:
+                    await client.read_resource(uri)
+                    answered += 1
+                except MCPError as e:
+                    refused.append(f"{uri} (error {e.code})")
+            chk.note(f"{len(templates)} template(s), {answered} read with made-up values")
+            if refused:
+                chk.note("refused (allowed: the values are made up): " + ", ".join(refused[:5]))
         if self._has("resources", "subscribe") and resources:
             async with self.check("resources/subscribe", ["basic/lifecycle#14"]) as chk:
                 await client.subscribe_resource(resources[0].uri)
@@ -1306,10 +1408,17 @@ class Battery:
         prompts: list[Any] = []
         async with self.check("prompts/get", ["server/prompts#3", "server/prompts#4", "server/resources#10"]) as chk:
             prompts = await client.list_all_prompts()
-            plain = [p for p in prompts if not any(a.required for a in p.arguments or [])]
-            for prompt in plain[:5]:
-                await client.get_prompt(prompt.name)
-            chk.note(f"{min(len(plain), 5)} prompt(s) without required arguments fetched")
+            got, failed = 0, []
+            for prompt in prompts[:MAX_EXERCISED]:
+                arguments = {a.name: WORD for a in prompt.arguments or [] if a.required}
+                try:
+                    await client.get_prompt(prompt.name, arguments or None)
+                    got += 1
+                except MCPError as e:
+                    failed.append(f"{prompt.name} (error {e.code})")
+            chk.note(f"{got} of {len(prompts)} prompt(s) got (required arguments made up)")
+            if failed:
+                chk.note("refused: " + ", ".join(failed[:5]))
         async with self.check("prompts/unknown-prompt", ["server/prompts#6"]) as chk:
             from ..schema.prompts import GetPromptRequestParams
 

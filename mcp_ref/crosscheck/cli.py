@@ -90,6 +90,13 @@ def add_commands(sub: Any) -> None:
         "--call-tool", action="append", default=[], metavar="'NAME [JSON]'", help="a tool to call and judge"
     )
     check.add_argument(
+        "--call-all-tools",
+        action="store_true",
+        help="call every tool the server lists, with arguments made from its input schema, and once more with "
+        "arguments the schema refuses (the error path); default: only the tools the server marks read-only "
+        "(annotations.readOnlyHint), with valid arguments. Tools may have side effects: only for servers you own",
+    )
+    check.add_argument(
         "--client",
         action="store_true",
         help="check a client instead: run it against the fixture; {fixture} in its arguments becomes the "
@@ -271,7 +278,7 @@ def _config(args: argparse.Namespace) -> CheckConfig:
     timeout = args.timeout if args.timeout is not None else base.timeout
     if not timeout > 0:
         raise UsageError("--timeout must be positive")
-    return base.merged(CheckConfig(tools, calls, timeout))
+    return base.merged(CheckConfig(tools, calls, timeout, call_all_tools=args.call_all_tools))
 
 
 def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
