@@ -77,11 +77,12 @@ RULES: Final[dict[str, Rule]] = _table(
     ("basic/index#5", "MUST NOT", "a request id is never null"),
     ("basic/index#6", "MUST NOT", "a requestor never reuses a request id in the session"),
     ("basic/index#7", "MUST", "a result answers a request with that request's id"),
-    ("basic/index#8", "MUST", "a result response carries a result object"),
+    ("basic/index#8", "MUST", "a result response carries a result field"),
     ("basic/index#10", "MUST", "an error answers a request with its id (none only when unreadable)"),
     ("basic/index#11", "MUST", "an error has a code and a message"),
     ("basic/index#12", "MUST", "error codes are integers"),
     ("basic/index#13", "MUST NOT", "a notification is never answered"),
+    ("basic/index#14", "MUST NOT", "a notification carries no id"),
     ("basic/index#24", "MUST", "schemas are valid in their dialect"),
     ("basic/index#26", "MUST", "_meta keys follow the prefix/name grammar"),
     # -- basic/lifecycle ---------------------------------------------------------------------

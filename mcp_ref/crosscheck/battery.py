@@ -97,6 +97,16 @@ QUICK: Final = 2.0
 GIVE_UP: Final = 3
 
 
+#: the capabilities whose methods a server that did not declare them must not serve
+_UNDECLARED: Final = [
+    "server/tools#3",
+    "server/resources#1",
+    "server/prompts#1",
+    "server/utilities/completion#1",
+    "server/utilities/logging#1",
+    "basic/utilities/tasks#1",
+]
+_COMPLETE: Final = {"ref": {"type": "ref/prompt", "name": "mcp-ref-check"}, "argument": {"name": "x", "value": ""}}
 #: what an answer that came but could not be read breaks (it then stands for "no answer")
 _ANSWER_RULES: Final = frozenset(
     {
@@ -812,21 +822,22 @@ class Battery:
         if type(caps) is not dict:
             self.skip(
                 "jsonrpc/undeclared-capabilities",
-                ["server/tools#3", "server/resources#1", "server/prompts#1"],
+                _UNDECLARED,
                 "the server declared no capabilities object",
             )
             return
-        async with self.check(
-            "jsonrpc/undeclared-capabilities", ["server/tools#3", "server/resources#1", "server/prompts#1"]
-        ) as chk:
-            for method, cap, requirement in (
-                ("tools/list", "tools", "server/tools#3"),
-                ("resources/list", "resources", "server/resources#1"),
-                ("prompts/list", "prompts", "server/prompts#1"),
+        async with self.check("jsonrpc/undeclared-capabilities", _UNDECLARED) as chk:
+            for method, cap, requirement, params in (
+                ("tools/list", "tools", "server/tools#3", None),
+                ("resources/list", "resources", "server/resources#1", None),
+                ("prompts/list", "prompts", "server/prompts#1", None),
+                ("completion/complete", "completions", "server/utilities/completion#1", _COMPLETE),
+                ("logging/setLevel", "logging", "server/utilities/logging#1", {"level": "error"}),
+                ("tasks/list", "tasks", "basic/utilities/tasks#1", None),
             ):
                 if cap in caps:
                     continue
-                answer = await raw.request(method, deliberate=True)
+                answer = await raw.request(method, params, deliberate=True)
                 if type(answer) is dict and "result" in answer:
                     chk.find(requirement, f"{method} answered although the server did not declare {cap}", answer)
 
@@ -1235,6 +1246,7 @@ class Battery:
                 result = await self._call(client, spec)
                 if result.is_error:
                     chk.note("the tool reported an error (isError)")
+        self._tools_seen = tools
         await self._exercise_tools(client, tools)
         for tool in tools:
             if tool.execution is not None and tool.execution.task_support == "required":
@@ -1258,6 +1270,19 @@ class Battery:
                                 self._answer(pending.id),
                             )
                 break
+
+    def _task_tool(self) -> ToolSpec | None:
+        """A tool the tasks checks may run as a task when none was named: one that supports task
+        execution and may be called (read-only, or --call-all-tools), with arguments we can make."""
+        for tool in getattr(self, "_tools_seen", []):
+            if tool.execution is None or tool.execution.task_support not in ("optional", "required"):
+                continue
+            if not (self.config.call_all_tools or safe_to_call(tool)):
+                continue
+            arguments = arguments_for(tool.input_schema)
+            if arguments is not None:
+                return ToolSpec(tool.name, arguments)
+        return None
 
     async def _exercise_tools(self, client: ClientSession, tools: list[Any]) -> None:
         """Call the tools that are safe to call (all of them with ``call_all_tools``) with arguments
@@ -1455,11 +1480,43 @@ class Battery:
                         )
         self._prompts_seen = prompts
 
+    async def _raw_request(self, client: ClientSession, method: str, params: Any) -> Any:
+        """A request our engine would refuse to send (a probe), sent raw; the answer, or None."""
+        self._raw_ids = getattr(self, "_raw_ids", 0) + 1
+        rid = f"mcp-ref-probe-{self._raw_ids}"
+        data = _dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        self._channel.expect_deliberate(data)
+        await client.session.send_raw(data)
+        with trio.move_on_after(self.timer.current):
+            while (answer := self._answer(rid)) is None:
+                await trio.sleep(0.02)
+            self.timer.answered()
+            return answer
+        self.timer.missed(method)
+        return None
+
     async def _completion(self, client: ClientSession) -> None:
         if not self._has("completions"):
-            self.report.check(
-                "completion/complete", "skip", ["server/utilities/completion#1"], "the server declares no completions"
-            )
+            prompts = getattr(self, "_prompts_seen", None) or []
+            with_args = [p for p in prompts if p.arguments]
+            if not with_args:
+                self.report.check(
+                    "completion/complete",
+                    "skip",
+                    ["server/utilities/completion#1"],
+                    "the server declares no completions",
+                )
+                return
+            async with self.check("completion/undeclared", ["server/utilities/completion#1"]) as chk:
+                # a server that completes must declare completions: ask, for a prompt it has
+                prompt = with_args[0]
+                assert prompt.arguments is not None
+                ref = {"type": "ref/prompt", "name": prompt.name}
+                asked = {"ref": ref, "argument": {"name": prompt.arguments[0].name, "value": ""}}
+                answer = await self._raw_request(client, "completion/complete", asked)
+                if type(answer) is dict and "result" in answer:
+                    text = "completion/complete was answered, though the server did not declare completions"
+                    chk.find("server/utilities/completion#1", text, answer)
             return
         prompts = getattr(self, "_prompts_seen", None) or (
             await client.list_all_prompts() if self._has("prompts") else []
@@ -1608,7 +1665,7 @@ class Battery:
                             f"{method} for an unknown task got error {e.code}, not -32602",
                             self._answer(pending.id),
                         )
-        spec = self.config.tool("task")
+        spec = self.config.tool("task") or self._task_tool()
         requirements = [
             "basic/utilities/tasks#43",
             "basic/utilities/tasks#46",
