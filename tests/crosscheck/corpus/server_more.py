@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from server import LEVELS, Server  # noqa: E402
+from server import LEVELS, Server
 
 BREAKS = {
     # JSON-RPC, from the server's side
@@ -66,7 +66,11 @@ class More(Server):
     def write(self, message: dict[str, Any]) -> None:
         if self.brk == "error-without-message" and isinstance(message.get("error"), dict):
             message = {**message, "error": {"code": message["error"]["code"]}}
-        if self.brk == "meta-key-malformed" and isinstance(message.get("result"), dict) and "tools" in message["result"]:
+        if (
+            self.brk == "meta-key-malformed"
+            and isinstance(message.get("result"), dict)
+            and "tools" in message["result"]
+        ):
             message = {**message, "result": {**message["result"], "_meta": {"-bad/key": 1}}}
         if self.brk == "crlf":
             with self.lock:
@@ -118,14 +122,23 @@ class More(Server):
         elif self.brk == "request-id-reused":
             extra = [{"jsonrpc": "2.0", "id": "s-1", "method": "ping"}]
         elif self.brk == "notification-with-id":
-            extra = [{"jsonrpc": "2.0", "id": 900, "method": "notifications/message", "params": {"level": "info", "data": "hi"}}]
+            extra = [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 900,
+                    "method": "notifications/message",
+                    "params": {"level": "info", "data": "hi"},
+                }
+            ]
         elif self.brk == "asks-sampling-undeclared":
             ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
             extra = [{"jsonrpc": "2.0", "id": "s-ask", "method": "sampling/createMessage", "params": ask}]
         elif self.brk == "cancels-unknown-request":
             extra = [{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-sent"}}]
         elif self.brk == "progress-token-object":
-            extra = [{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {}, "progress": 1}}]
+            extra = [
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {}, "progress": 1}}
+            ]
         for message in extra:
             self.write(message)
         if self.brk == "request-id-reused":
@@ -147,7 +160,11 @@ class More(Server):
         if self.brk == "output-schema-invalid":
             tools[1]["outputSchema"] = {"type": "object", "properties": {"sum": {"type": "nonsense"}}}
         if self.brk == "accepts-invalid-arguments":
-            tools[0]["inputSchema"] = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+            tools[0]["inputSchema"] = {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            }
         return tools
 
     def do_tools_call(self, rid: Any, params: dict[str, Any]) -> None:
