@@ -465,16 +465,23 @@ class Battery:
         self.observers.append(obs)
         return obs
 
+    def _recorder(self, what: str) -> Callable[[Direction, bytes], None]:
+        """Keeps a session's messages for the report's message sequence (--html)."""
+        label = f"{len(self.observers)}: {what}"
+        return lambda direction, data: self.report.record(label, direction.value, data)
+
     @asynccontextmanager
     async def raw_session(self) -> AsyncIterator[RawSession]:
         obs = self._observer()
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail, raw=True) as channel:
+        recorder = self._recorder("raw probes")
+        async with connect(self.target, obs, stderr_tail=self.stderr_tail, raw=True, recorder=recorder) as channel:
             yield RawSession(channel, self.timer)
 
     @asynccontextmanager
     async def client_session(self, **options: Any) -> AsyncIterator[ClientSession]:
         obs = self._observer()
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail) as channel:
+        recorder = self._recorder("the main session")
+        async with connect(self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder) as channel:
             self._channel = channel
             async with open_session(
                 channel,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
-COMMANDS = ("check", "judge", "tap", "fixture")
+COMMANDS = ("check", "judge", "tap", "fixture", "explain")
 EXIT_USAGE = 2
 
 
@@ -177,6 +177,46 @@ def add_commands(sub: Any) -> None:
         help="whose 'sent' and 'received' the log speaks of (default: client)",
     )
     _output_options(judge)
+    _add_explain(sub)
+
+
+def _add_explain(sub: Any) -> None:
+    explain = sub.add_parser(
+        "explain",
+        help="what a requirement id of a report asks, our note on it, and its section on modelcontextprotocol.io",
+        description="Print what the requirement ID asks (our words), its level, the spec section that states it "
+        "and a link to it. IDs are those of the reports: basic/lifecycle#9, 2026-07-28:basic/patterns/mrtr#4 ...",
+    )
+    explain.add_argument("id", nargs="+", help="a requirement id (several may be given)")
+
+
+def explain_text(requirement: str) -> str:
+    """What ``mcp-ref explain`` prints for one id; KeyError for an id the cross-checker does not cite."""
+    from .rules import rule
+    from .sections import link, section_title
+
+    r = rule(requirement)
+    lines = [f"{requirement} ({r.effective_level})", f"  our note: {r.what}"]
+    if r.judged_as:
+        lines.append(f"  (the catalogue says {r.level}; judged as {r.judged_as}: see spec_notes/crosscheck.md)")
+    if (title := section_title(requirement)) is not None:
+        lines.append(f"  section:  {title}")
+    if (url := link(requirement)) is not None:
+        lines.append(f"  link:     {url}")
+    return "\n".join(lines) + "\n"
+
+
+def _explain(args: argparse.Namespace, out: TextIO) -> int:
+    from .rules import RULES
+
+    for requirement in args.id:
+        try:
+            out.write(explain_text(requirement))
+        except KeyError:
+            close = sorted(r for r in RULES if r.split("#")[0] == requirement.split("#")[0])
+            hint = f" (of that chapter: {', '.join(close)})" if close else ""
+            raise UsageError(f"{requirement!r} is not a requirement mcp-ref reports{hint}") from None
+    return 0
 
 
 def _report_file_options(parser: argparse.ArgumentParser) -> None:
@@ -184,6 +224,7 @@ def _report_file_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="FILE", help="write the text report here at the end")
     parser.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    parser.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page at the end")
     parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
 
 
@@ -194,6 +235,7 @@ def _write_report_files(report: Report, args: argparse.Namespace) -> None:
         Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     if args.junit:
         Path(args.junit).write_bytes(report.to_junit(strict=args.strict))
+    _write_html(report, args)
 
 
 _STRICT_HELP = (
@@ -205,6 +247,12 @@ _STRICT_HELP = (
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML to FILE")
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the report as one self-contained HTML page: the messages in two lanes, each finding "
+        "pinned to the message that shows it and linked to its section of the spec",
+    )
     parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -281,6 +329,13 @@ def _config(args: argparse.Namespace) -> CheckConfig:
     return base.merged(CheckConfig(tools, calls, timeout, call_all_tools=args.call_all_tools))
 
 
+def _write_html(report: Report, args: argparse.Namespace) -> None:
+    if getattr(args, "html", None):
+        from .html import render_html
+
+        Path(args.html).write_text(render_html(report), encoding="utf-8")
+
+
 def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
@@ -288,6 +343,7 @@ def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
         out.write(report.to_text())
     if args.junit:
         Path(args.junit).write_bytes(report.to_junit(strict=args.strict))
+    _write_html(report, args)
     return report.exit_status_for(strict=args.strict)
 
 
@@ -306,6 +362,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _tap(args, err)
         if args.command == "fixture":
             return _fixture(args, err)
+        if args.command == "explain":
+            return _explain(args, out)
     except (UsageError, ConfigError) as e:
         err.write(f"mcp-ref {args.command}: {e}\n")
         return EXIT_USAGE

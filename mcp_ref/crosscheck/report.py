@@ -30,6 +30,8 @@ __all__ = ["Finding", "Check", "Report", "Status", "evidence_text"]
 Status = Literal["pass", "fail", "skip"]
 #: evidence messages kept per finding (the rest are counted)
 MAX_EVIDENCE: Final = 3
+#: messages kept for the message sequence of --html
+MAX_TRAFFIC: Final = 5000
 #: characters of one evidence message shown in text output
 _TEXT_EVIDENCE: Final = 300
 
@@ -117,6 +119,14 @@ class Report:
     checks: list[Check] = attrs.Factory(list)
     #: remarks that are not findings (a revision we cannot judge, a target that went away)
     notes: list[str] = attrs.Factory(list)
+    #: the messages seen, in order: {"session", "dir" ("c2s" | "s2c"), "text"} (for --html; not in the JSON)
+    traffic: list[dict[str, Any]] = attrs.Factory(list)
+
+    def record(self, session: Any, direction: str, data: bytes | str) -> None:
+        """Keep one message for the message sequence (up to ``MAX_TRAFFIC``)."""
+        if len(self.traffic) < MAX_TRAFFIC:
+            text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+            self.traffic.append({"session": session, "dir": direction, "text": text})
 
     # -- building -------------------------------------------------------------------------
 

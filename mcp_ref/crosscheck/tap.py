@@ -26,7 +26,7 @@ import trio
 from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Oversized
 from .http_rules import HttpJudge
 from .observer import Direction, Observer
-from .report import Finding, Report
+from .report import MAX_TRAFFIC, Finding, Report
 from .traffic import traffic_header, traffic_line
 
 __all__ = ["Tap", "run_stdio_tap", "finding_line"]
@@ -56,6 +56,8 @@ class Tap:
         self.on_finding = on_finding
         #: (HTTP) what the answers say about the transport: the judge the battery uses too
         self.judge = HttpJudge()
+        #: what crossed, for the report's message sequence (--html)
+        self.traffic: list[tuple[Direction, bytes]] = []
         #: (HTTP) seconds an SSE stream may stay open after it carried its response
         self.linger = 2.0
         if log is not None:
@@ -63,6 +65,8 @@ class Tap:
             log.flush()
 
     def record(self, direction: Direction, data: bytes) -> None:
+        if len(self.traffic) < MAX_TRAFFIC:
+            self.traffic.append((direction, data))
         if self.log is not None:
             self.log.write(traffic_line(direction, data, time.time()))
             self.log.flush()
@@ -93,6 +97,8 @@ class Tap:
         for direction in Direction:
             self._found(self.observer.flush(direction))
         report = Report(self.target, self.observer.revision)
+        for direction, data in self.traffic:
+            report.record(1, direction.value, data)
         report.extend(self.observer.findings)
         report.notes.extend(self.observer.notes)
         counts = self.observer.count
