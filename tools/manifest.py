@@ -341,14 +341,18 @@ def new_entry(
         same = [r for r in rows if r["fingerprint"] == row["fingerprint"]]
         same.sort(key=lambda r: (r["id"] != local, chapter_of(r["id"]) != chapter))
         for other in same:
-            target = qualify(base, other["id"])
-            if target not in book.by_id:
+            matched = qualify(base, other["id"])
+            if matched not in book.by_id:
                 continue
-            target = book.target(target)
+            target = book.target(matched)
             status = book.by_id[target]["status"]
             if status in INHERITED:
                 entry = {"id": local, "status": status, "same_as": written(target), "reviewed": False}
-                return {**entry, "symbols": [], "note": ""}
+                # through an entry that is same_as another: its text is the matched one's, and why
+                # the target realises it too is that entry's note
+                why = book.by_id[matched].get("note", "") if matched != target else ""
+                note = f"same text as {written(matched)}" + (f"; {why}" if why else "") if matched != target else ""
+                return {**entry, "symbols": [], "note": note}
             return {
                 "id": local,
                 "status": "planned",
