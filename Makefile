@@ -26,7 +26,7 @@ help:
 	@echo "                    (make mutate ID=basic/lifecycle#18: that id only; ID=\"a b\" for several;"
 	@echo "                    ID=2026-07-28:basic/patterns/mrtr#4 one of another revision; REVISION=2026-07-28:"
 	@echo "                    every implemented id of that revision, MUTATE=\"--chapter basic/patterns\" narrows it)"
-	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
+	@echo "make mutate-sample  the same on a fixed sample of 20 ids, and 10 of 2026-07-28's own (CI runs it)"
 	@echo "make clean          remove .venv and caches"
 
 $(PY):
@@ -92,9 +92,12 @@ mutate: $(STAMP)
 	$(PY) tools/manifest.py mutate $(if $(REVISION),--revision $(REVISION)) \
 		$(if $(ID),$(ID),$(if $(REVISION),,$(MUTATE_CHAPTERS))) $(MUTATE)
 
-# CI runs this right after make test (hence no baseline run), on its own 2 cores
+# CI runs this right after make test (hence no baseline run), on its own 2 cores: 20 ids of
+# 2025-11-25's chapters above, and 10 of the ids 2026-07-28 implements with code of its own
+# (not same_as a 2025-11-25 one)
 mutate-sample: $(STAMP)
 	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) --sample 20 --seed 17 --jobs 2 --no-baseline $(MUTATE)
+	$(PY) tools/manifest.py mutate --revision 2026-07-28 --own --sample 10 --seed 17 --jobs 2 --no-baseline $(MUTATE)
 
 conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh
