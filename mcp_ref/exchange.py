@@ -41,10 +41,10 @@ import attrs
 from .basic import versioning as v
 from .basic.jsonrpc import InvalidMessage, RawError, RawNotification, RawRequest, RawResult, classify, dumps, loads
 from .basic.lifecycle import Role
-from .basic.patterns import mrtr, subscriptions
+from .basic.patterns import cancellation, mrtr, subscriptions
+from .basic.patterns.progress import check_progress
 from .basic.requirements import level_of
 from .basic.transports import mcp_headers as hdr
-from .basic.utilities.progress import check_progress
 from .errors import DecodeError, ErrorCode, LocalProtocolError, ProtocolError
 from .events import (
     CancellationIgnored,
@@ -305,7 +305,12 @@ class Exchange:
 
         [2026-07-28:basic/patterns/cancellation#2, #3, #12] the one cancellation a server sends, and
         only for a ``subscriptions/listen`` request."""
-        self._check_listen("cancellation")
+        if not cancellation.server_may_cancel(self.method):
+            raise LocalProtocolError(
+                f"a server cancels no {self.method} request: only a subscriptions/listen it tears down",
+                requirement="2026-07-28:basic/patterns/cancellation#3",
+            )
+        self._check_running("cancellation")
         params: dict[str, Any] = {"requestId": self.id}
         if reason is not None:
             params["reason"] = reason
