@@ -423,9 +423,10 @@ class OAuthClient:
     async def _bind_issuer(self, issuer: str | None) -> None:
         """Record the authorization server this MCP server's tokens come from; a change drops them.
 
-        [2026-07-28:basic/authorization/client-registration#24, #25,
-        authorization-server-discovery#3] tokens and a client id are bound to
-        the authorization server that issued them: when the resource names
+        [2026-07-28:basic/authorization/client-registration#24, #25]
+        [2026-07-28:basic/authorization/authorization-server-discovery#3]
+        tokens and a client id are bound to the authorization server that
+        issued them: when the resource names
         another one, neither is presented there (a registration at the new
         server is looked up or made, see _client_for). Pre-registered
         credentials given without an ``issuer`` are taken to belong to the
