@@ -251,11 +251,17 @@ class RequestContext:
     def __init__(
         self, session: "Session", request_id: RequestId, method: str, message: Any, cancel_scope: trio.CancelScope
     ) -> None:
+        #: the session the request came on: nested requests and notifications go through it
         self.session = session
+        #: the request's JSON-RPC id, as the peer sent it
         self.request_id = request_id
+        #: the request's method
         self.method = method
+        #: the request as received
         self.message = message
+        #: the request's params, decoded (a model object, or None)
         self.params = message.params
+        #: the cancel scope the handler runs in: a cancellation from the peer cancels it
         self.cancel_scope = cancel_scope
         #: the rate limit of this request's progress (made at the first report)
         self._pace: ProgressPace | None = None
@@ -267,10 +273,12 @@ class RequestContext:
 
     @property
     def meta(self) -> dict[str, Any]:
+        """A copy of the request's ``_meta`` (empty when it has none)."""
         return dict(getattr(self.params, "meta", None) or {})
 
     @property
     def progress_token(self) -> ProgressToken | None:
+        """The progress token the caller gave, or None: ``ctx.progress(...)`` sends nothing without one."""
         tok = self.meta.get("progressToken")
         return tok if type(tok) in (str, int) else None
 
@@ -538,9 +546,13 @@ class PendingRequest:
         cap: float,
         related: RequestId | None = None,
     ) -> None:
+        #: the session the request went out on
         self.session = session
+        #: the id of the peer's request this one was sent for (nested requests), if any
         self.related = related
+        #: the request's JSON-RPC id
         self.id = rid
+        #: the request's method
         self.method = method
         self._inbox = inbox
         self._progress = progress
@@ -570,6 +582,9 @@ class PendingRequest:
         return RequestTimeout(self.method, self._idle if kind == "idle" else self._cap, kind, outcome=outcome)
 
     async def result(self) -> Any:
+        """Wait for the answer: the result, or the error the request ended with (MCPError, RequestTimeout,
+        ConnectionClosed ...).
+        """
         if self._waited:
             raise RuntimeError("result() can be awaited only once")
         self._waited = True
@@ -691,10 +706,15 @@ class Session:
         notification_handlers: Mapping[str, NotificationHandler] | None = None,
         config: SessionConfig | None = None,
     ) -> None:
+        #: the sans-IO engine of this session
         self.connection = connection
+        #: the channel messages go over
         self.channel = channel
+        #: this session's SessionConfig
         self.config = config or SessionConfig()
+        #: the request handlers, by method
         self.handlers: dict[str, RequestHandler] = dict(handlers or {})
+        #: the notification handlers, by method
         self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
         self._nursery = nursery
         self._write_lock = trio.StrictFIFOLock()
@@ -707,8 +727,11 @@ class Session:
         self._free_slots = self.config.max_concurrent_requests
         self._slot_waiters = trio.lowlevel.ParkingLot()
         self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived | ProgressReceived](math.inf)
+        #: set once the session has ended
         self.closed = trio.Event()
+        #: set once the session is initialized
         self.initialized = trio.Event()
+        #: why the session ended, once it has
         self.close_reason: str | None = None
         self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
             channel, "send_related", None
@@ -1218,6 +1241,9 @@ class Session:
                 keepalive.succeeded()
 
     async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Read messages from the channel and act on them until it ends (started by session_scope; call it yourself
+        only with a Session of your own).
+        """
         self._nursery.start_soon(self._notification_worker)
         self._nursery.start_soon(self._soon_writer)
         self._nursery.start_soon(self._timer)
@@ -1635,6 +1661,7 @@ class Session:
             scope.cancel(reason=f"session closed: {reason}")
 
     async def aclose(self, reason: str = "closed locally") -> None:
+        """Close the session: requests in flight fail with ConnectionClosed(``reason``), the channel is closed."""
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()

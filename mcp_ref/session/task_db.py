@@ -200,6 +200,7 @@ class SqliteTaskStore(InMemoryTaskStore):
         self._changed.set()
 
     def add(self, record: TaskRecord) -> None:
+        """Keep a new task's record."""
         _owner_text(record.owner)  # refused now, at the call, not in the writer
         super().add(record)
         self._touch(record.task_id, record)
@@ -211,12 +212,14 @@ class SqliteTaskStore(InMemoryTaskStore):
             self._touch(record.task_id, record)
 
     def get(self, task_id: str) -> TaskRecord | None:
+        """The record of ``task_id``, or None."""
         record = super().get(task_id)
         if record is not None and record.expires_at is not None and record.expires_at <= trio.current_time():
             return None  # past its ttl: gone for the requestor, even before the expiry loop purges it
         return record
 
     def remove(self, task_id: str) -> None:
+        """Forget ``task_id``."""
         if task_id in self._tasks:
             super().remove(task_id)
             self._touch(task_id, None)

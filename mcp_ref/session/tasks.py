@@ -127,13 +127,17 @@ class TaskConfig:
     default_ttl_ms: int | None = 3_600_000
     max_ttl_ms: int = 86_400_000
     allow_unlimited_ttl: bool = False
+    #: the ``pollInterval`` suggested to requestors (None: none suggested)
     poll_interval_ms: int | None = 1_000
     max_tasks_per_requestor: int = 100
     max_stored_tasks_per_requestor: int = 1000
     max_stored_tasks: int = 10_000
+    #: whether requestors are sent ``notifications/tasks/status``
     status_notifications: bool = True
     binding: Binding = "session"
+    #: whether ``tasks/list`` is offered (None: when tasks are bound to their requestor)
     list_tasks: bool | None = None
+    #: tasks per page of ``tasks/list``
     page_size: int = 50
     rate_limit: float | None = 50.0
     rate_burst: int = 100
@@ -217,12 +221,16 @@ class TaskManager:
         config: TaskConfig | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
+        #: where the tasks run (it outlives every session)
         self.nursery = nursery
+        #: where the tasks are kept
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        #: the TaskConfig (binding, limits, time to live)
         self.config = config or TaskConfig()
         if getattr(self.store, "durable", False) and self.config.binding == "session":
             # tasks bound to a session die with it: nothing about them could outlive a restart
             raise ValueError('a durable task store needs binding="none" or an identity binding, not "session"')
+        #: seconds since the epoch, for the tasks' timestamps
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
         #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
@@ -245,14 +253,21 @@ class TaskManager:
 
     @property
     def binds_requestors(self) -> bool:
+        """Whether each task belongs to who created it (every ``binding`` but ``"none"``): others can neither see nor
+        reach it.
+        """
         return self.config.binding != "none"
 
     @property
     def lists_tasks(self) -> bool:
         # [basic/utilities/tasks#77] no tasks/list without requestor binding -- tasks#task-isolation-and-access-control
+        """Whether ``tasks/list`` is offered (never without requestor binding)."""
         return self.config.list_tasks if self.config.list_tasks is not None else self.binds_requestors
 
     def owner_of(self, session: Session) -> Hashable:
+        """Who owns the tasks ``session`` creates, by ``config.binding``: its authenticated principal or the session
+        itself, None without binding.
+        """
         binding = self.config.binding
         if binding == "session":
             # [basic/utilities/tasks#74] an authorization context, when there is one, owns the task:
@@ -266,6 +281,7 @@ class TaskManager:
         return binding(session)
 
     def server_capability(self, tool_tasks: bool) -> ServerTasksCapability:
+        """The ``tasks`` capability a server with this manager declares."""
         return ServerTasksCapability(
             list={} if self.lists_tasks else None,
             cancel={},
@@ -273,6 +289,7 @@ class TaskManager:
         )
 
     def client_capability(self, sampling: bool, elicitation: bool) -> ClientTasksCapability:
+        """The ``tasks`` capability a client with this manager declares, for the requests it answers."""
         requests = ClientTaskRequestsCapability(
             sampling=ClientTaskSamplingRequests(create_message={}) if sampling else None,
             elicitation=ClientTaskElicitationRequests(create={}) if elicitation else None,
@@ -456,6 +473,7 @@ class TaskManager:
         return record
 
     async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
+        """Answer ``tasks/get``: the task's state, for its owner only."""
         await self._throttle(ctx)
         # [basic/utilities/tasks#50, #51] the taskId param decides, not _meta
         # -- tasks#associating-task-related-messages
@@ -466,6 +484,7 @@ class TaskManager:
         return record.view(GetTaskResult)
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
+        """Answer ``tasks/result``: wait for the task to end, then its result (or its error)."""
         await self._throttle(ctx)
         record = self._lookup(ctx, params.task_id)
         # [basic/utilities/tasks#82] retrieval
@@ -487,6 +506,7 @@ class TaskManager:
         return task_payload(current, ctx.session.connection.revision)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
+        """Answer ``tasks/list``: the caller's tasks, a page at a time."""
         await self._throttle(ctx)
         # [basic/utilities/tasks#79] only the requestor's own tasks -- tasks#task-isolation-and-access-control
         records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
@@ -496,6 +516,7 @@ class TaskManager:
         return ListTasksResult(tasks=tasks, next_cursor=nxt)
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
+        """Answer ``tasks/cancel``: cancel a task that has not ended."""
         await self._throttle(ctx)
         record = self._lookup(ctx, params.task_id)
         live = self._live.get(record.task_id)
@@ -513,6 +534,7 @@ class TaskManager:
         return record.view(CancelTaskResult)
 
     def handlers(self) -> dict[str, Any]:
+        """The request handlers of the tasks methods, for a server's or client's handler table."""
         table: dict[str, Any] = {"tasks/get": self.get, "tasks/result": self.result, "tasks/cancel": self.cancel}
         if self.lists_tasks:
             table["tasks/list"] = self.list

@@ -296,6 +296,7 @@ class InMemoryTaskStore:
             self._unfinished[owner].add(task_id)
 
     def add(self, record: TaskRecord) -> None:
+        """Keep a new task's record."""
         if record.task_id in self._tasks:
             # [basic/utilities/tasks#25] ids are unique among our tasks -- tasks#task-id-requirements
             raise ValueError(f"task id {record.task_id!r} already exists")
@@ -307,9 +308,11 @@ class InMemoryTaskStore:
             self._put(record)
 
     def get(self, task_id: str) -> TaskRecord | None:
+        """The record of ``task_id``, or None."""
         return self._tasks.get(task_id)
 
     def remove(self, task_id: str) -> None:
+        """Forget ``task_id``."""
         record = self._tasks.pop(task_id, None)
         if record is None:
             return
@@ -320,17 +323,21 @@ class InMemoryTaskStore:
             del self._owned[record.owner], self._unfinished[record.owner]
 
     def owned_by(self, owner: Hashable) -> list[TaskRecord]:
+        """The records of the tasks ``owner`` created."""
         owned = self._owned.get(owner)
         return list(owned.values()) if owned is not None else []
 
     def counts(self, owner: Hashable) -> tuple[int, int]:
+        """How many tasks ``owner`` has: (all kept, still running)."""
         owned = self._owned.get(owner)
         return (len(owned), len(self._unfinished[owner])) if owned is not None else (0, 0)
 
     def expired(self, now: float) -> list[TaskRecord]:
+        """The records whose time to live ended before ``now``."""
         return [r for r in self._tasks.values() if r.expires_at is not None and r.expires_at <= now]
 
     def next_expiry(self) -> float | None:
+        """When the next task expires (None: no task has a time to live)."""
         deadlines = [r.expires_at for r in self._tasks.values() if r.expires_at is not None]
         return min(deadlines) if deadlines else None
 
