@@ -28,7 +28,7 @@ import attrs
 import trio
 
 from .. import schema as model
-from ..basic.json_schema import Validate, compile_schema
+from ..basic.json_schema import Validate, available, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
@@ -207,6 +207,11 @@ class ClientSession:
         """Every tool, following the pages to the end."""
         return await self._all_pages(lambda c: self.list_tools(c, **options), "tools")
 
+    def _forget_tools(self) -> None:
+        """The server's tools changed: what was learnt of their schemas is learnt again."""
+        self._output_validators.clear()
+        self._task_support.clear()
+
     def _remember_output_schema(self, tool: Tool) -> None:
         self._task_support[tool.name] = tool.execution.task_support if tool.execution is not None else None
         if tool.output_schema is None:
@@ -229,8 +234,13 @@ class ClientSession:
         max_timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult:
-        """Call a tool. A structured result is checked against the tool's output
-        schema (known from ``list_tools``) when the validation extra is installed."""
+        """Call a tool. With ``validate_tool_results`` (the default) and the
+        validation extra installed, a result is checked against the tool's output
+        schema before it is returned (InvalidToolResult when it breaks it, or has no
+        structured content where the schema asks for it): the schema is the one
+        ``list_tools`` gave, or, for a tool this session has not listed yet, learnt
+        with one ``tools/list`` after the call (kept until the server says its tools
+        changed). An error result (``is_error``) is not checked."""
         if self._task_support.get(name) == "required":
             # [basic/utilities/tasks#8] such a tool is only ever called as a task
             raise LocalProtocolError(f"tool {name!r} requires task execution: use call_tool_as_task")
@@ -247,8 +257,17 @@ class ClientSession:
             timeout=timeout,
             max_timeout=max_timeout,
         )
+        if not self.validate_tool_results or result.is_error:
+            return result
+        if name not in self._output_validators and available():
+            # [server/tools#17] a tool this session has not listed yet: its output schema is
+            # learnt now (one tools/list, then kept until the server says the list changed), so
+            # results are checked whether or not the application called list_tools first
+            for tool in await self.list_all_tools():
+                self._remember_output_schema(tool)
+            self._output_validators.setdefault(name, None)  # not listed: nothing to check against
         validate = self._output_validators.get(name)
-        if self.validate_tool_results and validate is not None and not result.is_error:
+        if validate is not None:
             if result.structured_content is None:
                 raise InvalidToolResult(f"tool {name!r} declares an output schema but returned no structured content")
             errors = validate(result.structured_content)
@@ -568,6 +587,9 @@ async def open_session(
             # [basic/utilities/tasks#task-status-notification] optional: polling stays the way to be sure
             notes["notifications/tasks/status"] = on_status
         notes.update(notification_handlers or {})
+        # the tools changed: the output schemas learnt are forgotten (see ClientSession.call_tool)
+        tools_changed: list[Callable[[], None]] = []
+        notes["notifications/tools/list_changed"] = _also(tools_changed, notes.get("notifications/tools/list_changed"))
         caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
         if manager is not None and capabilities is None:
             caps = attrs.evolve(
@@ -596,13 +618,27 @@ async def open_session(
             # [basic/lifecycle#4] tell the server we are ready
             await session.notify("notifications/initialized")
             session.initialized.set()
-            yield ClientSession(
+            client = ClientSession(
                 session,
                 result,
                 roots=roots_provider,
                 elicitation=elicitation_guard,
                 validate_tool_results=validate_tool_results,
             )
+            tools_changed.append(client._forget_tools)
+            yield client
+
+
+def _also(before: list[Callable[[], None]], then: NotificationHandler | None) -> NotificationHandler:
+    """A notification handler that calls each of ``before``, then ``then`` (if any)."""
+
+    async def handle(session: Session, params: Any) -> None:
+        for call in before:
+            call()
+        if then is not None:
+            await then(session, params)
+
+    return handle
 
 
 def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:
