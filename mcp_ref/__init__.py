@@ -78,8 +78,9 @@ if _TYPE_CHECKING:
         print_url,
         serve_http,
     )
-    from .session.task_db import SqliteTaskStore, open_sqlite_task_store
+    from .session.task_db import SqliteTaskStore, TaskStoreLocked, open_sqlite_task_store
     from .session.task_requestor import TaskCancelled, TaskFailed, TaskHandle
+    from .session.task_store import InMemoryTaskStore, TaskStore, TaskStoreUnavailable
     from .session.tasks import TaskConfig, TaskManager
     from .testing import memory_session_pair
 
@@ -131,6 +132,10 @@ __all__ = [
     "Session",
     "SessionConfig",
     "SqliteTaskStore",
+    "InMemoryTaskStore",
+    "TaskStore",
+    "TaskStoreLocked",
+    "TaskStoreUnavailable",
     "TaskCancelled",
     "TaskConfig",
     "TaskFailed",
@@ -204,8 +209,12 @@ _LAZY = {
     "TokenVerifier": "basic.authorization.resource_server",
     # what a client registered ahead of time gives OAuthClient(client_information=...)
     "ClientInformation": "basic.authorization.metadata",
-    # durable tasks (TaskConfig(store=...)) need sqlite3
+    # where tasks are kept (Server.enable_tasks(store=...)); durable ones need sqlite3
+    "TaskStore": "session.task_store",
+    "InMemoryTaskStore": "session.task_store",
+    "TaskStoreUnavailable": "session.task_store",
     "SqliteTaskStore": "session.task_db",
+    "TaskStoreLocked": "session.task_db",
     "open_sqlite_task_store": "session.task_db",
     # tasks: the receiver side (Server.enable_tasks), the requestor's handle and errors
     "TaskConfig": "session.tasks",

@@ -592,7 +592,7 @@ class Server:
         manager = self.task_manager
         if manager is None or manager.config.binding != "session":
             return False
-        return any(s.channel is channel and manager.store.owned_by(s) for s in self.sessions)
+        return any(s.channel is channel and manager.holds_tasks_for(s) for s in self.sessions)
 
     async def serve(
         self,

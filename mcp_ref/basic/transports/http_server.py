@@ -35,7 +35,8 @@ import h11
 import trio
 
 from ...errors import ErrorCode
-from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ..jsonrpc import BATCH_REVISIONS, MAX_BATCH, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ._framing import DEFAULT_HEAD_LIMIT, FramedReader, framed_connection, request_framing_problem
 from ._parking import ParkingQueue
 from .streamable_http import (
     LAST_EVENT_ID,
@@ -81,6 +82,9 @@ _EARLY_CANCELS = 100
 #: its handler runs in the next, so a handler that answers without blocking has answered
 #: by the third (one write per answer, not two: see _HttpServer._pump)
 _COALESCE_PASSES = 3
+#: a refused request's unread rest is drained for this long, at most this many bytes (see _linger)
+_LINGER_SECONDS = 2.0
+_LINGER_BYTES = 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -99,6 +103,8 @@ class HttpConfig:
     session_idle_timeout: float = 300.0
     #: the largest request body taken, in bytes (413 past it)
     max_body: int = 4 * 1024 * 1024
+    #: messages one POST may carry as a batch (2025-03-26 sessions); a larger batch is 400, unread
+    max_batch: int = attrs.field(default=MAX_BATCH, validator=attrs.validators.ge(1))
     #: sessions kept at once (past it, the longest idle is reclaimed; 503 when none can be)
     max_sessions: int = 100
     #: event streams a session may have open at once
@@ -536,6 +542,26 @@ def _accepts_both_short(header: str) -> bool:
     return accepts(header, "application/json", "text/event-stream")
 
 
+async def _linger(stream: trio.abc.Stream) -> None:
+    """After refusing a request whose rest was never read: say we are done writing, and read
+    (and drop) what the client is still sending for a moment before the connection is closed.
+
+    Closing a socket with unread data makes the kernel reset the connection, and a
+    reset can destroy the refusal before the client reads it (a "lingering close").
+    At most ``_LINGER_BYTES`` over ``_LINGER_SECONDS``; over TLS the connection just closes.
+    """
+    if not isinstance(stream, trio.SocketStream):
+        return
+    with trio.move_on_after(_LINGER_SECONDS):
+        try:
+            await stream.send_eof()
+            drained = 0
+            while drained < _LINGER_BYTES and (data := await stream.receive_some(65536)):
+                drained += len(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
 def _chunk(conn: h11.Connection, events: list[bytes]) -> bytes:
     """``events`` framed as one chunk of a body (none when there are none)."""
     return (conn.send(h11.Data(data=b"".join(events))) or b"") if events else b""
@@ -649,7 +675,8 @@ class _HttpServer:
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+        conn = framed_connection(h11.SERVER, DEFAULT_HEAD_LIMIT)
+        reader = FramedReader(conn, stream, DEFAULT_HEAD_LIMIT)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
             # client does not pay a TCP handshake per message (bench W9)
@@ -660,7 +687,7 @@ class _HttpServer:
                 # request is read, none after; an event stream whose client falls too far
                 # behind is dropped by cancelling it (the connection ends, _Stream.drop)
                 with trio.CancelScope(deadline=trio.current_time() + self.config.read_timeout) as exchange:
-                    request = await self._read_request(conn, stream)
+                    request = await self._read_request(reader)
                     if request is not None:
                         exchange.deadline = math.inf
                         request.scope = exchange
@@ -727,19 +754,24 @@ class _HttpServer:
                 await self._respond(
                     conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
                 )
+                await _linger(stream)
             except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
                 log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
-    async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
+    async def _read_request(self, reader: FramedReader) -> _Request | None:
+        conn, stream = reader.conn, reader.stream
         head: _Request | None = None
         body = bytearray()
         while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await stream.receive_some(65536)
-                conn.receive_data(bytes(data))
-                continue
+            event = await reader.next_event()
             if isinstance(event, h11.Request):
+                problem = request_framing_problem(event)
+                if problem is not None:
+                    # RFC 9112 section 6.1: whatever the server does with such a request, the
+                    # connection closes after it, so nothing framed the other way can follow
+                    log.warning("HTTP request refused: %s", problem)
+                    await self._refuse_and_close(conn, stream, 400, f"Bad Request: {problem}")
+                    return None
                 head = _Request(event)
                 declared = head.header("content-length")  # (h11 checked it is digits)
                 if declared is not None and int(declared) > self.config.max_body:
@@ -758,9 +790,14 @@ class _HttpServer:
                 return None
 
     async def _too_large(self, conn: h11.Connection, stream: trio.abc.Stream) -> None:
-        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Request body over {self.config.max_body} bytes"}
         # the rest of the body is not read: the connection ends after this answer
-        await self._respond(conn, stream, 413, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+        await self._refuse_and_close(conn, stream, 413, f"Request body over {self.config.max_body} bytes")
+
+    async def _refuse_and_close(self, conn: h11.Connection, stream: trio.abc.Stream, status: int, message: str) -> None:
+        """Answer ``status`` with an id-less JSON-RPC error; the connection ends after it."""
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": message}
+        await self._respond(conn, stream, status, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+        await _linger(stream)
 
     async def _respond(
         self,
@@ -1049,6 +1086,14 @@ class _HttpServer:
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
         if isinstance(message, list):
+            if len(message) > self.config.max_batch:
+                # each message of a batch is work the session does and answers: one body under
+                # max_body could hold tens of thousands -- refused whole, before any is looked at
+                raise _HttpError(
+                    400,
+                    f"Invalid Request: a batch of {len(message)} messages; at most {self.config.max_batch} are taken",
+                    ErrorCode.INVALID_REQUEST,
+                )
             if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
                 raise _HttpError(
                     400, "Invalid Request: initialize cannot be part of a batch", ErrorCode.INVALID_REQUEST
