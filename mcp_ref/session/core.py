@@ -79,6 +79,7 @@ from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..schema.tasks import CancelTaskRequestParams
 from ..server.utilities.logging import LogRateLimiter, passes
+from .telemetry import tracing
 
 __all__ = [
     "PendingRequest",
@@ -175,6 +176,10 @@ class SessionConfig:
     reply_stall_timeout: float = 60.0
     max_queued_requests: int = 1000
     max_queued_notifications: int = 1000
+    #: OpenTelemetry (the ``otel`` extra, :mod:`mcp_ref.session.telemetry`): None, the global
+    #: tracer provider when ``opentelemetry-api`` is installed; False, no spans; or a
+    #: ``TracerProvider`` of your own
+    telemetry: Any = None
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -714,6 +719,8 @@ class Session:
         self.config = config or SessionConfig()
         #: the request handlers, by method
         self.handlers: dict[str, RequestHandler] = dict(handlers or {})
+        # OpenTelemetry spans (None without the otel extra: one attribute check per request)
+        self._tracing = tracing(self.config.telemetry)
         #: the notification handlers, by method
         self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
         self._nursery = nursery
@@ -1022,6 +1029,15 @@ class Session:
         Abandoning it (timeout, caller cancelled, progress callback raised)
         sends ``notifications/cancelled`` (basic/lifecycle#18).
         """
+        if self._tracing is not None:
+            return await self._tracing.request(
+                self,
+                method,
+                params,
+                lambda traced: self._start_request(
+                    method, traced, progress, progress_token, timeout, max_timeout, related_request_id, wait_next=True
+                ),
+            )
         pending = await self._start_request(
             method, params, progress, progress_token, timeout, max_timeout, related_request_id, wait_next=True
         )
@@ -1548,7 +1564,10 @@ class Session:
                     try:
                         if handler is None:
                             raise ProtocolError(f"Method not found: {event.method}", ErrorCode.METHOD_NOT_FOUND)
-                        result = await handler(ctx, event.params)
+                        if self._tracing is None:
+                            result = await handler(ctx, event.params)
+                        else:
+                            result = await self._tracing.handle(ctx, handler, event.params)
                         if ctx._pace is not None and ctx._pace.held is not None:
                             # [basic/utilities/progress#13] the latest state before the result
                             await ctx.flush_progress()

@@ -1,0 +1,189 @@
+"""OpenTelemetry: a span per request on both sides, trace context through ``_meta``.
+
+With ``opentelemetry-api`` installed (the ``otel`` extra) every request a
+session sends is a CLIENT span and every request it handles a SERVER span,
+named and described as the OpenTelemetry semantic conventions for MCP ask
+(``tools/call get_weather``; ``mcp.method.name``, ``gen_ai.tool.name``,
+``jsonrpc.request.id``, ``mcp.protocol.version``, ``error.type``,
+``rpc.response.status_code``). The sender puts the span's context in the
+request's ``_meta`` (``traceparent``, ``tracestate``, ``baggage``: W3C Trace
+Context and Baggage, [2026-07-28:basic/index#62]) and the receiver continues
+the trace from it; ``_meta`` is open in the 2025 revisions too, so this works
+with every peer. A handler's own spans are children of its request's span, and
+a request it sends on (sampling, elicitation) is a child too.
+
+Without a tracer provider configured (the OpenTelemetry SDK), the API's spans
+do nothing and nothing is added to ``_meta``. Without ``opentelemetry-api``,
+nothing is imported and a session does no more than check one attribute per
+request (bench/README.md has the A/B). ``SessionConfig(telemetry=False)``
+turns it off for a session; ``SessionConfig(telemetry=provider)`` uses that
+``TracerProvider`` instead of the global one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..errors import MCPError, ProtocolError
+
+if TYPE_CHECKING:
+    from .core import PendingRequest, RequestContext, Session
+
+__all__ = ["Tracing", "tracing", "TRACE_KEYS"]
+
+#: the ``_meta`` keys of trace context propagation (basic/index, general fields)
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+
+#: the tracing of the global tracer provider, made at the first session (None: no
+#: opentelemetry-api); empty until then
+_GLOBAL: list[Tracing | None] = []
+
+
+def tracing(setting: Any = None) -> Tracing | None:
+    """The tracing a session with ``SessionConfig(telemetry=setting)`` does, or None."""
+    if setting is False:
+        return None
+    if setting is not None:
+        return Tracing(setting)
+    if not _GLOBAL:
+        _GLOBAL.append(Tracing() if _available() else None)
+    return _GLOBAL[0]
+
+
+def _available() -> bool:
+    # the API, unless the OpenTelemetry way of turning an instrumentation off names us
+    disabled = os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "")
+    if "mcp_ref" in [name.strip() for name in disabled.split(",")]:
+        return False
+    return importlib.util.find_spec("opentelemetry") is not None and _has_api()
+
+
+def _has_api() -> bool:
+    try:
+        return importlib.util.find_spec("opentelemetry.trace") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class Tracing:
+    """Spans for one tracer provider (None: the global one, resolved when spans start)."""
+
+    def __init__(self, provider: Any = None) -> None:
+        from opentelemetry import context, propagate, trace
+
+        from .. import __version__
+
+        self._trace = trace
+        self._context = context
+        self._propagate = propagate
+        self._tracer = trace.get_tracer("mcp_ref", __version__, tracer_provider=provider)
+        self._client = trace.SpanKind.CLIENT
+        self._server = trace.SpanKind.SERVER
+
+    # -- the sender ----------------------------------------------------------------------------
+
+    async def request(
+        self, session: Session, method: str, params: Any, start: Callable[[Any], Awaitable[PendingRequest]]
+    ) -> Any:
+        """Send ``method`` in a CLIENT span whose context goes in ``params._meta``;
+        ``start(params)`` sends it (the session's funnel) and gives its handle."""
+        name, attributes = _describe(session, method, params)
+        with self._tracer.start_as_current_span(name, kind=self._client, attributes=attributes) as span:
+            carrier: dict[str, str] = {}
+            self._propagate.inject(carrier)
+            if carrier:
+                params = _with_meta(method, params, carrier)
+            pending = await start(params)
+            span.set_attribute("jsonrpc.request.id", str(pending.id))
+            try:
+                result = await pending.result()
+            except MCPError as e:
+                _failed(span, self._trace, str(e.code), e.message, code=e.code)
+                raise
+            if getattr(result, "is_error", None) is True:
+                _failed(span, self._trace, "tool_error", "the tool reported an error")
+            return result
+
+    # -- the receiver --------------------------------------------------------------------------
+
+    async def handle(self, ctx: RequestContext, handler: Callable[[Any, Any], Awaitable[Any]], params: Any) -> Any:
+        """Run ``handler(ctx, params)`` in a SERVER span continuing the sender's trace."""
+        meta = getattr(params, "meta", None)
+        parent = None
+        if meta and any(key in meta for key in TRACE_KEYS):
+            # [2026-07-28:basic/index#62] W3C Trace Context and Baggage; a value that is not is
+            # ignored by the propagator (the request is served, untraced by the sender)
+            parent = self._propagate.extract({k: v for k, v in meta.items() if k in TRACE_KEYS and type(v) is str})
+        name, attributes = _describe(ctx.session, ctx.method, params)
+        attributes["jsonrpc.request.id"] = str(ctx.request_id)
+        # the sender's context is the handler's (its baggage too), in the handler's own task
+        token = self._context.attach(parent) if parent is not None else None
+        try:
+            with self._tracer.start_as_current_span(name, kind=self._server, attributes=attributes) as span:
+                try:
+                    result = await handler(ctx, params)
+                except (MCPError, ProtocolError) as e:
+                    _failed(span, self._trace, str(int(e.code)), e.message, code=int(e.code))
+                    raise
+                if getattr(result, "is_error", None) is True:
+                    _failed(span, self._trace, "tool_error", "the tool reported an error")
+                return result
+        finally:
+            if token is not None:
+                self._context.detach(token)
+
+
+def _describe(session: Session, method: str, params: Any) -> tuple[str, dict[str, Any]]:
+    """The span's name and attributes (semantic conventions for MCP)."""
+    attributes: dict[str, Any] = {"mcp.method.name": method}
+    name = method
+    target = getattr(params, "name", None) if method in ("tools/call", "prompts/get") else None
+    if type(target) is str:
+        name = f"{method} {target}"
+        if method == "tools/call":
+            attributes["gen_ai.tool.name"] = target
+            attributes["gen_ai.operation.name"] = "execute_tool"
+        else:
+            attributes["gen_ai.prompt.name"] = target
+    uri = getattr(params, "uri", None)
+    if type(uri) is str:
+        attributes["mcp.resource.uri"] = uri
+    revision = getattr(session.connection, "negotiated_version", None) or getattr(session.connection, "revision", None)
+    if type(revision) is str:
+        attributes["mcp.protocol.version"] = revision
+    session_id = getattr(session.channel, "session_id", None)
+    if type(session_id) is str:
+        attributes["mcp.session.id"] = session_id
+    return name, attributes
+
+
+def _failed(span: Any, trace: Any, error_type: str, message: str, *, code: int | None = None) -> None:
+    span.set_attribute("error.type", error_type)
+    if code is not None:
+        span.set_attribute("rpc.response.status_code", str(code))
+    span.set_status(trace.Status(trace.StatusCode.ERROR, message))
+
+
+def _with_meta(method: str, params: Any, carrier: dict[str, str]) -> Any:
+    """``params`` with the trace context added to its ``_meta`` (keys the caller set stay)."""
+    if params is None:
+        from ..schema.messages import PARAMS_TYPES
+
+        cls = PARAMS_TYPES.get(method)
+        if cls is None:
+            return None
+        try:
+            return cls(meta=carrier)
+        except TypeError:
+            return None  # params with required fields: none to carry the context
+    if not attrs.has(type(params)) or not hasattr(params, "meta"):
+        return params
+    meta = dict(params.meta or {})
+    for key, value in carrier.items():
+        meta.setdefault(key, value)
+    return attrs.evolve(params, meta=meta)
