@@ -12,8 +12,8 @@ the trace from it; ``_meta`` is open in the 2025 revisions too, so this works
 with every peer. A handler's own spans are children of its request's span, and
 a request it sends on (sampling, elicitation) is a child too.
 
-Without a tracer provider configured (the OpenTelemetry SDK), the API's spans
-do nothing and nothing is added to ``_meta``. Without ``opentelemetry-api``,
+A session that starts before a tracer provider is configured (the
+OpenTelemetry SDK) takes the plain path: no span, nothing added to ``_meta``. Without ``opentelemetry-api``,
 nothing is imported and a session does no more than check one attribute per
 request (bench/README.md has the A/B). ``SessionConfig(telemetry=False)``
 turns it off for a session; ``SessionConfig(telemetry=provider)`` uses that
@@ -45,14 +45,16 @@ _GLOBAL: list[Tracing | None] = []
 
 
 def tracing(setting: Any = None) -> Tracing | None:
-    """The tracing a session with ``SessionConfig(telemetry=setting)`` does, or None."""
+    """The tracing a session with ``SessionConfig(telemetry=setting)`` starting now does,
+    or None (no opentelemetry-api, turned off, or no tracer provider configured yet)."""
     if setting is False:
         return None
     if setting is not None:
         return Tracing(setting)
     if not _GLOBAL:
         _GLOBAL.append(Tracing() if _available() else None)
-    return _GLOBAL[0]
+    found = _GLOBAL[0]
+    return found if found is not None and found.on() else None
 
 
 def _available() -> bool:
@@ -82,8 +84,25 @@ class Tracing:
         self._context = context
         self._propagate = propagate
         self._tracer = trace.get_tracer("mcp_ref", __version__, tracer_provider=provider)
+        self._provider = provider
+        #: providers whose spans do nothing: the API's own, before an SDK is configured
+        self._idle = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+        self._on = False
         self._client = trace.SpanKind.CLIENT
         self._server = trace.SpanKind.SERVER
+
+    def on(self) -> bool:
+        """Whether spans are recorded: a tracer provider is configured (an SDK's, or one
+        given). Asked once per session, when it starts: without one its requests take the
+        plain path (the API's no-op spans and empty context would cost a quarter of a call,
+        bench W1, and add nothing to ``_meta`` anyway)."""
+        if self._on:
+            return True
+        provider = self._provider if self._provider is not None else self._trace.get_tracer_provider()
+        if isinstance(provider, self._idle):
+            return False
+        self._on = True  # (the global provider is set once: it stays)
+        return True
 
     # -- the sender ----------------------------------------------------------------------------
 

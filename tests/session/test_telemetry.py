@@ -195,9 +195,17 @@ def test_without_the_api_nothing_is_imported() -> None:
 def test_the_instrumentation_can_be_turned_off_the_opentelemetry_way(monkeypatch: pytest.MonkeyPatch) -> None:
     from mcp_ref.session import telemetry
 
-    monkeypatch.setattr(telemetry, "_GLOBAL", [])
     monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "requests, mcp_ref")
-    assert telemetry.tracing() is None
-    monkeypatch.setattr(telemetry, "_GLOBAL", [])
-    monkeypatch.delenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS")
-    assert telemetry.tracing() is not None
+    assert not telemetry._available()
+    monkeypatch.setenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "requests")
+    assert telemetry._available()
+
+
+def test_a_session_traces_when_a_tracer_provider_is_configured_as_it_starts() -> None:
+    from mcp_ref.session import telemetry
+
+    # this process never configures the global provider (the API's proxy stands in): untraced
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    assert telemetry.tracing() is None and telemetry.tracing(False) is None
+    given = telemetry.tracing(TracerProvider())
+    assert given is not None and given.on()
