@@ -25,14 +25,14 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from ..errors import MCPError, ProtocolError
 
-if TYPE_CHECKING:
-    from .core import PendingRequest, RequestContext, Session
+# (the session, its request context and a request's handle are typed Any here: this module is
+# imported by theirs, session/core.py)
 
 __all__ = ["Tracing", "tracing", "TRACE_KEYS"]
 
@@ -78,12 +78,10 @@ class Tracing:
     def __init__(self, provider: Any = None) -> None:
         from opentelemetry import context, propagate, trace
 
-        from .. import __version__
-
         self._trace = trace
         self._context = context
         self._propagate = propagate
-        self._tracer = trace.get_tracer("mcp_ref", __version__, tracer_provider=provider)
+        self._tracer = trace.get_tracer("mcp_ref", _version(), tracer_provider=provider)
         self._provider = provider
         #: providers whose spans do nothing: the API's own, before an SDK is configured
         self._idle = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
@@ -106,9 +104,7 @@ class Tracing:
 
     # -- the sender ----------------------------------------------------------------------------
 
-    async def request(
-        self, session: Session, method: str, params: Any, start: Callable[[Any], Awaitable[PendingRequest]]
-    ) -> Any:
+    async def request(self, session: Any, method: str, params: Any, start: Callable[[Any], Awaitable[Any]]) -> Any:
         """Send ``method`` in a CLIENT span whose context goes in ``params._meta``;
         ``start(params)`` sends it (the session's funnel) and gives its handle."""
         name, attributes = _describe(session, method, params)
@@ -130,7 +126,7 @@ class Tracing:
 
     # -- the receiver --------------------------------------------------------------------------
 
-    async def handle(self, ctx: RequestContext, handler: Callable[[Any, Any], Awaitable[Any]], params: Any) -> Any:
+    async def handle(self, ctx: Any, handler: Callable[[Any, Any], Awaitable[Any]], params: Any) -> Any:
         """Run ``handler(ctx, params)`` in a SERVER span continuing the sender's trace."""
         meta = getattr(params, "meta", None)
         parent = None
@@ -157,7 +153,17 @@ class Tracing:
                 self._context.detach(token)
 
 
-def _describe(session: Session, method: str, params: Any) -> tuple[str, dict[str, Any]]:
+def _version() -> str | None:
+    """mcp_ref's version as installed (None in a checkout that is not)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp_ref")
+    except PackageNotFoundError:
+        return None
+
+
+def _describe(session: Any, method: str, params: Any) -> tuple[str, dict[str, Any]]:
     """The span's name and attributes (semantic conventions for MCP)."""
     attributes: dict[str, Any] = {"mcp.method.name": method}
     name = method
