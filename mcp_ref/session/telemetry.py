@@ -134,7 +134,9 @@ class Tracing:
             # [2026-07-28:basic/index#62] W3C Trace Context and Baggage; a value that is not is
             # ignored by the propagator (the request is served, untraced by the sender)
             parent = self._propagate.extract({k: v for k, v in meta.items() if k in TRACE_KEYS and type(v) is str})
-        name, attributes = _describe(ctx.session, ctx.method, params)
+        # a 2026-07-28 request has no session: its context says its revision itself
+        session = ctx.session if "session" in vars(ctx) else None
+        name, attributes = _describe(session, ctx.method, params, getattr(ctx, "revision", None))
         attributes["jsonrpc.request.id"] = str(ctx.request_id)
         # the sender's context is the handler's (its baggage too), in the handler's own task
         token = self._context.attach(parent) if parent is not None else None
@@ -163,7 +165,7 @@ def _version() -> str | None:
         return None
 
 
-def _describe(session: Any, method: str, params: Any) -> tuple[str, dict[str, Any]]:
+def _describe(session: Any, method: str, params: Any, revision: Any = None) -> tuple[str, dict[str, Any]]:
     """The span's name and attributes (semantic conventions for MCP)."""
     attributes: dict[str, Any] = {"mcp.method.name": method}
     name = method
@@ -178,12 +180,13 @@ def _describe(session: Any, method: str, params: Any) -> tuple[str, dict[str, An
     uri = getattr(params, "uri", None)
     if type(uri) is str:
         attributes["mcp.resource.uri"] = uri
-    revision = getattr(session.connection, "negotiated_version", None) or getattr(session.connection, "revision", None)
+    if session is not None:
+        revision = getattr(session.connection, "negotiated_version", None) or session.connection.revision
+        session_id = getattr(session.channel, "session_id", None)
+        if type(session_id) is str:
+            attributes["mcp.session.id"] = session_id
     if type(revision) is str:
         attributes["mcp.protocol.version"] = revision
-    session_id = getattr(session.channel, "session_id", None)
-    if type(session_id) is str:
-        attributes["mcp.session.id"] = session_id
     return name, attributes
 
 
