@@ -132,7 +132,7 @@ class Tracing:
         parent = None
         if meta and any(key in meta for key in TRACE_KEYS):
             # [2026-07-28:basic/index#62] W3C Trace Context and Baggage; a value that is not is
-            # ignored by the propagator (the request is served, untraced by the sender)
+            # ignored by the propagator (the request is served, untraced by the sender) -- index#meta
             parent = self._propagate.extract({k: v for k, v in meta.items() if k in TRACE_KEYS and type(v) is str})
         # a 2026-07-28 request has no session: its context says its revision itself
         session = ctx.session if "session" in vars(ctx) else None

@@ -68,7 +68,7 @@ def server(traced: Traced) -> Server:
     return server
 
 
-# [2026-07-28:basic/index#62] (cited once the 2026-07-28 manifest lands)
+@pytest.mark.req("2026-07-28:basic/index#62")
 async def test_a_span_per_request_on_both_sides_in_one_trace() -> None:
     traced = Traced()
     srv = server(traced)
