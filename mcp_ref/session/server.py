@@ -138,11 +138,13 @@ class Server:
         changes: ChangeFeed | None = None,
         identify: bool = True,
     ) -> None:
+        #: the server's Implementation (name, version, title ...), sent at initialization
         self.info = Implementation(
             name=name, version=version, title=title, description=description, website_url=website_url, icons=icons
         )
+        #: instructions for the model, sent at initialization
         self.instructions = instructions
-        #: the revisions served through initialize (a session), newest first
+        #: the protocol revisions served through initialize (a session), newest first
         self.supported_versions = tuple(x for x in supported_versions if era_of(x) is Era.LEGACY)
         if any(x not in MODERN_VERSIONS for x in modern_versions):
             raise ValueError(f"modern_versions must be a subset of {MODERN_VERSIONS}")
@@ -168,10 +170,13 @@ class Server:
         #: name ourselves in every 2026-07-28 result's _meta (the engine writes it)
         self.identify = identify
         self._modern: ModernRuntime | None = None
+        #: the SessionConfig of each session it serves (timeouts, limits)
         self.config = config or SessionConfig()
+        #: whether the logging capability is declared
         self.logging_capability = logging_capability
         #: declared as given instead of derived (see :meth:`capabilities`)
         self.declared_capabilities = capabilities
+        #: the tools registered (``server.tools["name"]`` is the Tool as listed)
         self.tools = ToolRegistry(page_size=page_size)
         self._page_size = page_size
         # a registry change tells every session (the engine sends it only where listChanged
@@ -191,6 +196,7 @@ class Server:
 
     @functools.cached_property
     def resources(self) -> ResourceRegistry:
+        """The resources and resource templates registered (a registry made on first use)."""
         from ..server.resources import ResourceRegistry
 
         registry = ResourceRegistry(page_size=self._page_size)
@@ -200,6 +206,7 @@ class Server:
 
     @functools.cached_property
     def prompts(self) -> PromptRegistry:
+        """The prompts registered (a registry made on first use)."""
         from ..server.prompts import PromptRegistry
 
         registry = PromptRegistry(page_size=self._page_size)
@@ -209,6 +216,7 @@ class Server:
 
     @functools.cached_property
     def completions(self) -> CompletionHandler:
+        """What answers ``completion/complete`` from the completers of the prompts and resource templates."""
         from ..server.utilities.completion import CompletionHandler
 
         return CompletionHandler(self.prompts, self.resources)
@@ -227,6 +235,8 @@ class Server:
         self._modern = None
 
     def handler(self, method: str) -> Callable[[F], F]:
+        """Decorator form of :meth:`set_handler`: ``@server.handler("custom/method")``."""
+
         def register(fn: F) -> F:
             self.set_handler(method, fn)
             return fn
@@ -553,6 +563,9 @@ class Server:
         )
 
     def handler_table(self) -> dict[str, RequestHandler]:
+        """Every request method this server answers, with its handler (the built-in ones and those set with
+        set_handler).
+        """
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
             table["tools/list"] = self._list_tools
@@ -838,6 +851,7 @@ class Server:
             raise SystemExit(130)
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
+        """The notification handlers set with :meth:`on_notification`, by method."""
         return dict(self._notification_handlers)
 
 
