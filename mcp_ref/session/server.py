@@ -152,19 +152,20 @@ class Server:
         self.modern_versions = tuple(modern_versions)
         if not self.supported_versions and not self.modern_versions:
             raise ValueError("a server supports at least one protocol revision")
-        #: [2026-07-28:server/utilities/caching#1] the caching hints of cacheable results: the default,
-        #: per operation, and per resource (see mcp_ref.server.utilities.caching)
+        # [2026-07-28:server/utilities/caching#1] the caching hints of cacheable results: the default,
+        # per operation, and per resource (see mcp_ref.server.utilities.caching)
         if not isinstance(cache, CachePolicy):
             raise TypeError(f"cache is a CachePolicy, not {type(cache).__name__}")
+        #: the default caching hints of 2026-07-28 cacheable results
         self.cache = cache
+        #: caching hints per operation (``{"tools/list": CachePolicy(...)}``), before the default
         self.cache_for = check_cache_for(cache_for or {})
         self._resource_cache: dict[str, CachePolicy] = {}
+        keys = [] if state_key is None else [state_key] if isinstance(state_key, bytes | str) else list(state_key)
         #: seals requestState (basic/patterns/mrtr): ``state_key``, else MCP_REF_STATE_KEY, else a random key
-        if state_key is None:
-            self.state_sealer = StateSealer.from_environment(os.environ, ttl=state_ttl)
-        else:
-            keys = [state_key] if isinstance(state_key, bytes | str) else list(state_key)
-            self.state_sealer = StateSealer(keys, ttl=state_ttl)
+        self.state_sealer = (
+            StateSealer(keys, ttl=state_ttl) if keys else StateSealer.from_environment(os.environ, ttl=state_ttl)
+        )
         #: where changes go for subscriptions/listen (replicas share one: see mcp_ref.session.changes)
         self.changes: ChangeFeed = changes if changes is not None else LocalChangeFeed()
         #: name ourselves in every 2026-07-28 result's _meta (the engine writes it)
