@@ -282,3 +282,23 @@ async def test_header_names_are_compared_without_case() -> None:
         shouting = {k.upper(): x for k, x in headers.items()}
         status, _, data = await raw(info.url, "POST", shouting, body)
     assert status == 200 and json.loads(data)["result"]["content"][0]["text"] == "x"
+
+
+async def test_json_response_mode_answers_with_json_only() -> None:
+    async with http_server(make_server(), json_response=True) as info:
+        headers, body = post("tools/call", {"name": "slow", "arguments": {}}, progress_token="p", log_level="info")
+        status, rheaders, data = await raw(info.url, "POST", headers, body)
+    assert status == 200 and rheaders["content-type"] == "application/json"
+    assert json.loads(data)["result"]["content"][0]["text"] == "done"
+
+
+async def test_requests_past_the_limit_are_503() -> None:
+    server, started, _ = hanging_server()
+    async with http_server(server, max_stateless_requests=1) as info:
+        headers, body = post("tools/call", {"name": "hang", "arguments": {}})
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raw, info.url, "POST", headers, body)
+            await started.wait()
+            status, _, data = await raw(info.url, "POST", *post("tools/list"))
+            assert status == 503
+            nursery.cancel_scope.cancel()
