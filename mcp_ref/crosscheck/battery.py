@@ -41,7 +41,7 @@ from ..schema.tasks import (
 )
 from ..schema.tools import CallToolRequestParams
 from ..session.client import ClientSession, open_session
-from ..session.core import SessionConfig
+from ..session.core import Session, SessionConfig
 from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
 from .observer import Direction, Observer
@@ -331,7 +331,7 @@ class Battery:
                 config=SessionConfig(request_timeout=self.timeout, cancel_grace=2.0),
                 initialize_timeout=self.timeout,
                 validate_tool_results=False,
-                **options,
+                **{"era": "legacy", **options},  # (the battery judges a 2025 session)
             ) as client:
                 yield client
 
@@ -1050,7 +1050,9 @@ class Battery:
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "mcp-ref-never-sent"}}
             )
             self._channel.expect_deliberate(data)
-            await client.session.send_raw(data)
+            session = client.session
+            assert isinstance(session, Session)  # (the battery opens 2025 sessions: era="legacy")
+            await session.send_raw(data)
             await client.ping()
         spec = self.config.tool("slow")
         name = "cancellation/stops-and-stays-silent"

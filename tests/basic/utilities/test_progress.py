@@ -50,7 +50,7 @@ async def test_float_progress_and_messages() -> None:
         await ctx.progress(0.5)  # total omitted when unknown
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, float | None, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -73,7 +73,7 @@ async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(auto
         dropped.append(ctx.progress_dropped)
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[float] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -101,7 +101,7 @@ async def test_rate_limit_coalesces_to_the_latest_state(autojump_clock: trio.abc
         await ctx.progress(12, message="step 12")
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -144,7 +144,7 @@ async def test_rate_limited_progress_is_still_checked(autojump_clock: trio.abc.C
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         pass
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.call_tool("sloppy", progress=on_progress)
         assert errors == ["progress must increase: 3 after 5"]
         # after the response, inside the interval or not: always an error
@@ -202,7 +202,7 @@ class open_session_with_raw_server:
     async def __aenter__(self) -> tuple[Any, Any]:
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
-        self._session_cm = open_session(self.client_end, config=SessionConfig())
+        self._session_cm = open_session(self.client_end, config=SessionConfig(), era="legacy")
         ready: trio.Event = trio.Event()
         holder: list[Any] = []
 
@@ -384,7 +384,7 @@ async def test_a_tasks_progress_goes_through_the_same_rate_limit(
                 await trio.sleep(0.1 if arguments.get("slow") else 0)
             return "ok"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             seen: dict[str, list[float]] = {"plain": [], "task": []}
 
             def collect(kind: str) -> Any:
@@ -420,7 +420,7 @@ async def test_a_task_sends_the_progress_it_held_back_before_it_completes(autoju
                 await ctx.progress(i, 100)
             return "ok"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             seen: list[float] = []
 
             async def on_progress(p: float, total: float | None, message: str | None) -> None:

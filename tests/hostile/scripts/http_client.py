@@ -13,7 +13,7 @@ from mcp_ref.session.http import open_http_client
 
 
 async def main(url: str, tool: str) -> None:
-    async with open_http_client(url, max_reconnects=0) as client:
+    async with open_http_client(url, max_reconnects=0, era="legacy") as client:
         print("ready", flush=True)
         await trio.to_thread.run_sync(sys.stdin.readline)
         try:
