@@ -301,9 +301,13 @@ class ResultCache:
         return None
 
     def put(self, method: str, key: Any, result: Any) -> None:
-        ttl = getattr(result, "ttl_ms", None)
         if isinstance(result, Mapping):
             ttl = result.get("ttlMs")
+        else:
+            ttl = getattr(result, "ttl_ms", None)
+            extra = getattr(result, "extra", None)
+            if ttl is None and isinstance(extra, Mapping):
+                ttl = extra.get("ttlMs")  # (a data model without the 2026 caching fields keeps it here)
         # [2026-07-28:server/utilities/caching#9, #10] absent or negative counts as 0: stale at once
         if not isinstance(ttl, int | float) or isinstance(ttl, bool) or ttl <= 0:
             return

@@ -225,7 +225,11 @@ async def test_a_silent_server_falls_back_after_the_probe_timeout(autojump_clock
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#4", "2026-07-28:basic/patterns/subscriptions#5")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/subscriptions#4",
+    "2026-07-28:basic/patterns/subscriptions#5",
+    "2026-07-28:basic/transports/stdio#8",
+)
 async def test_list_changed_through_subscriptions_listen() -> None:
     server = make_server()
     client_end, server_end = memory_channel_pair()
@@ -516,7 +520,7 @@ async def test_over_http_cancelling_closes_the_stream_and_the_server_stops() -> 
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("2026-07-28:basic/transports/streamable-http#70")
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#70", "2026-07-28:basic/transports/streamable-http#71")
 async def test_over_http_a_legacy_server_gets_initialize() -> None:
     from functools import partial
 
@@ -677,6 +681,7 @@ async def test_an_unsupported_version_naming_only_2025_ones_means_initialize() -
     assert [m["method"] for m in seen[:2]] == ["server/discover", "initialize"]
 
 
+@pytest.mark.req("2026-07-28:basic/transports/stdio#18")
 async def test_a_pinned_modern_version_refuses_a_legacy_server() -> None:
     server = make_server(modern_versions=())
     client_end, server_end = memory_channel_pair()
@@ -713,3 +718,23 @@ async def test_the_input_of_one_call_never_travels_with_another() -> None:
     assert "requestState" not in other["params"] and "inputResponses" not in other["params"]
     retry = [m for m in seen if m["params"]["name"] == "mrtr"][-1]
     assert retry["params"]["requestState"] == "only-for-mrtr" and "inputResponses" not in retry["params"]
+
+
+@pytest.mark.req("2026-07-28:server/utilities/caching#3")
+async def test_a_result_a_retry_produced_is_never_cached() -> None:
+    reads: list[dict[str, Any]] = []
+
+    def read(message: dict[str, Any]) -> Any:
+        reads.append(message)
+        if "requestState" not in message["params"]:
+            return {"resultType": "input_required", "requestState": "again"}
+        return {"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "private"}
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve_script, server_end, read)
+        async with open_session(client_end, era_cache=EraCache()) as client:
+            await client.read_resource("file:///a")
+            await client.read_resource("file:///a")
+        nursery.cancel_scope.cancel()
+    assert len(reads) == 4  # each read took its two rounds: nothing kept from a retry
