@@ -191,6 +191,7 @@ def _iss(iss: str | None, *, advertised: bool | None, **fields: str) -> str:
 
 
 @pytest.mark.parametrize("advertised", [True, False, None])
+@pytest.mark.req("2026-07-28:basic/authorization/index#22", "2026-07-28:basic/authorization/index#25")
 def test_rfc9207_a_present_iss_is_compared_whether_or_not_advertised(advertised: bool | None) -> None:
     """RFC 9207 section 2.4 as the 2026-07-28 table has it: a present ``iss`` equal to the recorded
     issuer passes; one naming another server is refused, advertised or not (the third row)."""
@@ -200,6 +201,7 @@ def test_rfc9207_a_present_iss_is_compared_whether_or_not_advertised(advertised:
     assert raised.value.error == "issuer_mismatch"
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#25")
 def test_rfc9207_an_absent_iss_is_refused_only_when_advertised() -> None:
     with pytest.raises(AuthorizationDenied, match="promised") as raised:
         _iss(None, advertised=True)
@@ -218,6 +220,7 @@ def test_rfc9207_an_absent_iss_is_refused_only_when_advertised() -> None:
         "https://as%2Eexample",  # percent-encoding
     ],
 )
+@pytest.mark.req("2026-07-28:basic/authorization/index#27")
 def test_rfc9207_iss_is_compared_without_normalisation(variant: str) -> None:
     """Simple string comparison (RFC 3986 section 6.2.1): a variant that only normalisation would
     make equal is another issuer."""
@@ -226,6 +229,7 @@ def test_rfc9207_iss_is_compared_without_normalisation(variant: str) -> None:
     assert raised.value.error == "issuer_mismatch"
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#28")
 def test_an_error_from_the_wrong_issuer_is_neither_acted_on_nor_shown() -> None:
     """A mismatching ``iss`` wins over the response's ``error``: the message is about the issuer,
     and the (attacker's) error text appears nowhere."""
@@ -253,6 +257,9 @@ def test_an_error_from_the_wrong_issuer_is_neither_acted_on_nor_shown() -> None:
         ("com.example.app:/oauth2redirect", "native"),
         ("https://app.example.com/callback", "web"),
     ],
+)
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#19", "2026-07-28:basic/authorization/client-registration#20"
 )
 def test_application_type_follows_the_redirect_uri(redirect_uri: str, expected: str) -> None:
     assert application_type_for(redirect_uri) == expected

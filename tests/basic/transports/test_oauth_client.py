@@ -840,6 +840,9 @@ async def test_a_failure_that_is_raised_is_not_also_logged_as_a_warning(caplog: 
 # -- 2026-07-28: application_type, iss, credentials bound to their authorization server ----------------
 
 
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#18", "2026-07-28:basic/authorization/client-registration#19"
+)
 async def test_dynamic_registration_names_the_application_type() -> None:
     """A loopback redirect URI is a native application's: said so, as OpenID Connect servers
     otherwise take "web" and refuse the loopback redirect; the application may say otherwise."""
@@ -856,6 +859,9 @@ async def test_dynamic_registration_names_the_application_type() -> None:
         assert json.loads(register.form["_body"])["application_type"] == "web"
 
 
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#21", "2026-07-28:basic/authorization/client-registration#22"
+)
 async def test_a_registration_refused_for_its_redirect_uri_says_what_was_asked() -> None:
     async def oidc_rules(server: FakeAuthServer, request: Recorded) -> Answer:
         if request.path != "/register":
@@ -874,6 +880,7 @@ async def test_a_registration_refused_for_its_redirect_uri_says_what_was_asked()
         assert not w.browser.opened
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#25", "2026-07-28:basic/authorization/index#27")
 async def test_an_iss_that_only_normalisation_would_match_is_refused_before_the_token_request() -> None:
     """RFC 9207 simple string comparison, end to end: the issuer with a trailing slash is another
     issuer, and the code never reaches the token endpoint."""
@@ -891,6 +898,7 @@ async def test_an_iss_that_only_normalisation_would_match_is_refused_before_the_
             await echo(client)
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#25")
 async def test_a_missing_iss_that_was_advertised_is_refused() -> None:
     async with world() as w:
         w.auth_server.metadata_changes["authorization_response_iss_parameter_supported"] = True
@@ -931,6 +939,11 @@ def _move(protected: ProtectedResource, to: FakeAuthServer) -> None:
     verifier.current = to
 
 
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#24",
+    "2026-07-28:basic/authorization/client-registration#25",
+    "2026-07-28:basic/authorization/authorization-server-discovery#3",
+)
 async def test_a_new_authorization_server_means_a_new_registration_and_no_old_credentials() -> None:
     """The protected resource metadata names another authorization server mid-session: the old
     token is refused, the client reads the metadata again, registers at the new server and
@@ -961,6 +974,7 @@ async def test_a_new_authorization_server_means_a_new_registration_and_no_old_cr
         assert storage.items[f"client-registration {second.url}"].client.client_id == new_client["client_id"]  # type: ignore[union-attr]
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#24")
 async def test_moving_back_reuses_the_registration_made_there() -> None:
     async with _two_authorization_servers() as (w, second, protected):
         first = w.auth_server
@@ -977,6 +991,7 @@ async def test_moving_back_reuses_the_registration_made_there() -> None:
         assert len(requests_to(w, "GET", "/authorize")) == 2
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#26")
 async def test_pre_registered_credentials_of_another_authorization_server_are_an_error() -> None:
     async with world() as w:
         pre = ClientInformation(client_id="pre", client_secret="s", issuer="https://other-as.example")
@@ -987,6 +1002,7 @@ async def test_pre_registered_credentials_of_another_authorization_server_are_an
         assert not requests_to(w, "POST", "/register") and not requests_to(w, "GET", "/authorize")
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#26")
 async def test_pre_registered_credentials_are_not_carried_to_a_new_authorization_server() -> None:
     """Given without an issuer, they belong to the server they were first used with: when the
     resource moves, an error says so instead of presenting them to the new server."""
