@@ -239,6 +239,7 @@ class ClientSession:
 
     async def list_tools(self, cursor: str | None = None, **options: Any) -> ListToolsResult:
         result: ListToolsResult = await self._cached("tools/list", cursor, self._page(cursor), options)
+        # [2026-07-28:basic/transports/streamable-http#48] over a pipe the annotations are ignored
         if self._over_http_modern():
             result = self._usable_over_http(result)
         for tool in result.tools:

@@ -552,7 +552,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             annotations = self.param_headers_for(params["name"])
             arguments = params.get("arguments")
             if annotations:
-                # [2026-07-28:basic/transports/streamable-http#36, #56] the tool's x-mcp-header values
+                # [2026-07-28:basic/transports/streamable-http#35, #36, #56] the tool's x-mcp-header values
                 headers.update(param_header_values(annotations, arguments if isinstance(arguments, dict) else None))
         return headers
 
