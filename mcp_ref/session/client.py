@@ -315,9 +315,9 @@ class ClientSession:
         except MCPError as e:
             if not (self._over_http_modern() and e.code == versioning.HEADER_MISMATCH):
                 raise
+            log.info("tools/call %r: header mismatch (%s); listing the tools again", name, e.message)
             # [2026-07-28:basic/transports/streamable-http#57] the headers a call mirrors may have
             # changed: the tools are listed again and the call sent once more with them
-            log.info("tools/call %r: header mismatch (%s); listing the tools again", name, e.message)
             await self.list_all_tools()
             result = await self.session.request(
                 "tools/call",

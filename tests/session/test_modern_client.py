@@ -726,6 +726,8 @@ async def test_a_result_a_retry_produced_is_never_cached() -> None:
 
     def read(message: dict[str, Any]) -> Any:
         reads.append(message)
+        if message["params"]["uri"] == "file:///plain":
+            return {"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "private"}
         if "requestState" not in message["params"]:
             return {"resultType": "input_required", "requestState": "again"}
         return {"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "private"}
@@ -736,5 +738,8 @@ async def test_a_result_a_retry_produced_is_never_cached() -> None:
         async with open_session(client_end, era_cache=EraCache()) as client:
             await client.read_resource("file:///a")
             await client.read_resource("file:///a")
+            await client.read_resource("file:///plain")
+            await client.read_resource("file:///plain")
         nursery.cancel_scope.cancel()
-    assert len(reads) == 4  # each read took its two rounds: nothing kept from a retry
+    # each MRTR read took its two rounds (nothing kept from a retry); the plain one was kept
+    assert [m["params"]["uri"] for m in reads] == ["file:///a"] * 4 + ["file:///plain"]
