@@ -573,9 +573,12 @@ class ModernSession:
             requests = result.get("inputRequests")
             # [2026-07-28:basic/patterns/mrtr#23, #24, #25] the exact state, untouched, or none when none came
             request_state = result.get("requestState")
-            # [2026-07-28:basic/patterns/mrtr#21, #22] the inputs are built before the retry (none asked:
-            # retried at once)
-            input_responses = await self._fulfil(method, params, requests, round_) if requests else None
+            if requests:
+                # [2026-07-28:basic/patterns/mrtr#21] the inputs are built before the retry
+                input_responses = await self._fulfil(method, params, requests, round_)
+            else:
+                # [2026-07-28:basic/patterns/mrtr#22] none asked for: retried at once, with no answers
+                input_responses = None
         # retries bounded (issue 28): a server that loops is an error, not a hang
         raise InputRoundsExceeded(
             f"{method}: the server still asked for input after {self.max_input_rounds} retries; giving up"

@@ -681,7 +681,7 @@ async def test_an_unsupported_version_naming_only_2025_ones_means_initialize() -
     assert [m["method"] for m in seen[:2]] == ["server/discover", "initialize"]
 
 
-@pytest.mark.req("2026-07-28:basic/transports/stdio#18")
+@pytest.mark.req("2026-07-28:basic/transports/stdio#18", "2026-07-28:basic/versioning#2")
 async def test_a_pinned_modern_version_refuses_a_legacy_server() -> None:
     server = make_server(modern_versions=())
     client_end, server_end = memory_channel_pair()
@@ -743,3 +743,104 @@ async def test_a_result_a_retry_produced_is_never_cached() -> None:
         nursery.cancel_scope.cancel()
     # each MRTR read took its two rounds (nothing kept from a retry); the plain one was kept
     assert [m["params"]["uri"] for m in reads] == ["file:///a"] * 4 + ["file:///plain"]
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#22", "2026-07-28:basic/patterns/mrtr#25")
+async def test_each_retry_carries_only_what_the_last_answer_asked_for() -> None:
+    """Each retry carries the answers and the state of the last InputRequiredResult only: no
+    state when it named none (after one that did), no answers when it asked for nothing."""
+    seen: list[dict[str, Any]] = []
+    form = {
+        "mode": "form",
+        "message": "?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    }
+
+    def rounds(message: dict[str, Any]) -> Any:
+        seen.append(message["params"])
+        n = len(seen)
+        if n == 1:
+            return {
+                "resultType": "input_required",
+                "requestState": "s1",
+                "inputRequests": {"q1": {"method": "elicitation/create", "params": form}},
+            }
+        if n == 2:
+            return {
+                "resultType": "input_required",
+                "inputRequests": {"q2": {"method": "elicitation/create", "params": form}},
+            }
+        if n == 3:
+            return {"resultType": "input_required", "requestState": "s3"}
+        return {"resultType": "complete", "content": []}
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve_script, server_end, rounds)
+        async with open_session(client_end, elicitation=answer_bob, era_cache=EraCache()) as client:
+            await client.call_tool("t", {})
+        nursery.cancel_scope.cancel()
+    assert seen[1]["requestState"] == "s1" and list(seen[1]["inputResponses"]) == ["q1"]
+    assert "requestState" not in seen[2] and list(seen[2]["inputResponses"]) == ["q2"]
+    assert seen[3]["requestState"] == "s3" and "inputResponses" not in seen[3]
+
+
+async def serve_legacy(channel: Any, seen: list[str]) -> None:
+    """A 2025 server: server/discover before initialize is an error; initialize is answered."""
+    import json
+
+    async for data in channel:
+        message = json.loads(data)
+        seen.append(message.get("method", "?"))
+        if "id" not in message:
+            continue
+        if message["method"] == "initialize":
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "old", "version": "1"},
+                },
+            }
+        else:
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "not initialized"}}
+        await channel.send(json.dumps(reply).encode())
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#9")
+async def test_a_server_known_to_be_legacy_is_not_probed_again() -> None:
+    cache = EraCache()
+    firsts: list[str] = []
+    for _ in range(2):
+        seen: list[str] = []
+        client_end, server_end = memory_channel_pair()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve_legacy, server_end, seen)
+            async with open_session(client_end, era_cache=cache, era_key="old") as client:
+                assert client.era == "legacy"
+            nursery.cancel_scope.cancel()
+        firsts.append(seen[0])
+    assert firsts == ["server/discover", "initialize"]
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#9")
+async def test_stdio_and_http_clients_cache_the_era_under_their_server() -> None:
+    import sys
+    from functools import partial
+
+    from mcp_ref.session.client import open_stdio_client
+    from mcp_ref.session.http import open_http_client, serve_http
+
+    cache = EraCache()
+    args = ["-m", "mcp_ref.examples.echo"]
+    async with open_stdio_client(sys.executable, args, era_cache=cache) as client:
+        assert client.era == "modern"
+    assert cache.get(("stdio", sys.executable, tuple(args), None)) == "modern"
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(partial(serve_http, make_server(), port=0))
+        async with open_http_client(info.url, era_cache=cache) as client:
+            assert client.era == "modern"
+        nursery.cancel_scope.cancel()
+    assert cache.get(("http", info.url)) == "modern"
