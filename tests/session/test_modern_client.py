@@ -238,6 +238,8 @@ async def test_list_changed_through_subscriptions_listen() -> None:
         async with open_session(client_end, era_cache=EraCache()) as client:
             async with client.listen(tools=True, prompts=True) as sub:
                 assert sub.acknowledged is not None and sub.acknowledged.get("toolsListChanged") is True
+                # (the server has no prompts that can change: that part is refused, the rest flows)
+                assert sub.refused == {"promptsListChanged": True}
 
                 @server.tool()
                 async def added(ctx: RequestContext, arguments: dict[str, Any]) -> str:
@@ -844,3 +846,21 @@ async def test_stdio_and_http_clients_cache_the_era_under_their_server() -> None
             assert client.era == "modern"
         nursery.cancel_scope.cancel()
     assert cache.get(("http", info.url)) == "modern"
+
+
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#48")
+async def test_over_a_pipe_a_tool_with_invalid_header_annotations_is_kept() -> None:
+    bad = {
+        "name": "bad",
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
+    }
+
+    def tools(message: dict[str, Any]) -> Any:
+        return {"resultType": "complete", "tools": [bad], "ttlMs": 0, "cacheScope": "public"}
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(serve_script, server_end, tools)
+        async with open_session(client_end, era_cache=EraCache()) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == ["bad"]
+        nursery.cancel_scope.cancel()

@@ -533,21 +533,18 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         request's stream instead of being sent.
         """
         self.modern = version
-        self.protocol_version = version
 
-    def _modern_headers(self, message: Any) -> dict[str, str]:
-        from .mcp_headers import NAMED_METHODS, encode_value, param_header_values
+    def _modern_headers(self, message: dict[str, Any]) -> dict[str, str]:
+        from .mcp_headers import param_header_values, standard_headers
 
-        method = message.get("method") if isinstance(message, dict) else None
-        if not isinstance(method, str):
+        method = message.get("method")
+        if not isinstance(method, str) or self.modern is None:
             return {}
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        # [2026-07-28:basic/transports/streamable-http#10, #25, #26, #32] the standard headers, from the body
-        headers = {"mcp-method": method}
-        field = NAMED_METHODS.get(method)
-        if field is not None and isinstance(params.get(field), str):
-            # [2026-07-28:basic/transports/streamable-http#33] a name that is not header-safe goes Base64
-            headers["mcp-name"] = encode_value(params[field])
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        # [2026-07-28:basic/transports/streamable-http#10, #25, #26, #32] the standard headers, from
+        # the body: MCP-Protocol-Version, Mcp-Method, Mcp-Name (Base64 when it is not header-safe)
+        headers = {name.lower(): value for name, value in standard_headers(self.modern, method, params).items()}
         if method == "tools/call" and self.param_headers_for is not None and isinstance(params.get("name"), str):
             annotations = self.param_headers_for(params["name"])
             arguments = params.get("arguments")
