@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref import (
+    SUPPORTED_VERSIONS,
     MCPError,
     ProtocolError,
     RequestContext,
@@ -867,6 +868,10 @@ def _prompts(server: Server) -> None:
             ElicitationRequestedSchema,
         )
         params = ElicitRequestFormParams(message="What context should the prompt use?", requested_schema=schema)
+        if ctx.revision in SUPPORTED_VERSIONS and not ctx.can_elicit():
+            # (a 2025 session whose client takes no elicitation: answered without asking; in
+            # 2026-07-28 the missing capability is the request's error, -32021)
+            return "Use this context: (the client cannot be asked)"
         answer = await ctx.elicit(params, key="user_context")
         return f"Use this context: {(answer.content or {}).get('context')}"
 

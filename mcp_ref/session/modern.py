@@ -454,18 +454,21 @@ class ModernRuntime:
             await sink.notify(exchange.acknowledge(agreed))
             try:
                 async for method, params in changes:
+                    if exchange.state != "running":
+                        break  # cancelled by the client meanwhile: nothing more goes out for it
                     data = exchange.send_change(method, params)
                     if data is not None:
                         await sink.notify(data)
             except FeedClosed as closed:
                 if closed.graceful:
                     # [2026-07-28:basic/patterns/subscriptions#7, #8] the server ends it: a completion result
-                    return exchange.end_subscription(), None
+                    return (exchange.end_subscription(), None) if exchange.state == "running" else None
                 # dropped without a result (its client fell behind): the one cancellation a server sends
                 log.warning("subscription %r dropped: %s", exchange.id, closed.reason)
                 await sink.notify(exchange.send_teardown(closed.reason))
                 return None
-        return exchange.end_subscription(), None
+        # (a subscription the client cancelled meanwhile gets no completion result)
+        return (exchange.end_subscription(), None) if exchange.state == "running" else None
 
 
 class _PipeSink:

@@ -579,7 +579,7 @@ class Server:
         """The handlers of a 2026-07-28 request (the same application handlers as a session's).
 
         Methods that revision removed (initialize, ping, logging/setLevel,
-        resources/subscribe, the core tasks/*) are not in it: the engine answers them
+        resources/subscribe, the core ``tasks/*``) are not in it: the engine answers them
         -32601. ``server/discover`` is always there, ``subscriptions/listen`` when
         something can change.
         """

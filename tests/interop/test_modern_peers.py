@@ -12,6 +12,7 @@ elicitation comes back as an InputRequiredResult and is answered by the applicat
 on the retry, and a tools/list_changed arrives through subscriptions/listen.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -158,7 +159,11 @@ async def _python_sdk_client(target: Any) -> None:
 async def test_the_python_sdk_client_against_our_server_over_stdio() -> None:
     from mcp.client.stdio import StdioServerParameters
 
-    await _python_sdk_client(StdioServerParameters(command=sys.executable, args=[str(HERE / "our_modern_server.py")]))
+    # (the whole environment: the SDK passes only a few variables by default)
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(HERE / "our_modern_server.py")], env=dict(os.environ)
+    )
+    await _python_sdk_client(params)
 
 
 async def test_the_python_sdk_client_against_our_server_over_http() -> None:

@@ -19,7 +19,8 @@ const client = new Client(
 );
 client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { name: 'linus' } }));
 await client.connect(
-    kind === 'stdio' ? new StdioClientTransport({ command: a, args: [b] }) : new StreamableHTTPClientTransport(new URL(a))
+    // (the whole environment: the SDK passes only a few variables by default, and our server needs PYTHONPATH when set)
+    kind === 'stdio' ? new StdioClientTransport({ command: a, args: [b], env: process.env }) : new StreamableHTTPClientTransport(new URL(a))
 );
 const version = client.getNegotiatedProtocolVersion?.() ?? client.protocolVersion ?? '';
 console.log(`version ${version}`);

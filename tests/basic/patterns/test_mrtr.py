@@ -32,7 +32,8 @@ def test_a_state_hides_its_content() -> None:
     "tamper",
     [
         lambda t: t + "-TAMPERED",
-        lambda t: t[:-1] + ("A" if t[-1] != "A" else "B"),
+        # (the second-to-last character: the last one may hold only padding bits)
+        lambda t: t[:-2] + ("A" if t[-2] != "A" else "B") + t[-1],
         lambda t: t[:10] + ("A" if t[10] != "A" else "B") + t[11:],
         lambda t: t[:20],
         lambda t: "",
