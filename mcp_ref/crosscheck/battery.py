@@ -1493,7 +1493,9 @@ class Battery:
         rid = f"mcp-ref-probe-{self._raw_ids}"
         data = _dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         self._channel.expect_deliberate(data)
-        await client.session.send_raw(data)
+        session = client.session
+        assert isinstance(session, Session)  # (the battery opens 2025 sessions: era="legacy")
+        await session.send_raw(data)
         with trio.move_on_after(self.timer.current):
             while (answer := self._answer(rid)) is None:
                 await trio.sleep(0.02)
