@@ -138,9 +138,11 @@ class Server:
         changes: ChangeFeed | None = None,
         identify: bool = True,
     ) -> None:
+        #: the server's Implementation (name, version, title ...), sent at initialization
         self.info = Implementation(
             name=name, version=version, title=title, description=description, website_url=website_url, icons=icons
         )
+        #: instructions for the model, sent at initialization
         self.instructions = instructions
         #: the revisions served through initialize (a session), newest first
         self.supported_versions = tuple(x for x in supported_versions if era_of(x) is Era.LEGACY)
@@ -154,11 +156,14 @@ class Server:
         #: per operation, and per resource (see mcp_ref.server.utilities.caching)
         if not isinstance(cache, CachePolicy):
             raise TypeError(f"cache is a CachePolicy, not {type(cache).__name__}")
+        #: the default caching hints of this server's cacheable 2026-07-28 results
         self.cache = cache
+        #: caching hints per operation (``"tools/list"`` ...), over the default
         self.cache_for = check_cache_for(cache_for or {})
         self._resource_cache: dict[str, CachePolicy] = {}
         #: seals requestState (basic/patterns/mrtr): ``state_key``, else MCP_REF_STATE_KEY, else a random key
         if state_key is None:
+            #: seals and opens the requestState of multi round-trip requests
             self.state_sealer = StateSealer.from_environment(os.environ, ttl=state_ttl)
         else:
             keys = [state_key] if isinstance(state_key, bytes | str) else list(state_key)
@@ -168,10 +173,13 @@ class Server:
         #: [2026-07-28:basic/index#59] name ourselves in every 2026-07-28 result's _meta
         self.identify = identify
         self._modern: ModernRuntime | None = None
+        #: the SessionConfig of each session it serves (timeouts, limits)
         self.config = config or SessionConfig()
+        #: whether the logging capability is declared
         self.logging_capability = logging_capability
         #: declared as given instead of derived (see :meth:`capabilities`)
         self.declared_capabilities = capabilities
+        #: the tools registered (``server.tools["name"]`` is the Tool as listed)
         self.tools = ToolRegistry(page_size=page_size)
         self._page_size = page_size
         # a registry change tells every session (the engine sends it only where listChanged
@@ -191,6 +199,7 @@ class Server:
 
     @functools.cached_property
     def resources(self) -> ResourceRegistry:
+        """The resources and resource templates registered (a registry made on first use)."""
         from ..server.resources import ResourceRegistry
 
         registry = ResourceRegistry(page_size=self._page_size)
@@ -200,6 +209,7 @@ class Server:
 
     @functools.cached_property
     def prompts(self) -> PromptRegistry:
+        """The prompts registered (a registry made on first use)."""
         from ..server.prompts import PromptRegistry
 
         registry = PromptRegistry(page_size=self._page_size)
@@ -209,6 +219,7 @@ class Server:
 
     @functools.cached_property
     def completions(self) -> CompletionHandler:
+        """What answers ``completion/complete`` from the completers of the prompts and resource templates."""
         from ..server.utilities.completion import CompletionHandler
 
         return CompletionHandler(self.prompts, self.resources)
@@ -227,6 +238,8 @@ class Server:
         self._modern = None
 
     def handler(self, method: str) -> Callable[[F], F]:
+        """Decorator form of :meth:`set_handler`: ``@server.handler("custom/method")``."""
+
         def register(fn: F) -> F:
             self.set_handler(method, fn)
             return fn
@@ -553,6 +566,9 @@ class Server:
         )
 
     def handler_table(self) -> dict[str, RequestHandler]:
+        """Every request method this server answers, with its handler (the built-in ones and those set with
+        set_handler).
+        """
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
             table["tools/list"] = self._list_tools
@@ -837,6 +853,7 @@ class Server:
             raise SystemExit(130)
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
+        """The notification handlers set with :meth:`on_notification`, by method."""
         return dict(self._notification_handlers)
 
 
