@@ -118,7 +118,7 @@ async def test_results_are_validated_without_list_tools_first() -> None:
         return await original(ctx, params)
 
     server.set_handler("tools/list", counting)
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(InvalidToolResult, match="sum"):
             await client.call_tool("liar")
         assert listed == 1  # its schema was learnt with one tools/list ...
@@ -136,7 +136,7 @@ async def test_results_are_validated_without_list_tools_first() -> None:
                 await trio.sleep(0)
         assert (await client.call_tool("newcomer")).text == "new"
         assert listed == 2
-    async with memory_session_pair(server, validate_tool_results=False) as client:
+    async with memory_session_pair(server, validate_tool_results=False, era="legacy") as client:
         assert (await client.call_tool("liar")).structured_content == {"sum": "x"}
         assert listed == 2  # not validating: nothing to learn
 
