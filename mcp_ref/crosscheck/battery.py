@@ -97,6 +97,14 @@ QUICK: Final = 2.0
 GIVE_UP: Final = 3
 
 
+#: what the SSE streams and session ids of a Streamable HTTP server must be (judged by HttpJudge)
+_STREAM_RULES: Final = [
+    "basic/transports#23",
+    "basic/transports#32",
+    "basic/transports#50",
+    "basic/transports#56",
+    "basic/transports#57",
+]
 #: the capabilities whose methods a server that did not declare them must not serve
 _UNDECLARED: Final = [
     "server/tools#3",
@@ -1040,6 +1048,7 @@ class Battery:
                     if got.status != 403:
                         text = f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}"
                         chk.find("basic/transports#10", text + ", not 403 (the server is on a loopback address)")
+            self._streams_check()
             if http.session_id is None:
                 self.skip(
                     "transport/session-id",
@@ -1063,6 +1072,18 @@ class Battery:
                         text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
                         chk.find("basic/transports#61", text + ", not 404")
                 http.session_id = None  # ended: no DELETE again
+
+    def _streams_check(self) -> None:
+        """The SSE streams and session ids the server gave so far, as the HTTP judge saw them
+        (its findings are the observers'; this check gives them a status)."""
+        seen = [
+            f.requirement
+            for obs in self.observers
+            for f in obs.findings
+            if f.requirement in _STREAM_RULES and f.party == "server"
+        ]
+        detail = ("broke " + ", ".join(sorted(set(seen)))) if seen else ""
+        self.report.check("transport/sse-streams-and-session-ids", "fail" if seen else "pass", _STREAM_RULES, detail)
 
     async def _version_negotiation(self) -> None:
         async with self.check(
