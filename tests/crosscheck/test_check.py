@@ -215,6 +215,7 @@ async def test_the_everything_example_over_streamable_http_comes_out_clean() -> 
         "transport/foreign-origin",
         "transport/missing-session-id",
         "transport/ended-session-404",
+        "transport/sse-streams-and-session-ids",
     }
 
 
