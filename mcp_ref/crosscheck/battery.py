@@ -434,6 +434,7 @@ class Battery:
         only: Sequence[str] | None = None,
         on_progress: Callable[[str], None] | None = None,
         auth: Any = None,
+        revision: str | None = None,
     ) -> None:
         unknown = set(only or ()) - set(CHAPTERS)
         if unknown:
@@ -458,6 +459,10 @@ class Battery:
         self.versions: dict[str, str | None] = {}
         #: (HTTP) an ``HttpAuth`` such as ``OAuthClient``: run its flow when the server asks for authorization
         self.auth = auth
+        #: check this revision only (``--revision``); None: every revision the server speaks
+        self.revision = revision
+        if revision is not None and revision not in REVISIONS:
+            raise ValueError(f"unknown revision {revision!r}; known: {', '.join(REVISIONS)}")
 
     def _wants(self, chapter: str) -> bool:
         return self.only is None or chapter in self.only
@@ -488,7 +493,7 @@ class Battery:
     @asynccontextmanager
     async def client_session(self, **options: Any) -> AsyncIterator[ClientSession]:
         obs = self._observer()
-        recorder = self._recorder("the main session")
+        recorder = self._recorder(f"the main session ({options.get('protocol_version') or LATEST})")
         async with connect(self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder) as channel:
             self._channel = channel
             async with open_session(
@@ -667,7 +672,7 @@ class Battery:
                     await self._phase("version negotiation", self._version_negotiation)
                 if isinstance(self.target, HttpTarget) and self._wants("transport"):
                     await self._phase("the transport checks", self._transport_checks)
-                await self._phase("the main session", self._main_session)
+                await self._phase("the main session", self._main_sessions)
         finally:
             self._gather()
         return self.report
@@ -1125,15 +1130,42 @@ class Battery:
 
     # -- the main session ----------------------------------------------------------------------------
 
-    async def _main_session(self) -> None:
+    async def _main_sessions(self) -> None:
+        """The main session in every revision the server speaks (``revision``: that one only), the
+        latest first; each is a section of the report."""
+        spoken: list[str] = [v for v in reversed(REVISIONS) if self.versions.get(v) == v]
+        self.report.revisions = list(spoken)
+        order: list[str]
+        if self.revision is not None:
+            order = [self.revision]
+        else:
+            order = spoken[:1] or [LATEST]
+            if self.config.all_revisions:
+                order += spoken[1:]
+        for i, version in enumerate(order):
+            if i and self.timer.strikes:
+                self._note(f"revision {version} not checked: the server left requests unanswered")
+                continue
+            self.report.section = None if i == 0 else version
+            try:
+                await self._main_session(version, first=i == 0)
+            finally:
+                self.report.section = None
+
+    async def _main_session(self, version: str | None = None, *, first: bool = True) -> None:
         changed: list[str] = []
 
         async def on_list_changed(kind: str) -> None:
             changed.append(kind)
 
         try:
-            async with self.client_session(on_list_changed=on_list_changed) as client:
-                self.report.revision = client.protocol_version
+            async with self.client_session(on_list_changed=on_list_changed, protocol_version=version) as client:
+                if first:
+                    self.report.revision = client.protocol_version
+                if version is not None and client.protocol_version != version:
+                    self._note(f"asked for {version}, the server answered {client.protocol_version}")
+                    if not first:
+                        return
                 self.capabilities = self._caps(client)
                 steps: list[tuple[str, Callable[[ClientSession], Awaitable[None]]]] = [
                     ("ping", self._ping),
@@ -1795,10 +1827,12 @@ async def check_server(
     only: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
     auth: Any = None,
+    revision: str | None = None,
 ) -> Report:
     """Run the battery against ``target``; TargetUnreachable when it cannot be started or reached.
-    ``auth`` (HTTP): an ``OAuthClient`` whose flow runs when the server asks for authorization."""
-    battery = Battery(target, config, only=only, on_progress=on_progress, auth=auth)
+    ``auth`` (HTTP): an ``OAuthClient`` whose flow runs when the server asks for authorization.
+    ``revision``: check that revision only (default: every revision the server speaks)."""
+    battery = Battery(target, config, only=only, on_progress=on_progress, auth=auth, revision=revision)
     try:
         return await battery.run()
     except ConnectionClosed as e:
@@ -1811,6 +1845,7 @@ def run_check(
     *,
     only: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    revision: str | None = None,
 ) -> Report:
     """:func:`check_server` in a trio run of its own (for the command line)."""
-    return trio.run(lambda: check_server(target, config, only=only, on_progress=on_progress))
+    return trio.run(lambda: check_server(target, config, only=only, on_progress=on_progress, revision=revision))
