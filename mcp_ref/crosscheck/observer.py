@@ -157,6 +157,8 @@ class Observer:
         self._pending_lists: dict[Any, bool] = {}
         self._output_validators: dict[str, Validate | None] = {}
         self._pending_calls: dict[Any, str] = {}
+        #: ids of task-augmented tools/call requests
+        self._task_calls: set[Any] = set()
         self._pending_set_level: dict[Any, str] = {}
         self.log_level: str | None = None
         #: task id -> last status seen (as the server reported it)
@@ -399,8 +401,12 @@ class Observer:
         elif isinstance(event, ResponseReceived):
             self._on_result(direction, event, message, out)
         elif isinstance(event, ErrorReceived):
-            self._pending_calls.pop(event.id, None)
+            name = self._pending_calls.pop(event.id, None)
             self._pending_set_level.pop(event.id, None)
+            code = event.error.code
+            if name is not None and self._task_only(name, event.id) and code != ErrorCode.METHOD_NOT_FOUND:
+                text = f"task-only tool {name!r} called without a task got error {code}, not -32601"
+                self._find(out, "basic/utilities/tasks#9", text, message, "server")
         elif isinstance(event, InvalidResponse):
             assert event.requirement is not None
             text = f"the {sender}'s {event.method} result is malformed: {_detail(event)}"
@@ -547,6 +553,8 @@ class Observer:
             self._pending_lists[event.id] = cursor is None or cursor == self._next_tools_cursor
         elif event.method == "tools/call" and direction is Direction.TO_SERVER:
             self._pending_calls[event.id] = event.params.name
+            if getattr(event.params, "task", None) is not None and len(self._task_calls) < _ID_MEMORY:
+                self._task_calls.add(_id_key(event.id))
         elif event.method == "logging/setLevel" and direction is Direction.TO_SERVER:
             self._pending_set_level[event.id] = event.params.level
 
@@ -639,9 +647,21 @@ class Observer:
             self.tools = dict(self._tool_pages)
             self._tool_pages = {}
 
+    def _task_only(self, name: str, rid: Any) -> bool:
+        """Whether the call ``rid`` ran the task-only tool ``name`` without a task."""
+        tool = (self.tools or {}).get(name)
+        execution = getattr(tool, "execution", None)
+        return getattr(execution, "task_support", None) == "required" and _id_key(rid) not in self._task_calls
+
     def _on_tool_result(self, rid: Any, result: Any, message: Any, out: list[Finding]) -> None:
         name = self._pending_calls.pop(rid, None)
         if name is None or isinstance(result, CreateTaskResult):
+            return
+        if self._task_only(name, rid):
+            # [basic/utilities/tasks#9] a task-only tool called without a task is refused with -32601
+            what = "answered with a tool error (isError)" if result.is_error else "ran"
+            text = f"task-only tool {name!r} called without a task {what}, not refused with -32601"
+            self._find(out, "basic/utilities/tasks#9", text, message, "server")
             return
         if self.tools is not None and name not in self.tools and not result.is_error:
             self._find(
