@@ -441,7 +441,12 @@ class _FixtureServer:
             info = session.connection.peer_info if session is not None else None
             if info is not None:
                 report.target = f"the client {info.name} {info.version}"
-            report.extend(observer.findings)
+            for finding in observer.findings:
+                if finding.party == "server":
+                    # what the fixture itself did (a race with the client, say): not the client's fault
+                    report.notes.append(f"mcp-ref's own fixture: {finding.requirement}: {finding.message}")
+                else:
+                    report.add(finding)
             report.notes.extend(observer.notes)
 
     async def _battery(self, session: Session, channel: ObservedChannel, report: Report) -> None:
