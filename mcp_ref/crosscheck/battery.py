@@ -40,7 +40,7 @@ from ..errors import (
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
-from ..schema._base import REVISIONS
+from ..schema import _base
 from ..schema.completion import PromptReference
 from ..schema.lifecycle import Implementation
 from ..schema.logging import SetLevelRequestParams
@@ -65,6 +65,9 @@ from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
 __all__ = ["Battery", "RawSession", "CHAPTERS", "check_server", "run_check"]
 
 CLIENT_INFO: Final = Implementation(name="mcp-ref-check", version="0.1.0")
+#: the revisions a session negotiates with initialize (the legacy era; 2026-07-28's stateless requests
+#: are not negotiated, and get a battery of their own)
+REVISIONS: Final[tuple[str, ...]] = tuple(getattr(_base, "LEGACY_REVISIONS", _base.REVISIONS))
 LATEST: Final = REVISIONS[-1]
 #: a protocol version no implementation supports
 UNKNOWN_VERSION: Final = "1999-01-01"

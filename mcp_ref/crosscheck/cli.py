@@ -404,7 +404,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if isinstance(target, StdioTarget):
         _launchable(target.command)
     if args.revision is not None:
-        from ..schema._base import REVISIONS
+        from .battery import REVISIONS
 
         if args.revision not in REVISIONS:
             raise UsageError(f"--revision {args.revision}: mcp-ref checks {', '.join(REVISIONS)}")

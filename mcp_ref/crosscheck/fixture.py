@@ -92,11 +92,12 @@ class FixtureOptions:
 
 
 def _caps(session: Session) -> dict[str, Any]:
-    from ..schema._base import LATEST_PROTOCOL_VERSION
+    from ..schema import _base
     from ..schema._converter import converter_for
 
+    latest = getattr(_base, "LATEST_LEGACY_REVISION", _base.LATEST_PROTOCOL_VERSION)
     declared = session.connection.peer_capabilities
-    caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(declared) if declared else {}
+    caps: dict[str, Any] = converter_for(latest).unstructure(declared) if declared else {}
     return caps
 
 
