@@ -300,7 +300,17 @@ class RawSession:
         try:
             await self.channel.send(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            await self._drain()
             raise ConnectionClosed(str(e) or "the server closed the connection") from e
+
+    async def _drain(self) -> None:
+        """The server went away: what it wrote before it did is still read (and judged)."""
+        with trio.move_on_after(1.0):
+            while True:
+                try:
+                    await self.channel.receive()
+                except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError, HTTPTransportError):
+                    return
 
     async def receive(self, timeout: float) -> Any:
         """The next message from the server (parsed JSON, or the text when it is not JSON);
