@@ -197,6 +197,7 @@ RULES: Final[dict[str, Rule]] = _table(
     ("client/elicitation#34", "MUST", "an elicitation mode the client did not declare gets -32602"),
     ("client/elicitation#56", "SHOULD", "an accepted form answer fits the requested schema"),
     ("schema#25", "MUST", "a tool-enabled sampling request without sampling.tools is refused"),
+    ("schema#37", "SHOULD", "a tool's own failure is a result with isError, not a protocol error"),
 )
 
 

@@ -134,6 +134,9 @@ _ANSWER_RULES: Final = frozenset(
         "basic/index#12",
     }
 )
+#: protocol errors that are not the tool's own failure: invalid params, a task-only tool, a URL
+#: elicitation needed, a resource not found
+_NOT_THE_TOOLS: Final = frozenset({-32602, -32601, -32042, -32002})
 #: the methods a server declaring their capability serves
 _CORE_METHODS: Final = frozenset(CLIENT_REQUESTS) - {"initialize", "ping"}
 
@@ -1316,8 +1319,9 @@ class Battery:
                 chk.note(f"error {e.code}")
         for spec in self.config.calls:
             async with self.check(f"tools/call {spec.name}", ["server/tools#15", "server/tools#16"]) as chk:
-                result = await self._call(client, spec)
-                if result.is_error:
+                params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)
+                result = await self._tool_call(client, chk, params)
+                if result is not None and result.is_error:
                     chk.note("the tool reported an error (isError)")
         self._tools_seen = tools
         await self._exercise_tools(client, tools)
@@ -1344,10 +1348,26 @@ class Battery:
                             )
                 break
 
+    async def _tool_call(self, client: ClientSession, chk: _Check, params: CallToolRequestParams) -> Any:
+        """Call a listed tool with arguments its schema takes; an error that comes from the tool
+        itself should be a result with isError, not a protocol error (schema#37). None: an error came."""
+        pending = await client.start_request("tools/call", params)
+        try:
+            return await pending.result()
+        except MCPError as e:
+            if e.code in _NOT_THE_TOOLS:
+                chk.note(f"error {e.code} ({e.message})")
+            else:
+                text = f"tool {params.name!r} failed with the protocol error {e.code}, not a result with isError"
+                chk.find("schema#37", text, self._answer(pending.id))
+            return None
+
     def _task_tool(self) -> ToolSpec | None:
         """A tool the tasks checks may run as a task when none was named: one that supports task
         execution and may be called (read-only, or --call-all-tools), with arguments we can make."""
-        for tool in getattr(self, "_tools_seen", []):
+        tools = getattr(self, "_tools_seen", [])
+        # the read-only ones first: the server says they do nothing but look
+        for tool in sorted(tools, key=lambda t: not safe_to_call(t)):
             if tool.execution is None or tool.execution.task_support not in ("optional", "required"):
                 continue
             if not (self.config.call_all_tools or safe_to_call(tool)):
@@ -1384,12 +1404,13 @@ class Battery:
             async with self.check(f"tools/call {name}", ["server/tools#15", "server/tools#16"]) as chk:
                 try:
                     params = CallToolRequestParams(name=name, arguments=arguments)
-                    result = await client.request("tools/call", params)
+                    result = await self._tool_call(client, chk, params)
                 except RequestTimeout as e:
                     # made-up arguments may ask a slow tool for a long run: not held against the server
                     chk.skip(f"inconclusive: no answer within {e.timeout:g}s (a slow tool? --timeout, --slow-tool)")
                     continue
-                chk.note("answered with a tool error (isError)" if result.is_error else "answered")
+                if result is not None:
+                    chk.note("answered with a tool error (isError)" if result.is_error else "answered")
             called.append(name)
             if self.config.call_all_tools:
                 await self._invalid_arguments(client, tool)
