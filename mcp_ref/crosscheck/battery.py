@@ -1336,7 +1336,7 @@ class Battery:
                         what = "answered with a tool error (isError)" if result.is_error else "ran"
                         chk.find(
                             "basic/utilities/tasks#9",
-                            f"task-only tool {tool.name!r} called without a task {what}, not with error -32601",
+                            f"task-only tool {tool.name!r} called without a task {what}, not refused with -32601",
                             self._answer(pending.id),
                         )
                     except MCPError as e:
