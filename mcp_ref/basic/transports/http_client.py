@@ -273,16 +273,25 @@ def check_url(url: str, ssl_context: ssl.SSLContext | None) -> SplitResult:
 
 
 async def open_connection(
-    host: str, port: int, ssl_context: ssl.SSLContext | None, *, url: str, timeout: float
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None,
+    *,
+    url: str,
+    timeout: float,
+    address: str | None = None,
 ) -> trio.abc.Stream:
     """A TCP connection to ``host:port``, with TLS over it when ``ssl_context`` is given.
+
+    ``address``: connect to this address (one ``host`` resolved to, already
+    checked) rather than resolve ``host`` again; TLS still names ``host``.
 
     The handshake is done here, under ``timeout`` (with the connect), so a
     certificate the context does not trust is a :class:`TLSError` at once,
     naming the URL, and not a broken stream at the first read.
     """
     with trio.fail_after(timeout):
-        tcp = await trio.open_tcp_stream(host, port)
+        tcp = await trio.open_tcp_stream(address if address is not None else host, port)
         if ssl_context is None:
             return tcp
         stream = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
