@@ -245,6 +245,12 @@ class _Response:
             await self.stream.aclose()
 
 
+def _field_value_ok(value: str) -> bool:
+    """Whether a header value has only what RFC 9110 section 5.5 allows (no CR, LF or NUL, no
+    other controls, no space or tab at either end)."""
+    return value == value.strip(" \t") and all(c == "\t" or " " <= c != "\x7f" for c in value)
+
+
 class _StaleConnection(Exception):
     """A kept-alive connection turned out closed before any answer began: use a fresh one."""
 
@@ -570,7 +576,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         headers = self._headers(accept, extra)
         if body is not None:
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
-        request = h11.Request(method=method, target=self.target, headers=headers)
+        try:
+            request = h11.Request(method=method, target=self.target, headers=headers)
+        except h11.LocalProtocolError:
+            # h11 quotes the bad value, which may be a credential (a token from storage, an
+            # application's header): the error names the header only
+            bad = next((name for name, value in headers if not _field_value_ok(value)), "a header")
+            raise HTTPTransportError(
+                f"{self.url}: the {bad} header holds a character no HTTP header may carry; nothing was sent",
+                url=self.url,
+            ) from None
         while (idle := self._pool.take()) is not None:
             stream, conn = idle
             if _peer_closed(stream):

@@ -102,6 +102,7 @@ from ..authorization.tokens import (
     UnsupportedAuthMethod,
     choose_auth_method,
     client_assertion_claims,
+    header_safe_problem,
     token_request,
 )
 from .fetch_rules import FetchPolicy, FetchRefused, policy_for_server
@@ -617,12 +618,15 @@ class OAuthClient:
             raise AuthorizationError(step, e.message, status=e.status, url=url) from e
 
     @staticmethod
-    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T]) -> T:
+    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T], *, secret: bool = False) -> T:
+        """``read`` the JSON document of ``response``; ``secret``: it carries tokens or a client
+        secret, so what it holds is never quoted in the error (a form-encoded token answer would be)."""
         try:
             return read(response.json())
         except HTTPTransportError as e:  # not JSON at all (an HTML page ...)
-            problem = f"{e.message} ({_content_type(response)}: {_start(response)!r})"
-            raise AuthorizationError(step, problem, status=response.status, url=response.url) from e
+            quoted = f"{len(response.body)} bytes, not shown" if secret else repr(_start(response))
+            problem = f"{e.message} ({_content_type(response)}: {quoted})"
+            raise AuthorizationError(step, problem, status=response.status, url=response.url) from None
         except InvalidMetadata as e:
             raise AuthorizationError(step, f"{response.url}: {e}", status=response.status, url=response.url) from e
 
@@ -644,7 +648,7 @@ class OAuthClient:
                 self.client = None
                 await self._store()
             raise error
-        return self._document(response, step, TokenResponse.from_json)
+        return self._document(response, step, TokenResponse.from_json, secret=True)
 
     def _registered_dynamically(self) -> bool:
         """Whether the client id in use came from Dynamic Client Registration (never pre-registered
@@ -703,6 +707,10 @@ class OAuthClient:
     def _accept(self, response: TokenResponse, previous: Tokens | None) -> None:
         if response.token_type.lower() != "bearer":
             raise AuthorizationError("token", f"token_type {response.token_type!r}: only Bearer tokens can be used")
+        if (problem := header_safe_problem(response.access_token)) is not None:
+            # the token goes in an Authorization header: one that cannot is refused here, and the
+            # error names what is wrong with it, never the token (it may be a real one, mangled)
+            raise AuthorizationError("token", f"the access token issued {problem}; refused")
         tokens = Tokens.from_response(response, self.clock(), previous)
         if tokens.scope is None and self._requested_scope is not None:
             tokens = attrs.evolve(tokens, scope=self._requested_scope)  # granted as requested (RFC 6749 5.1)
@@ -899,7 +907,7 @@ class OAuthClient:
         response = await self._exchange("POST", server.registration_endpoint, step, json_body=metadata.to_json())
         if response.status not in (200, 201):
             raise self._oauth_error(response, step)
-        info: ClientInformation = self._document(response, step, ClientInformation.from_json)
+        info: ClientInformation = self._document(response, step, ClientInformation.from_json, secret=True)
         return attrs.evolve(
             info,
             issuer=server.issuer,
