@@ -9,7 +9,9 @@ import json
 import logging
 import os
 import stat
+import sys
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -33,6 +35,7 @@ from mcp_ref.basic.transports.oauth_client import (
 from mcp_ref.errors import AuthorizationError, HTTPTransportError
 from mcp_ref.session.http import open_http_client
 
+from .conftest import ROOT, script
 from .oauth_world import REDIRECT_URI, Answer, FakeAuthServer, Recorded, World, world
 
 #: (a client assertion's iat and exp follow the test's clock, years ahead)
@@ -601,6 +604,38 @@ async def test_file_storage_is_private_and_round_trips(tmp_path: Path) -> None:
     assert await storage.load("https://mcp/mcp") is None
     path.write_text("not json")
     assert await storage.load("https://mcp/mcp") is None  # unreadable: authorize again
+
+
+@pytest.mark.req("basic/authorization#76")
+@pytest.mark.subprocess
+async def test_two_processes_saving_into_one_file_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, script("token_saver")]
+    async with trio.open_nursery() as nursery:
+        savers = [
+            await trio.lowlevel.open_process([*argv, str(path), p, "200"], stdin=PIPE, stdout=PIPE, env=env)
+            for p in ("a", "b")
+        ]
+        for saver in savers:
+            assert saver.stdout is not None
+            seen = b""
+            with trio.fail_after(30):
+                while not seen.endswith(b"\n"):
+                    chunk = await saver.stdout.receive_some()
+                    assert chunk, seen
+                    seen += chunk
+            assert seen == b"ready\n"
+        for saver in savers:  # (both read "go" at once: their saves interleave)
+            assert saver.stdin is not None
+            await saver.stdin.send_all(b"go\n")
+        with trio.fail_after(120):
+            for saver in savers:
+                assert await saver.wait() == 0
+        nursery.cancel_scope.cancel()
+    keys = set(json.loads(path.read_text()))
+    assert keys == {f"{p}-{n}" for p in ("a", "b") for n in range(200)}  # before: 250 of 400 were kept
+    assert not list(tmp_path.glob(".tokens-*"))  # no temporary file left behind
 
 
 async def test_loopback_callback_listener() -> None:
