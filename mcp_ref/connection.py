@@ -45,7 +45,7 @@ from .basic.jsonrpc import (
 from .basic.lifecycle import TASKS_SINCE, Phase, Role
 from .basic.meta import bad_meta_keys
 from .basic.requirements import level_of
-from .basic.url_elicitation import announced_ids, check_url
+from .basic.url_elicitation import announced_ids, check_elicitation_url
 from .basic.utilities.cancellation import CancellationState, ignored_requirement, refusal, remember
 from .basic.utilities.progress import IGNORED_REQUIREMENT, ProgressTokens, check_progress, valid_token
 from .errors import CapabilityMissing, DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
@@ -598,8 +598,9 @@ class Connection:
         """Progress for an incoming request; None when the requestor asked for none."""
         self._check_open()
         req = self._incoming.get(rid)
-        if req is None:
-            # [basic/utilities/progress#14] progress stops once the request completed
+        # [basic/utilities/progress#14] progress stops once the request completed, or its requestor
+        # cancelled it (nothing more is owed for it, the answer included)
+        if req is None or req.state == "cancel-requested":
             raise LocalProtocolError(
                 f"request {rid!r} is not in flight: no progress after completion",
                 requirement="basic/utilities/progress#14",
@@ -1252,7 +1253,7 @@ def _check_params(method: str, required: bool, params_type: Any, params: Any) ->
 
 def _check_elicitation_url(url: str) -> None:
     try:
-        check_url(url)
+        check_elicitation_url(url)
     except ValueError as e:
         # [client/elicitation#13] a URL elicitation carries a valid URL
         raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None

@@ -110,13 +110,20 @@ def test_context_inclusion_needs_the_context_capability() -> None:
     from ..test_connection import handshake
 
     plain = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="none")
-    wide = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="thisServer")
+    omitted = CreateMessageRequestParams(messages=[], max_tokens=5)
+    wide = [
+        CreateMessageRequestParams(messages=[], max_tokens=5, include_context=scope)
+        for scope in ("thisServer", "allServers")
+    ]
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability()))
     server.send_request("sampling/createMessage", plain)
-    with pytest.raises(LocalProtocolError, match=r"sampling\.context"):
-        server.send_request("sampling/createMessage", wide)
+    server.send_request("sampling/createMessage", omitted)
+    for params in wide:  # both values beyond "none", each refused on its own
+        with pytest.raises(LocalProtocolError, match=r"sampling\.context"):
+            server.send_request("sampling/createMessage", params)
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability(context={})))
-    server.send_request("sampling/createMessage", wide)
+    for params in wide:
+        server.send_request("sampling/createMessage", params)
 
 
 @pytest.mark.req("schema#33")
