@@ -598,9 +598,8 @@ class Connection:
         """Progress for an incoming request; None when the requestor asked for none."""
         self._check_open()
         req = self._incoming.get(rid)
-        # [basic/utilities/progress#14] progress stops once the request completed, or its requestor
-        # cancelled it (nothing more is owed for it, the answer included)
-        if req is None or req.state == "cancel-requested":
+        if req is None:
+            # [basic/utilities/progress#14] progress stops once the request completed
             raise LocalProtocolError(
                 f"request {rid!r} is not in flight: no progress after completion",
                 requirement="basic/utilities/progress#14",

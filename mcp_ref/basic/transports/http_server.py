@@ -1270,7 +1270,6 @@ class _HttpServer:
             await self._respond(conn, stream, 200, {"jsonrpc": "2.0", "id": ping.id, "result": {}}, headers)
             return
         if not request_ids:
-            # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)
             for k in kinds:
                 if isinstance(k, RawNotification):
@@ -1279,6 +1278,7 @@ class _HttpServer:
                         session.request_cancelled(k.params.get("requestId"), json.dumps(notification).encode())
                     elif k.method == "notifications/initialized":
                         session.initialized = True
+            # [basic/transports#18] notifications and responses accepted: 202, no body
             await self._respond(conn, stream, 202)
             return
         methods = {k.method for k in kinds if isinstance(k, RawRequest)}

@@ -318,20 +318,6 @@ async def test_no_progress_goes_out_once_the_requestor_cancelled(interval: float
     assert seen == [1]
 
 
-@pytest.mark.req("basic/utilities/progress#14")
-def test_the_engine_sends_no_progress_for_a_request_its_requestor_cancelled() -> None:
-    from ...test_connection import handshake
-
-    client, server = handshake()
-    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "t", "_meta": {"progressToken": "p"}}}
-    server.receive_message(json.dumps(call))
-    assert server.send_progress(7, 1) is not None
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
-    server.receive_message(json.dumps(cancel))
-    with pytest.raises(LocalProtocolError, match="no progress after completion"):
-        server.send_progress(7, 2)
-
-
 @pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")
 def test_progress_from_the_peer_is_matched_to_an_active_request() -> None:
     tokens = progress.ProgressTokens()
