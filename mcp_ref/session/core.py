@@ -390,11 +390,11 @@ class RequestContext:
         anything is sent; a result that ignores ``toolChoice`` raises
         RemoteProtocolError.
         """
-        from ..client.sampling import sampling_messages_problem, sampling_result_problem
+        from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
 
         if isinstance(params, CreateMessageRequestParams):
-            problem = sampling_messages_problem(params)
+            problem = sampling_messages_problem(params) or tool_results_problem(params)
             if problem is not None:
                 # [client/sampling#19] the server answers tool uses properly before sending
                 raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
