@@ -109,6 +109,9 @@ class HttpConfig:
     max_streams_per_session: int = 32
     #: streams (a request's answer, a GET stream) open at once across one user's sessions
     max_streams_per_user: int = attrs.field(default=64, validator=attrs.validators.ge(1))
+    #: TCP connections open at once from one client address; past it a new one is closed unread
+    #: (a process has a bounded number of sockets: one client must not hold them all)
+    max_connections_per_address: int = attrs.field(default=256, validator=attrs.validators.ge(1))
     #: who a request without authorization comes from, for the per-user limits: given the
     #: client's address (None on a connection that has none) and the request's headers (lower-case
     #: names). None: the address. Behind a reverse proxy every client has the proxy's address:
@@ -703,6 +706,8 @@ class _HttpServer:
         self.sessions: dict[str, _HttpSession] = {}
         #: who holds sessions and streams, by user (see _User)
         self.users: dict[Hashable, _User] = {}
+        #: connections open, by client address
+        self.connections: dict[str, int] = {}
         #: the bytes of events all sessions keep for resumption, together
         self.stored = StoreBudget(config.max_stored_bytes)
         #: cancelled when a shutdown begins: no more connections are accepted
@@ -734,9 +739,30 @@ class _HttpServer:
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
+        peer = _peer_address(stream)
+        if peer is not None:
+            held = self.connections.get(peer, 0)
+            if held >= self.config.max_connections_per_address:
+                # one address holding every socket the process may open would lock everyone
+                # out (new connections wait for a free descriptor): past its share, closed unread
+                log.debug("a connection from %s refused: %d open already", peer, held)
+                with trio.CancelScope(shield=True):
+                    await stream.aclose()
+                return
+            self.connections[peer] = held + 1
+        try:
+            await self._serve_connection(stream, peer)
+        finally:
+            if peer is not None:
+                left = self.connections[peer] - 1
+                if left:
+                    self.connections[peer] = left
+                else:
+                    del self.connections[peer]
+
+    async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None) -> None:
         conn = framed_connection(h11.SERVER, DEFAULT_HEAD_LIMIT)
         reader = FramedReader(conn, stream, DEFAULT_HEAD_LIMIT)
-        peer = _peer_address(stream)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
             # client does not pay a TCP handshake per message (bench W9)

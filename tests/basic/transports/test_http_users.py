@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from mcp_ref.basic.transports.http_server import HttpConfig, _HttpServer
 from mcp_ref.testing.transport_check import check_server
@@ -218,3 +219,24 @@ async def test_with_authorization_the_user_is_the_tokens_subject(autojump_clock:
         assert (await http.call("POST", bob, PING))[0] == 200
         alice = [u for u in http.http.users.values() if u.key == ("subject", None, "alice")]
         assert len(alice) == 1 and len(alice[0].sessions) == 2
+
+
+# -- connections per address --------------------------------------------------------------------------
+
+
+async def test_one_address_cannot_hold_every_connection() -> None:
+    async with http_server(check_server(), max_connections_per_address=3) as info:
+        greedy = [await trio.open_tcp_stream("127.0.0.1", info.port, local_address="127.0.0.2") for _ in range(3)]
+        await trio.testing.wait_all_tasks_blocked(0.05)
+        extra = await trio.open_tcp_stream("127.0.0.1", info.port, local_address="127.0.0.2")
+        with trio.fail_after(5):
+            assert await extra.receive_some() == b""  # closed unread
+        # another address is served meanwhile
+        assert isinstance(await User("127.0.0.3", info.port).start_session(), dict)
+        await greedy.pop().aclose()
+        await trio.testing.wait_all_tasks_blocked(0.05)
+        assert isinstance(await User("127.0.0.2", info.port).start_session(), dict)
+        await trio.testing.wait_all_tasks_blocked(0.05)
+        assert info._server is not None and info._server.connections.get("127.0.0.2", 0) == 2
+        for stream in greedy:
+            await stream.aclose()
