@@ -100,23 +100,8 @@ class HttpConfig:
     max_body: int = 4 * 1024 * 1024
     #: messages one POST may carry as a batch (2025-03-26 sessions); a larger batch is 400, unread
     max_batch: int = attrs.field(default=MAX_BATCH, validator=attrs.validators.ge(1))
-    #: MCP sessions open at once, all users together
     max_sessions: int = 100
-    #: ... and per user (see _Users: the token's subject with authorization, else the client's
-    #: address); a user at the limit who opens one more gives up their own least recently
-    #: active session that has nothing in flight, or gets 429
-    max_sessions_per_user: int = attrs.field(default=20, validator=attrs.validators.ge(1))
     max_streams_per_session: int = 32
-    #: streams (a request's answer, a GET stream) open at once across one user's sessions
-    max_streams_per_user: int = attrs.field(default=64, validator=attrs.validators.ge(1))
-    #: TCP connections open at once from one client address; past it a new one is closed unread
-    #: (a process has a bounded number of sockets: one client must not hold them all)
-    max_connections_per_address: int = attrs.field(default=256, validator=attrs.validators.ge(1))
-    #: who a request without authorization comes from, for the per-user limits: given the
-    #: client's address (None on a connection that has none) and the request's headers (lower-case
-    #: names). None: the address. Behind a reverse proxy every client has the proxy's address:
-    #: use authorization, or say here how the proxy names the client.
-    user_key: "Callable[[str | None, Mapping[str, str]], Hashable] | None" = None
     max_pending_unrelated: int = 1000
     #: ... and bytes of them (the oldest are dropped past either; the newest is always kept)
     max_pending_unrelated_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
@@ -137,6 +122,21 @@ class HttpConfig:
     max_inbox_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: seconds a session may take from initialize to notifications/initialized
     init_timeout: float = 60.0
+    #: the per-user limits (see _User: the token's subject with authorization, else the client's
+    #: address): sessions one user may hold (max_sessions counts all users'); a user at the limit
+    #: who opens one more gives up their own least recently active session that has nothing in
+    #: flight, or gets 429
+    max_sessions_per_user: int = attrs.field(default=20, validator=attrs.validators.ge(1))
+    #: streams (a request's answer, a GET stream) open at once across one user's sessions
+    max_streams_per_user: int = attrs.field(default=64, validator=attrs.validators.ge(1))
+    #: TCP connections open at once from one client address; past it a new one is closed unread
+    #: (a process has a bounded number of sockets: one client must not hold them all)
+    max_connections_per_address: int = attrs.field(default=256, validator=attrs.validators.ge(1))
+    #: who a request without authorization comes from, for the per-user limits: given the
+    #: client's address (None on a connection that has none) and the request's headers (lower-case
+    #: names). None: the address. Behind a reverse proxy every client has the proxy's address:
+    #: use authorization, or say here how the proxy names the client.
+    user_key: "Callable[[str | None, Mapping[str, str]], Hashable] | None" = None
     #: streams whose events are kept for resumption (finished ones are dropped first)
     stored_streams: int = 100
     #: seconds a connection may take to deliver a whole request, counted from its

@@ -71,21 +71,24 @@ class IntrospectionVerifier:
         self._secret = client_secret
         self.issuer = issuer
         self.auth_method = auth_method
-        self.cache = TokenCache(cache_ttl, cache_size, refused_ttl=refused_ttl)
-        #: introspections under way, by token digest: a second request with the same token waits for it
-        self._asking: dict[bytes, trio.Event] = {}
-        #: introspection requests sent
-        self.introspections = 0
+        self.cache = TokenCache(cache_ttl, cache_size)
         self.timeout = timeout
         self.ssl_context = ssl_context
         self.wall_clock = wall_clock
 
+        # (refused tokens: remembered as long as the cache keeps active ones, unless told)
+        self.cache.refused_ttl = cache_ttl if refused_ttl is None else refused_ttl
+        #: introspections under way, by token digest: a second request with the same token waits for it
+        self._asking: dict[bytes, trio.Event] = {}
+        #: introspection requests sent
+        self.introspections = 0
+
     async def verify(self, token: str) -> AccessToken:
+        now = trio.current_time()
+        cached = self.cache.get(token, now, self.wall_clock())
+        if cached is not None:
+            return cached
         while True:
-            now = trio.current_time()
-            cached = self.cache.get(token, now, self.wall_clock())
-            if cached is not None:
-                return cached
             refusal = self.cache.refusal(token, now)
             if refusal is not None:
                 raise InvalidToken(refusal)
@@ -94,6 +97,10 @@ class IntrospectionVerifier:
             if asking is None:
                 break
             await asking.wait()  # (then the answer is in the cache, or it failed: ask ourselves)
+            now = trio.current_time()
+            cached = self.cache.get(token, now, self.wall_clock())
+            if cached is not None:
+                return cached
         self._asking[key] = done = trio.Event()
         try:
             return await self._introspect(token)
