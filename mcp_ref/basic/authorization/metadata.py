@@ -294,6 +294,8 @@ class ClientMetadata:
     jwks: dict[str, Any] | None = None
     software_id: str | None = None
     software_version: str | None = None
+    #: OpenID Connect Dynamic Client Registration 1.0: ``"native"`` or ``"web"`` (OIDC's default)
+    application_type: str | None = None
     extra: dict[str, Any] = attrs.field(factory=dict)
 
     @classmethod
@@ -323,6 +325,7 @@ def _client_members(r: _Reader) -> dict[str, Any]:
         "jwks": r.mapping("jwks"),
         "software_id": r.text("software_id"),
         "software_version": r.text("software_version"),
+        "application_type": r.text("application_type"),
     }
 
 
