@@ -261,7 +261,7 @@ async def test_the_server_does_not_send_a_tool_result_that_misfits_the_output_sc
             results.append(e)
         return "done"
 
-    async with memory_session_pair(server, sampling=llm, sampling_tools=True) as client:
+    async with memory_session_pair(server, sampling=llm, sampling_tools=True, era="legacy") as client:
         await client.call_tool("ask")
     (outcome,) = results
     if fits:

@@ -62,13 +62,13 @@ async def test_no_ping_unless_asked_for_and_then_one_per_interval(autojump_clock
     assert SessionConfig().keepalive_interval is None  # off by default, on both sides
     async with trio.open_nursery() as nursery:
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             await trio.sleep(3600)  # an idle hour
             assert mute.pings_received == 0
             await client.ping()
             assert mute.pings_received == 1  # (only the one asked for)
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end, config=SessionConfig(keepalive_interval=30)):
+        async with open_session(client_end, config=SessionConfig(keepalive_interval=30), era="legacy"):
             await trio.sleep(3600 - 1)
             assert mute.pings_received == 3600 // 30 - 1  # one per interval, none more
         nursery.cancel_scope.cancel()

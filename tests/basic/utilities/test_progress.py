@@ -305,7 +305,7 @@ async def test_no_progress_goes_out_once_the_requestor_cancelled(interval: float
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         seen.append(p)
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with trio.move_on_after(5) as waited:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(partial(client.call_tool, "stubborn", progress=on_progress, timeout=30))
