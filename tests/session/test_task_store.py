@@ -234,6 +234,8 @@ async def test_input_requests_and_their_answers(open_store: StoreFactory) -> Non
         await store.create(record("t"), LIMITS)
         asked = await store.ask("t", {"k1": elicit}, wall=START + 1)
         assert (asked.status, asked.input_requests) == ("input_required", {"k1": elicit})
+        with pytest.raises(ValueError, match="already used"):
+            await store.ask("t", {"k1": sample}, wall=START + 2)  # a key names one request
         asked = await store.ask("t", {"k2": sample}, wall=START + 2)
         assert asked.status == "input_required" and set(asked.input_requests or {}) == {"k1", "k2"}
         # unknown keys are ignored; a partial answer leaves the task waiting for the rest
