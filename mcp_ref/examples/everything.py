@@ -920,7 +920,7 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     if path.startswith(("postgresql://", "postgres://")):
         from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-        from mcp_ref.session.task_pg import open_postgres_task_store
+        from mcp_ref import open_postgres_task_store
 
         # table= and sweep= (seconds between looks for the tasks of replicas that died) are ours;
         # the rest of the URL is libpq's
