@@ -472,6 +472,9 @@ class TaskManager:
         if change.status is None:
             # deleted (expired, its session closed): stop the work, answer the waiters
             del self._live[change.task_id]
+            bound = self._session_tasks.get(live.session)
+            if bound is not None:
+                bound.discard(change.task_id)
             live.scope.cancel(reason=f"task {change.task_id} was deleted")
             self._finish(live)
             return
