@@ -159,7 +159,8 @@ async def through_mcp(creating: TaskStore, answering: TaskStore | None, tasks: i
 
 
 @asynccontextmanager
-async def open_store(kind: str, where: Path, pg: Any) -> AsyncIterator[TaskStore]:
+async def open_store(kind: str, where: Path, pg: Any, table: str | None = None) -> AsyncIterator[TaskStore]:
+    """A new store of ``kind`` (each on a table of its own; ``table``: that one, to share it)."""
     if kind == "memory":
         yield InMemoryTaskStore()
     elif kind == "sqlite":
@@ -170,7 +171,7 @@ async def open_store(kind: str, where: Path, pg: Any) -> AsyncIterator[TaskStore
     else:
         from mcp_ref.session.task_pg import open_postgres_task_store
 
-        async with open_postgres_task_store(pg.conninfo, table="bench_tasks") as store:
+        async with open_postgres_task_store(pg.conninfo, table=table or pg.new_table()) as store:
             yield store
 
 
@@ -183,7 +184,8 @@ async def bench_store(kind: str, where: Path, pg: Any, tasks: int, clients: int)
     async with open_store(kind, where, pg) as store:
         result["mcp"] = await through_mcp(store, None, tasks, warmup)
     if kind == "postgres":
-        async with open_store(kind, where, pg) as a, open_store(kind, where, pg) as b:
+        shared = pg.new_table()
+        async with open_store(kind, where, pg, shared) as a, open_store(kind, where, pg, shared) as b:
             result["other replica"] = await through_mcp(a, b, tasks, warmup)
     return result
 
@@ -217,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--quick", action="store_true", help="300 tasks")
+    parser.add_argument(
+        "--pg-fsync",
+        choices=("on", "off"),
+        default="on",
+        help="PostgreSQL with its default durability (on: a commit waits for the WAL on disk) or without",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "task_stores.json")
     args = parser.parse_args(argv)
     tasks = 300 if args.quick else args.tasks
@@ -229,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         from mcp_ref.testing.postgres import PostgresNotInstalled, start_postgres
 
         try:
-            pg = start_postgres(durable=True)
+            pg = start_postgres(durable=args.pg_fsync == "on")
         except PostgresNotInstalled as e:
             print(f"postgres skipped: {e}", file=sys.stderr)
             kinds.remove("postgres")
@@ -244,7 +252,14 @@ def main(argv: list[str] | None = None) -> int:
             pg.close()
     print(table(results))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"tasks": tasks, "clients": args.clients, "python": platform.python_version(), "cpus": os.cpu_count()}
+    meta = {
+        "tasks": tasks,
+        "clients": args.clients,
+        "pg_fsync": args.pg_fsync,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+    }
     args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     return 0
 
