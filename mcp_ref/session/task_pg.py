@@ -73,6 +73,7 @@ from .task_store import (
     TaskChange,
     TaskLimitReached,
     TaskStoreUnavailable,
+    TotalCount,
     _Subscribers,
     apply_answer,
     apply_ask,
@@ -109,7 +110,10 @@ def _schema(table: sql.Identifier, index: Callable[[str], sql.Identifier]) -> li
             " input_requests text, input_responses text)"
         ).format(table),
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (owner, seq)").format(index("by_owner"), table),
-        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (requestor, status)").format(index("by_requestor"), table),
+        # (a requestor's counts from the index alone)
+        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (requestor, status, expires_at)").format(
+            index("by_requestor"), table
+        ),
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (expires_at) WHERE expires_at IS NOT NULL").format(
             index("by_expiry"), table
         ),
@@ -248,6 +252,7 @@ class PostgresTaskStore:
         self._announced: dict[str, int] = {}
         #: tasks of dead runners failed by this process's sweeps
         self.interrupted = 0
+        self._total = TotalCount()
 
     def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
         return self._subscribers.subscribe(callback)
@@ -286,13 +291,22 @@ class PostgresTaskStore:
         row = conn.execute(self._sql.select, (task_id, skew)).fetchone()
         return row_record(row) if row is not None else None
 
-    def _db_create(self, conn: Any, record: TaskRecord, limits: TaskLimits, skew: float) -> TaskRecord:
+    def _db_create(
+        self, conn: Any, record: TaskRecord, limits: TaskLimits, skew: float, total: int | None
+    ) -> tuple[TaskRecord, int, bool]:
+        """Add the task if the limits allow; the new record, the tasks stored after it, and
+        whether that number was counted (``total`` None) or estimated (see TotalCount)."""
         with conn.transaction():
             # (creations of one requestor, on any replica, one at a time: its counts are exact)
             conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_SPACE, record.requestor or ""))
             kept, running = conn.execute(self._sql.counts, (record.requestor, skew)).fetchone()
-            total = conn.execute(self._sql.total, (skew,)).fetchone()[0]
+            counted = total is None
+            if total is None:
+                total = int(conn.execute(self._sql.total, (skew,)).fetchone()[0])
             why = limit_refusal(limits, kept, running, total)
+            if why is not None and not counted:
+                total, counted = int(conn.execute(self._sql.total, (skew,)).fetchone()[0]), True
+                why = limit_refusal(limits, kept, running, total)
             if why is not None:
                 raise TaskLimitReached(why)
             row = record_row(record)
@@ -304,7 +318,7 @@ class PostgresTaskStore:
                 # [basic/utilities/tasks#25] ids are unique among our tasks -- tasks#task-id-requirements
                 raise ValueError(f"task id {record.task_id!r} already exists") from None
             self._notify(conn, record.task_id, record.version, record.status)
-        return attrs.evolve(record, seq=seq, expires_at=expires_at)
+        return attrs.evolve(record, seq=seq, expires_at=expires_at), total + 1, counted
 
     def _db_change(self, conn: Any, task_id: str, apply: Callable[[TaskRecord], Any], skew: float) -> tuple[Any, bool]:
         with conn.transaction():
@@ -367,7 +381,12 @@ class PostgresTaskStore:
 
     async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
         record = attrs.evolve(record, runner=self.runner, version=1)
-        return self._changed(await self._pool.run(self._db_create, record, limits, self._offset()))
+        now = trio.current_time()
+        new, total, counted = await self._pool.run(
+            self._db_create, record, limits, self._offset(), self._total.hint(now)
+        )
+        self._total.created(now, total, counted)
+        return self._changed(new)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         return await self._pool.run(self._db_get, task_id, self._offset())

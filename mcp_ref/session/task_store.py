@@ -76,6 +76,7 @@ __all__ = [
     "TaskStoreUnavailable",
     "UNFINISHED",
     "RESTART_MESSAGE",
+    "TotalCount",
 ]
 
 #: the statuses of a task whose work may still run
@@ -211,6 +212,30 @@ class _Subscribers:
     def announce(self, change: TaskChange) -> None:
         for callback in list(self._callbacks):
             callback(change)
+
+
+class TotalCount:
+    """How many tasks a SQL store holds, counted at most once a second.
+
+    Counting reads every row, and every creation checks the limit on all tasks:
+    between counts a creation takes the last count plus the creations since
+    (deletions are seen at the next count), and a creation that this estimate
+    would refuse is counted exactly first. The limit on all tasks is a bound
+    on resources, not a quota: an estimate a second old serves it.
+    """
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.stamp = float("-inf")
+
+    def hint(self, now: float) -> int | None:
+        """The estimate, or None: count now."""
+        return self.value if now - self.stamp < 1.0 else None
+
+    def created(self, now: float, total_after: int, counted: bool) -> None:
+        self.value = total_after
+        if counted:
+            self.stamp = now
 
 
 def new_runner_id() -> str:
