@@ -503,8 +503,10 @@ class TaskManager:
         live.record = record
         if record.status == before.status:
             return
-        message = record.status_message if record.terminal else None
-        log.info("task %s is %s%s", record.task_id, record.status, f": {message}" if message else "")
+        if record.terminal and record.status_message:
+            log.info("task %s is %s: %s", record.task_id, record.status, record.status_message)
+        else:
+            log.info("task %s is %s", record.task_id, record.status)
         # [basic/utilities/tasks#18, #53] each change is announced (unless turned off) -- tasks#task-notifications
         if self.config.status_notifications:
             params = status_notification(record)
