@@ -51,11 +51,13 @@ if _TYPE_CHECKING:
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
     from .basic.transports.memory import memory_channel_pair
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
+    from .basic.utilities.progress import ProgressCallback
     from .client.display import display_name, safe_icon_uri, safe_icons
-    from .client.elicitation import URLElicitationRequired, form_defaults
+    from .client.elicitation import ElicitationHandler, URLElicitationRequired, form_defaults
     from .client.roots import RootsProvider
-    from .client.sampling import SamplingRejected
+    from .client.sampling import SamplingHandler, SamplingRejected
     from .server.resources import ResourceNotFound
+    from .server.tools import ToolNameWarning
     from .session.http import (
         CallbackListenError,
         ClientCredentials,
@@ -63,10 +65,16 @@ if _TYPE_CHECKING:
         FileTokenStorage,
         HttpClientChannel,
         HttpConfig,
+        HttpServerInfo,
         InMemoryTokenStorage,
+        LoopbackCallback,
         OAuthClient,
+        SessionExpired,
+        TokenStorage,
         open_http_client,
+        open_in_browser,
         open_loopback_callback,
+        print_url,
         serve_http,
     )
     from .session.task_db import SqliteTaskStore, TaskStoreLocked, open_sqlite_task_store
@@ -154,6 +162,16 @@ __all__ = [
     "safe_icon_uri",
     "safe_icons",
     "serve_http",
+    "ElicitationHandler",
+    "HttpServerInfo",
+    "LoopbackCallback",
+    "ProgressCallback",
+    "SamplingHandler",
+    "SessionExpired",
+    "TokenStorage",
+    "ToolNameWarning",
+    "open_in_browser",
+    "print_url",
 ]
 
 
@@ -171,6 +189,14 @@ _HTTP_NAMES = (
     # serve_http(server, config=HttpConfig(...)) and open_http_client(url, **HttpClientChannel options)
     "HttpConfig",
     "HttpClientChannel",
+    "HttpServerInfo",
+    "SessionExpired",
+    # OAuth in a script: where the authorization URL goes, what receives the redirect,
+    # where tokens are kept (a custom store implements TokenStorage)
+    "print_url",
+    "open_in_browser",
+    "LoopbackCallback",
+    "TokenStorage",
 )
 
 #: the other names loaded on first use, by their home module: what a tools-only
@@ -206,6 +232,12 @@ _LAZY = {
     "URLElicitationRequired": "client.elicitation",
     "form_defaults": "client.elicitation",
     "RootsProvider": "client.roots",
+    # the callbacks' types, for annotating your own (progress=, elicitation=, sampling=)
+    "ProgressCallback": "basic.utilities.progress",
+    "ElicitationHandler": "client.elicitation",
+    "SamplingHandler": "client.sampling",
+    # the warning a tool name outside the spec's guidance gives at registration
+    "ToolNameWarning": "server.tools",
     # showing a peer's name and icons to a person
     "display_name": "client.display",
     "safe_icon_uri": "client.display",

@@ -292,7 +292,11 @@ async def open_connection(
             with trio.CancelScope(shield=True):
                 await tcp.aclose()
             cause = e.__cause__ if isinstance(e.__cause__, ssl.SSLError) else e
-            raise TLSError(f"TLS handshake with {url} failed: {cause}", url=url) from e
+            hint = ""
+            if getattr(cause, "reason", None) == "WRONG_VERSION_NUMBER":
+                # what OpenSSL says when the answer is not TLS at all (an HTTP server's 400)
+                hint = " (the server does not speak TLS there: if it serves plain HTTP, use an http:// URL)"
+            raise TLSError(f"TLS handshake with {url} failed: {cause}{hint}", url=url) from e
         except BaseException:
             with trio.CancelScope(shield=True):
                 await tcp.aclose()
@@ -1015,6 +1019,14 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             return e
         if isinstance(e, trio.TooSlowError):
             problem = f"no connection within {self.connect_timeout:g} s"
+        elif isinstance(e, h11.RemoteProtocolError) and "ConnectionClosed" in str(e):
+            # (h11 says it from its own state machine: "can't handle event type ConnectionClosed ...")
+            problem = "the server closed the connection without answering"
+            if self.scheme == "http":
+                problem += "; if it serves HTTPS, use an https:// URL"
+        elif isinstance(e, h11.RemoteProtocolError) and "\\x15\\x03" in str(e):
+            # a TLS alert record where an HTTP status line should be
+            problem = "the server answered in TLS: use an https:// URL"
         else:
             problem = str(e) or type(e).__name__
             # trio's "all attempts to connect ... failed" holds the reasons in its cause

@@ -27,7 +27,7 @@ import math
 import ssl
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 import attrs
@@ -40,6 +40,7 @@ from ._framing import DEFAULT_HEAD_LIMIT, FramedReader, framed_connection, reque
 from ._parking import ParkingQueue
 from .streamable_http import (
     LAST_EVENT_ID,
+    LOOPBACK_HOSTS,
     MAX_EVENT_ID_LENGTH,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     # (authorization is imported when a server has auth: it costs every HTTP import otherwise)
     from ..authorization.resource_server import AccessToken, AuthRefused, Principal, ProtectedResource
 
-__all__ = ["serve_http", "HttpServerInfo", "HttpConfig", "Servable"]
+__all__ = ["serve_http", "HttpServerInfo", "HttpConfig", "Servable", "default_allowed_hosts"]
 
 
 class Servable(Protocol):
@@ -621,10 +622,10 @@ class _HttpServer:
         self.auth = auth
         self.nursery = nursery
         self.host = host
-        #: the names a Host header may give (None: loopback names; a server bound elsewhere, its own)
-        self.allowed_hosts = config.allowed_hosts
-        if self.allowed_hosts is None and host not in ("127.0.0.1", "localhost", "::1"):
-            self.allowed_hosts = [host]
+        #: the names a Host header may give (see default_allowed_hosts)
+        self.allowed_hosts = default_allowed_hosts(host) if config.allowed_hosts is None else config.allowed_hosts
+        #: Host and Origin values refused so far, each logged once (a bounded set)
+        self._refused: set[str] = set()
         self.sessions: dict[str, _HttpSession] = {}
         #: the bytes of events all sessions keep for resumption, together
         self.stored = StoreBudget(config.max_stored_bytes)
@@ -685,7 +686,10 @@ class _HttpServer:
             log.debug("HTTP framing error: %s", e)
             await self._refuse_framing(conn, stream, e)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
-            log.debug("HTTP connection ended: %r", e)
+            if isinstance(stream, trio.SSLStream) and getattr(e.__cause__, "reason", None) == "HTTP_REQUEST":
+                await self._plain_http_on_tls(stream)
+            else:
+                log.debug("HTTP connection ended: %r", e)
         except Exception:
             # one broken exchange must not take the server down: report it and answer 500
             log.exception("error while handling an HTTP request")
@@ -703,6 +707,26 @@ class _HttpServer:
         finally:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
+
+    async def _plain_http_on_tls(self, stream: trio.SSLStream[trio.abc.Stream]) -> None:
+        """A plain HTTP request reached this HTTPS server (OpenSSL recognises one): answered
+        in plain HTTP with a 400 that says which URL to use, as other HTTPS servers do,
+        rather than a closed connection the client cannot explain."""
+        log.info("a plain HTTP request on the HTTPS port: answered 400 (use https://)")
+        message = "Bad Request: this server speaks HTTPS (TLS); use an https:// URL"
+        body = json.dumps({"jsonrpc": "2.0", "error": {"code": ErrorCode.INVALID_REQUEST, "message": message}})
+        head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        data = f"{head}content-length: {len(body)}\r\n\r\n{body}".encode()
+        transport = stream.transport_stream
+        with trio.move_on_after(1):
+            try:
+                await transport.send_all(data)
+                # the rest of the request, read and dropped, so that closing sends no reset
+                # that could overtake the answer
+                while await transport.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as failed:
+                log.debug("could not send the 400 answer: %r", failed)
 
     async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
         if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
@@ -794,9 +818,9 @@ class _HttpServer:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
             # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
             if not origin_allowed(req.header("origin"), self.config.allowed_origins):
-                raise _HttpError(403, "Forbidden: origin not allowed")
+                raise self._refuse("origin", req.header("origin"), self.config.allowed_origins)
             if not host_allowed(req.header("host"), self.allowed_hosts):
-                raise _HttpError(403, "Forbidden: host not allowed")
+                raise self._refuse("host", req.header("host"), self.allowed_hosts)
             if self.closing and req.method == "GET":
                 raise _HttpError(503, "Service Unavailable: the server is shutting down")
             handler = self._handlers.get(req.method)
@@ -820,6 +844,18 @@ class _HttpServer:
             # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
             # HEAD: its answer never has one, RFC 9110 section 9.3.2)
             await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
+
+    def _refuse(self, what: Literal["host", "origin"], value: str | None, allowed: Sequence[str] | None) -> _HttpError:
+        """The 403 of a Host or Origin this server does not accept, naming the setting that
+        would: the person who sees it is most often the one who started the server (logged
+        once per value too, for the operator)."""
+        accepted = ", ".join(allowed if allowed is not None else LOOPBACK_HOSTS[:3])
+        setting = f"allowed_{what}s"
+        hint = f"this server accepts {accepted}; start it with {setting}=[...] naming the {what}s its clients use"
+        if len(self._refused) < 100 and f"{what}:{value}" not in self._refused:
+            self._refused.add(f"{what}:{value}")
+            log.warning("refused a request with %s %r (403): %s", what.capitalize(), value, hint)
+        return _HttpError(403, f"Forbidden: {what} {value!r} not allowed ({hint})")
 
     # -- authorization (basic/authorization, the resource server) ------------------------------------
 
@@ -1336,6 +1372,26 @@ class _HttpServer:
         await self._respond(conn, stream, 200)
 
 
+#: addresses that bind every interface: no client sends them as its Host
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def default_allowed_hosts(host: str) -> list[str]:
+    """[basic/transports#9] the Host names a server bound to ``host`` accepts when no
+    ``allowed_hosts`` is given: the loopback names, and the bound address itself when
+    that is a particular one (a server on every interface, ``0.0.0.0``, is reached by
+    name or address through ``allowed_hosts`` only: DNS rebinding protection cannot
+    guess the names its clients use).
+
+    >>> default_allowed_hosts("0.0.0.0")
+    ['127.0.0.1', 'localhost', '::1']
+    >>> default_allowed_hosts("192.0.2.7")
+    ['127.0.0.1', 'localhost', '::1', '192.0.2.7']
+    """
+    loopback = list(LOOPBACK_HOSTS[:3])
+    return loopback if host in WILDCARD_HOSTS or host in loopback else [*loopback, host]
+
+
 async def serve_http(
     server: Servable,
     *,
@@ -1368,7 +1424,9 @@ async def serve_http(
         http = _HttpServer(server, cfg, nursery, host, auth)
         listeners = await nursery.start(http.accept, port, ssl_context)
         bound = listeners[0].socket.getsockname()
-        url_host = f"[{host}]" if ":" in host else host
+        # a server on every interface is reached locally through loopback (whose names it accepts)
+        shown = host if host not in WILDCARD_HOSTS else ("::1" if host == "::" else "127.0.0.1")
+        url_host = f"[{shown}]" if ":" in shown else shown
         scheme = "http" if ssl_context is None else "https"
         info = HttpServerInfo(host=host, port=bound[1], url=f"{scheme}://{url_host}:{bound[1]}{cfg.path}", server=http)
         if auth is not None and auth.resource is None:
