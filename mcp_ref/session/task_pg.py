@@ -70,6 +70,7 @@ from ..basic.utilities.tasks import TaskLimits, TaskRecord, limit_refusal
 from .task_store import (
     COLUMNS,
     MUTABLE,
+    RESYNC,
     TaskChange,
     TaskLimitReached,
     TaskStoreUnavailable,
@@ -258,7 +259,9 @@ class PostgresTaskStore:
         return self._subscribers.subscribe(callback)
 
     def _announce(self, change: TaskChange) -> None:
-        if change.status is None:
+        if change.task_id == RESYNC:
+            pass
+        elif change.status is None:
             self._announced.pop(change.task_id, None)
         else:
             if len(self._announced) > 10_000:
@@ -468,6 +471,8 @@ class PostgresTaskStore:
                     conn.execute("SELECT pg_advisory_lock(%s)", (self._runner_key,))
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._sql.channel)))
                     trio.from_thread.run_sync(connected)
+                    # notifications sent while no listener was connected are lost: say so
+                    trio.from_thread.run_sync(self._announce, TaskChange(RESYNC, 0, None))
                     delay = 0.2
                     while not stop.is_set():
                         for note in conn.notifies(timeout=0.25):

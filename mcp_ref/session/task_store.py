@@ -75,6 +75,7 @@ __all__ = [
     "TaskLimitReached",
     "TaskStoreUnavailable",
     "UNFINISHED",
+    "RESYNC",
     "RESTART_MESSAGE",
     "TotalCount",
 ]
@@ -99,6 +100,11 @@ class TaskChange:
     version: int
     status: str | None
     record: TaskRecord | None = None
+
+
+#: TaskChange.task_id of "changes may have been missed": a shared store's listener reconnected
+#: (notifications sent meanwhile are lost); whoever keeps state about tasks reads them again
+RESYNC: Final = ""
 
 
 class TaskConflict(Exception):

@@ -81,6 +81,7 @@ from ..schema.tasks import (
 from .core import RequestContext, Session
 from .task_requestor import TaskCancelled, TaskFailed, TaskHandle, list_tasks, start_task
 from .task_store import (
+    RESYNC,
     InMemoryTaskStore,
     TaskChange,
     TaskConflict,
@@ -463,6 +464,16 @@ class TaskManager:
 
     def _on_change(self, change: TaskChange) -> None:
         """The store announces a change (made here or, on a shared store, by another process)."""
+        if change.task_id == RESYNC:
+            # changes may have been missed: every waiter reads again, every task running here is read
+            # again (one cancelled through another replica meanwhile stops its work)
+            waiting, self._changed = self._changed, {}
+            for waiters in waiting.values():
+                waiters.set()
+            for task_id, running in list(self._live.items()):
+                if not running.record.terminal:
+                    self.nursery.start_soon(self._refresh, task_id, name=f"mcp task {task_id} read again")
+            return
         event = self._changed.pop(change.task_id, None)
         if event is not None:
             event.set()  # tasks/result waiters read the task again

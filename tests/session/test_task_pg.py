@@ -94,6 +94,37 @@ async def test_a_task_is_read_waited_on_and_cancelled_through_another_replica(po
     assert state == {"release": state["release"], "started": 2, "cancelled": 1}
 
 
+@pytest.mark.req("basic/utilities/tasks#61")
+async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_the_work(
+    postgres: PostgresServer,
+) -> None:
+    import psycopg
+
+    table = postgres.new_table()
+    state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
+    async with (
+        replica(postgres.conninfo, table, state) as (a, a_store),
+        open_postgres_task_store(postgres.conninfo, table=table, sweep_interval=3600) as b_store,
+        memory_session_pair(a) as on_a,
+    ):
+        task = await on_a.call_tool_as_task("slow")
+        with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
+            # a's listening connection goes (a network cut, a database restart) ...
+            cut = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s"
+                " AND query LIKE 'LISTEN%%'",
+                (f"mcp_ref tasks {a_store.runner}",),
+            ).fetchall()
+            assert cut == [(True,)]
+            # ... and the task is cancelled through b before a listens again: that notification is lost
+            await b_store.move(task.task_id, "cancelled", wall=0.0, message="cancelled through b")
+        # a listens again, reads its running tasks again, and stops the cancelled one's work
+        with trio.fail_after(20):
+            while state["cancelled"] < 1:
+                await trio.sleep(0.05)
+        assert (await task_get(on_a, task.task_id)).status == "cancelled"
+
+
 async def test_a_database_that_goes_away_is_an_error_on_the_requests_that_need_it(postgres: PostgresServer) -> None:
     table = postgres.new_table()
     state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
