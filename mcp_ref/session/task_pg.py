@@ -464,6 +464,7 @@ class PostgresTaskStore:
     def _listen(self, connect: Callable[[], Any], stop: threading.Event, connected: Callable[[], None]) -> None:
         """In a worker thread until ``stop``: hold this runner's lock, hand notifications to trio."""
         delay = 0.2
+        reconnected = False
         while not stop.is_set():
             try:
                 with connect() as conn:
@@ -471,8 +472,10 @@ class PostgresTaskStore:
                     conn.execute("SELECT pg_advisory_lock(%s)", (self._runner_key,))
                     conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._sql.channel)))
                     trio.from_thread.run_sync(connected)
-                    # notifications sent while no listener was connected are lost: say so
-                    trio.from_thread.run_sync(self._announce, TaskChange(RESYNC, 0, None))
+                    if reconnected:
+                        # notifications sent while no listener was connected are lost: say so
+                        trio.from_thread.run_sync(self._announce, TaskChange(RESYNC, 0, None))
+                    reconnected = True
                     delay = 0.2
                     while not stop.is_set():
                         for note in conn.notifies(timeout=0.25):

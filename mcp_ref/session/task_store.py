@@ -275,10 +275,9 @@ def apply_ask(record: TaskRecord, requests: dict[str, Any], wall: float) -> Task
     """:meth:`TaskStore.ask` on the stored ``record``."""
     if record.terminal:
         raise TaskConflict(record, "input_required")
-    # (ext-tasks tasks#33, #34; to be cited as such once the extension's manifest exists)
-    # a key names one request for the task's whole life: a key still outstanding, or answered
-    # and not yet taken by the work, is not given to another request (the runtime makes keys
-    # that are never reused)
+    # [ext-tasks:tasks#33, #34] a key names one request for the task's whole life: a key still
+    # outstanding, or answered and not yet taken by the work, is not given to another request
+    # (the runtime makes keys that are never reused) -- tasks#task-update-requests
     taken = set(record.input_requests or ()) | set(record.input_responses or ())
     reused = sorted(taken.intersection(requests))
     if reused:
