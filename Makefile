@@ -1,4 +1,4 @@
-# mcp_ref -- `make run` runs the main job (cross-checking the echo example), `make test` installs and runs the tests.
+# mcp_ref -- `make run` runs the main job (cross-checking the everything example), `make test` installs and runs the tests.
 # Both create .venv on their own; dependencies are (re)installed when setup.cfg changes.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -10,11 +10,13 @@ STAMP := $(VENV)/.installed
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make run            the main job: mcp-ref check cross-checks the echo example server (stdio)"
+	@echo "make run            the main job: mcp-ref check cross-checks the everything example server (stdio)"
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make check-install  an ordinary install in a fresh venv, and mypy --strict on the newcomer app against it"
-	@echo "make spec           fetch the MCP spec the tests read into spec/ (when ../shared/spec is not beside the checkout)"
+	@echo "make spec           fetch the MCP spec (every revision, ext-tasks) into spec/ and make its catalogues"
+	@echo "                    (when ../shared/spec is not beside the checkout; FETCH=\"--source DIR --tasks-source DIR\""
+	@echo "                    reads local clones instead of GitHub)"
 	@echo "make spec-coverage  the requirement table per chapter, one per revision (REVISION=2026-07-28: that one only)"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
@@ -24,7 +26,7 @@ help:
 	@echo "                    (make mutate ID=basic/lifecycle#18: that id only; ID=\"a b\" for several;"
 	@echo "                    ID=2026-07-28:basic/patterns/mrtr#4 one of another revision; REVISION=2026-07-28:"
 	@echo "                    every implemented id of that revision, MUTATE=\"--chapter basic/patterns\" narrows it)"
-	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
+	@echo "make mutate-sample  the same on a fixed sample of 20 ids, and 10 of 2026-07-28's own (CI runs it)"
 	@echo "make clean          remove .venv and caches"
 
 $(PY):
@@ -41,8 +43,13 @@ $(STAMP): setup.cfg pyproject.toml | $(PY)
 	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "mcp_ref-checkout.pth").write_text("$(CURDIR)\n")'
 	touch $(STAMP)
 
+# the everything example has a tool for each check that needs one; the config names them
+DEMO_CONFIG := tests/crosscheck/everything.toml
 run: $(STAMP)
-	$(PY) -m mcp_ref.cli check -- $(PY) -m mcp_ref.examples.echo
+	@$(PY) -m mcp_ref.cli check --config $(DEMO_CONFIG) -- $(PY) -m mcp_ref.examples.everything; status=$$?; echo; \
+	if [ $$status -eq 0 ]; then echo "$(RUN_OK)"; else echo "$(RUN_FAILED)"; fi; exit $$status
+RUN_OK := All good: the example server passed every check above, so it follows the MCP spec as far as mcp-ref can tell. Check your own server the same way: .venv/bin/mcp-ref check -- python your_server.py
+RUN_FAILED := Something is wrong: the example server broke the rules marked [fail] above (each names the spec requirement it broke).
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q
@@ -61,10 +68,11 @@ check-install:
 	cd $(CHECK)/app && ../bin/python -m mypy --strict --no-incremental weather.py
 	cd $(CHECK)/app && ../bin/python -c 'import weather; print(sorted(weather.server.tools.names()))'
 
-# the spec's prose and schemas of the three revisions, from the upstream repository at a pinned
-# commit (standard library only: no .venv needed); the tests find it there
+# the spec's prose and schemas of every revision and of the tasks extension, from the upstream
+# repositories at pinned commits, and mcp_ref's catalogues of them (requirements.tsv, methods.tsv:
+# tools/extract_requirements.py); standard library only, no .venv needed; the tests find it there
 spec:
-	$(PYTHON) tools/fetch_spec.py
+	$(PYTHON) tools/fetch_spec.py $(FETCH)
 
 spec-coverage:
 	@$(PYTHON) tools/manifest.py coverage $(if $(REVISION),--revision $(REVISION))
@@ -89,9 +97,12 @@ mutate: $(STAMP)
 	$(PY) tools/manifest.py mutate $(if $(REVISION),--revision $(REVISION)) \
 		$(if $(ID),$(ID),$(if $(REVISION),,$(MUTATE_CHAPTERS))) $(MUTATE)
 
-# CI runs this right after make test (hence no baseline run), on its own 2 cores
+# CI runs this right after make test (hence no baseline run), on its own 2 cores: 20 ids of
+# 2025-11-25's chapters above, and 10 of the ids 2026-07-28 implements with code of its own
+# (not same_as a 2025-11-25 one)
 mutate-sample: $(STAMP)
 	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) --sample 20 --seed 17 --jobs 2 --no-baseline $(MUTATE)
+	$(PY) tools/manifest.py mutate --revision 2026-07-28 --own --sample 10 --seed 17 --jobs 2 --no-baseline $(MUTATE)
 
 conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh

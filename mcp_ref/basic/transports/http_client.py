@@ -245,6 +245,12 @@ class _Response:
             await self.stream.aclose()
 
 
+def _field_value_ok(value: str) -> bool:
+    """Whether a header value has only what RFC 9110 section 5.5 allows (no CR, LF or NUL, no
+    other controls, no space or tab at either end)."""
+    return value == value.strip(" \t") and all(c == "\t" or " " <= c != "\x7f" for c in value)
+
+
 class _StaleConnection(Exception):
     """A kept-alive connection turned out closed before any answer began: use a fresh one."""
 
@@ -273,16 +279,25 @@ def check_url(url: str, ssl_context: ssl.SSLContext | None) -> SplitResult:
 
 
 async def open_connection(
-    host: str, port: int, ssl_context: ssl.SSLContext | None, *, url: str, timeout: float
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None,
+    *,
+    url: str,
+    timeout: float,
+    address: str | None = None,
 ) -> trio.abc.Stream:
     """A TCP connection to ``host:port``, with TLS over it when ``ssl_context`` is given.
+
+    ``address``: connect to this address (one ``host`` resolved to, already
+    checked) rather than resolve ``host`` again; TLS still names ``host``.
 
     The handshake is done here, under ``timeout`` (with the connect), so a
     certificate the context does not trust is a :class:`TLSError` at once,
     naming the URL, and not a broken stream at the first read.
     """
     with trio.fail_after(timeout):
-        tcp = await trio.open_tcp_stream(host, port)
+        tcp = await trio.open_tcp_stream(address if address is not None else host, port)
         if ssl_context is None:
             return tcp
         stream = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
@@ -443,10 +458,14 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         parts = check_url(url, ssl_context)
         if auth is not None and any(k.lower() == "authorization" for k in headers or {}):
             raise ValueError("pass auth= or an Authorization header, not both")
+        #: the MCP endpoint's URL
         self.url = url
+        #: ``http`` or ``https``
         self.scheme = parts.scheme
         assert parts.hostname is not None  # (check_url made sure)
+        #: the server's host name or address
         self.host = parts.hostname
+        #: the server's port
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         #: TLS for https:// (the system's trust store unless a context is given)
         self.ssl_context = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
@@ -454,14 +473,23 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self.failure: HTTPTransportError | None = None
         #: [basic/authorization] where the Authorization header comes from, and 401s go
         self.auth = auth
+        #: the request target (the endpoint's path and query)
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        #: the ``Host`` header sent
         self.host_header = parts.netloc
+        #: where the channel's background work runs
         self.nursery = nursery
+        #: headers sent with every request
         self.extra_headers = dict(headers or {})
+        #: seconds a connection (and its TLS handshake) may take
         self.connect_timeout = connect_timeout
+        #: times a broken event stream is resumed before giving up
         self.max_reconnects = max_reconnects
+        #: milliseconds to wait before resuming when the server set no ``retry``
         self.default_retry_ms = default_retry_ms
+        #: the ``Mcp-Session-Id`` the server gave (None before, or without sessions)
         self.session_id: str | None = None
+        #: the ``MCP-Protocol-Version`` sent, once negotiated
         self.protocol_version: str | None = None
         self._init_id: Any = None
         self._init_body: bytes | None = None
@@ -485,6 +513,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         #: request ids (as JSON text) awaited on an SSE stream -> that stream's set of them
         self._awaited: dict[str, set[str]] = {}
         self._pool = _Pool(max_idle_connections)
+        #: why the channel ended, once it has
         self.close_reason: str | None = None
         #: try the 2024-11-05 HTTP+SSE transport when initialize is refused with 400/404/405
         self.legacy_fallback = legacy_fallback
@@ -565,7 +594,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         headers = self._headers(accept, extra)
         if body is not None:
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
-        request = h11.Request(method=method, target=self.target, headers=headers)
+        try:
+            request = h11.Request(method=method, target=self.target, headers=headers)
+        except h11.LocalProtocolError:
+            # h11 quotes the bad value, which may be a credential (a token from storage, an
+            # application's header): the error names the header only
+            bad = next((name for name, value in headers if not _field_value_ok(value)), "a header")
+            raise HTTPTransportError(
+                f"{self.url}: the {bad} header holds a character no HTTP header may carry; nothing was sent",
+                url=self.url,
+            ) from None
         while (idle := self._pool.take()) is not None:
             stream, conn = idle
             if _peer_closed(stream):
@@ -617,6 +655,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     # -- the Channel the session sees ---------------------------------------------------------------
 
     async def send(self, value: bytes) -> None:
+        """Send one JSON-RPC message (bytes) to the server: a POST, whose answer is read in the background."""
         if self._expired is not None:
             raise SessionExpired(self._expired)
         if self.failure is not None:
@@ -717,6 +756,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             self._ready.set()
             return
         self.legacy_endpoint = endpoint
+        # [2024-11-05:basic/transports#12] every later message is POSTed to the endpoint the server named
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         log.info("%s speaks the 2024-11-05 HTTP+SSE transport; posting to %s", self.url, endpoint)
         self.nursery.start_soon(self._legacy_stream, response, events)
@@ -819,6 +859,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         raise _RestartFailed("no answer to initialize")
 
     async def receive(self) -> bytes:
+        """The next message from the server (answers and what the server sent on its own); ConnectionClosed once the
+        channel has ended.
+        """
         try:
             return await self._inbox.get()
         except trio.EndOfChannel:
@@ -829,6 +872,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             raise
 
     async def aclose(self) -> None:
+        """End the channel: the server is told the session ends (DELETE), streams and connections are closed."""
         if self._closed:
             return
         self._closed = True

@@ -29,10 +29,14 @@ sends the request again. What happens in between, in the spec's order:
    defence); every endpoint https (or loopback, see the chapter note).
 3. A client id: pre-registered credentials, else a Client ID Metadata
    Document where the server takes them, else Dynamic Client Registration
-   (#26), remembered per authorization server in the :class:`TokenStorage`.
+   (#26, with the OpenID Connect ``application_type``), kept in the
+   :class:`TokenStorage` under the authorization server's issuer and never
+   shown to another one: when the protected resource metadata names a new
+   authorization server, the client registers again there (2026-07-28).
 4. Tokens: the authorization code grant with PKCE S256 (refused unless
-   advertised), ``state``, the exact redirect URI and RFC 8707 ``resource``
-   (or an extension grant: :class:`ClientCredentials`,
+   advertised), ``state``, the exact redirect URI and RFC 8707 ``resource``,
+   the redirect's ``iss`` compared with the issuer recorded for the request
+   (RFC 9207) before the code is redeemed (or an extension grant: :class:`ClientCredentials`,
    :class:`CrossAppAccess`); scope by the Scope Selection Strategy, with
    ``offline_access`` where listed; refresh before expiry and on 401;
    step-up on 403 ``insufficient_scope``, a bounded number of times per scope.
@@ -59,6 +63,7 @@ from ..authorization.challenge import BearerChallenge, bearer_challenge
 from ..authorization.client import (
     AuthorizationDenied,
     AuthorizationResponse,
+    application_type_for,
     authorization_request_url,
     check_authorization_response,
     check_cimd_url,
@@ -102,8 +107,10 @@ from ..authorization.tokens import (
     UnsupportedAuthMethod,
     choose_auth_method,
     client_assertion_claims,
+    header_safe_problem,
     token_request,
 )
+from .fetch_rules import FetchPolicy, FetchRefused, policy_for_server
 from .http_fetch import HttpAnswer, http_exchange
 from .oauth_callback import CallbackListenError, LoopbackCallback, open_in_browser, open_loopback_callback, print_url
 from .oauth_storage import FileTokenStorage, InMemoryTokenStorage, StoredAuthorization, TokenStorage
@@ -122,6 +129,7 @@ __all__ = [
     "print_url",
     "open_in_browser",
     "sign_client_assertion",
+    "FetchPolicy",
 ]
 
 log = logging.getLogger("mcp_ref.oauth")
@@ -144,6 +152,7 @@ class ClientCredentials:
     ``signing_algorithm``; needs the ``auth-jwt`` extra).
     """
 
+    #: the client's id at the authorization server
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
     private_key: str | None = attrs.field(default=None, repr=False)
@@ -166,11 +175,13 @@ class CrossAppAccess:
     authenticated with ``client_id`` / ``client_secret``. No browser.
     """
 
+    #: the identity provider's token endpoint (the token exchange)
     idp_token_endpoint: str
     id_token: str = attrs.field(repr=False)
     idp_client_id: str
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
+    #: this application's secret at the identity provider, if it has one
     idp_client_secret: str | None = attrs.field(default=None, repr=False)
 
 
@@ -220,6 +231,11 @@ class OAuthClient:
     ``max_step_up`` how many step-up authorizations one scope may take.
     ``clock`` gives seconds since the epoch (token expiry is wall-clock
     time, as tokens may be stored between runs).
+
+    ``fetch_policy`` says which addresses the URLs the servers name may be
+    fetched from (:mod:`~.fetch_rules`): public ones, plus the kind of the MCP
+    server's own address, by default; ``FetchPolicy(kinds={"public",
+    "private"})`` or ``FetchPolicy(networks=["10.20.0.0/16"])`` allow more.
     """
 
     def __init__(
@@ -243,6 +259,7 @@ class OAuthClient:
         refresh_margin: float = 60.0,
         max_step_up: int = 2,
         clock: Callable[[], float] = time.time,
+        fetch_policy: FetchPolicy | None = None,
     ) -> None:
         if grant is None:
             if redirect_uri is None or redirect_handler is None or callback_handler is None:
@@ -263,8 +280,10 @@ class OAuthClient:
         self.client_id_metadata_url = client_id_metadata_url
         self.client_information = client_information
         self.grant = grant
+        #: where the tokens and registration are kept
         self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
         self.scope = scope
+        #: whether a refresh token is asked for (``offline_access``)
         self.want_refresh_token = want_refresh_token
         self.ssl_context = ssl_context
         self.timeout = timeout
@@ -273,10 +292,16 @@ class OAuthClient:
         self.refresh_margin = refresh_margin
         self.max_step_up = max_step_up
         self.clock = clock
+        self.fetch_policy = fetch_policy
+        #: fetch_policy with what the MCP server's own address allows (known once it is resolved)
+        self._policy: FetchPolicy | None = None
         #: how long one challenge may take to meet (the session's initialize waits this long)
         self.flow_timeout = (authorization_timeout if grant is None else 0) + 6 * timeout
+        #: the MCP server this client authorizes for (known at the first request)
         self.server_url: str | None = None
+        #: the tokens in use, once obtained
         self.tokens: Tokens | None = None
+        #: the registration in use (client id, secret), once known
         self.client: ClientInformation | None = None
         self._issuer: str | None = None
         self._found = _Discovered()
@@ -299,6 +324,7 @@ class OAuthClient:
 
     @property
     def key(self) -> str:
+        """Where this client's tokens are kept in its storage (the server's canonical URI, once known)."""
         assert self.server_url is not None
         return canonical_resource(self.server_url)
 
@@ -355,6 +381,12 @@ class OAuthClient:
                     status=401,
                     url=self.server_url,
                 )
+            if used is not None and self._found.server is not None:
+                # [2026-07-28:basic/authorization/client-registration#25] our token refused: the
+                # resource may have moved to another authorization server, which the protected
+                # resource metadata says (read again; the tokens and client id of the old one
+                # are dropped then, so neither a refresh nor the client id goes to the new one)
+                await self._discover(challenge, recheck=True)
             if self.tokens is not None and self.tokens.refresh_token and used is not None:
                 try:
                     await self._refresh()
@@ -373,12 +405,20 @@ class OAuthClient:
 
     # -- discovery ------------------------------------------------------------------------------------------
 
-    async def _discover(self, challenge: BearerChallenge) -> None:
-        """Protected resource metadata, then the authorization server's (or the 2025-03-26 fallbacks)."""
+    async def _discover(self, challenge: BearerChallenge, *, recheck: bool = False) -> None:
+        """Protected resource metadata, then the authorization server's (or the 2025-03-26 fallbacks).
+
+        Known metadata is used again unless the challenge points at another
+        document, or ``recheck`` asks to read the resource's metadata again
+        (the authorization server it names is kept when still listed).
+        """
         assert self.server_url is not None
-        found = self._found
-        if found.server is not None and (
-            challenge.resource_metadata is None or challenge.resource_metadata == found.resource_metadata_url
+        await self._fetch_rules()
+        previous = self._found
+        if (
+            not recheck
+            and previous.server is not None
+            and (challenge.resource_metadata is None or challenge.resource_metadata == previous.resource_metadata_url)
         ):
             return  # known, and the server points at nothing new
         found = _Discovered()
@@ -388,13 +428,53 @@ class OAuthClient:
             found.server = await self._legacy_server_metadata()
         else:
             found.resource_metadata, found.resource_metadata_url = prm, prm_url
-            found.server = await self._server_metadata(prm)
+            current = previous.server
+            listed = prm.authorization_servers or ()
+            if (
+                recheck
+                and current is not None
+                and not previous.legacy
+                and any(issuer_matches(a, current.issuer) for a in listed)
+            ):
+                found.server = current  # still one of the resource's authorization servers
+            else:
+                found.server = await self._server_metadata(prm)
         self._found = found
-        issuer = found.server.issuer if found.server is not None else None
-        if self._issuer is not None and issuer != self._issuer:
+        await self._bind_issuer(found.server.issuer if found.server is not None else None)
+
+    async def _bind_issuer(self, issuer: str | None) -> None:
+        """Record the authorization server this MCP server's tokens come from; a change drops them.
+
+        [2026-07-28:basic/authorization/client-registration#24, #25]
+        [2026-07-28:basic/authorization/authorization-server-discovery#3]
+        tokens and a client id are bound to the authorization server that
+        issued them: when the resource names
+        another one, neither is presented there (a registration at the new
+        server is looked up or made, see _client_for). Pre-registered
+        credentials given without an ``issuer`` are taken to belong to the
+        first authorization server they were used with: a change is an error
+        (client-registration#26) rather than a guess.
+        -- client-registration#authorization-server-binding
+        """
+        old = self._issuer
+        if old is not None and issuer != old:
+            pre = self.client_information
+            if pre is not None and pre.issuer is None and self.grant is None:
+                # [2026-07-28:basic/authorization/client-registration#26] surfaced, not tried elsewhere
+                raise AuthorizationError(
+                    "registration",
+                    f"the pre-registered client {pre.client_id!r} was used with authorization server {old}, "
+                    f"but {self.server_url} now names {issuer}: credentials of one authorization server are "
+                    "never presented to another; pass ClientInformation(..., issuer=...) for the new one",
+                    url=self.server_url,
+                )
             # [basic/authorization#61] tokens and a client id of another authorization server are
             # never presented here
-            log.info("the authorization server changed (%s -> %s): stored tokens dropped", self._issuer, issuer)
+            log.info(
+                "the authorization server changed (%s -> %s): its tokens and client id are not used here",
+                old,
+                issuer,
+            )
             self.tokens, self.client = None, None
         self._issuer = issuer
         await self._store()
@@ -414,10 +494,10 @@ class OAuthClient:
         problems: list[str] = []
         deadline = trio.current_time() + self.timeout
         for url in candidates:
-            if urlsplit(self.server_url).scheme == "https":
-                # the document names the authorization server the user will log in at: read it
-                # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
-                self._require_secure(url, step)
+            # the document names the authorization server the user will log in at: read it over
+            # TLS when the server is on TLS, never over plain HTTP someone could rewrite; and only
+            # from where the fetch rules allow (the header's URL is the server's to choose)
+            self._check_target(url, step, https=urlsplit(self.server_url).scheme == "https")
             response = await self._candidate(url, step, problems, deadline)
             if response is None:
                 continue
@@ -449,7 +529,7 @@ class OAuthClient:
         # take a multiple of it to give up on)
         deadline = trio.current_time() + self.timeout
         for issuer in prm.authorization_servers:
-            self._require_secure(issuer, step)
+            self._check_target(issuer, step)
             answered = False
             for url, oidc in authorization_server_metadata_urls(issuer):
                 response = await self._candidate(url, step, problems, deadline)
@@ -506,14 +586,40 @@ class OAuthClient:
         return meta
 
     def _check_endpoints(self, meta: AuthorizationServerMetadata, step: str) -> None:
+        # (the authorization endpoint is opened in the user's browser, not fetched: only what the
+        # URL itself says can be checked -- its scheme, and its host when that is an address)
         for name in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
             url = getattr(meta, name)
             if url is not None:
-                self._require_secure(url, step)
+                self._check_target(url, step)
+
+    async def _fetch_rules(self) -> FetchPolicy:
+        """The fetch rules for this MCP server (its own address resolved once, on first need)."""
+        assert self.server_url is not None
+        if self._policy is None:
+            self._policy = await policy_for_server(self.server_url, self.fetch_policy, timeout=self.timeout)
+        return self._policy
+
+    def _check_target(self, url: str, step: str, *, https: bool = True) -> None:
+        """A URL a server named, before anything is fetched from it or the user sent to it.
+
+        [basic/authorization#79, #80] https (``https``: required), plain http only to this
+        machine and only where the fetch rules let the client reach it -- not merely because the
+        URL says 127.0.0.1 (a remote server could send the client at the user's own machine);
+        an address in the URL must be one the rules allow (host names are checked as resolved,
+        at the fetch).
+        """
+        policy = self._policy if self._policy is not None else FetchPolicy()
+        if https and urlsplit(url).scheme.lower() != "https" and not policy.plain_http_allowed(url):
+            raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
+        try:
+            policy.check_literal(url)
+        except FetchRefused as e:
+            raise AuthorizationError(step, e.message, url=url, error="fetch_refused") from None
 
     @staticmethod
     def _require_secure(url: str, step: str) -> None:
-        """[basic/authorization#79, #80] authorization server endpoints are https (loopback excepted)."""
+        """[basic/authorization#79, #80] a URL the application gave is https (loopback excepted)."""
         if urlsplit(url).scheme.lower() != "https" and not is_loopback_url(url):
             raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
 
@@ -557,9 +663,12 @@ class OAuthClient:
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        trusted: bool = False,
     ) -> HttpAnswer:
         """One exchange with a metadata or authorization server, bounded in time and size, never
-        redirected; failures are AuthorizationError(step)."""
+        redirected, and (unless the application gave the URL: ``trusted``) only where the fetch
+        rules allow; failures are AuthorizationError(step)."""
+        policy = None if trusted else await self._fetch_rules()
         try:
             return await http_exchange(
                 method,
@@ -570,23 +679,30 @@ class OAuthClient:
                 ssl_context=self.ssl_context if urlsplit(url).scheme == "https" else None,
                 timeout=self.timeout if timeout is None else timeout,
                 max_body=self.max_document_size,
+                policy=policy,
             )
         except HTTPTransportError as e:
             raise AuthorizationError(step, e.message, status=e.status, url=url) from e
 
     @staticmethod
-    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T]) -> T:
+    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T], *, secret: bool = False) -> T:
+        """``read`` the JSON document of ``response``; ``secret``: it carries tokens or a client
+        secret, so what it holds is never quoted in the error (a form-encoded token answer would be)."""
         try:
             return read(response.json())
         except HTTPTransportError as e:  # not JSON at all (an HTML page ...)
-            problem = f"{e.message} ({_content_type(response)}: {_start(response)!r})"
-            raise AuthorizationError(step, problem, status=response.status, url=response.url) from e
+            quoted = f"{len(response.body)} bytes, not shown" if secret else repr(_start(response))
+            problem = f"{e.message} ({_content_type(response)}: {quoted})"
+            raise AuthorizationError(step, problem, status=response.status, url=response.url) from None
         except InvalidMetadata as e:
             raise AuthorizationError(step, f"{response.url}: {e}", status=response.status, url=response.url) from e
 
-    async def _token_endpoint(self, request: TokenRequest, step: str) -> TokenResponse:
-        """POST a token request; the response, or AuthorizationError with the server's OAuth error."""
-        response = await self._exchange("POST", request.url, step, form=request.form, headers=request.headers)
+    async def _token_endpoint(self, request: TokenRequest, step: str, *, trusted: bool = False) -> TokenResponse:
+        """POST a token request; the response, or AuthorizationError with the server's OAuth error.
+        ``trusted``: the application gave the endpoint (an identity provider's), no server named it."""
+        response = await self._exchange(
+            "POST", request.url, step, form=request.form, headers=request.headers, trusted=trusted
+        )
         if response.status != 200:
             error = self._oauth_error(response, step)
             if error.error == "invalid_client" and self._registered_dynamically():
@@ -596,10 +712,12 @@ class OAuthClient:
                 assert self.client is not None
                 stale = self.client.client_id
                 log.info("%s no longer knows client %s: it will be registered again", request.url, stale)
+                if self.client.issuer is not None:
+                    await self.storage.save(_registration_key(self.client.issuer), None)
                 self.client = None
                 await self._store()
             raise error
-        return self._document(response, step, TokenResponse.from_json)
+        return self._document(response, step, TokenResponse.from_json, secret=True)
 
     def _registered_dynamically(self) -> bool:
         """Whether the client id in use came from Dynamic Client Registration (never pre-registered
@@ -658,6 +776,10 @@ class OAuthClient:
     def _accept(self, response: TokenResponse, previous: Tokens | None) -> None:
         if response.token_type.lower() != "bearer":
             raise AuthorizationError("token", f"token_type {response.token_type!r}: only Bearer tokens can be used")
+        if (problem := header_safe_problem(response.access_token)) is not None:
+            # the token goes in an Authorization header: one that cannot is refused here, and the
+            # error names what is wrong with it, never the token (it may be a real one, mangled)
+            raise AuthorizationError("token", f"the access token issued {problem}; refused")
         tokens = Tokens.from_response(response, self.clock(), previous)
         if tokens.scope is None and self._requested_scope is not None:
             tokens = attrs.evolve(tokens, scope=self._requested_scope)  # granted as requested (RFC 6749 5.1)
@@ -798,18 +920,34 @@ class OAuthClient:
             raise AuthorizationError("authorization", f"the handler {name} raised {type(e).__name__}: {e}") from e
 
     async def _client_for(self, server: AuthorizationServerMetadata) -> ClientInformation:
-        """[basic/authorization#26] a client id at ``server``: pre-registered, stored, CIMD, or registered now."""
+        """[basic/authorization#26] a client id at ``server``: pre-registered, stored, CIMD, or registered now.
+
+        [2026-07-28:basic/authorization/client-registration#24] a stored
+        registration is looked up by ``server``'s issuer, and only one made
+        there is used. Pre-registered credentials for another issuer are an
+        error (client-registration#26), not a reason to register.
+        """
         pre = self.client_information
-        if pre is not None and (pre.issuer is None or issuer_matches(pre.issuer, server.issuer)):
-            return pre
+        if pre is not None:
+            if pre.issuer is None or issuer_matches(pre.issuer, server.issuer):
+                return pre
+            # [2026-07-28:basic/authorization/client-registration#26] surfaced, never tried at another server
+            raise AuthorizationError(
+                "registration",
+                f"the pre-registered client {pre.client_id!r} belongs to authorization server {pre.issuer}, "
+                f"but {self.server_url} names {server.issuer}: pass client information for that server",
+                url=self.server_url,
+            )
         stored = self.client
+        if stored is None or stored.issuer != server.issuer:
+            stored = await self._load_registration(server.issuer)
         if (
             stored is not None
-            and stored.issuer is not None
-            and issuer_matches(stored.issuer, server.issuer)
+            and stored.issuer == server.issuer
             and (stored.redirect_uris is None or self.redirect_uri in stored.redirect_uris)
             and not stored.secret_expired(self.clock())
         ):
+            self.client = stored
             return stored
         how = choose_registration(
             pre_registered=None, client_id_metadata_url=self.client_id_metadata_url, server_metadata=server
@@ -831,7 +969,7 @@ class OAuthClient:
                 + (" and takes no client id metadata documents" if self.client_id_metadata_url else "")
                 + ": pre-register a client and pass client_information=ClientInformation(client_id=...)",
             )
-        await self._store()
+        await self._save_registration(self.client)
         return self.client
 
     async def _register(self, server: AuthorizationServerMetadata) -> ClientInformation:
@@ -850,11 +988,30 @@ class OAuthClient:
             grant_types=base.grant_types or tuple(grants),
             response_types=base.response_types or ("code",),
             token_endpoint_auth_method=base.token_endpoint_auth_method or method,
+            # [2026-07-28:basic/authorization/client-registration#18, #19, #20] always named (OpenID
+            # Connect takes "web" when it is missing, and refuses loopback redirects for that); one
+            # set in client_metadata is the application's
+            # -- client-registration#application-type-and-redirect-uri-constraints
+            application_type=base.application_type or application_type_for(self.redirect_uri),
         )
         response = await self._exchange("POST", server.registration_endpoint, step, json_body=metadata.to_json())
         if response.status not in (200, 201):
-            raise self._oauth_error(response, step)
-        info: ClientInformation = self._document(response, step, ClientInformation.from_json)
+            error = self._oauth_error(response, step)
+            if error.error in ("invalid_redirect_uri", "invalid_client_metadata"):
+                # [2026-07-28:basic/authorization/client-registration#21, #22] an OpenID Connect server
+                # may refuse the redirect URI for the application type: say what was asked for
+                error = AuthorizationError(
+                    step,
+                    f"{error.problem} (registered as application_type {metadata.application_type!r} with "
+                    f"redirect URI {self.redirect_uri}; set ClientMetadata(application_type=...) or use a "
+                    "redirect URI this authorization server accepts for that type)",
+                    status=error.status,
+                    url=error.url,
+                    error=error.error,
+                    error_description=error.error_description,
+                )
+            raise error
+        info: ClientInformation = self._document(response, step, ClientInformation.from_json, secret=True)
         return attrs.evolve(
             info,
             issuer=server.issuer,
@@ -893,7 +1050,7 @@ class OAuthClient:
             client=idp_client,
             auth_method="client_secret_post" if grant.idp_client_secret else "none",
         )
-        issued = await self._token_endpoint(exchange, step)
+        issued = await self._token_endpoint(exchange, step, trusted=True)
         if issued.issued_token_type not in (None, TOKEN_TYPE_ID_JAG):
             raise AuthorizationError(step, f"the identity provider issued {issued.issued_token_type!r}, not an ID-JAG")
         # RFC 7523 at the authorization server: the ID-JAG as the grant
@@ -938,11 +1095,39 @@ class OAuthClient:
         self._loaded = True
         stored = await self.storage.load(self.key)
         if stored is not None:
-            self.tokens, self.client, self._issuer = stored.tokens, stored.client, stored.issuer
+            self.tokens, self._issuer = stored.tokens, stored.issuer
+            # (an entry written before registrations were kept by issuer may hold the client id:
+            # used only with the issuer it names)
+            legacy = stored.client
+            if legacy is not None and legacy.issuer is not None and legacy.issuer == stored.issuer:
+                self.client = legacy
+            if stored.issuer is not None:
+                self.client = await self._load_registration(stored.issuer) or self.client
 
     async def _store(self) -> None:
-        stored = StoredAuthorization(tokens=self.tokens, client=self.client, issuer=self._issuer)
+        """This MCP server's entry: its tokens and the issuer they come from (the client id is the
+        issuer's, see _save_registration)."""
+        stored = StoredAuthorization(tokens=self.tokens, issuer=self._issuer)
         await self.storage.save(self.key, stored)
+
+    async def _load_registration(self, issuer: str) -> ClientInformation | None:
+        """[2026-07-28:basic/authorization/client-registration#24] the client id registered at ``issuer``."""
+        stored = await self.storage.load(_registration_key(issuer))
+        client = stored.client if stored is not None else None
+        return client if client is not None and client.issuer == issuer else None
+
+    async def _save_registration(self, client: ClientInformation) -> None:
+        """Keep a client id under its authorization server's issuer (pre-registered ones are config)."""
+        if client.issuer is not None:
+            await self.storage.save(
+                _registration_key(client.issuer), StoredAuthorization(client=client, issuer=client.issuer)
+            )
+
+
+def _registration_key(issuer: str) -> str:
+    """The storage key of the client registration at ``issuer`` (an MCP server's key is its
+    canonical URI, which has no space)."""
+    return f"client-registration {issuer}"
 
 
 def _challenge_text(challenge: BearerChallenge) -> str:

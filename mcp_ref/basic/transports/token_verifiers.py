@@ -41,9 +41,13 @@ class IntrospectionVerifier:
     the introspection endpoint. An active token is cached for ``cache_ttl``
     seconds (never past its ``exp``), so a burst of requests costs one
     introspection; a revoked token is then refused at the latest ``cache_ttl``
-    seconds after its revocation. Inactive answers are not cached. A failed
-    introspection (unreachable, slow, not 200, not JSON) raises, and the
-    request is refused with 401 (basic/authorization#59).
+    seconds after its revocation. A refused token (inactive, or refused on
+    reading the answer) is remembered ``refused_ttl`` seconds (``cache_ttl``
+    by default), apart from the active ones: a bad token sent 200 times costs
+    one introspection, not 200. Requests with the same token at the same time
+    share one introspection. A failed introspection (unreachable, slow, not
+    200, not JSON) raises, is not remembered, and the request is refused with
+    401 (basic/authorization#59).
     """
 
     def __init__(
@@ -56,27 +60,69 @@ class IntrospectionVerifier:
         auth_method: str = "client_secret_basic",
         cache_ttl: float = 60.0,
         cache_size: int = 1000,
+        refused_ttl: float | None = None,
         timeout: float = 5.0,
         ssl_context: ssl.SSLContext | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         introspection_request("", client_id, client_secret, auth_method=auth_method)  # ValueError early
+        #: the introspection endpoint's URL
         self.endpoint = endpoint
+        #: this resource server's client id at the introspection endpoint
         self.client_id = client_id
         self._secret = client_secret
+        #: the issuer tokens must come from (None: any the endpoint vouches for)
         self.issuer = issuer
+        #: how this server authenticates at the endpoint (``client_secret_basic`` or ``client_secret_post``)
         self.auth_method = auth_method
+        #: active tokens seen recently, with their answer
         self.cache = TokenCache(cache_ttl, cache_size)
+        #: seconds an introspection may take
         self.timeout = timeout
+        #: the TLS context for an https endpoint (None: the system's trust store)
         self.ssl_context = ssl_context
+        #: seconds since the epoch, for the tokens' expiry
         self.wall_clock = wall_clock
 
+        # (refused tokens: remembered as long as the cache keeps active ones, unless told)
+        self.cache.refused_ttl = cache_ttl if refused_ttl is None else refused_ttl
+        #: introspections under way, by token digest: a second request with the same token waits for it
+        self._asking: dict[bytes, trio.Event] = {}
+        #: introspection requests sent
+        self.introspections = 0
+
     async def verify(self, token: str) -> AccessToken:
+        """Ask the introspection endpoint about ``token`` (or answer from the cache): the AccessToken of an active
+        token; InvalidToken for an inactive one, HTTPTransportError when the endpoint fails.
+        """
         now = trio.current_time()
         cached = self.cache.get(token, now, self.wall_clock())
         if cached is not None:
             return cached
+        while True:
+            refusal = self.cache.refusal(token, now)
+            if refusal is not None:
+                raise InvalidToken(refusal)
+            key = TokenCache.key_of(token)
+            asking = self._asking.get(key)
+            if asking is None:
+                break
+            await asking.wait()  # (then the answer is in the cache, or it failed: ask ourselves)
+            now = trio.current_time()
+            cached = self.cache.get(token, now, self.wall_clock())
+            if cached is not None:
+                return cached
+        self._asking[key] = done = trio.Event()
+        try:
+            return await self._introspect(token)
+        finally:
+            del self._asking[key]
+            done.set()
+
+    async def _introspect(self, token: str) -> AccessToken:
+        now = trio.current_time()
         headers, form = introspection_request(token, self.client_id, self._secret, auth_method=self.auth_method)
+        self.introspections += 1
         answer = await http_exchange(
             "POST",
             self.endpoint,
@@ -92,7 +138,11 @@ class IntrospectionVerifier:
                 status=answer.status,
                 url=self.endpoint,
             )
-        access = token_from_introspection(answer.json(), issuer=self.issuer)
+        try:
+            access = token_from_introspection(answer.json(), issuer=self.issuer)
+        except InvalidToken as e:
+            self.cache.put_refusal(token, str(e) or "the token is not valid", now)
+            raise
         self.cache.put(token, access, now)
         return access
 
@@ -127,14 +177,23 @@ class JWTVerifier:
             raise ValueError("give the keys as jwks= or where to fetch them as jwks_url=, one of the two")
         if bad := set(algorithms) - set(JWT_ALGORITHMS):
             raise ValueError(f"algorithms {sorted(bad)} are not accepted (asymmetric ones only: {JWT_ALGORITHMS})")
+        #: the ``iss`` every token must have (None: not checked)
         self.issuer = issuer
+        #: where the issuer's keys are fetched from (None: the ``jwks`` given)
         self.jwks_url = jwks_url
+        #: the signature algorithms accepted
         self.algorithms = tuple(algorithms)
+        #: the JWT header ``typ`` required (None: any)
         self.required_typ = required_typ
+        #: seconds of clock skew allowed on ``exp`` and ``nbf``
         self.leeway = leeway
+        #: seconds the fetched keys are kept
         self.jwks_ttl = jwks_ttl
+        #: the least seconds between two fetches for an unknown key id
         self.refetch_interval = refetch_interval
+        #: seconds a key fetch may take
         self.timeout = timeout
+        #: the TLS context for an https ``jwks_url`` (None: the system's trust store)
         self.ssl_context = ssl_context
         self._keys: dict[str | None, Any] | None = keys_from_jwks(dict(jwks)) if jwks is not None else None
         self._fetched_at = -float("inf")
@@ -143,6 +202,9 @@ class JWTVerifier:
         self.fetches = 0
 
     async def verify(self, token: str) -> AccessToken:
+        """Check ``token``'s signature with the issuer's keys (fetched again once for an unknown key id) and its
+        claims: the AccessToken, or InvalidToken.
+        """
         keys = await self._current_keys(refresh=False)
         try:
             return self._check(token, keys)
