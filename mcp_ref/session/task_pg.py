@@ -246,6 +246,8 @@ class PostgresTaskStore:
         self._offset = clock_offset or (lambda: 0.0)
         self._pool = pool
         self._runner_key = runner_key
+        #: this process's name in the store: records of tasks it runs carry it, and its advisory lock is held
+        #: while it lives
         self.runner = str(runner_key)
         self._subscribers = _Subscribers()
         #: the newest version of each task announced from this process (a notification
@@ -256,6 +258,8 @@ class PostgresTaskStore:
         self._total = TotalCount()
 
     def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
+        """Call ``callback`` (in the trio thread, never blocking) on every change, this process's and the
+        other replicas'; returns unsubscribe."""
         return self._subscribers.subscribe(callback)
 
     def _announce(self, change: TaskChange) -> None:
@@ -383,6 +387,10 @@ class PostgresTaskStore:
         return result
 
     async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
+        """Add a new task, committed, if ``limits`` allow it (else TaskLimitReached). The store sets ``seq``
+        (creation order), ``expires_at`` (the database's clock plus the ttl), ``runner`` (this process) and
+        ``version``; the id must be new (ValueError).
+        """
         record = attrs.evolve(record, runner=self.runner, version=1)
         now = trio.current_time()
         new, total, counted = await self._pool.run(
@@ -392,17 +400,24 @@ class PostgresTaskStore:
         return self._changed(new)
 
     async def get(self, task_id: str) -> TaskRecord | None:
+        """The task as stored; None if unknown, deleted or past its ttl."""
         return await self._pool.run(self._db_get, task_id, self._offset())
 
     async def move(
         self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
     ) -> TaskRecord:
+        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError
+        if the task is gone), with ``outcome`` when terminal.
+        """
         new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
         return new
 
     async def finish(
         self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
     ) -> TaskRecord | None:
+        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task
+        cancelled meanwhile keeps ``cancelled`` but gets the outcome if it has none. None if the task is gone.
+        """
         try:
             new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
         except LookupError:
@@ -410,14 +425,19 @@ class PostgresTaskStore:
         return new
 
     async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
+        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
         new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
         return new
 
     async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
+        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none
+        is outstanding the task is ``working`` again.
+        """
         _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
         return list(taken)
 
     async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
+        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
         try:
             _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
         except LookupError:
@@ -425,27 +445,32 @@ class PostgresTaskStore:
         return dict(taken)
 
     async def delete(self, task_id: str) -> None:
+        """Delete the task (its work, wherever it runs, is stopped as the change is announced)."""
         version = await self._pool.run(self._db_delete, task_id)
         if version is not None:
             self._announce(TaskChange(task_id, version + 1, None))
 
     async def owned_by(self, owner: str | None) -> list[TaskRecord]:
+        """``owner``'s tasks (None: the tasks bound to nobody), in creation order."""
         skew = self._offset()
         rows = await self._pool.run(lambda conn: conn.execute(self._sql.owned_by, (owner, skew)).fetchall())
         return [row_record(row) for row in rows]
 
     async def next_expiry(self) -> float | None:
+        """Seconds until the next task expires (0 if one has), by the database's clock; None: none will."""
         skew = self._offset()
         value = await self._pool.run(lambda conn: conn.execute(self._sql.next_expiry, (skew,)).fetchone()[0])
         return None if value is None else max(0.0, float(value))
 
     async def purge_expired(self) -> list[str]:
+        """Delete the tasks past their ttl (any replica may); their ids."""
         gone = await self._pool.run(self._db_purge, self._offset())
         for task_id, version in gone:
             self._announce(TaskChange(task_id, version + 1, None))
         return [task_id for task_id, _ in gone]
 
     async def count(self) -> int:
+        """How many tasks the table holds (monitoring)."""
         value: int = await self._pool.run(lambda conn: conn.execute(self._sql.count).fetchone()[0])
         return value
 
