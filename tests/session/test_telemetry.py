@@ -174,7 +174,7 @@ def test_without_the_api_nothing_is_imported() -> None:
             return text
 
         async def main():
-            async with memory_session_pair(server) as client:
+            async with memory_session_pair(server, era="legacy") as client:
                 assert client.session._tracing is None
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
 
