@@ -141,7 +141,7 @@ async def through_mcp(creating: TaskStore, answering: TaskStore | None, tasks: i
     async with trio.open_nursery() as nursery:
         first = task_server(nursery, creating)
         second = task_server(nursery, answering) if answering is not None else first
-        async with memory_session_pair(first, era="legacy") as client, memory_session_pair(second, era="legacy") as other:
+        async with memory_session_pair(first) as client, memory_session_pair(second) as other:
             creates: list[float] = []
             gets: list[float] = []
             for n in range(warmup + tasks):

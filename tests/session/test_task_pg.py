@@ -65,8 +65,8 @@ async def test_a_task_is_read_waited_on_and_cancelled_through_another_replica(po
     async with (
         replica(postgres.conninfo, table, state) as (a, _),
         replica(postgres.conninfo, table, state) as (b, _),
-        memory_session_pair(a, era="legacy") as on_a,
-        memory_session_pair(b, era="legacy") as on_b,
+        memory_session_pair(a) as on_a,
+        memory_session_pair(b) as on_b,
     ):
         first = await on_a.call_tool_as_task("slow", {"n": 1})
         second = await on_a.call_tool_as_task("slow", {"n": 2})
@@ -105,7 +105,7 @@ async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_
     async with (
         replica(postgres.conninfo, table, state) as (a, a_store),
         open_postgres_task_store(postgres.conninfo, table=table, sweep_interval=3600) as b_store,
-        memory_session_pair(a, era="legacy") as on_a,
+        memory_session_pair(a) as on_a,
     ):
         task = await on_a.call_tool_as_task("slow")
         with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
@@ -128,7 +128,7 @@ async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_
 async def test_a_database_that_goes_away_is_an_error_on_the_requests_that_need_it(postgres: PostgresServer) -> None:
     table = postgres.new_table()
     state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
-    async with replica(postgres.conninfo, table, state) as (server, store), memory_session_pair(server, era="legacy") as client:
+    async with replica(postgres.conninfo, table, state) as (server, store), memory_session_pair(server) as client:
         done = await client.call_tool_as_task("slow", {"n": 1})
         postgres.stop()
         try:
@@ -178,7 +178,7 @@ def everything_args(conninfo: str, table: str) -> list[str]:
 async def everything(conninfo: str, table: str) -> AsyncIterator[ClientSession]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = everything_args(conninfo, table)
-    async with open_stdio_client(sys.executable, args, env=env, stderr="discard", era="legacy") as client:
+    async with open_stdio_client(sys.executable, args, env=env, stderr="discard") as client:
         yield client
 
 
