@@ -4,6 +4,7 @@ import configparser
 import importlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -32,7 +33,7 @@ def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"launching: {sys.executable} -m mcp_ref.examples.echo"
-    assert lines[1].startswith("initialized: ") and lines[1].endswith("protocol 2025-11-25")
+    assert lines[1].startswith("initialized: ") and lines[1].endswith("protocol 2026-07-28")
     assert "ping: ok" in lines
     assert any(line.startswith("tool: echo -- ") for line in lines)
     assert "tools/call echo -> hello from mcp_ref" in lines
@@ -55,7 +56,11 @@ def test_make_run_cross_checks_the_everything_example_with_its_tools() -> None:
     done = run_module("mcp_ref.cli", "check", "--config", config, "--", *target)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = done.stdout.splitlines()[-1]
-    assert summary.startswith("0 MUST and 0 SHOULD violated") and summary.endswith(" 0 failed, 0 skipped"), summary
+    clean = r"0 MUST and 0 SHOULD violated, 0 other; checks: (\d+) passed, 0 failed, (\d+) skipped"
+    counts = re.fullmatch(clean, summary)
+    assert counts is not None, summary
+    # most checks run (the echo example's one tool left a third of them skipped)
+    assert int(counts[2]) * 20 <= int(counts[1]), summary
 
 
 def test_an_unknown_command_is_a_usage_error() -> None:

@@ -33,7 +33,7 @@ async def test_roots_round_trip_and_change_notification() -> None:
     seen: list[list[str]] = []
     changed = trio.Event()
     roots = [Root(uri="file:///home/me/project", name="project")]
-    async with memory_session_pair(roots_server(seen, changed), roots=roots) as client:
+    async with memory_session_pair(roots_server(seen, changed), roots=roots, era="legacy") as client:
         assert client.session.connection.capabilities.roots is not None  # type: ignore[union-attr]
         await client.call_tool("show_roots")
         await client.set_roots([Root(uri="file:///tmp/other")])
@@ -41,6 +41,33 @@ async def test_roots_round_trip_and_change_notification() -> None:
             await changed.wait()
         await client.call_tool("show_roots")
     assert seen == [["file:///home/me/project"], ["file:///tmp/other"]]
+
+
+@pytest.mark.req("client/roots#8")
+def test_within_roots_respects_their_boundaries() -> None:
+    from mcp_ref.client.roots import within_roots
+
+    roots = [Root(uri="file:///home/me/project"), Root(uri="file:///tmp/scratch/")]
+    for inside in (
+        "file:///home/me/project",
+        "file:///home/me/project/src/a.py",
+        "file:///tmp/scratch/x",
+        "file://localhost/home/me/project/b",
+        "file:///home/me/project/./src/../c",
+    ):
+        assert within_roots(inside, roots), inside
+    for outside in (
+        "file:///home/me/projects/evil",  # a sibling sharing the prefix
+        "file:///home/me/project/../secret",
+        "file:///home/me/project/%2e%2e/secret",  # the same, percent-encoded
+        "file:///etc/passwd",
+        "file://otherhost/home/me/project/a",
+        "https://example.com/home/me/project/a",
+        "file:relative/path",
+        "file:///home/me/project/a\x00b",
+    ):
+        assert not within_roots(outside, roots), outside
+    assert not within_roots("file:///home/me/project/a", [])
 
 
 @pytest.mark.req("client/roots#3", "client/roots#5")
@@ -53,7 +80,7 @@ def test_only_file_uris_without_traversal() -> None:
         RootsProvider([Root(uri="file:///home/../etc")])
 
 
-@pytest.mark.req("client/roots#4")
+@pytest.mark.req("client/roots#4", "client/roots#8")
 async def test_server_cannot_ask_a_client_without_roots() -> None:
     server = Server("s")
     errors: list[str] = []
@@ -66,7 +93,7 @@ async def test_server_cannot_ask_a_client_without_roots() -> None:
             errors.append(str(e))
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.call_tool("ask")
     assert errors and "roots" in errors[0]
 

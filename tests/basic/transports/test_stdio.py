@@ -628,6 +628,25 @@ async def test_round_trip_and_a_clean_shutdown(caplog: pytest.LogCaptureFixture)
 
 
 @pytest.mark.subprocess
+@pytest.mark.req("basic/transports#1")
+async def test_what_our_server_writes_is_utf8_on_the_wire() -> None:
+    # the server's own encoder, in a real process: the text comes back as UTF-8 bytes (not \u
+    # escapes, not another encoding), whatever plane its characters are in
+    text = "h\u00e9llo \u2713 \U0001f40d \u4e2d"
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    call = {"name": "echo", "arguments": {"text": text}}
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"]) as ch:
+            await ch.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+            await ch.receive()
+            await ch.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            await ch.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}).encode())
+            raw = await ch.receive()
+    assert text.encode("utf-8") in raw and b"\\u" not in raw
+    assert json.loads(raw.decode("utf-8", "strict"))["result"]["content"][0]["text"] == text
+
+
+@pytest.mark.subprocess
 async def test_an_oversized_message_from_the_server_is_skipped() -> None:
     with trio.fail_after(30):
         async with open_process_channel(sys.executable, [script("echo_server")], max_message_size=1024 * 1024) as ch:
@@ -778,7 +797,7 @@ async def test_a_tool_result_over_the_clients_limit_fails_the_call_at_once() -> 
     # the request timeout (60 s) is far beyond fail_after: the call fails because the answer was dropped
     with trio.fail_after(20):
         async with open_stdio_client(
-            sys.executable, [script("slow_server"), "0"], env=script_env(), max_message_size=64 * 1024
+            sys.executable, [script("slow_server"), "0"], env=script_env(), max_message_size=64 * 1024, era="legacy"
         ) as client:
             with pytest.raises(MessageTooLarge, match=r"response \d+ of at least 100\d{3} bytes exceeds"):
                 await client.call_tool("big", {"size": 100_000})
@@ -789,7 +808,7 @@ async def test_a_tool_result_over_the_clients_limit_fails_the_call_at_once() -> 
 @pytest.mark.subprocess
 async def test_a_server_that_dies_at_startup_fails_open_stdio_client_with_the_reason() -> None:
     with trio.fail_after(30), pytest.raises(ConnectionClosed) as info:
-        async with open_stdio_client(sys.executable, [script("exit_early")], stderr="capture"):
+        async with open_stdio_client(sys.executable, [script("exit_early")], stderr="capture", era="legacy"):
             raise AssertionError("the session must not open")
     # whichever noticed first, the closed stdout or the broken stdin, the reason is the same
     assert "exited with code 3; its last stderr lines: going away" in str(info.value)
@@ -846,7 +865,7 @@ async def test_run_stdio_exits_0_when_its_client_closes_stdin(caplog: pytest.Log
     caplog.set_level(logging.INFO, "mcp_ref.stdio")
     with trio.fail_after(30):
         async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"], env=script_env()) as ch:
-            async with open_session(ch) as client:
+            async with open_session(ch, era="legacy") as client:
                 result = await client.call_tool("echo", {"text": "bye"})
                 assert result.content == [TextContent(text="bye")]
     assert ch.process.returncode == 0

@@ -1,6 +1,7 @@
 """basic/utilities/progress over a live session: tokens, order, rate limits, what is ignored."""
 
 import json
+from functools import partial
 from typing import Any
 
 import attrs
@@ -50,7 +51,7 @@ async def test_float_progress_and_messages() -> None:
         await ctx.progress(0.5)  # total omitted when unknown
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, float | None, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -73,7 +74,7 @@ async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(auto
         dropped.append(ctx.progress_dropped)
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[float] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -101,7 +102,7 @@ async def test_rate_limit_coalesces_to_the_latest_state(autojump_clock: trio.abc
         await ctx.progress(12, message="step 12")
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -144,7 +145,7 @@ async def test_rate_limited_progress_is_still_checked(autojump_clock: trio.abc.C
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         pass
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.call_tool("sloppy", progress=on_progress)
         assert errors == ["progress must increase: 3 after 5"]
         # after the response, inside the interval or not: always an error
@@ -203,7 +204,9 @@ class open_session_with_raw_server:
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         # (validate_tool_results=False: the played server answers only what each test scripts)
-        self._session_cm = open_session(self.client_end, config=SessionConfig(), validate_tool_results=False)
+        self._session_cm = open_session(
+            self.client_end, config=SessionConfig(), validate_tool_results=False, era="legacy"
+        )
         ready: trio.Event = trio.Event()
         holder: list[Any] = []
 
@@ -271,6 +274,51 @@ def test_tokens_are_generated_unique_and_chosen_ones_are_checked() -> None:
         with pytest.raises(LocalProtocolError, match="string or an integer"):
             tokens.check_chosen(bad)
     assert progress.valid_token("a") and progress.valid_token(3) and not progress.valid_token(3.0)
+
+
+@pytest.mark.req("basic/utilities/progress#14")
+@pytest.mark.parametrize("interval", [0.0, 1.0], ids=["every-value", "rate-limited"])
+async def test_no_progress_goes_out_once_the_requestor_cancelled(interval: float, autojump_clock: Any) -> None:
+    # (rate limited, the value after the cancellation would be held back, not handed to the
+    # engine: the session itself must refuse it)
+    server = make_server(progress_min_interval=interval)
+    refused: list[str] = []
+    running = trio.Event()
+
+    @server.tool()
+    async def stubborn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        running.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            # a handler reporting on its way out, after the cancellation: refused, nothing sent
+            with trio.CancelScope(shield=True):
+                try:
+                    await ctx.progress(2)
+                except LocalProtocolError as e:
+                    refused.append(str(e))
+        return "never"
+
+    seen: list[float] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        seen.append(p)
+
+    async with memory_session_pair(server, era="legacy") as client:
+        with trio.move_on_after(5) as waited:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(partial(client.call_tool, "stubborn", progress=on_progress, timeout=30))
+                await running.wait()
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.cancel_scope.cancel()  # the caller gives up: notifications/cancelled goes out
+            with trio.fail_after(5):
+                while not refused:
+                    await trio.sleep(0.01)
+            await client.ping()  # (anything sent after the cancellation has arrived by now)
+        assert not waited.cancelled_caught
+    assert len(refused) == 1 and refused[0].endswith("no progress after completion")
+    assert seen == [1]
 
 
 @pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")
@@ -385,7 +433,7 @@ async def test_a_tasks_progress_goes_through_the_same_rate_limit(
                 await trio.sleep(0.1 if arguments.get("slow") else 0)
             return "ok"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             seen: dict[str, list[float]] = {"plain": [], "task": []}
 
             def collect(kind: str) -> Any:
@@ -421,7 +469,7 @@ async def test_a_task_sends_the_progress_it_held_back_before_it_completes(autoju
                 await ctx.progress(i, 100)
             return "ok"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             seen: list[float] = []
 
             async def on_progress(p: float, total: float | None, message: str | None) -> None:

@@ -92,7 +92,7 @@ def time_polls(server: Server) -> list[float]:
 
 @asynccontextmanager
 async def client_of(server: Server, **options: Any) -> AsyncIterator[Any]:
-    async with memory_session_pair(server, **options) as client:
+    async with memory_session_pair(server, **options, era="legacy") as client:
         yield client
 
 
@@ -181,7 +181,8 @@ async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) ->
             stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"  # ISO 8601, UTC
             assert re.fullmatch(stamp, first.created_at) and re.fullmatch(stamp, first.last_updated_at)
             result = await handle.wait()
-            # [basic/utilities/tasks#42] the second poll came pollInterval (7 s) after the first
+            # [basic/utilities/tasks#13, #42] the second poll came pollInterval (7 s) after the first,
+            # not the requestor's own default (1 s)
             assert [t - start for t in polled] == [0, 0, 7]
             assert result == CallToolResult(content=[TextContent(text="slow done 1")])
             assert handle.status == "completed"
@@ -664,7 +665,7 @@ async def test_a_durable_store_keeps_session_bound_tasks_only_while_their_sessio
         async def quick(ctx: RequestContext, arguments: dict[str, Any]) -> str:
             return "quick"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             handle = await client.call_tool_as_task("quick")
             await handle.result()
             assert await store.count() == 1
