@@ -27,7 +27,6 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref import (
-    SUPPORTED_VERSIONS,
     MCPError,
     ProtocolError,
     RequestContext,
