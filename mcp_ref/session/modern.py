@@ -281,9 +281,16 @@ class ModernContext(RequestContext):
             raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {e}", ErrorCode.INVALID_PARAMS) from None
 
     async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+        from ..basic.url_elicitation import check_elicitation_url
         from ..client.elicitation import check_elicit_answer
-        from ..schema.elicitation import ElicitResult
+        from ..schema.elicitation import ElicitRequestURLParams, ElicitResult
 
+        if isinstance(params, ElicitRequestURLParams):
+            try:
+                check_elicitation_url(params.url)
+            except ValueError as e:
+                # [2026-07-28:client/elicitation#14] a URL elicitation carries a valid URL, checked before it is asked
+                raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None
         key, answer = self._input("elicitation/create", params, key)
         result = self._decode_answer(key, answer, ElicitResult)
         try:
@@ -466,6 +473,7 @@ class ModernRuntime:
             code, message, data = exc.code, exc.message, exc.data
         else:
             log.error("handler for %s (request %r) failed", exchange.method, exchange.id, exc_info=exc)
+            # [2026-07-28:server/resources#14] any other failure is an internal error, -32603
             code, message, data = ErrorCode.INTERNAL_ERROR, "Internal error", None
         try:
             return exchange.send_error(code, message, data), code
