@@ -69,7 +69,7 @@ from .events import (
     VersionRejected,
 )
 from .schema import messages as m
-from .schema._base import LATEST_PROTOCOL_VERSION, install_model_methods, slot_builder
+from .schema._base import LATEST_LEGACY_REVISION, install_model_methods, slot_builder
 from .schema._converter import FIELD_WRITERS, converter_for, decode, field_writer
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
@@ -151,7 +151,7 @@ class Connection:
         if not isinstance(capabilities, expected):
             raise TypeError(f"a {role.value} declares {expected.__name__}, not {type(capabilities).__name__}")
         self.capabilities = capabilities
-        self._own_caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(capabilities)
+        self._own_caps: dict[str, Any] = converter_for(LATEST_LEGACY_REVISION).unstructure(capabilities)
         #: negotiated protocol version (None until negotiated)
         self.protocol_version: str | None = None
         #: the version the client asked for (both roles record it)
@@ -199,7 +199,7 @@ class Connection:
             return self.protocol_version
         requested = self.requested_version
         if requested is None:
-            return LATEST_PROTOCOL_VERSION
+            return LATEST_LEGACY_REVISION
         # while initialize is unanswered: the version the answer will carry
         # (basic/lifecycle#9-#11), never one we cannot encode
         return lc.negotiate_version(requested, self.supported_versions)
@@ -284,8 +284,8 @@ class Connection:
             message = concise(message)
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
         try:
-            out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
-            if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
+            out = converter_for(LATEST_LEGACY_REVISION).unstructure(err)
+            if rid is None and self.revision != LATEST_LEGACY_REVISION:
                 # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
                 # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
                 out["id"] = None
@@ -752,7 +752,7 @@ class Connection:
 
     def _set_own_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
         self.capabilities = caps
-        self._own_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
+        self._own_caps = converter_for(LATEST_LEGACY_REVISION).unstructure(caps)
 
     def _observe_result(self, raw: RawResult) -> list[Event]:
         req = self._incoming.get(raw.id)
@@ -962,7 +962,7 @@ class Connection:
         if method == "initialize":
             self.requested_version = params.protocol_version
             self.peer_capabilities = params.capabilities
-            self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(params.capabilities)
+            self._peer_caps = converter_for(LATEST_LEGACY_REVISION).unstructure(params.capabilities)
             self.peer_info = params.client_info
             self.phase = Phase.INITIALIZING
         self._incoming[rid] = IncomingRequest(rid, method, token, task)
@@ -1080,7 +1080,7 @@ class Connection:
             ]
         self.protocol_version = result.protocol_version
         self.peer_capabilities = result.capabilities
-        self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(result.capabilities)
+        self._peer_caps = converter_for(LATEST_LEGACY_REVISION).unstructure(result.capabilities)
         self.peer_info = result.server_info
         self.phase = Phase.AWAITING_INITIALIZED
         return [ResponseReceived(req.id, req.method, result)]
@@ -1171,7 +1171,7 @@ _ENCODE_ERRORS = (TypeError, ValueError, OverflowError)
 def _unencodable(what: str, message: Any, e: Exception) -> LocalProtocolError:
     """The error for a message we cannot write, naming where the bad value sits."""
     try:
-        where = _bad_json_path(converter_for(LATEST_PROTOCOL_VERSION).unstructure(message), "")
+        where = _bad_json_path(converter_for(LATEST_LEGACY_REVISION).unstructure(message), "")
     except _ENCODE_ERRORS:
         where = None
     at = f" at {where}" if where else ""

@@ -343,9 +343,10 @@ def server_reply(server: Connection, client: Connection, rid: Any, result: Any) 
 
 
 def encode_result(result: Any) -> str:
+    from mcp_ref.schema._base import LATEST_LEGACY_REVISION
     from mcp_ref.schema._converter import encode
 
-    return json.dumps(encode(result))
+    return json.dumps(encode(result, LATEST_LEGACY_REVISION))
 
 
 def test_string_and_integer_ids_are_distinct_requests() -> None:

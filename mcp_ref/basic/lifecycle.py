@@ -24,7 +24,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..schema._base import REVISIONS
+from ..schema._base import LEGACY_REVISIONS
 
 __all__ = [
     "Role",
@@ -65,8 +65,9 @@ class Phase(enum.Enum):
     __hash__ = object.__hash__  # as Role's
 
 
-#: Newest first: what mcp_ref offers and accepts.
-SUPPORTED_VERSIONS: Final = tuple(reversed(REVISIONS))
+#: Newest first: what a session (initialize) offers and accepts -- the legacy
+#: revisions only: 2026-07-28 has no initialize and is never negotiated here.
+SUPPORTED_VERSIONS: Final = tuple(v for v in reversed(LEGACY_REVISIONS) if v != "2024-11-05")
 #: the revision that introduced tasks (and task augmentation)
 TASKS_SINCE: Final = "2025-11-25"
 

@@ -71,11 +71,11 @@ class FixtureOptions:
 
 
 def _caps(session: Session) -> dict[str, Any]:
-    from ..schema._base import LATEST_PROTOCOL_VERSION
+    from ..schema._base import LATEST_LEGACY_REVISION
     from ..schema._converter import converter_for
 
     declared = session.connection.peer_capabilities
-    caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(declared) if declared else {}
+    caps: dict[str, Any] = converter_for(LATEST_LEGACY_REVISION).unstructure(declared) if declared else {}
     return caps
 
 

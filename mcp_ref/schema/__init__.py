@@ -15,7 +15,16 @@ the modules themselves.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS
+from ._base import (
+    JSONRPC_VERSION,
+    LATEST_LEGACY_REVISION,
+    LATEST_PROTOCOL_VERSION,
+    LEGACY_REVISIONS,
+    MODERN_REVISIONS,
+    REVISIONS,
+    exists_in,
+    is_modern,
+)
 from ._converter import converter_for, decode, encode
 
 if TYPE_CHECKING:
@@ -258,6 +267,7 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
         "method_since",
     ),
     "legacy": (
+        "Annotated",
         "JSONRPCError",
         "ResourceReference",
         "JSONRPCBatchRequest",
@@ -270,7 +280,19 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
 #: public name -> the chapter module that defines it
 _CHAPTER_OF = {name: chapter for chapter, names in CHAPTERS.items() for name in names}
 
-__all__ = ["LATEST_PROTOCOL_VERSION", "REVISIONS", "JSONRPC_VERSION", "decode", "encode", "converter_for"]
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "LATEST_LEGACY_REVISION",
+    "REVISIONS",
+    "LEGACY_REVISIONS",
+    "MODERN_REVISIONS",
+    "is_modern",
+    "exists_in",
+    "JSONRPC_VERSION",
+    "decode",
+    "encode",
+    "converter_for",
+]
 __all__ += [name for names in CHAPTERS.values() for name in names]
 
 

@@ -2,9 +2,10 @@
 
 One converter *definition* (:func:`_build`), instantiated once per protocol
 revision: structuring is identical in all of them (decoding is tolerant of
-newer fields), unstructuring for an older revision leaves out the fields that
-revision lacks and refuses classes it does not have (LocalProtocolError,
-before anything reaches the wire). See ``spec_notes/schema.md``.
+fields of other revisions), unstructuring for a revision leaves out the fields
+that revision lacks (newer ones, and ones it removed) and refuses classes it
+does not have (LocalProtocolError, before anything reaches the wire). See
+``spec_notes/schema.md``.
 
 Structuring is strict: no coercion (``"1"`` is not an integer, ``true`` is
 not a number, ``1.0`` is not a request id; the one leniency: a plain integer
@@ -23,7 +24,7 @@ import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Final, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
@@ -33,12 +34,16 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
 from ._base import (
     DISCRIMINATOR_KEYS,
+    LATEST_LEGACY_REVISION,
     LATEST_PROTOCOL_VERSION,
     REVISIONS,
     UNION_DISCRIMINATORS,
     FieldValueError,
+    exists_in,
+    fields_until_of,
     install_model_methods,
     since_of,
+    until_of,
     wire_name,
 )
 from ._meta_keys import WELL_FORMED, bad_meta_keys
@@ -67,6 +72,15 @@ class WireField:
     #: a value here changes what the message means (see ``MEANINGFUL``): an
     #: older revision without the field refuses the value instead of dropping it
     meaningful: bool = False
+    #: the revision that removed the field (None: not removed)
+    until: str | None = None
+    #: from this revision on the field is required on the wire though it has a
+    #: default (see ``required_from``); None: ``required`` says it all
+    required_from: str | None = None
+
+    def exists_in(self, revision: str) -> bool:
+        """Whether the field is part of ``revision`` (not newer, not removed)."""
+        return self.since <= revision and (self.until is None or revision < self.until)
 
     def type_in(self, revision: str) -> Any:
         """The field's type in ``revision`` (see :func:`older_type`)."""
@@ -79,6 +93,8 @@ class WireField:
         """Whether the field is required on the wire in ``revision``."""
         if self.extra:
             return False
+        if self.required_from is not None and revision >= self.required_from:
+            return True
         tp = self.type_in(revision)
         if tp is self.type:
             return self.required
@@ -99,8 +115,10 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
     attrs.resolve_types(cls)
     out = []
     cls_since = since_of(cls)
+    lost = fields_until_of(cls)
     for f in attrs.fields(cls):
         md = f.metadata or {}
+        removed = [r for r in (md.get("until"), lost.get(f.name)) if r is not None]
         # A field is required on the wire when it has no default, or when it
         # is a constant / discriminator (a non-optional Literal with a default,
         # such as ``jsonrpc``, ``method`` or a content block's ``type``).
@@ -116,6 +134,8 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
                 older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
                 nullable=bool(md.get("nullable")) or (f.default is attrs.NOTHING and _admits_none(f.type)),
                 meaningful=bool(md.get("meaningful")),
+                until=min(removed) if removed else None,
+                required_from=md.get("required"),
             )
         )
     return tuple(out)
@@ -484,24 +504,31 @@ class _Factories:
     # ---- unstructure
     def attrs_unstructure(self, cls: type) -> Callable[[Any], Any]:
         revision = self.revision
-        if since_of(cls) > revision:
+        if not exists_in(cls, revision):
             name = cls.__name__
+            removed = until_of(cls)
+            if removed is None or revision < removed:
+                problem = f"{name} does not exist in protocol revision {revision}"
+            elif revision == removed:
+                problem = f"{name} was removed in protocol revision {revision}"
+            else:
+                problem = f"{name} does not exist in protocol revision {revision} (removed in {removed})"
 
             def refuse(obj: Any) -> Any:
-                raise LocalProtocolError(
-                    f"{name} does not exist in protocol revision {revision}", ErrorCode.INVALID_REQUEST
-                )
+                raise LocalProtocolError(problem, ErrorCode.INVALID_REQUEST)
 
             return refuse
         overrides: dict[str, Any] = {}
         extra_name = None
         checks: list[tuple[str, Any]] = []
         refused: list[tuple[str, str]] = []
+        needed: list[tuple[str, str]] = []
         for f in wire_fields(cls):
             if f.extra:
                 extra_name = f.name
                 overrides[f.name] = override(omit=True)
-            elif f.since > revision:
+            elif not f.exists_in(revision):
+                # newer than the revision, or removed by it: never written
                 overrides[f.name] = override(omit=True)
                 if f.meaningful:
                     refused.append((f.name, f.wire))
@@ -515,6 +542,8 @@ class _Factories:
                 old = f.type_in(revision)
                 if old is not f.type:
                     checks.append((f.name, old))
+                if optional and f.required_from is not None and revision >= f.required_from:
+                    needed.append((f.name, f.wire))
         fn: Callable[[Any], Any] = make_dict_unstructure_fn(cls, self.conv, **overrides)
         if extra_name is not None:
             fn = _merging_extra(fn, extra_name)
@@ -522,6 +551,8 @@ class _Factories:
             fn = _checking_older_types(fn, cls.__name__, revision, checks)
         if refused:
             fn = _refusing_newer_fields(fn, cls.__name__, revision, refused)
+        if needed:
+            fn = _refusing_missing_fields(fn, cls.__name__, revision, needed)
         if cls.__subclasses__():
             # A field typed with a base class (``result: Result``) may hold a
             # subclass instance: encode what is there, not what is declared.
@@ -766,6 +797,23 @@ def _refusing_newer_fields(
     return refusing
 
 
+def _refusing_missing_fields(
+    fn: Callable[[Any], Any], name: str, revision: str, fields: list[tuple[str, str]]
+) -> Callable[[Any], Any]:
+    """Refuse ``None`` in a field the revision requires on the wire though the class
+    lets it default (decoding a peer of another revision may leave it out)."""
+
+    def refusing(obj: Any) -> Any:
+        for attr, wire in fields:
+            if getattr(obj, attr) is None:
+                raise LocalProtocolError(
+                    f"{name}.{wire} is required in protocol revision {revision}", ErrorCode.INVALID_PARAMS
+                )
+        return fn(obj)
+
+    return refusing
+
+
 def _checking_older_types(
     fn: Callable[[Any], Any], name: str, revision: str, checks: list[tuple[str, Any]]
 ) -> Callable[[Any], Any]:
@@ -934,14 +982,22 @@ _FACTORIES: dict[str, _Factories] = {}
 
 @functools.cache
 def converter_for(revision: str = LATEST_PROTOCOL_VERSION) -> cattrs.Converter:
-    """The converter that encodes for ``revision`` (decoding is the same in all)."""
+    """The converter that encodes for ``revision`` (decoding is the same in all).
+
+    The default is the newest revision (:data:`LATEST_PROTOCOL_VERSION`); code
+    that encodes for a session or a request names the revision it speaks.
+    """
     if revision not in REVISIONS:
         raise LocalProtocolError(f"unsupported protocol revision {revision!r}")
     return _build(revision)
 
 
 def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
-    """Turn a model instance into JSON-ready Python values for ``revision``."""
+    """Turn a model instance into JSON-ready Python values for ``revision``
+    (by default the newest revision, :data:`LATEST_PROTOCOL_VERSION`).
+
+    Exact per revision: fields the revision lacks are left out, classes it lacks
+    are refused (``LocalProtocolError``), and so are values it cannot express."""
     return converter_for(revision).unstructure(obj)
 
 
@@ -971,10 +1027,13 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
     conv = converter_for(revision)
     fields = wire_fields(cls)
     plain = (
-        since_of(cls) <= revision
+        exists_in(cls, revision)
         and not cls.__subclasses__()
         and all(a.validator is None and a.converter is None for a in attrs.fields(cls))
-        and all(not f.extra and not f.older and f.since <= revision and f.wire != "_meta" for f in fields)
+        and all(
+            not f.extra and not f.older and f.exists_in(revision) and f.required_from is None and f.wire != "_meta"
+            for f in fields
+        )
     )
     found = next((f for f in fields if f.name == name), None)
     hook = None
@@ -988,6 +1047,9 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
     return hook
 
 
+#: whose converter :func:`decode` uses: decoding is the same in every one, and a
+#: session's engine encodes with this one too (no second converter to build)
+_DECODING_REVISION: Final = LATEST_LEGACY_REVISION
 #: type -> structure hook, for :func:`decode` (decoding is the same in every revision)
 _DECODERS: dict[Any, Callable[[Any, Any], Any]] = {}
 
@@ -1005,8 +1067,8 @@ def decode(value: Any, tp: Any) -> Any:
     them); :class:`DecodeError` names the failing path."""
     hook = _DECODERS.get(tp)
     if hook is None:
-        converter_for(LATEST_PROTOCOL_VERSION)
-        hook = _DECODERS[tp] = _FACTORIES[LATEST_PROTOCOL_VERSION].hook(tp)
+        converter_for(_DECODING_REVISION)
+        hook = _DECODERS[tp] = _FACTORIES[_DECODING_REVISION].hook(tp)
     try:
         return hook(value, tp)
     except DecodeError:

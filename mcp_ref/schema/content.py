@@ -74,6 +74,7 @@ class ImageContent:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@since("2025-03-26")
 class AudioContent:
     """``data`` is base64 (kept as the string the peer sent)."""
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_11_25, NULLABLE, discriminate, install_model_methods, older_type, since
+from ._base import EXTRA, NEW_IN_2025_11_25, NULLABLE, discriminate, install_model_methods, older_type, since, until
 from .jsonrpc import NotificationParams, RequestId, Result
 from .tasks import TaskAugmentedRequestParams
 
@@ -316,6 +316,7 @@ class ElicitResult(Result):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ElicitationCompleteNotificationParams(NotificationParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
 
@@ -324,6 +325,7 @@ class ElicitationCompleteNotificationParams(NotificationParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ElicitationCompleteNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
@@ -332,6 +334,7 @@ class ElicitationCompleteNotification:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class URLElicitationRequiredErrorData:
     elicitations: list[ElicitRequestURLParams]
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
@@ -339,6 +342,7 @@ class URLElicitationRequiredErrorData:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class URLElicitationRequiredErrorDetail:
     """The ``error`` member: code -32042 and the elicitations to complete."""
 
@@ -349,6 +353,7 @@ class URLElicitationRequiredErrorDetail:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class URLElicitationRequiredError:
     jsonrpc: Literal["2.0"] = "2.0"
     error: URLElicitationRequiredErrorDetail

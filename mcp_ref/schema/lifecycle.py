@@ -9,7 +9,16 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods, since
+from ._base import (
+    EXTRA,
+    NEW_IN_2025_03_26,
+    NEW_IN_2025_06_18,
+    NEW_IN_2025_11_25,
+    REMOVED_IN_2026_07_28,
+    install_model_methods,
+    since,
+    until,
+)
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 
 __all__ = [
@@ -77,7 +86,8 @@ class Implementation:
 
 @frozen(kw_only=True, repr=False, eq=False)
 class RootsCapability:
-    list_changed: bool | None = None
+    # 2026-07-28 has no roots/list_changed notification: its roots capability is an empty object
+    list_changed: bool | None = field(default=None, metadata=REMOVED_IN_2026_07_28)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -97,18 +107,21 @@ class ElicitationCapability:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTaskSamplingRequests:
     create_message: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTaskElicitationRequests:
     create: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTaskRequestsCapability:
     sampling: ClientTaskSamplingRequests | None = None
     elicitation: ClientTaskElicitationRequests | None = None
@@ -116,6 +129,7 @@ class ClientTaskRequestsCapability:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTasksCapability:
     list: dict[str, Any] | None = None
     cancel: dict[str, Any] | None = None
@@ -128,7 +142,8 @@ class ClientCapabilities:
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = field(default=None, metadata=NEW_IN_2025_06_18)
-    tasks: ClientTasksCapability | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    # core tasks left for the io.modelcontextprotocol/tasks extension in 2026-07-28
+    tasks: ClientTasksCapability | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
@@ -150,18 +165,21 @@ class ResourcesCapability:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ServerTaskToolsRequests:
     call: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ServerTaskRequestsCapability:
     tools: ServerTaskToolsRequests | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ServerTasksCapability:
     list: dict[str, Any] | None = None
     cancel: dict[str, Any] | None = None
@@ -172,11 +190,11 @@ class ServerTasksCapability:
 class ServerCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None
-    completions: dict[str, Any] | None = None
+    completions: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_03_26)
     prompts: ListChangedCapability | None = None
     resources: ResourcesCapability | None = None
     tools: ListChangedCapability | None = None
-    tasks: ServerTasksCapability | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    tasks: ServerTasksCapability | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
@@ -184,6 +202,7 @@ class ServerCapabilities:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializeRequestParams(RequestParams):
     protocol_version: str
     capabilities: ClientCapabilities
@@ -191,6 +210,7 @@ class InitializeRequestParams(RequestParams):
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["initialize"] = "initialize"
@@ -199,6 +219,7 @@ class InitializeRequest:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializeResult(Result):
     protocol_version: str
     capabilities: ServerCapabilities
@@ -207,6 +228,7 @@ class InitializeResult(Result):
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"] = "notifications/initialized"

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import frozen
 
-from ._base import install_model_methods
+from ._base import install_model_methods, until
 from .jsonrpc import NotificationParams, RequestId, RequestParams
 
 __all__ = [
@@ -22,11 +22,13 @@ LOGGING_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error"
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SetLevelRequestParams(RequestParams):
     level: LoggingLevel
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SetLevelRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["logging/setLevel"] = "logging/setLevel"

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods, until
 from .content import Annotations, BlobResourceContents, TextResourceContents
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .lifecycle import Icon
@@ -124,11 +124,13 @@ class ResourceListChangedNotification:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SubscribeRequestParams(ResourceRequestParams):
     pass
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SubscribeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/subscribe"] = "resources/subscribe"
@@ -137,11 +139,13 @@ class SubscribeRequest:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class UnsubscribeRequestParams(ResourceRequestParams):
     pass
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class UnsubscribeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/unsubscribe"] = "resources/unsubscribe"

@@ -4,7 +4,7 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, install_model_methods
+from ._base import NEW_IN_2025_06_18, install_model_methods, until
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 
 __all__ = ["Root", "ListRootsRequest", "ListRootsResult", "RootsListChangedNotification"]
@@ -33,6 +33,7 @@ class ListRootsResult(Result):
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class RootsListChangedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/roots/list_changed"] = "notifications/roots/list_changed"

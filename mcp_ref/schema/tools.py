@@ -4,7 +4,17 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, FieldValueError, install_model_methods, since, wire_name
+from ._base import (
+    NEW_IN_2025_03_26,
+    NEW_IN_2025_06_18,
+    NEW_IN_2025_11_25,
+    REMOVED_IN_2026_07_28,
+    FieldValueError,
+    install_model_methods,
+    since,
+    until,
+    wire_name,
+)
 from .content import ContentBlock, TextContent
 from .jsonrpc import NotificationParams, RequestId, Result
 from .lifecycle import Icon
@@ -25,6 +35,7 @@ __all__ = [
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@since("2025-03-26")
 class ToolAnnotations:
     """Hints about a tool's behaviour; untrusted unless the server is (server/tools#tool-annotations)."""
 
@@ -37,6 +48,7 @@ class ToolAnnotations:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ToolExecution:
     task_support: Literal["forbidden", "optional", "required"] | None = None
 
@@ -95,8 +107,8 @@ class Tool:
     description: str | None = None
     input_schema: dict[str, Any] = field(validator=_object_schema)
     output_schema: dict[str, Any] | None = field(default=None, validator=_object_schema, metadata=NEW_IN_2025_06_18)
-    annotations: ToolAnnotations | None = None
-    execution: ToolExecution | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    annotations: ToolAnnotations | None = field(default=None, metadata=NEW_IN_2025_03_26)
+    execution: ToolExecution | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
     icons: list[Icon] | None = field(default=None, metadata=NEW_IN_2025_11_25)
     meta: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_06_18)
 

@@ -45,7 +45,7 @@ import trio
 from ..basic.transports._nursery import block_nursery
 from ..basic.utilities.tasks import InMemoryTaskStore, TaskRecord, is_terminal
 from ..errors import ErrorCode
-from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._base import LATEST_LEGACY_REVISION
 from ..schema._converter import converter_for, decode
 from ..schema.jsonrpc import Error
 from ..schema.messages import RESULT_TYPES
@@ -123,7 +123,7 @@ def _outcome_text(record: TaskRecord) -> str | None:
         return None
     if isinstance(outcome, Error):
         return json.dumps({"error": {"code": outcome.code, "message": outcome.message, "data": outcome.data}})
-    return json.dumps({"result": converter_for(LATEST_PROTOCOL_VERSION).unstructure(outcome)})
+    return json.dumps({"result": converter_for(LATEST_LEGACY_REVISION).unstructure(outcome)})
 
 
 def _outcome_of(text: str | None, method: str) -> Any:

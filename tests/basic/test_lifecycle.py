@@ -318,7 +318,14 @@ async def answer_to_initialize(server: Server, version: str) -> dict[str, Any]:
 @pytest.mark.req("basic/lifecycle#3", "basic/lifecycle#9", "basic/lifecycle#10", "basic/lifecycle#11")
 @pytest.mark.parametrize(
     ("requested", "answered"),
-    [("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"), ("2024-11-05", REV), ("2099-01-01", REV)],
+    [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", REV),
+        ("2099-01-01", REV),
+        # 2026-07-28 has no initialize: a session never negotiates it
+        ("2026-07-28", REV),
+    ],
 )
 async def test_a_server_answers_initialize_with_its_capabilities_info_and_a_version(
     requested: str, answered: str
@@ -362,12 +369,14 @@ async def test_a_client_session_starts_with_initialize_and_says_when_it_is_ready
 
 
 @pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22", "schema#9")
-async def test_a_client_that_cannot_speak_the_answered_version_disconnects() -> None:
+@pytest.mark.parametrize("answered", ["1999-01-01", "2026-07-28"])
+async def test_a_client_that_cannot_speak_the_answered_version_disconnects(answered: str) -> None:
+    # (2026-07-28 is spoken, but never in a session: initialize cannot select it)
     client_end, peer = memory_channel_pair()
     seen: list[dict[str, Any]] = []
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(peer_answering, peer, "1999-01-01", seen)
+            nursery.start_soon(peer_answering, peer, answered, seen)
             with pytest.raises(UnsupportedProtocolVersion):
                 async with open_session(client_end):
                     raise AssertionError("no session for a version we cannot speak")

@@ -23,7 +23,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 import attrs
 
 import mcp_ref.schema as S
-from mcp_ref.schema._base import REVISIONS, since_of
+from mcp_ref.schema import encode as _encode
+from mcp_ref.schema._base import LATEST_LEGACY_REVISION, since_of
 from mcp_ref.schema._converter import wire_fields
 from mcp_ref.schema.jsonrpc import NotificationParams, RequestParams
 from mcp_ref.schema.legacy import LEGACY_NAMES
@@ -32,6 +33,7 @@ from ..conftest import spec_path
 
 __all__ = [
     "REVISIONS",
+    "encode",
     "LATEST",
     "defs",
     "schema_document",
@@ -49,7 +51,21 @@ __all__ = [
     "json_blocks",
 ]
 
-LATEST = REVISIONS[-1]
+#: the revisions whose schema.json the model is held against, oldest first
+#: (2026-07-28 joins as its types are modelled)
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: the newest session-era revision: the one whose prose examples and
+#: request envelopes the tests below treat as the reference of that era
+LATEST = LATEST_LEGACY_REVISION
+
+
+def encode(obj: Any, revision: str = LATEST) -> Any:
+    """``mcp_ref.schema.encode`` for the session era's newest revision unless told
+    (the library's default is the newest revision, 2026-07-28): what these
+    tests, written against 2025-11-25's schema and prose, compare with."""
+    return _encode(obj, revision)
+
+
 Norm = tuple[Any, ...]
 _NoneType = type(None)
 MISSING = object()
@@ -120,7 +136,7 @@ DOCUMENTED: dict[tuple[str, str, str], str] = {
     **{(rev, "Tool", "outputSchema"): OPAQUE_JSON_SCHEMA for rev in ("2025-06-18", "2025-11-25")},
     **{
         (rev, d, "params"): UNTYPED_PARAMS
-        for rev in ("2025-03-26", "2025-06-18")
+        for rev in ("2024-11-05", "2025-03-26", "2025-06-18")
         for d in ("Request", "Notification", "JSONRPCRequest", "JSONRPCNotification")
     },
     ("2025-11-25", "ElicitResult", "content"): ELICIT_NUMBER,

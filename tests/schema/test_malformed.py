@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import mcp_ref.schema as S
 from mcp_ref.basic.jsonrpc import dumps
 from mcp_ref.errors import DecodeError, ErrorCode
-from mcp_ref.schema import decode, encode
+from mcp_ref.schema import decode, exists_in
 from mcp_ref.schema._converter import wire_fields
 from mcp_ref.schema.content import ContentBlock, TextContent, ToolResultContent, ToolUseContent
 from mcp_ref.schema.elicitation import ElicitRequest, ElicitRequestURLParams, PrimitiveSchemaDefinition
@@ -42,6 +42,7 @@ from mcp_ref.schema.sampling import CreateMessageResult
 from mcp_ref.schema.tasks import Task
 from mcp_ref.schema.tools import CallToolRequest, CallToolResult, ListToolsResult, Tool
 
+from ._spec import LATEST, REVISIONS, encode
 from ._strategies import JSON_KEYS, values
 
 
@@ -471,7 +472,11 @@ def test_random_json_decodes_or_raises_decode_error(value: Any, tp: Any) -> None
         assert e.code == ErrorCode.INVALID_PARAMS
         assert_path_resolves(value, e)
     else:
-        dumps(encode(decoded))  # whatever decodes, encodes to JSON
+        # whatever decodes, encodes to JSON (for a revision the class is part of)
+        revision = LATEST
+        if attrs.has(tp) and not exists_in(tp, revision):
+            revision = next(r for r in reversed(REVISIONS) if exists_in(tp, r))
+        dumps(encode(decoded, revision))
 
 
 @settings(max_examples=300, deadline=None)

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_ref.errors import LocalProtocolError
-from mcp_ref.schema import decode, encode
+from mcp_ref.schema import decode
 from mcp_ref.schema.cancellation import CancelledNotificationParams
 from mcp_ref.schema.elicitation import LegacyTitledEnumSchema, UntitledSingleSelectEnumSchema
 from mcp_ref.schema.sampling import SamplingMessage
 from mcp_ref.schema.tools import Tool
 
-from ._spec import DOCUMENTED, LATEST, REVISIONS, defs, our_object, patched_document
+from ._spec import DOCUMENTED, LATEST, REVISIONS, defs, encode, our_object, patched_document
 from ._strategies import values
 
 #: unions decoded by context, never by trying members: a result is decoded
