@@ -404,7 +404,8 @@ class Connection:
         self._next_id += 1
         result_type = CreateTaskResult if task else route.result_type
         self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
-        if method == "elicitation/create" and getattr(params, "mode", None) == "url":
+        if method == "elicitation/create" and getattr(params, "mode", None) == "url" and params.elicitation_id:
+            # (encoding refused a URL elicitation without an id: the session revisions require one)
             remember(self.url_elicitations, params.elicitation_id)
         if token is not None:
             self.progress_tokens.active[token] = rid
@@ -940,6 +941,15 @@ class Connection:
                 rule = "basic/utilities/progress#1"  # tokens are strings or integers
             return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}", rule)
         params = message.params
+        if method == "elicitation/create" and getattr(params, "mode", None) == "url" and params.elicitation_id is None:
+            # required in the session revisions that have URL elicitation; the model decodes
+            # without it for 2026-07-28, whose URL elicitations carry no id
+            return self._reject(
+                rid,
+                ErrorCode.INVALID_PARAMS,
+                "Invalid params: params.elicitationId: required field missing",
+                "basic/lifecycle#14",
+            )
         meta = getattr(params, "meta", None)
         if meta and any(True for _ in bad_meta_keys(meta)):
             # tolerated (the values are never interpreted, basic/index#25) but counted

@@ -235,8 +235,10 @@ class ElicitationGuard:
                 check_url(params.url)
             except ValueError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
-            self.pending_urls[params.elicitation_id] = params
-            self.pending_urls.move_to_end(params.elicitation_id)
+            eid = params.elicitation_id
+            if eid is not None:  # (2025-11-25: a completion notification may name it; 2026-07-28 has no id)
+                self.pending_urls[eid] = params
+                self.pending_urls.move_to_end(eid)
             while len(self.pending_urls) > MAX_PENDING_URLS:
                 self.pending_urls.popitem(last=False)
             accepted = False
@@ -245,9 +247,9 @@ class ElicitationGuard:
                 accepted = result.action == "accept"
                 return result
             finally:
-                if not accepted:
+                if not accepted and eid is not None:
                     # declined, cancelled or failed: no completion will follow
-                    self.pending_urls.pop(params.elicitation_id, None)
+                    self.pending_urls.pop(eid, None)
         # [client/elicitation#9] no mode means form mode
         if not self.form:
             raise ProtocolError("Invalid params: form mode elicitation is not supported", ErrorCode.INVALID_PARAMS)

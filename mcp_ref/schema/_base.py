@@ -76,6 +76,9 @@ __all__ = [
     "NULLABLE",
     "MEANINGFUL",
     "older_type",
+    "Narrowed",
+    "LAZY_TYPES",
+    "lazy_type",
     "FieldValueError",
     "UNIT_INTERVAL",
     "in_unit_interval",
@@ -230,6 +233,43 @@ def older_type(changed_in: str, tp: Any, **more: Any) -> dict[str, Any]:
     if changed_in not in REVISIONS:
         raise ValueError(f"unknown revision {changed_in!r}")
     return {"older": ((changed_in, tp),), **more}
+
+
+class Narrowed:
+    """A type narrowed by a check, for :func:`older_type`: what an older revision
+    allowed of a field when a type alone cannot say it (2025-11-25's
+    ``outputSchema`` is a JSON Schema whose ``type`` is "object";
+    2026-07-28's may be any schema). ``base`` is the type, ``check`` the further
+    condition on a value of it, ``description`` what the revision takes, in words."""
+
+    __slots__ = ("base", "check", "description")
+
+    def __init__(self, base: Any, check: Callable[[Any], bool], description: str) -> None:
+        self.base = base
+        self.check = check
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"Narrowed({self.description})"
+
+
+#: a stand-in type -> (module, name) of the type it stands for: see :func:`lazy_type`
+LAZY_TYPES: dict[Any, tuple[str, str]] = {}
+
+
+def lazy_type(name: str, module: str, attribute: str) -> Any:
+    """A stand-in for the type ``module.attribute`` of the data model, resolved on first use.
+
+    For a field of a class that every session loads whose type lives in a chapter
+    only some need: ``CallToolRequestParams.input_responses`` (2026-07-28) holds
+    sampling, roots and elicitation results, whose classes a tools-only server of
+    an older revision never builds (bench W7). The converter decodes and encodes
+    the field as the real type, importing its chapter the first time a value is
+    there. To type checkers the field is a plain dict (the values are model objects).
+    """
+    stand_in = type(name, (dict,), {"__module__": module, "__doc__": f"Decoded as {module}.{attribute}."})
+    LAZY_TYPES[stand_in] = (module, attribute)
+    return stand_in
 
 
 class FieldValueError(ValueError):

@@ -21,6 +21,7 @@ unexpected, to name the problem.
 """
 
 import functools
+import importlib
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -36,19 +37,31 @@ from ._base import (
     DISCRIMINATOR_KEYS,
     LATEST_LEGACY_REVISION,
     LATEST_PROTOCOL_VERSION,
+    LAZY_TYPES,
     REVISIONS,
     UNION_DISCRIMINATORS,
     FieldValueError,
+    Narrowed,
     exists_in,
     fields_until_of,
     install_model_methods,
+    is_modern,
     since_of,
     until_of,
     wire_name,
 )
 from ._meta_keys import WELL_FORMED, bad_meta_keys
 
-__all__ = ["converter_for", "encode", "decode", "field_writer", "wire_fields", "WireField", "conforms"]
+__all__ = [
+    "converter_for",
+    "encode",
+    "decode",
+    "field_writer",
+    "wire_fields",
+    "WireField",
+    "conforms",
+    "lazy_target",
+]
 
 T = TypeVar("T")
 _NoneType = type(None)
@@ -61,7 +74,10 @@ class WireField:
     name: str
     wire: str
     type: Any
-    required: bool  # required on the wire (schema requiredness)
+    #: decoding needs it: required on the wire in every revision the field is part
+    #: of, and part of every revision its class is (a field some revision removed
+    #: is taken absent, so that a peer of that revision decodes)
+    required: bool
     since: str
     extra: bool  # the catch-all of an open type
     #: ((revision the type changed in, the type before it), ...), oldest change first
@@ -77,6 +93,9 @@ class WireField:
     #: from this revision on the field is required on the wire though it has a
     #: default (see ``required_from``); None: ``required`` says it all
     required_from: str | None = None
+    #: required on the wire where the field exists (by its type and default: no
+    #: default, or a constant); ``required`` minus the tolerance for removed fields
+    wire_required: bool = False
 
     def exists_in(self, revision: str) -> bool:
         """Whether the field is part of ``revision`` (not newer, not removed)."""
@@ -97,7 +116,9 @@ class WireField:
             return True
         tp = self.type_in(revision)
         if tp is self.type:
-            return self.required
+            return self.wire_required
+        if isinstance(tp, Narrowed):
+            tp = tp.base
         return _NoneType not in (get_args(tp) if _is_union(tp) else (tp,))
 
 
@@ -123,12 +144,14 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
         # is a constant / discriminator (a non-optional Literal with a default,
         # such as ``jsonrpc``, ``method`` or a content block's ``type``).
         required = f.default is attrs.NOTHING or (_is_literal(f.type) and f.default is not None)
+        required = required and not md.get("extra", False)
         out.append(
             WireField(
                 name=f.name,
                 wire=wire_name(f.name, md),
                 type=f.type,
-                required=required and not md.get("extra", False),
+                required=required and not removed,
+                wire_required=required,
                 since=max(cls_since, md.get("since", cls_since)),
                 extra=bool(md.get("extra", False)),
                 older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
@@ -445,6 +468,9 @@ class _Factories:
         ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
+        # optional fields of the modern era: looked up only when the object has keys left
+        # over (a session's message never has them: no per-message cost there, bench W1)
+        late = frozenset(f.name for f in fields if not f.extra and not f.required and is_modern(f.since))
         # [basic/index#14] a JSON-RPC notification is told from a request by
         # the absence of an id: one that carries an id is no notification
         no_id = {"jsonrpc", "method"} <= known and "id" not in known
@@ -492,7 +518,7 @@ class _Factories:
                 finally:
                     preparing = False
                 hooks[:] = resolved
-                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful, no_id)
+                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful, no_id, late)
             return fast
 
         def structure(value: Any, _: Any) -> Any:
@@ -533,16 +559,36 @@ class _Factories:
                 if f.meaningful:
                     refused.append((f.name, f.wire))
             else:
-                optional = attrs.fields_dict(cls)[f.name].default is None
+                attribute = attrs.fields_dict(cls)[f.name]
+                optional = attribute.default is None
+                key_check = attribute.metadata.get("key_check")
+                if f.wire == "_meta":
+                    writer: Callable[[Any], Any] | None = _meta_writer(cls.__name__)
+                elif key_check is not None:
+                    writer = _keys_writer(f"{cls.__name__}.{f.wire}", key_check)
+                else:
+                    writer = None
+                # a member the revision requires is never left out (None is refused, below), so it
+                # is written in its place among the fields (an omittable one comes after them all)
+                required_here = f.required_from is not None and revision >= f.required_from
                 overrides[f.name] = override(
-                    rename=f.wire,
-                    omit_if_default=optional,
-                    unstruct_hook=_meta_writer(cls.__name__) if f.wire == "_meta" else None,
+                    rename=f.wire, omit_if_default=optional and not required_here, unstruct_hook=writer
                 )
                 old = f.type_in(revision)
                 if old is not f.type:
-                    checks.append((f.name, old))
-                if optional and f.required_from is not None and revision >= f.required_from:
+                    if optional and _admits_none(old.base if isinstance(old, Narrowed) else old):
+                        # checked as the field is written: nothing to do when it is absent
+                        # (a 2025 tool result without structured content costs nothing)
+                        overrides[f.name] = override(
+                            rename=f.wire,
+                            omit_if_default=True,
+                            unstruct_hook=_checking_field(
+                                self.conv.get_unstructure_hook(f.type), cls.__name__, f.name, revision, old
+                            ),
+                        )
+                    else:
+                        checks.append((f.name, old))
+                if optional and required_here:
                     needed.append((f.name, f.wire))
         fn: Callable[[Any], Any] = make_dict_unstructure_fn(cls, self.conv, **overrides)
         if extra_name is not None:
@@ -579,17 +625,56 @@ class _Factories:
             fn = hooks[obj.__class__] = self.conv.get_unstructure_hook(obj.__class__)
         return fn(obj)
 
+    def lazy_structure(self, tp: Any) -> Callable[[Any, Any], Any]:
+        found: list[Any] = []
+
+        def structure(value: Any, _: Any) -> Any:
+            if not found:
+                real = lazy_target(tp)
+                found.extend((self.hook(real), real))
+            return found[0](value, found[1])
+
+        return structure
+
+    def lazy_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        found: list[Callable[[Any], Any]] = []
+
+        def unstructure(value: Any) -> Any:
+            if not found:
+                found.append(self.conv.get_unstructure_hook(lazy_target(tp)))
+            return found[0](value)
+
+        return unstructure
+
     def union_unstructure(self, tp: Any) -> Callable[[Any], Any]:
         # JSON scalars (ids, progress tokens) and optional JSON values (``dict[str, Any] | None``:
         # tool arguments, structured content) are written as they are
         if _scalar_union(tp) is not None:
             return identity
         members = [a for a in get_args(tp) if a is not _NoneType]
+        if len(members) == 1 and not attrs.has(members[0]):
+            # ``X | None`` of a container of model objects (InputRequests): X's own hook
+            hook = (
+                self.lazy_unstructure(members[0])
+                if _is_lazy(members[0])
+                else self.conv.get_unstructure_hook(members[0])
+            )
+            if hook is identity:
+                return identity
+            return lambda value: None if value is None else hook(value)
         if not any(attrs.has(a) for a in members) and all(
             self.conv.get_unstructure_hook(a) is identity for a in members
         ):
             return identity
         return self.by_class
+
+    def dict_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        by_class = self.by_class
+
+        def unstructure_dict(value: Any) -> Any:
+            return {k: by_class(v) for k, v in value.items()}
+
+        return unstructure_dict
 
     def list_unstructure(self, tp: Any) -> Callable[[Any], Any]:
         by_class = self.by_class
@@ -635,6 +720,7 @@ def _generate_fast_path(
     known: frozenset[str],
     careful: Callable[[Any], Any],
     no_id: bool = False,
+    late: frozenset[str] = frozenset(),
 ) -> Callable[[Any, Any], Any]:
     """Straight-line decoding of one class, generated once (as cattrs and attrs
     do). Scalars and constants are checked inline; anything unexpected goes
@@ -664,11 +750,20 @@ def _generate_fast_path(
     if no_id:
         body += ['    if "id" in value:', "        return careful(value)"]
     body.append("    try:")
-    if extra_name is not None:
+    counting = extra_name is not None or bool(late)
+    if counting:
         body.append("        present = 0")
     #: field name -> the generated variable holding its value
     args: dict[str, str] = {}
-    for i, (name, wire, tp, required) in enumerate(plain):
+    # the late fields last, in a block entered only when keys are left over
+    order = [e for e in enumerate(plain) if e[1][0] not in late] + [e for e in enumerate(plain) if e[1][0] in late]
+    in_late = False
+    outer = body
+    for i, (name, wire, tp, required) in order:
+        if name in late and not in_late:
+            in_late = True
+            outer = body
+            body = []
         ns[f"h{i}"], ns[f"t{i}"] = hooks[i], tp
         v = f"v{i}"
         scalars = _scalar_union(tp)
@@ -692,7 +787,7 @@ def _generate_fast_path(
         if required:
             body.append(f"        {v} = value[{wire!r}]")
             body += [f"        {line}" for line in check]
-            if extra_name is not None:
+            if counting:
                 body.append("        present += 1")
         else:
             ns[f"d{i}"] = defaults[name]
@@ -703,9 +798,15 @@ def _generate_fast_path(
             ]
             body.append("        else:")
             body += [f"            {line}" for line in check] or ["            pass"]
-            if extra_name is not None:
+            if counting:
                 body.append("            present += 1")
         args[name] = v
+    if in_late:
+        late_body, body = body, outer
+        body.append("        if len(value) > present:")
+        body += ["    " + line for line in late_body]
+        body.append("        else:")
+        body += [f"            {args[name]} = d{i}" for i, (name, *_) in order if name in late]
     if extra_name is not None:
         body += [
             "        if len(value) > present:",
@@ -779,6 +880,20 @@ def _meta_writer(name: str) -> Callable[[Any], Any]:
     return write
 
 
+def _keys_writer(where: str, check: Callable[[str], str | None]) -> Callable[[Any], Any]:
+    """How a field whose keys follow a grammar (see ``KEY_CHECK`` users) is written:
+    never with a malformed key. Decoding does not check."""
+
+    def write(value: Any) -> Any:
+        for key in value:
+            problem = check(key) if isinstance(key, str) else f"key {key!r} is not a string"
+            if problem is not None:
+                raise LocalProtocolError(f"{where}: {problem}", ErrorCode.INVALID_PARAMS)
+        return value
+
+    return write
+
+
 def _refusing_newer_fields(
     fn: Callable[[Any], Any], name: str, revision: str, fields: list[tuple[str, str]]
 ) -> Callable[[Any], Any]:
@@ -814,6 +929,22 @@ def _refusing_missing_fields(
     return refusing
 
 
+def _checking_field(hook: Callable[[Any], Any], name: str, attr: str, revision: str, tp: Any) -> Callable[[Any], Any]:
+    """The unstructure hook of one field whose older type ``tp`` is narrower: refuse
+    a value the revision cannot express, as :func:`_checking_older_types` does."""
+
+    def checked(value: Any) -> Any:
+        if not conforms(value, tp):
+            raise LocalProtocolError(
+                f"{name}.{attr}: {_short(value)} cannot be expressed in protocol revision {revision}"
+                f" (it takes {_type_names(tp)})",
+                ErrorCode.INVALID_REQUEST,
+            )
+        return hook(value)
+
+    return checked
+
+
 def _checking_older_types(
     fn: Callable[[Any], Any], name: str, revision: str, checks: list[tuple[str, Any]]
 ) -> Callable[[Any], Any]:
@@ -834,6 +965,8 @@ def _checking_older_types(
 
 
 def _type_names(tp: Any) -> str:
+    if isinstance(tp, Narrowed):
+        return tp.description
     if _is_union(tp):
         return " or ".join(_type_names(a) for a in get_args(tp))
     if attrs.has(tp):
@@ -852,6 +985,8 @@ def conforms(value: Any, tp: Any) -> bool:
     """Whether a model value (not JSON) fits the type ``tp``; no coercion."""
     if tp is Any or tp is object:
         return True
+    if isinstance(tp, Narrowed):
+        return conforms(value, tp.base) and tp.check(value)
     if tp is _NoneType or tp is None:
         return value is None
     if _is_union(tp):
@@ -934,6 +1069,19 @@ def _by_demand(members: tuple[Any, ...]) -> list[Any]:
     return sorted(members, key=demand)
 
 
+def _is_lazy(tp: Any) -> bool:
+    try:
+        return tp in LAZY_TYPES
+    except TypeError:  # (an unhashable annotation)
+        return False
+
+
+def lazy_target(tp: Any) -> Any:
+    """The type a :func:`lazy_type` stand-in stands for (its chapter imported now)."""
+    module, attribute = LAZY_TYPES[tp]
+    return getattr(importlib.import_module(module), attribute)
+
+
 def _is_list(tp: Any) -> bool:
     return tp is list or get_origin(tp) is list
 
@@ -944,6 +1092,15 @@ def _is_model_list(tp: Any) -> bool:
     if not args:
         return False
     item = args[0]
+    return attrs.has(item) or (_is_union(item) and any(attrs.has(a) for a in get_args(item)))
+
+
+def _is_model_dict(tp: Any) -> bool:
+    """A dict of model objects (or of a union holding model classes): InputRequests."""
+    args = get_args(tp) if _is_dict(tp) else ()
+    if len(args) != 2:
+        return False
+    item = args[1]
     return attrs.has(item) or (_is_union(item) and any(attrs.has(a) for a in get_args(item)))
 
 
@@ -964,6 +1121,9 @@ def _build(revision: str) -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_dict, fac.dict_)
     conv.register_structure_hook_factory(_is_union, fac.union)
     conv.register_structure_hook_factory(attrs.has, fac.attrs_class)
+    # stand-ins for types of chapters loaded on first use (see ``lazy_type``)
+    conv.register_structure_hook_factory(_is_lazy, fac.lazy_structure)
+    conv.register_unstructure_hook_factory(_is_lazy, fac.lazy_unstructure)
     # JSON values held as Any / dict[str, Any] / list[Any] are already JSON (cattrs' own
     # identity: the generated code then writes the field's value without a call, bench W1)
     conv.register_unstructure_hook_func(
@@ -973,6 +1133,7 @@ def _build(revision: str) -> cattrs.Converter:
     # unions and lists of model classes: by the value's class, as cattrs does, minus its dispatch
     conv.register_unstructure_hook_factory(_is_union, fac.union_unstructure)
     conv.register_unstructure_hook_factory(_is_model_list, fac.list_unstructure)
+    conv.register_unstructure_hook_factory(_is_model_dict, fac.dict_unstructure)
     _FACTORIES[revision] = fac
     return conv
 
@@ -992,13 +1153,17 @@ def converter_for(revision: str = LATEST_PROTOCOL_VERSION) -> cattrs.Converter:
     return _build(revision)
 
 
-def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
+def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION, as_type: Any = None) -> Any:
     """Turn a model instance into JSON-ready Python values for ``revision``
     (by default the newest revision, :data:`LATEST_PROTOCOL_VERSION`).
 
     Exact per revision: fields the revision lacks are left out, classes it lacks
-    are refused (``LocalProtocolError``), and so are values it cannot express."""
-    return converter_for(revision).unstructure(obj)
+    are refused (``LocalProtocolError``), and so are values it cannot express.
+    ``as_type`` names the type of a value that is not a model object itself (a
+    dict or list of them: ``encode(requests, revision, InputRequests)``)."""
+    if as_type is None:
+        return converter_for(revision).unstructure(obj)
+    return converter_for(revision).unstructure(obj, unstructure_as=as_type)
 
 
 #: (revision, class, field) -> the field's unstructure hook, or None: what :func:`field_writer`
@@ -1031,7 +1196,13 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
         and not cls.__subclasses__()
         and all(a.validator is None and a.converter is None for a in attrs.fields(cls))
         and all(
-            not f.extra and not f.older and f.exists_in(revision) and f.required_from is None and f.wire != "_meta"
+            not f.extra
+            and not f.older
+            and f.exists_in(revision)
+            # (a member the caller writes itself is never None: an id is always given;
+            # the typed member, absent, is left out, which a revision requiring it refuses)
+            and (f.required_from is None or revision < f.required_from or f.name != name)
+            and f.wire != "_meta"
             for f in fields
         )
     )

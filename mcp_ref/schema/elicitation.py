@@ -15,7 +15,19 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_11_25, NULLABLE, discriminate, install_model_methods, older_type, since, until
+from ._base import (
+    EXTRA,
+    NEW_IN_2025_11_25,
+    NULLABLE,
+    REMOVED_IN_2026_07_28,
+    REQUIRED_ON_WIRE,
+    discriminate,
+    fields_until,
+    install_model_methods,
+    older_type,
+    since,
+    until,
+)
 from .jsonrpc import NotificationParams, RequestId, Result
 from .tasks import TaskAugmentedRequestParams
 
@@ -264,6 +276,8 @@ class ElicitationRequestedSchema:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
+# 2026-07-28's params are a plain object: no _meta (and no task)
+@fields_until("2026-07-28", "meta")
 class ElicitRequestFormParams(TaskAugmentedRequestParams):
     """Form mode; ``mode`` may be omitted (form is the default)."""
 
@@ -274,27 +288,36 @@ class ElicitRequestFormParams(TaskAugmentedRequestParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@fields_until("2026-07-28", "meta")
 class ElicitRequestURLParams(TaskAugmentedRequestParams):
     """URL mode: the user completes the interaction out of band at ``url``.
 
-    ``elicitation_id`` is opaque: kept and compared as the exact string sent.
+    ``elicitation_id`` is opaque: kept and compared as the exact string sent. It is
+    required in 2025-11-25 and gone in 2026-07-28 (a retry, not a completion
+    notification, tells the server the interaction is over); so it defaults to
+    None, and encoding for 2025-11-25 refuses None.
     """
 
     mode: Literal["url"] = "url"
     message: str
-    elicitation_id: str
     url: str
+    elicitation_id: str | None = field(default=None, metadata={**REMOVED_IN_2026_07_28, **REQUIRED_ON_WIRE})
 
 
 ElicitRequestParams = ElicitRequestURLParams | ElicitRequestFormParams
 
 
+# In 2026-07-28 this request is only a question inside an InputRequiredResult
+# (basic/patterns/mrtr): ``{method, params}``, no JSON-RPC envelope. ``id`` is
+# required wherever it exists (the session revisions) but defaults to None so
+# that the embedded form decodes.
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
+@fields_until("2026-07-28", "jsonrpc", "id")
 class ElicitRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["elicitation/create"] = "elicitation/create"
-    id: RequestId
+    id: RequestId | None = field(default=None, metadata=REQUIRED_ON_WIRE)
     params: ElicitRequestParams
 
 
@@ -306,6 +329,8 @@ ElicitContentValue = str | int | float | bool | list[str]
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
+# 2026-07-28: an InputResponse, not a Result (no resultType, no _meta)
+@fields_until("2026-07-28", "result_type", "meta")
 class ElicitResult(Result):
     action: Literal["accept", "decline", "cancel"]
     # lists of strings (multi-select answers) are new in 2025-11-25

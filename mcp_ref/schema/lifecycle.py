@@ -14,11 +14,13 @@ from ._base import (
     NEW_IN_2025_03_26,
     NEW_IN_2025_06_18,
     NEW_IN_2025_11_25,
+    NEW_IN_2026_07_28,
     REMOVED_IN_2026_07_28,
     install_model_methods,
     since,
     until,
 )
+from ._meta_keys import extension_key_problem
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 
 __all__ = [
@@ -79,6 +81,12 @@ class Implementation:
     icons: list[Icon] | None = field(default=None, metadata=NEW_IN_2025_11_25)
     description: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
     website_url: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
+
+
+#: metadata of ``extensions`` (2026-07-28): extension id -> its settings object ({} for
+#: none). [2026-07-28:schema#30, #31] ids follow the ``_meta`` key grammar with a
+#: prefix; encoding refuses another (decoding keeps what a peer sent)
+_EXTENSIONS: dict[str, Any] = {**NEW_IN_2026_07_28, "key_check": extension_key_problem}
 
 
 # -- client capabilities -------------------------------------------------------
@@ -144,6 +152,7 @@ class ClientCapabilities:
     elicitation: ElicitationCapability | None = field(default=None, metadata=NEW_IN_2025_06_18)
     # core tasks left for the io.modelcontextprotocol/tasks extension in 2026-07-28
     tasks: ClientTasksCapability | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
+    extensions: dict[str, dict[str, Any]] | None = field(default=None, metadata=_EXTENSIONS)
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
@@ -195,6 +204,7 @@ class ServerCapabilities:
     resources: ResourcesCapability | None = None
     tools: ListChangedCapability | None = None
     tasks: ServerTasksCapability | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
+    extensions: dict[str, dict[str, Any]] | None = field(default=None, metadata=_EXTENSIONS)
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 

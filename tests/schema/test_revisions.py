@@ -46,6 +46,10 @@ from mcp_ref.schema.tasks import TaskMetadata
 from mcp_ref.schema.tools import CallToolRequestParams, Tool, ToolAnnotations, ToolExecution
 
 OBJECT = {"type": "object"}
+REQUEST_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 # -- probes: one class per rule ---------------------------------------------------
@@ -237,7 +241,7 @@ def test_marks_name_known_revisions_only() -> None:
 
 
 def test_what_2026_07_28_removed_is_not_sent_in_it() -> None:
-    call = CallToolRequestParams(name="t", task=TaskMetadata(ttl=5))
+    call = CallToolRequestParams(name="t", task=TaskMetadata(ttl=5), meta=REQUEST_META)
     assert encode(call, "2025-11-25")["task"] == {"ttl": 5}
     with pytest.raises(LocalProtocolError, match=r"CallToolRequestParams\.task does not exist"):
         encode(call, "2026-07-28")
