@@ -226,8 +226,13 @@ class Connection:
     def _capability_problem(
         self, cap: tuple[str, ...] | None, method: str, params: Any
     ) -> tuple[str, ErrorCode] | None:
-        if cap is not None and not lc.has_capability(self._peer_caps, cap):
-            # [basic/lifecycle#14] only negotiated capabilities
+        if (
+            cap is not None
+            and not lc.has_capability(self._peer_caps, cap)
+            and lc.capability_applies(method, self.revision)
+        ):
+            # [basic/lifecycle#14] only negotiated capabilities (of the revision: 2024-11-05 has no
+            # completions capability, its servers complete without one)
             return (
                 f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
                 ErrorCode.METHOD_NOT_FOUND,
