@@ -51,11 +51,13 @@ if _TYPE_CHECKING:
     from .basic.authorization.resource_server import AccessToken, InvalidToken, ProtectedResource, TokenVerifier
     from .basic.transports.memory import memory_channel_pair
     from .basic.transports.token_verifiers import IntrospectionVerifier, JWTVerifier
+    from .basic.utilities.progress import ProgressCallback
     from .client.display import display_name, safe_icon_uri, safe_icons
-    from .client.elicitation import URLElicitationRequired, form_defaults
+    from .client.elicitation import ElicitationHandler, URLElicitationRequired, form_defaults
     from .client.roots import RootsProvider
-    from .client.sampling import SamplingRejected
+    from .client.sampling import SamplingHandler, SamplingRejected
     from .server.resources import ResourceNotFound
+    from .server.tools import ToolNameWarning
     from .session.http import (
         CallbackListenError,
         ClientCredentials,
@@ -63,14 +65,21 @@ if _TYPE_CHECKING:
         FileTokenStorage,
         HttpClientChannel,
         HttpConfig,
+        HttpServerInfo,
         InMemoryTokenStorage,
+        LoopbackCallback,
         OAuthClient,
+        SessionExpired,
+        TokenStorage,
         open_http_client,
+        open_in_browser,
         open_loopback_callback,
+        print_url,
         serve_http,
     )
-    from .session.task_db import SqliteTaskStore, open_sqlite_task_store
+    from .session.task_db import SqliteTaskStore, TaskStoreLocked, open_sqlite_task_store
     from .session.task_requestor import TaskCancelled, TaskFailed, TaskHandle
+    from .session.task_store import InMemoryTaskStore, TaskStore, TaskStoreUnavailable
     from .session.tasks import TaskConfig, TaskManager
     from .testing import memory_session_pair
 
@@ -122,6 +131,10 @@ __all__ = [
     "Session",
     "SessionConfig",
     "SqliteTaskStore",
+    "InMemoryTaskStore",
+    "TaskStore",
+    "TaskStoreLocked",
+    "TaskStoreUnavailable",
     "TaskCancelled",
     "TaskConfig",
     "TaskFailed",
@@ -146,6 +159,16 @@ __all__ = [
     "safe_icon_uri",
     "safe_icons",
     "serve_http",
+    "ElicitationHandler",
+    "HttpServerInfo",
+    "LoopbackCallback",
+    "ProgressCallback",
+    "SamplingHandler",
+    "SessionExpired",
+    "TokenStorage",
+    "ToolNameWarning",
+    "open_in_browser",
+    "print_url",
 ]
 
 
@@ -163,6 +186,14 @@ _HTTP_NAMES = (
     # serve_http(server, config=HttpConfig(...)) and open_http_client(url, **HttpClientChannel options)
     "HttpConfig",
     "HttpClientChannel",
+    "HttpServerInfo",
+    "SessionExpired",
+    # OAuth in a script: where the authorization URL goes, what receives the redirect,
+    # where tokens are kept (a custom store implements TokenStorage)
+    "print_url",
+    "open_in_browser",
+    "LoopbackCallback",
+    "TokenStorage",
 )
 
 #: the other names loaded on first use, by their home module: what a tools-only
@@ -176,8 +207,12 @@ _LAZY = {
     "TokenVerifier": "basic.authorization.resource_server",
     # what a client registered ahead of time gives OAuthClient(client_information=...)
     "ClientInformation": "basic.authorization.metadata",
-    # durable tasks (TaskConfig(store=...)) need sqlite3
+    # where tasks are kept (Server.enable_tasks(store=...)); durable ones need sqlite3
+    "TaskStore": "session.task_store",
+    "InMemoryTaskStore": "session.task_store",
+    "TaskStoreUnavailable": "session.task_store",
     "SqliteTaskStore": "session.task_db",
+    "TaskStoreLocked": "session.task_db",
     "open_sqlite_task_store": "session.task_db",
     # tasks: the receiver side (Server.enable_tasks), the requestor's handle and errors
     "TaskConfig": "session.tasks",
@@ -191,6 +226,12 @@ _LAZY = {
     "URLElicitationRequired": "client.elicitation",
     "form_defaults": "client.elicitation",
     "RootsProvider": "client.roots",
+    # the callbacks' types, for annotating your own (progress=, elicitation=, sampling=)
+    "ProgressCallback": "basic.utilities.progress",
+    "ElicitationHandler": "client.elicitation",
+    "SamplingHandler": "client.sampling",
+    # the warning a tool name outside the spec's guidance gives at registration
+    "ToolNameWarning": "server.tools",
     # showing a peer's name and icons to a person
     "display_name": "client.display",
     "safe_icon_uri": "client.display",

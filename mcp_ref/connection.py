@@ -32,6 +32,7 @@ import attrs
 from .basic import lifecycle as lc
 from .basic.jsonrpc import (
     BATCH_REVISIONS,
+    MAX_BATCH,
     InvalidMessage,
     RawError,
     RawNotification,
@@ -128,6 +129,9 @@ class _Route:
 
 class Connection:
     """One side of one MCP session, without I/O."""
+
+    #: messages a batch (2025-03-26) may hold; a larger one is refused whole
+    max_batch = MAX_BATCH
 
     def __init__(
         self,
@@ -860,6 +864,14 @@ class Connection:
                 return [MessageRejected(err, self._reply(None, err.code, err.message), **_rule(err.requirement))]
             if not obj:
                 err = InvalidMessage("Invalid Request: empty batch", ErrorCode.INVALID_REQUEST)
+                return [MessageRejected(err, self._reply(None, err.code, err.message), **_rule(err.requirement))]
+            if len(obj) > self.max_batch:
+                # one array must not become an unbounded amount of work: refused whole, unread
+                self.stats["batch-too-large"] += 1
+                err = InvalidMessage(
+                    f"Invalid Request: a batch of {len(obj)} messages; at most {self.max_batch} are taken",
+                    ErrorCode.INVALID_REQUEST,
+                )
                 return [MessageRejected(err, self._reply(None, err.code, err.message), **_rule(err.requirement))]
             events: list[Event] = []
             for item in obj:

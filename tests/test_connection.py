@@ -431,6 +431,17 @@ def test_batches_only_in_2025_03_26() -> None:
     assert isinstance(server.receive_message(b"[]")[0], MessageRejected)
 
 
+def test_a_batch_over_the_limit_is_refused_whole() -> None:
+    client, server = handshake("2025-03-26")
+    pings = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(Connection.max_batch + 1)]
+    (ev,) = server.receive_message(json.dumps(pings))
+    assert isinstance(ev, MessageRejected) and ev.reply is not None
+    assert wire(ev.reply)["error"]["code"] == ErrorCode.INVALID_REQUEST and "at most 100" in ev.error.message
+    assert server.stats["batch-too-large"] == 1
+    events = server.receive_message(json.dumps(pings[:-1]))  # at the limit: every one handled
+    assert len(events) == 100 and all(isinstance(e, RequestReceived) for e in events)
+
+
 # -- revisions -----------------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ class Forecast:
 
 
 @server.tool()
-async def forecast(ctx: RequestContext, *, city: str, days: int = 1) -> Forecast:
+async def forecast(ctx: RequestContext, city: str, days: int = 1) -> Forecast:
     """Today's forecast for a city."""
     if days > 7:
         raise ToolError("at most 7 days ahead")  # an error result the model reads
@@ -31,19 +31,19 @@ class Extremes(TypedDict):
 
 
 @server.tool()
-async def extremes(ctx: RequestContext, *, cities: list[str]) -> Extremes:
+async def extremes(ctx: RequestContext, cities: list[str]) -> Extremes:
     """The coldest and the warmest of some cities."""
     return {"coldest": min(cities), "warmest": max(cities)}
 
 
 @server.resource_template("weather://{city}", mime_type="text/plain")
-async def report(ctx: RequestContext, *, city: str) -> str:
+async def report(ctx: RequestContext, city: str) -> str:
     """The weather report of a city."""
     return f"sunny in {city}"
 
 
 @server.prompt()
-async def ask(ctx: RequestContext, *, city: Annotated[str, "the city to ask about"], style: str = "short") -> str:
+async def ask(ctx: RequestContext, city: Annotated[str, "the city to ask about"], style: str = "short") -> str:
     """Ask about the weather in a city."""
     return f"What is the weather in {city}? Answer in a {style} sentence."
 

@@ -30,10 +30,16 @@ __all__ = [
     "classify",
     "is_valid_id",
     "BATCH_REVISIONS",
+    "MAX_BATCH",
 ]
 
 #: Revisions in which a JSON array of messages (a batch) is allowed (2025-03-26 only).
 BATCH_REVISIONS = frozenset({"2025-03-26"})
+
+#: Messages one batch may hold. Decision (spec_notes/basic/index.md): JSON-RPC sets no bound,
+#: but each message is a request handled and answered, so one array under the size limit could
+#: hold 80,000 of them; a larger batch is refused whole, before any of it is handled.
+MAX_BATCH = 100
 
 
 @frozen(repr=False, eq=False)

@@ -28,7 +28,7 @@ import trio
 
 from ..basic.lifecycle import has_capability
 from ..errors import ConnectionClosed, ErrorCode, HTTPTransportError, MCPError, ProtocolError, RequestTimeout
-from ..schema._base import LEGACY_REVISIONS
+from ..schema._base import REVISIONS
 from ..schema.completion import PromptReference
 from ..schema.lifecycle import Implementation
 from ..schema.logging import SetLevelRequestParams
@@ -51,9 +51,8 @@ from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
 __all__ = ["Battery", "RawSession", "CHAPTERS", "check_server", "run_check"]
 
 CLIENT_INFO: Final = Implementation(name="mcp-ref-check", version="0.1.0")
-#: the revisions a session negotiates with initialize (the battery checks the session era)
-REVISIONS: Final = LEGACY_REVISIONS
-LATEST: Final = REVISIONS[-1]
+# initialize negotiates the session revisions only (2026-07-28 has no initialize)
+LATEST: Final = max(r for r in REVISIONS if r < "2026-07-28")
 #: a protocol version no implementation supports
 UNKNOWN_VERSION: Final = "1999-01-01"
 #: the chapters ``--only`` may name (the battery runs them in this order)

@@ -669,13 +669,27 @@ def _max_age(cache_control: str) -> float:
 # -- HTTP --------------------------------------------------------------------------------------------
 
 
+#: bytes a request head may take (h11 refuses a buffer of this many without a whole head)
+_HEAD_LIMIT = 16 * 1024
+
+
 async def _read_request(conn: h11.Connection, stream: trio.abc.Stream) -> tuple[h11.Request, bytes] | None:
     head, body = None, b""
+    fed = 0
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            conn.receive_data(bytes(await stream.receive_some(65536)))
+            # never more than the head limit leaves room for while the head is read, so that a head
+            # completing in a large read is not let through (one exchange per connection: h11
+            # holds everything fed so far until the head is out)
+            data = await stream.receive_some(65536 if head is not None else _HEAD_LIMIT - fed)
+            fed += len(data)
+            conn.receive_data(bytes(data))
         elif isinstance(event, h11.Request):
+            names = {name for name, _ in event.headers}
+            if b"transfer-encoding" in names and (b"content-length" in names or event.http_version == b"1.0"):
+                # RFC 9112 section 6.1: a request framed two ways is refused, and the connection closed
+                raise OAuthError("invalid_request", "ambiguous request framing", 400)
             head = event
         elif isinstance(event, h11.Data):
             body += event.data
@@ -698,7 +712,7 @@ async def _send(
 
 async def _handle(server: AuthorizationServer, stream: trio.abc.Stream) -> None:
     """One exchange per connection (``connection: close``): this is an example, not a fast server."""
-    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=16 * 1024)
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_HEAD_LIMIT - 1)
     try:
         with trio.fail_after(30):
             request = await _read_request(conn, stream)

@@ -94,12 +94,14 @@ def _text(result: Any) -> str:
     return " ".join(getattr(b, "text", f"<{getattr(b, 'type', '?')}>") for b in result.content)
 
 
-def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = None) -> Server:
+def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = None, *, auth: bool = False) -> Server:
     """The server; with ``task_nursery`` tasks are enabled (and the task-only tool registered).
 
-    ``task_store``: where tasks are kept (in memory by default); a durable one
-    (``--task-db``) binds tasks to no requestor -- the task id is what gives
-    access -- since a session does not survive the restart its tasks do.
+    ``task_store``: where tasks are kept (in memory by default). With ``auth``
+    tasks belong to the authenticated user who created them, in any store.
+    Without auth a durable one (``--task-db``) binds tasks to no requestor --
+    the task id is what gives access -- since a session does not survive the
+    restart its tasks do (quotas still count per session).
     """
     server = Server(
         "mcp_ref-everything",
@@ -112,8 +114,8 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
         ),
     )
     if task_nursery is not None:
-        if task_store is None:
-            server.enable_tasks(task_nursery)
+        if task_store is None or auth:
+            server.enable_tasks(task_nursery, store=task_store)  # (binding="session": the user, with auth)
         else:
             server.enable_tasks(task_nursery, store=task_store, config=TaskConfig(binding="none"))
     _demo_tools(server)
@@ -833,10 +835,16 @@ def main(argv: list[str] | None = None) -> int:
                 nursery.cancel_scope.cancel()
 
         interrupted = False
+        locked: list[BaseException] = []
         try:
             trio.run(run_stdio)
         except* KeyboardInterrupt:
             interrupted = True  # Ctrl-C: stopped, without a traceback
+        except* _task_file_locked() as group:
+            locked.extend(_leaves(group))
+        if locked:
+            print(f"cannot start: {locked[0]}", file=sys.stderr)  # (another server has the task file)
+            return 1
         return 130 if interrupted else 0
     try:
         from mcp_ref import serve_http
@@ -857,7 +865,7 @@ def main(argv: list[str] | None = None) -> int:
         # few seconds to finish, then the process exits quietly
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
-                server = build_server(nursery, store)
+                server = build_server(nursery, store, auth=auth is not None)
                 info = await nursery.start(
                     lambda task_status: serve_http(
                         server, host=args.host, port=args.port, ssl_context=context, auth=auth, task_status=task_status
@@ -873,10 +881,16 @@ def main(argv: list[str] | None = None) -> int:
                 nursery.cancel_scope.cancel()  # the tasks still running
 
     failure: OSError | None = None
+    locked = []
     try:
         trio.run(run_http)
+    except* _task_file_locked() as group:
+        locked.extend(_leaves(group))
     except* OSError as group:
         failure = next(e for e in _leaves(group) if isinstance(e, OSError))
+    if locked:
+        print(f"cannot start: {locked[0]}", file=sys.stderr)  # (another server has the task file)
+        return 1
     if failure is not None:
         # the port is taken, or the address is not ours: say so, without a traceback
         print(f"cannot serve on {args.host} port {args.port}: {failure.strerror or failure}", file=sys.stderr)
@@ -907,6 +921,13 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     async with open_sqlite_task_store(path) as store:
         print(f"tasks kept in {path}", file=sys.stderr, flush=True)
         yield store
+
+
+def _task_file_locked() -> type[Exception]:
+    """The error of a task file another server has open (imported only when something failed)."""
+    from mcp_ref import TaskStoreLocked
+
+    return TaskStoreLocked
 
 
 def _leaves(error: BaseException) -> list[BaseException]:

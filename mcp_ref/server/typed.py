@@ -1,25 +1,40 @@
 """Typed handlers: what goes on the wire derived from a handler's annotations.
 
-Opt-in, and explicit about what goes on the wire. A handler whose parameters
-after ``ctx`` are all keyword-only (the ``*``) is a *typed* handler. For a
-tool (:class:`TypedTool`)::
+Explicit about what goes on the wire. A handler takes the request context
+first; the parameters after it are the tool's arguments, each with its type
+(a *typed* handler, :class:`TypedTool`)::
 
     @attrs.frozen
     class Sum:
         total: float
 
     @server.tool()
-    async def add(ctx: RequestContext, *, a: float, b: float = 0) -> Sum:
+    async def add(ctx: RequestContext, a: float, b: float = 0) -> Sum:
         return Sum(a + b)
 
 Its ``inputSchema`` is derived from the parameters, its ``outputSchema`` from
-the return annotation when that is an attrs class or a ``TypedDict``; the
-arguments arrive structured (``a`` is a ``float``, an attrs class an
-instance of it) and the returned object is sent as ``structuredContent``
-(and as JSON text, server/tools#15). The derived schemas are ordinary data:
-``server.tools["add"].input_schema`` shows what goes on the wire, and an
-explicit ``input_schema=`` / ``output_schema=`` given to ``@server.tool``
-replaces them. The classic ``(ctx, arguments)`` handler derives nothing.
+the return annotation when that is an attrs class, a dataclass or a
+``TypedDict``; the arguments arrive structured (``a`` is a ``float``, an
+attrs class an instance of it) and the returned object is sent as
+``structuredContent`` (and as JSON text, server/tools#15). The derived
+schemas are ordinary data: ``server.tools["add"].input_schema`` shows what
+goes on the wire, and an explicit ``input_schema=`` / ``output_schema=``
+given to ``@server.tool`` replaces them.
+
+The other form, ``async def fn(ctx, arguments)``, takes the whole arguments
+dict and derives no input schema: it is recognised by that one parameter
+name, ``arguments`` (:func:`is_typed_handler`). A typed tool with an argument
+of that name makes it keyword-only: ``(ctx, *, arguments: str)``; keyword-only
+parameters (``(ctx, *, a: float)``) are typed parameters anyway.
+
+Checked at registration, with a TypeError that says what to write instead:
+a first parameter that is not the context (``async def search(query: str)``,
+the official SDK's shape: there the context is any parameter annotated
+``Context``, here it is always the first), ``**kwargs``, a parameter without
+annotation, and a return annotation whose values could never be sent
+(``-> int``, ``-> None``, a pydantic model: a tool returns ``str``, a dict,
+a list of content blocks, a ``CallToolResult``, or a structured class;
+:func:`result_type`). An unannotated return is not checked.
 
 What an annotation becomes (:func:`json_schema`):
 
@@ -31,7 +46,7 @@ What an annotation becomes (:func:`json_schema`):
 ``list[X]``, ``Sequence[X]``              an array of X (``set[X]``: with ``uniqueItems``)
 ``tuple[X, ...]``, ``tuple[X, Y]``        an array of X; ``prefixItems`` X, Y
 ``dict[str, X]``                          an object whose values are X
-a ``TypedDict``, an attrs class           an object with their fields as properties
+a ``TypedDict``, attrs class, dataclass   an object with their fields as properties
 ``Annotated[X, "text"]``                  X with ``"description": "text"``
 ``Any``                                   ``{}`` (anything)
 ========================================  ==============================================
@@ -45,11 +60,11 @@ json-schema-usage), nested classes inline (a recursive type is refused), so
 that only keywords the 2025-06-18 and 2025-03-26 readers share appear, apart
 from ``prefixItems`` for fixed-length tuples.
 
-A typed prompt, ``async def ask(ctx, *, city: str, style: str = "short")``,
+A typed prompt, ``async def ask(ctx, city: str, style: str = "short")``,
 declares one prompt argument per parameter (required unless it has a
 default; ``Annotated[str, "text"]`` gives its description) and gets them as
 keyword arguments (:class:`TypedPrompt`). A typed resource template handler,
-``async def report(ctx, *, city: str)``, takes the template's variables as
+``async def report(ctx, city: str)``, takes the template's variables as
 keyword arguments (:class:`TypedTemplate`). Both are strings on the wire.
 
 Tool arguments are structured with a converter of this module's own (never the
@@ -60,7 +75,10 @@ execution error the model reads (server/tools#20), as a schema failure does.
 
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
 import enum
+import functools
 import inspect
 import json
 import types
@@ -80,7 +98,15 @@ from .tools import ToolError
 if TYPE_CHECKING:
     pass
 
-__all__ = ["TypedTool", "TypedPrompt", "TypedTemplate", "json_schema", "is_typed_handler"]
+__all__ = [
+    "TypedTool",
+    "TypedPrompt",
+    "TypedTemplate",
+    "StructuredResults",
+    "json_schema",
+    "is_typed_handler",
+    "result_type",
+]
 
 _NONE = type(None)
 _JSON_TYPES: dict[type, str] = {bool: "boolean", int: "integer", float: "number", str: "string", _NONE: "null"}
@@ -137,6 +163,8 @@ def _schema(tp: Any, seen: tuple[type, ...]) -> dict[str, Any]:
         return _typed_dict(tp, seen)
     if isinstance(tp, type) and attrs.has(tp):
         return _attrs_class(tp, seen)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass(tp, seen)
     raise TypeError(f"{_name(tp)} has no JSON Schema here (see mcp_ref.server.typed for the supported types)")
 
 
@@ -186,6 +214,25 @@ def _attrs_class(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
     return _object(properties, required)
 
 
+def _dataclass(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
+    inner = _enter(cls, seen)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    properties: dict[str, Any] = {}
+    required = []
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue  # not an argument of the class: cattrs neither reads nor needs it
+        schema = _schema(hints[field.name], inner)
+        if "description" in field.metadata:
+            schema["description"] = field.metadata["description"]
+        if field.default is not dataclasses.MISSING:
+            schema = _with_default(schema, field.default)
+        elif field.default_factory is dataclasses.MISSING:
+            required.append(field.name)
+        properties[field.name] = schema
+    return _object(properties, required)
+
+
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
@@ -202,6 +249,21 @@ def _with_default(schema: dict[str, Any], default: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         return schema
     return {**schema, "default": value}
+
+
+def _spell(tp: Any) -> str:
+    """An annotation as written (``list[str]``, ``None``, ``Forecast``)."""
+    if tp is _NONE or tp is None:
+        return "None"
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, types.UnionType):
+        return " | ".join(_spell(arg) for arg in args)
+    if origin is not None and args:
+        name = "Annotated" if origin is typing.Annotated else getattr(origin, "__qualname__", repr(origin))
+        return f"{name}[{', '.join(_spell(arg) for arg in args)}]"
+    if isinstance(tp, type):
+        return tp.__qualname__
+    return repr(tp).replace("typing.", "")
 
 
 def _name(tp: Any) -> str:
@@ -255,28 +317,110 @@ def _problems(exc: Exception, where: str) -> list[str]:
 # -- the handler --------------------------------------------------------------------------------
 
 
-def is_typed_handler(fn: Callable[..., Any], positional: int = 2) -> bool:
-    """Whether ``fn`` is ``(ctx, *, ...)`` (typed) rather than ``(ctx, arguments)``
-    (or, with ``positional=3``, ``(ctx, uri, variables)``).
+#: the parameter names of the classic forms, after ``ctx``: a handler whose parameters
+#: are exactly these takes the whole arguments dict (the URI and the variables)
+CLASSIC_FORMS: dict[int, tuple[str, ...]] = {2: ("arguments",), 3: ("uri", "variables")}
 
-    TypeError, at registration, for a function that is neither, naming the
-    two shapes a handler may have.
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def is_typed_handler(fn: Callable[..., Any], positional: int = 2, *, context: type | None = None) -> bool:
+    """Whether ``fn`` is a typed handler rather than the classic ``(ctx, arguments)``
+    (with ``positional=3``: ``(ctx, uri, variables)``).
+
+    The classic form is recognised by its parameter names: exactly ``arguments``
+    after ``ctx`` (``uri, variables`` for a resource template), or ``*args``.
+    Any other parameters after ``ctx`` are typed, whether keyword-only
+    (``(ctx, *, query: str)``) or not (``(ctx, query: str)``, the habit of the
+    official SDK): each is one argument of the tool, with its schema derived
+    from its annotation. A typed tool with an argument named ``arguments``
+    makes it keyword-only: ``(ctx, *, arguments: str)``.
+
+    TypeError, at registration, for a function that fits neither form: no
+    ``ctx`` first (with ``context``, a first parameter annotated with another
+    type), positional-only or ``**kwargs`` parameters, or an ``arguments``
+    parameter annotated with something that is not a dict.
     """
-    signature = inspect.signature(fn)
-    params = list(signature.parameters.values())
-    if params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
-        if all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:]):
-            return True
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    classic = CLASSIC_FORMS[positional]
+    shapes = f"({', '.join(('ctx', *classic))}) or (ctx, name: type, ...)"
+    params = list(inspect.signature(fn).parameters.values())
+    if not params or params[0].kind not in _POSITIONAL:
+        raise TypeError(f"{name!r}: the first parameter receives the request context: a handler is {shapes}")
+    if context is not None:
+        _check_context(fn, name, params[0], context, shapes)
+    rest = params[1:]
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in rest):
+        try:
+            inspect.signature(fn).bind(*[None] * positional)
+        except TypeError:
+            raise TypeError(f"{name!r}: a handler is {shapes}") from None
+        return False
+    if tuple(p.name for p in rest) == classic and all(p.kind in _POSITIONAL for p in rest):
+        if positional == 2:
+            _check_arguments_dict(fn, name, rest[0])
+        return False
+    for p in rest:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            raise TypeError(
+                f"{name!r}: **{p.name} has no schema: name each argument as a parameter, or take them "
+                f"all as a dict with the form {shapes.partition(' or ')[0]}"
+            )
+        if p.kind not in _NAMED:
+            raise TypeError(f"{name!r}: parameter {p.name!r} is positional-only, but arguments are passed by name")
+    return True
+
+
+def _check_context(fn: Callable[..., Any], name: str, first: inspect.Parameter, context: type, shapes: str) -> None:
+    """A first parameter annotated with another type is an argument, not the context (the
+    official SDK's ``async def search(query: str)``): refused, naming where ``ctx`` goes."""
+    hint = _hint(fn, first.name)
+    if get_origin(hint) is typing.Annotated:
+        hint = get_args(hint)[0]
+    if hint is None or hint is _UNKNOWN or hint is Any or hint is object:
+        return
+    if isinstance(hint, type) and (issubclass(hint, context) or issubclass(context, hint)):
+        return
+    raise TypeError(
+        f"{name!r}: the first parameter receives the request context, but {first.name!r} is annotated "
+        f"{_name(hint)}: write ({'ctx: ' + context.__name__}, {first.name}: {_name(hint)}, ...); a handler is {shapes}"
+    )
+
+
+def _check_arguments_dict(fn: Callable[..., Any], name: str, param: inspect.Parameter) -> None:
+    hint = _hint(fn, param.name)
+    if hint is None or hint is _UNKNOWN or hint is Any or hint is object:
+        return
+    base = get_origin(hint) or hint
+    if isinstance(base, type) and issubclass(base, Mapping):
+        return
+    raise TypeError(
+        f"{name!r}: a parameter named 'arguments' receives the dict of all arguments (the form (ctx, arguments)), "
+        f"but it is annotated {_name(hint)}: for a typed tool with an argument named 'arguments', "
+        "make it keyword-only: (ctx, *, arguments: ...)"
+    )
+
+
+_UNKNOWN: Any = object()
+
+
+def _hint(fn: Callable[..., Any], name: str) -> Any:
+    """The resolved annotation of parameter ``name`` (``"return"``: the result), None when
+    there is none, or _UNKNOWN when it cannot be resolved (a name imported only for type
+    checking): the checks that need it are skipped then, never the registration."""
+    target = fn if inspect.isroutine(fn) else type(fn).__call__
     try:
-        signature.bind(*[None] * positional)
-    except TypeError:
-        name = getattr(fn, "__name__", repr(fn))
-        classic = "(ctx, arguments)" if positional == 2 else "(ctx, uri, variables)"
-        raise TypeError(
-            f"{name!r}: a handler is {classic}, or (ctx, *, name: type, ...) "
-            "to have its parameters derived from the annotations"
-        ) from None
-    return False
+        return typing.get_type_hints(target, include_extras=True).get(name)
+    except Exception:
+        pass
+    raw = inspect.get_annotations(target).get(name)
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return eval(raw, getattr(target, "__globals__", {}))
+    except Exception:
+        return _UNKNOWN
 
 
 @attrs.frozen(repr=False, eq=False)
@@ -313,10 +457,10 @@ class TypedTool:
             schema = json_schema(hints.get(p.name, Any))
             properties[p.name] = schema if p.default is p.empty else _with_default(schema, p.default)
         self.input_schema = _object(properties, [p.name for p in self.parameters if p.required])
-        returns = hints.get("return")
-        #: the return annotation, when results are structured content (an attrs class or TypedDict)
-        self.returns = returns if _is_structured(returns) else None
-        self.output_schema = json_schema(returns) if self.returns is not None else None
+        #: the return annotation, when results are structured content (an attrs class,
+        #: dataclass or TypedDict); TypeError for one a tool cannot return (result_type)
+        self.returns = result_type(fn, "tool", name)
+        self.output_schema = json_schema(self.returns) if self.returns is not None else None
 
     async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> Any:
         kwargs: dict[str, Any] = {}
@@ -342,8 +486,101 @@ class TypedTool:
         return {p.name for p in self.parameters}
 
 
+class StructuredResults:
+    """The classic ``(ctx, arguments)`` tool whose return annotation is a structured class:
+    what it returns is sent as structured content, as a typed tool's is."""
+
+    def __init__(self, fn: Callable[..., Awaitable[Any]], returns: Any) -> None:
+        self.fn = fn
+        self.returns = returns
+
+    async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> Any:
+        result = await self.fn(ctx, arguments)
+        if isinstance(result, CallToolResult):
+            return result
+        return _CONVERTER.unstructure(result, unstructure_as=self.returns)
+
+
 def _is_structured(tp: Any) -> bool:
-    return tp is not None and (typing.is_typeddict(tp) or (isinstance(tp, type) and attrs.has(tp)))
+    """An attrs class, a dataclass or a TypedDict of the application's (not one of the data
+    model's, such as CallToolResult): its instances are structured content."""
+    if typing.is_typeddict(tp):
+        return True
+    if not isinstance(tp, type) or tp.__module__.startswith(model.__name__):
+        return False
+    return attrs.has(tp) or dataclasses.is_dataclass(tp)
+
+
+# -- what a handler may return, checked at registration --------------------------------------
+
+
+@functools.cache
+def _returns(kind: str) -> tuple[tuple[type, ...], tuple[type, ...], bool, str]:
+    """Per kind of handler: the classes a result may be, the classes of a list's items,
+    whether a dict is taken (a tool's structured content), and what the error message
+    lists. (Made on first use: a tools-only server never loads the resources and
+    prompts chapters of the data model.)"""
+    if kind == "tool":
+        blocks = (model.TextContent, model.ImageContent, model.AudioContent, model.ResourceLink, model.EmbeddedResource)
+        allowed = (
+            "str, a dict, a list of content blocks, a CallToolResult, "
+            "or an attrs class, dataclass or TypedDict (structured content, with its output schema)"
+        )
+        return (str, CallToolResult), blocks, True, allowed
+    if kind == "resource":
+        contents = (str, bytes, bytearray, model.TextResourceContents, model.BlobResourceContents)
+        return contents, contents, False, "str, bytes, TextResourceContents, BlobResourceContents or a list of them"
+    allowed = "str, a list of PromptMessage or a GetPromptResult"
+    return (str, model.GetPromptResult), (model.PromptMessage,), False, allowed
+
+
+def result_type(fn: Callable[..., Any], kind: Literal["tool", "resource", "prompt"], name: str) -> Any:
+    """The structured result class of a tool from its return annotation (None: results
+    are not structured; always None for a resource or prompt).
+
+    TypeError, at registration, for a return annotation the handler's result could
+    never be sent as (``-> int``, ``-> None``, a pydantic model): its every call would
+    fail. An unannotated return is not checked.
+    """
+    hint = _hint(fn, "return")
+    if hint is None or hint is _UNKNOWN:
+        return None
+    leaves, items, mapping, allowed = _returns(kind)
+    members = _members(hint)
+    structured = [m for m in members if kind == "tool" and _is_structured(m)]
+    bad = [m for m in members if m not in structured and not _returnable(m, leaves, items, mapping)]
+    if bad or len(structured) > 1 or (structured and any(m not in (*structured, CallToolResult) for m in members)):
+        if bad:
+            what = f"returns {_spell(bad[0])}" + (f" (in {_spell(hint)})" if bad[0] is not hint else "")
+        else:
+            what = f"-> {_spell(hint)} mixes structured content with other results"
+        raise TypeError(f"{kind} {name!r} {what}, which is never sent: a {kind} returns {allowed}")
+    if structured:
+        json_schema(structured[0])  # TypeError now for a field with no JSON form
+        return structured[0]
+    return None
+
+
+def _members(hint: Any) -> list[Any]:
+    if get_origin(hint) is typing.Annotated:
+        return _members(get_args(hint)[0])
+    if get_origin(hint) in (Union, types.UnionType):
+        return [m for arg in get_args(hint) for m in _members(arg)]
+    return [hint]
+
+
+def _returnable(tp: Any, leaves: tuple[type, ...], items: tuple[type, ...], mapping: bool) -> bool:
+    if tp is Any or tp is object:
+        return True
+    origin = get_origin(tp)
+    if origin is None and isinstance(tp, type):
+        return issubclass(tp, leaves) or (mapping and issubclass(tp, dict)) or tp in (list, Sequence)
+    if origin in (list, Sequence, typing.Sequence, collections.abc.Sequence):
+        args = get_args(tp)
+        return not args or all(m is Any or (isinstance(m, type) and issubclass(m, items)) for m in _members(args[0]))
+    if mapping and origin in (dict, Mapping, collections.abc.Mapping):
+        return True
+    return False
 
 
 # -- prompts and resource templates: strings only ---------------------------------------------

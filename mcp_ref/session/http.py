@@ -14,6 +14,7 @@ from typing import Any
 
 from ..basic.transports.http_client import HttpAuth, HttpClientChannel, SessionExpired, open_http_channel
 from ..basic.transports.http_server import HttpConfig, HttpServerInfo, serve_http
+from ..basic.transports.oauth_callback import LoopbackCallback
 from ..basic.transports.oauth_client import (
     CallbackListenError,
     ClientCredentials,
@@ -45,6 +46,7 @@ __all__ = [
     "InMemoryTokenStorage",
     "FileTokenStorage",
     "open_loopback_callback",
+    "LoopbackCallback",
     "CallbackListenError",
     "print_url",
     "open_in_browser",

@@ -76,7 +76,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseException)
 #: what the decorators accept and give back: an async function taking the
-#: :class:`RequestContext` first (``(ctx, arguments)`` or ``(ctx, *, name: type, ...)``)
+#: :class:`RequestContext` first (``(ctx, name: type, ...)`` or ``(ctx, arguments)``)
 Handler = Callable[Concatenate[RequestContext, P], Awaitable[R]]
 log = logging.getLogger("mcp_ref.server")
 
@@ -87,7 +87,9 @@ class Server:
     Register with the decorators; each function gets the
     :class:`~mcp_ref.RequestContext` first:
 
-    - ``@server.tool()``: ``async fn(ctx, arguments)`` returns a ``str``
+    - ``@server.tool()``: ``async fn(ctx, city: str, ...)`` (a typed tool:
+      schemas derived from the annotations, see :meth:`tool`) or
+      ``async fn(ctx, arguments)`` (the arguments as a dict) returns a ``str``
       (one text block), a ``dict`` (structured content, also sent as JSON
       text), a list of content blocks or a ``CallToolResult``; raise
       :class:`~mcp_ref.ToolError` for a result with ``isError`` the model
@@ -210,12 +212,15 @@ class Server:
     ) -> Callable[[Handler[P, R]], Handler[P, R]]:
         """Register ``fn`` as a tool (the name defaults to the function's, the description to its docstring).
 
-        ``async def fn(ctx, arguments)`` gets the arguments as a dict, checked
-        against ``input_schema`` (any object, if not given). ``async def fn(ctx,
-        *, name: type, ...)`` is a typed tool: the input schema is derived from
-        the keyword parameters and the output schema from a returned attrs
-        class or TypedDict (see :mod:`mcp_ref.server.typed`); an explicit
-        ``input_schema=`` / ``output_schema=`` replaces the derived one.
+        ``async def fn(ctx, name: type, ...)`` is a typed tool: the input
+        schema is derived from the parameters after ``ctx`` and the output
+        schema from a returned attrs class, dataclass or TypedDict (see
+        :mod:`mcp_ref.server.typed`); an explicit ``input_schema=`` /
+        ``output_schema=`` replaces the derived one. ``async def fn(ctx,
+        arguments)`` (that parameter name) gets the arguments as a dict,
+        checked against ``input_schema`` (any object, if not given).
+        A handler of neither shape, or whose return annotation could never
+        be sent (``-> int``), is a TypeError here, not an error at each call.
         ``server.tools[name]`` is the :class:`~mcp_ref.schema.Tool` as listed.
         """
         _check_decorator_argument("tool", "name", name)
@@ -224,16 +229,20 @@ class Server:
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
-            from ..server.typed import TypedTool, is_typed_handler
+            from ..server.typed import StructuredResults, TypedTool, is_typed_handler, json_schema, result_type
 
             check_async("tool", fn)
             tool_name = name or fn.__name__
             handler: ToolFunction = fn  # type: ignore[assignment]
             derived_input: dict[str, Any] = {"type": "object"}
             derived_output = None
-            if is_typed_handler(fn):
+            if is_typed_handler(fn, context=RequestContext):
                 typed = TypedTool(fn, tool_name, schema_given=input_schema is not None)
                 handler, derived_input, derived_output = typed, typed.input_schema, typed.output_schema
+            else:
+                returns = result_type(fn, "tool", tool_name)
+                if returns is not None:
+                    handler, derived_output = StructuredResults(fn, returns), json_schema(returns)
             tool = Tool(
                 name=tool_name,
                 title=title,
@@ -268,7 +277,10 @@ class Server:
         _check_decorator_argument("resource", "uri", uri)
 
         def register(fn: Callable[[RequestContext], Awaitable[R]]) -> Callable[[RequestContext], Awaitable[R]]:
+            from ..server.typed import result_type
+
             check_async("resource", fn)
+            result_type(fn, "resource", uri)
             self.resources.add(
                 model.Resource(
                     uri=uri,
@@ -301,19 +313,20 @@ class Server:
         """Register ``fn`` as the reader of a URI template.
 
         ``async def fn(ctx, uri, variables)`` gets the URI and the dict of the
-        variables it matched; ``async def fn(ctx, *, name: str, ...)`` gets the
+        variables it matched; ``async def fn(ctx, name: str, ...)`` gets the
         variables as keyword arguments (one parameter per variable; give a
         default to one that may be absent, like ``{?query}``).
         """
         _check_decorator_argument("resource_template", "uri_template", uri_template)
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
-            from ..server.typed import TypedTemplate, is_typed_handler
+            from ..server.typed import TypedTemplate, is_typed_handler, result_type
             from ..server.uri_template import UriTemplate
 
             check_async("resource_template", fn)
+            result_type(fn, "resource", uri_template)
             reader: TemplateReadFunction = fn  # type: ignore[assignment]
-            if is_typed_handler(fn, positional=3):
+            if is_typed_handler(fn, positional=3, context=RequestContext):
                 reader = TypedTemplate(fn, uri_template, UriTemplate(uri_template).variables)
             self.resources.add_template(
                 model.ResourceTemplate(
@@ -346,20 +359,21 @@ class Server:
         """Register ``fn`` as a prompt.
 
         ``async def fn(ctx, arguments)`` gets a dict of the declared
-        ``arguments``; ``async def fn(ctx, *, name: str, ...)`` declares one
-        argument per keyword parameter (required unless it has a default) and
+        ``arguments``; ``async def fn(ctx, name: str, ...)`` declares one
+        argument per parameter (required unless it has a default) and
         gets them as keyword arguments; ``arguments=`` replaces what it declares.
         """
         _check_decorator_argument("prompt", "name", name)
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
-            from ..server.typed import TypedPrompt, is_typed_handler
+            from ..server.typed import TypedPrompt, is_typed_handler, result_type
 
             check_async("prompt", fn)
             prompt_name = name or fn.__name__
+            result_type(fn, "prompt", prompt_name)
             getter: PromptFunction = fn  # type: ignore[assignment]
             declared = arguments
-            if is_typed_handler(fn):
+            if is_typed_handler(fn, context=RequestContext):
                 typed = TypedPrompt(fn, prompt_name)
                 getter, declared = typed, arguments if arguments is not None else typed.arguments or None
             self.prompts.add(
@@ -564,7 +578,7 @@ class Server:
         manager = self.task_manager
         if manager is None or manager.config.binding != "session":
             return False
-        return any(s.channel is channel and manager.store.owned_by(s) for s in self.sessions)
+        return any(s.channel is channel and manager.holds_tasks_for(s) for s in self.sessions)
 
     async def serve(
         self,
@@ -635,6 +649,10 @@ class Server:
         ``grace`` seconds) and the call returns, without a traceback. An
         address it cannot listen on (the port in use, an address that is not
         this machine's) is one line on stderr and ``SystemExit(1)``.
+        ``host="0.0.0.0"`` listens on every interface; as a protection against
+        DNS rebinding, requests are accepted when their ``Host`` is a loopback
+        name or address, or one ``allowed_hosts=["mcp.example.com", ...]``
+        names (a browser's ``Origin`` likewise, ``allowed_origins=``).
         ``tasks=True`` runs task-augmented calls in the run's own nursery
         (:meth:`enable_tasks`); ``options`` go to ``serve_http`` (``path=``,
         ``ssl_context=``, ``auth=``, :class:`HttpConfig` fields). Needs the
@@ -662,6 +680,13 @@ class Server:
                         nursery.cancel_scope.cancel()
                         return
                     print(f"MCP endpoint (Streamable HTTP): {info.url}  (Ctrl-C stops it)", file=sys.stderr, flush=True)
+                    if host in ("0.0.0.0", "::") and "allowed_hosts" not in options and "config" not in options:
+                        print(
+                            "listening on every interface; requests naming another host than 127.0.0.1, localhost "
+                            "or ::1 are refused (403) unless run_http(allowed_hosts=[...]) names it",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                     async for _ in signals:
                         break
                     print("shutting down", file=sys.stderr, flush=True)

@@ -1,66 +1,88 @@
-"""A durable task store: tasks kept in a SQLite file survive a restart (basic/utilities/tasks).
+"""A durable task store in a SQLite file: tasks survive a crash and a restart (basic/utilities/tasks).
 
 ::
 
     async with open_sqlite_task_store("tasks.db") as store:
         async with trio.open_nursery() as nursery:
-            server.enable_tasks(nursery, store=store, config=TaskConfig(binding="none"))
+            server.enable_tasks(nursery, store=store)
             ...
 
-:class:`SqliteTaskStore` is a :class:`~mcp_ref.basic.utilities.tasks.TaskStore`:
-the task runtime calls it synchronously, so it answers from memory and never
-blocks the trio thread. Every change is written behind, by one writer task
-that hands each batch to a worker thread (``trio.to_thread.run_sync`` with a
-limiter of one: one connection, one writer); a task changed several times
-between two writes is written once. The file is in WAL mode with
-``synchronous=NORMAL``: a write that returned survives the process being
-killed (not a power cut, which may lose the last writes). :meth:`flushed`
-waits until every change made so far is on disk.
+:class:`SqliteTaskStore` keeps the :class:`~mcp_ref.session.task_store.TaskStore`
+contract on a file (standard library ``sqlite3``, WAL):
 
-On opening, a task that was not finished when the file was last written (the
-server stopped or was killed meanwhile) is marked ``failed`` with a message
-that says so, and its ``tasks/result`` is an error saying the same: its work
-is gone with the process that ran it. Finished tasks answer ``tasks/get`` and
-``tasks/result`` as before, until their ttl, which counts in wall-clock time
-across the restart (expired ones are dropped on opening).
+* **One server per file.** Opening takes an exclusive lock on ``PATH.lock``
+  (``flock``) for as long as the store is open; a second process opening the
+  same file gets :class:`TaskStoreLocked` at once, naming the holder, and
+  starts nothing. The kernel drops the lock when its process dies, ``kill -9``
+  included, so a restart never waits. (Several servers on one set of tasks:
+  :mod:`mcp_ref.session.task_pg`.)
+* **Acknowledged means written.** Every change is a committed transaction
+  before the call returns, so the ``CreateTaskResult`` of a task is sent only
+  once its row is in the file. ``synchronous=NORMAL`` (the default) survives
+  the process being killed; ``synchronous="FULL"`` also a power cut, at an
+  fsync per change.
+* **Compare and set.** A change reads the stored row and writes the new one in
+  one ``BEGIN IMMEDIATE`` transaction, by the rules every store shares
+  (:func:`~mcp_ref.session.task_store.apply_move` ...): a terminal task is never
+  overwritten.
+* **No blocking on the trio thread.** Each call runs in a worker thread
+  (``trio.to_thread.run_sync``): writes one at a time on one connection,
+  reads on a few others.
 
-Owners are written down, so they must be JSON scalars (a string, a number or
-None): ``binding="none"`` or a binding returning an identity such as an
-authorization subject. Tasks bound to a session (``binding="session"``, the
-default) die with their session, so storing them durably means nothing; the
-store refuses them with TypeError.
+On opening, a task that was not finished when its server stopped (or was
+killed) is marked ``failed`` with a message that says so, and its
+``tasks/result`` is an error saying the same: its work died with the process
+that ran it. Finished tasks answer ``tasks/get`` and ``tasks/result`` as before
+until their ttl, which counts by the wall clock (``wall_clock``) across the
+restart. Owners are stored as text (:func:`~mcp_ref.basic.utilities.tasks.owner_key`),
+so a task stays bound to the authenticated user who created it.
 """
 
-import json
 import logging
+import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from os import PathLike
-from typing import Any
+from typing import Any, Literal, TypeVar
 
+import attrs
 import trio
 
-from ..basic.transports._nursery import block_nursery
-from ..basic.utilities.tasks import InMemoryTaskStore, TaskRecord, is_terminal
-from ..errors import ErrorCode
-from ..schema._base import LATEST_LEGACY_REVISION
-from ..schema._converter import converter_for, decode
-from ..schema.jsonrpc import Error
-from ..schema.messages import RESULT_TYPES
+from ..basic.utilities.tasks import TaskLimits, TaskRecord, limit_refusal
+from .task_store import (
+    COLUMNS,
+    MUTABLE,
+    RESTART_MESSAGE,
+    TaskChange,
+    TaskLimitReached,
+    _Subscribers,
+    apply_answer,
+    apply_ask,
+    apply_finish,
+    apply_move,
+    apply_take,
+    interrupted,
+    new_runner_id,
+    record_row,
+    row_record,
+)
 
-__all__ = ["SqliteTaskStore", "open_sqlite_task_store", "RESTART_MESSAGE"]
+__all__ = ["SqliteTaskStore", "open_sqlite_task_store", "TaskStoreLocked", "RESTART_MESSAGE"]
 
 log = logging.getLogger("mcp_ref.tasks.db")
 
-#: the status message of a task whose work was lost with the process that ran it
-RESTART_MESSAGE = "the server restarted before the task finished"
+T = TypeVar("T")
 
+#: the file's layout; PRAGMA user_version says which one a file has
+SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
-    task_id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL UNIQUE,
+    owner TEXT,
+    requestor TEXT,
     method TEXT NOT NULL,
     status TEXT NOT NULL,
     status_message TEXT,
@@ -71,227 +93,360 @@ CREATE TABLE IF NOT EXISTS tasks (
     expires_at REAL,
     progress_token TEXT,
     outcome TEXT,
-    seq INTEGER NOT NULL
-)
+    runner TEXT,
+    version INTEGER NOT NULL,
+    input_requests TEXT,
+    input_responses TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, seq);
+CREATE INDEX IF NOT EXISTS tasks_by_requestor ON tasks (requestor, status);
+CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
 """
-_COLUMNS = (
-    "task_id, owner, method, status, status_message, created_at, last_updated_at,"
-    " ttl_ms, poll_interval_ms, expires_at, progress_token, outcome, seq"
-)
-_Row = tuple[Any, ...]
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM tasks"
+_UNEXPIRED = "(expires_at IS NULL OR expires_at > ?)"
+_UNFINISHED_SQL = "status IN ('working', 'input_required')"
+_INSERT = f"INSERT INTO tasks ({', '.join(COLUMNS[:-1])}) VALUES ({', '.join('?' * (len(COLUMNS) - 1))})"
+_UPDATE = f"UPDATE tasks SET {', '.join(f'{c} = ?' for c in MUTABLE)} WHERE task_id = ? AND version = ?"
+#: reader connections (reads run side by side in WAL mode)
+_READERS = 2
+
+
+class TaskStoreLocked(RuntimeError):
+    """Another process has this task file open: one server per file."""
+
+
+class _Lock:
+    """An exclusive ``flock`` on a file beside the database, held while the store is open."""
+
+    def __init__(self, path: str) -> None:
+        import fcntl  # (POSIX: the durable stores need it)
+
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self.fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(self.fd)
+            raise TaskStoreLocked(
+                f"the task file is in use by another server (process {holder}, lock {path}): "
+                "one server per SQLite task file; several servers share tasks through PostgreSQL"
+            ) from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+
+    def release(self) -> None:
+        os.close(self.fd)  # (closing drops the flock)
+
+
+def _connect(path: str, synchronous: str) -> sqlite3.Connection:
+    # (check_same_thread off: worker threads change, but each connection is used by one at a time)
+    conn = sqlite3.connect(path, timeout=10, check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={synchronous}")
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Create the table, or bring a file of an earlier layout to this one."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(f"the task file has layout {version}, newer than this mcp_ref's ({SCHEMA_VERSION})")
+    old = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'tasks'").fetchone()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        migrate = old is not None and version == 0
+        if migrate:
+            conn.execute("ALTER TABLE tasks RENAME TO tasks_v0")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        if migrate:
+            # layout 0 (mcp_ref before the per-user binding): owners as JSON ('null' for nobody),
+            # an explicit seq, no requestor, runner, version or input columns
+            conn.execute(
+                "INSERT INTO tasks (seq, task_id, owner, requestor, method, status, status_message, created_at,"
+                " last_updated_at, ttl_ms, poll_interval_ms, expires_at, progress_token, outcome, version)"
+                " SELECT seq, task_id, NULLIF(owner, 'null'), NULLIF(owner, 'null'), method, status,"
+                " status_message, created_at, last_updated_at, ttl_ms, poll_interval_ms, expires_at,"
+                " progress_token, outcome, 1 FROM tasks_v0"
+            )
+            conn.execute("DROP TABLE tasks_v0")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 class _Database:
-    """The SQLite side: plain blocking calls, made from a worker thread one at a time."""
+    """The SQLite side: plain blocking calls, each made from a worker thread."""
 
-    def __init__(self, path: str | PathLike[str]) -> None:
-        # (check_same_thread off: the worker thread changes, but the limiter lets one in at a time)
-        self.conn = sqlite3.connect(path, timeout=10, check_same_thread=False, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.execute(_SCHEMA)
+    def __init__(self, path: str, synchronous: str) -> None:
+        self.writer = _connect(path, synchronous)
+        try:
+            _migrate(self.writer)
+            self.readers = [_connect(path, synchronous) for _ in range(_READERS)]
+        except BaseException:
+            self.writer.close()
+            raise
 
-    def load(self) -> list[_Row]:
-        return self.conn.execute(f"SELECT {_COLUMNS} FROM tasks ORDER BY seq").fetchall()
+    # -- reads (any connection) ----------------------------------------------------------------
 
-    def write(self, rows: list[_Row], deleted: list[str]) -> None:
-        """One transaction: these rows as they are now, and these tasks gone."""
-        with self.conn:
-            self.conn.execute("BEGIN IMMEDIATE")
-            if rows:
-                marks = ", ".join("?" * len(rows[0]))
-                self.conn.executemany(f"INSERT OR REPLACE INTO tasks ({_COLUMNS}) VALUES ({marks})", rows)
-            if deleted:
-                self.conn.executemany("DELETE FROM tasks WHERE task_id = ?", [(t,) for t in deleted])
+    @staticmethod
+    def get(conn: sqlite3.Connection, task_id: str, now: float) -> TaskRecord | None:
+        row = conn.execute(f"{_SELECT} WHERE task_id = ? AND {_UNEXPIRED}", (task_id, now)).fetchone()
+        return row_record(row) if row is not None else None
+
+    @staticmethod
+    def owned_by(conn: sqlite3.Connection, owner: str | None, now: float) -> list[TaskRecord]:
+        rows = conn.execute(f"{_SELECT} WHERE owner IS ? AND {_UNEXPIRED} ORDER BY seq", (owner, now)).fetchall()
+        return [row_record(row) for row in rows]
+
+    @staticmethod
+    def next_expiry(conn: sqlite3.Connection) -> float | None:
+        value: float | None = conn.execute("SELECT min(expires_at) FROM tasks").fetchone()[0]
+        return value
+
+    @staticmethod
+    def count(conn: sqlite3.Connection) -> int:
+        value: int = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
+        return value
+
+    # -- writes (the writer connection, one transaction each) ----------------------------------
+
+    def _transaction(self, body: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self.writer
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = body(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    def create(self, record: TaskRecord, limits: TaskLimits, now: float) -> TaskRecord:
+        def body(conn: sqlite3.Connection) -> TaskRecord:
+            kept, running = conn.execute(
+                f"SELECT count(*), coalesce(sum({_UNFINISHED_SQL}), 0) FROM tasks"
+                f" WHERE requestor IS ? AND {_UNEXPIRED}",
+                (record.requestor, now),
+            ).fetchone()
+            total = conn.execute(f"SELECT count(*) FROM tasks WHERE {_UNEXPIRED}", (now,)).fetchone()[0]
+            why = limit_refusal(limits, kept, running, total)
+            if why is not None:
+                raise TaskLimitReached(why)
+            row = record_row(record)
+            try:
+                cursor = conn.execute(_INSERT, [row[c] for c in COLUMNS[:-1]])
+            except sqlite3.IntegrityError:
+                # [basic/utilities/tasks#25] ids are unique among our tasks -- tasks#task-id-requirements
+                raise ValueError(f"task id {record.task_id!r} already exists") from None
+            seq = cursor.lastrowid
+            assert seq is not None
+            return attrs.evolve(record, seq=seq)
+
+        return self._transaction(body)
+
+    def change(self, task_id: str, now: float, apply: Callable[[TaskRecord], Any]) -> tuple[Any, bool]:
+        """Read the stored task, ``apply`` the change's rule to it, write what it returns.
+
+        ``apply`` returns the new record (the same one: no change) or (new record,
+        answer). Returns what it returned and whether the task changed; LookupError
+        when the task is not there (or past its ttl).
+        """
+
+        def body(conn: sqlite3.Connection) -> tuple[Any, bool]:
+            record = self.get(conn, task_id, now)
+            if record is None:
+                raise LookupError(f"task {task_id!r} not found")
+            result = apply(record)
+            new = result[0] if isinstance(result, tuple) else result
+            if new is record:
+                return result, False
+            row = record_row(new)
+            conn.execute(_UPDATE, [*(row[c] for c in MUTABLE), task_id, record.version])
+            return result, True
+
+        return self._transaction(body)
+
+    def delete(self, task_id: str) -> int | None:
+        def body(conn: sqlite3.Connection) -> int | None:
+            row = conn.execute("DELETE FROM tasks WHERE task_id = ? RETURNING version", (task_id,)).fetchone()
+            return None if row is None else int(row[0])
+
+        return self._transaction(body)
+
+    def purge(self, now: float) -> list[tuple[str, int]]:
+        def body(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+            rows = conn.execute("DELETE FROM tasks WHERE expires_at <= ? RETURNING task_id, version", (now,))
+            return [(task_id, int(version)) for task_id, version in rows.fetchall()]
+
+        return self._transaction(body)
+
+    def recover(self, wall: float, now: float) -> list[TaskRecord]:
+        """Fail the tasks whose process died before they finished (we hold the file: nobody runs them)."""
+
+        def body(conn: sqlite3.Connection) -> list[TaskRecord]:
+            rows = conn.execute(f"{_SELECT} WHERE {_UNFINISHED_SQL} AND {_UNEXPIRED}", (now,)).fetchall()
+            failed = [interrupted(row_record(row), wall) for row in rows]
+            for new in failed:
+                row = record_row(new)
+                conn.execute(_UPDATE, [*(row[c] for c in MUTABLE), new.task_id, new.version - 1])
+            return failed
+
+        return self._transaction(body)
 
     def close(self) -> None:
-        self.conn.close()
+        for conn in (self.writer, *self.readers):
+            conn.close()
 
 
-def _owner_text(owner: Hashable) -> str:
-    if owner is not None and type(owner) not in (str, int):
-        raise TypeError(
-            f"a durable task store writes owners down: {type(owner).__name__} is not a string, an int or None "
-            '(tasks bound to a session die with it; use binding="none" or an identity)'
-        )
-    return json.dumps(owner)
+class SqliteTaskStore:
+    """A :class:`~mcp_ref.session.task_store.TaskStore` in a SQLite file (one process at a time).
 
-
-def _outcome_text(record: TaskRecord) -> str | None:
-    outcome = record.outcome
-    if outcome is None:
-        return None
-    if isinstance(outcome, Error):
-        return json.dumps({"error": {"code": outcome.code, "message": outcome.message, "data": outcome.data}})
-    return json.dumps({"result": converter_for(LATEST_LEGACY_REVISION).unstructure(outcome)})
-
-
-def _outcome_of(text: str | None, method: str) -> Any:
-    if text is None:
-        return None
-    value = json.loads(text)
-    if "error" in value:
-        error = value["error"]
-        return Error(code=error["code"], message=error["message"], data=error.get("data"))
-    return decode(value["result"], RESULT_TYPES[method])
-
-
-class SqliteTaskStore(InMemoryTaskStore):
-    """A :class:`~mcp_ref.basic.utilities.tasks.TaskStore` written behind to a SQLite file.
-
-    Build it with :func:`open_sqlite_task_store`, which loads the file and runs
-    the writer. Reads come from memory; ``expires_at`` is runtime (trio) time
-    in memory and wall-clock time in the file.
+    Build it with :func:`open_sqlite_task_store`. Its clock is ``wall_clock``
+    (seconds since the epoch): ttls count across restarts.
     """
 
-    #: tasks outlive the process: the task runtime refuses to bind them to sessions
     durable = True
+    shared = False
 
     def __init__(self, db: _Database, *, wall_clock: Callable[[], float] = time.time) -> None:
-        super().__init__()
         self._db = db
-        self._wall_clock = wall_clock
-        #: tasks changed (or removed: None) since the last write
-        self._dirty: dict[str, TaskRecord | None] = {}
-        self._changed = trio.Event()
-        self._limiter = trio.CapacityLimiter(1)
-        self._write_lock = trio.Lock()
+        self.clock = wall_clock
+        self.runner = new_runner_id()
+        self._subscribers = _Subscribers()
+        self._write_limiter = trio.CapacityLimiter(1)
+        self._read_limiter = trio.CapacityLimiter(len(db.readers))
+        self._idle_readers = list(db.readers)
         #: tasks found unfinished on opening, now failed (see RESTART_MESSAGE)
         self.interrupted = 0
 
-    # -- loading -------------------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
+        return self._subscribers.subscribe(callback)
 
-    def _load(self, rows: list[_Row]) -> None:
-        now, wall = trio.current_time(), self._wall_clock()
-        for row in rows:
-            (task_id, owner, method, status, message, created, updated, ttl, poll, expires, token, outcome, seq) = row
-            if expires is not None and expires <= wall:
-                self._dirty[task_id] = None  # expired while we were away: gone
-                continue
-            record = TaskRecord(
-                task_id=task_id,
-                owner=json.loads(owner),
-                method=method,
-                status=status,
-                created_at=created,
-                last_updated_at=updated,
-                ttl_ms=ttl,
-                poll_interval_ms=poll,
-                expires_at=None if expires is None else now + (expires - wall),
-                status_message=message,
-                progress_token=json.loads(token) if token is not None else None,
-                outcome=_outcome_of(outcome, method) if method in RESULT_TYPES else None,
-                seq=seq,
-            )
-            if not is_terminal(record.status):
-                # its work died with the process that ran it: say so, for tasks/get and tasks/result
-                record.outcome = Error(code=ErrorCode.INTERNAL_ERROR, message=f"Task interrupted: {RESTART_MESSAGE}")
-                record.move("failed", wall, RESTART_MESSAGE)
-                self._dirty[task_id] = record
-                self.interrupted += 1
-            self._put(record)
-        if self.interrupted:
-            log.warning("%d unfinished task(s) from before the restart failed: %s", self.interrupted, RESTART_MESSAGE)
+    async def _write(self, fn: Callable[..., T], *args: Any) -> T:
+        return await trio.to_thread.run_sync(fn, *args, limiter=self._write_limiter)
 
-    # -- TaskStore (the in-memory store's, each change marked to be written) ------------------
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        async with self._read_limiter:
+            conn = self._idle_readers.pop()
+            try:
+                return await trio.to_thread.run_sync(fn, conn, *args)
+            finally:
+                self._idle_readers.append(conn)
 
-    def _touch(self, task_id: str, record: TaskRecord | None) -> None:
-        self._dirty[task_id] = record
-        self._changed.set()
-
-    def add(self, record: TaskRecord) -> None:
-        _owner_text(record.owner)  # refused now, at the call, not in the writer
-        super().add(record)
-        self._touch(record.task_id, record)
-
-    def update(self, record: TaskRecord) -> None:
-        """Store the new state of a task; a task already deleted (expired) stays deleted."""
-        if record.task_id in self._tasks:
-            super().update(record)
-            self._touch(record.task_id, record)
-
-    def get(self, task_id: str) -> TaskRecord | None:
-        record = super().get(task_id)
-        if record is not None and record.expires_at is not None and record.expires_at <= trio.current_time():
-            return None  # past its ttl: gone for the requestor, even before the expiry loop purges it
+    def _announce(self, record: TaskRecord) -> TaskRecord:
+        self._subscribers.announce(TaskChange(record.task_id, record.version, record.status, record))
         return record
 
-    def remove(self, task_id: str) -> None:
-        if task_id in self._tasks:
-            super().remove(task_id)
-            self._touch(task_id, None)
+    async def _change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> Any:
+        """Apply a change in the file; announce the new record if the task changed."""
+        result, changed = await self._write(self._db.change, task_id, self.clock(), apply)
+        if changed:
+            self._announce(result[0] if isinstance(result, tuple) else result)
+        return result
 
-    # -- writing -------------------------------------------------------------------------------------
+    # -- TaskStore -------------------------------------------------------------------------------
 
-    def _row(self, record: TaskRecord, now: float, wall: float) -> _Row:
-        expires = None if record.expires_at is None else wall + (record.expires_at - now)
-        token = None if record.progress_token is None else json.dumps(record.progress_token)
-        return (
-            record.task_id,
-            _owner_text(record.owner),
-            record.method,
-            record.status,
-            record.status_message,
-            record.created_at,
-            record.last_updated_at,
-            record.ttl_ms,
-            record.poll_interval_ms,
-            expires,
-            token,
-            _outcome_text(record),
-            record.seq,
+    async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
+        now = self.clock()
+        ttl = record.ttl_ms
+        record = attrs.evolve(
+            record, expires_at=None if ttl is None else now + ttl / 1000, runner=self.runner, version=1
         )
+        return self._announce(await self._write(self._db.create, record, limits, now))
 
-    async def flushed(self) -> None:
-        """Return once every change made before the call is written to the file."""
-        async with self._write_lock:
-            if not self._dirty:
-                await trio.lowlevel.checkpoint()
-                return
-            dirty, self._dirty = self._dirty, {}
-            now, wall = trio.current_time(), self._wall_clock()
-            rows = [self._row(r, now, wall) for r in dirty.values() if r is not None]
-            deleted = [task_id for task_id, r in dirty.items() if r is None]
-            try:
-                await trio.to_thread.run_sync(self._db.write, rows, deleted, limiter=self._limiter)
-            except BaseException:
-                for task_id, record in dirty.items():
-                    self._dirty.setdefault(task_id, record)  # not written: kept for the next try
-                raise
+    async def get(self, task_id: str) -> TaskRecord | None:
+        return await self._read(_Database.get, task_id, self.clock())
 
-    async def _writer(self) -> None:
-        while True:
-            await self._changed.wait()
-            self._changed = trio.Event()
-            await self.flushed()
+    async def move(
+        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
+    ) -> TaskRecord:
+        new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
+        return new
 
-    async def _close(self) -> None:
-        with trio.CancelScope(shield=True):
-            await self.flushed()
-            await trio.to_thread.run_sync(self._db.close, limiter=self._limiter)
+    async def finish(
+        self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
+    ) -> TaskRecord | None:
+        try:
+            new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
+        except LookupError:
+            return None
+        return new
+
+    async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
+        new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
+        return new
+
+    async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
+        _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
+        return list(taken)
+
+    async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
+        try:
+            _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
+        except LookupError:
+            return {}
+        return dict(taken)
+
+    async def delete(self, task_id: str) -> None:
+        version = await self._write(self._db.delete, task_id)
+        if version is not None:
+            self._subscribers.announce(TaskChange(task_id, version + 1, None))
+
+    async def owned_by(self, owner: str | None) -> list[TaskRecord]:
+        return await self._read(_Database.owned_by, owner, self.clock())
+
+    async def next_expiry(self) -> float | None:
+        deadline = await self._read(_Database.next_expiry)
+        return None if deadline is None else max(0.0, deadline - self.clock())
+
+    async def purge_expired(self) -> list[str]:
+        gone = await self._write(self._db.purge, self.clock())
+        for task_id, version in gone:
+            self._subscribers.announce(TaskChange(task_id, version + 1, None))
+        return [task_id for task_id, _ in gone]
+
+    async def count(self) -> int:
+        return await self._read(_Database.count)
+
+    async def _recover(self, wall: float) -> None:
+        failed = await self._write(self._db.recover, wall, self.clock())
+        self.interrupted = len(failed)
+        if failed:
+            log.warning("%d unfinished task(s) from before the restart failed: %s", len(failed), RESTART_MESSAGE)
 
 
 @asynccontextmanager
 async def open_sqlite_task_store(
-    path: str | PathLike[str], *, wall_clock: Callable[[], float] = time.time
+    path: str | PathLike[str],
+    *,
+    wall_clock: Callable[[], float] = time.time,
+    synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
 ) -> AsyncIterator[SqliteTaskStore]:
-    """Open (or create) the task file at ``path`` and keep it written while the block runs.
+    """Open (or create) the task file at ``path`` for this process alone, while the block runs.
 
-    Leave the block after the nursery the tasks run in: what the tasks did last
-    (a task cancelled at shutdown is failed) is written on the way out.
+    :class:`TaskStoreLocked` if another process has it open. Tasks left
+    unfinished by the process that had it last are failed (their work is gone).
+    Leave the block after the nursery the tasks run in: what they did last is
+    written on the way out.
     """
-    db = await trio.to_thread.run_sync(_Database, path)
-    store = SqliteTaskStore(db, wall_clock=wall_clock)
+    if synchronous not in ("NORMAL", "FULL"):
+        raise ValueError('synchronous must be "NORMAL" (survives a crash) or "FULL" (survives a power cut)')
+    name = os.fspath(path)
+    lock = await trio.to_thread.run_sync(_Lock, name + ".lock")
     try:
-        store._load(await trio.to_thread.run_sync(db.load, limiter=store._limiter))
-        async with block_nursery() as (nursery, body):
-            nursery.start_soon(store._writer, name="mcp task store writer")
-            try:
-                yield store
-            except BaseException as exc:
-                body.exc = exc
-                raise
-            finally:
-                nursery.cancel_scope.cancel(reason="task store closing")
+        db = await trio.to_thread.run_sync(_Database, name, synchronous)
+        store = SqliteTaskStore(db, wall_clock=wall_clock)
+        try:
+            await store._recover(wall_clock())
+            await store.purge_expired()  # (what expired while no server ran)
+            yield store
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(db.close, limiter=store._write_limiter)
     finally:
-        await store._close()
+        lock.release()

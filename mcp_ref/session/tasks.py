@@ -21,7 +21,6 @@ that needs trio. It imports :mod:`mcp_ref.session.core` (a task's context is a
 request context); core never imports it.
 """
 
-import itertools
 import logging
 import math
 import time
@@ -35,14 +34,14 @@ import trio
 from ..basic.utilities.progress import HOLD_FIRST, SEND, ProgressPace
 from ..basic.utilities.tasks import (
     INITIAL_STATUS,
-    InMemoryTaskStore,
     RateLimiter,
+    TaskLimits,
     TaskNotFound,
     TaskRecord,
-    TaskStore,
     check_cancellable,
     grant_ttl,
     new_task_id,
+    owner_key,
     page_of_tasks,
     relate_params,
     related_task_meta,
@@ -81,6 +80,14 @@ from ..schema.tasks import (
 )
 from .core import RequestContext, Session
 from .task_requestor import TaskCancelled, TaskFailed, TaskHandle, list_tasks, start_task
+from .task_store import (
+    InMemoryTaskStore,
+    TaskChange,
+    TaskConflict,
+    TaskLimitReached,
+    TaskStore,
+    TaskStoreUnavailable,
+)
 
 __all__ = [
     "TaskConfig",
@@ -161,22 +168,24 @@ class _Who:
     def __str__(self) -> str:
         info = self.session.connection.peer_info
         where = f"session {id(self.session):x} ({info.name if info is not None else 'not initialised'})"
-        if callable(self.manager.config.binding) or self.session.principal is not None:
+        binding = self.manager.config.binding
+        if callable(binding) or self.session.principal is not None:
             # [basic/utilities/tasks#82] the auth context, when there is one
-            return f"{self.manager.owner_of(self.session)!r} via {where}"
+            identity = binding(self.session) if callable(binding) else self.session.principal
+            return f"{identity!r} via {where}"
         return where
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Live:
-    """Runtime state of one task beside its record."""
+    """Runtime state of a task whose work runs in this process."""
 
-    #: the runtime's own copy of the record: every change is made here, then
-    #: written to the store (``TaskStore.update``), which may keep copies
+    #: the task as last stored (kept current by the store's change announcements)
     record: TaskRecord
     #: the session that created the task
     session: Session
     scope: trio.CancelScope
+    #: set once the task is terminal (or gone): its work is over for its requestor
     done: trio.Event
     #: the tasks/result requests waiting for this task, oldest first: (session, request id)
     waiters: list[tuple[Session, RequestId]] = attrs.Factory(list)
@@ -206,6 +215,14 @@ class _Live:
             await self.waiter_arrived.wait()
 
 
+#: how long a write of a task's final state may hold up a shutdown (seconds)
+_SHUTDOWN_WRITE = 5.0
+#: a shared store's changes may be announced late or lost (a reconnect): waiters re-read this often (s)
+_RECHECK = 2.0
+#: the longest sleep of the expiry loop on a shared store (other replicas add tasks too)
+_SHARED_EXPIRY_CHECK = 60.0
+
+
 class TaskManager:
     """Runs tasks for one side of any number of sessions."""
 
@@ -220,26 +237,29 @@ class TaskManager:
         self.nursery = nursery
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.config = config or TaskConfig()
-        if getattr(self.store, "durable", False) and self.config.binding == "session":
-            # tasks bound to a session die with it: nothing about them could outlive a restart
-            raise ValueError('a durable task store needs binding="none" or an identity binding, not "session"')
+        cfg = self.config
+        self.limits = TaskLimits(cfg.max_tasks_per_requestor, cfg.max_stored_tasks_per_requestor, cfg.max_stored_tasks)
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
         #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
         #: expired, get, result, list, cancel, not-found, refused:limit ...
         self.stats: Counter[str] = Counter()
-        # creation order continues after what a persistent store already holds
-        self._seq = itertools.count(max((r.seq for r in self.store), default=0) + 1)
-        cfg = self.config
         self._limiter = RateLimiter(cfg.rate_limit, cfg.rate_burst, cfg.rate_max_wait) if cfg.rate_limit else None
-        #: sessions whose closing deletes their tasks (binding="session")
+        #: sessions whose closing is watched: their owner keys, rate-limit buckets and session-bound tasks go
         self._watched: set[Session] = set()
+        #: a session's owner and requestor keys (computed once; a random key for an unauthenticated session)
+        self._keys: dict[Session, tuple[str | None, str | None]] = {}
+        #: the tasks bound to a session (binding="session" without auth): deleted when it closes
+        self._session_tasks: dict[Session, set[str]] = {}
+        #: task id -> an event set at its next change (tasks/result waiters)
+        self._changed: dict[str, trio.Event] = {}
         self._expiry_changed = trio.Event()
         #: when the expiry loop wakes next (inf: no task expires)
         self._expiry_deadline = -math.inf
         self._expiry_started = False
-        if next(iter(self.store), None) is not None:
-            self._ensure_expiry_loop()  # tasks from before a restart expire too
+        self.store.subscribe(self._on_change)
+        if self.store.durable or self.store.shared:
+            self._ensure_expiry_loop()  # tasks from before a restart, or of other replicas, expire too
 
     # -- policy --------------------------------------------------------------------------
 
@@ -252,18 +272,38 @@ class TaskManager:
         # [basic/utilities/tasks#77] no tasks/list without requestor binding -- tasks#task-isolation-and-access-control
         return self.config.list_tasks if self.config.list_tasks is not None else self.binds_requestors
 
-    def owner_of(self, session: Session) -> Hashable:
-        binding = self.config.binding
-        if binding == "session":
-            # [basic/utilities/tasks#74] an authorization context, when there is one, owns the task:
-            # any session of that user reaches it, no session of another user does
+    def _keys_of(self, session: Session) -> tuple[str | None, str | None]:
+        keys = self._keys.get(session)
+        if keys is None:
+            binding = self.config.binding
             principal = session.principal
-            return session if principal is None else ("principal", principal)
-        if binding == "none":
-            return None
-        assert callable(binding)
-        # [basic/utilities/tasks#74] with an auth context, the task belongs to it
-        return binding(session)
+            # a session without an identity gets a random key, never reused (an id() would be)
+            own = owner_key(("principal", principal) if principal is not None else ("session", new_task_id()))
+            if binding == "session":
+                # [basic/utilities/tasks#74] an authorization context, when there is one, owns the task:
+                # any session of that user reaches it (in any process), no session of another user does
+                owner = requestor = own
+            elif binding == "none":
+                # anyone holding the id; quotas still count per user (or per session without auth)
+                owner, requestor = None, own
+            else:
+                # [basic/utilities/tasks#74] the application's identity of the requestor
+                owner = requestor = owner_key(binding(session))
+            keys = self._keys[session] = (owner, requestor)
+            self._watch(session)  # the keys go when the session does
+        return keys
+
+    def owner_of(self, session: Session) -> str | None:
+        """Who ``session``'s tasks belong to, as stored (an :func:`owner_key`; None: nobody)."""
+        return self._keys_of(session)[0]
+
+    def requestor_of(self, session: Session) -> str | None:
+        """Whose quota and rate limit ``session``'s task operations count against."""
+        return self._keys_of(session)[1]
+
+    def holds_tasks_for(self, session: Session) -> bool:
+        """Whether tasks bound to ``session`` alone are kept (they go when it closes)."""
+        return bool(self._session_tasks.get(session))
 
     def server_capability(self, tool_tasks: bool) -> ServerTasksCapability:
         return ServerTasksCapability(
@@ -291,11 +331,8 @@ class TaskManager:
         limiter = self._limiter
         if limiter is None:
             return
-        # per requestor; without binding there is no requestor identity: per session
-        key = self.owner_of(ctx.session) if self.binds_requestors else ctx.session
-        if key is ctx.session:
-            self._watch(ctx.session)  # its bucket goes when it closes (it would keep the session alive)
-        delay = limiter.delay(key, trio.current_time())
+        # per requestor: its identity, or without one its session (whose bucket goes when it closes)
+        delay = limiter.delay(self.requestor_of(ctx.session), trio.current_time())
         if delay is None:
             self.stats["refused:rate"] += 1
             log.warning("%s by %s refused: over the task rate limit", ctx.method, _Who(self, ctx.session))
@@ -310,14 +347,13 @@ class TaskManager:
     # -- receiver: creating and running ---------------------------------------------------------
 
     async def run_task(self, ctx: RequestContext, work: Work) -> CreateTaskResult:
-        """Accept a task-augmented request: record it, start ``work`` and answer at once."""
+        """Accept a task-augmented request: store it (durably), start ``work`` and answer."""
         await self._throttle(ctx)
         session = ctx.session
-        owner = self.owner_of(session)
-        self._check_room(session, owner)
+        owner, requestor = self._keys_of(session)
         task_meta: TaskMetadata = ctx.params.task
         ttl = grant_ttl(task_meta.ttl, self.config.default_ttl_ms, self.config.max_ttl_ms)
-        now, wall = trio.current_time(), self.wall_clock()
+        wall = self.wall_clock()
         record = TaskRecord(
             task_id=new_task_id(),
             owner=owner,
@@ -327,52 +363,45 @@ class TaskManager:
             last_updated_at=wall,
             ttl_ms=ttl,
             poll_interval_ms=self.config.poll_interval_ms,
-            expires_at=now + ttl / 1000 if ttl is not None else None,
+            expires_at=None,
             progress_token=ctx.progress_token,
-            seq=next(self._seq),
+            requestor=requestor,
         )
-        self.store.add(record)
+        try:
+            # [basic/utilities/tasks#resource-management] the limits are checked by the store, in the
+            # same step as the task is added; what it returns is stored as durably as it stores anything
+            record = await self.store.create(record, self.limits)
+        except TaskLimitReached as refused:
+            self.stats["refused:limit"] += 1
+            # [basic/utilities/tasks#81] an alert: a requestor (or the receiver) at its limit
+            log.warning("task refused for %s: %s", _Who(self, session), refused.why)
+            raise
         live = _Live(record=record, session=session, scope=trio.CancelScope(), done=trio.Event())
         self._live[record.task_id] = live
         self.stats["created"] += 1
         # [basic/utilities/tasks#82] creation, with who asked
         log.info("task %s created for %s by %s (ttl %s ms)", record.task_id, ctx.method, _Who(self, session), ttl)
         self._ensure_expiry_loop()
-        if record.expires_at is not None and record.expires_at < self._expiry_deadline:
+        if ttl is not None and trio.current_time() + ttl / 1000 < self._expiry_deadline:
             # the expiry loop sleeps past this task's end: it looks again (with one ttl for
-            # all, a new task ends after the others, and no task creation scans the store)
+            # all, a new task ends after the others, and no task creation reads the store)
             self._expiry_changed.set()
-        if record.owner is session:
-            self._watch(session)
+        if self._bound_to_session(session):
+            self._session_tasks.setdefault(session, set()).add(record.task_id)
         tctx = TaskContext(self, live, ctx)
-        self.nursery.start_soon(self._run, record, live, work, tctx, name=f"mcp task {record.task_id}")
-        # [basic/utilities/tasks#43, #44] CreateTaskResult at once -- tasks#result-retrieval
+        self.nursery.start_soon(self._run, live, work, tctx, name=f"mcp task {record.task_id}")
+        # [basic/utilities/tasks#43, #44] CreateTaskResult once stored -- tasks#result-retrieval
         return CreateTaskResult(task=record.to_task())
 
-    def _check_room(self, session: Session, owner: Hashable) -> None:
-        """[basic/utilities/tasks#resource-management] refuse a task past the limits (-32600)."""
-        cfg = self.config
-        # (binding="none": every requestor is one, None; counted by the store, not read task by task)
-        kept, running = self.store.counts(owner)
-        if running >= cfg.max_tasks_per_requestor:
-            why = f"at most {cfg.max_tasks_per_requestor} concurrent tasks per requestor"
-        elif kept >= cfg.max_stored_tasks_per_requestor:
-            why = (
-                f"at most {cfg.max_stored_tasks_per_requestor} tasks kept per requestor (finished ones until their ttl)"
-            )
-        elif len(self.store) >= cfg.max_stored_tasks:
-            why = f"at most {cfg.max_stored_tasks} tasks kept in all"
-        else:
-            return
-        self.stats["refused:limit"] += 1
-        # [basic/utilities/tasks#81] an alert: a requestor (or the receiver) at its limit
-        log.warning("task refused for %s: %s", _Who(self, session), why)
-        raise ProtocolError(f"Invalid Request: {why}; retry later", ErrorCode.INVALID_REQUEST)
+    def _bound_to_session(self, session: Session) -> bool:
+        """Tasks of ``session`` die with it: bound to the session itself, there being no identity."""
+        return self.config.binding == "session" and session.principal is None
 
-    async def _run(self, record: TaskRecord, live: _Live, work: Work, tctx: "TaskContext") -> None:
+    async def _run(self, live: _Live, work: Work, tctx: "TaskContext") -> None:
         outcome: Any = None
         status: str | None = None  # None: the work did not finish (cancelled, expired)
         message: str | None = None
+        task_id = live.record.task_id
         try:
             with live.scope:
                 try:
@@ -382,7 +411,7 @@ class TaskManager:
                 except (MCPError, ProtocolError) as e:
                     outcome, status, message = Error(code=e.code, message=e.message, data=e.data), "failed", e.message
                 except Exception as e:
-                    log.exception("task %s failed", record.task_id, exc_info=e)
+                    log.exception("task %s failed", task_id, exc_info=e)
                     outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
                     status, message = "failed", "Internal error"
                 else:
@@ -393,58 +422,117 @@ class TaskManager:
             if status is None:
                 outcome = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
                 status, message = "failed", "receiver shut down"
+            with trio.CancelScope(shield=True), trio.move_on_after(_SHUTDOWN_WRITE):
+                await self._write_outcome(live, status, message, outcome, retry=False)
+            self._finish(live)
             raise
-        finally:
+        if status is not None:
             # a cancelled or expired task keeps the state its canceller set ([basic/utilities/tasks#62])
-            if status is not None and self.store.get(record.task_id) is not None:
-                if not record.terminal:
-                    record.outcome = outcome
-                    self._set_status(record, status, message)
-                elif record.status == "cancelled" and record.outcome is None:
-                    # the work ran to its end despite the cancellation: still cancelled, but
-                    # tasks/result has the underlying request's final result ([basic/utilities/tasks#45])
-                    record.outcome = outcome
-                    self.store.update(record)
-            self._finish(record, live)
+            await self._write_outcome(live, status, message, outcome, retry=True)
+        self._finish(live)
 
-    def _finish(self, record: TaskRecord, live: _Live) -> None:
+    async def _write_outcome(self, live: _Live, status: str, message: str | None, outcome: Any, retry: bool) -> None:
+        """Store how the work ended; if the store is unavailable, try again (with ``retry``)
+        until the task's ttl is over: the result is not given up while it could be kept."""
+        record = live.record
+        delay = 0.5
+        deadline = trio.current_time() + (record.ttl_ms / 1000 if record.ttl_ms is not None else 3600.0)
+        while True:
+            try:
+                await self.store.finish(
+                    record.task_id, status, wall=self.wall_clock(), message=message, outcome=outcome
+                )
+                return
+            except TaskStoreUnavailable as e:
+                if not retry or trio.current_time() + delay > deadline:
+                    log.error("task %s: its outcome (%s) could not be stored: %s", record.task_id, status, e.detail)
+                    return
+                log.warning("task %s: storing its outcome failed (%s); again in %g s", record.task_id, e.detail, delay)
+                await trio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    def _finish(self, live: _Live) -> None:
+        """The task is over for its requestor: waiters answer, progress stops."""
+        if live.done.is_set():
+            return
         live.done.set()
-        if record.progress_token is not None:
+        token = live.record.progress_token
+        if token is not None:
             # [basic/utilities/progress#11] progress stops at the terminal status
-            live.session.connection.finish_task_token(record.progress_token)
+            live.session.connection.finish_task_token(token)
 
-    def _set_status(self, record: TaskRecord, status: str, message: str | None = None) -> None:
-        record.move(status, self.wall_clock(), message)
-        self.store.update(record)
-        if record.terminal:
-            self.stats[status] += 1
-        log.info("task %s is %s%s", record.task_id, status, f": {message}" if message else "")
-        live = self._live.get(record.task_id)
+    def _on_change(self, change: TaskChange) -> None:
+        """The store announces a change (made here or, on a shared store, by another process)."""
+        event = self._changed.pop(change.task_id, None)
+        if event is not None:
+            event.set()  # tasks/result waiters read the task again
+        live = self._live.get(change.task_id)
+        if live is None or change.version <= live.record.version:
+            return  # not running here, or already known (a shared store echoes our own changes)
+        if change.status is None:
+            # deleted (expired, its session closed): stop the work, answer the waiters
+            del self._live[change.task_id]
+            live.scope.cancel(reason=f"task {change.task_id} was deleted")
+            self._finish(live)
+            return
+        if change.record is None:
+            # another process changed it: read what it is now
+            self.nursery.start_soon(self._refresh, change.task_id, name=f"mcp task {change.task_id} changed")
+            return
+        self._changed_live(live, change.record)
+
+    async def _refresh(self, task_id: str) -> None:
+        try:
+            record = await self.store.get(task_id)
+        except TaskStoreUnavailable as e:
+            log.warning("task %s changed elsewhere and could not be read: %s", task_id, e.detail)
+            return
+        live = self._live.get(task_id)
+        if live is None:
+            return
+        if record is None:
+            self._on_change(TaskChange(task_id, live.record.version + 1, None))
+        elif record.version > live.record.version:
+            self._changed_live(live, record)
+
+    def _changed_live(self, live: _Live, record: TaskRecord) -> None:
+        before = live.record
+        live.record = record
+        if record.status == before.status:
+            return
+        message = record.status_message if record.terminal else None
+        log.info("task %s is %s%s", record.task_id, record.status, f": {message}" if message else "")
         # [basic/utilities/tasks#18, #53] each change is announced (unless turned off) -- tasks#task-notifications
-        if live is not None and self.config.status_notifications:
+        if self.config.status_notifications:
             params = status_notification(record)
             # to the session that created the task; once it is gone, to the sessions
             # waiting on it with tasks/result (the same requestor, another connection)
             if not live.session.notify_soon("notifications/tasks/status", params):
                 for session in {s for s, _ in live.waiters}:
                     session.notify_soon("notifications/tasks/status", params)
-        if live is not None and record.terminal:
-            # tasks/result answers now, even if cancelled work takes its time to stop
-            self._finish(record, live)
+        if record.terminal:
+            self.stats[record.status] += 1
+            # [basic/utilities/tasks#61] a task made terminal by a cancel (here or in another
+            # process) stops its work; tasks/result answers now, even if the work takes its time to stop
+            live.scope.cancel(reason=f"task {record.task_id} is {record.status}")
+            self._finish(live)
+
+    async def _move(self, live: _Live, status: str) -> None:
+        """The work moves its task to ``status``; unless the task is terminal or gone meanwhile
+        (cancelled, expired: its work is being stopped)."""
+        try:
+            await self.store.move(live.record.task_id, status, wall=self.wall_clock())
+        except (TaskConflict, LookupError):
+            pass
 
     # -- receiver: the tasks/* handlers -----------------------------------------------------------
 
-    def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
+    async def _lookup(self, ctx: RequestContext, task_id: str) -> TaskRecord:
         self.stats[ctx.method.removeprefix("tasks/")] += 1
-        record = self.store.get(task_id)
-        if (
-            record is not None
-            and record.owner is not ctx.session  # (created by this session: its own)
-            and self.binds_requestors
-            and record.owner != self.owner_of(ctx.session)
-        ):
-            # [basic/utilities/tasks#78] another requestor's task does not exist for you
-            # -- tasks#task-isolation-and-access-control
+        record = await self.store.get(task_id)
+        if record is not None and self.binds_requestors and record.owner != self.owner_of(ctx.session):
+            # [basic/utilities/tasks#78] another requestor's task does not exist for you (in any process
+            # on the same store: the binding is stored with the task) -- tasks#task-isolation-and-access-control
             record = None
         if record is None:
             # [basic/utilities/tasks#82] failed lookups are logged and counted (here and on the session)
@@ -459,7 +547,7 @@ class TaskManager:
         await self._throttle(ctx)
         # [basic/utilities/tasks#50, #51] the taskId param decides, not _meta
         # -- tasks#associating-task-related-messages
-        record = self._lookup(ctx, params.task_id)
+        record = await self._lookup(ctx, params.task_id)
         # polling is frequent: DEBUG, and counted in stats["get"]
         log.debug("tasks/get %s by %s: %s", record.task_id, _Who(self, ctx.session), record.status)
         # [basic/utilities/tasks#52, #66] the task's state, no related-task key -- tasks#related-task-metadata
@@ -467,29 +555,42 @@ class TaskManager:
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
         await self._throttle(ctx)
-        record = self._lookup(ctx, params.task_id)
+        record = await self._lookup(ctx, params.task_id)
+        task_id = record.task_id
         # [basic/utilities/tasks#82] retrieval
-        log.info("tasks/result %s by %s (%s)", record.task_id, _Who(self, ctx.session), record.status)
-        live = self._live.get(record.task_id)
-        # [basic/utilities/tasks#46] not terminal: block until it is -- tasks#result-retrieval
+        log.info("tasks/result %s by %s (%s)", task_id, _Who(self, ctx.session), record.status)
+        live = self._live.get(task_id)
+        waiter = (ctx.session, ctx.request_id)
         if live is not None and not record.terminal:
             # meanwhile the task's input requests go on this request's stream ([basic/utilities/tasks#34])
-            waiter = (ctx.session, ctx.request_id)
             live.add_waiter(waiter)
-            try:
-                await live.done.wait()
-            finally:
+        try:
+            # [basic/utilities/tasks#46] not terminal: block until it is -- tasks#result-retrieval
+            while not record.terminal:
+                changed = self._changed.get(task_id)
+                if changed is None:
+                    changed = self._changed[task_id] = trio.Event()
+                current = await self.store.get(task_id)
+                if current is None:
+                    # [basic/utilities/tasks#68, #70] expired meanwhile: -32602, saying so
+                    raise TaskNotFound(task_id, "Task has expired")
+                record = current
+                if record.terminal:
+                    break
+                # woken by the store's announcement of its next change; a shared store's may be
+                # late or lost (another process made it): read again now and then
+                with trio.move_on_after(_RECHECK if self.store.shared else math.inf):
+                    await changed.wait()
+        finally:
+            if live is not None and waiter in live.waiters:
                 live.waiters.remove(waiter)
-        current = self.store.get(record.task_id)
-        if current is None:
-            # [basic/utilities/tasks#68, #70] expired meanwhile: -32602, saying so
-            raise TaskNotFound(record.task_id, "Task has expired")
-        return task_payload(current, ctx.session.connection.revision)
+        return task_payload(record, ctx.session.connection.revision)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
         await self._throttle(ctx)
         # [basic/utilities/tasks#79] only the requestor's own tasks -- tasks#task-isolation-and-access-control
-        records = list(self.store.owned_by(self.owner_of(ctx.session))) if self.binds_requestors else list(self.store)
+        # (binding="none": every task is bound to nobody, so all of them)
+        records = await self.store.owned_by(self.owner_of(ctx.session))
         tasks, nxt = page_of_tasks(records, params.cursor if params else None, self.config.page_size)
         self.stats["list"] += 1
         log.info("tasks/list by %s: %d tasks", _Who(self, ctx.session), len(tasks))
@@ -497,19 +598,22 @@ class TaskManager:
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
         await self._throttle(ctx)
-        record = self._lookup(ctx, params.task_id)
-        live = self._live.get(record.task_id)
-        if live is not None:
-            record = live.record
+        record = await self._lookup(ctx, params.task_id)
         # [basic/utilities/tasks#60] a terminal task: -32602 -- tasks#task-cancellation
         check_cancellable(record)
         log.info("tasks/cancel %s by %s", record.task_id, _Who(self, ctx.session))
-        # [basic/utilities/tasks#61] moved to cancelled *before* the answer, and it sticks whatever
-        # the work does next -- tasks#task-cancellation
-        self._set_status(record, "cancelled", "The task was cancelled by request.")
-        if live is not None:
-            # [basic/utilities/tasks#61] and the work is stopped
-            live.scope.cancel(reason=f"task {record.task_id} cancelled by the requestor")
+        try:
+            # [basic/utilities/tasks#61] moved to cancelled *before* the answer, and it sticks whatever
+            # the work does next (the store refuses later moves); its work stops as the store announces
+            # the change, in whichever process runs it -- tasks#task-cancellation
+            record = await self.store.move(
+                record.task_id, "cancelled", wall=self.wall_clock(), message="The task was cancelled by request."
+            )
+        except TaskConflict as conflict:
+            check_cancellable(conflict.record)  # it became terminal meanwhile: -32602
+            raise
+        except LookupError:
+            raise TaskNotFound(record.task_id, "Task has expired") from None
         return record.view(CancelTaskResult)
 
     def handlers(self) -> dict[str, Any]:
@@ -527,29 +631,35 @@ class TaskManager:
 
     async def _expiry_loop(self) -> None:
         while True:
-            deadline = self.store.next_expiry()
-            self._expiry_deadline = deadline if deadline is not None else math.inf
+            try:
+                delay = await self.store.next_expiry()
+            except TaskStoreUnavailable as e:
+                log.warning("task expiry: the store is unavailable (%s); again in %g s", e.detail, _RECHECK)
+                delay = _RECHECK
+            if delay is None:
+                delay = math.inf
+            if self.store.shared:
+                delay = min(delay, _SHARED_EXPIRY_CHECK)  # other replicas' tasks expire too
+            self._expiry_deadline = trio.current_time() + delay
             self._expiry_changed = trio.Event()
             with trio.move_on_at(self._expiry_deadline):
                 await self._expiry_changed.wait()
-            self.purge_expired()
+            try:
+                await self.purge_expired()
+            except TaskStoreUnavailable as e:
+                log.warning("task expiry: the store is unavailable (%s)", e.detail)
 
-    def purge_expired(self) -> int:
-        """[basic/utilities/tasks#40, #63] delete tasks past their ttl (tasks#ttl-and-resource-management)."""
-        expired = self.store.expired(trio.current_time())
-        for record in expired:
-            self._delete(record, "expired", "expired")
+    async def purge_expired(self) -> int:
+        """[basic/utilities/tasks#40, #63] delete tasks past their ttl (tasks#ttl-and-resource-management).
+
+        The store decides what is past its ttl, by its clock; its announcements
+        stop the work of expired tasks that still run here.
+        """
+        expired = await self.store.purge_expired()
+        for task_id in expired:
+            self.stats["expired"] += 1
+            log.info("task %s expired and was deleted", task_id)
         return len(expired)
-
-    def _delete(self, record: TaskRecord, why: str, counter: str) -> None:
-        """Forget a task: stop its work if it still runs, wake its tasks/result waiters."""
-        self.store.remove(record.task_id)
-        live = self._live.pop(record.task_id, None)
-        if live is not None:
-            live.scope.cancel(reason=f"task {record.task_id} {why}")
-            self._finish(record, live)
-        self.stats[counter] += 1
-        log.info("task %s %s and was deleted", record.task_id, why)
 
     def _watch(self, session: Session) -> None:
         if session not in self._watched:
@@ -557,15 +667,23 @@ class TaskManager:
             self.nursery.start_soon(self._forget_session, session, name="mcp tasks of a session")
 
     async def _forget_session(self, session: Session) -> None:
-        """A session closed: its rate-limit bucket goes (a closed session kept there would stay
-        in memory with everything it holds), and with binding="session" its tasks, which
+        """A session closed: its keys and rate-limit bucket go (a closed session kept there would
+        stay in memory with everything it holds), and the tasks bound to it alone, which
         nobody can reach again."""
         await session.closed.wait()
         self._watched.discard(session)
-        if self._limiter is not None:
-            self._limiter.forget(session)
-        for record in self.store.owned_by(session):
-            self._delete(record, "lost its session", "session-closed")
+        keys = self._keys.pop(session, None)
+        if self._limiter is not None and keys is not None and session.principal is None:
+            if not callable(self.config.binding):
+                self._limiter.forget(keys[1])  # the session's own key: nobody will use it again
+        for task_id in sorted(self._session_tasks.pop(session, ())):
+            try:
+                await self.store.delete(task_id)
+            except TaskStoreUnavailable as e:
+                log.warning("task %s of a closed session stays until its ttl: %s", task_id, e.detail)
+                continue
+            self.stats["session-closed"] += 1
+            log.info("task %s lost its session and was deleted", task_id)
 
 
 #: TaskContext._ask: the request was asked again on a newer tasks/result stream
@@ -582,7 +700,6 @@ class TaskContext(RequestContext):
         super().__init__(origin.session, origin.request_id, origin.method, origin.message, trio.CancelScope())
         self.params = attrs.evolve(params, task=None) if hasattr(params, "task") else params
         self.manager = manager
-        self.record = live.record
         self.live = live
         self.task_id = live.record.task_id
         self._token = live.record.progress_token  # (the creating request's, kept for the task's life)
@@ -595,7 +712,7 @@ class TaskContext(RequestContext):
         """Progress under the creating request's token: it means something on the
         creating session only, so once that session is gone progress is dropped.
         Rate limited like a plain request's (``SessionConfig.progress_min_interval``)."""
-        if self._token is None or self.record.terminal or self.session.closed.is_set():
+        if self._token is None or self.live.record.terminal or self.session.closed.is_set():
             return  # [basic/utilities/progress#11] nothing after the terminal status
         config = self.session.config
         if not config.progress_min_interval:
@@ -617,7 +734,7 @@ class TaskContext(RequestContext):
         """Send the value the rate limit holds back, unless the task is terminal (before it completes)."""
         pace = self._pace
         held = pace.take_held() if pace is not None else None
-        if held is None or self.record.terminal or self.session.closed.is_set():
+        if held is None or self.live.record.terminal or self.session.closed.is_set():
             return
         assert pace is not None
         pace.dropped -= 1
@@ -652,13 +769,13 @@ class TaskContext(RequestContext):
         transport that routes by request (Streamable HTTP) has a stream to
         deliver it on even without a GET stream.
         """
-        record, live = self.record, self.live
+        live = self.live
         # [basic/utilities/tasks#33, #48, #49, #65] the request names its task, with or without params
         params = relate_params(method, params, self.task_id)
         live.inputs += 1
-        if record.status == "working":
+        if live.record.status == "working":
             # [basic/utilities/tasks#32] waiting for the requestor
-            self.manager._set_status(record, "input_required")
+            await self.manager._move(live, "input_required")
         try:
             while True:
                 session, related = await live.requestor()
@@ -676,9 +793,10 @@ class TaskContext(RequestContext):
                 log.info("task %s: %s asked again on the requestor's newer tasks/result", self.task_id, method)
         finally:
             live.inputs -= 1
-            if live.inputs == 0 and record.status == "input_required":
+            if live.inputs == 0 and live.record.status == "input_required":
                 # [basic/utilities/tasks#35] all its input is in: working again
-                self.manager._set_status(record, "working")
+                with trio.CancelScope(shield=True), trio.move_on_after(_SHUTDOWN_WRITE):
+                    await self.manager._move(live, "working")
 
     async def _ask(
         self, session: Session, related: RequestId, method: str, params: Any, options: dict[str, Any]

@@ -3,6 +3,8 @@ model from ``mcp_ref.schema``, test helpers from ``mcp_ref.testing``; nothing fr
 the modules behind them (their layout may change), nor by ``importlib``."""
 
 import ast
+import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,10 +14,15 @@ import mcp_ref.schema
 
 from ..conftest import ROOT
 
-#: the shipped examples, and the newcomer's app with its tests
-EXAMPLES = sorted((ROOT / "mcp_ref" / "examples").glob("*.py")) + sorted(
-    (ROOT / "tests" / "examples" / "newcomer").glob("*.py")
+#: the shipped examples, the guides' examples, and the newcomer's app with its tests
+EXAMPLES = (
+    sorted((ROOT / "mcp_ref" / "examples").glob("*.py"))
+    + sorted((ROOT / "docs" / "examples").glob("*.py"))
+    + sorted((ROOT / "tests" / "examples" / "newcomer").glob("*.py"))
 )
+
+#: the documents whose Python snippets a user copies
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.rst"))]
 
 #: where an application's imports come from; everything else is the library's inside
 PUBLIC = {"mcp_ref": mcp_ref, "mcp_ref.schema": mcp_ref.schema}
@@ -24,8 +31,22 @@ PUBLIC = {"mcp_ref": mcp_ref, "mcp_ref.schema": mcp_ref.schema}
 def imports(path: Path) -> list[tuple[str, str]]:
     """(module, name) of every import of mcp_ref in the file, at any depth
     (``import mcp_ref.x`` gives ("mcp_ref.x", "*"))."""
+    return imports_in(path.read_text())
+
+
+def snippets(document: Path) -> list[str]:
+    """The Python code blocks of a Markdown or reStructuredText document."""
+    text = document.read_text()
+    if document.suffix == ".md":
+        return re.findall(r"^```(?:python|py)\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    blocks = re.findall(r"^( *)\.\. code-block:: python\n\n((?:\1 +.*\n|\n)+)", text, re.MULTILINE)
+    blocks += re.findall(r"^( *).*::\n\n((?:\1 +.*\n|\n)+)", text, re.MULTILINE)
+    return [textwrap.dedent(body) for _, body in blocks if "import" in body]
+
+
+def imports_in(code: str) -> list[tuple[str, str]]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(code)):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mcp_ref":
             found.extend((node.module, alias.name) for alias in node.names)
         elif isinstance(node, ast.Import):
@@ -51,6 +72,19 @@ def misplaced(module: str, name: str) -> str | None:
 def test_examples_use_public_names_only(path: Path) -> None:
     wrong = [why for module, name in imports(path) if (why := misplaced(module, name))]
     assert wrong == []
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_the_guides_import_public_names_only(document: Path) -> None:
+    # the README's OAuth example imported print_url from mcp_ref.basic.transports.oauth_callback
+    wrong = [
+        why for code in snippets(document) for module, name in imports_in(code) if (why := misplaced(module, name))
+    ]
+    assert wrong == []
+
+
+def test_the_guides_have_snippets_to_check() -> None:
+    assert len(snippets(ROOT / "README.md")) >= 5
 
 
 def test_the_check_tells_the_inside_from_the_outside() -> None:

@@ -100,6 +100,20 @@ async def test_bytes_sent_on_an_event_streams_connection_are_not_buffered(resume
         assert (await raw(server.url, "POST", session, {"jsonrpc": "2.0", "id": 9, "method": "ping"}))[0] == 200
 
 
+async def test_a_batch_of_80k_pings_is_refused_unread() -> None:
+    # one 2025-03-26 batch under max_body (4 MB) holding 80,000 requests: each would be
+    # handled and answered (13 s of CPU and +390 MiB before the batch limit); refused whole now
+    async with everything_http() as server:
+        session = await start_session(server.url, "2025-03-26")
+        batch = [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(80_000)]
+        server.memory.mark()
+        status, _, body = await raw(server.url, "POST", session, batch)
+        assert status == 400 and "a batch of 80000 messages" in json.loads(body)["error"]["message"]
+        # (what remains is parsing the 4 MB body, as for any body of that size)
+        server.memory.assert_growth_below(48 * MIB, "a batch of 80,000 pings (4 MB)")
+        assert (await raw(server.url, "POST", session, {"jsonrpc": "2.0", "id": "p", "method": "ping"}))[0] == 200
+
+
 async def test_the_event_store_is_bounded_in_bytes() -> None:
     # every answer is kept for resumption: 40 answers of 3 MiB must not all stay in memory
     async with everything_http() as server:

@@ -1,7 +1,8 @@
 """Typed tools: schemas derived from annotations, arguments structured, results as structured content."""
 
+import dataclasses
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
 import attrs
@@ -9,7 +10,8 @@ import jsonschema
 import pytest
 
 from mcp_ref import RequestContext, Server
-from mcp_ref.schema.content import TextContent
+from mcp_ref.schema.content import ContentBlock, TextContent, TextResourceContents
+from mcp_ref.schema.prompts import PromptMessage
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.server.typed import TypedTool, is_typed_handler, json_schema
 from mcp_ref.testing import memory_session_pair
@@ -154,10 +156,80 @@ def test_the_handler_shape_chooses_the_form() -> None:
     async def positional(ctx: Any, a: int, b: int) -> str:
         return ""
 
+    async def keyword_arguments(ctx: Any, *, arguments: str) -> str:
+        return ""
+
     assert not is_typed_handler(classic)
-    assert is_typed_handler(hello) and is_typed_handler(nothing)
-    with pytest.raises(TypeError, match=r"\(ctx, arguments\), or \(ctx, \*, name: type, ...\)"):
-        is_typed_handler(positional)
+    # the classic form is the parameter name `arguments`; any other names are typed, with
+    # the `*` (keyword-only) or without it (the official SDK's habit)
+    assert is_typed_handler(hello) and is_typed_handler(nothing) and is_typed_handler(positional)
+    assert is_typed_handler(keyword_arguments)
+
+
+async def test_a_typed_tool_without_the_star_is_typed() -> None:
+    # `async def search(ctx, query: str)` used to register as the classic form: the schema
+    # said any object and `query` received the whole arguments dict
+    server = Server("s")
+
+    @server.tool()
+    async def search(ctx: RequestContext, query: str, limit: int = 3) -> str:
+        return f"{query!r} x{limit}"
+
+    assert server.tools["search"].input_schema == {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "default": 3}},
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    async with memory_session_pair(server) as client:
+        assert (await client.call_tool("search", {"query": "trio"})).text == "'trio' x3"
+        refused = await client.call_tool("search", {"query": 1})
+    assert refused.is_error and (refused.text or "").startswith("Invalid arguments for tool 'search': query")
+
+
+@pytest.mark.parametrize(
+    ("handler", "message"),
+    [
+        # the official SDK's shapes: no ctx first, or ctx last
+        (
+            "async def f(query: str) -> str: ...",
+            r"the first parameter receives the request context, but 'query' is annotated str",
+        ),
+        (
+            "async def f(query: str, ctx: RequestContext) -> str: ...",
+            r"write \(ctx: RequestContext, query: str, \.\.\.\)",
+        ),
+        (
+            "async def f(ctx: RequestContext, arguments: str) -> str: ...",
+            r"make it keyword-only: \(ctx, \*, arguments: \.\.\.\)",
+        ),
+        ("async def f(ctx: RequestContext, **arguments: Any) -> str: ...", r"\*\*arguments has no schema"),
+        ("async def f(ctx: RequestContext, query: str, /) -> str: ...", r"'query' is positional-only"),
+        ("async def f(*, ctx: RequestContext) -> str: ...", r"the first parameter receives the request context"),
+        ("async def f(ctx: RequestContext, query) -> str: ...", r"parameters \['query'\] have no annotation"),
+    ],
+)
+def test_a_handler_of_no_known_shape_is_refused_at_registration(handler: str, message: str) -> None:
+    server = Server("s")
+    space: dict[str, Any] = {"RequestContext": RequestContext, "Any": Any}
+    exec(handler, space)
+    with pytest.raises(TypeError, match=message):
+        server.tool()(space["f"])
+    assert server.tools.names() == []
+
+
+def test_the_classic_form_is_named_arguments_and_may_take_any_dict_annotation() -> None:
+    server = Server("s")
+
+    @server.tool()
+    async def plain(ctx, arguments):  # type: ignore[no-untyped-def]
+        return ""
+
+    @server.tool()
+    async def mapping(ctx: RequestContext, arguments: "Mapping[str, Any]") -> str:
+        return ""
+
+    assert server.tools["plain"].input_schema == server.tools["mapping"].input_schema == {"type": "object"}
 
 
 def test_an_unannotated_parameter_needs_an_explicit_schema() -> None:
@@ -351,5 +423,157 @@ def test_typed_prompts_and_templates_take_strings_named_as_declared() -> None:
     async def positional(ctx: RequestContext, uri: str) -> str:
         return ""
 
-    with pytest.raises(TypeError, match=r"a handler is \(ctx, uri, variables\), or \(ctx, \*, name: type, ...\)"):
+    # (ctx, uri, variables) is the classic form: (ctx, uri) takes a variable named uri
+    with pytest.raises(TypeError, match=r"has the variables \['city'\], but 'positional' takes \['uri'\]"):
         server.resource_template("weather://{city}")(positional)
+
+
+# -- return types, checked at registration --------------------------------------------------
+
+
+@dataclasses.dataclass
+class Reading:
+    city: str
+    celsius: float = dataclasses.field(default=0.0, metadata={"description": "temperature"})
+
+
+class NotJson:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("returns", "message"),
+    [
+        ("int", r"tool 'f' returns int, which is never sent: a tool returns str, a dict"),
+        ("None", r"tool 'f' returns None, which"),
+        ("NotJson", r"tool 'f' returns NotJson"),
+        ("list[str]", r"returns list\[str\]"),
+        ("TextContent", r"returns TextContent, which"),
+        ("Reading | str", r"mixes structured content with other results"),
+        ("Reading | Address", r"mixes structured content with other results"),
+    ],
+)
+@pytest.mark.parametrize(
+    "form", ["(ctx: RequestContext, *, x: int)", "(ctx: RequestContext, arguments: dict[str, Any])"]
+)
+def test_a_tool_whose_result_could_never_be_sent_is_refused_at_registration(
+    form: str, returns: str, message: str
+) -> None:
+    # it used to register, then fail every call with an internal error (-32603)
+    server = Server("s")
+    space: dict[str, Any] = {"RequestContext": RequestContext, "Any": Any, "NotJson": NotJson}
+    space |= {"Reading": Reading, "Address": Address, "TextContent": TextContent}
+    exec(f"async def f{form} -> {returns}: ...", space)
+    with pytest.raises(TypeError, match=message):
+        server.tool()(space["f"])
+    assert server.tools.names() == []
+
+
+@pytest.mark.parametrize(
+    "returns",
+    [
+        "str",
+        "dict[str, Any]",
+        "list[TextContent]",
+        "list[ContentBlock]",
+        "CallToolResult",
+        "Reading | CallToolResult",
+        "Any",
+    ],
+)
+def test_what_a_tool_may_return_is_accepted(returns: str) -> None:
+    server = Server("s")
+    space: dict[str, Any] = {"RequestContext": RequestContext, "Any": Any, "Reading": Reading}
+    space |= {"TextContent": TextContent, "ContentBlock": ContentBlock, "CallToolResult": CallToolResult}
+    exec(f"async def f(ctx: RequestContext, *, x: int) -> {returns}: ...", space)
+    server.tool()(space["f"])
+    assert server.tools["f"].output_schema == (json_schema(Reading) if "Reading" in returns else None)
+
+
+async def test_a_dataclass_result_is_structured_content_in_both_forms() -> None:
+    server = Server("s")
+
+    @server.tool()
+    async def typed(ctx: RequestContext, *, city: str) -> Reading:
+        return Reading(city, 21.5)
+
+    @server.tool()
+    async def classic(ctx: RequestContext, arguments: dict[str, Any]) -> Reading:
+        return Reading(arguments["city"])
+
+    assert (
+        server.tools["typed"].output_schema
+        == server.tools["classic"].output_schema
+        == {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "celsius": {"type": "number", "description": "temperature", "default": 0.0},
+            },
+            "required": ["city"],
+            "additionalProperties": False,
+        }
+    )
+    async with memory_session_pair(server) as client:
+        assert (await client.call_tool("typed", {"city": "Oslo"})).structured_content == {
+            "city": "Oslo",
+            "celsius": 21.5,
+        }
+        assert (await client.call_tool("classic", {"city": "Rome"})).structured_content == {
+            "city": "Rome",
+            "celsius": 0.0,
+        }
+
+
+@pytest.mark.parametrize(
+    ("kind", "returns", "message"),
+    [
+        (
+            "prompt",
+            "int",
+            r"prompt 'f' returns int, which is never sent: a prompt returns str, a list of PromptMessage or a "
+            "GetPromptResult",
+        ),
+        ("prompt", "list[str]", r"prompt 'f' returns list\[str\]"),
+        ("resource", "int", r"resource 'file:///r' returns int, which is never sent: a resource returns str, bytes"),
+        ("resource_template", "dict[str, str]", r"resource 'file:///\{x\}' returns dict\[str, str\]"),
+    ],
+)
+def test_prompts_and_resources_whose_result_could_never_be_sent_are_refused(
+    kind: str, returns: str, message: str
+) -> None:
+    server = Server("s")
+    space: dict[str, Any] = {"RequestContext": RequestContext}
+    params = {"prompt": "arguments: dict[str, str]", "resource": "", "resource_template": "uri: str, variables: dict"}
+    exec(f"async def f(ctx: RequestContext, {params[kind]}) -> {returns}: ...", space)
+    decorator: Any = {
+        "prompt": server.prompt(),
+        "resource": server.resource("file:///r"),
+        "resource_template": server.resource_template("file:///{x}"),
+    }[kind]
+    with pytest.raises(TypeError, match=message):
+        decorator(space["f"])
+
+
+def test_prompts_and_resources_that_return_what_they_may_are_accepted() -> None:
+    server = Server("s")
+
+    @server.prompt()
+    async def chat(ctx: RequestContext, *, city: str) -> list[PromptMessage]:
+        return []
+
+    @server.resource("file:///r")
+    async def data(ctx: RequestContext) -> bytes | list[TextResourceContents]:
+        return b""
+
+    assert len(server.prompts) == len(server.resources) == 1
+
+
+def test_an_annotation_only_a_type_checker_can_resolve_is_not_checked() -> None:
+    # `from __future__ import annotations` with a name imported under TYPE_CHECKING: the
+    # registration goes on (the check needs the type; the handler is what it is)
+    server = Server("s")
+    space: dict[str, Any] = {}
+    exec("async def f(ctx: 'Ctx', arguments: 'Args') -> 'Out': ...", space)
+    server.tool()(space["f"])
+    assert server.tools["f"].output_schema is None

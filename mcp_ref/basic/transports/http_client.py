@@ -54,6 +54,7 @@ import h11
 import trio
 
 from ...errors import AuthorizationError, ConnectionClosed, HTTPTransportError, MCPError, MessageTooLarge, TLSError
+from ._framing import FramedReader, framed_connection, response_framing_problem
 from ._nursery import block_nursery
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE, too_large
 from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
@@ -208,12 +209,9 @@ class _Response:
         return self.headers.get("content-type", "").split(";")[0].strip().lower()
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        reader = FramedReader(self.conn, self.stream)
         while True:
-            event = self.conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await self.stream.receive_some(65536)
-                self.conn.receive_data(bytes(data))
-                continue
+            event = await reader.next_event()
             if isinstance(event, h11.Data):
                 yield bytes(event.data)
             elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
@@ -294,7 +292,11 @@ async def open_connection(
             with trio.CancelScope(shield=True):
                 await tcp.aclose()
             cause = e.__cause__ if isinstance(e.__cause__, ssl.SSLError) else e
-            raise TLSError(f"TLS handshake with {url} failed: {cause}", url=url) from e
+            hint = ""
+            if getattr(cause, "reason", None) == "WRONG_VERSION_NUMBER":
+                # what OpenSSL says when the answer is not TLS at all (an HTTP server's 400)
+                hint = " (the server does not speak TLS there: if it serves plain HTTP, use an http:// URL)"
+            raise TLSError(f"TLS handshake with {url} failed: {cause}{hint}", url=url) from e
         except BaseException:
             with trio.CancelScope(shield=True):
                 await tcp.aclose()
@@ -350,23 +352,23 @@ class _Sent:
         :class:`_StaleConnection` (the server dropped the idle connection; it
         read nothing of ours), and the caller retries on another.
         """
-        answered = False
+        reader = FramedReader(self.conn, self.stream)
         try:
             while True:
-                event = self.conn.next_event()
-                if event is h11.NEED_DATA:
-                    data = await self.stream.receive_some(65536)
-                    answered = answered or bool(data)
-                    self.conn.receive_data(bytes(data))
-                    continue
+                event = await reader.next_event()
                 if isinstance(event, h11.Response):
+                    if (problem := response_framing_problem(event)) is not None:
+                        # RFC 9112 section 6.3: an answer framed two ways is an error, and the
+                        # connection is not used again (what follows it could be read as the
+                        # answer to our next request)
+                        raise h11.RemoteProtocolError(problem)
                     return event
                 if isinstance(event, h11.ConnectionClosed):
-                    if self.reused and not answered:
+                    if self.reused and not reader.received:
                         raise _StaleConnection()
                     raise trio.BrokenResourceError("the server closed the connection without answering")
         except BaseException as exc:
-            await self._failed(exc, answered=answered)
+            await self._failed(exc, answered=reader.received > 0)
             raise
 
     async def _failed(self, exc: BaseException, *, answered: bool) -> None:
@@ -393,6 +395,11 @@ class _Pool:
         if self.closed or len(self.idle) >= self.size:
             return False
         if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+            return False
+        if conn.trailing_data[0]:
+            # the server sent more than its answer: on this connection, that would be read as
+            # the answer to the next request (response splitting, RFC 9112 section 11.1)
+            log.warning("a server sent bytes after its answer; its connection is not reused")
             return False
         conn.start_next_cycle()
         self.idle.append((stream, conn))
@@ -575,7 +582,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             except _StaleConnection:
                 log.debug("a kept-alive connection was closed by the server; trying another")
         stream = await self._connect()
-        sent = _Sent(stream, h11.Connection(h11.CLIENT), args, reused=False)
+        sent = _Sent(stream, framed_connection(h11.CLIENT), args, reused=False)
         sent.authorization = authorization
         await sent.write(request, body)
         return sent
@@ -1012,6 +1019,14 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             return e
         if isinstance(e, trio.TooSlowError):
             problem = f"no connection within {self.connect_timeout:g} s"
+        elif isinstance(e, h11.RemoteProtocolError) and "ConnectionClosed" in str(e):
+            # (h11 says it from its own state machine: "can't handle event type ConnectionClosed ...")
+            problem = "the server closed the connection without answering"
+            if self.scheme == "http":
+                problem += "; if it serves HTTPS, use an https:// URL"
+        elif isinstance(e, h11.RemoteProtocolError) and "\\x15\\x03" in str(e):
+            # a TLS alert record where an HTTP status line should be
+            problem = "the server answered in TLS: use an https:// URL"
         else:
             problem = str(e) or type(e).__name__
             # trio's "all attempts to connect ... failed" holds the reasons in its cause

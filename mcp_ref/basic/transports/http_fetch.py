@@ -22,6 +22,7 @@ import h11
 import trio
 
 from ...errors import HTTPTransportError
+from ._framing import FramedReader, framed_connection, response_framing_problem
 from .http_client import check_url, open_connection, redirect_error
 
 __all__ = ["HttpAnswer", "http_exchange"]
@@ -81,7 +82,7 @@ async def http_exchange(
         with trio.fail_after(timeout):
             stream = await open_connection(parts.hostname or "", port, ssl_context, url=url, timeout=timeout)
             async with stream:
-                conn = h11.Connection(h11.CLIENT)
+                conn = framed_connection(h11.CLIENT)
                 out = conn.send(h11.Request(method=method, target=target, headers=list(hdrs.items()))) or b""
                 out += (conn.send(h11.Data(data=body)) or b"") if body else b""
                 await stream.send_all(out + (conn.send(h11.EndOfMessage()) or b""))
@@ -99,11 +100,12 @@ async def _read_answer(conn: h11.Connection, stream: trio.abc.Stream, url: str, 
     status, size = 0, 0
     headers: dict[str, str] = {}
     chunks: list[bytes] = []
+    reader = FramedReader(conn, stream)
     while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            conn.receive_data(bytes(await stream.receive_some(65536)))
-        elif isinstance(event, h11.Response):
+        event = await reader.next_event()
+        if isinstance(event, h11.Response):
+            if (problem := response_framing_problem(event)) is not None:
+                raise HTTPTransportError(f"{url}: {problem}", status=event.status_code, url=url)
             status = event.status_code
             for k, v in event.headers:
                 name = k.decode("latin-1").lower()

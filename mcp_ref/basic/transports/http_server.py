@@ -27,7 +27,7 @@ import math
 import ssl
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
 import attrs
@@ -35,10 +35,12 @@ import h11
 import trio
 
 from ...errors import ErrorCode
-from ..jsonrpc import BATCH_REVISIONS, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ..jsonrpc import BATCH_REVISIONS, MAX_BATCH, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ._framing import DEFAULT_HEAD_LIMIT, FramedReader, framed_connection, request_framing_problem
 from ._parking import ParkingQueue
 from .streamable_http import (
     LAST_EVENT_ID,
+    LOOPBACK_HOSTS,
     MAX_EVENT_ID_LENGTH,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
     # (authorization is imported when a server has auth: it costs every HTTP import otherwise)
     from ..authorization.resource_server import AccessToken, AuthRefused, Principal, ProtectedResource
 
-__all__ = ["serve_http", "HttpServerInfo", "HttpConfig", "Servable"]
+__all__ = ["serve_http", "HttpServerInfo", "HttpConfig", "Servable", "default_allowed_hosts"]
 
 
 class Servable(Protocol):
@@ -80,6 +82,9 @@ _EARLY_CANCELS = 100
 #: its handler runs in the next, so a handler that answers without blocking has answered
 #: by the third (one write per answer, not two: see _HttpServer._pump)
 _COALESCE_PASSES = 3
+#: a refused request's unread rest is drained for this long, at most this many bytes (see _linger)
+_LINGER_SECONDS = 2.0
+_LINGER_BYTES = 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -93,6 +98,8 @@ class HttpConfig:
     #: seconds without a request after which a session no connection listens to is closed
     session_idle_timeout: float = 300.0
     max_body: int = 4 * 1024 * 1024
+    #: messages one POST may carry as a batch (2025-03-26 sessions); a larger batch is 400, unread
+    max_batch: int = attrs.field(default=MAX_BATCH, validator=attrs.validators.ge(1))
     max_sessions: int = 100
     max_streams_per_session: int = 32
     max_pending_unrelated: int = 1000
@@ -518,6 +525,26 @@ def _accepts_both_short(header: str) -> bool:
     return accepts(header, "application/json", "text/event-stream")
 
 
+async def _linger(stream: trio.abc.Stream) -> None:
+    """After refusing a request whose rest was never read: say we are done writing, and read
+    (and drop) what the client is still sending for a moment before the connection is closed.
+
+    Closing a socket with unread data makes the kernel reset the connection, and a
+    reset can destroy the refusal before the client reads it (a "lingering close").
+    At most ``_LINGER_BYTES`` over ``_LINGER_SECONDS``; over TLS the connection just closes.
+    """
+    if not isinstance(stream, trio.SocketStream):
+        return
+    with trio.move_on_after(_LINGER_SECONDS):
+        try:
+            await stream.send_eof()
+            drained = 0
+            while drained < _LINGER_BYTES and (data := await stream.receive_some(65536)):
+                drained += len(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
 def _chunk(conn: h11.Connection, events: list[bytes]) -> bytes:
     """``events`` framed as one chunk of a body (none when there are none)."""
     return (conn.send(h11.Data(data=b"".join(events))) or b"") if events else b""
@@ -595,10 +622,10 @@ class _HttpServer:
         self.auth = auth
         self.nursery = nursery
         self.host = host
-        #: the names a Host header may give (None: loopback names; a server bound elsewhere, its own)
-        self.allowed_hosts = config.allowed_hosts
-        if self.allowed_hosts is None and host not in ("127.0.0.1", "localhost", "::1"):
-            self.allowed_hosts = [host]
+        #: the names a Host header may give (see default_allowed_hosts)
+        self.allowed_hosts = default_allowed_hosts(host) if config.allowed_hosts is None else config.allowed_hosts
+        #: Host and Origin values refused so far, each logged once (a bounded set)
+        self._refused: set[str] = set()
         self.sessions: dict[str, _HttpSession] = {}
         #: the bytes of events all sessions keep for resumption, together
         self.stored = StoreBudget(config.max_stored_bytes)
@@ -631,7 +658,8 @@ class _HttpServer:
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+        conn = framed_connection(h11.SERVER, DEFAULT_HEAD_LIMIT)
+        reader = FramedReader(conn, stream, DEFAULT_HEAD_LIMIT)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
             # client does not pay a TCP handshake per message (bench W9)
@@ -642,7 +670,7 @@ class _HttpServer:
                 # request is read, none after; an event stream whose client falls too far
                 # behind is dropped by cancelling it (the connection ends, _Stream.drop)
                 with trio.CancelScope(deadline=trio.current_time() + self.config.read_timeout) as exchange:
-                    request = await self._read_request(conn, stream)
+                    request = await self._read_request(reader)
                     if request is not None:
                         exchange.deadline = math.inf
                         request.scope = exchange
@@ -658,7 +686,10 @@ class _HttpServer:
             log.debug("HTTP framing error: %s", e)
             await self._refuse_framing(conn, stream, e)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
-            log.debug("HTTP connection ended: %r", e)
+            if isinstance(stream, trio.SSLStream) and getattr(e.__cause__, "reason", None) == "HTTP_REQUEST":
+                await self._plain_http_on_tls(stream)
+            else:
+                log.debug("HTTP connection ended: %r", e)
         except Exception:
             # one broken exchange must not take the server down: report it and answer 500
             log.exception("error while handling an HTTP request")
@@ -677,6 +708,26 @@ class _HttpServer:
             with trio.CancelScope(shield=True):
                 await stream.aclose()
 
+    async def _plain_http_on_tls(self, stream: trio.SSLStream[trio.abc.Stream]) -> None:
+        """A plain HTTP request reached this HTTPS server (OpenSSL recognises one): answered
+        in plain HTTP with a 400 that says which URL to use, as other HTTPS servers do,
+        rather than a closed connection the client cannot explain."""
+        log.info("a plain HTTP request on the HTTPS port: answered 400 (use https://)")
+        message = "Bad Request: this server speaks HTTPS (TLS); use an https:// URL"
+        body = json.dumps({"jsonrpc": "2.0", "error": {"code": ErrorCode.INVALID_REQUEST, "message": message}})
+        head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        data = f"{head}content-length: {len(body)}\r\n\r\n{body}".encode()
+        transport = stream.transport_stream
+        with trio.move_on_after(1):
+            try:
+                await transport.send_all(data)
+                # the rest of the request, read and dropped, so that closing sends no reset
+                # that could overtake the answer
+                while await transport.receive_some(65536):
+                    pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as failed:
+                log.debug("could not send the 400 answer: %r", failed)
+
     async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
         if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
             return  # an answer had begun: closing the connection is all that is left
@@ -686,19 +737,24 @@ class _HttpServer:
                 await self._respond(
                     conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
                 )
+                await _linger(stream)
             except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
                 log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
 
-    async def _read_request(self, conn: h11.Connection, stream: trio.abc.Stream) -> _Request | None:
+    async def _read_request(self, reader: FramedReader) -> _Request | None:
+        conn, stream = reader.conn, reader.stream
         head: _Request | None = None
         body = bytearray()
         while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await stream.receive_some(65536)
-                conn.receive_data(bytes(data))
-                continue
+            event = await reader.next_event()
             if isinstance(event, h11.Request):
+                problem = request_framing_problem(event)
+                if problem is not None:
+                    # RFC 9112 section 6.1: whatever the server does with such a request, the
+                    # connection closes after it, so nothing framed the other way can follow
+                    log.warning("HTTP request refused: %s", problem)
+                    await self._refuse_and_close(conn, stream, 400, f"Bad Request: {problem}")
+                    return None
                 head = _Request(event)
                 declared = head.header("content-length")  # (h11 checked it is digits)
                 if declared is not None and int(declared) > self.config.max_body:
@@ -717,9 +773,14 @@ class _HttpServer:
                 return None
 
     async def _too_large(self, conn: h11.Connection, stream: trio.abc.Stream) -> None:
-        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Request body over {self.config.max_body} bytes"}
         # the rest of the body is not read: the connection ends after this answer
-        await self._respond(conn, stream, 413, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+        await self._refuse_and_close(conn, stream, 413, f"Request body over {self.config.max_body} bytes")
+
+    async def _refuse_and_close(self, conn: h11.Connection, stream: trio.abc.Stream, status: int, message: str) -> None:
+        """Answer ``status`` with an id-less JSON-RPC error; the connection ends after it."""
+        error = {"code": ErrorCode.INVALID_REQUEST, "message": message}
+        await self._respond(conn, stream, status, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+        await _linger(stream)
 
     async def _respond(
         self,
@@ -757,9 +818,9 @@ class _HttpServer:
                 raise _HttpError(404, f"no MCP endpoint at {req.target}")
             # [basic/transports#9, #10] DNS rebinding: Origin and Host are checked
             if not origin_allowed(req.header("origin"), self.config.allowed_origins):
-                raise _HttpError(403, "Forbidden: origin not allowed")
+                raise self._refuse("origin", req.header("origin"), self.config.allowed_origins)
             if not host_allowed(req.header("host"), self.allowed_hosts):
-                raise _HttpError(403, "Forbidden: host not allowed")
+                raise self._refuse("host", req.header("host"), self.allowed_hosts)
             if self.closing and req.method == "GET":
                 raise _HttpError(503, "Service Unavailable: the server is shutting down")
             handler = self._handlers.get(req.method)
@@ -783,6 +844,18 @@ class _HttpServer:
             # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
             # HEAD: its answer never has one, RFC 9110 section 9.3.2)
             await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
+
+    def _refuse(self, what: Literal["host", "origin"], value: str | None, allowed: Sequence[str] | None) -> _HttpError:
+        """The 403 of a Host or Origin this server does not accept, naming the setting that
+        would: the person who sees it is most often the one who started the server (logged
+        once per value too, for the operator)."""
+        accepted = ", ".join(allowed if allowed is not None else LOOPBACK_HOSTS[:3])
+        setting = f"allowed_{what}s"
+        hint = f"this server accepts {accepted}; start it with {setting}=[...] naming the {what}s its clients use"
+        if len(self._refused) < 100 and f"{what}:{value}" not in self._refused:
+            self._refused.add(f"{what}:{value}")
+            log.warning("refused a request with %s %r (403): %s", what.capitalize(), value, hint)
+        return _HttpError(403, f"Forbidden: {what} {value!r} not allowed ({hint})")
 
     # -- authorization (basic/authorization, the resource server) ------------------------------------
 
@@ -996,6 +1069,14 @@ class _HttpServer:
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
         if isinstance(message, list):
+            if len(message) > self.config.max_batch:
+                # each message of a batch is work the session does and answers: one body under
+                # max_body could hold tens of thousands -- refused whole, before any is looked at
+                raise _HttpError(
+                    400,
+                    f"Invalid Request: a batch of {len(message)} messages; at most {self.config.max_batch} are taken",
+                    ErrorCode.INVALID_REQUEST,
+                )
             if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
                 raise _HttpError(
                     400, "Invalid Request: initialize cannot be part of a batch", ErrorCode.INVALID_REQUEST
@@ -1291,6 +1372,26 @@ class _HttpServer:
         await self._respond(conn, stream, 200)
 
 
+#: addresses that bind every interface: no client sends them as its Host
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def default_allowed_hosts(host: str) -> list[str]:
+    """[basic/transports#9] the Host names a server bound to ``host`` accepts when no
+    ``allowed_hosts`` is given: the loopback names, and the bound address itself when
+    that is a particular one (a server on every interface, ``0.0.0.0``, is reached by
+    name or address through ``allowed_hosts`` only: DNS rebinding protection cannot
+    guess the names its clients use).
+
+    >>> default_allowed_hosts("0.0.0.0")
+    ['127.0.0.1', 'localhost', '::1']
+    >>> default_allowed_hosts("192.0.2.7")
+    ['127.0.0.1', 'localhost', '::1', '192.0.2.7']
+    """
+    loopback = list(LOOPBACK_HOSTS[:3])
+    return loopback if host in WILDCARD_HOSTS or host in loopback else [*loopback, host]
+
+
 async def serve_http(
     server: Servable,
     *,
@@ -1323,7 +1424,9 @@ async def serve_http(
         http = _HttpServer(server, cfg, nursery, host, auth)
         listeners = await nursery.start(http.accept, port, ssl_context)
         bound = listeners[0].socket.getsockname()
-        url_host = f"[{host}]" if ":" in host else host
+        # a server on every interface is reached locally through loopback (whose names it accepts)
+        shown = host if host not in WILDCARD_HOSTS else ("::1" if host == "::" else "127.0.0.1")
+        url_host = f"[{shown}]" if ":" in shown else shown
         scheme = "http" if ssl_context is None else "https"
         info = HttpServerInfo(host=host, port=bound[1], url=f"{scheme}://{url_host}:{bound[1]}{cfg.path}", server=http)
         if auth is not None and auth.resource is None:

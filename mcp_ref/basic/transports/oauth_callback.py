@@ -15,6 +15,7 @@ import h11
 import trio
 
 from ..authorization.client import AuthorizationDenied, AuthorizationResponse, parse_authorization_response
+from ._framing import FramedReader, framed_connection, request_framing_problem
 from ._nursery import block_nursery
 
 __all__ = ["print_url", "open_in_browser", "LoopbackCallback", "CallbackListenError", "open_loopback_callback"]
@@ -63,18 +64,16 @@ class LoopbackCallback:
         return await self._receive.receive()
 
     async def _serve(self, stream: trio.SocketStream) -> None:
-        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=16 * 1024)
+        conn = framed_connection(h11.SERVER, 16 * 1024)
+        reader = FramedReader(conn, stream, 16 * 1024)
         try:
             with trio.move_on_after(10):
                 request = None
                 while True:
-                    event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        data = await stream.receive_some(16384)
-                        if not data:
-                            return
-                        conn.receive_data(bytes(data))
-                    elif isinstance(event, h11.Request):
+                    event = await reader.next_event()
+                    if isinstance(event, h11.Request):
+                        if request_framing_problem(event) is not None:
+                            return  # (a browser never sends one: the connection just closes)
                         request = event
                     elif isinstance(event, h11.EndOfMessage) and request is not None:
                         break

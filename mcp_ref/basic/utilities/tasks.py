@@ -9,8 +9,9 @@ time takes it.
 * :class:`TaskRecord` is what a receiver keeps per task: its public state (a
   :class:`~mcp_ref.schema.tasks.Task`), who owns it, when it expires, and
   once terminal the outcome of the underlying request (result or error).
-* :class:`TaskStore` is the storage interface; :class:`InMemoryTaskStore` the
-  default. Stores are synchronous so they stay testable without a runtime.
+* :class:`TaskLimits`, :func:`limit_refusal` and :func:`owner_key`: what every
+  store applies; the stores themselves need a runtime (they wait, for a disk or
+  a database) and live in :mod:`mcp_ref.session.task_store`.
 * Receiver policy: the ttl granted (:func:`grant_ttl`), the status of finished
   work (:func:`work_outcome`), status notifications (:func:`status_notification`),
   what ``tasks/result`` and ``tasks/cancel`` answer (:func:`task_payload`,
@@ -21,11 +22,12 @@ time takes it.
 """
 
 import functools
+import json
 import math
 import secrets
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 
@@ -59,8 +61,9 @@ __all__ = [
     "related_task_id",
     "relate_params",
     "TaskRecord",
-    "TaskStore",
-    "InMemoryTaskStore",
+    "TaskLimits",
+    "limit_refusal",
+    "owner_key",
     "TaskNotFound",
     "TASKS_SINCE",
     "page_of_tasks",
@@ -187,25 +190,42 @@ def related_task_id(meta: dict[str, Any] | None) -> str | None:
     return task_id if isinstance(task_id, str) else None
 
 
-@attrs.define(repr=False, eq=False)
+@attrs.frozen(repr=False, eq=False)
 class TaskRecord:
-    """What a receiver keeps about one task."""
+    """What a receiver keeps about one task: a snapshot, never changed in place.
+
+    A store hands out records and makes a new one for every change
+    (:meth:`changed`), so a record read a moment ago stays what it was.
+    """
 
     task_id: str
-    owner: Hashable
+    #: who may reach the task (an :func:`owner_key`); None: anyone holding its id (binding="none")
+    owner: str | None
     method: str
     status: str
     created_at: float  # wall clock, seconds
     last_updated_at: float
     ttl_ms: int | None
     poll_interval_ms: int | None
-    expires_at: float | None  # runtime clock (trio time); None: never
+    #: when the store deletes the task, in the store's own clock (set by the store); None: never
+    expires_at: float | None
     status_message: str | None = None
     progress_token: Any = None
     #: the underlying request's outcome once terminal: a result object or an Error
     outcome: Any = None
-    #: creation order among the receiver's tasks (tasks/list pages by it)
+    #: creation order among the store's tasks (tasks/list pages by it; set by the store)
     seq: int = 0
+    #: whose quota the task counts against (an :func:`owner_key`): its owner, or with
+    #: binding="none" the requestor's authenticated identity or session
+    requestor: str | None = None
+    #: the process running the task's work (a store's ``runner``); None: nobody
+    runner: str | None = None
+    #: bumped by the store on every change (a waiter knows what it has seen)
+    version: int = 0
+    #: outstanding requests of the task to its requestor, by key (JSON: {"method", "params"})
+    input_requests: dict[str, Any] | None = None
+    #: answers to them not yet taken by the work, by key (JSON)
+    input_responses: dict[str, Any] | None = None
 
     def to_task(self) -> Task:
         """The public view, as every task response carries it (tasks#ttl-and-resource-management)."""
@@ -229,12 +249,18 @@ class TaskRecord:
             poll_interval=self.poll_interval_ms,
         )
 
-    def move(self, status: TaskStatus | str, wall_now: float, message: str | None = None) -> None:
+    def moved(
+        self, status: TaskStatus | str, wall_now: float, message: str | None = None, **changes: Any
+    ) -> "TaskRecord":
+        """This task moved to ``status`` (InvalidTransition if the lifecycle forbids it), as a new record."""
         check_transition(self.status, status)
-        self.status = status
-        self.last_updated_at = wall_now
         if message is not None:
-            self.status_message = message
+            changes["status_message"] = message
+        return self.changed(status=status, last_updated_at=wall_now, **changes)
+
+    def changed(self, **changes: Any) -> "TaskRecord":
+        """A new record with ``changes`` and the next version."""
+        return attrs.evolve(self, version=self.version + 1, **changes)
 
     @property
     def terminal(self) -> bool:
@@ -245,100 +271,56 @@ class TaskRecord:
         return isinstance(self.outcome, Error)
 
 
-class TaskStore(Protocol):
-    """Where a receiver keeps its tasks. Keys are task ids; owners are opaque.
+def owner_key(identity: Hashable) -> str | None:
+    """The text a store keeps for an owner or requestor identity: canonical JSON.
 
-    A store may hand out copies (a database does): the runtime changes its own
-    copy and calls :meth:`update` after every change, and tells whether a
-    task still exists by its id, never by object identity.
+    An identity is None (nobody in particular), a string, a number, or a tuple of
+    these (a principal is ``("principal", (issuer, subject, client_id))``); every
+    such value has one text, and two different values never share one, so a task
+    stays bound to its user across processes and restarts. Anything else is a
+    TypeError: a binding function must return an identity a store can write down.
+    """
+    if identity is None:
+        return None
+    if not _identity_ok(identity):
+        raise TypeError(
+            f"a task owner must be a string, a number, None or a tuple of these, not {type(identity).__name__} "
+            "(a binding function returns the requestor's identity, e.g. an authorization subject)"
+        )
+    return json.dumps(identity, separators=(",", ":"), ensure_ascii=False)
+
+
+def _identity_ok(value: object) -> bool:
+    if value is None or type(value) in (str, int, float, bool):
+        return True
+    return type(value) is tuple and all(_identity_ok(v) for v in value)
+
+
+@attrs.frozen
+class TaskLimits:
+    """[basic/utilities/tasks#resource-management] how many tasks a store accepts.
+
+    ``running``: a requestor's tasks not terminal; ``kept``: a requestor's tasks
+    stored, finished or not; ``total``: all tasks stored. A store checks them and
+    adds a task in one step (:func:`limit_refusal`), so that concurrent creations
+    (on other replicas too) cannot pass them together.
     """
 
-    def add(self, record: TaskRecord) -> None: ...
-    def update(self, record: TaskRecord) -> None: ...
-    def get(self, task_id: str) -> TaskRecord | None: ...
-    def remove(self, task_id: str) -> None: ...
-    def owned_by(self, owner: Hashable) -> list[TaskRecord]: ...
-    def counts(self, owner: Hashable) -> tuple[int, int]:
-        """How many tasks ``owner`` has kept, and how many of them are not terminal."""
-        ...
-
-    def expired(self, now: float) -> list[TaskRecord]: ...
-    def next_expiry(self) -> float | None: ...
-    def __iter__(self) -> Iterator[TaskRecord]: ...
-    def __len__(self) -> int: ...
+    running: int = 100
+    kept: int = 1000
+    total: int = 10_000
 
 
-class InMemoryTaskStore:
-    """The default store: a dict, in creation order, indexed by owner.
-
-    The index keeps a creation's room check (:meth:`counts`, every task-augmented
-    request) from reading every task the receiver keeps.
-    """
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, TaskRecord] = {}
-        #: owner -> its tasks (task id -> record), in creation order
-        self._owned: dict[Hashable, dict[str, TaskRecord]] = {}
-        #: owner -> the ids of its tasks that are not terminal
-        self._unfinished: dict[Hashable, set[str]] = {}
-
-    def _put(self, record: TaskRecord) -> None:
-        task_id, owner = record.task_id, record.owner
-        self._tasks[task_id] = record
-        owned = self._owned.get(owner)
-        if owned is None:
-            owned = self._owned[owner] = {}
-            self._unfinished[owner] = set()
-        owned[task_id] = record
-        if record.status in TERMINAL_STATUSES:
-            self._unfinished[owner].discard(task_id)
-        else:
-            self._unfinished[owner].add(task_id)
-
-    def add(self, record: TaskRecord) -> None:
-        if record.task_id in self._tasks:
-            # [basic/utilities/tasks#25] ids are unique among our tasks -- tasks#task-id-requirements
-            raise ValueError(f"task id {record.task_id!r} already exists")
-        self._put(record)
-
-    def update(self, record: TaskRecord) -> None:
-        """Store the new state of a task; a task already deleted (expired) stays deleted."""
-        if record.task_id in self._tasks:
-            self._put(record)
-
-    def get(self, task_id: str) -> TaskRecord | None:
-        return self._tasks.get(task_id)
-
-    def remove(self, task_id: str) -> None:
-        record = self._tasks.pop(task_id, None)
-        if record is None:
-            return
-        owned = self._owned[record.owner]
-        del owned[task_id]
-        self._unfinished[record.owner].discard(task_id)
-        if not owned:
-            del self._owned[record.owner], self._unfinished[record.owner]
-
-    def owned_by(self, owner: Hashable) -> list[TaskRecord]:
-        owned = self._owned.get(owner)
-        return list(owned.values()) if owned is not None else []
-
-    def counts(self, owner: Hashable) -> tuple[int, int]:
-        owned = self._owned.get(owner)
-        return (len(owned), len(self._unfinished[owner])) if owned is not None else (0, 0)
-
-    def expired(self, now: float) -> list[TaskRecord]:
-        return [r for r in self._tasks.values() if r.expires_at is not None and r.expires_at <= now]
-
-    def next_expiry(self) -> float | None:
-        deadlines = [r.expires_at for r in self._tasks.values() if r.expires_at is not None]
-        return min(deadlines) if deadlines else None
-
-    def __iter__(self) -> Iterator[TaskRecord]:
-        return iter(list(self._tasks.values()))
-
-    def __len__(self) -> int:
-        return len(self._tasks)
+def limit_refusal(limits: TaskLimits, kept: int, running: int, total: int) -> str | None:
+    """Why a new task of a requestor holding ``kept`` tasks (``running`` of them not
+    terminal), in a store holding ``total``, is refused; None: it is not."""
+    if running >= limits.running:
+        return f"at most {limits.running} concurrent tasks per requestor"
+    if kept >= limits.kept:
+        return f"at most {limits.kept} tasks kept per requestor (finished ones until their ttl)"
+    if total >= limits.total:
+        return f"at most {limits.total} tasks kept in all"
+    return None
 
 
 def page_of_tasks(records: list[TaskRecord], cursor: str | None, page_size: int) -> tuple[list[Task], str | None]:

@@ -11,7 +11,13 @@ import pytest
 import trio
 import trio.testing
 
-from mcp_ref.basic.transports.http_server import HttpConfig, _HttpError, _HttpServer, _HttpSession
+from mcp_ref.basic.transports.http_server import (
+    HttpConfig,
+    _HttpError,
+    _HttpServer,
+    _HttpSession,
+    default_allowed_hosts,
+)
 from mcp_ref.errors import HTTPTransportError
 from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.session import RequestContext, Server
@@ -26,7 +32,9 @@ class MemoryHttp:
 
     def __init__(self, nursery: trio.Nursery, server: Server, **options: Any) -> None:
         self.nursery = nursery
-        self.http = _HttpServer(server, HttpConfig(**options), nursery, "127.0.0.1")
+        # bind: the address the server would listen on (nothing listens: connections are in memory)
+        bind = options.pop("bind", "127.0.0.1")
+        self.http = _HttpServer(server, HttpConfig(**options), nursery, bind)
         nursery.start_soon(self.http.expire_idle)
 
     @asynccontextmanager
@@ -530,6 +538,40 @@ async def test_allowed_hosts_and_origins_on_a_live_server(autojump_clock: Any) -
         assert await status({"host": "mcp.example:8080", "origin": "https://app.example", **ACCEPT_BOTH}) == 200
         assert await status({"host": "127.0.0.1", **ACCEPT_BOTH}) == 403  # the list replaces the default
         assert await status({"host": "mcp.example", "origin": "http://localhost:3000", **ACCEPT_BOTH}) == 403
+
+
+@pytest.mark.req("basic/transports#9")
+async def test_a_server_on_every_interface_accepts_loopback_hosts_and_its_403_names_the_setting(
+    autojump_clock: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # run_http(host="0.0.0.0") used to accept only a Host of "0.0.0.0", which no client sends:
+    # every request was 403 "host not allowed", even from 127.0.0.1, naming no setting
+    async with memory_http(check_server(), bind="0.0.0.0") as mem:
+
+        async def answer(host: str, origin: str | None = None) -> tuple[int, Any]:
+            headers = {**ACCEPT_BOTH, **({"origin": origin} if origin else {})}
+            async with mem.connection() as client:
+                response = await send_request(client, host, "/mcp", "POST", headers, INIT)
+                return response.status, json.loads(await response.body()) if response.status == 403 else None
+
+        assert (await answer("127.0.0.1:8000"))[0] == 200
+        assert (await answer("localhost:8000"))[0] == 200
+        status, body = await answer("mcp.example:8000")
+        assert status == 403
+        assert body["error"]["message"] == (
+            "Forbidden: host 'mcp.example:8000' not allowed (this server accepts 127.0.0.1, localhost, ::1; "
+            "start it with allowed_hosts=[...] naming the hosts its clients use)"
+        )
+        status, body = await answer("localhost:8000", origin="https://app.example")
+        assert status == 403 and "allowed_origins=[...]" in body["error"]["message"]
+        await answer("mcp.example:8000")  # logged once per value, for the operator
+    refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith("refused a request")]
+    assert len(refused) == 2 and "Host 'mcp.example:8000'" in refused[0] and "allowed_hosts=" in refused[0]
+
+
+def test_the_hosts_a_server_accepts_by_default_follow_where_it_listens() -> None:
+    assert default_allowed_hosts("127.0.0.1") == default_allowed_hosts("::") == ["127.0.0.1", "localhost", "::1"]
+    assert default_allowed_hosts("10.1.2.3") == ["127.0.0.1", "localhost", "::1", "10.1.2.3"]
 
 
 # -- our client, over memory streams too ---------------------------------------------------------

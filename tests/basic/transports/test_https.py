@@ -112,6 +112,51 @@ async def test_a_plain_client_at_a_tls_server_does_not_take_it_down(ca: trustme.
             await client.ping()
 
 
+async def test_plain_http_to_a_tls_port_is_a_400_that_names_https(ca: trustme.CA) -> None:
+    # it used to be a closed connection, which our client reported in h11's own words
+    # ("can't handle event type ConnectionClosed when role=SERVER ...")
+    async with http_server(echo_server(), ssl_context=server_context(ca)) as info:
+        plain = info.url.replace("https://", "http://")
+        with trio.fail_after(10), pytest.raises(HTTPTransportError) as raised:
+            async with open_http_client(plain):
+                pytest.fail("the session must not open")
+        assert raised.value.status == 400
+        assert str(raised.value) == (
+            f"{plain} answered HTTP 400: [-32600] Bad Request: this server speaks HTTPS (TLS); use an https:// URL"
+        )
+        # any client (curl) reads the same answer
+        stream = await trio.open_tcp_stream("127.0.0.1", info.port)
+        await stream.send_all(b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        answer = b""
+        with trio.fail_after(5):
+            while data := await stream.receive_some(1024):
+                answer += data
+        await stream.aclose()
+        assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n") and b"use an https:// URL" in answer
+
+
+async def test_https_to_a_plain_http_port_is_a_tls_error_that_names_http() -> None:
+    async with http_server(echo_server()) as info:
+        secure = info.url.replace("http://", "https://")
+        with trio.fail_after(10), pytest.raises(TLSError, match=r"does not speak TLS there: .* use an http:// URL"):
+            async with open_http_client(secure):
+                pytest.fail("the session must not open")
+
+
+async def test_a_server_that_closes_without_answering_is_said_so_plainly() -> None:
+    async def close_at_once(stream: trio.SocketStream) -> None:
+        await stream.receive_some(65536)
+        await stream.aclose()
+
+    async with tcp_server(close_at_once) as port:
+        with trio.fail_after(10), pytest.raises(HTTPTransportError) as raised:
+            async with open_http_client(f"http://127.0.0.1:{port}/mcp"):
+                pytest.fail("the session must not open")
+    message = str(raised.value)
+    assert "the server closed the connection without answering; if it serves HTTPS, use an https:// URL" in message
+    assert "ConnectionClosed" not in message and "role=" not in message
+
+
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 async def test_a_redirect_is_not_followed(status: int) -> None:
     """A 3xx is an error naming the Location; nothing is sent there."""

@@ -475,6 +475,27 @@ async def test_batches_only_in_2025_03_26() -> None:
         assert status == 400 and json.loads(body)["error"]["code"] == -32600
 
 
+async def test_a_batch_over_the_limit_is_refused_before_any_of_it_is_handled() -> None:
+    server = check_server()
+    calls = 0
+
+    @server.tool()
+    async def tally(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        nonlocal calls
+        calls += 1
+        return "counted"
+
+    async with http_server(server, max_batch=3) as info:
+        session = await start_session(info.url, "2025-03-26")
+        call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "tally"}}
+        batch = [{**call, "id": i} for i in range(4)]
+        status, _, body = await raw(info.url, "POST", session, batch)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+        assert "a batch of 4 messages; at most 3" in json.loads(body)["error"]["message"]
+        status, _, body = await raw(info.url, "POST", session, batch[:3])
+        assert status == 200 and calls == 3  # (none of the refused batch ran)
+
+
 @pytest.mark.req("basic/transports#17", "basic/transports#21")
 async def test_a_batch_answered_as_json_is_an_array() -> None:
     # even a batch of one request (with a notification here), and even in the SSE mode's

@@ -2,7 +2,7 @@
 
 import json
 import logging
-from collections.abc import AsyncIterator, Hashable, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -12,7 +12,7 @@ import trio
 import trio.testing
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
-from mcp_ref.basic.utilities.tasks import InMemoryTaskStore, TaskRecord
+from mcp_ref.basic.utilities.tasks import TaskLimits, TaskRecord
 from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitResult
@@ -21,6 +21,7 @@ from mcp_ref.schema.roots import Root
 from mcp_ref.schema.tasks import RELATED_TASK_META_KEY, GetTaskPayloadRequestParams, GetTaskRequestParams
 from mcp_ref.schema.tools import CallToolResult
 from mcp_ref.session import Server, open_session
+from mcp_ref.session.task_store import InMemoryTaskStore
 from mcp_ref.session.tasks import TaskCancelled, TaskConfig, TaskFailed, TaskManager
 
 from ...session.test_session import Recorder
@@ -152,26 +153,14 @@ async def test_shutting_down_the_task_nursery_fails_running_tasks(autojump_clock
 
 
 class CopyingStore(InMemoryTaskStore):
-    """Like a database: what goes in and what comes out are copies."""
+    """Like a database: what comes out is a copy, never the object it keeps."""
 
-    def add(self, record: TaskRecord) -> None:
-        super().add(attrs.evolve(record))
-
-    def update(self, record: TaskRecord) -> None:
-        super().update(attrs.evolve(record))
-
-    def get(self, task_id: str) -> TaskRecord | None:
-        record = super().get(task_id)
+    async def get(self, task_id: str) -> TaskRecord | None:
+        record = await super().get(task_id)
         return attrs.evolve(record) if record is not None else None
 
-    def owned_by(self, owner: Hashable) -> list[TaskRecord]:
-        return [attrs.evolve(r) for r in super().owned_by(owner)]
-
-    def expired(self, now: float) -> list[TaskRecord]:
-        return [attrs.evolve(r) for r in super().expired(now)]
-
-    def __iter__(self) -> Iterator[TaskRecord]:
-        return iter([attrs.evolve(r) for r in super().__iter__()])
+    async def owned_by(self, owner: str | None) -> list[TaskRecord]:
+        return [attrs.evolve(r) for r in await super().owned_by(owner)]
 
 
 @pytest.mark.req("basic/utilities/tasks#13", "basic/utilities/tasks#61", "basic/utilities/tasks#62")
@@ -647,10 +636,10 @@ async def test_a_closed_sessions_tasks_are_cancelled_and_deleted(autojump_clock:
             await alice.call_tool_as_task("slow")
             await alice.call_tool_as_task("only_task")
             await bob.call_tool_as_task("slow")
-            assert len(manager.store) == 3
+            assert await manager.store.count() == 3
         # both sessions are closed: nobody can reach their tasks again, they went with them
         await trio.testing.wait_all_tasks_blocked()
-        assert len(manager.store) == 0 and not manager._live
+        assert await manager.store.count() == 0 and not manager._live
         assert manager.stats["session-closed"] == 3
         await trio.sleep(10)
         assert state["finished"] == 0  # the work was stopped, not left running to its ttl
@@ -734,9 +723,8 @@ async def test_listing_order_continues_after_a_stores_earlier_tasks(autojump_clo
         ttl_ms=None,
         poll_interval_ms=None,
         expires_at=None,
-        seq=5,
     )
-    store.add(old)
+    old = await store.create(old, TaskLimits())
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery)
         server.enable_tasks(nursery, store=store, config=TaskConfig(binding="none", list_tasks=True))
@@ -774,11 +762,13 @@ async def test_a_tasks_requests_and_notifications_without_params_carry_the_relat
 class ForgetsCancelled(InMemoryTaskStore):
     """A receiver that deletes a task as soon as it is cancelled (tasks#63 allows it)."""
 
-    def update(self, record: TaskRecord) -> None:
-        if record.status == "cancelled":
-            self.remove(record.task_id)
-        else:
-            super().update(record)
+    async def move(
+        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
+    ) -> TaskRecord:
+        record = await super().move(task_id, status, wall=wall, message=message, outcome=outcome)
+        if status == "cancelled":
+            await self.delete(task_id)
+        return record
 
 
 @pytest.mark.req("basic/utilities/tasks#63", "basic/utilities/tasks#64")
