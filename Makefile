@@ -15,13 +15,15 @@ help:
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make check-install  an ordinary install in a fresh venv, and mypy --strict on the newcomer app against it"
 	@echo "make spec           fetch the MCP spec the tests read into spec/ (when ../shared/spec is not beside the checkout)"
-	@echo "make spec-coverage  the requirement table per spec chapter"
+	@echo "make spec-coverage  the requirement table per chapter, one per revision (REVISION=2026-07-28: that one only)"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
 	@echo "make soak           the everything server over HTTP for 1M messages, its RSS checked flat (SOAK=\"--messages 100000\")"
 	@echo "make conformance    the official MCP conformance suite (needs npm)"
 	@echo "make mutate         break each line citing a utilities/lifecycle/transports id; its tests must notice"
-	@echo "                    (make mutate ID=basic/lifecycle#18: that id only; ID=\"a b\" for several)"
+	@echo "                    (make mutate ID=basic/lifecycle#18: that id only; ID=\"a b\" for several;"
+	@echo "                    ID=2026-07-28:basic/patterns/mrtr#4 one of another revision; REVISION=2026-07-28:"
+	@echo "                    every implemented id of that revision, MUTATE=\"--chapter basic/patterns\" narrows it)"
 	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
 	@echo "make clean          remove .venv and caches"
 
@@ -65,7 +67,7 @@ spec:
 	$(PYTHON) tools/fetch_spec.py
 
 spec-coverage:
-	@$(PYTHON) tools/manifest.py coverage
+	@$(PYTHON) tools/manifest.py coverage $(if $(REVISION),--revision $(REVISION))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check mcp_ref tests tools bench docs/examples
@@ -79,11 +81,13 @@ soak: $(STAMP)
 	$(PY) bench/soak.py $(SOAK)
 
 # Mutation testing of the requirement citations (tools/manifest.py mutate); MUTATE=... adds options,
-# ID=... names the ids to mutate instead of the chapters.
+# ID=... names the ids to mutate instead of the chapters, REVISION=... takes that revision's ids
+# (all its implemented ones unless ID or MUTATE="--chapter ..." narrows them).
 MUTATE_CHAPTERS := --chapter basic/utilities --chapter basic/lifecycle --chapter basic/transports
 
 mutate: $(STAMP)
-	$(PY) tools/manifest.py mutate $(if $(ID),$(ID),$(MUTATE_CHAPTERS)) $(MUTATE)
+	$(PY) tools/manifest.py mutate $(if $(REVISION),--revision $(REVISION)) \
+		$(if $(ID),$(ID),$(if $(REVISION),,$(MUTATE_CHAPTERS))) $(MUTATE)
 
 # CI runs this right after make test (hence no baseline run), on its own 2 cores
 mutate-sample: $(STAMP)

@@ -1,41 +1,69 @@
 #!/usr/bin/env python3
-"""The requirement manifest: spec_notes/requirements.toml.
+"""The requirement manifests: one per spec revision mcp_ref supports.
 
-One ``[[requirement]]`` table per id of ../shared/spec/2025-11-25/requirements.tsv,
-with our status, the symbols that realise it and a note in our own words.
+``spec_notes/requirements.toml`` is revision 2025-11-25's; every other revision has
+``spec_notes/<revision>/requirements.toml`` (2026-07-28, 2025-06-18, 2025-03-26,
+2024-11-05, and ``ext-tasks`` for the io.modelcontextprotocol/tasks extension). Each
+holds one ``[[requirement]]`` table per id of that revision's catalogue
+(``<spec>/<revision>/requirements.tsv``), with our status, the symbols that realise
+it and a note in our own words.
 
-    tools/manifest.py init                       create / refresh from the catalogue
-    tools/manifest.py set ID [ID...] [--status S] [--symbols a,b] [--note "..."]
+An id names its revision with a prefix, ``2026-07-28:basic/patterns/mrtr#4``; an id
+without one is 2025-11-25's (``server/tools#5`` and ``2025-11-25:server/tools#5`` are
+the same id). Inside a manifest the ``id`` key is the catalogue's, unprefixed.
+
+    tools/manifest.py init [--revision R] [--inherit REV ...]
+                                                 create / refresh R's manifest from its catalogue
+    tools/manifest.py set ID [ID...] [--revision R] [--status S] [--symbols a,b] [--note "..."]
+                          [--same-as ID | --same-as ''] [--reviewed]
                           [--structural "why no single line"] [--survivor "KEY -- why"] [--clear-survivors]
-    tools/manifest.py coverage                   per-chapter table; last line is the total
-    tools/manifest.py show ID                    statement, our entry, enforcing lines, citing tests
+    tools/manifest.py coverage [--revision R ...]  a chapter x status table per revision, with its total
+    tools/manifest.py show ID [--revision R]     statement, our entry, enforcing lines, citing tests
                                                  (a short id such as cancellation#8 gets the full one suggested)
-    tools/manifest.py list [--status S] [--chapter C]
-    tools/manifest.py mutate [ID...] [--chapter C] [--status S] [--sample N --seed S] [--dry-run]
-                             [--jobs J] [--timeout T] [--no-baseline] [--json]
+    tools/manifest.py list [--revision R] [--status S] [--chapter C] [--unreviewed]
+    tools/manifest.py mutate [ID...] [--revision R] [--chapter C] [--status S] [--sample N --seed S]
+                             [--dry-run] [--jobs J] [--timeout T] [--no-baseline] [--json]
 
-Two optional keys of an entry are about citations and mutation:
+``--revision`` says which revision an unprefixed ID (and ``--chapter``) belongs to;
+the default is 2025-11-25 (``coverage`` and ``list``: every revision).
 
+Optional keys of an entry:
+
+- ``same_as``: the id of another revision (or another id of the same one) whose code
+  realises this statement too, written with its revision
+  (``same_as = "2025-11-25:server/tools#5"``). The entry's status follows the
+  target's (``set`` on the target updates it), the target's citations and tests count
+  for it, and ``mutate`` of it breaks the target's enforcing lines and runs the tests
+  citing either id. A target is never itself a ``same_as`` entry. Valid only where the
+  code path really is shared by both revisions: when it is not, detach the entry
+  (``set ID --same-as '' --status planned``) and give it its own citations.
+- ``reviewed = false``: a ``same_as`` that ``init`` made from identical text (same
+  fingerprint) and nobody has checked against the code yet; ``set ID --reviewed``
+  records the check.
 - ``structural``: why no single line enforces an implemented id (the attrs model,
   a type, the shape of the whole module...). Such an id needs no ``[id]`` citation
   in mcp_ref/ and ``mutate`` reports it as structural instead of mutating it.
 - ``survivors``: mutants of the id's enforcing lines that are known to survive,
   each ``"KEY -- why"`` with the KEY ``mutate`` prints. Only these may survive.
 
-Citations in code: a comment or docstring holding ``[chapter#N]``, with grouped
-forms ``[chapter#N, #M]``, ``[chapter#N-#M]`` and ``[a#N, b#M]``. A comment
-annotates the statement on its line, or else the next statement; a docstring
-annotates its function. ``mutate`` breaks that statement in a scratch copy of the
-repository (negate an if/while test or a boolean value, return early from a
+Citations in code: a comment or docstring holding ``[chapter#N]`` or
+``[2026-07-28:chapter#N]``, with grouped forms ``[chapter#N, #M]``,
+``[chapter#N-#M]`` and ``[a#N, b#M]``. In a group, a revision prefix holds for the
+items after it (``[2026-07-28:a#1, b#2]`` cites two 2026-07-28 ids; write
+``2025-11-25:`` to switch back); a bare ``#N`` keeps the chapter and revision before
+it. A comment annotates the statement on its line, or else the next statement; a
+docstring annotates its function. ``mutate`` breaks that statement in a scratch copy of
+the repository (negate an if/while test or a boolean value, return early from a
 function, skip a block, delete a statement) and runs only the tests citing the id
-(``@pytest.mark.req``); a mutant that no test notices survives.
+(``@pytest.mark.req``, with the same ids); a mutant that no test notices survives.
 
 Standard library only; ``mutate`` runs the tests, so it needs a python with pytest and
 mcp_ref's dependencies: the checkout's .venv (``make test`` creates it; ``make mutate
 ID=...`` runs one id with it). Run with another python, ``mutate`` re-runs itself under
 .venv/bin/python when there is one, and otherwise says so in one line. Writes are
-atomic and serialised with a lock file. The spec is looked up in ../shared beside the
-checkout, or in $MCP_REF_SHARED.
+atomic and serialised with a lock file. The catalogues are looked up as the tests look
+for the spec: in $MCP_SPEC_DIR alone when it is set, else in ../shared/spec beside the
+checkout (or $MCP_REF_SHARED/spec), then in spec/ (``make spec``).
 """
 
 from __future__ import annotations
@@ -70,16 +98,77 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-MANIFEST = ROOT / "spec_notes" / "requirements.toml"
 SHARED = Path(os.environ.get("MCP_REF_SHARED") or ROOT.parent / "shared")
-CATALOGUE = SHARED / "spec" / "2025-11-25" / "requirements.tsv"
 STATUSES = ("implemented", "divergent", "not-applicable", "planned")
-KEYS = ("id", "status", "symbols", "note", "structural", "survivors")
+KEYS = ("id", "status", "same_as", "reviewed", "symbols", "note", "structural", "survivors")
 PACKAGE = "mcp_ref"
+#: the revisions with a manifest, in the order ``coverage`` prints them (newest first);
+#: ``ext-tasks`` is the io.modelcontextprotocol/tasks extension, used with 2026-07-28
+REVISIONS = ("2026-07-28", "ext-tasks", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: the revision of an id without a prefix (every citation written before the others came)
+DEFAULT_REVISION = "2025-11-25"
+_REV = r"\d{4}-\d{2}-\d{2}|ext-[a-z][a-z0-9-]*"
+_CHAPTER = r"[a-z][a-z0-9_/-]*"
+#: a full id, as markers, ``same_as`` and the command line give it
+ID_RE = re.compile(rf"(?:(?P<rev>{_REV}):)?(?P<local>{_CHAPTER}#\d+)")
+
+
+def manifest_path(revision: str = DEFAULT_REVISION, root: Path = ROOT) -> Path:
+    notes = root / "spec_notes"
+    return notes / "requirements.toml" if revision == DEFAULT_REVISION else notes / revision / "requirements.toml"
+
+
+MANIFEST = manifest_path()
+
+
+def split_id(rid: str) -> tuple[str, str]:
+    """(revision, the id inside its manifest): ``2026-07-28:a/b#1`` -> ("2026-07-28", "a/b#1"),
+    ``a/b#1`` -> ("2025-11-25", "a/b#1")."""
+    revision, sep, local = rid.partition(":")
+    return (revision, local) if sep else (DEFAULT_REVISION, rid)
+
+
+def qualify(revision: str, local: str) -> str:
+    """The id as cited: prefixed with its revision, unless that is 2025-11-25."""
+    return local if revision == DEFAULT_REVISION else f"{revision}:{local}"
+
+
+def canonical(rid: str) -> str:
+    """One spelling per id (``2025-11-25:a#1`` is ``a#1``)."""
+    return qualify(*split_id(rid))
+
+
+def written(rid: str) -> str:
+    """The id with its revision always spelt out (how ``same_as`` names its target)."""
+    revision, local = split_id(rid)
+    return f"{revision}:{local}"
 
 
 def chapter_of(req_id: str) -> str:
-    return req_id.split("#", 1)[0]
+    return split_id(req_id)[1].split("#", 1)[0]
+
+
+def spec_dirs(root: Path = ROOT) -> tuple[Path, ...]:
+    """Where the catalogues are looked for, in order (as tests/conftest.py looks for the spec)."""
+    chosen = os.environ.get("MCP_SPEC_DIR")
+    if chosen:
+        return (Path(chosen),)
+    shared = Path(os.environ.get("MCP_REF_SHARED") or root.parent / "shared")
+    return (shared / "spec", root / "spec")
+
+
+def catalogue_path(revision: str = DEFAULT_REVISION, root: Path = ROOT) -> Path | None:
+    """``<spec>/<revision>/requirements.tsv``, or None when no spec folder has it."""
+    for folder in spec_dirs(root):
+        path = folder / revision / "requirements.tsv"
+        if path.exists():
+            return path
+    return None
+
+
+def catalogue_missing(revision: str, root: Path = ROOT) -> str:
+    where = " or ".join(str(d) for d in spec_dirs(root))
+    return f"the catalogue {revision}/requirements.tsv is not in {where} (run `make spec`, or set MCP_SPEC_DIR)"
 
 
 def load(path: Path | None = None) -> list[dict[str, Any]]:
@@ -90,12 +179,12 @@ def load(path: Path | None = None) -> list[dict[str, Any]]:
         return list(tomllib.load(f).get("requirement", []))
 
 
-def catalogue_rows(path: Path = CATALOGUE) -> list[dict[str, str]]:
+def catalogue_rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def catalogue_ids(path: Path = CATALOGUE) -> list[str]:
+def catalogue_ids(path: Path) -> list[str]:
     return [row["id"] for row in catalogue_rows(path)]
 
 
@@ -103,17 +192,29 @@ def _q(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def dump(entries: list[dict[str, Any]]) -> str:
+def _what(revision: str) -> str:
+    if revision == "ext-tasks":
+        return "the io.modelcontextprotocol/tasks extension (ext-tasks)"
+    return f"the {revision} spec"
+
+
+def dump(entries: list[dict[str, Any]], revision: str = DEFAULT_REVISION) -> str:
     out = [
-        "# mcp_ref requirement manifest: one table per normative statement of the 2025-11-25 spec.",
+        f"# mcp_ref requirement manifest: one table per normative statement of {_what(revision)}.",
         "# status: implemented | divergent | not-applicable | planned. Edit with tools/manifest.py.",
         "# structural: why no single line enforces it; survivors: mutants known to survive (KEY -- why).",
+        "# same_as: realised by the same code as that id, whose status, citations and tests count for it;",
+        "# reviewed = false: a same_as made from identical text, not yet checked against the code.",
         "",
     ]
     for e in entries:
         out.append("[[requirement]]")
         out.append(f"id = {_q(e['id'])}")
         out.append(f"status = {_q(e['status'])}")
+        if e.get("same_as"):
+            out.append(f"same_as = {_q(e['same_as'])}")
+        if e.get("reviewed") is False:
+            out.append("reviewed = false")
         out.append("symbols = [" + ", ".join(_q(s) for s in e.get("symbols", [])) + "]")
         out.append(f"note = {_q(e.get('note', ''))}")
         if e.get("structural"):
@@ -124,10 +225,77 @@ def dump(entries: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+class Manifests:
+    """Every revision's manifest of one checkout, as loaded; ids as cited (``qualify``)."""
+
+    def __init__(self, root: Path = ROOT) -> None:
+        self.root = root
+        self.entries: dict[str, list[dict[str, Any]]] = {r: load(manifest_path(r, root)) for r in REVISIONS}
+        self._index()
+
+    def _index(self) -> None:
+        self.by_id: dict[str, dict[str, Any]] = {
+            qualify(rev, e["id"]): e for rev, entries in self.entries.items() for e in entries
+        }
+
+    def ids(self, revision: str) -> list[str]:
+        return [qualify(revision, e["id"]) for e in self.entries[revision]]
+
+    def target(self, rid: str) -> str:
+        """The id whose code realises ``rid``: its ``same_as``, else itself."""
+        same = self.by_id[rid].get("same_as")
+        return canonical(same) if same else rid
+
+    def aliases(self, rid: str) -> list[str]:
+        """The ids that are ``same_as`` this one."""
+        return [a for a, e in self.by_id.items() if e.get("same_as") and canonical(e["same_as"]) == rid]
+
+    def same_as_problem(self, rid: str, same_as: str) -> str | None:
+        """Why ``rid`` cannot be ``same_as`` that id, or None."""
+        if ID_RE.fullmatch(same_as) is None or ":" not in same_as:
+            return f"same_as {same_as!r}: write a full id with its revision, e.g. 2025-11-25:server/tools#5"
+        target = canonical(same_as)
+        if target == rid:
+            return f"{rid} cannot be same_as itself"
+        if target not in self.by_id:
+            return f"same_as {same_as}: no such id"
+        if self.by_id[target].get("same_as"):
+            return f"same_as {same_as}: that is same_as {self.by_id[target]['same_as']} itself; name that one"
+        return None
+
+    def save(self, revision: str) -> None:
+        path = manifest_path(revision, self.root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".requirements.", suffix=".toml")
+        with os.fdopen(fd, "w") as f:
+            f.write(dump(self.entries[revision], revision))
+        os.replace(tmp, path)
+        self._index()
+
+
+def revision_arg(value: str) -> str:
+    if value not in REVISIONS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not one of {', '.join(REVISIONS)}")
+    return value
+
+
+def resolve_arg(rid: str, revision: str | None) -> str:
+    """An id from the command line, as cited: a prefix names its revision, else ``--revision``
+    (default 2025-11-25). A prefix that contradicts ``--revision`` is refused."""
+    prefixed, sep, local = rid.partition(":")
+    if not sep:
+        return qualify(revision or DEFAULT_REVISION, rid)
+    if revision is not None and prefixed != revision:
+        raise SystemExit(f"{rid} is not of --revision {revision}")
+    return qualify(prefixed, local)
+
+
 @contextlib.contextmanager
-def locked() -> Iterator[None]:
-    MANIFEST.parent.mkdir(parents=True, exist_ok=True)
-    with open(MANIFEST.with_suffix(".lock"), "w") as lock:
+def locked(root: Path = ROOT) -> Iterator[None]:
+    """One lock for every manifest of the checkout (``set`` may write several)."""
+    lock_path = manifest_path(DEFAULT_REVISION, root).with_suffix(".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -135,24 +303,102 @@ def locked() -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def save(entries: list[dict[str, Any]]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=MANIFEST.parent, prefix=".requirements.", suffix=".toml")
-    with os.fdopen(fd, "w") as f:
-        f.write(dump(entries))
-    os.replace(tmp, MANIFEST)
+def _root(args: argparse.Namespace) -> Path:
+    return Path(args.root).resolve() if getattr(args, "root", None) else ROOT
 
 
-def cmd_init(_: argparse.Namespace) -> int:
-    with locked():
-        existing = {e["id"]: e for e in load()}
-        entries = []
-        for rid in catalogue_ids():
-            entries.append(existing.get(rid) or {"id": rid, "status": "planned", "symbols": [], "note": ""})
+# -- init: a manifest from its catalogue, inheriting by fingerprint ------------------------------------
+
+
+def _nearest(text: str, rows: list[dict[str, str]]) -> tuple[float, dict[str, str] | None]:
+    """The row whose text is most like ``text`` (difflib's ratio), and the ratio."""
+    best: tuple[float, dict[str, str] | None] = (0.0, None)
+    for row in rows:
+        matcher = difflib.SequenceMatcher(None, text, row["text"], autojunk=False)
+        if matcher.real_quick_ratio() <= best[0] or matcher.quick_ratio() <= best[0]:
+            continue
+        ratio = matcher.ratio()
+        if ratio > best[0]:
+            best = (ratio, row)
+    return best
+
+
+#: the statuses a statement of identical text inherits (a divergence, or a plan, is decided anew)
+INHERITED = ("implemented", "not-applicable")
+#: how alike (difflib's ratio) a statement must be to an inherited one for ``init`` to name it
+ALIKE = 0.75
+
+
+def new_entry(
+    revision: str, row: dict[str, str], book: Manifests, bases: list[tuple[str, list[dict[str, str]]]]
+) -> dict[str, Any]:
+    """The entry ``init`` writes for a statement the manifest lacks: ``same_as`` the first
+    base revision's statement of identical text (by fingerprint) where that one is
+    implemented or not-applicable, marked ``reviewed = false``; else ``planned``, its note
+    naming the nearest statement of the bases, if any is alike."""
+    local, chapter = row["id"], chapter_of(row["id"])
+    for base, rows in bases:
+        same = [r for r in rows if r["fingerprint"] == row["fingerprint"]]
+        same.sort(key=lambda r: (r["id"] != local, chapter_of(r["id"]) != chapter))
+        for other in same:
+            target = qualify(base, other["id"])
+            if target not in book.by_id:
+                continue
+            target = book.target(target)
+            status = book.by_id[target]["status"]
+            if status in INHERITED:
+                entry = {"id": local, "status": status, "same_as": written(target), "reviewed": False}
+                return {**entry, "symbols": [], "note": ""}
+            return {
+                "id": local,
+                "status": "planned",
+                "symbols": [],
+                "note": f"{chapter}: same text as {written(target)}, {status} there",
+            }
+    base_rows = [(base, r) for base, rows in bases for r in rows]
+    ratio, near = _nearest(row["text"], [r for _, r in base_rows])
+    if near is not None and ratio >= ALIKE:
+        base = next(b for b, r in base_rows if r is near)
+        like = qualify(base, near["id"])
+        status = book.by_id[book.target(like)]["status"] if like in book.by_id else "absent"
+        note = f"{chapter}: reworded from {written(like)} ({status} there)"
+    else:
+        note = f"{chapter}: new in {revision}"
+    return {"id": local, "status": "planned", "symbols": [], "note": note}
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    root = _root(args)
+    revision = args.revision or DEFAULT_REVISION
+    path = catalogue_path(revision, root)
+    if path is None:
+        print(catalogue_missing(revision, root), file=sys.stderr)
+        return 2
+    rows = catalogue_rows(path)
+    bases: list[tuple[str, list[dict[str, str]]]] = []
+    for base in args.inherit or []:
+        base_path = catalogue_path(base, root)
+        if base_path is None:
+            print(catalogue_missing(base, root), file=sys.stderr)
+            return 2
+        bases.append((base, catalogue_rows(base_path)))
+    with locked(root):
+        book = Manifests(root)
+        existing = {e["id"]: e for e in book.entries[revision]}
+        entries = [existing.get(row["id"]) or new_entry(revision, row, book, bases) for row in rows]
+        made = sum(row["id"] not in existing for row in rows)
+        inherited = sum(row["id"] not in existing and bool(e.get("same_as")) for row, e in zip(rows, entries))
         dropped = sorted(set(existing) - {e["id"] for e in entries})
-        save(entries)
-    print(f"{len(entries)} requirements; {len(dropped)} dropped (no longer in the catalogue): {dropped}")
+        book.entries[revision] = entries
+        book.save(revision)
+    print(
+        f"{revision}: {len(entries)} requirements, {made} new ({inherited} same_as by fingerprint, "
+        f"{made - inherited} planned); {len(dropped)} dropped (no longer in the catalogue): {dropped}"
+    )
     return 0
 
+
+# -- set ---------------------------------------------------------------------------------------------
 
 SURVIVOR_SEP = " -- "
 
@@ -181,104 +427,178 @@ def cmd_set(args: argparse.Namespace) -> int:
         if problem:
             print(f"--survivor {problem}", file=sys.stderr)
             return 2
-    with locked():
-        entries = load()
-        by_id = {e["id"]: e for e in entries}
-        missing = [i for i in args.ids if i not in by_id]
+    root = _root(args)
+    ids = [resolve_arg(i, args.revision) for i in args.ids]
+    with locked(root):
+        book = Manifests(root)
+        missing = [i for i in ids if i not in book.by_id]
         if missing:
-            print(f"unknown ids: {missing}", file=sys.stderr)
+            print("unknown ids: " + ", ".join(i + suggest_in(i, book) for i in missing), file=sys.stderr)
             return 2
-        for rid in args.ids:
-            e = by_id[rid]
-            status = args.status or e["status"]
-            note = args.note if args.note is not None else e.get("note", "")
-            if status in ("divergent", "not-applicable") and not note:
-                print(f"a {status} requirement needs --note ({rid})", file=sys.stderr)
+        changed: set[str] = set()
+        for rid in ids:
+            problem = _set_one(book, rid, args)
+            if problem:
+                print(problem, file=sys.stderr)
                 return 2
-            e["status"] = status
-            if args.symbols is not None:
-                e["symbols"] = [s for s in args.symbols.split(",") if s]
-            e["note"] = note
-            if args.structural is not None:
-                if args.structural:
-                    e["structural"] = args.structural
-                else:
-                    e.pop("structural", None)
-            if args.clear_survivors:
-                e.pop("survivors", None)
-            if args.survivor:
-                kept = [s for s in e.get("survivors", []) if survivor_key(s) not in map(survivor_key, args.survivor)]
-                e["survivors"] = kept + args.survivor
-        save(entries)
+            changed.add(split_id(rid)[0])
+            # who is same_as it follows its status
+            for alias in book.aliases(rid):
+                if book.by_id[alias]["status"] != book.by_id[rid]["status"]:
+                    book.by_id[alias]["status"] = book.by_id[rid]["status"]
+                    changed.add(split_id(alias)[0])
+                    print(f"{alias} (same_as {rid}): {book.by_id[alias]['status']}")
+        for revision in REVISIONS:
+            if revision in changed:
+                book.save(revision)
     return 0
 
 
+def _set_one(book: Manifests, rid: str, args: argparse.Namespace) -> str | None:
+    """Apply the options to one entry; what is wrong, if anything (then nothing is saved)."""
+    e = book.by_id[rid]
+    if args.same_as is not None:
+        if args.same_as:
+            problem = book.same_as_problem(rid, args.same_as)
+            if problem:
+                return problem
+            if book.aliases(rid):
+                return f"{rid} cannot be same_as another id: {', '.join(book.aliases(rid))} are same_as it"
+            e["same_as"] = written(canonical(args.same_as))
+        else:
+            e.pop("same_as", None)
+            e.pop("reviewed", None)
+    if e.get("same_as"):
+        status = book.by_id[book.target(rid)]["status"]
+        if args.status is not None and args.status != status:
+            return (
+                f"{rid} is same_as {e['same_as']} ({status}): set the status there, "
+                f"or detach it first (--same-as '' --status {args.status})"
+            )
+        e["status"] = status
+        if args.reviewed:
+            e.pop("reviewed", None)
+    elif args.reviewed:
+        return f"{rid} is no same_as: --reviewed is for those"
+    else:
+        e["status"] = args.status or e["status"]
+    note = args.note if args.note is not None else e.get("note", "")
+    if e["status"] in ("divergent", "not-applicable") and not note and not e.get("same_as"):
+        return f"a {e['status']} requirement needs --note ({rid})"
+    if args.symbols is not None:
+        e["symbols"] = [s for s in args.symbols.split(",") if s]
+    e["note"] = note
+    if args.structural is not None:
+        if args.structural:
+            e["structural"] = args.structural
+        else:
+            e.pop("structural", None)
+    if args.clear_survivors:
+        e.pop("survivors", None)
+    if args.survivor:
+        kept = [s for s in e.get("survivors", []) if survivor_key(s) not in map(survivor_key, args.survivor)]
+        e["survivors"] = kept + args.survivor
+    return None
+
+
+# -- coverage and list ---------------------------------------------------------------------------------
+
+
 def counts(entries: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """chapter -> status -> how many; also ``same_as`` and ``unreviewed`` per chapter."""
     table: dict[str, dict[str, int]] = {}
     for e in entries:
-        row = table.setdefault(chapter_of(e["id"]), dict.fromkeys(STATUSES, 0))
+        row = table.setdefault(chapter_of(e["id"]), dict.fromkeys((*STATUSES, "same_as", "unreviewed"), 0))
         row[e["status"]] += 1
+        row["same_as"] += bool(e.get("same_as"))
+        row["unreviewed"] += e.get("reviewed") is False
     return table
 
 
-def cmd_coverage(_: argparse.Namespace) -> int:
-    entries = load()
-    table = counts(entries)
-    width = max([len("chapter"), *map(len, table)])
-    print(f"{'chapter':<{width}}  {'impl':>5} {'div':>4} {'n/a':>4} {'plan':>5} {'total':>6}")
-    for chapter in sorted(table):
-        r = table[chapter]
-        print(
-            f"{chapter:<{width}}  {r['implemented']:>5} {r['divergent']:>4} {r['not-applicable']:>4}"
-            f" {r['planned']:>5} {sum(r.values()):>6}"
-        )
-    tot = {s: sum(r[s] for r in table.values()) for s in STATUSES}
-    print(
+def total_line(entries: list[dict[str, Any]]) -> str:
+    tot = {s: sum(e["status"] == s for e in entries) for s in STATUSES}
+    line = (
         f"total: {tot['implemented']} implemented, {tot['divergent']} divergent, "
         f"{tot['not-applicable']} not-applicable, {tot['planned']} planned of {len(entries)}"
     )
+    same = sum(bool(e.get("same_as")) for e in entries)
+    if same:
+        line += f" ({same} same_as, {sum(e.get('reviewed') is False for e in entries)} of them unreviewed)"
+    return line
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    root = _root(args)
+    book = Manifests(root)
+    revisions = args.revision or [r for r in REVISIONS if book.entries[r]]
+    for n, revision in enumerate(revisions):
+        entries = book.entries[revision]
+        table = counts(entries)
+        if n:
+            print()
+        print(f"== {revision} ({manifest_path(revision, root).relative_to(root)})")
+        width = max([len("chapter"), *map(len, table)])
+        print(f"{'chapter':<{width}}  {'impl':>5} {'div':>4} {'n/a':>4} {'plan':>5} {'total':>6}  {'same_as':>7}")
+        for chapter in sorted(table):
+            r = table[chapter]
+            print(
+                f"{chapter:<{width}}  {r['implemented']:>5} {r['divergent']:>4} {r['not-applicable']:>4}"
+                f" {r['planned']:>5} {sum(r[s] for s in STATUSES):>6}  {r['same_as'] or '':>7}"
+            )
+        print(total_line(entries))
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for e in load():
-        if args.status and e["status"] != args.status:
-            continue
-        if args.chapter and chapter_of(e["id"]) != args.chapter:
-            continue
-        print(f"{e['id']:<40} {e['status']:<15} {e.get('note', '')}")
+    book = Manifests(_root(args))
+    for revision in args.revision or REVISIONS:
+        for e in book.entries[revision]:
+            if args.status and e["status"] != args.status:
+                continue
+            if args.chapter and chapter_of(e["id"]) != args.chapter:
+                continue
+            if args.unreviewed and e.get("reviewed") is not False:
+                continue
+            rid = qualify(revision, e["id"])
+            status = e["status"] + (f" = {e['same_as']}" if e.get("same_as") else "")
+            print(f"{rid:<40} {status:<15} {e.get('note', '')}".rstrip())
     return 0
 
 
 # -- citations in code -------------------------------------------------------------------------
 
-_CHAPTER = r"[a-z][a-z0-9_/-]*"
-_ITEM = rf"(?:{_CHAPTER})?#\d+(?:\s*-\s*#?\d+)?"
+_ITEM = rf"(?:(?:(?:{_REV}):)?{_CHAPTER})?#\d+(?:\s*-\s*#?\d+)?"
 CITATION_RE = re.compile(rf"\[({_ITEM}(?:\s*,\s*{_ITEM})*)\]")
-_ITEM_RE = re.compile(rf"\s*({_CHAPTER})?#(\d+)(?:\s*-\s*#?(\d+))?\s*")
+_ITEM_RE = re.compile(rf"\s*(?:(?:({_REV}):)?({_CHAPTER}))?#(\d+)(?:\s*-\s*#?(\d+))?\s*")
 
 
 def cited_in(text: str) -> list[str]:
-    """The requirement ids a piece of text cites, in order.
+    """The requirement ids a piece of text cites, in order, as ``qualify`` writes them.
 
-    ``[a/b#3]``; ``[a/b#3, #5]`` (a bare ``#N`` keeps the chapter before it,
-    also from an earlier group of the same comment or docstring: ``[a/b#3] ...
-    [#5]``); ``[a/b#9-#11]`` (a range); ``[a/b#3, c#7]``. A section anchor
-    such as ``[a/b#some-section]`` is no id.
+    ``[a/b#3]``; ``[a/b#3, #5]`` (a bare ``#N`` keeps the chapter and revision before
+    it, also from an earlier group of the same comment or docstring: ``[a/b#3] ...
+    [#5]``); ``[a/b#9-#11]`` (a range); ``[a/b#3, c#7]``; ``[2026-07-28:a/b#3, c#7]``
+    (a revision prefix holds for the rest of its group). A section anchor such as
+    ``[a/b#some-section]`` is no id.
     """
     ids: list[str] = []
     chapter = ""
+    revision = DEFAULT_REVISION
     for m in CITATION_RE.finditer(text):
+        group_revision: str | None = None
         for item in m.group(1).split(","):
             im = _ITEM_RE.fullmatch(item)
             if im is None:  # the outer pattern admits only items
                 raise AssertionError(item)
-            chapter = im.group(1) or chapter
+            if im.group(2):
+                group_revision = im.group(1) or group_revision
+                revision = group_revision or DEFAULT_REVISION
+                chapter = im.group(2)
             if not chapter:  # a bare [#N] with no chapter before it names nothing
                 break
-            lo = int(im.group(2))
-            hi = int(im.group(3) or lo)
-            ids.extend(f"{chapter}#{n}" for n in range(lo, max(lo, hi) + 1))
+            lo = int(im.group(3))
+            hi = int(im.group(4) or lo)
+            ids.extend(qualify(revision, f"{chapter}#{n}") for n in range(lo, max(lo, hi) + 1))
     return ids
 
 
@@ -359,7 +679,7 @@ def _marker_ids(decorators: Iterable[ast.expr]) -> list[str]:
     ids: list[str] = []
     for d in decorators:
         if isinstance(d, ast.Call) and _is_req_marker(d.func):
-            ids.extend(a.value for a in d.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+            ids.extend(canonical(a.value) for a in d.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
     return ids
 
 
@@ -758,7 +1078,9 @@ class Scratch:
                 file=sys.stderr,
             )
             return None
-        found: dict[str, list[str]] = json.loads(out.read_text())
+        found: dict[str, list[str]] = {}
+        for rid, nodes in json.loads(out.read_text()).items():  # (markers as written: 2025-11-25:a#1 is a#1)
+            found.setdefault(canonical(rid), []).extend(n for n in nodes if n not in found.get(canonical(rid), []))
         return found
 
     def run(self, nodeids: list[str], timeout: float) -> tuple[str, float, str]:
@@ -829,16 +1151,25 @@ def suggest(rid: str, known: Iterable[str]) -> str:
     return f" (did you mean {' or '.join(matches[:5])}?)" if matches else ""
 
 
-def select_ids(entries: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
+def suggest_in(rid: str, book: Manifests) -> str:
+    """``suggest`` among the ids of ``rid``'s revision; the suggestions as cited."""
+    revision, local = split_id(rid)
+    hint = suggest(local, (e["id"] for e in book.entries[revision]))
+    if not hint or revision == DEFAULT_REVISION:
+        return hint
+    return re.sub(rf"({_CHAPTER}#\d+)", rf"{revision}:\1", hint)
+
+
+def select_ids(book: Manifests, args: argparse.Namespace) -> list[str]:
     status = args.status or "implemented"
-    known = {e["id"]: e for e in entries}
+    revision = args.revision or DEFAULT_REVISION
     if args.ids:
-        unknown = [i for i in args.ids if i not in known]
+        chosen = [resolve_arg(i, args.revision) for i in args.ids]
+        unknown = [i for i in chosen if i not in book.by_id]
         if unknown:
-            raise SystemExit("unknown ids: " + ", ".join(i + suggest(i, known) for i in unknown))
-        chosen = list(args.ids)
+            raise SystemExit("unknown ids: " + ", ".join(i + suggest_in(i, book) for i in unknown))
     else:
-        chosen = [e["id"] for e in entries if e["status"] == status]
+        chosen = [rid for rid in book.ids(revision) if book.by_id[book.target(rid)]["status"] == status]
     if args.chapter:
         chosen = [
             i for i in chosen if any(chapter_of(i) == c or chapter_of(i).startswith(c + "/") for c in args.chapter)
@@ -853,20 +1184,27 @@ def _ratio(killed: int, total: int) -> str:
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve() if args.root else ROOT
-    entries = load(root / "spec_notes" / "requirements.toml")
-    by_entry = {e["id"]: e for e in entries}
-    ids = select_ids(entries, args)
+    root = _root(args)
+    book = Manifests(root)
+    ids = select_ids(book, args)
     cites = citations_by_id(citations(root))
     log = sys.stderr if args.json else sys.stdout
 
     plan: dict[str, dict[str, Any]] = {}
     mutants: dict[str, list[Mutant]] = {}
+    accepted: dict[str, list[str]] = {}
     for rid in ids:
-        entry = by_entry[rid]
+        # a same_as id is enforced where its target is: break those lines (and any of its own)
+        target = book.target(rid)
+        entry = book.by_id[target]
+        own = book.by_id[rid]
         info: dict[str, Any] = {"id": rid, "status": "mutated", "tests": [], "notes": []}
+        if target != rid:
+            info["same_as"] = target
         plan[rid] = info
-        if not cites.get(rid):
+        accepted[rid] = [*entry.get("survivors", []), *(own.get("survivors", []) if target != rid else [])]
+        lines = [*cites.get(target, []), *(cites.get(rid, []) if target != rid else [])]
+        if not lines:
             if entry.get("structural"):
                 info["status"] = "structural"
                 info["notes"].append(entry["structural"])
@@ -878,7 +1216,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
                 info["status"] = "uncited"
                 info["notes"].append("no [id] citation in the code and no structural note")
             continue
-        muts, notes = mutants_for(root, cites[rid])
+        muts, notes = mutants_for(root, lines)
         info["notes"].extend(notes)
         if not muts:
             info["status"] = "no-mutant"
@@ -901,7 +1239,7 @@ def cmd_mutate(args: argparse.Namespace) -> int:
             return 2
     scratches = [] if args.dry_run or not mutants else [Scratch(root) for _ in range(max(1, args.jobs))]
     try:
-        return _mutate(args, ids, plan, mutants, scratches, by_entry, log)
+        return _mutate(args, ids, plan, mutants, scratches, accepted, log)
     finally:
         for s in scratches:
             s.close()
@@ -936,10 +1274,10 @@ def _mutate(
     plan: dict[str, dict[str, Any]],
     mutants: dict[str, list[Mutant]],
     scratches: list[Scratch],
-    by_entry: dict[str, dict[str, Any]],
+    accepted: dict[str, list[str]],
     log: Any,
 ) -> int:
-    root = Path(args.root).resolve() if args.root else ROOT
+    root = _root(args)
     # the tests citing each id: as pytest collects them (markers set dynamically, e.g. on
     # parametrized cases, included), else as the markers read in the source say
     tests = scratches[0].collect_citing() if scratches else None
@@ -948,7 +1286,8 @@ def _mutate(
     jobs: list[tuple[str, Mutant]] = []
     for rid, muts in mutants.items():
         info = plan[rid]
-        info["tests"] = tests.get(rid, [])
+        # the tests citing the id, or its same_as target
+        info["tests"] = list(dict.fromkeys([*tests.get(info.get("same_as", rid), []), *tests.get(rid, [])]))
         if not info["tests"]:
             info["status"] = "untested"
             continue
@@ -984,8 +1323,7 @@ def _mutate(
 
     for o in outcomes:
         if o.result == "survived":
-            accepted = {survivor_key(s): s for s in by_entry[o.rid].get("survivors", [])}
-            o.accepted = accepted.get(o.mutant.key)
+            o.accepted = {survivor_key(s): s for s in accepted[o.rid]}.get(o.mutant.key)
     return _report(ids, plan, outcomes, args)
 
 
@@ -1074,7 +1412,8 @@ def _report(ids: list[str], plan: dict[str, dict[str, Any]], outcomes: list[Outc
             k = sum(o.result in ("killed", "timeout") for o in outs)
             lived = [o for o in outs if o.result == "survived"]
             erred = sum(o.result == "error" for o in outs)
-            line = f"{rid}: {len(outs)} mutants, {k} killed, {len(lived)} survived"
+            line = f"{rid}{' (same_as ' + info['same_as'] + ')' if info.get('same_as') else ''}: "
+            line += f"{len(outs)} mutants, {k} killed, {len(lived)} survived"
             line += f" ({sum(bool(o.accepted) for o in lived)} accepted)" if lived else ""
             line += f", {erred} errors" if erred else ""
             print(line + (f"  ({'; '.join(info['notes'])})" if info["notes"] else ""))
@@ -1101,31 +1440,46 @@ def _report(ids: list[str], plan: dict[str, dict[str, Any]], outcomes: list[Outc
 # -- show ----------------------------------------------------------------------------------------
 
 
+def _statement(rid: str, root: Path) -> list[str]:
+    """The catalogue's row of an id, as ``show`` prints it."""
+    revision, local = split_id(rid)
+    path = catalogue_path(revision, root)
+    if path is None:
+        return [f"  (statement not shown: {catalogue_missing(revision, root)})"]
+    row = next((r for r in catalogue_rows(path) if r["id"] == local), None)
+    if row is None:
+        return ["  (not in the catalogue)"]
+    return [
+        f"  level: {row['keyword']}   party: {row['party']}   {revision}/{row['file']}:{row['line']}  {row['section']}",
+        textwrap.indent(textwrap.fill(row["text"], 100), "  | "),
+    ]
+
+
 def cmd_show(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve() if args.root else ROOT
-    entries = load(root / "spec_notes" / "requirements.toml")
-    entry = next((e for e in entries if e["id"] == args.id), None)
-    if entry is None:
-        print(f"unknown id {args.id}{suggest(args.id, (e['id'] for e in entries))}", file=sys.stderr)
+    root = _root(args)
+    book = Manifests(root)
+    rid = resolve_arg(args.id, args.revision)
+    if rid not in book.by_id:
+        print(f"unknown id {rid}{suggest_in(rid, book)}", file=sys.stderr)
         return 2
-    print(args.id)
-    if CATALOGUE.exists():
-        row = next((r for r in catalogue_rows() if r["id"] == args.id), None)
-        if row is None:
-            print("  (not in the catalogue)")
-        else:
-            print(f"  level: {row['keyword']}   party: {row['party']}   {row['file']}:{row['line']}  {row['section']}")
-            print(textwrap.indent(textwrap.fill(row["text"], 100), "  | "))
-    else:
-        print(f"  (statement not shown: the catalogue {CATALOGUE} is absent; set MCP_REF_SHARED to the shared dir)")
+    entry = book.by_id[rid]
+    target = book.target(rid)
+    print(rid)
+    print("\n".join(_statement(rid, root)))
     print(f"status: {entry['status']}")
+    if target != rid:
+        review = "  (not yet reviewed: set --reviewed once the code path is checked)"
+        print(f"same_as: {entry['same_as']}{review if entry.get('reviewed') is False else ''}")
+        print("\n".join(_statement(target, root)))
+        print(f"  its note: {book.by_id[target].get('note') or '-'}")
     print(f"symbols: {', '.join(entry.get('symbols', [])) or '-'}")
     print(f"note: {entry.get('note') or '-'}")
-    if entry.get("structural"):
-        print(f"structural: {entry['structural']}")
-    for s in entry.get("survivors", []):
+    if book.by_id[target].get("structural"):
+        print(f"structural: {book.by_id[target]['structural']}")
+    for s in [*book.by_id[target].get("survivors", []), *(entry.get("survivors", []) if target != rid else [])]:
         print(f"accepted survivor: {s}")
-    cites = citations_by_id(citations(root)).get(args.id, [])
+    by_id = citations_by_id(citations(root))
+    cites = [*by_id.get(target, []), *(by_id.get(rid, []) if target != rid else [])]
     print(f"enforcing lines ({len(cites)}):")
     trees: dict[str, tuple[str, ast.Module]] = {}
     for c in cites:
@@ -1136,10 +1490,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         lines = src.splitlines()
         stmt = annotated(src, tree, c)
         at = (stmt.element or stmt.node).lineno if stmt else 0
-        target = f"-> {at}: {lines[at - 1].strip()[:80]}" if stmt else "-> (no statement)"
+        where = f"-> {at}: {lines[at - 1].strip()[:80]}" if stmt else "-> (no statement)"
         print(f"  {c.path}:{c.line}  {c.text[:110]}")
-        print(f"      {target}")
-    tests = citing_tests(root).get(args.id, [])
+        print(f"      {where}")
+    cited = citing_tests(root)
+    tests = list(dict.fromkeys([*cited.get(target, []), *cited.get(rid, [])]))
     print(f"citing tests ({len(tests)}):")
     for t in tests:
         print(f"  {t}")
@@ -1149,27 +1504,52 @@ def cmd_show(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("init").set_defaults(fn=cmd_init)
-    s = sub.add_parser("set")
+
+    def command(name: str, fn: Any, **kwargs: Any) -> argparse.ArgumentParser:
+        s = sub.add_parser(name, **kwargs)
+        s.add_argument("--root", help=argparse.SUPPRESS)
+        s.set_defaults(fn=fn)
+        return s
+
+    one: dict[str, Any] = {"type": revision_arg, "help": f"the revision of unprefixed ids (default {DEFAULT_REVISION})"}
+    s = command("init", cmd_init, help="create or refresh a revision's manifest from its catalogue")
+    s.add_argument("--revision", **one)
+    s.add_argument(
+        "--inherit",
+        action="append",
+        type=revision_arg,
+        metavar="REV",
+        help="a new statement with the text of one of REV's (in the order given) is same_as it (repeatable)",
+    )
+    s = command("set", cmd_set, help="change entries")
     s.add_argument("ids", nargs="+")
+    s.add_argument("--revision", **one)
     s.add_argument("--status")
     s.add_argument("--symbols")
     s.add_argument("--note")
+    s.add_argument("--same-as", help="the id (with its revision) whose code realises it too ('' detaches it)")
+    s.add_argument("--reviewed", action="store_true", help="a same_as checked against the code")
     s.add_argument("--structural", help="why no single line enforces it ('' removes it)")
     s.add_argument("--survivor", action="append", help="'KEY -- why' a mutant may survive (repeatable)")
     s.add_argument("--clear-survivors", action="store_true")
-    s.set_defaults(fn=cmd_set)
-    sub.add_parser("coverage").set_defaults(fn=cmd_coverage)
-    s = sub.add_parser("show")
+    many: dict[str, Any] = {
+        "action": "append",
+        "type": revision_arg,
+        "help": "only this revision (repeatable; default: all)",
+    }
+    s = command("coverage", cmd_coverage, help="a chapter x status table per revision")
+    s.add_argument("--revision", **many)
+    s = command("show", cmd_show, help="one id: statement, entry, enforcing lines, citing tests")
     s.add_argument("id")
-    s.add_argument("--root", help=argparse.SUPPRESS)
-    s.set_defaults(fn=cmd_show)
-    s = sub.add_parser("list")
+    s.add_argument("--revision", **one)
+    s = command("list", cmd_list, help="the entries, one a line")
+    s.add_argument("--revision", **many)
     s.add_argument("--status")
     s.add_argument("--chapter")
-    s.set_defaults(fn=cmd_list)
-    s = sub.add_parser("mutate", help="break the lines citing each id; run the tests citing it")
+    s.add_argument("--unreviewed", action="store_true", help="only same_as entries not yet reviewed")
+    s = command("mutate", cmd_mutate, help="break the lines citing each id; run the tests citing it")
     s.add_argument("ids", nargs="*")
+    s.add_argument("--revision", **one)
     s.add_argument("--chapter", action="append", help="a chapter or a chapter prefix (repeatable)")
     s.add_argument("--status", help="ids of this status when none are given (default implemented)")
     s.add_argument("--sample", type=int, help="a random sample of this many of the selected ids")
@@ -1183,8 +1563,6 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip running the citing tests unmutated first (when the suite has just passed, as in CI)",
     )
-    s.add_argument("--root", help=argparse.SUPPRESS)
-    s.set_defaults(fn=cmd_mutate)
     args = p.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # to run again under the checkout's venv
     return int(args.fn(args))

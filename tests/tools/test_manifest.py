@@ -35,6 +35,19 @@ tool = manifest_tool()
         ("# -- tasks#task-status-lifecycle (an anchor, no id)", []),
         ("# [basic/utilities/tasks#task-status-lifecycle]", []),
         ("x = a[1]  # not a citation", []),
+        # ids of other revisions carry a prefix; 2025-11-25's never do
+        ("# [2026-07-28:basic/patterns/mrtr#4] retry", ["2026-07-28:basic/patterns/mrtr#4"]),
+        ("# [ext-tasks:tasks#3]", ["ext-tasks:tasks#3"]),
+        ("# [2025-11-25:a/b#1]", ["a/b#1"]),
+        # a prefix holds for the rest of its group, a bare #N keeps chapter and revision
+        (
+            "# [2026-07-28:a/b#1, #3-#4, c#2]",
+            ["2026-07-28:a/b#1", "2026-07-28:a/b#3", "2026-07-28:a/b#4", "2026-07-28:c#2"],
+        ),
+        ("# [2026-07-28:a/b#1, 2025-11-25:c#2, #3]", ["2026-07-28:a/b#1", "c#2", "c#3"]),
+        ("# [2026-07-28:a/b#1] then [#5]", ["2026-07-28:a/b#1", "2026-07-28:a/b#5"]),
+        ("# [2026-07-28:a/b#1] and [c/d#2]: a new group starts at 2025-11-25", ["2026-07-28:a/b#1", "c/d#2"]),
+        ("# [2026-07-28:#4]: a prefix needs a chapter", []),
     ],
 )
 def test_citation_syntax(text: str, ids: list[str]) -> None:
@@ -89,6 +102,17 @@ def test_citing_tests_follow_markers_on_functions_classes_and_modules(tmp_path: 
     found = tool.citing_tests(tmp_path)
     one, two = "tests/sub/test_x.py::test_one", "tests/sub/test_x.py::TestGroup::test_two"
     assert found == {"m#1": [one, two], "a#1": [one, two], "a#2": [one], "c#1": [two]}
+
+
+def test_markers_name_ids_of_any_revision_one_way(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text(
+        '@pytest.mark.req("2026-07-28:a/b#1", "2025-11-25:a/b#1")\ndef test_one(): ...\n\n\n'
+        '@pytest.mark.req("a/b#1")\ndef test_two(): ...\n'
+    )
+    found = tool.citing_tests(tmp_path)
+    one, two = "tests/test_x.py::test_one", "tests/test_x.py::test_two"
+    assert found == {"2026-07-28:a/b#1": [one], "a/b#1": [one, two]}
 
 
 # -- which statement a citation annotates, and its mutant --------------------------------------
@@ -508,13 +532,13 @@ def test_the_scratch_copy_is_what_python_imports() -> None:
 # -- the manifest keys -----------------------------------------------------------------------------
 
 
-def test_structural_and_survivors_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_structural_and_survivors_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "spec_notes" / "requirements.toml"
     path.parent.mkdir()
     path.write_text(tool.dump([{"id": "a#1", "status": "implemented", "symbols": ["m.f"], "note": "n"}]))
-    monkeypatch.setattr(tool, "MANIFEST", path)
     key = "mcp_ref/x.py:C.f:negate:0123abcd"
-    assert tool.main(["set", "a#1", "--structural", "the model", "--survivor", f"{key} -- cosmetic"]) == 0
+    root = ["--root", str(tmp_path)]
+    assert tool.main(["set", "a#1", *root, "--structural", "the model", "--survivor", f"{key} -- cosmetic"]) == 0
     [entry] = tool.load(path)
     assert entry == {
         "id": "a#1",
@@ -524,16 +548,215 @@ def test_structural_and_survivors_round_trip(tmp_path: Path, monkeypatch: pytest
         "structural": "the model",
         "survivors": [f"{key} -- cosmetic"],
     }
-    assert tool.main(["set", "a#1", "--survivor", f"{key} -- still cosmetic"]) == 0  # replaces, by key
+    assert tool.main(["set", "a#1", *root, "--survivor", f"{key} -- still cosmetic"]) == 0  # replaces, by key
     assert tool.load(path)[0]["survivors"] == [f"{key} -- still cosmetic"]
-    assert tool.main(["set", "a#1", "--structural", "", "--clear-survivors"]) == 0
+    assert tool.main(["set", "a#1", *root, "--structural", "", "--clear-survivors"]) == 0
     assert tool.load(path)[0] == {"id": "a#1", "status": "implemented", "symbols": ["m.f"], "note": "n"}
 
 
 @pytest.mark.parametrize("bad", ["no reason", "mcp_ref/x.py:f:negate:0123abcd -- ", "not a key -- why"])
-def test_a_survivor_needs_a_key_and_a_reason(bad: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "requirements.toml"
+def test_a_survivor_needs_a_key_and_a_reason(bad: str, tmp_path: Path) -> None:
+    path = tmp_path / "spec_notes" / "requirements.toml"
+    path.parent.mkdir()
     path.write_text(tool.dump([{"id": "a#1", "status": "implemented", "symbols": [], "note": ""}]))
-    monkeypatch.setattr(tool, "MANIFEST", path)
-    assert tool.main(["set", "a#1", "--survivor", bad]) == 2
+    assert tool.main(["set", "a#1", "--root", str(tmp_path), "--survivor", bad]) == 2
     assert "survivors" not in tool.load(path)[0]
+
+
+# -- revisions, same_as ----------------------------------------------------------------------------
+
+#: a 2026-07-28 statement realised by the code of x/y#2; one of its own; one same_as x/y#4
+MODERN = [
+    {"id": "x/y#1", "status": "implemented", "same_as": "2025-11-25:x/y#2", "symbols": [], "note": ""},
+    {"id": "x/z#1", "status": "planned", "symbols": [], "note": "x/z: new in 2026-07-28"},
+    {"id": "x/z#2", "status": "planned", "same_as": "2025-11-25:x/y#4", "reviewed": False, "symbols": [], "note": ""},
+]
+
+
+def two_revisions(root: Path) -> Path:
+    fake_repo(root)
+    old = root / "spec_notes" / "requirements.toml"
+    old.write_text(tool.dump([*tool.load(old), {"id": "x/y#4", "status": "planned", "symbols": [], "note": ""}]))
+    (root / "spec_notes" / "2026-07-28").mkdir()
+    (root / "spec_notes" / "2026-07-28" / "requirements.toml").write_text(tool.dump(MODERN, "2026-07-28"))
+    (root / "tests" / "test_modern.py").write_text(
+        'import pytest\n\nfrom mcp_ref.rules import describe\n\n\n@pytest.mark.req("2026-07-28:x/y#1")\n'
+        'def test_modern_describe() -> None:\n    assert describe(-1).endswith("(negative)")\n'
+    )
+    return root
+
+
+def test_ids_spell_their_revision() -> None:
+    assert tool.split_id("2026-07-28:a/b#1") == ("2026-07-28", "a/b#1")
+    assert tool.split_id("a/b#1") == ("2025-11-25", "a/b#1")
+    assert tool.canonical("2025-11-25:a/b#1") == "a/b#1"
+    assert tool.written("a/b#1") == "2025-11-25:a/b#1"
+    assert tool.manifest_path("2026-07-28", Path("/r")) == Path("/r/spec_notes/2026-07-28/requirements.toml")
+    assert tool.manifest_path("2025-11-25", Path("/r")) == Path("/r/spec_notes/requirements.toml")
+
+
+def test_a_status_set_on_a_target_reaches_what_is_same_as_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_revisions(tmp_path / "repo")
+    args = ["--root", str(root)]
+    assert tool.main(["set", "x/y#4", *args, "--status", "implemented", "--symbols", "mcp_ref.rules.check"]) == 0
+    assert "2026-07-28:x/z#2 (same_as x/y#4): implemented" in capsys.readouterr().out
+    book = tool.Manifests(root)
+    assert book.by_id["2026-07-28:x/z#2"]["status"] == "implemented"
+    # its own status follows the target's: changing it there is refused, detaching is not
+    assert tool.main(["set", "2026-07-28:x/z#2", *args, "--status", "planned"]) == 2
+    assert "set the status there, or detach it first (--same-as '' --status planned)" in capsys.readouterr().err
+    assert tool.main(["set", "x/z#2", "--revision", "2026-07-28", *args, "--reviewed"]) == 0
+    assert "reviewed" not in tool.Manifests(root).by_id["2026-07-28:x/z#2"]
+    assert tool.main(["set", "2026-07-28:x/z#2", *args, "--same-as", "", "--status", "planned"]) == 0
+    entry = tool.Manifests(root).by_id["2026-07-28:x/z#2"]
+    assert entry["status"] == "planned" and "same_as" not in entry
+
+
+@pytest.mark.parametrize(
+    ("same_as", "why"),
+    [
+        ("2026-07-28:x/y#1", "is same_as 2025-11-25:x/y#2 itself; name that one"),  # no chains
+        ("2025-11-25:x/y#9", "no such id"),
+        ("x/y#2", "write a full id with its revision"),
+        ("2026-07-28:x/z#1", "cannot be same_as itself"),
+    ],
+)
+def test_a_same_as_names_an_entry_that_stands_for_itself(
+    same_as: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_revisions(tmp_path / "repo")
+    assert tool.main(["set", "2026-07-28:x/z#1", "--root", str(root), "--same-as", same_as]) == 2
+    assert why in capsys.readouterr().err
+    assert tool.Manifests(root).by_id["2026-07-28:x/z#1"].get("same_as") is None
+
+
+def test_a_prefix_and_another_revision_contradict(tmp_path: Path) -> None:
+    root = two_revisions(tmp_path / "repo")
+    with pytest.raises(SystemExit, match="is not of --revision 2025-06-18"):
+        tool.main(["set", "2026-07-28:x/z#1", "--revision", "2025-06-18", "--root", str(root), "--note", "n"])
+
+
+def test_coverage_prints_a_table_per_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = two_revisions(tmp_path / "repo")
+    code, out = run_tool(capsys, "coverage", "--root", str(root))
+    assert code == 0
+    modern, old = out.split("\n\n")
+    assert modern.splitlines()[0] == "== 2026-07-28 (spec_notes/2026-07-28/requirements.toml)"
+    assert modern.splitlines()[-1] == (
+        "total: 1 implemented, 0 divergent, 0 not-applicable, 2 planned of 3 (2 same_as, 1 of them unreviewed)"
+    )
+    assert [line.split() for line in modern.splitlines()[2:-1]] == [
+        ["x/y", "1", "0", "0", "0", "1", "1"],
+        ["x/z", "0", "0", "0", "2", "2", "1"],
+    ]
+    assert old.splitlines()[0] == "== 2025-11-25 (spec_notes/requirements.toml)"
+    assert old.splitlines()[-1] == "total: 3 implemented, 0 divergent, 0 not-applicable, 1 planned of 4"
+    code, out = run_tool(capsys, "coverage", "--root", str(root), "--revision", "2025-11-25")
+    assert out == old
+
+
+def test_list_names_ids_with_their_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = two_revisions(tmp_path / "repo")
+    code, out = run_tool(capsys, "list", "--root", str(root), "--unreviewed")
+    assert out.split() == ["2026-07-28:x/z#2", "planned", "=", "2025-11-25:x/y#4"]
+
+
+def test_mutate_of_a_same_as_breaks_its_targets_lines_and_runs_both_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_revisions(tmp_path / "repo")
+    code, out = run_tool(capsys, "mutate", "2026-07-28:x/y#1", "--dry-run", "--root", str(root))
+    assert code == 0
+    assert "2026-07-28:x/y#1: mutated, 2 tests" in out
+    assert out.count("mcp_ref/rules.py:describe:") == 2  # the lines citing x/y#2
+    code, out = run_tool(capsys, "mutate", "--revision", "2026-07-28", "--root", str(root), "--json")
+    [report] = json.loads(out)["ids"]  # the implemented ids of 2026-07-28: x/y#1 only
+    assert report["id"] == "2026-07-28:x/y#1" and report["same_as"] == "x/y#2"
+    assert report["tests"] == ["tests/test_rules.py::test_describe", "tests/test_modern.py::test_modern_describe"]
+    # the modern test notices the mutant the old one lets through
+    assert sorted(m["result"] for m in report["mutants"]) == ["killed", "killed"]
+    assert code == 0
+
+
+def test_show_of_a_same_as_gives_both_statements_lines_and_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = two_revisions(tmp_path / "repo")
+    spec = tmp_path / "spec"
+    catalogue(spec / "2025-11-25", [("x/y#2", "aaa", "Servers MUST describe numbers.")])
+    catalogue(spec / "2026-07-28", [("x/y#1", "aaa", "Servers MUST describe numbers.")])
+    monkeypatch.setenv("MCP_SPEC_DIR", str(spec))
+    code, out = run_tool(capsys, "show", "x/y#1", "--revision", "2026-07-28", "--root", str(root))
+    assert code == 0
+    assert out.startswith("2026-07-28:x/y#1\n  level: MUST")
+    assert "same_as: 2025-11-25:x/y#2\n" in out
+    assert out.count("| Servers MUST describe numbers.") == 2
+    assert "mcp_ref/rules.py:11  # [x/y#2] a negative number says so" in out
+    assert "tests/test_modern.py::test_modern_describe" in out and "tests/test_rules.py::test_describe" in out
+    assert tool.main(["show", "2026-07-28:x/y#2", "--root", str(root)]) == 2
+    assert "(did you mean 2026-07-28:x/z#2 or 2026-07-28:x/y#1?)" in capsys.readouterr().err
+
+
+COLUMNS = ("id", "file", "line", "area", "section", "keyword", "party", "text", "context", "keywords", "form")
+
+
+def catalogue(folder: Path, rows: list[tuple[str, str, str]]) -> None:
+    """A requirements.tsv of (id, fingerprint, text) rows."""
+    folder.mkdir(parents=True)
+    lines = ["\t".join((*COLUMNS, "fingerprint"))]
+    for rid, fingerprint, text in rows:
+        lines.append(
+            "\t".join(
+                (rid, "f.mdx", "1", "protocol", "(intro)", "MUST", "server", text, "", "MUST", "bold", fingerprint)
+            )
+        )
+    (folder / "requirements.tsv").write_text("\n".join(lines) + "\n")
+
+
+def test_init_inherits_identical_text_and_plans_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = fake_repo(tmp_path / "repo")
+    spec = tmp_path / "spec"
+    catalogue(
+        spec / "2025-11-25",
+        [
+            ("x/y#1", "f1", "Receivers MUST refuse negative numbers."),
+            ("x/y#2", "f2", "Numbers SHOULD be described."),
+            ("x/y#3", "f3", "The model MUST hold numbers."),
+        ],
+    )
+    catalogue(
+        spec / "2026-07-28",
+        [
+            ("x/y#1", "f2", "Numbers SHOULD be described."),  # same text, other ordinal
+            ("x/y#2", "f9", "Receivers MUST refuse negative numbers at once."),  # reworded
+            ("w/v#1", "f8", "Clients MAY retry with a completely different request."),  # new
+        ],
+    )
+    monkeypatch.setenv("MCP_SPEC_DIR", str(spec))
+    code, out = run_tool(capsys, "init", "--revision", "2026-07-28", "--inherit", "2025-11-25", "--root", str(root))
+    assert code == 0 and "2026-07-28: 3 requirements, 3 new (1 same_as by fingerprint, 2 planned)" in out
+    assert tool.load(root / "spec_notes" / "2026-07-28" / "requirements.toml") == [
+        {
+            "id": "x/y#1",
+            "status": "implemented",
+            "same_as": "2025-11-25:x/y#2",
+            "reviewed": False,
+            "symbols": [],
+            "note": "",
+        },
+        {
+            "id": "x/y#2",
+            "status": "planned",
+            "symbols": [],
+            "note": "x/y: reworded from 2025-11-25:x/y#1 (implemented there)",
+        },
+        {"id": "w/v#1", "status": "planned", "symbols": [], "note": "w/v: new in 2026-07-28"},
+    ]
+    # run again, it keeps what is there
+    tool.main(["set", "2026-07-28:w/v#1", "--root", str(root), "--status", "not-applicable", "--note", "a MAY"])
+    assert tool.main(["init", "--revision", "2026-07-28", "--root", str(root)]) == 0
+    assert tool.Manifests(root).by_id["2026-07-28:w/v#1"]["status"] == "not-applicable"
