@@ -70,7 +70,9 @@ class URLElicitationRequired(MCPError):
             # [client/elicitation#22, #23] a non-empty list of URL-mode elicitations with ids
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
         # [client/elicitation#33] -32042, listing what to complete -- elicitation#error-handling
-        super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
+        # (the error exists in 2025-11-25 only: 2026-07-28 retired -32042 with the ids it lists)
+        data = {"elicitations": [encode(e, "2025-11-25") for e in items]}
+        super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, data)
         self.elicitations = items
 
 
