@@ -235,7 +235,7 @@ class Connection:
             and not lc.has_capability(self._peer_caps, cap)
             and lc.capability_applies(method, self.revision)
         ):
-            # [basic/lifecycle#14] only negotiated capabilities (of the revision: 2024-11-05 has no
+            # [basic/lifecycle#14, 2024-11-05:basic/lifecycle#13] only negotiated capabilities (2024-11-05 has no
             # completions capability, its servers complete without one)
             return (
                 f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
@@ -310,7 +310,7 @@ class Connection:
 
     def _check_method_revision(self, method: str, since: str | None = None) -> None:
         if (since or m.method_since(method)) > self.revision:
-            # [basic/lifecycle#14] respect the negotiated protocol version
+            # [basic/lifecycle#14, 2024-11-05:basic/lifecycle#13] respect the negotiated protocol version
             raise LocalProtocolError(
                 f"{method} does not exist in the negotiated protocol revision {self.revision}",
                 ErrorCode.METHOD_NOT_FOUND,

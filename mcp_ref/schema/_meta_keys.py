@@ -101,12 +101,12 @@ def meta_key_problem(key: str) -> str | None:
 def _problem(key: str) -> str | None:
     prefix, slash, name = key.rpartition("/")
     if slash:
-        # [basic/index#26, #27] dot-separated labels, then a slash
+        # [basic/index#26, #27, 2026-07-28:schema#2, #3] dot-separated labels, then a slash
         if not _PREFIX.fullmatch(prefix):
             return f"_meta key {key!r}: the prefix must be dot-separated labels (letter first, letter or digit last)"
     else:
         name = key
-    # [basic/index#29, #30] the name starts and ends with an alphanumeric
+    # [basic/index#29, #30, 2026-07-28:schema#5] the name starts and ends with an alphanumeric
     if not _NAME.fullmatch(name):
         return f"_meta key {key!r}: the name must begin and end with a letter or digit"
     return None

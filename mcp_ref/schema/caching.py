@@ -20,9 +20,9 @@ class CacheableResult(Result):
     milliseconds of freshness (0: stale at once) and who may share it (``cache_scope``).
     Both are required in that revision and never written before it."""
 
-    # [2026-07-28:schema#36-#38] the freshness hint, 0 or more milliseconds -- schema#cacheableresult
+    # the freshness hint, 0 or more milliseconds (what a cache does with it: the client's)
     ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=CACHING)
-    # [2026-07-28:schema#39-#41] "public" or "private" -- schema#cacheableresult
+    # who may keep it: "public" or "private"
     cache_scope: CacheScope | None = field(default=None, metadata=CACHING)
 
 

@@ -392,7 +392,7 @@ def test_sessions_negotiate_every_legacy_revision_and_no_other() -> None:
     assert lc.negotiate_version("2024-11-05") == "2024-11-05"
 
 
-@pytest.mark.req("basic/lifecycle#9", "basic/lifecycle#14")
+@pytest.mark.req("basic/lifecycle#9", "basic/lifecycle#14", "2024-11-05:basic/lifecycle#13")
 def test_a_2024_11_05_session_writes_only_what_that_revision_has() -> None:
     from mcp_ref.schema.content import AudioContent, TextContent
     from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult
@@ -414,7 +414,7 @@ def test_a_2024_11_05_session_writes_only_what_that_revision_has() -> None:
     assert reply["result"] == {"content": [{"type": "text", "text": "ok"}]}
 
 
-@pytest.mark.req("basic/lifecycle#14")
+@pytest.mark.req("basic/lifecycle#14", "2024-11-05:basic/lifecycle#13")
 def test_completion_needs_the_capability_from_2025_03_26_only() -> None:
     from mcp_ref.errors import CapabilityMissing
     from mcp_ref.schema.completion import CompleteRequestParams, CompletionArgument, PromptReference

@@ -78,4 +78,3 @@ async def test_an_sdk_client_offering_2024_11_05_gets_it(monkeypatch: pytest.Mon
         assert [t.name for t in tools.tools] == ["echo"]
         result = await session.call_tool("echo", {"text": "from 2024"})
         assert [c.text for c in result.content] == ["from 2024"]  # type: ignore[union-attr]
-

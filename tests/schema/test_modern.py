@@ -98,7 +98,6 @@ def test_results_of_a_request_that_may_need_input_are_told_apart_by_their_type()
     assert result_type_for("resources/read", OLD) is ReadResourceResult
 
 
-@pytest.mark.req("2026-07-28:schema#36", "2026-07-28:schema#39")
 def test_cacheable_results_carry_their_caching_fields_in_the_revision_only() -> None:
     listed = ListToolsResult(tools=[], ttl_ms=60_000, cache_scope="private")
     assert encode(listed, NEW) == {"resultType": "complete", "tools": [], "ttlMs": 60_000, "cacheScope": "private"}
@@ -354,7 +353,6 @@ def test_a_request_meta_without_what_the_revision_requires_is_malformed() -> Non
         keys.log_level({keys.LOG_LEVEL: "loud"})
 
 
-@pytest.mark.req("2026-07-28:schema#12")
 def test_notifications_and_results_name_their_subscription_and_server() -> None:
     tagged = keys.with_subscription_id({"x.y/z": 1}, "listen-1")
     assert keys.subscription_id(tagged) == "listen-1" and tagged["x.y/z"] == 1
@@ -389,11 +387,15 @@ def test_the_reserved_keys_are_the_revisions() -> None:
     assert all(keys.is_reserved(k) for k in keys.RESERVED_KEYS if k.startswith("io."))
 
 
+@pytest.mark.req("2026-07-28:schema#1")
 def test_a_typed_view_keeps_the_other_keys() -> None:
-    meta = {**REQUEST_META, keys.TRACEPARENT: "t", "com.example/k": [1]}
+    # a reserved key this revision does not define (an extension's) is kept as it came, whatever its value
+    meta = {**REQUEST_META, keys.TRACEPARENT: "t", "com.example/k": [1], "io.modelcontextprotocol/later": {"a": None}}
     whole = decode(meta, RequestMetaObject)
-    assert whole.extra == {keys.TRACEPARENT: "t", "com.example/k": [1]}
+    assert whole.extra == {keys.TRACEPARENT: "t", "com.example/k": [1], "io.modelcontextprotocol/later": {"a": None}}
     assert encode(whole, NEW) == meta
+    params = decode({"_meta": meta, "name": "t"}, CallToolRequestParams)
+    assert encode(params, NEW)["_meta"] == meta
 
 
 def test_params_meta_stays_a_dict() -> None:
@@ -402,3 +404,12 @@ def test_params_meta_stays_a_dict() -> None:
     read = ReadResourceResult(contents=[TextResourceContents(uri="u", text="t")], ttl_ms=0, cache_scope="public")
     assert encode(read, NEW)["cacheScope"] == "public"
     assert SamplingMessage(role="user", content=TextContent(text="x")) is not None
+
+
+@pytest.mark.req("2026-07-28:schema#2", "2026-07-28:schema#3", "2026-07-28:schema#5")
+@pytest.mark.parametrize("key", ["example.com./x", "1com.example/x", "com.example-/x", "com.example/-x", "x_"])
+def test_a_malformed_meta_key_is_never_written_for_the_revision(key: str) -> None:
+    params = CallToolRequestParams(name="t", meta={**REQUEST_META, key: 1})
+    with pytest.raises(LocalProtocolError, match="_meta key"):
+        encode(params, NEW)
+    assert encode(CallToolRequestParams(name="t", meta={**REQUEST_META, "com.example/x": 1}), NEW)["name"] == "t"
