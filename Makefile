@@ -14,7 +14,9 @@ help:
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make check-install  an ordinary install in a fresh venv, and mypy --strict on the newcomer app against it"
-	@echo "make spec           fetch the MCP spec the tests read into spec/ (when ../shared/spec is not beside the checkout)"
+	@echo "make spec           fetch the MCP spec (every revision, ext-tasks) into spec/ and make its catalogues"
+	@echo "                    (when ../shared/spec is not beside the checkout; FETCH=\"--source DIR --tasks-source DIR\""
+	@echo "                    reads local clones instead of GitHub)"
 	@echo "make spec-coverage  the requirement table per chapter, one per revision (REVISION=2026-07-28: that one only)"
 	@echo "make lint           ruff check, ruff format --check, mypy --strict"
 	@echo "make bench          the benchmarks (BENCH=... passes options to bench/run.py)"
@@ -24,7 +26,7 @@ help:
 	@echo "                    (make mutate ID=basic/lifecycle#18: that id only; ID=\"a b\" for several;"
 	@echo "                    ID=2026-07-28:basic/patterns/mrtr#4 one of another revision; REVISION=2026-07-28:"
 	@echo "                    every implemented id of that revision, MUTATE=\"--chapter basic/patterns\" narrows it)"
-	@echo "make mutate-sample  the same on a fixed sample of 20 ids (CI runs it)"
+	@echo "make mutate-sample  the same on a fixed sample of 20 ids, and 10 of 2026-07-28's own (CI runs it)"
 	@echo "make clean          remove .venv and caches"
 
 $(PY):
@@ -61,10 +63,11 @@ check-install:
 	cd $(CHECK)/app && ../bin/python -m mypy --strict --no-incremental weather.py
 	cd $(CHECK)/app && ../bin/python -c 'import weather; print(sorted(weather.server.tools.names()))'
 
-# the spec's prose and schemas of the three revisions, from the upstream repository at a pinned
-# commit (standard library only: no .venv needed); the tests find it there
+# the spec's prose and schemas of every revision and of the tasks extension, from the upstream
+# repositories at pinned commits, and mcp_ref's catalogues of them (requirements.tsv, methods.tsv:
+# tools/extract_requirements.py); standard library only, no .venv needed; the tests find it there
 spec:
-	$(PYTHON) tools/fetch_spec.py
+	$(PYTHON) tools/fetch_spec.py $(FETCH)
 
 spec-coverage:
 	@$(PYTHON) tools/manifest.py coverage $(if $(REVISION),--revision $(REVISION))
@@ -89,9 +92,12 @@ mutate: $(STAMP)
 	$(PY) tools/manifest.py mutate $(if $(REVISION),--revision $(REVISION)) \
 		$(if $(ID),$(ID),$(if $(REVISION),,$(MUTATE_CHAPTERS))) $(MUTATE)
 
-# CI runs this right after make test (hence no baseline run), on its own 2 cores
+# CI runs this right after make test (hence no baseline run), on its own 2 cores: 20 ids of
+# 2025-11-25's chapters above, and 10 of the ids 2026-07-28 implements with code of its own
+# (not same_as a 2025-11-25 one)
 mutate-sample: $(STAMP)
 	$(PY) tools/manifest.py mutate $(MUTATE_CHAPTERS) --sample 20 --seed 17 --jobs 2 --no-baseline $(MUTATE)
+	$(PY) tools/manifest.py mutate --revision 2026-07-28 --own --sample 10 --seed 17 --jobs 2 --no-baseline $(MUTATE)
 
 conformance: $(STAMP)
 	PY=$(PY) tools/conformance.sh

@@ -854,6 +854,7 @@ class Connection:
             self.stats["parse-error"] += 1
             return [MessageRejected(e, self._reply(None, e.code, e.message), **_rule(e.requirement))]
         if type(obj) is list:
+            # [2025-03-26:basic/index#14] batches are received in the one revision that has them
             if self.protocol_version not in BATCH_REVISIONS:
                 self.stats["batch-refused"] += 1
                 err = InvalidMessage(

@@ -5,8 +5,10 @@ import importlib.util
 import os
 import signal
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -14,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the team's copy beside the checkout (CI has it); spec/ is what ``make spec`` fetches
 SHARED_SPEC = ROOT.parent / "shared" / "spec"
 FETCHED_SPEC = ROOT / "spec"
-#: mcp_ref's own catalogues, made from the prose for this project: not upstream
+#: mcp_ref's own catalogues, made from the prose for this project (not upstream): ``make spec``
+#: makes them with tools/extract_requirements.py
 CATALOGUES = ("requirements.tsv", "methods.tsv")
 
 
@@ -49,13 +52,12 @@ def spec_missing(*parts: str) -> str:
     where = " or ".join(str(d) for d in spec_dirs())
     if parts[-1] in CATALOGUES:
         return (
-            f"{name} is not in {where}: it is mcp_ref's own catalogue of the spec, not upstream, so "
-            "`make spec` cannot fetch it; the team's copy is in ../shared/spec beside the checkout "
-            "(point MCP_SPEC_DIR at a folder that has it)"
+            f"{name} is not in {where}: it is mcp_ref's own catalogue of the spec; run `make spec` to fetch "
+            "the spec and make the catalogues with tools/extract_requirements.py into spec/, or set MCP_SPEC_DIR"
         )
     return (
         f"the MCP spec ({name}) is not in {where}: run `make spec` to fetch it from "
-        "github.com/modelcontextprotocol/modelcontextprotocol into spec/, or set MCP_SPEC_DIR"
+        "github.com/modelcontextprotocol (the spec and ext-tasks repositories) into spec/, or set MCP_SPEC_DIR"
     )
 
 
@@ -90,3 +92,23 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("mcp_ref", deadline=None)
 settings.load_profile("mcp_ref")
+
+
+#: what a skip with no reason reports (``pytest.skip()``; also what pytest-trio re-raises when a
+#: skip comes out of a trio test's nursery in an exception group: the reason is lost there)
+REASONLESS_SKIP = "Skipped"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """A skip must say why and how to enable the test: one that gives no reason fails."""
+    report = yield
+    if report.skipped and isinstance(report.longrepr, tuple) and report.longrepr[2] == REASONLESS_SKIP:
+        path, line, _ = report.longrepr
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} was skipped without a reason ({path}:{line}): say why and how to enable it. "
+            "In a trio test, check in a plain (sync) fixture: a skip raised inside the test's nursery "
+            "loses its reason on the way out."
+        )
+    return report

@@ -419,6 +419,7 @@ def test_parse_error_in_an_older_revision_uses_null_id() -> None:
 # -- batches -------------------------------------------------------------------------------
 
 
+@pytest.mark.req("2025-03-26:basic/index#14")
 def test_batches_only_in_2025_03_26() -> None:
     batch = b'[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"}]'
     client, server = handshake("2025-11-25")

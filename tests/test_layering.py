@@ -77,7 +77,20 @@ def test_schema_imports_only_attrs_cattrs_and_errors() -> None:
 #: the cross-checker judges sans-IO, like the engine it is built on; its drivers
 #: (the battery, the fixture, the tap, the connections they open) run on trio
 CROSSCHECK_JUDGING = tuple(
-    f"mcp_ref/crosscheck/{m}.py" for m in ("__init__", "rules", "report", "observer", "traffic", "judge", "config")
+    f"mcp_ref/crosscheck/{m}.py"
+    for m in (
+        "__init__",
+        "rules",
+        "report",
+        "observer",
+        "traffic",
+        "judge",
+        "config",
+        "http_rules",
+        "exercise",
+        "sections",
+        "html",
+    )
 )
 CROSSCHECK_DRIVERS = tuple(
     f"mcp_ref/crosscheck/{m}.py"

@@ -1,23 +1,31 @@
 #!/usr/bin/env python3
-"""Fetch the MCP specification that the tests read into ``spec/`` (``make spec``).
+"""Fetch the MCP specification the tests read into ``spec/`` and make its catalogues (``make spec``).
 
 For users who cloned mcp_ref alone: the team keeps the spec in ``../shared/spec``
-beside the checkout, and the tests that need it skip without it. This brings the
-three revisions mcp_ref negotiates (2025-11-25, 2025-06-18, 2025-03-26), each as
-``<revision>/schema.json``, ``<revision>/schema.ts`` and the prose
-(``<revision>/**/*.mdx``), from the upstream specification repository at one
-pinned commit, into a git-ignored folder. Standard library only.
+beside the checkout, and the tests that need it skip without it. This brings every
+revision mcp_ref speaks -- 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and
+2026-07-28 from the specification repository, and the tasks extension (``ext-tasks``)
+from its own repository, each at one pinned commit -- into a git-ignored folder laid
+out as ``../shared/spec``:
 
-The requirement catalogue (``2025-11-25/requirements.tsv``) and the method table
-(``methods.tsv``) are mcp_ref's own, made from the prose for this project: they
-are not upstream, so this cannot fetch them, and the few tests that read them
-keep skipping (saying so) unless ``../shared/spec`` or ``MCP_SPEC_DIR`` has them.
+- ``<revision>/schema.json``, ``<revision>/schema.ts``, the prose (``<revision>/**/*.mdx``),
+  ``<revision>/schema.mdx`` where there is one, and 2026-07-28's JSON ``examples/``;
+- ``ext-tasks/tasks.mdx`` (the extension's prose), its ``schema.json``, ``schema.ts``,
+  ``spec.types.ts``, ``spec.schema.json`` and the SEP.
+
+Then it writes mcp_ref's own catalogues beside them with ``tools/extract_requirements.py``:
+``<revision>/requirements.tsv`` (every normative statement with its id) for all six,
+``methods.tsv`` for 2025-11-25 and 2026-07-28. They are byte for byte the team's
+(``tests/test_fetch_spec.py`` checks it wherever ``../shared/spec`` is present).
+Standard library only.
 
     python3 tools/fetch_spec.py                     # from GitHub, into spec/
-    python3 tools/fetch_spec.py --source ../modelcontextprotocol   # a local clone
+    python3 tools/fetch_spec.py --source ../modelcontextprotocol --tasks-source ../ext-tasks   # local clones
 """
 
 import argparse
+import dataclasses
+import importlib.util
 import io
 import re
 import shutil
@@ -27,34 +35,86 @@ import tarfile
 import tempfile
 import urllib.request
 from pathlib import Path, PurePosixPath
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
-REPOSITORY = "modelcontextprotocol/modelcontextprotocol"
-#: the upstream commit the fetched files come from (bump it deliberately: the tests judge against it)
-COMMIT = "b0f60ba5409db7a6582440a7b473cc0398890f15"
-REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
-ARCHIVE_URL = f"https://codeload.github.com/{REPOSITORY}/tar.gz/{COMMIT}"
-#: what every revision must have once fetched (else the source is not the spec repository)
-REQUIRED = ("schema.json", "schema.ts", "index.mdx", "basic/lifecycle.mdx")
 
-_SCHEMA = re.compile(r"schema/(?P<rev>[0-9-]+)/(?P<name>schema\.(?:json|ts))")
-_PROSE = re.compile(r"docs/specification/(?P<rev>[0-9-]+)/(?P<name>(?:[\w.-]+/)*[\w.-]+\.mdx)")
+
+@dataclasses.dataclass(frozen=True)
+class Upstream:
+    """One repository the spec comes from, at the commit the tests judge against."""
+
+    repository: str
+    #: bump it deliberately: the tests (and the catalogues' ids) are judged against it
+    commit: str
+    #: what ``git archive`` of a local clone takes
+    paths: tuple[str, ...]
+
+    @property
+    def url(self) -> str:
+        return f"https://codeload.github.com/{self.repository}/tar.gz/{self.commit}"
+
+
+SPEC = Upstream(
+    "modelcontextprotocol/modelcontextprotocol",
+    "b0f60ba5409db7a6582440a7b473cc0398890f15",
+    ("schema", "docs/specification"),
+)
+TASKS = Upstream(
+    "modelcontextprotocol/ext-tasks",
+    "e4345978be1f602f1fc48d89051e8559dd5302a6",
+    ("schema/draft", "specification/draft", "seps"),
+)
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+EXTENSION = "ext-tasks"
+#: the revisions whose methods.tsv is kept (as in ../shared/spec)
+METHOD_TABLES = ("2025-11-25", "2026-07-28")
+#: the revisions whose ``schema.mdx`` is the skeleton page of ``schema/<revision>/`` rather than
+#: the generated reference of ``docs/specification/<revision>/``: its statements come from
+#: schema.ts's doc comments instead (tools/extract_requirements.py), as in the team's copy
+SCHEMA_SKELETON = ("2026-07-28",)
+#: what each folder must have once fetched (else the source is not the repository it should be)
+REQUIRED = {
+    **{rev: ("schema.json", "schema.ts", "index.mdx", "basic/lifecycle.mdx") for rev in REVISIONS[:-1]},
+    "2026-07-28": ("schema.json", "schema.ts", "index.mdx", "basic/versioning.mdx", "schema.mdx"),
+    EXTENSION: ("tasks.mdx", "schema.json", "schema.ts"),
+}
+#: the extension's files: where the ext-tasks repository keeps them -> the name in ext-tasks/
+TASK_FILES = {
+    "specification/draft/tasks.md": "tasks.mdx",
+    "schema/draft/schema.json": "schema.json",
+    "schema/draft/schema.ts": "schema.ts",
+    "schema/draft/spec.schema.json": "spec.schema.json",
+    "schema/draft/spec.types.ts": "spec.types.ts",
+    "seps/2663-tasks-extension.md": "sep-2663-tasks-extension.md",
+}
+
+_REV = "|".join(map(re.escape, REVISIONS))
+_NAME = r"(?:[\w.-]+/)*[\w.-]+"
+_SCHEMA = re.compile(rf"schema/(?P<rev>{_REV})/(?P<name>schema\.(?:json|ts|mdx)|examples/{_NAME}\.json)")
+_PROSE = re.compile(rf"docs/specification/(?P<rev>{_REV})/(?P<name>{_NAME}\.mdx)")
 
 
 class FetchError(Exception):
-    """The source could not be read, or is not the specification repository."""
+    """The source could not be read, or is not the repository it should be."""
 
 
-def destination(path: str) -> PurePosixPath | None:
-    """Where ``path`` (relative to the repository's root) goes under the spec folder, or None."""
+def destination(path: str, upstream: Upstream = SPEC) -> PurePosixPath | None:
+    """Where ``path`` (relative to ``upstream``'s root) goes under the spec folder, or None."""
+    if upstream is TASKS:
+        name = TASK_FILES.get(path)
+        return PurePosixPath(EXTENSION, name) if name else None
     for pattern in (_SCHEMA, _PROSE):
         m = pattern.fullmatch(path)
-        if m and m["rev"] in REVISIONS and ".." not in m["name"].split("/"):
-            return PurePosixPath(m["rev"], m["name"])
+        if m is None or ".." in m["name"].split("/"):
+            continue
+        if m["name"] == "schema.mdx" and (pattern is _SCHEMA) != (m["rev"] in SCHEMA_SKELETON):
+            return None  # (the other of the two schema.mdx pages)
+        return PurePosixPath(m["rev"], m["name"])
     return None
 
 
-def extract(archive: tarfile.TarFile, dest: Path) -> int:
+def extract(archive: tarfile.TarFile, dest: Path, upstream: Upstream = SPEC) -> int:
     """Write the wanted files of ``archive`` (one top-level folder, as GitHub and ``git archive
     --prefix`` make them) under ``dest``; returns how many."""
     count = 0
@@ -62,7 +122,7 @@ def extract(archive: tarfile.TarFile, dest: Path) -> int:
         if not member.isfile():
             continue
         _, _, inside = member.name.partition("/")
-        target = destination(inside)
+        target = destination(inside, upstream)
         if target is None:
             continue
         data = archive.extractfile(member)
@@ -74,22 +134,12 @@ def extract(archive: tarfile.TarFile, dest: Path) -> int:
     return count
 
 
-def read_archive(source: str, commit: str) -> bytes:
+def read_archive(source: str, upstream: Upstream, commit: str) -> bytes:
     """The tar archive of ``commit``: from a local git repository (a clone or a mirror), or a URL."""
     if Path(source).exists():
         try:
             return subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    source,
-                    "archive",
-                    "--format=tar",
-                    "--prefix=spec/",
-                    commit,
-                    "schema",
-                    "docs/specification",
-                ],
+                ["git", "-C", source, "archive", "--format=tar", "--prefix=spec/", commit, *upstream.paths],
                 check=True,
                 capture_output=True,
             ).stdout
@@ -102,23 +152,66 @@ def read_archive(source: str, commit: str) -> bytes:
         raise FetchError(f"cannot download {source}: {e}") from None
 
 
-def fetch(dest: Path, source: str = ARCHIVE_URL, commit: str = COMMIT) -> int:
-    """Replace ``dest`` with the spec files of ``commit``; returns how many were written.
-    Written beside it first, so an interrupted fetch leaves the old folder (or none)."""
-    data = read_archive(source, commit)
+def extractor() -> ModuleType:
+    """tools/extract_requirements.py, the catalogue script (a script, not a package)."""
+    name = "mcp_ref_extract_requirements_tool"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("extract_requirements.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def catalogues(folder: Path) -> dict[str, int]:
+    """Write requirements.tsv into every revision's folder under ``folder`` (and methods.tsv
+    where kept); returns the number of statements per folder."""
+    tool = extractor()
+    made: dict[str, int] = {}
+    for name in (*REVISIONS, EXTENSION):
+        version_dir = folder / name
+        rows = tool.requirement_rows(str(version_dir))
+        tool.write_tsv(str(version_dir / "requirements.tsv"), tool.REQ_COLUMNS, rows)
+        made[name] = len(rows)
+        if name in METHOD_TABLES:
+            tool.write_tsv(str(version_dir / "methods.tsv"), tool.METHOD_COLUMNS, tool.method_rows(str(version_dir)))
+    return made
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where one upstream is read from this time: a tar.gz URL or a local git repository."""
+
+    upstream: Upstream
+    location: str
+    commit: str
+
+
+def fetch(dest: Path, sources: tuple[Source, ...] | None = None) -> dict[str, int]:
+    """Replace ``dest`` with the spec files and their catalogues; returns the statements per
+    folder. Written beside it first, so an interrupted fetch leaves the old folder (or none)."""
+    sources = sources or (Source(SPEC, SPEC.url, SPEC.commit), Source(TASKS, TASKS.url, TASKS.commit))
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".spec-", dir=dest.parent))
     try:
-        try:
-            with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-                count = extract(archive, staging)
-        except tarfile.TarError as e:
-            raise FetchError(f"{source} did not give a tar archive: {e}") from None
-        missing = [f"{rev}/{name}" for rev in REVISIONS for name in REQUIRED if not (staging / rev / name).is_file()]
+        for source in sources:
+            data = read_archive(source.location, source.upstream, source.commit)
+            try:
+                with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+                    extract(archive, staging, source.upstream)
+            except tarfile.TarError as e:
+                raise FetchError(f"{source.location} did not give a tar archive: {e}") from None
+        missing = [f"{folder}/{name}" for folder, names in REQUIRED.items() for name in names]
+        missing = [m for m in missing if not (staging / m).is_file()]
         if missing:
-            raise FetchError(f"{source} at {commit} lacks {', '.join(missing)}: not the MCP specification repository?")
+            where = " and ".join(f"{s.location} at {s.commit}" for s in sources)
+            raise FetchError(f"{where} lack {', '.join(missing)}: not the MCP specification repositories?")
+        made = catalogues(staging)
+        pinned = "\n".join(f"- {s.upstream.repository} at {s.commit}" for s in sources)
         (staging / "README.md").write_text(
-            f"Fetched by `make spec` (tools/fetch_spec.py) from {REPOSITORY} at {commit}.\n"
+            f"Fetched by `make spec` (tools/fetch_spec.py) from\n\n{pinned}\n\n"
+            "with requirements.tsv and methods.tsv made by tools/extract_requirements.py.\n"
             "Not part of mcp_ref (git-ignored); delete it freely.\n"
         )
         if dest.exists():
@@ -126,23 +219,35 @@ def fetch(dest: Path, source: str = ARCHIVE_URL, commit: str = COMMIT) -> int:
         staging.rename(dest)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return count
+    return made
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dest", type=Path, default=ROOT / "spec", help="the folder to fill (default: spec/)")
     parser.add_argument(
-        "--source", default=ARCHIVE_URL, help="a local git repository of the spec, or a tar.gz URL (default: GitHub)"
+        "--source",
+        default=SPEC.url,
+        help=f"a local git repository of {SPEC.repository}, or a tar.gz URL (default: GitHub)",
     )
-    parser.add_argument("--commit", default=COMMIT, help="the upstream commit (default: the pinned one)")
+    parser.add_argument("--commit", default=SPEC.commit, help="its commit (default: the pinned one)")
+    parser.add_argument(
+        "--tasks-source",
+        default=TASKS.url,
+        help=f"a local git repository of {TASKS.repository}, or a tar.gz URL (default: GitHub)",
+    )
+    parser.add_argument("--tasks-commit", default=TASKS.commit, help="its commit (default: the pinned one)")
     args = parser.parse_args(argv)
+    sources = (Source(SPEC, args.source, args.commit), Source(TASKS, args.tasks_source, args.tasks_commit))
     try:
-        count = fetch(args.dest, args.source, args.commit)
+        made = fetch(args.dest, sources)
     except FetchError as e:
         print(f"make spec: {e}", file=sys.stderr)
         return 1
-    print(f"{count} files of revisions {', '.join(REVISIONS)} in {args.dest} ({REPOSITORY} at {args.commit[:12]})")
+    print(
+        f"the spec in {args.dest}: {SPEC.repository} at {args.commit[:12]}, {TASKS.repository} at "
+        f"{args.tasks_commit[:12]}; statements catalogued: {', '.join(f'{k} {v}' for k, v in made.items())}"
+    )
     return 0
 
 

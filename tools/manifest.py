@@ -21,7 +21,7 @@ the same id). Inside a manifest the ``id`` key is the catalogue's, unprefixed.
     tools/manifest.py show ID [--revision R]     statement, our entry, enforcing lines, citing tests
                                                  (a short id such as cancellation#8 gets the full one suggested)
     tools/manifest.py list [--revision R] [--status S] [--chapter C] [--unreviewed]
-    tools/manifest.py mutate [ID...] [--revision R] [--chapter C] [--status S] [--sample N --seed S]
+    tools/manifest.py mutate [ID...] [--revision R] [--chapter C] [--status S] [--own] [--sample N --seed S]
                              [--dry-run] [--jobs J] [--timeout T] [--no-baseline] [--json]
 
 ``--revision`` says which revision an unprefixed ID (and ``--chapter``) belongs to;
@@ -341,14 +341,18 @@ def new_entry(
         same = [r for r in rows if r["fingerprint"] == row["fingerprint"]]
         same.sort(key=lambda r: (r["id"] != local, chapter_of(r["id"]) != chapter))
         for other in same:
-            target = qualify(base, other["id"])
-            if target not in book.by_id:
+            matched = qualify(base, other["id"])
+            if matched not in book.by_id:
                 continue
-            target = book.target(target)
+            target = book.target(matched)
             status = book.by_id[target]["status"]
             if status in INHERITED:
                 entry = {"id": local, "status": status, "same_as": written(target), "reviewed": False}
-                return {**entry, "symbols": [], "note": ""}
+                # through an entry that is same_as another: its text is the matched one's, and why
+                # the target realises it too is that entry's note
+                why = book.by_id[matched].get("note", "") if matched != target else ""
+                note = f"same text as {written(matched)}" + (f"; {why}" if why else "") if matched != target else ""
+                return {**entry, "symbols": [], "note": note}
             return {
                 "id": local,
                 "status": "planned",
@@ -1174,6 +1178,8 @@ def select_ids(book: Manifests, args: argparse.Namespace) -> list[str]:
         chosen = [
             i for i in chosen if any(chapter_of(i) == c or chapter_of(i).startswith(c + "/") for c in args.chapter)
         ]
+    if args.own:  # (a same_as id is mutated where its target is: sampling the target covers it)
+        chosen = [i for i in chosen if not book.by_id[i].get("same_as")]
     if args.sample is not None and args.sample < len(chosen):
         chosen = sorted(random.Random(args.seed).sample(sorted(chosen), args.sample), key=chosen.index)
     return chosen
@@ -1552,6 +1558,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--revision", **one)
     s.add_argument("--chapter", action="append", help="a chapter or a chapter prefix (repeatable)")
     s.add_argument("--status", help="ids of this status when none are given (default implemented)")
+    s.add_argument("--own", action="store_true", help="leave out same_as ids (their target's lines are another's)")
     s.add_argument("--sample", type=int, help="a random sample of this many of the selected ids")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own scratch copy")

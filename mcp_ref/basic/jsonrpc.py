@@ -262,6 +262,7 @@ def classify(obj: Any) -> RawMessage:
             return _raw_request(raw_id, method, params, obj)
         # [basic/index#14] a notification carries no id (its absence is what makes it one)
         return _raw_notification(method, params, obj)
+    # [2025-06-18:basic/index#9] a response never sets both result and error
     if "result" in obj and "error" in obj:
         raise InvalidMessage(
             "Invalid response: both result and error", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
@@ -304,6 +305,7 @@ def classify(obj: Any) -> RawMessage:
                 requirement="basic/index#12" if code_broken else "basic/index#11",
             )
         return RawError(reply_id, err["code"], err["message"], err.get("data"), "data" in err)
+    # [2025-06-18:basic/index#8] a response sets result or error: with neither, this is no message at all
     raise InvalidMessage(
         "Invalid Request: neither a request, a notification nor a response", ErrorCode.INVALID_REQUEST, reply_id
     )

@@ -12,9 +12,12 @@ so every message both ways is judged, whatever the check was after.
 
 Checks that need a tool with a behaviour take it from the
 :class:`~mcp_ref.crosscheck.config.CheckConfig` and are skipped, saying
-which option names it, when it is absent. The battery never calls a tool
-it was not told about (tools can have side effects), except to ask for one
-that does not exist.
+which option names it, when it is absent. Of the tools it was not told
+about, the battery calls those the server marks read-only
+(``readOnlyHint``), with arguments made from their input schemas; every
+tool, and arguments the schema refuses, with ``--call-all-tools``
+(:mod:`.exercise`). It reads every resource and template and gets every
+prompt (up to ``MAX_EXERCISED`` of each).
 """
 
 import json
@@ -27,11 +30,21 @@ import attrs
 import trio
 
 from ..basic.lifecycle import has_capability
-from ..errors import ConnectionClosed, ErrorCode, HTTPTransportError, MCPError, ProtocolError, RequestTimeout
+from ..errors import (
+    ConnectionClosed,
+    ErrorCode,
+    HTTPTransportError,
+    LocalProtocolError,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+    UnsupportedProtocolVersion,
+)
 from ..schema._base import REVISIONS
 from ..schema.completion import PromptReference
 from ..schema.lifecycle import Implementation
 from ..schema.logging import SetLevelRequestParams
+from ..schema.messages import CLIENT_REQUESTS
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tasks import (
     CancelTaskRequestParams,
@@ -44,6 +57,7 @@ from ..session.client import ClientSession, open_session
 from ..session.core import SessionConfig
 from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
+from .exercise import WORD, arguments_for, expand_template, invalid_arguments_for, safe_to_call, why_not_safe
 from .observer import Direction, Observer
 from .report import Finding, Report
 from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
@@ -74,8 +88,95 @@ CHAPTERS: Final = (
 )
 #: pages followed at most per list method
 MAX_PAGES: Final = 100
+#: tools called, resources read, templates and prompts tried at most (bounded time)
+MAX_EXERCISED: Final = 50
 #: settling time after a round trip before "nothing more came" is believed
 SETTLE: Final = 0.05
+#: seconds any one answer is waited for once the server has let a request go unanswered
+QUICK: Final = 2.0
+#: requests in a row that go unanswered before the battery sends no more
+GIVE_UP: Final = 3
+
+
+#: the capabilities whose methods a server that did not declare them must not serve
+_UNDECLARED: Final = [
+    "server/tools#3",
+    "server/resources#1",
+    "server/prompts#1",
+    "server/utilities/completion#1",
+    "server/utilities/logging#1",
+    "basic/utilities/tasks#1",
+]
+_COMPLETE: Final = {"ref": {"type": "ref/prompt", "name": "mcp-ref-check"}, "argument": {"name": "x", "value": ""}}
+#: what an answer that came but could not be read breaks (it then stands for "no answer")
+_ANSWER_RULES: Final = frozenset(
+    {
+        "basic/transports#21",
+        "basic/transports#19",
+        "basic/transports#6",
+        "basic/transports#3",
+        "basic/transports#1",
+        "basic/index#3",
+        "basic/index#7",
+        "basic/index#8",
+        "basic/index#10",
+        "basic/index#11",
+        "basic/index#12",
+    }
+)
+#: the methods a server declaring their capability serves
+_CORE_METHODS: Final = frozenset(CLIENT_REQUESTS) - {"initialize", "ping"}
+
+
+class Timer:
+    """How long the battery waits (bounded time, spec_notes/crosscheck.md).
+
+    The full timeout until the server lets a request go unanswered; from then on a
+    short one (``QUICK``), so a server that stops answering cannot make each of
+    the remaining checks wait the full time. A kind of request (a method) the
+    server left unanswered once is not sent again: the checks that need it are
+    skipped, naming the check that showed it.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.full = timeout
+        self.strikes = 0
+        #: the check running now (what an unanswered request is charged to)
+        self.running: str | None = None
+        #: method -> the check in which it went unanswered ("requests": the server stopped answering)
+        self.unanswered: dict[str, str] = {}
+        #: requests that went unanswered since the last answer
+        self.in_a_row = 0
+
+    @property
+    def current(self) -> float:
+        return self.full if not self.strikes else min(self.full, QUICK)
+
+    def missed(self, kind: str, where: str | None = None) -> None:
+        self.strikes += 1
+        self.in_a_row += 1
+        self.unanswered.setdefault(kind, where or self.running or "an earlier check")
+        if self.in_a_row >= GIVE_UP:
+            self.unanswered.setdefault("requests", f"{GIVE_UP} requests in a row went unanswered")
+
+    def answered(self) -> None:
+        self.in_a_row = 0
+
+    def gate(self, kind: str) -> None:
+        """Raise :class:`NotAnswered` when ``kind`` went unanswered before (or the server
+        stopped answering altogether)."""
+        for what in (kind, "requests"):
+            if what in self.unanswered:
+                raise NotAnswered(kind if what == kind else "any request", self.unanswered[what])
+
+
+class NotAnswered(Exception):
+    """A request of a kind the server left unanswered before: not sent again (the check is skipped)."""
+
+    def __init__(self, kind: str, where: str) -> None:
+        super().__init__(f"not tried: the server did not answer {kind} before ({where})")
+        self.kind = kind
+        self.where = where
 
 
 class _Check:
@@ -86,10 +187,14 @@ class _Check:
         self.skipped = False
         self.details: list[str] = []
         self.findings: list[Finding] = []
+        self.silences: list[Finding] = []
 
-    def fail(self, detail: str) -> None:
+    def fail(self, requirement: str, detail: str, *evidence: Any) -> None:
+        """The check failed: ``requirement`` is the statement the server broke (every failed
+        check names one, spec_notes/crosscheck.md "A failed check is a finding")."""
         self.failed = True
         self.details.append(detail)
+        self.find(requirement, detail, *evidence)
 
     def skip(self, reason: str) -> None:
         self.skipped = True
@@ -98,11 +203,29 @@ class _Check:
     def note(self, detail: str) -> None:
         self.details.append(detail)
 
-    def find(self, requirement: str, message: str, *evidence: Any) -> None:
-        """A violation the check itself established (not one the observer saw)."""
+    def find(self, requirement: str, message: str, *evidence: Any, silence: bool = False) -> None:
+        """A violation the check itself established (not one the observer saw). ``silence``: the
+        finding is that no answer came; an answer that came but could not be read (the observer
+        names what it broke) takes its place."""
         if requirement not in self.requirements:
             self.requirements.append(requirement)
-        self.findings.append(Finding.of(requirement, message, *evidence, party="server"))
+        finding = Finding.of(requirement, message, *evidence, party="server")
+        self.findings.append(finding)
+        if silence:
+            self.silences.append(finding)
+
+
+def _kind_of(method: str, params: Any) -> str:
+    """What a request is, for "not asked again": its method (a tool call: with the tool's name)."""
+    name = getattr(params, "name", None)
+    return f"{method} {name}" if method == "tools/call" and isinstance(name, str) else method
+
+
+def _words(e: Exception) -> str:
+    """An error as the command line's user should read it (options, not the Python API)."""
+    if isinstance(e, RequestTimeout):
+        return f"{e.method}: no response within {e.timeout:g}s (to wait longer: --timeout SECONDS)"
+    return f"{type(e).__name__}: {e}"
 
 
 def _needs(role: str) -> str:
@@ -148,11 +271,13 @@ class RawSession:
     result, anything else with -32601), as a client that offers nothing would.
     """
 
-    def __init__(self, channel: ObservedChannel, timeout: float) -> None:
+    def __init__(self, channel: ObservedChannel, timeout: "Timer | float") -> None:
         self.channel = channel
-        self.timeout = timeout
+        self.timer = timeout if isinstance(timeout, Timer) else Timer(timeout)
         self._next_id = 100  # the probes' own ids (7, "7") stay below
         self.initialize_result: dict[str, Any] | None = None
+        #: what came during the last round trip whose ping went unanswered
+        self.unpinged: list[Any] = []
 
     def new_id(self) -> int:
         self._next_id += 1
@@ -220,15 +345,17 @@ class RawSession:
         deliberate: bool = False,
         raw: Any = None,
         timeout: float | None = None,
+        kind: str | None = "",
     ) -> Any:
-        """Send a request and return its response (None if none came in time)."""
+        """Send a request and return its response (None if none came in time: a strike against
+        the server, and ``kind`` -- the method unless given, None for none -- is not asked again)."""
         if rid is None:
             rid = self.new_id()
         message = raw if raw is not None else {"jsonrpc": "2.0", "id": rid, "method": method}
         if raw is None and params is not None:
             message["params"] = params
         await self.send(message, deliberate=deliberate)
-        deadline = trio.current_time() + (self.timeout if timeout is None else timeout)
+        deadline = trio.current_time() + (self.timer.current if timeout is None else timeout)
         http = _http(self)
         while (left := deadline - trio.current_time()) > 0:
             if http is not None and http.answered():
@@ -237,25 +364,38 @@ class RawSession:
             if answer is None:
                 continue
             if _is_response(answer) and _same_id(answer, rid):
+                self.timer.answered()
                 return answer
+        if kind is not None:
+            if kind == "" and not deliberate:
+                kind = method
+            if kind:
+                self.timer.missed(kind)
+            else:
+                self.timer.strikes += 1
         return None
 
     async def round_trip(self) -> list[Any] | None:
-        """Ping, and return what arrived before its answer (None: the ping went unanswered)."""
+        """Ping, and return what arrived before its answer (None: the ping went unanswered;
+        what came meanwhile is then in :attr:`unpinged`)."""
         rid = f"mcp-ref-round-trip-{self.new_id()}"
         await self.send({"jsonrpc": "2.0", "id": rid, "method": "ping"})
         seen: list[Any] = []
-        deadline = trio.current_time() + self.timeout
+        self.unpinged = seen
+        known = "ping" in self.timer.unanswered
+        deadline = trio.current_time() + (QUICK / 4 if known else self.timer.current)
         while (left := deadline - trio.current_time()) > 0:
             message = await self.receive(left)
             if message is None:
-                return None
+                break
             if _is_response(message) and _same_id(message, rid):
                 # anything sent before the ping was answered had time to arrive; give stragglers a moment
                 while (late := await self.receive(SETTLE)) is not None:
                     seen.append(late)
                 return seen
             seen.append(message)
+        if not known:
+            self.timer.missed("ping")
         return None
 
     async def initialize(self, version: str = LATEST, capabilities: dict[str, Any] | None = None) -> Any:
@@ -264,7 +404,11 @@ class RawSession:
             "capabilities": capabilities or {},
             "clientInfo": {"name": CLIENT_INFO.name, "version": CLIENT_INFO.version},
         }
-        answer = await self.request("initialize", params, deliberate=version not in REVISIONS)
+        # initialize always gets the full time (a server may be slow to start), unless one went unanswered
+        wait = QUICK if "initialize" in self.timer.unanswered else self.timer.full
+        answer = await self.request(
+            "initialize", params, deliberate=version not in REVISIONS, timeout=wait, kind="initialize"
+        )
         result = answer.get("result") if type(answer) is dict else None
         if type(result) is dict:
             self.initialize_result = result
@@ -290,7 +434,14 @@ class Battery:
         self.target = target
         self.config = config or CheckConfig()
         self.only = set(only) if only else None
-        self.timeout = self.config.timeout
+        self.timer = Timer(self.config.timeout)
+        #: the check running now (a timeout is charged to it)
+        self._running: str | None = None
+        self._closed_in: str | None = None
+        #: whether the server ever answered an initialize
+        self.initialized = False
+        #: the kind of the main session's latest request (a method; tools/call with the tool's name)
+        self._kind = ""
         self.report = Report(target.describe())
         self.observers: list[Observer] = []
         self.on_progress = on_progress
@@ -315,26 +466,65 @@ class Battery:
         self.observers.append(obs)
         return obs
 
+    def _recorder(self, what: str) -> Callable[[Direction, bytes], None]:
+        """Keeps a session's messages for the report's message sequence (--html)."""
+        label = f"{len(self.observers)}: {what}"
+        return lambda direction, data: self.report.record(label, direction.value, data)
+
     @asynccontextmanager
     async def raw_session(self) -> AsyncIterator[RawSession]:
         obs = self._observer()
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail, raw=True) as channel:
-            yield RawSession(channel, self.timeout)
+        recorder = self._recorder("raw probes")
+        async with connect(self.target, obs, stderr_tail=self.stderr_tail, raw=True, recorder=recorder) as channel:
+            yield RawSession(channel, self.timer)
 
     @asynccontextmanager
     async def client_session(self, **options: Any) -> AsyncIterator[ClientSession]:
         obs = self._observer()
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail) as channel:
+        recorder = self._recorder("the main session")
+        async with connect(self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder) as channel:
             self._channel = channel
             async with open_session(
                 channel,
                 client_info=CLIENT_INFO,
-                config=SessionConfig(request_timeout=self.timeout, cancel_grace=2.0),
-                initialize_timeout=self.timeout,
+                config=SessionConfig(request_timeout=self.timer.full, cancel_grace=2.0),
+                initialize_timeout=self.timer.full,
                 validate_tool_results=False,
                 **options,
             ) as client:
+                self._gated(client)
                 yield client
+
+    def _gated(self, client: ClientSession) -> None:
+        """Every request of the main session waits as the timer says, and a kind of request the
+        server left unanswered is not sent again (:class:`NotAnswered`)."""
+        session = client.session
+        plain_request, plain_start = session.request, session.start_request
+
+        async def request(method: str, params: Any = None, **options: Any) -> Any:
+            kind = self._kind = _kind_of(method, params)
+            self.timer.gate(kind)
+            options.setdefault("timeout", self.timer.current)
+            try:
+                result = await plain_request(method, params, **options)
+                self.timer.answered()
+                return result
+            except RequestTimeout:
+                self.timer.missed(kind, self._running or "the main session")
+                raise
+            except MCPError as e:
+                self.timer.answered()
+                e.method = method  # type: ignore[attr-defined]
+                raise
+
+        async def start_request(method: str, params: Any = None, **options: Any) -> Any:
+            kind = self._kind = _kind_of(method, params)
+            self.timer.gate(kind)
+            options.setdefault("timeout", self.timer.current)
+            return await plain_start(method, params, **options)
+
+        session.request = request  # type: ignore[method-assign]
+        session.start_request = start_request  # type: ignore[method-assign]
 
     def skip(self, name: str, requirements: Sequence[str], reason: str) -> None:
         self.report.check(name, "skip", requirements, reason)
@@ -342,19 +532,74 @@ class Battery:
     @asynccontextmanager
     async def check(self, name: str, requirements: Sequence[str]) -> AsyncIterator[_Check]:
         """Run one check: its status comes from what it decided and from the findings the
-        observer made about its requirements meanwhile."""
+        observer made about its requirements meanwhile. Whatever the server does, the check
+        ends with a status; a failed check names at least one broken statement (a finding)."""
         chk = _Check(name, requirements)
         obs = self.observers[-1] if self.observers else None
         start = len(obs.findings) if obs is not None else 0
         self._say(f"check {name}")
+        self._running = self.timer.running = name
         try:
             yield chk
-        except (MCPError, RequestTimeout, ProtocolError) as e:
-            chk.fail(f"{type(e).__name__}: {e}")
+        except NotAnswered as e:
+            chk.skip(str(e))
+        except RequestTimeout as e:
+            self.timer.missed(self._kind if self._kind.startswith(e.method) else e.method, name)
+            refused = [f for f in (obs.findings[start:] if obs is not None else []) if f.party == "server"]
+            if refused:
+                # an answer came that could not be read: that is the statement broken, not silence
+                chk.failed = True
+                chk.details.append(f"{e.method}: its answer could not be read ({refused[0].requirement})")
+                for f in refused:
+                    if f.requirement not in chk.requirements:
+                        chk.requirements.append(f.requirement)
+            else:
+                requirement = "basic/utilities/ping#1" if e.method == "ping" else "basic/index#3"
+                chk.fail(requirement, self._unanswered(e.method, e.timeout))
+                chk.silences.append(chk.findings[-1])
+        except MCPError as e:
+            self._inconclusive_error(chk, e)
+        except LocalProtocolError as e:
+            chk.skip(f"not sent: {e}")  # our own engine would not send it (an undeclared capability ...)
+        except ProtocolError as e:
+            # a malformed answer: the observer names the statement (else JSON-RPC itself)
+            if obs is not None and any(f.party != "client" for f in obs.findings[start:]):
+                chk.failed = True
+                chk.details.append(f"{type(e).__name__}: {e}")
+            else:
+                requirement = e.requirement or (
+                    "server/utilities/pagination#2" if "cursor" in str(e) else "basic/index#3"
+                )
+                chk.fail(requirement, f"a malformed answer: {e}")
+        except HTTPTransportError as e:
+            self._http_failure(chk, e)
+        except ConnectionClosed as e:
+            if self.initialized:
+                chk.fail("basic/index#3", "the server closed the connection before answering a request", str(e))
+            else:
+                chk.skip(f"the server left before initialize was answered: {e}")
+            self._closed_in = name
+            raise
         finally:
-            seen = [f for f in (obs.findings[start:] if obs is not None else []) if f.requirement in chk.requirements]
+            self._running = self.timer.running = None
+            faults = [
+                f
+                for f in (obs.findings[start:] if obs is not None else [])
+                if f.party == "server" and f.requirement in _ANSWER_RULES
+            ]
+            if faults and chk.silences:
+                # the answer came but broke a rule: that rule is the finding, not the silence
+                chk.findings = [f for f in chk.findings if f not in chk.silences]
+                for f in faults:
+                    if f.requirement not in chk.requirements:
+                        chk.requirements.append(f.requirement)
+            seen = [
+                f
+                for f in (obs.findings[start:] if obs is not None else [])
+                if f.requirement in chk.requirements and f.party != "client"
+            ]
             detail = "; ".join(chk.details)
-            if chk.skipped:
+            if chk.skipped and not chk.findings:
                 self.skip(name, chk.requirements, detail)
             elif chk.failed or seen or chk.findings:
                 self.report.check(name, "fail", chk.requirements, detail)
@@ -362,59 +607,172 @@ class Battery:
                 self.report.check(name, "pass", chk.requirements, detail)
             self.report.extend(chk.findings)
 
+    def _unanswered(self, method: str, timeout: float) -> str:
+        text = f"{method} got no response within {timeout:g}s (a request is always answered)"
+        if method == "tools/call":
+            text += "; if the tool is slow on purpose, give --timeout SECONDS"
+        return text + self._stderr()
+
+    def _inconclusive_error(self, chk: _Check, e: MCPError) -> None:
+        """The server answered with an error where the check needed a result."""
+        method = getattr(e, "method", None)
+        family = str(method).split("/")[0] if method else ""
+        capability = {"completion": "completions"}.get(family, family)
+        if e.code == ErrorCode.METHOD_NOT_FOUND and method in _CORE_METHODS and capability in self.capabilities:
+            # the capability it declared is part of what was negotiated (basic/lifecycle#14)
+            chk.fail(
+                "basic/lifecycle#14",
+                f"{method} got Method not found (-32601), though the server declared {capability}",
+                self._last_answer(),
+            )
+            return
+        # a server may fail a request (its tool, its store...): not a violation in itself
+        chk.skip(f"inconclusive: {method or 'a request'} was answered with error {e.code} ({e.message})")
+
+    def _http_failure(self, chk: _Check, e: HTTPTransportError) -> None:
+        """(Streamable HTTP) the exchange of one of our requests failed."""
+        if isinstance(e.__cause__, MCPError):
+            self._inconclusive_error(chk, e.__cause__)
+            return
+        if e.status is not None and 200 <= e.status < 300:
+            # [basic/transports#21] a request is answered with JSON or an SSE stream, nothing else
+            chk.fail("basic/transports#21", f"a request was answered HTTP {e.status} with no JSON or SSE: {e}")
+        elif e.status is not None:
+            chk.skip(f"inconclusive: a request was answered HTTP {e.status} ({e})")
+        else:
+            chk.fail("basic/index#3", f"a request was never answered: {e}")
+
+    def _last_answer(self) -> Any:
+        obs = self.observers[-1] if self.observers else None
+        return obs.last_answer if obs is not None else None
+
     # -- the run ---------------------------------------------------------------------------------
 
     async def run(self) -> Report:
-        if isinstance(self.target, HttpTarget):
-            await self._authorization()
-        await self._lifecycle_probes()
-        if self._wants("lifecycle"):
-            await self._version_negotiation()
-        if isinstance(self.target, HttpTarget) and self._wants("transport"):
-            await self._transport_checks()
-        await self._main_session()
-        for obs in self.observers:
-            self.report.extend(obs.findings)
-            for note in obs.notes:
-                if note not in self.report.notes:
-                    self.report.notes.append(note)
+        """The whole battery. Whatever the server does, a report comes out: only a target
+        that cannot be started or reached at all (or asks for credentials we lack) raises
+        :class:`TargetUnreachable`."""
+        try:
+            if isinstance(self.target, HttpTarget):
+                await self._authorization()
+            if await self._phase("the lifecycle probes", self._lifecycle_probes):
+                if self._wants("lifecycle"):
+                    await self._phase("version negotiation", self._version_negotiation)
+                if isinstance(self.target, HttpTarget) and self._wants("transport"):
+                    await self._phase("the transport checks", self._transport_checks)
+                await self._phase("the main session", self._main_session)
+        finally:
+            self._gather()
         return self.report
 
-    async def _lifecycle_probes(self) -> None:
-        """One raw session: a request before initialize, an unknown version, JSON-RPC edge cases."""
-        try:
-            async with self.raw_session() as raw:
-                if self._wants("lifecycle"):
-                    async with self.check("lifecycle/request-before-initialize", ["basic/index#3"]) as chk:
-                        answer = await raw.request("tools/list", deliberate=True)
-                        if answer is None:
-                            chk.note("the server did not answer a request sent before initialize")
-                        elif _error(answer) is None:
-                            # lifecycle#1 binds the client that skips initialization; the server
-                            # may be lenient (spec_notes/crosscheck.md)
-                            chk.note("the server answered a request sent before initialize (lenient, allowed)")
-                answer = await raw.initialize(UNKNOWN_VERSION)
-                if answer is None:
-                    raise TargetUnreachable(self._no_answer("initialize"))
-                result = answer.get("result") if type(answer) is dict else None
-                self.versions[UNKNOWN_VERSION] = result.get("protocolVersion") if type(result) is dict else None
-                if _error(answer) is not None:
-                    # a refusal of an unknown version is allowed (lifecycle#error-handling): go on with ours
-                    self._say("the server refused the unknown version; initializing again with " + LATEST)
-                    return await self._jsonrpc_in_new_session()
-                if self._wants("jsonrpc"):
-                    await self._jsonrpc_probes(raw)
-        except ConnectionClosed as e:
-            raise TargetUnreachable(self._closed(str(e))) from e
+    def _gather(self) -> None:
+        for obs in self.observers:
+            for direction in Direction:
+                obs.flush(direction)  # stdio lines that were never followed by a message
+            for finding in obs.findings:
+                if finding.party == "client":
+                    # what our own client did (a race with the server, say): not the target's fault
+                    self._note(f"mcp-ref's own client: {finding.requirement}: {finding.message}")
+                else:
+                    self.report.add(finding)
+            for note in obs.notes:
+                self._note(note)
 
-    async def _jsonrpc_in_new_session(self) -> None:
+    def _note(self, note: str) -> None:
+        if note not in self.report.notes:
+            self.report.notes.append(note)
+
+    async def _phase(self, what: str, step: Callable[[], Awaitable[Any]]) -> bool:
+        """Run one phase of the battery; False when the server could not be talked to at all."""
+        try:
+            return await step() is not False
+        except TargetUnreachable:
+            raise
+        except ConnectionClosed as e:
+            if self._launch_failed():
+                raise TargetUnreachable(self._closed(str(e))) from e
+            if not self.initialized:
+                self._no_initialize(None, closed=self._closed(str(e)))
+                return False
+            self._note(f"{what} ended early: {self._closed(str(e))}")
+            return True
+        except OSError as e:
+            raise TargetUnreachable(str(e)) from e
+        except Exception as e:  # the report is always written (spec_notes/crosscheck.md)
+            self._note(f"mcp-ref could not finish {what}: {type(e).__name__}: {e}")
+            return True
+
+    def _launch_failed(self) -> bool:
+        """Nothing came from the target at all (a stdio command that exited at once, say)."""
+        return not any(obs.count[Direction.TO_CLIENT] for obs in self.observers)
+
+    def _no_initialize(self, answer: Any, *, closed: str | None = None) -> bool:
+        """Record that initialize got no answer (a finding); True when that is so."""
+        if answer is not None:
+            self.initialized = True
+            return False
+        self.timer.missed("initialize", "lifecycle/initialize-answered")
+        if closed is not None:
+            self.report.check(
+                "lifecycle/initialize-answered", "fail", ["basic/lifecycle#3"], "the server left without answering"
+            )
+            text = "the server closed the connection without answering initialize"
+            self.report.add(Finding.of("basic/lifecycle#3", text, closed, party="server"))
+            return True
+        self.report.check(
+            "lifecycle/initialize-answered",
+            "fail",
+            ["basic/lifecycle#3"],
+            "no answer; nothing else can be checked",
+        )
+        self.report.add(
+            Finding.of(
+                "basic/lifecycle#3",
+                self._no_answer("initialize") + " (the server answers initialize with its capabilities)",
+                party="server",
+            )
+        )
+        return True
+
+    async def _lifecycle_probes(self) -> bool:
+        """One raw session: a request before initialize, an unknown version, JSON-RPC edge cases.
+        False when the server does not answer initialize (nothing else can run)."""
+        async with self.raw_session() as raw:
+            if self._wants("lifecycle"):
+                async with self.check("lifecycle/request-before-initialize", ["basic/index#3"]) as chk:
+                    # not answering is allowed: a short wait, and no strike against the server
+                    answer = await raw.request("tools/list", deliberate=True, timeout=QUICK, kind=None)
+                    if answer is None:
+                        chk.note("the server did not answer a request sent before initialize")
+                    elif _error(answer) is None:
+                        # lifecycle#1 binds the client that skips initialization; the server
+                        # may be lenient (spec_notes/crosscheck.md)
+                        chk.note("the server answered a request sent before initialize (lenient, allowed)")
+            answer = await raw.initialize(UNKNOWN_VERSION)
+            if self._no_initialize(answer):
+                return False
+            result = answer.get("result") if type(answer) is dict else None
+            self.versions[UNKNOWN_VERSION] = result.get("protocolVersion") if type(result) is dict else None
+            if _error(answer) is not None or raw.initialize_result is None:
+                # a refusal of an unknown version is allowed (lifecycle#error-handling): go on with ours
+                self._say("the server refused the unknown version; initializing again with " + LATEST)
+                return await self._jsonrpc_in_new_session()
+            if self._wants("jsonrpc"):
+                await self._jsonrpc_probes(raw)
+        return True
+
+    async def _jsonrpc_in_new_session(self) -> bool:
         if not self._wants("jsonrpc"):
-            return
+            return True
         async with self.raw_session() as raw:
             answer = await raw.initialize(LATEST)
-            if answer is None or raw.initialize_result is None:
-                raise TargetUnreachable(self._no_answer("initialize"))
+            if self._no_initialize(answer):
+                return False
+            if raw.initialize_result is None:
+                self._note(f"the server refused initialize with {LATEST}: the JSON-RPC probes did not run")
+                return True
             await self._jsonrpc_probes(raw)
+        return True
 
     async def _jsonrpc_probes(self, raw: RawSession) -> None:
         async with self.check("jsonrpc/parse-error", ["basic/index#3", "basic/index#10"]) as chk:
@@ -444,20 +802,27 @@ class Battery:
         async with self.check("jsonrpc/unknown-method", ["basic/index#3"]) as chk:
             # the observer judges the answer (-32601); here only its absence
             if await raw.request("mcp-ref/no-such-method", {}) is None:
-                chk.find("basic/index#3", "a request for an unknown method got no response")
+                chk.find("basic/index#3", "a request for an unknown method got no response", silence=True)
         async with self.check("jsonrpc/ids-echoed-verbatim", ["basic/index#7"]) as chk:
             for rid in ("7", 7, "mcp-ref-\u00e9t\u00e9", 2**53 - 1):
+                if "ping" in self.timer.unanswered:
+                    chk.skip("inconclusive: the server answers no ping")
+                    break
                 answer = await raw.request("ping", rid=rid)
                 if answer is None:
-                    chk.fail(f"no answer to a ping with id {rid!r}")
+                    last = raw.channel.observer.last_answer
+                    if type(last) is dict and str(last.get("id")) == str(rid):
+                        # [basic/index#7] answered, but not with the id as it was sent
+                        chk.fail("basic/index#7", f"a ping with id {rid!r} was answered with id {last['id']!r}", last)
+                    else:
+                        chk.fail("basic/utilities/ping#1", f"a ping with id {rid!r} got no answer")
+                    break
         async with self.check("jsonrpc/notifications-unanswered", ["basic/index#13"]) as chk:
             await raw.send({"jsonrpc": "2.0", "method": "notifications/mcp-ref-unknown", "params": {}})
             bad = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": {}}}
             await raw.send(bad, deliberate=True)
-            seen = await raw.round_trip()
-            if seen is None:
-                chk.fail("no answer to a ping after two notifications")
-            else:
+            seen = await self._after(raw, chk)
+            if seen is not None:
                 answers = [m for m in seen if _is_response(m)]
                 if answers:
                     chk.find("basic/index#13", "a notification was answered", answers[0])
@@ -465,21 +830,22 @@ class Battery:
         if type(caps) is not dict:
             self.skip(
                 "jsonrpc/undeclared-capabilities",
-                ["server/tools#3", "server/resources#1", "server/prompts#1"],
+                _UNDECLARED,
                 "the server declared no capabilities object",
             )
             return
-        async with self.check(
-            "jsonrpc/undeclared-capabilities", ["server/tools#3", "server/resources#1", "server/prompts#1"]
-        ) as chk:
-            for method, cap, requirement in (
-                ("tools/list", "tools", "server/tools#3"),
-                ("resources/list", "resources", "server/resources#1"),
-                ("prompts/list", "prompts", "server/prompts#1"),
+        async with self.check("jsonrpc/undeclared-capabilities", _UNDECLARED) as chk:
+            for method, cap, requirement, params in (
+                ("tools/list", "tools", "server/tools#3", None),
+                ("resources/list", "resources", "server/resources#1", None),
+                ("prompts/list", "prompts", "server/prompts#1", None),
+                ("completion/complete", "completions", "server/utilities/completion#1", _COMPLETE),
+                ("logging/setLevel", "logging", "server/utilities/logging#1", {"level": "error"}),
+                ("tasks/list", "tasks", "basic/utilities/tasks#1", None),
             ):
                 if cap in caps:
                     continue
-                answer = await raw.request(method, deliberate=True)
+                answer = await raw.request(method, params, deliberate=True)
                 if type(answer) is dict and "result" in answer:
                     chk.find(requirement, f"{method} answered although the server did not declare {cap}", answer)
 
@@ -494,10 +860,26 @@ class Battery:
                 chk.find("basic/transports#19", f"input the server cannot accept was answered HTTP {status}")
             await raw.round_trip()
             return None
+        return await self._after(raw, chk)
+
+    async def _after(self, raw: RawSession, chk: _Check) -> list[Any] | None:
+        """What came after a probe, up to the answer to a ping (None: nothing can be said)."""
+        known = "ping" in self.timer.unanswered
         seen = await raw.round_trip()
-        if seen is None:
-            chk.fail("the server did not answer a ping after the probe")
-        return seen
+        if seen is not None:
+            return seen
+        came = any(_error(m) is not None or _is_response(m) for m in raw.unpinged)
+        if not known and came:
+            # the probe was answered, the ping was not: that is a finding of its own
+            self.report.check("ping/answered", "fail", ["basic/utilities/ping#1"], f"after {chk.name}")
+            self.report.add(Finding.of("basic/utilities/ping#1", "a ping got no answer", party="server"))
+        if came:
+            return raw.unpinged
+        if known:
+            chk.skip("inconclusive: the server answers no ping, and nothing came")
+        else:
+            chk.fail("basic/utilities/ping#1", "a ping got no answer" + self._stderr())
+        return None
 
     async def _authorization(self) -> None:
         """(HTTP) Find out whether the server asks for authorization; if it does, judge how it asks
@@ -512,7 +894,7 @@ class Battery:
         from ..errors import HTTPTransportError
 
         try:
-            got = await initialize_probe(target.url, anonymous, self.timeout, target.ssl_context)
+            got = await initialize_probe(target.url, anonymous, self.timer.full, target.ssl_context)
         except HTTPTransportError as e:
             raise TargetUnreachable(str(e)) from e
         if got.status != 401:
@@ -540,7 +922,7 @@ class Battery:
             )
         self.target = attrs.evolve(target, headers={**anonymous, **given})
         try:
-            again = await initialize_probe(target.url, self.target.headers, self.timeout, target.ssl_context)
+            again = await initialize_probe(target.url, self.target.headers, self.timer.full, target.ssl_context)
         except HTTPTransportError as e:
             raise TargetUnreachable(str(e)) from e
         if again.status in (401, 403):
@@ -573,7 +955,7 @@ class Battery:
             for where in urls:
                 try:
                     trust = self.target.ssl_context
-                    answer = await http_exchange("GET", where, timeout=self.timeout, ssl_context=trust)
+                    answer = await http_exchange("GET", where, timeout=self.timer.full, ssl_context=trust)
                     if answer.status != 200:
                         problems.append(f"{where}: HTTP {answer.status}")
                         continue
@@ -599,9 +981,9 @@ class Battery:
         async with self.check("authorization/invalid-token-401", ["basic/authorization#60"]) as chk:
             bogus = {**self.target.headers, "Authorization": "Bearer mcp-ref-check-not-a-token"}
             try:
-                got = await initialize_probe(url, bogus, self.timeout, self.target.ssl_context)
+                got = await initialize_probe(url, bogus, self.timer.full, self.target.ssl_context)
             except HTTPTransportError as e:
-                chk.fail(str(e))
+                chk.skip(f"inconclusive: {e}")
                 return
             if got.status != 401:
                 text = f"a request with an invalid token was answered HTTP {got.status}, not 401"
@@ -612,6 +994,7 @@ class Battery:
         from functools import partial
 
         from .http_probe import exchange as plain_exchange
+        from .http_rules import HttpJudge, posted_kind
 
         assert isinstance(self.target, HttpTarget)
         exchange = partial(plain_exchange, ssl_context=self.target.ssl_context)
@@ -625,11 +1008,16 @@ class Battery:
             http = _http(raw)
             assert http is not None
             await raw.round_trip()
-            init, initialized = http.exchanges[0], http.exchanges[1]
+            initialized = http.exchanges[1]
             async with self.check("transport/request-answered-with-json-or-sse", ["basic/transports#21"]) as chk:
-                if init.status != 200 or init.content_type not in ("application/json", "text/event-stream"):
-                    text = f"initialize was answered HTTP {init.status} {init.content_type!r}"
-                    chk.find("basic/transports#21", text)
+                # every request of this session so far: initialize and the round trip's ping
+                for got in http.exchanges:
+                    is_request, posted, _ = posted_kind(got.posted)
+                    if is_request and 200 <= got.status < 300:
+                        for finding in HttpJudge().head(
+                            "POST", got.status, got.content_type, {}, is_request=True, posted=posted
+                        ):
+                            chk.find(finding.requirement, finding.message, *finding.evidence)
             async with self.check("transport/notification-answered-202", ["basic/transports#18"]) as chk:
                 if initialized.status != 202:
                     text = f"a POSTed notification was answered HTTP {initialized.status}, not 202"
@@ -741,15 +1129,36 @@ class Battery:
                 ]
                 for chapter, step in steps:
                     if self._wants(chapter):
-                        await step(client)
+                        await self._step(chapter, step, client)
                 if self._wants("tools"):
-                    await self._list_changed(client, changed)
+                    await self._step("tools", lambda c: self._list_changed(c, changed), client)
         except ConnectionClosed as e:
-            self.report.notes.append(f"the main session ended early: {e}")
-        except (RequestTimeout, MCPError, ProtocolError) as e:
+            self._note(f"the main session ended early: {self._closed(str(e))}")
+        except UnsupportedProtocolVersion as e:
+            self._note(
+                f"the server chose protocol version {e.offered!r}, which mcp_ref does not speak: "
+                "the main session (tools, resources, prompts ...) did not run"
+            )
+        except (RequestTimeout, MCPError, ProtocolError, HTTPTransportError) as e:
             # what the other sessions found still stands
             what = "could not initialize" if self.report.revision is None else "failed"
-            self.report.notes.append(f"the main session {what}: {e}")
+            self._note(f"the main session {what}: {_words(e)}")
+
+    async def _step(
+        self, chapter: str, step: Callable[[ClientSession], Awaitable[None]], client: ClientSession
+    ) -> None:
+        """One chapter of the main session: what it raises outside its checks ends the chapter, not the run."""
+        try:
+            await step(client)
+        except ConnectionClosed:
+            raise
+        except NotAnswered as e:
+            self._note(f"{chapter}: {e}")
+        except RequestTimeout as e:
+            self.timer.missed(e.method, chapter)
+            self.report.add(Finding.of("basic/index#3", self._unanswered(e.method, e.timeout), party="server"))
+        except (MCPError, ProtocolError, HTTPTransportError) as e:
+            self._note(f"{chapter}: stopped early: {_words(e)}")
 
     def _caps(self, client: ClientSession) -> dict[str, Any]:
         from ..schema._converter import converter_for
@@ -763,7 +1172,7 @@ class Battery:
     async def _ping(self, client: ClientSession) -> None:
         async with self.check("ping/answered-promptly", ["basic/utilities/ping#1"]) as chk:
             start = trio.current_time()
-            pending = await client.start_request("ping", None, timeout=self.timeout)
+            pending = await client.start_request("ping", None)
             await pending.result()
             answer = self._answer(pending.id)
             result = answer.get("result") if type(answer) is dict else None
@@ -845,6 +1254,8 @@ class Battery:
                 result = await self._call(client, spec)
                 if result.is_error:
                     chk.note("the tool reported an error (isError)")
+        self._tools_seen = tools
+        await self._exercise_tools(client, tools)
         for tool in tools:
             if tool.execution is not None and tool.execution.task_support == "required":
                 async with self.check(
@@ -868,6 +1279,85 @@ class Battery:
                             )
                 break
 
+    def _task_tool(self) -> ToolSpec | None:
+        """A tool the tasks checks may run as a task when none was named: one that supports task
+        execution and may be called (read-only, or --call-all-tools), with arguments we can make."""
+        for tool in getattr(self, "_tools_seen", []):
+            if tool.execution is None or tool.execution.task_support not in ("optional", "required"):
+                continue
+            if not (self.config.call_all_tools or safe_to_call(tool)):
+                continue
+            arguments = arguments_for(tool.input_schema)
+            if arguments is not None:
+                return ToolSpec(tool.name, arguments)
+        return None
+
+    async def _exercise_tools(self, client: ClientSession, tools: list[Any]) -> None:
+        """Call the tools that are safe to call (all of them with ``call_all_tools``) with arguments
+        made from their input schemas, and say what was called and why the rest was not."""
+        named = {s.name for s in self.config.calls} | {s.name for s in self.config.tools.values()}
+        called: list[str] = []
+        left: list[str] = []
+        for tool in tools:
+            name = tool.name
+            if name in named:
+                called.append(name)  # called as configured
+                continue
+            if tool.execution is not None and tool.execution.task_support == "required":
+                left.append(f"{name} (runs as a task only)")
+                continue
+            if not self.config.call_all_tools and not safe_to_call(tool):
+                left.append(f"{name} ({why_not_safe(tool)})")
+                continue
+            if len(called) >= MAX_EXERCISED:
+                left.append(f"{name} (more than {MAX_EXERCISED} tools)")
+                continue
+            arguments = arguments_for(tool.input_schema)
+            if arguments is None:
+                left.append(f"{name} (its input schema asks for values mcp-ref cannot make)")
+                continue
+            async with self.check(f"tools/call {name}", ["server/tools#15", "server/tools#16"]) as chk:
+                try:
+                    params = CallToolRequestParams(name=name, arguments=arguments)
+                    result = await client.request("tools/call", params)
+                except RequestTimeout as e:
+                    # made-up arguments may ask a slow tool for a long run: not held against the server
+                    chk.skip(f"inconclusive: no answer within {e.timeout:g}s (a slow tool? --timeout, --slow-tool)")
+                    continue
+                chk.note("answered with a tool error (isError)" if result.is_error else "answered")
+            called.append(name)
+            if self.config.call_all_tools:
+                await self._invalid_arguments(client, tool)
+        why = "" if self.config.call_all_tools else "; --call-all-tools calls the tools not marked readOnlyHint"
+        detail = f"{len(called)} of {len(tools)} tool(s) called"
+        if left:
+            detail += "; not called: " + ", ".join(left) + why
+        self.report.check("tools/exercised", "pass", ["server/tools#20"], detail)
+
+    async def _invalid_arguments(self, client: ClientSession, tool: Any) -> None:
+        """[server/tools#20] arguments the tool's schema refuses get an error (a protocol error, or isError)."""
+        bad = invalid_arguments_for(tool.input_schema)
+        if bad is None:
+            return
+        arguments, how = bad
+        async with self.check(f"tools/invalid-arguments {tool.name}", ["server/tools#20"]) as chk:
+            with self._channel.deliberately():
+                params = CallToolRequestParams(name=tool.name, arguments=arguments)
+                pending = await client.start_request("tools/call", params)
+            try:
+                result = await pending.result()
+            except MCPError as e:
+                chk.note(f"error {e.code}")
+                return
+            if result.is_error:
+                chk.note("a tool error (isError)")
+            else:
+                chk.find(
+                    "server/tools#20",
+                    f"tool {tool.name!r} called {how} was answered as a success (inputs are validated)",
+                    self._answer(pending.id),
+                )
+
     async def _list_changed(self, client: ClientSession, changed: list[str]) -> None:
         spec = self.config.tool("list_changed")
         name = "tools/list-changed-notification"
@@ -880,7 +1370,7 @@ class Battery:
         async with self.check(name, ["server/tools#4"]) as chk:
             before = await client.list_all_tools()
             await self._call(client, spec)
-            with trio.move_on_after(self.timeout):
+            with trio.move_on_after(self.timer.current):
                 while "tools" not in changed:
                     await trio.sleep(0.05)
             after = await client.list_all_tools()
@@ -898,9 +1388,18 @@ class Battery:
         resources: list[Any] = []
         async with self.check("resources/read", ["server/resources#10"]) as chk:
             resources = await client.list_all_resources()
-            for resource in resources[:5]:
-                await client.read_resource(resource.uri)
-            chk.note(f"{min(len(resources), 5)} of {len(resources)} read")
+            read, failed = 0, []
+            for resource in resources[:MAX_EXERCISED]:
+                try:
+                    await client.read_resource(resource.uri)
+                    read += 1
+                except MCPError as e:
+                    failed.append(f"{resource.uri} (error {e.code})")
+            chk.note(f"{read} of {len(resources)} read")
+            if failed:
+                chk.note("not read: " + ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else ""))
+            if len(resources) > MAX_EXERCISED:
+                chk.note(f"the first {MAX_EXERCISED} tried")
         async with self.check("resources/unknown-uri", ["server/resources#7"]) as chk:
             from ..schema.resources import ReadResourceRequestParams
 
@@ -917,9 +1416,19 @@ class Battery:
                         f"reading an unknown resource got error {e.code}, not -32002",
                         self._answer(pending.id),
                     )
-        async with self.check("resources/templates", ["basic/lifecycle#14"]) as chk:
+        async with self.check("resources/templates", ["basic/lifecycle#14", "server/resources#10"]) as chk:
             templates = await client.list_all_resource_templates()
-            chk.note(f"{len(templates)} template(s)")
+            answered, refused = 0, []
+            for template in templates[:MAX_EXERCISED]:
+                uri = expand_template(template.uri_template)
+                try:
+                    await client.read_resource(uri)
+                    answered += 1
+                except MCPError as e:
+                    refused.append(f"{uri} (error {e.code})")
+            chk.note(f"{len(templates)} template(s), {answered} read with made-up values")
+            if refused:
+                chk.note("refused (allowed: the values are made up): " + ", ".join(refused[:5]))
         if self._has("resources", "subscribe") and resources:
             async with self.check("resources/subscribe", ["basic/lifecycle#14"]) as chk:
                 await client.subscribe_resource(resources[0].uri)
@@ -932,10 +1441,17 @@ class Battery:
         prompts: list[Any] = []
         async with self.check("prompts/get", ["server/prompts#3", "server/prompts#4", "server/resources#10"]) as chk:
             prompts = await client.list_all_prompts()
-            plain = [p for p in prompts if not any(a.required for a in p.arguments or [])]
-            for prompt in plain[:5]:
-                await client.get_prompt(prompt.name)
-            chk.note(f"{min(len(plain), 5)} prompt(s) without required arguments fetched")
+            got, failed = 0, []
+            for prompt in prompts[:MAX_EXERCISED]:
+                arguments = {a.name: WORD for a in prompt.arguments or [] if a.required}
+                try:
+                    await client.get_prompt(prompt.name, arguments or None)
+                    got += 1
+                except MCPError as e:
+                    failed.append(f"{prompt.name} (error {e.code})")
+            chk.note(f"{got} of {len(prompts)} prompt(s) got (required arguments made up)")
+            if failed:
+                chk.note("refused: " + ", ".join(failed[:5]))
         async with self.check("prompts/unknown-prompt", ["server/prompts#6"]) as chk:
             from ..schema.prompts import GetPromptRequestParams
 
@@ -972,11 +1488,43 @@ class Battery:
                         )
         self._prompts_seen = prompts
 
+    async def _raw_request(self, client: ClientSession, method: str, params: Any) -> Any:
+        """A request our engine would refuse to send (a probe), sent raw; the answer, or None."""
+        self._raw_ids = getattr(self, "_raw_ids", 0) + 1
+        rid = f"mcp-ref-probe-{self._raw_ids}"
+        data = _dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        self._channel.expect_deliberate(data)
+        await client.session.send_raw(data)
+        with trio.move_on_after(self.timer.current):
+            while (answer := self._answer(rid)) is None:
+                await trio.sleep(0.02)
+            self.timer.answered()
+            return answer
+        self.timer.missed(method)
+        return None
+
     async def _completion(self, client: ClientSession) -> None:
         if not self._has("completions"):
-            self.report.check(
-                "completion/complete", "skip", ["server/utilities/completion#1"], "the server declares no completions"
-            )
+            prompts = getattr(self, "_prompts_seen", None) or []
+            with_args = [p for p in prompts if p.arguments]
+            if not with_args:
+                self.report.check(
+                    "completion/complete",
+                    "skip",
+                    ["server/utilities/completion#1"],
+                    "the server declares no completions",
+                )
+                return
+            async with self.check("completion/undeclared", ["server/utilities/completion#1"]) as chk:
+                # a server that completes must declare completions: ask, for a prompt it has
+                prompt = with_args[0]
+                assert prompt.arguments is not None
+                ref = {"type": "ref/prompt", "name": prompt.name}
+                asked = {"ref": ref, "argument": {"name": prompt.arguments[0].name, "value": ""}}
+                answer = await self._raw_request(client, "completion/complete", asked)
+                if type(answer) is dict and "result" in answer:
+                    text = "completion/complete was answered, though the server did not declare completions"
+                    chk.find("server/utilities/completion#1", text, answer)
             return
         prompts = getattr(self, "_prompts_seen", None) or (
             await client.list_all_prompts() if self._has("prompts") else []
@@ -1125,7 +1673,7 @@ class Battery:
                             f"{method} for an unknown task got error {e.code}, not -32602",
                             self._answer(pending.id),
                         )
-        spec = self.config.tool("task")
+        spec = self.config.tool("task") or self._task_tool()
         requirements = [
             "basic/utilities/tasks#43",
             "basic/utilities/tasks#46",
@@ -1149,7 +1697,7 @@ class Battery:
             task_id = created.task.task_id
             got = await client.request("tasks/get", GetTaskRequestParams(task_id=task_id))
             if got.status not in ("working", "input_required", "completed", "failed", "cancelled"):
-                chk.fail(f"unexpected status {got.status!r}")
+                chk.fail("basic/utilities/tasks#26", f"tasks/get gave the status {got.status!r}")
             pending = await client.start_request("tasks/result", GetTaskPayloadRequestParams(task_id=task_id))
             try:
                 await pending.result()
@@ -1208,7 +1756,7 @@ class Battery:
     # -- messages -----------------------------------------------------------------------------
 
     def _no_answer(self, what: str) -> str:
-        text = f"{self.target.describe()} did not answer {what} within {self.timeout:g}s"
+        text = f"{self.target.describe()} did not answer {what} within {self.timer.full:g}s"
         return text + self._stderr()
 
     def _closed(self, why: str) -> str:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_commands", "run", "COMMANDS"]
 
-COMMANDS = ("check", "judge", "tap", "fixture")
+COMMANDS = ("check", "judge", "tap", "fixture", "explain")
 EXIT_USAGE = 2
 
 
@@ -88,6 +88,13 @@ def add_commands(sub: Any) -> None:
         )
     check.add_argument(
         "--call-tool", action="append", default=[], metavar="'NAME [JSON]'", help="a tool to call and judge"
+    )
+    check.add_argument(
+        "--call-all-tools",
+        action="store_true",
+        help="call every tool the server lists, with arguments made from its input schema, and once more with "
+        "arguments the schema refuses (the error path); default: only the tools the server marks read-only "
+        "(annotations.readOnlyHint), with valid arguments. Tools may have side effects: only for servers you own",
     )
     check.add_argument(
         "--client",
@@ -170,6 +177,46 @@ def add_commands(sub: Any) -> None:
         help="whose 'sent' and 'received' the log speaks of (default: client)",
     )
     _output_options(judge)
+    _add_explain(sub)
+
+
+def _add_explain(sub: Any) -> None:
+    explain = sub.add_parser(
+        "explain",
+        help="what a requirement id of a report asks, our note on it, and its section on modelcontextprotocol.io",
+        description="Print what the requirement ID asks (our words), its level, the spec section that states it "
+        "and a link to it. IDs are those of the reports: basic/lifecycle#9, 2026-07-28:basic/patterns/mrtr#4 ...",
+    )
+    explain.add_argument("id", nargs="+", help="a requirement id (several may be given)")
+
+
+def explain_text(requirement: str) -> str:
+    """What ``mcp-ref explain`` prints for one id; KeyError for an id the cross-checker does not cite."""
+    from .rules import rule
+    from .sections import link, section_title
+
+    r = rule(requirement)
+    lines = [f"{requirement} ({r.effective_level})", f"  our note: {r.what}"]
+    if r.judged_as:
+        lines.append(f"  (the catalogue says {r.level}; judged as {r.judged_as}: see spec_notes/crosscheck.md)")
+    if (title := section_title(requirement)) is not None:
+        lines.append(f"  section:  {title}")
+    if (url := link(requirement)) is not None:
+        lines.append(f"  link:     {url}")
+    return "\n".join(lines) + "\n"
+
+
+def _explain(args: argparse.Namespace, out: TextIO) -> int:
+    from .rules import RULES
+
+    for requirement in args.id:
+        try:
+            out.write(explain_text(requirement))
+        except KeyError:
+            close = sorted(r for r in RULES if r.split("#")[0] == requirement.split("#")[0])
+            hint = f" (of that chapter: {', '.join(close)})" if close else ""
+            raise UsageError(f"{requirement!r} is not a requirement mcp-ref reports{hint}") from None
+    return 0
 
 
 def _report_file_options(parser: argparse.ArgumentParser) -> None:
@@ -177,6 +224,8 @@ def _report_file_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", metavar="FILE", help="write the text report here at the end")
     parser.add_argument("--json", metavar="FILE", dest="json_file", help="write the JSON report here at the end")
     parser.add_argument("--junit", metavar="FILE", help="write the report as JUnit XML here at the end")
+    parser.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page at the end")
+    parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
 
 
 def _write_report_files(report: Report, args: argparse.Namespace) -> None:
@@ -185,12 +234,26 @@ def _write_report_files(report: Report, args: argparse.Namespace) -> None:
     if args.json_file:
         Path(args.json_file).write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
+        Path(args.junit).write_bytes(report.to_junit(strict=args.strict))
+    _write_html(report, args)
+
+
+_STRICT_HELP = (
+    "SHOULD findings fail too: exit status 1, and failures in JUnit (default: only MUST findings fail; "
+    "SHOULD findings are reported without failing)"
+)
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
     parser.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML to FILE")
+    parser.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the report as one self-contained HTML page: the messages in two lanes, each finding "
+        "pinned to the message that shows it and linked to its section of the spec",
+    )
+    parser.add_argument("--strict", action="store_true", help=_STRICT_HELP)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -205,6 +268,27 @@ def _target(args: argparse.Namespace) -> Target:
     if args.oauth or args.client_credentials or args.cafile:
         raise UsageError("--oauth, --client-credentials and --cafile apply to a URL target only")
     return StdioTarget(words[0], tuple(words[1:]))
+
+
+def _launchable(command: str) -> str:
+    """``command`` if it can be launched; else a one-line UsageError saying what it is not."""
+    import os
+    import shutil
+
+    if "://" in command:
+        raise UsageError(f"{command!r} is not a URL mcp-ref can check (http:// or https://), nor a command")
+    if os.sep in command:
+        if not os.path.isfile(command):
+            raise UsageError(f"{command!r} is neither a URL nor a command: no such file")
+        if not os.access(command, os.X_OK):
+            raise UsageError(f"{command!r} is neither a URL nor a command: the file is not executable")
+        return command
+    if shutil.which(command) is None:
+        raise UsageError(
+            f"{command!r} is neither a URL (http://, https://) nor a command found on PATH; "
+            "a stdio server goes after --: mcp-ref check -- COMMAND ARGS..."
+        )
+    return command
 
 
 def _ssl_context(url: str, cafile: str | None) -> "ssl.SSLContext | None":
@@ -242,7 +326,14 @@ def _config(args: argparse.Namespace) -> CheckConfig:
     timeout = args.timeout if args.timeout is not None else base.timeout
     if not timeout > 0:
         raise UsageError("--timeout must be positive")
-    return base.merged(CheckConfig(tools, calls, timeout))
+    return base.merged(CheckConfig(tools, calls, timeout, call_all_tools=args.call_all_tools))
+
+
+def _write_html(report: Report, args: argparse.Namespace) -> None:
+    if getattr(args, "html", None):
+        from .html import render_html
+
+        Path(args.html).write_text(render_html(report), encoding="utf-8")
 
 
 def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
@@ -251,8 +342,9 @@ def _emit(report: Report, args: argparse.Namespace, out: TextIO) -> int:
     else:
         out.write(report.to_text())
     if args.junit:
-        Path(args.junit).write_bytes(report.to_junit())
-    return report.exit_status()
+        Path(args.junit).write_bytes(report.to_junit(strict=args.strict))
+    _write_html(report, args)
+    return report.exit_status_for(strict=args.strict)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -270,6 +362,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             return _tap(args, err)
         if args.command == "fixture":
             return _fixture(args, err)
+        if args.command == "explain":
+            return _explain(args, out)
     except (UsageError, ConfigError) as e:
         err.write(f"mcp-ref {args.command}: {e}\n")
         return EXIT_USAGE
@@ -301,6 +395,8 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     only = [c.strip() for c in args.only.split(",") if c.strip()] if args.only else None
     if only and (unknown := sorted(set(only) - set(CHAPTERS))):
         raise UsageError(f"--only: unknown chapters {unknown}; known: {', '.join(CHAPTERS)}")
+    if isinstance(target, StdioTarget):
+        _launchable(target.command)
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
     if args.oauth or args.client_credentials:
         if not isinstance(target, HttpTarget):
@@ -394,7 +490,7 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
             err.write(finding_line(finding) + "\n")
             err.flush()
 
-    log = open(args.log, "w", encoding="utf-8") if args.log else None
+    log = _own_file(args.log, err) if args.log else None
     try:
         if args.listen:
             from .http_tap import run_http_tap
@@ -421,6 +517,24 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
     return code
 
 
+def _own_file(path: str, err: TextIO) -> TextIO:
+    """``path`` opened for this spawn alone: a client may start the tap several times with the same
+    ``--log``, and each spawn gets its own file (``traffic.jsonl``, then ``traffic.2.jsonl`` ...)."""
+    base = Path(path)
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{base.stem}.{n}{base.suffix}")
+        try:
+            f = open(candidate, "x", encoding="utf-8")
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise UsageError(f"--log {path}: {e.strerror or e}") from None
+        if n > 1:
+            err.write(f"mcp-ref tap: {path} is taken (another spawn): logging to {candidate}\n")
+        return f
+    raise UsageError(f"--log {path}: no free name beside it")
+
+
 def _fixture(args: argparse.Namespace, err: TextIO) -> int:
     from .fixture import run_fixture
 
@@ -433,4 +547,4 @@ def _fixture(args: argparse.Namespace, err: TextIO) -> int:
     report = run_fixture(args, err)
     _write_report_files(report, args)
     err.write(f"mcp-ref fixture: {report.summary_line()}\n")
-    return report.exit_status()
+    return report.exit_status_for(strict=args.strict)

@@ -10,6 +10,7 @@ or a TOML file (``--config FILE``); the top-level keys come before the first
 table (after it, TOML makes them keys of that table)::
 
     timeout = 10            # seconds to wait for any one answer
+    call_all_tools = false  # true: call every tool, not only the read-only ones (--call-all-tools)
     cancel_wait = 2         # seconds to watch for an answer after cancelling the slow tool
 
     [tools.slow]            # runs for a few seconds, ideally reporting progress
@@ -76,13 +77,22 @@ class CheckConfig:
     timeout: float = 10.0
     #: seconds to watch for an answer after cancelling the slow tool (cancellation#4)
     cancel_wait: float = 2.0
+    #: call every tool the server lists, read-only or not, with made-up arguments and with
+    #: arguments its schema refuses (default: only the tools marked readOnlyHint, valid arguments)
+    call_all_tools: bool = False
 
     def tool(self, role: str) -> ToolSpec | None:
         return self.tools.get(role)
 
     def merged(self, other: "CheckConfig") -> "CheckConfig":
         """``other`` (the command line) over ``self`` (the file)."""
-        return CheckConfig({**self.tools, **other.tools}, self.calls + other.calls, other.timeout, self.cancel_wait)
+        return CheckConfig(
+            {**self.tools, **other.tools},
+            self.calls + other.calls,
+            other.timeout,
+            self.cancel_wait,
+            self.call_all_tools or other.call_all_tools,
+        )
 
 
 def parse_tool_option(text: str) -> ToolSpec:
@@ -121,7 +131,7 @@ def load_config(path: str | Path) -> CheckConfig:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
-    unknown = set(data) - {"tools", "timeout", "cancel_wait"}
+    unknown = set(data) - {"tools", "timeout", "cancel_wait", "call_all_tools"}
     if unknown:
         raise ConfigError(f"{path}: unknown sections {sorted(unknown)}")
     tools_table = data.get("tools", {})
@@ -144,4 +154,7 @@ def load_config(path: str | Path) -> CheckConfig:
         if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
             raise ConfigError(f"{path}: {key} must be a positive number of seconds")
         seconds[key] = float(value)
-    return CheckConfig(tools, tuple(calls), seconds["timeout"], seconds["cancel_wait"])
+    call_all = data.get("call_all_tools", False)
+    if not isinstance(call_all, bool):
+        raise ConfigError(f"{path}: call_all_tools must be true or false")
+    return CheckConfig(tools, tuple(calls), seconds["timeout"], seconds["cancel_wait"], call_all)

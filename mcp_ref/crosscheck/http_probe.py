@@ -12,7 +12,8 @@ posted) for the transport checks. :func:`exchange` is one plain request.
 import json
 import math
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,8 +25,28 @@ from ..basic.transports.http_client import open_connection
 from ..basic.transports.http_fetch import HttpAnswer, http_exchange
 from ..basic.transports.streamable_http import MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder
 from ..errors import HTTPTransportError
+from .http_rules import HttpJudge, posted_kind
+from .report import Finding
 
 __all__ = ["Exchange", "RawHttpChannel", "exchange", "initialize_probe", "ACCEPT_BOTH"]
+
+
+def _key(rid: Any) -> Any:
+    return (type(rid).__name__, rid if isinstance(rid, str | int) else repr(rid))
+
+
+def _id_of(data: str) -> Any:
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) and "method" not in message else None
+
+
+@contextmanager
+def _forever() -> Iterator[None]:
+    yield
+
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 _READ = 65536
@@ -157,6 +178,12 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         self.exchanges: list[Exchange] = []
         self._inbox_send, self._inbox = trio.open_memory_channel[bytes](math.inf)
         self._init_id: Any = None
+        #: judges what the answers say about the transport (the tap uses the same judge)
+        self.judge = HttpJudge()
+        #: gets each finding the judge makes (the battery gives its observer's list)
+        self.on_finding: Callable[[Finding], None] = lambda finding: None
+        #: seconds an SSE stream may stay open after it carried its response
+        self.linger = 2.0
 
     def headers(self, *, accept: str = ACCEPT_BOTH) -> dict[str, str]:
         hdrs = {"accept": accept, **self.extra}
@@ -166,11 +193,12 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
             hdrs[MCP_PROTOCOL_VERSION] = self.protocol_version
         return hdrs
 
+    def _found(self, findings: list[Finding]) -> None:
+        for finding in findings:
+            self.on_finding(finding)
+
     async def send(self, value: bytes) -> None:
-        try:
-            message = json.loads(value)
-        except ValueError:
-            message = None
+        is_request, message, ids = posted_kind(value)
         is_init = isinstance(message, dict) and message.get("method") == "initialize"
         if is_init:
             self._init_id = message.get("id")
@@ -183,35 +211,71 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         self.exchanges.append(got)
         if is_init and MCP_SESSION_ID in hdrs:
             self.session_id = hdrs[MCP_SESSION_ID]
-        self.nursery.start_soon(self._read, stream, conn, content_type, got)
+        self._found(
+            self.judge.head("POST", response.status_code, content_type, hdrs, is_request=is_request, posted=message)
+        )
+        self.nursery.start_soon(self._read, stream, conn, content_type, got, is_request, message, ids)
 
-    async def _read(self, stream: trio.abc.Stream, conn: h11.Connection, content_type: str, got: Exchange) -> None:
+    async def _read(
+        self,
+        stream: trio.abc.Stream,
+        conn: h11.Connection,
+        content_type: str,
+        got: Exchange,
+        is_request: bool = False,
+        posted: Any = None,
+        ids: list[Any] | None = None,
+    ) -> None:
         decoder = SSEDecoder()
         body = b""
+        first: tuple[str | None, str | None] | None = None
+        answered = trio.Event()
+        waiting = set(map(_key, ids or []))
+        session = self.session_id
         try:
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    conn.receive_data(bytes(await stream.receive_some(_READ)))
-                elif isinstance(event, h11.Data):
-                    chunk = bytes(event.data)
-                    if content_type == "text/event-stream":
-                        for sse in decoder.feed(chunk):
-                            if sse.data:
-                                self._deliver(sse.data.encode())
-                    else:
-                        body += chunk
-                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                    break
+            with trio.CancelScope() as scope:
+                while True:
+                    event = conn.next_event()
+                    if event is h11.NEED_DATA:
+                        with trio.move_on_after(self.linger) if answered.is_set() else _forever():
+                            conn.receive_data(bytes(await stream.receive_some(_READ)))
+                            continue
+                        # [basic/transports#32] the response came, and the stream went on
+                        self._found(self.judge.still_open(posted))
+                        scope.cancel()
+                    elif isinstance(event, h11.Data):
+                        chunk = bytes(event.data)
+                        if content_type == "text/event-stream":
+                            for sse in decoder.feed(chunk):
+                                if first is None:
+                                    first = (sse.id, sse.data)
+                                self._found(self.judge.event(session, sse.id, sse.data))
+                                if sse.data:
+                                    if _key(_id_of(sse.data)) in waiting:
+                                        answered.set()
+                                    self._deliver(sse.data.encode())
+                        else:
+                            body += chunk
+                    elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                        break
         except (OSError, trio.BrokenResourceError, h11.ProtocolError):
             pass  # the answer broke off: what came is what the server said
         finally:
             await stream.aclose()
-            if body.strip() and content_type in ("application/json", ""):
+            self.judge.revision = self.protocol_version
+            self._found(
+                self.judge.end(
+                    "POST", got.status, content_type, body, is_request=is_request, first_event=first, posted=posted
+                )
+            )
+            if body.strip() and content_type != "text/event-stream" and got.status != 202:
+                # (another content type is judged above; what it holds is still read, if it is JSON)
                 self._deliver(body)
             got.done.set()
 
     def _deliver(self, data: bytes) -> None:
+        if not data.strip().startswith((b"{", b"[")):
+            return  # not JSON-RPC (a text/plain body, an HTML error page ...)
         try:
             message = json.loads(data)
         except ValueError:

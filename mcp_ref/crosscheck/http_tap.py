@@ -15,6 +15,7 @@ judges is readable.
 """
 
 import json
+import math
 import signal
 import ssl
 import sys
@@ -28,8 +29,8 @@ import trio
 from ..basic.transports.http_client import open_connection
 from ..basic.transports.streamable_http import SSEDecoder
 from ..errors import TLSError
+from .http_rules import posted_kind
 from .observer import Direction
-from .report import Finding
 from .tap import Tap
 
 __all__ = ["run_http_tap", "serve_http_tap"]
@@ -147,17 +148,6 @@ async def _serve_connection(client: trio.SocketStream, where: _Upstream, tap: Ta
             return
 
 
-def _posted(body: bytes) -> tuple[bool, Any]:
-    """Whether a POST body holds a request (it needs an answer) and its JSON (or None)."""
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return False, None
-    items = message if isinstance(message, list) else [message]
-    is_request = any(isinstance(m, dict) and "method" in m and "id" in m for m in items)
-    return is_request, message
-
-
 async def _exchange(
     client: trio.SocketStream,
     conn: h11.Connection,
@@ -169,7 +159,8 @@ async def _exchange(
 ) -> None:
     netloc = where.netloc
     method = head.method.decode()
-    is_request, message = _posted(body) if method == "POST" else (False, None)
+    is_request, message, ids = posted_kind(body) if method == "POST" else (False, None, [])
+    session = next((v.decode("latin-1") for n, v in head.headers if n.lower() == b"mcp-session-id"), None)
     if method == "POST" and body:
         tap.message(Direction.TO_SERVER, body)
     headers = [(n, v) for n, v in head.headers if n.lower() not in _HOP and n.lower() != b"host"]
@@ -194,7 +185,9 @@ async def _exchange(
             out += up.send(h11.Data(data=body)) or b""
         out += up.send(h11.EndOfMessage()) or b""
         await upstream.send_all(out)
-        answered = await _relay_response(client, conn, upstream, up, method, is_request, message, tap)
+        answered = await _relay_response(
+            client, conn, upstream, up, method, is_request, message, tap, session=session, ids=ids
+        )
         if not answered:
             await _bad_gateway(client, conn, err, f"the server at {netloc} closed the connection without answering")
     finally:
@@ -221,22 +214,38 @@ async def _relay_response(
     is_request: bool,
     posted: Any,
     tap: Tap,
+    session: str | None = None,
+    ids: list[Any] | None = None,
 ) -> bool:
-    """Relay the server's answer; False when it closed before any answer began."""
+    """Relay the server's answer; False when it closed before any answer began. What the answer
+    says about the transport is judged by the tap's :class:`~.http_rules.HttpJudge`, the one the
+    battery uses."""
     response: h11.Response | None = None
     content_type = ""
     decoder = SSEDecoder()
     json_body = b""
+    body = b""
+    first: tuple[str | None, str | None] | None = None
+    waiting = {json.dumps(i) for i in ids or []}
+    answered = lingered = False
     while True:
         event = up.next_event()
         if event is h11.NEED_DATA:
+            data: bytes | None = None
             try:
-                data = await upstream.receive_some(_READ)
+                with trio.move_on_after(tap.linger if answered and not lingered else math.inf) as wait:
+                    data = bytes(await upstream.receive_some(_READ))
             except (trio.BrokenResourceError, OSError):
                 if response is None:
                     return False
                 raise
-            up.receive_data(bytes(data))
+            if wait.cancelled_caught:
+                # [basic/transports#32] the response came, and the stream went on
+                lingered = True
+                tap.found_all(tap.judge.still_open(posted))
+                continue
+            assert data is not None
+            up.receive_data(data)
             continue
         if isinstance(event, h11.Response):
             response = event
@@ -245,43 +254,55 @@ async def _relay_response(
             if not any(n.lower() == b"content-length" for n, _ in headers):
                 headers.append((b"transfer-encoding", b"chunked"))
             await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
-            _judge_head(tap, method, event.status_code, content_type, is_request, posted)
+            head = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in event.headers}
+            tap.found_all(
+                tap.judge.head(method, event.status_code, content_type, head, is_request=is_request, posted=posted)
+            )
         elif isinstance(event, h11.Data):
             chunk = bytes(event.data)
             if chunk:
                 await client.send_all(conn.send(h11.Data(data=chunk)) or b"")
             if content_type.startswith("text/event-stream"):
                 for sse in decoder.feed(chunk):
+                    if first is None:
+                        first = (sse.id, sse.data)
+                    tap.found_all(tap.judge.event(session, sse.id, sse.data))
                     if sse.data:
                         tap.message(Direction.TO_CLIENT, sse.data.encode())
+                        if _response_id(sse.data) in waiting:
+                            answered = True
             elif content_type.startswith("application/json"):
                 json_body += chunk
+            else:
+                body += chunk
         elif isinstance(event, h11.EndOfMessage):
             # judged before the client has it all: what it does next cannot overtake the judging
-            if json_body:
+            if json_body and not (response is not None and response.status_code == 202):
                 tap.message(Direction.TO_CLIENT, json_body)
-            if response is not None and method == "POST" and response.status_code == 202 and json_body:
-                text = "a 202 answer carried a body"
-                body = json_body.decode("utf-8", "replace")
-                tap.found(Finding.of("basic/transports#18", text, body, party="server"))
+            if response is not None:
+                tap.judge.revision = tap.observer.revision
+                tap.found_all(
+                    tap.judge.end(
+                        method,
+                        response.status_code,
+                        content_type,
+                        json_body or body,
+                        is_request=is_request,
+                        first_event=first,
+                        posted=posted,
+                    )
+                )
             await client.send_all(conn.send(h11.EndOfMessage()) or b"")
             return True
         elif isinstance(event, h11.ConnectionClosed):
             return response is not None
 
 
-def _judge_head(tap: Tap, method: str, status: int, content_type: str, is_request: bool, posted: Any) -> None:
-    """What the status and content type of an answer say, per basic/transports#streamable-http."""
-    kind = content_type.split(";")[0].strip()
-    if method == "POST" and posted is not None and not is_request and 200 <= status < 300 and status != 202:
-        # [basic/transports#18] a notification or response that is accepted gets 202 Accepted
-        text = f"a POSTed notification or response was answered HTTP {status}, not 202"
-        tap.found(Finding.of("basic/transports#18", text, posted, party="server"))
-    if method == "POST" and is_request and status == 200 and kind not in ("application/json", "text/event-stream"):
-        # [basic/transports#21] a request gets JSON or an SSE stream
-        text = f"a POSTed request was answered with content type {kind or '(none)'!r}"
-        tap.found(Finding.of("basic/transports#21", text, posted, party="server"))
-    if method == "GET" and status < 400 and not (status == 200 and kind == "text/event-stream"):
-        # [basic/transports#39] a GET gets an SSE stream or 405 (errors such as 400, 404 are another matter)
-        text = f"a GET was answered HTTP {status} {kind}".rstrip()
-        tap.found(Finding.of("basic/transports#39", text, party="server"))
+def _response_id(data: str) -> str | None:
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and "method" not in message and "id" in message:
+        return json.dumps(message["id"])
+    return None

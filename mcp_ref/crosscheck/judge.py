@@ -91,14 +91,16 @@ def judge_records(
     """Judge ``records`` in order; ``reversed_hint`` ends the note when the directions look reversed."""
     records = list(records)
     obs = Observer(transport=transport)
+    report = Report(target)
     for record in records:
+        report.record(1, record.direction.value, record.data)
         if transport == "stdio":
             obs.observe_stdio_line(record.direction, record.data)
         else:
             obs.observe(record.direction, record.data)
     for direction in obs.count:
         obs.flush(direction)
-    report = Report(target, obs.revision)
+    report.revision = obs.revision
     report.extend(obs.findings)
     if (why := reversed_directions(records)) is not None:
         report.notes.append(f"the directions look reversed ({why}): {reversed_hint}")

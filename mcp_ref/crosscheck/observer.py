@@ -54,6 +54,8 @@ from ..events import (
     RuleBroken,
     VersionRejected,
 )
+from ..schema._meta_keys import bad_meta_keys
+from ..schema.messages import CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS
 from ..schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, CreateTaskResult
 from ..server.utilities.logging import LEVEL_RANK
 from .report import Finding
@@ -159,6 +161,8 @@ class Observer:
         self.task_status: dict[str, str] = {}
         self._judging = True
         self._answers: OrderedDict[tuple[Direction, Any], Any] = OrderedDict()
+        #: the latest response the server sent
+        self.last_answer: Any = None
         #: progress tokens of cancelled requests (by the direction their progress travels)
         self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
@@ -172,6 +176,13 @@ class Observer:
         return self.client.protocol_version or self.server.protocol_version
 
     def _find(self, out: list[Finding], requirement: str, message: str, evidence: Any, party: str) -> None:
+        if (
+            requirement == "basic/lifecycle#14"
+            and type(evidence) is dict
+            and evidence.get("method") == "notifications/progress"
+            and "progressToken" in message
+        ):
+            requirement = "basic/utilities/progress#1"  # the statement about tokens, not the schema at large
         if any(f.requirement == requirement and f.party == party for f in out):
             return  # one message, one finding per requirement: both engines may see the same fault
         out.append(Finding.of(requirement, message, evidence, party=party))
@@ -263,6 +274,39 @@ class Observer:
                     self._engine_of(sender).forget(rid)
                 self._judge_answer(direction, expected, message, out)
                 return
+        if (
+            type(message) is dict
+            and not deliberate
+            and "method" not in message
+            and "result" not in message
+            and "error" not in message
+            and is_valid_id(message.get("id"))
+            and engine.outgoing(message["id"]) is not None
+        ):
+            # [basic/index#8] the answer to a request of the receiver, with no result (nor error)
+            text = f"the {sender} answered request {message['id']!r} with neither a result nor an error"
+            self._find(out, "basic/index#8", text, message, sender)
+            deliberate = True
+        if type(message) is dict and _is_response(message) and isinstance(message.get("result"), dict):
+            meta = message["result"].get("_meta")
+            if isinstance(meta, dict) and not deliberate:
+                for problem in bad_meta_keys(meta):
+                    # [basic/index#26, #27, #29] the keys of _meta follow the grammar
+                    self._find(
+                        out,
+                        "basic/index#26",
+                        f"the {sender}'s result has a malformed _meta key: {problem}",
+                        message,
+                        sender,
+                    )
+                    break
+        if type(message) is dict and _is_notification_method(message.get("method")) and "id" in message:
+            # [basic/index#14] a notification carries no id: the statement broken is that one, not
+            # "a request of an unknown method" (what the engine makes of it)
+            if not deliberate:
+                text = f"the {sender} sent the notification {message['method']} with an id"
+                self._find(out, "basic/index#14", text, message, sender)
+            deliberate = True
         if type(message) is dict and "method" in message and is_valid_id(message.get("id")):
             used = self._ids_used[direction]
             key = _id_key(message["id"])
@@ -287,6 +331,8 @@ class Observer:
                 self._find(out, event.requirement, self._words(sender, event, message), message, sender)
 
     def _remember_answer(self, direction: Direction, message: dict[str, Any]) -> None:
+        if direction is Direction.TO_CLIENT:
+            self.last_answer = message
         key = (direction, _id_key(message.get("id")))
         self._answers[key] = message
         self._answers.move_to_end(key)
@@ -482,6 +528,10 @@ class Observer:
             requests = self._task_requests[direction.back]
             if len(requests) < _ID_MEMORY:
                 requests.add(_id_key(event.id))
+            if event.result.task.status != "working":
+                # [basic/utilities/tasks#26] a task is created working
+                text = f"task {event.result.task.task_id!r} was created {event.result.task.status}, not working"
+                self._find(out, "basic/utilities/tasks#26", text, message, direction.sender)
         if direction is not Direction.TO_CLIENT:
             self._on_client_result(event, message, out)
             return
@@ -695,6 +745,12 @@ _CAPABILITY_RULES: Final = {
     "logging": "server/utilities/logging#1",
     "tasks": "basic/utilities/tasks#1",
 }
+
+
+def _is_notification_method(method: Any) -> bool:
+    return isinstance(method, str) and (
+        method.startswith("notifications/") or method in CLIENT_NOTIFICATIONS or method in SERVER_NOTIFICATIONS
+    )
 
 
 def _is_response(message: dict[str, Any]) -> bool:

@@ -30,6 +30,8 @@ __all__ = ["Finding", "Check", "Report", "Status", "evidence_text"]
 Status = Literal["pass", "fail", "skip"]
 #: evidence messages kept per finding (the rest are counted)
 MAX_EVIDENCE: Final = 3
+#: messages kept for the message sequence of --html
+MAX_TRAFFIC: Final = 5000
 #: characters of one evidence message shown in text output
 _TEXT_EVIDENCE: Final = 300
 
@@ -62,6 +64,7 @@ class Finding:
         return {
             "requirement": self.requirement,
             "level": self.level,
+            "party": self.party,
             "message": self.message,
             "evidence": list(self.evidence),
         }
@@ -87,7 +90,18 @@ class Check:
         return chapter_of(self.requirements[0]) if self.requirements else "other"
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "requirements": list(self.requirements)}
+        data: dict[str, Any] = {"name": self.name, "status": self.status, "requirements": list(self.requirements)}
+        if self.status != "pass" or self.detail:
+            # why it failed or was skipped (or what a passing check saw)
+            data["reason" if self.status != "pass" else "detail"] = self.detail or _DEFAULT_REASON[self.status]
+        return data
+
+
+_DEFAULT_REASON: Final = {
+    "fail": "the server broke the requirements listed (see the findings)",
+    "skip": "skipped",
+    "pass": "",
+}
 
 
 def evidence_text(value: Any) -> str:
@@ -105,6 +119,14 @@ class Report:
     checks: list[Check] = attrs.Factory(list)
     #: remarks that are not findings (a revision we cannot judge, a target that went away)
     notes: list[str] = attrs.Factory(list)
+    #: the messages seen, in order: {"session", "dir" ("c2s" | "s2c"), "text"} (for --html; not in the JSON)
+    traffic: list[dict[str, Any]] = attrs.Factory(list)
+
+    def record(self, session: Any, direction: str, data: bytes | str) -> None:
+        """Keep one message for the message sequence (up to ``MAX_TRAFFIC``)."""
+        if len(self.traffic) < MAX_TRAFFIC:
+            text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+            self.traffic.append({"session": session, "dir": direction, "text": text})
 
     # -- building -------------------------------------------------------------------------
 
@@ -162,9 +184,12 @@ class Report:
         """The report :meth:`to_json` wrote (details and notes are not in that shape)."""
         report = cls(str(data.get("target", "")), data.get("revision"))
         for f in data.get("findings", []):
-            report.findings.append(Finding(f["requirement"], f["level"], f["message"], tuple(f.get("evidence", ()))))
+            evidence = tuple(f.get("evidence", ()))
+            report.findings.append(Finding(f["requirement"], f["level"], f["message"], evidence, f.get("party")))
         for c in data.get("checks", []):
-            report.checks.append(Check(c["name"], c["status"], list(c.get("requirements", []))))
+            detail = str(c.get("reason") or c.get("detail") or "")
+            report.checks.append(Check(c["name"], c["status"], list(c.get("requirements", [])), detail))
+        report.notes.extend(str(n) for n in data.get("notes", []))
         return report
 
     # -- writing -------------------------------------------------------------------------
@@ -175,6 +200,7 @@ class Report:
             "revision": self.revision,
             "findings": [f.to_json() for f in self.findings],
             "checks": [c.to_json() for c in self.checks],
+            "notes": list(self.notes),
             "summary": self.summary(),
         }
 
@@ -196,35 +222,50 @@ class Report:
         lines.append(self.summary_line())
         return "\n".join(lines) + "\n"
 
-    def to_junit(self) -> bytes:
+    def to_junit(self, *, strict: bool = False) -> bytes:
         """JUnit XML, two suites in ``<testsuites>``.
 
-        The first has one test case per check, with exactly the check's status (its totals
-        are the text and JSON ones); a failing check carries the findings of its
-        requirements. The second has one failing test case per finding that no failing
-        check carries, so that every violation shows in CI by its requirement id.
+        The first has one test case per check; a check fails the suite when it shows a
+        MUST finding (or, ``strict``, any finding): a check whose findings are only SHOULDs
+        passes, with them in its ``system-out``. The second has one test case per finding
+        that no check carries, failing for a MUST (any, ``strict``), so every violation shows
+        in CI by its requirement id. A skipped check is skipped.
         """
         root = ET.Element("testsuites", name=f"mcp-ref check {self.target}")
         suite = ET.SubElement(root, "testsuite", name=f"mcp-ref check {self.target}")
         shown: set[int] = set()
+        failures = 0
         for c in self.checks:
             case = ET.SubElement(suite, "testcase", classname=c.chapter, name=c.name)
             if c.status == "skip":
                 ET.SubElement(case, "skipped", message=c.detail or "skipped")
             elif c.status == "fail":
                 mine = [i for i, f in enumerate(self.findings) if f.requirement in c.requirements]
-                text = "\n".join(_finding_text(self.findings[i]) for i in mine) or c.detail
-                ET.SubElement(case, "failure", message=c.detail or "check failed").text = text
                 shown.update(mine)
-        _totals(suite, len(self.checks), self.count("fail"), self.count("skip"))
+                text = "\n".join(_finding_text(self.findings[i]) for i in mine) or c.detail
+                if strict or any(self.findings[i].is_must for i in mine) or not mine:
+                    ET.SubElement(case, "failure", message=c.detail or "check failed").text = text
+                    failures += 1
+                else:
+                    ET.SubElement(case, "system-out").text = text
+        _totals(suite, len(self.checks), failures, self.count("skip"))
         rest = [f for i, f in enumerate(self.findings) if i not in shown]
         others = ET.SubElement(root, "testsuite", name=f"mcp-ref findings {self.target}")
+        failing = 0
         for f in rest:
             case = ET.SubElement(others, "testcase", classname=f.chapter, name=f"{f.requirement} {f.level}")
-            ET.SubElement(case, "failure", message=f.message).text = _finding_text(f)
-        _totals(others, len(rest), len(rest), 0)
+            if strict or f.is_must:
+                ET.SubElement(case, "failure", message=f.message).text = _finding_text(f)
+                failing += 1
+            else:
+                ET.SubElement(case, "system-out").text = _finding_text(f)
+        _totals(others, len(rest), failing, 0)
         data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
         return data
+
+    def exit_status_for(self, *, strict: bool = False) -> int:
+        """1 when a MUST is violated (``strict``: any finding with a SHOULD or MUST level), else 0."""
+        return 1 if self.must or (strict and self.should) else 0
 
 
 def _totals(suite: ET.Element, tests: int, failures: int, skipped: int) -> None:

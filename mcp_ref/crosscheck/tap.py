@@ -24,8 +24,9 @@ from typing import IO
 import trio
 
 from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Oversized
+from .http_rules import HttpJudge
 from .observer import Direction, Observer
-from .report import Finding, Report
+from .report import MAX_TRAFFIC, Finding, Report
 from .traffic import traffic_header, traffic_line
 
 __all__ = ["Tap", "run_stdio_tap", "finding_line"]
@@ -53,11 +54,19 @@ class Tap:
         self.observer = Observer(transport="stdio" if transport == "stdio" else "http")
         self.log = log
         self.on_finding = on_finding
+        #: (HTTP) what the answers say about the transport: the judge the battery uses too
+        self.judge = HttpJudge()
+        #: what crossed, for the report's message sequence (--html)
+        self.traffic: list[tuple[Direction, bytes]] = []
+        #: (HTTP) seconds an SSE stream may stay open after it carried its response
+        self.linger = 2.0
         if log is not None:
             log.write(traffic_header(transport, target))
             log.flush()
 
     def record(self, direction: Direction, data: bytes) -> None:
+        if len(self.traffic) < MAX_TRAFFIC:
+            self.traffic.append((direction, data))
         if self.log is not None:
             self.log.write(traffic_line(direction, data, time.time()))
             self.log.flush()
@@ -80,10 +89,16 @@ class Tap:
         self.observer.findings.append(finding)
         self._found([finding])
 
+    def found_all(self, findings: list[Finding]) -> None:
+        for finding in findings:
+            self.found(finding)
+
     def end(self) -> Report:
         for direction in Direction:
             self._found(self.observer.flush(direction))
         report = Report(self.target, self.observer.revision)
+        for direction, data in self.traffic:
+            report.record(1, direction.value, data)
         report.extend(self.observer.findings)
         report.notes.extend(self.observer.notes)
         counts = self.observer.count

@@ -97,6 +97,7 @@ async def connect(
         try:
             async with trio.open_nursery() as nursery:
                 raw_channel = RawHttpChannel(target.url, nursery, target.headers, target.ssl_context)
+                raw_channel.on_finding = observer.findings.append
                 try:
                     yield ObservedChannel(raw_channel, observer, Direction.TO_SERVER, recorder=recorder)
                 finally:

@@ -111,6 +111,7 @@ def test_error_responses() -> None:
             classify({"jsonrpc": "2.0", "id": 1, "error": err})
 
 
+@pytest.mark.req("2025-06-18:basic/index#8", "2025-06-18:basic/index#9")
 def test_neither_request_nor_response() -> None:
     with pytest.raises(InvalidMessage) as info:
         classify({"jsonrpc": "2.0", "id": 4})

@@ -86,9 +86,25 @@ def test_usage_errors_exit_two(argv: list[str], problem: str, capsys: pytest.Cap
     assert problem in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "word, said",
+    [
+        ("notaurl", "'notaurl' is neither a URL (http://, https://) nor a command found on PATH"),
+        ("ftp://example.com/mcp", "is not a URL mcp-ref can check (http:// or https://), nor a command"),
+        (__file__, "is neither a URL nor a command: the file is not executable"),
+    ],
+)
+def test_a_target_that_is_neither_a_url_nor_a_command_is_one_line(
+    word: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "-q", word]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err, err
+
+
 def test_an_unreachable_target_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "-q", "--", str(tmp_path / "no-such-server")]) == 2
-    assert "cannot check the target" in capsys.readouterr().err
+    assert "is neither a URL nor a command: no such file" in capsys.readouterr().err
     # a server that exits at once, saying why on stderr
     quits = ["check", "-q", "--", sys.executable, "-c", "import sys; sys.exit('no config file')"]
     assert main(quits) == 2

@@ -97,3 +97,27 @@ async def test_the_tap_catches_a_get_answered_with_plain_text() -> None:
     # the correct server's 405 is what the rule allows
     status, _, tap = await _through_the_tap("none", "GET")
     assert status == 405 and tap.end().findings == []
+
+
+@pytest.mark.req("basic/transports#21")
+async def test_check_and_tap_agree_on_a_request_answered_202() -> None:
+    # the battery: judged, not crashed
+    report = await _check("request-202")
+    assert "basic/transports#21" in report.requirements_found(), report.to_text()
+    # the tap, on the same kind of exchange, says the same
+    init = {**INIT, "params": {**INIT["params"]}}
+    tap = Tap("request-202", "http")
+    with serving("request-202") as upstream:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve_http_tap, "127.0.0.1", 0, upstream, tap)
+            status, headers, _ = await raw(url, "POST", ACCEPT, init)
+            sid = headers.get("mcp-session-id", "")
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            status, _, body = await raw(url, "POST", {**ACCEPT, "mcp-session-id": sid}, ping)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.cancel_scope.cancel()
+    assert status == 202 and not body
+    findings = tap.end().findings
+    assert [(f.requirement, f.message) for f in findings] == [
+        ("basic/transports#21", "a POSTed request was answered HTTP 202 Accepted, with no answer")
+    ]

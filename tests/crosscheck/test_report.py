@@ -23,21 +23,31 @@ def sample() -> Report:
 
 def test_the_json_has_exactly_the_documented_shape() -> None:
     data = sample().to_json()
-    assert list(data) == ["target", "revision", "findings", "checks", "summary"]
+    assert list(data) == ["target", "revision", "findings", "checks", "notes", "summary"]
     assert data["target"] == "python server.py" and data["revision"] == "2025-11-25"
     assert data["findings"][0] == {
         "requirement": "server/tools#20",
         "level": "MUST",
+        "party": "server",
         "message": "an unknown tool was answered as a success",
         "evidence": [{"id": 3}],
     }
-    assert all(list(f) == ["requirement", "level", "message", "evidence"] for f in data["findings"])
+    assert all(list(f) == ["requirement", "level", "party", "message", "evidence"] for f in data["findings"])
+    # every check that did not pass says why
     assert data["checks"][1] == {
         "name": "cancellation/stops-and-stays-silent",
         "status": "skip",
         "requirements": ["basic/utilities/cancellation#4"],
+        "reason": "needs a slow tool",
     }
+    assert data["checks"][2]["reason"] == "answered as a success"
+    assert "reason" not in data["checks"][0]
     assert data["summary"] == {"must": 1, "should": 1, "passed": 1, "skipped": 1}
+    # and it reads back as it was written
+    again = Report.from_json(data)
+    assert again.findings == sample().findings and [c.detail for c in again.checks] == [
+        c.detail for c in sample().checks
+    ]
 
 
 def test_exit_status_is_one_only_for_a_must() -> None:
@@ -89,7 +99,24 @@ def test_junit_has_a_case_per_check_and_per_finding_no_failing_check_shows() -> 
     assert "server/tools#20" in (cases[2].findtext("failure") or "")
     assert (checks.get("tests"), checks.get("failures"), checks.get("skipped")) == ("3", "1", "1")
     assert [c.get("name") for c in findings.findall("testcase")] == ["server/resources#7 SHOULD"]
+    # a SHOULD finding is reported, not failed (unless --strict)
+    assert (findings.get("tests"), findings.get("failures")) == ("1", "0")
+    assert "server/resources#7" in (findings.find("testcase").findtext("system-out") or "")  # type: ignore[union-attr]
+
+
+def test_junit_strict_fails_should_findings_too() -> None:
+    root = ET.fromstring(sample().to_junit(strict=True))
+    _, findings = root.findall("testsuite")
     assert (findings.get("tests"), findings.get("failures")) == ("1", "1")
+    assert sample().exit_status_for(strict=True) == 1
+    only_should = Report("t")
+    only_should.check("resources/unknown-uri", "fail", ["server/resources#7"], "got -32603")
+    only_should.add(Finding.of("server/resources#7", "reading an unknown resource got -32603", {"id": 4}))
+    checks, _ = ET.fromstring(only_should.to_junit()).findall("testsuite")
+    case = checks.find("testcase")
+    assert case is not None and case.find("failure") is None and "-32603" in (case.findtext("system-out") or "")
+    assert checks.get("failures") == "0" and only_should.exit_status_for() == 0
+    assert only_should.exit_status_for(strict=True) == 1
 
 
 def test_junit_status_of_each_check_is_its_own_status() -> None:

@@ -232,3 +232,23 @@ def test_tap_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--cafile applies to an https:// URL only" in capsys.readouterr().err
     assert main(["tap", "--cafile", "ca.pem", "--", "python"]) == 2
     assert "--cafile goes with --listen and an https:// URL" in capsys.readouterr().err
+
+
+async def test_every_tap_spawn_gets_its_own_log(tmp_path: Path) -> None:
+    """A client that starts its server (the tap) twice with the same --log: two logs, neither clobbered."""
+    log = tmp_path / "traffic.jsonl"
+    stderr: list[str] = []
+    tap = ["-m", "mcp_ref.cli", "tap", "-q", "--log", str(log), "--", sys.executable, str(CORPUS)]
+    async with open_stdio_client(sys.executable, tap, stderr=stderr.append) as first:
+        async with open_stdio_client(sys.executable, tap, stderr=stderr.append) as second:
+            with trio.fail_after(30):
+                await first.ping()
+                await second.list_tools()
+    second_log = tmp_path / "traffic.2.jsonl"
+    assert any(f"logging to {second_log}" in line for line in stderr), stderr
+    methods = []
+    for path in (log, second_log):
+        records, _ = read_traffic(path.read_text())
+        methods.append({json.loads(r.data).get("method") for r in records if r.direction is Direction.TO_SERVER})
+    assert {"initialize", "ping"} <= methods[0] | methods[1] and "tools/list" in methods[0] | methods[1]
+    assert all("initialize" in m for m in methods)

@@ -96,6 +96,7 @@ async def test_our_client_against_the_sdk_http_server() -> None:
             assert result.content == [TextContent(text="to the SDK over http")]
 
 
+@pytest.mark.req("2024-11-05:basic/transports#12")
 async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
     """The 2024-11-05 HTTP+SSE transport (spec: Backwards Compatibility), opt-in."""
     async with sdk_server("--sse") as port:

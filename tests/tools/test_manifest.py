@@ -760,3 +760,12 @@ def test_init_inherits_identical_text_and_plans_the_rest(
     tool.main(["set", "2026-07-28:w/v#1", "--root", str(root), "--status", "not-applicable", "--note", "a MAY"])
     assert tool.main(["init", "--revision", "2026-07-28", "--root", str(root)]) == 0
     assert tool.Manifests(root).by_id["2026-07-28:w/v#1"]["status"] == "not-applicable"
+
+
+def test_own_leaves_out_what_is_same_as_another(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = two_revisions(tmp_path / "repo")
+    tool.main(["set", "2026-07-28:x/z#1", "--root", str(root), "--status", "implemented", "--symbols", "m.f"])
+    code, out = run_tool(capsys, "mutate", "--revision", "2026-07-28", "--dry-run", "--root", str(root))
+    assert "2026-07-28:x/y#1: mutated" in out and "2026-07-28:x/z#1: uncited" in out
+    code, out = run_tool(capsys, "mutate", "--revision", "2026-07-28", "--own", "--dry-run", "--root", str(root))
+    assert "2026-07-28:x/y#1" not in out and "2026-07-28:x/z#1: uncited" in out

@@ -90,12 +90,14 @@ def authorization_server_metadata_urls(issuer: str) -> list[tuple[str, bool]]:
 
 
 def legacy_metadata_url(server_url: str) -> str:
-    """2025-03-26: the authorization base URL is the MCP server's URL without its path."""
+    """[2025-03-26:basic/authorization#15, #16] the authorization base URL is the MCP server's URL
+    without its path; its metadata is at the RFC 8414 well-known path there."""
     return origin(server_url) + OAUTH_WELL_KNOWN
 
 
 def legacy_endpoints(server_url: str) -> dict[str, str]:
-    """2025-03-26: the default endpoints at the authorization base URL, for servers without metadata."""
+    """[2025-03-26:basic/authorization#15, #17] the default endpoints at the authorization base URL,
+    for servers without metadata."""
     base = origin(server_url)
     return {
         "authorization_endpoint": base + "/authorize",

@@ -717,6 +717,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             self._ready.set()
             return
         self.legacy_endpoint = endpoint
+        # [2024-11-05:basic/transports#12] every later message is POSTed to the endpoint the server named
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         log.info("%s speaks the 2024-11-05 HTTP+SSE transport; posting to %s", self.url, endpoint)
         self.nursery.start_soon(self._legacy_stream, response, events)

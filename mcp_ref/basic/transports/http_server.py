@@ -1077,11 +1077,13 @@ class _HttpServer:
                     f"Invalid Request: a batch of {len(message)} messages; at most {self.config.max_batch} are taken",
                     ErrorCode.INVALID_REQUEST,
                 )
+            # [2025-03-26:basic/lifecycle#3] initialize is never part of a batch
             if any(isinstance(m, dict) and m.get("method") == "initialize" for m in message):
                 raise _HttpError(
                     400, "Invalid Request: initialize cannot be part of a batch", ErrorCode.INVALID_REQUEST
                 )
             session = self._session_for(req)
+            # [2025-03-26:basic/index#14] a 2025-03-26 session receives batches; others refuse them
             if session.protocol_version not in BATCH_REVISIONS or not message:
                 raise _HttpError(
                     400,
@@ -1195,7 +1197,8 @@ class _HttpServer:
                 # the client cancelled its request(s): there is no answer, and none is awaited
                 await self._respond(conn, stream, 202, None, headers)
             return
-        # a batch is answered with an array, even of one response (JSON-RPC 2.0 batches)
+        # [2025-03-26:basic/transports#22] a batch is answered with an array, even of one response
+        # (JSON-RPC 2.0 batches)
         payload = b"[" + b",".join(answers) + b"]" if body.lstrip()[:1] == b"[" else answers[0]
         await self._respond(conn, stream, 200, headers=headers, encoded=payload)
 

@@ -60,6 +60,9 @@ def test_issuer_without_a_path_tries_oauth_then_oidc() -> None:
     assert authorization_server_metadata_urls("https://auth.example.com/") == expected
 
 
+@pytest.mark.req(
+    "2025-03-26:basic/authorization#15", "2025-03-26:basic/authorization#16", "2025-03-26:basic/authorization#17"
+)
 def test_legacy_fallbacks_drop_the_path() -> None:
     """2025-03-26: the authorization base URL is the MCP server's origin."""
     assert legacy_metadata_url("https://api.example.com/v1/mcp") == (

@@ -363,6 +363,7 @@ async def test_a_server_that_cannot_be_reached_is_a_transport_error() -> None:
 # -- the 2024-11-05 HTTP+SSE fallback (an interop test runs it against the official SDK) -------
 
 
+@pytest.mark.req("2024-11-05:basic/transports#12")
 async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
     requests: list[tuple[str, str]] = []
 

@@ -461,7 +461,7 @@ async def test_invalid_bodies_are_refused_with_400(body: Any, code: int) -> None
             assert await get.rest() == []  # the stream ended with the session, having carried nothing
 
 
-@pytest.mark.req("basic/transports#17")
+@pytest.mark.req("basic/transports#17", "2025-03-26:basic/index#14", "2025-03-26:basic/lifecycle#3")
 async def test_batches_only_in_2025_03_26() -> None:
     async with http_server(check_server()) as info:
         session = await start_session(info.url, "2025-03-26")
@@ -496,7 +496,7 @@ async def test_a_batch_over_the_limit_is_refused_before_any_of_it_is_handled() -
         assert status == 200 and calls == 3  # (none of the refused batch ran)
 
 
-@pytest.mark.req("basic/transports#17", "basic/transports#21")
+@pytest.mark.req("basic/transports#17", "basic/transports#21", "2025-03-26:basic/transports#22")
 async def test_a_batch_answered_as_json_is_an_array() -> None:
     # even a batch of one request (with a notification here), and even in the SSE mode's
     # plain-JSON answer to tasks/get: a JSON-RPC batch is answered with an array

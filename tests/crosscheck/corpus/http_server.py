@@ -29,6 +29,7 @@ BREAKS = {
     "bad-input-200": "basic/transports#19",  # input that is not JSON-RPC answered 200 (an error in the body)
     "notification-200": "basic/transports#18",  # a POSTed notification answered 200, not 202
     "request-text-plain": "basic/transports#21",  # a request answered 200 text/plain
+    "request-202": "basic/transports#21",  # a request answered 202 Accepted with no body
     "get-200-text": "basic/transports#39",  # a GET answered 200 text/plain: neither SSE nor 405
     "unknown-version-accepted": "basic/transports#68",  # an unsupported MCP-Protocol-Version served
     "any-origin": "basic/transports#10",  # a foreign Origin served, on a loopback address
@@ -146,6 +147,9 @@ class Handler(BaseHTTPRequestHandler):
             reply = {"jsonrpc": "2.0", "id": rid, "result": {}}
         else:
             reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+        if self.server.brk == "request-202" and method != "initialize":
+            self.answer(202)
+            return
         kind = "text/plain" if self.server.brk == "request-text-plain" else "application/json"
         self.answer(200, reply, kind, **headers)
 
