@@ -73,6 +73,7 @@ class URLElicitationRequired(MCPError):
         # (the error exists in 2025-11-25 only: 2026-07-28 retired -32042 with the ids it lists)
         data = {"elicitations": [encode(e, "2025-11-25") for e in items]}
         super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, data)
+        #: the URL elicitations the user must complete before the request can succeed
         self.elicitations = items
 
 

@@ -14,6 +14,8 @@
   ``state`` that is not ours (#91), an ``iss`` that names another server
   (RFC 9207, the mix-up defence) are all refusals.
 * :func:`check_redirect_uri` -- loopback or https (#81).
+* :func:`application_type_for` -- the OpenID Connect ``application_type`` a
+  registration request carries (2026-07-28 client-registration#18-#20).
 """
 
 from collections.abc import Mapping, Sequence
@@ -22,7 +24,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import attrs
 
-from .discovery import issuer_matches
 from .metadata import (
     AuthorizationServerMetadata,
     ClientInformation,
@@ -42,6 +43,8 @@ __all__ = [
     "check_cimd_url",
     "client_id_metadata_document",
     "check_redirect_uri",
+    "ApplicationType",
+    "application_type_for",
     "authorization_request_url",
     "AuthorizationResponse",
     "parse_authorization_response",
@@ -52,6 +55,7 @@ __all__ = [
 OFFLINE_ACCESS = "offline_access"
 
 Registration = Literal["pre-registered", "client-id-metadata-document", "dynamic", "none"]
+ApplicationType = Literal["native", "web"]
 
 
 def select_scope(
@@ -163,6 +167,24 @@ def check_redirect_uri(uri: str) -> None:
         raise ValueError(f"a redirect URI uses https or a loopback host, not {uri!r}")
 
 
+def application_type_for(redirect_uri: str) -> ApplicationType:
+    """The ``application_type`` to register with, read from where the user's browser comes back to.
+
+    [2026-07-28:basic/authorization/client-registration#18, #19, #20] a
+    redirect to a loopback host (a CLI or desktop client, a web application
+    on ``localhost``) or to a private scheme (``com.example.app:/cb``) is a
+    native application's; an https redirect to any other host is a web
+    application's. OpenID Connect's default is ``"web"``, which an OIDC
+    server enforces by refusing loopback and http redirect URIs: the reason
+    the field is always sent (a non-OIDC server ignores it).
+    -- client-registration#application-type-and-redirect-uri-constraints
+    """
+    scheme = urlsplit(redirect_uri).scheme.lower()
+    if is_loopback_url(redirect_uri) or scheme not in ("http", "https"):
+        return "native"
+    return "web"
+
+
 def authorization_request_url(
     endpoint: str,
     *,
@@ -244,8 +266,9 @@ def check_authorization_response(
     """The authorization code, once the response is known to answer *our* request at *this* server.
 
     [basic/authorization#91] a missing or different ``state`` discards it.
-    RFC 9207: an ``iss`` must name the server we sent the user to; a server
-    that promised ``iss`` and left it out is refused too (mix-up defence).
+    RFC 9207: an ``iss`` must be exactly the issuer of ``server_metadata``,
+    the validated metadata of the server we sent the user to; a server that
+    promised ``iss`` and left it out is refused too (mix-up defence).
     An ``error`` from the server (the user declined...) is reported as such.
     """
     if response.state != state:
@@ -256,10 +279,17 @@ def check_authorization_response(
             else "the redirect carries no state",
         )
     if server_metadata is not None:
-        if response.iss is not None and not issuer_matches(server_metadata.issuer, response.iss):
-            raise AuthorizationDenied(
-                "issuer_mismatch", f"the redirect comes from {response.iss!r}, not {server_metadata.issuer!r}"
-            )
+        # [2026-07-28:basic/authorization/index#22] the recorded issuer is the validated metadata
+        # document's own ``issuer`` -- authorization#authorization-response-validation
+        recorded = server_metadata.issuer
+        # [2026-07-28:basic/authorization/index#25, #27] RFC 9207 section 2.4: a present iss is
+        # compared with the recorded issuer as plain strings (no case folding, port, slash or
+        # percent-encoding normalisation), whether or not the metadata advertised it; an
+        # advertised iss that is absent is refused. All before the code goes anywhere.
+        if response.iss is not None and response.iss != recorded:
+            # [2026-07-28:basic/authorization/index#28] the error and its description of a response
+            # from the wrong server are neither acted on nor shown
+            raise AuthorizationDenied("issuer_mismatch", f"the redirect comes from {response.iss!r}, not {recorded!r}")
         if response.iss is None and server_metadata.authorization_response_iss_parameter_supported:
             raise AuthorizationDenied("issuer_mismatch", "the server promised an iss parameter and sent none")
     if response.error is not None:

@@ -29,10 +29,14 @@ sends the request again. What happens in between, in the spec's order:
    defence); every endpoint https (or loopback, see the chapter note).
 3. A client id: pre-registered credentials, else a Client ID Metadata
    Document where the server takes them, else Dynamic Client Registration
-   (#26), remembered per authorization server in the :class:`TokenStorage`.
+   (#26, with the OpenID Connect ``application_type``), kept in the
+   :class:`TokenStorage` under the authorization server's issuer and never
+   shown to another one: when the protected resource metadata names a new
+   authorization server, the client registers again there (2026-07-28).
 4. Tokens: the authorization code grant with PKCE S256 (refused unless
-   advertised), ``state``, the exact redirect URI and RFC 8707 ``resource``
-   (or an extension grant: :class:`ClientCredentials`,
+   advertised), ``state``, the exact redirect URI and RFC 8707 ``resource``,
+   the redirect's ``iss`` compared with the issuer recorded for the request
+   (RFC 9207) before the code is redeemed (or an extension grant: :class:`ClientCredentials`,
    :class:`CrossAppAccess`); scope by the Scope Selection Strategy, with
    ``offline_access`` where listed; refresh before expiry and on 401;
    step-up on 403 ``insufficient_scope``, a bounded number of times per scope.
@@ -59,6 +63,7 @@ from ..authorization.challenge import BearerChallenge, bearer_challenge
 from ..authorization.client import (
     AuthorizationDenied,
     AuthorizationResponse,
+    application_type_for,
     authorization_request_url,
     check_authorization_response,
     check_cimd_url,
@@ -144,6 +149,7 @@ class ClientCredentials:
     ``signing_algorithm``; needs the ``auth-jwt`` extra).
     """
 
+    #: the client's id at the authorization server
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
     private_key: str | None = attrs.field(default=None, repr=False)
@@ -166,11 +172,13 @@ class CrossAppAccess:
     authenticated with ``client_id`` / ``client_secret``. No browser.
     """
 
+    #: the identity provider's token endpoint (the token exchange)
     idp_token_endpoint: str
     id_token: str = attrs.field(repr=False)
     idp_client_id: str
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
+    #: this application's secret at the identity provider, if it has one
     idp_client_secret: str | None = attrs.field(default=None, repr=False)
 
 
@@ -263,8 +271,10 @@ class OAuthClient:
         self.client_id_metadata_url = client_id_metadata_url
         self.client_information = client_information
         self.grant = grant
+        #: where the tokens and registration are kept
         self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
         self.scope = scope
+        #: whether a refresh token is asked for (``offline_access``)
         self.want_refresh_token = want_refresh_token
         self.ssl_context = ssl_context
         self.timeout = timeout
@@ -275,8 +285,11 @@ class OAuthClient:
         self.clock = clock
         #: how long one challenge may take to meet (the session's initialize waits this long)
         self.flow_timeout = (authorization_timeout if grant is None else 0) + 6 * timeout
+        #: the MCP server this client authorizes for (known at the first request)
         self.server_url: str | None = None
+        #: the tokens in use, once obtained
         self.tokens: Tokens | None = None
+        #: the registration in use (client id, secret), once known
         self.client: ClientInformation | None = None
         self._issuer: str | None = None
         self._found = _Discovered()
@@ -299,6 +312,7 @@ class OAuthClient:
 
     @property
     def key(self) -> str:
+        """Where this client's tokens are kept in its storage (the server's canonical URI, once known)."""
         assert self.server_url is not None
         return canonical_resource(self.server_url)
 
@@ -355,6 +369,12 @@ class OAuthClient:
                     status=401,
                     url=self.server_url,
                 )
+            if used is not None and self._found.server is not None:
+                # [2026-07-28:basic/authorization/client-registration#25] our token refused: the
+                # resource may have moved to another authorization server, which the protected
+                # resource metadata says (read again; the tokens and client id of the old one
+                # are dropped then, so neither a refresh nor the client id goes to the new one)
+                await self._discover(challenge, recheck=True)
             if self.tokens is not None and self.tokens.refresh_token and used is not None:
                 try:
                     await self._refresh()
@@ -373,12 +393,19 @@ class OAuthClient:
 
     # -- discovery ------------------------------------------------------------------------------------------
 
-    async def _discover(self, challenge: BearerChallenge) -> None:
-        """Protected resource metadata, then the authorization server's (or the 2025-03-26 fallbacks)."""
+    async def _discover(self, challenge: BearerChallenge, *, recheck: bool = False) -> None:
+        """Protected resource metadata, then the authorization server's (or the 2025-03-26 fallbacks).
+
+        Known metadata is used again unless the challenge points at another
+        document, or ``recheck`` asks to read the resource's metadata again
+        (the authorization server it names is kept when still listed).
+        """
         assert self.server_url is not None
-        found = self._found
-        if found.server is not None and (
-            challenge.resource_metadata is None or challenge.resource_metadata == found.resource_metadata_url
+        previous = self._found
+        if (
+            not recheck
+            and previous.server is not None
+            and (challenge.resource_metadata is None or challenge.resource_metadata == previous.resource_metadata_url)
         ):
             return  # known, and the server points at nothing new
         found = _Discovered()
@@ -388,13 +415,53 @@ class OAuthClient:
             found.server = await self._legacy_server_metadata()
         else:
             found.resource_metadata, found.resource_metadata_url = prm, prm_url
-            found.server = await self._server_metadata(prm)
+            current = previous.server
+            listed = prm.authorization_servers or ()
+            if (
+                recheck
+                and current is not None
+                and not previous.legacy
+                and any(issuer_matches(a, current.issuer) for a in listed)
+            ):
+                found.server = current  # still one of the resource's authorization servers
+            else:
+                found.server = await self._server_metadata(prm)
         self._found = found
-        issuer = found.server.issuer if found.server is not None else None
-        if self._issuer is not None and issuer != self._issuer:
+        await self._bind_issuer(found.server.issuer if found.server is not None else None)
+
+    async def _bind_issuer(self, issuer: str | None) -> None:
+        """Record the authorization server this MCP server's tokens come from; a change drops them.
+
+        [2026-07-28:basic/authorization/client-registration#24, #25]
+        [2026-07-28:basic/authorization/authorization-server-discovery#3]
+        tokens and a client id are bound to the authorization server that
+        issued them: when the resource names
+        another one, neither is presented there (a registration at the new
+        server is looked up or made, see _client_for). Pre-registered
+        credentials given without an ``issuer`` are taken to belong to the
+        first authorization server they were used with: a change is an error
+        (client-registration#26) rather than a guess.
+        -- client-registration#authorization-server-binding
+        """
+        old = self._issuer
+        if old is not None and issuer != old:
+            pre = self.client_information
+            if pre is not None and pre.issuer is None and self.grant is None:
+                # [2026-07-28:basic/authorization/client-registration#26] surfaced, not tried elsewhere
+                raise AuthorizationError(
+                    "registration",
+                    f"the pre-registered client {pre.client_id!r} was used with authorization server {old}, "
+                    f"but {self.server_url} now names {issuer}: credentials of one authorization server are "
+                    "never presented to another; pass ClientInformation(..., issuer=...) for the new one",
+                    url=self.server_url,
+                )
             # [basic/authorization#61] tokens and a client id of another authorization server are
             # never presented here
-            log.info("the authorization server changed (%s -> %s): stored tokens dropped", self._issuer, issuer)
+            log.info(
+                "the authorization server changed (%s -> %s): its tokens and client id are not used here",
+                old,
+                issuer,
+            )
             self.tokens, self.client = None, None
         self._issuer = issuer
         await self._store()
@@ -596,6 +663,8 @@ class OAuthClient:
                 assert self.client is not None
                 stale = self.client.client_id
                 log.info("%s no longer knows client %s: it will be registered again", request.url, stale)
+                if self.client.issuer is not None:
+                    await self.storage.save(_registration_key(self.client.issuer), None)
                 self.client = None
                 await self._store()
             raise error
@@ -798,18 +867,34 @@ class OAuthClient:
             raise AuthorizationError("authorization", f"the handler {name} raised {type(e).__name__}: {e}") from e
 
     async def _client_for(self, server: AuthorizationServerMetadata) -> ClientInformation:
-        """[basic/authorization#26] a client id at ``server``: pre-registered, stored, CIMD, or registered now."""
+        """[basic/authorization#26] a client id at ``server``: pre-registered, stored, CIMD, or registered now.
+
+        [2026-07-28:basic/authorization/client-registration#24] a stored
+        registration is looked up by ``server``'s issuer, and only one made
+        there is used. Pre-registered credentials for another issuer are an
+        error (client-registration#26), not a reason to register.
+        """
         pre = self.client_information
-        if pre is not None and (pre.issuer is None or issuer_matches(pre.issuer, server.issuer)):
-            return pre
+        if pre is not None:
+            if pre.issuer is None or issuer_matches(pre.issuer, server.issuer):
+                return pre
+            # [2026-07-28:basic/authorization/client-registration#26] surfaced, never tried at another server
+            raise AuthorizationError(
+                "registration",
+                f"the pre-registered client {pre.client_id!r} belongs to authorization server {pre.issuer}, "
+                f"but {self.server_url} names {server.issuer}: pass client information for that server",
+                url=self.server_url,
+            )
         stored = self.client
+        if stored is None or stored.issuer != server.issuer:
+            stored = await self._load_registration(server.issuer)
         if (
             stored is not None
-            and stored.issuer is not None
-            and issuer_matches(stored.issuer, server.issuer)
+            and stored.issuer == server.issuer
             and (stored.redirect_uris is None or self.redirect_uri in stored.redirect_uris)
             and not stored.secret_expired(self.clock())
         ):
+            self.client = stored
             return stored
         how = choose_registration(
             pre_registered=None, client_id_metadata_url=self.client_id_metadata_url, server_metadata=server
@@ -831,7 +916,7 @@ class OAuthClient:
                 + (" and takes no client id metadata documents" if self.client_id_metadata_url else "")
                 + ": pre-register a client and pass client_information=ClientInformation(client_id=...)",
             )
-        await self._store()
+        await self._save_registration(self.client)
         return self.client
 
     async def _register(self, server: AuthorizationServerMetadata) -> ClientInformation:
@@ -850,10 +935,29 @@ class OAuthClient:
             grant_types=base.grant_types or tuple(grants),
             response_types=base.response_types or ("code",),
             token_endpoint_auth_method=base.token_endpoint_auth_method or method,
+            # [2026-07-28:basic/authorization/client-registration#18, #19, #20] always named (OpenID
+            # Connect takes "web" when it is missing, and refuses loopback redirects for that); one
+            # set in client_metadata is the application's
+            # -- client-registration#application-type-and-redirect-uri-constraints
+            application_type=base.application_type or application_type_for(self.redirect_uri),
         )
         response = await self._exchange("POST", server.registration_endpoint, step, json_body=metadata.to_json())
         if response.status not in (200, 201):
-            raise self._oauth_error(response, step)
+            error = self._oauth_error(response, step)
+            if error.error in ("invalid_redirect_uri", "invalid_client_metadata"):
+                # [2026-07-28:basic/authorization/client-registration#21, #22] an OpenID Connect server
+                # may refuse the redirect URI for the application type: say what was asked for
+                error = AuthorizationError(
+                    step,
+                    f"{error.problem} (registered as application_type {metadata.application_type!r} with "
+                    f"redirect URI {self.redirect_uri}; set ClientMetadata(application_type=...) or use a "
+                    "redirect URI this authorization server accepts for that type)",
+                    status=error.status,
+                    url=error.url,
+                    error=error.error,
+                    error_description=error.error_description,
+                )
+            raise error
         info: ClientInformation = self._document(response, step, ClientInformation.from_json)
         return attrs.evolve(
             info,
@@ -938,11 +1042,39 @@ class OAuthClient:
         self._loaded = True
         stored = await self.storage.load(self.key)
         if stored is not None:
-            self.tokens, self.client, self._issuer = stored.tokens, stored.client, stored.issuer
+            self.tokens, self._issuer = stored.tokens, stored.issuer
+            # (an entry written before registrations were kept by issuer may hold the client id:
+            # used only with the issuer it names)
+            legacy = stored.client
+            if legacy is not None and legacy.issuer is not None and legacy.issuer == stored.issuer:
+                self.client = legacy
+            if stored.issuer is not None:
+                self.client = await self._load_registration(stored.issuer) or self.client
 
     async def _store(self) -> None:
-        stored = StoredAuthorization(tokens=self.tokens, client=self.client, issuer=self._issuer)
+        """This MCP server's entry: its tokens and the issuer they come from (the client id is the
+        issuer's, see _save_registration)."""
+        stored = StoredAuthorization(tokens=self.tokens, issuer=self._issuer)
         await self.storage.save(self.key, stored)
+
+    async def _load_registration(self, issuer: str) -> ClientInformation | None:
+        """[2026-07-28:basic/authorization/client-registration#24] the client id registered at ``issuer``."""
+        stored = await self.storage.load(_registration_key(issuer))
+        client = stored.client if stored is not None else None
+        return client if client is not None and client.issuer == issuer else None
+
+    async def _save_registration(self, client: ClientInformation) -> None:
+        """Keep a client id under its authorization server's issuer (pre-registered ones are config)."""
+        if client.issuer is not None:
+            await self.storage.save(
+                _registration_key(client.issuer), StoredAuthorization(client=client, issuer=client.issuer)
+            )
+
+
+def _registration_key(issuer: str) -> str:
+    """The storage key of the client registration at ``issuer`` (an MCP server's key is its
+    canonical URI, which has no space)."""
+    return f"client-registration {issuer}"
 
 
 def _challenge_text(challenge: BearerChallenge) -> str:

@@ -7,6 +7,7 @@ import pytest
 from mcp_ref.basic.authorization.client import (
     AuthorizationDenied,
     AuthorizationResponse,
+    application_type_for,
     authorization_request_url,
     check_authorization_response,
     check_cimd_url,
@@ -183,18 +184,85 @@ def test_state_must_be_ours() -> None:
         check_authorization_response(AuthorizationResponse(code="c"), state="s1", server_metadata=server)
 
 
-def test_mix_up_defence_with_iss() -> None:
-    server = asm()
-    ok = AuthorizationResponse(code="c", state="s", iss="https://as.example/")
-    assert check_authorization_response(ok, state="s", server_metadata=server) == "c"
+def _iss(iss: str | None, *, advertised: bool | None, **fields: str) -> str:
+    metadata = asm() if advertised is None else asm(authorization_response_iss_parameter_supported=advertised)
+    response = AuthorizationResponse(code="c", state="s", iss=iss, **fields)
+    return check_authorization_response(response, state="s", server_metadata=metadata)
+
+
+@pytest.mark.parametrize("advertised", [True, False, None])
+@pytest.mark.req("2026-07-28:basic/authorization/index#22", "2026-07-28:basic/authorization/index#25")
+def test_rfc9207_a_present_iss_is_compared_whether_or_not_advertised(advertised: bool | None) -> None:
+    """RFC 9207 section 2.4 as the 2026-07-28 table has it: a present ``iss`` equal to the recorded
+    issuer passes; one naming another server is refused, advertised or not (the third row)."""
+    assert _iss("https://as.example", advertised=advertised) == "c"
     with pytest.raises(AuthorizationDenied) as raised:
-        check_authorization_response(
-            AuthorizationResponse(code="c", state="s", iss="https://evil.example"), state="s", server_metadata=server
+        _iss("https://evil.example", advertised=advertised)
+    assert raised.value.error == "issuer_mismatch"
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#25")
+def test_rfc9207_an_absent_iss_is_refused_only_when_advertised() -> None:
+    with pytest.raises(AuthorizationDenied, match="promised") as raised:
+        _iss(None, advertised=True)
+    assert raised.value.error == "issuer_mismatch"
+    assert _iss(None, advertised=False) == "c"
+    assert _iss(None, advertised=None) == "c"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "https://as.example/",  # trailing slash
+        "HTTPS://as.example",  # scheme case
+        "https://AS.example",  # host case
+        "https://as.example:443",  # default port
+        "https://as%2Eexample",  # percent-encoding
+    ],
+)
+@pytest.mark.req("2026-07-28:basic/authorization/index#27")
+def test_rfc9207_iss_is_compared_without_normalisation(variant: str) -> None:
+    """Simple string comparison (RFC 3986 section 6.2.1): a variant that only normalisation would
+    make equal is another issuer."""
+    with pytest.raises(AuthorizationDenied) as raised:
+        _iss(variant, advertised=True)
+    assert raised.value.error == "issuer_mismatch"
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#28")
+def test_an_error_from_the_wrong_issuer_is_neither_acted_on_nor_shown() -> None:
+    """A mismatching ``iss`` wins over the response's ``error``: the message is about the issuer,
+    and the (attacker's) error text appears nowhere."""
+    with pytest.raises(AuthorizationDenied) as raised:
+        _iss(
+            "https://evil.example",
+            advertised=None,
+            error="access_denied",
+            error_description="call +1 555 0100 to unlock your account",
         )
     assert raised.value.error == "issuer_mismatch"
-    promised = asm(authorization_response_iss_parameter_supported=True)
-    with pytest.raises(AuthorizationDenied, match="promised"):
-        check_authorization_response(AuthorizationResponse(code="c", state="s"), state="s", server_metadata=promised)
+    assert "555" not in str(raised.value) and "access_denied" not in str(raised.value)
+    # the same error from the right server is the server's refusal
+    with pytest.raises(AuthorizationDenied) as refused:
+        _iss("https://as.example", advertised=True, error="access_denied")
+    assert refused.value.error == "access_denied"
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "expected"),
+    [
+        ("http://127.0.0.1:3000/callback", "native"),
+        ("http://localhost:8080/cb", "native"),
+        ("http://[::1]/cb", "native"),
+        ("com.example.app:/oauth2redirect", "native"),
+        ("https://app.example.com/callback", "web"),
+    ],
+)
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#19", "2026-07-28:basic/authorization/client-registration#20"
+)
+def test_application_type_follows_the_redirect_uri(redirect_uri: str, expected: str) -> None:
+    assert application_type_for(redirect_uri) == expected
 
 
 def test_errors_and_missing_codes() -> None:

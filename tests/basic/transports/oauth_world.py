@@ -283,6 +283,8 @@ class World:
     mcp: HttpServerInfo
     clock: Clock
     browser: HeadlessBrowser
+    #: the MCP server's policy (its metadata is read from it at every request)
+    protected: ProtectedResource | None = None
 
     @property
     def mcp_origin(self) -> str:
@@ -308,5 +310,7 @@ async def world(
             verifier=auth_server, authorization_servers=[auth_server.url + issuer_path], clock=clock, **resource_options
         )
         info = await nursery.start(partial(serve_http, protected_server(), auth=protected))
-        yield World(auth_server, info, clock, HeadlessBrowser())
+        # (the server's own copy: serve_http fills in ``resource`` once it knows its URL)
+        serving = info._server.auth if info._server is not None else None
+        yield World(auth_server, info, clock, HeadlessBrowser(), serving)
         nursery.cancel_scope.cancel()

@@ -9,15 +9,21 @@ import json
 import logging
 import os
 import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import attrs
 import pytest
 import trio
 
 from mcp_ref.basic.authorization.client import AuthorizationResponse
-from mcp_ref.basic.authorization.metadata import ClientInformation
+from mcp_ref.basic.authorization.discovery import canonical_resource
+from mcp_ref.basic.authorization.metadata import ClientInformation, ClientMetadata
+from mcp_ref.basic.authorization.resource_server import ProtectedResource
 from mcp_ref.basic.authorization.tokens import GRANT_JWT_BEARER, TOKEN_TYPE_ID_JAG, Tokens
 from mcp_ref.basic.transports.http_fetch import http_exchange
 from mcp_ref.basic.transports.oauth_callback import CallbackListenError
@@ -829,3 +835,203 @@ async def test_a_failure_that_is_raised_is_not_also_logged_as_a_warning(caplog: 
             async with open_http_client(w.mcp.url, auth=oauth(w)):
                 pytest.fail("the session must not open")
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+# -- 2026-07-28: application_type, iss, credentials bound to their authorization server ----------------
+
+
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#18", "2026-07-28:basic/authorization/client-registration#19"
+)
+async def test_dynamic_registration_names_the_application_type() -> None:
+    """A loopback redirect URI is a native application's: said so, as OpenID Connect servers
+    otherwise take "web" and refuse the loopback redirect; the application may say otherwise."""
+    async with world() as w:
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+        (register,) = requests_to(w, "POST", "/register")
+        assert json.loads(register.form["_body"])["application_type"] == "native"
+    async with world() as w:
+        auth = oauth(w, client_metadata=ClientMetadata(client_name="web app", application_type="web"))
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+        (register,) = requests_to(w, "POST", "/register")
+        assert json.loads(register.form["_body"])["application_type"] == "web"
+
+
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#21", "2026-07-28:basic/authorization/client-registration#22"
+)
+async def test_a_registration_refused_for_its_redirect_uri_says_what_was_asked() -> None:
+    async def oidc_rules(server: FakeAuthServer, request: Recorded) -> Answer:
+        if request.path != "/register":
+            return None
+        doc = {"error": "invalid_redirect_uri", "error_description": "web clients use https redirect URIs"}
+        return 400, {"content-type": "application/json"}, json.dumps(doc).encode()
+
+    async with world() as w:
+        w.auth_server.override = oidc_rules
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "registration" and raised.value.error == "invalid_redirect_uri"
+        message = str(raised.value)
+        assert "web clients use https" in message and "'native'" in message and REDIRECT_URI in message
+        assert not w.browser.opened
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#25", "2026-07-28:basic/authorization/index#27")
+async def test_an_iss_that_only_normalisation_would_match_is_refused_before_the_token_request() -> None:
+    """RFC 9207 simple string comparison, end to end: the issuer with a trailing slash is another
+    issuer, and the code never reaches the token endpoint."""
+    async with world() as w:
+        w.auth_server.metadata_changes["authorization_response_iss_parameter_supported"] = True
+        w.auth_server.redirect_extra = {"iss": w.auth_server.url + "/"}
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "authorization" and raised.value.error == "issuer_mismatch"
+        assert requests_to(w, "GET", "/authorize") and not requests_to(w, "POST", "/token")
+    async with world() as w:
+        w.auth_server.redirect_extra = {"iss": w.auth_server.url}  # exactly the issuer: redeemed
+        async with open_http_client(w.mcp.url, auth=oauth(w)) as client:
+            await echo(client)
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#25")
+async def test_a_missing_iss_that_was_advertised_is_refused() -> None:
+    async with world() as w:
+        w.auth_server.metadata_changes["authorization_response_iss_parameter_supported"] = True
+        with pytest.raises(AuthorizationError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w)):
+                pytest.fail("the session must not open")
+        assert raised.value.error == "issuer_mismatch" and not requests_to(w, "POST", "/token")
+
+
+class _MovableVerifier:
+    """The MCP server's verifier: only tokens of the authorization server it currently names."""
+
+    def __init__(self, server: FakeAuthServer) -> None:
+        self.current = server
+
+    async def verify(self, token: str) -> Any:
+        return await self.current.verify(token)
+
+
+@asynccontextmanager
+async def _two_authorization_servers() -> AsyncIterator[tuple[World, FakeAuthServer, ProtectedResource]]:
+    """``world()`` with a second authorization server the protected resource can move to."""
+    async with world() as w, trio.open_nursery() as nursery:
+        second = FakeAuthServer(w.clock)
+        listeners = await nursery.start(partial(trio.serve_tcp, second.serve_connection, 0, host="127.0.0.1"))
+        second.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        protected = w.protected
+        assert protected is not None
+        yield w, second, protected
+        nursery.cancel_scope.cancel()
+
+
+def _move(protected: ProtectedResource, to: FakeAuthServer) -> None:
+    """The resource now names ``to`` in its metadata and accepts only its tokens."""
+    object.__setattr__(protected, "authorization_servers", (to.url,))
+    verifier = protected.verifier
+    assert isinstance(verifier, _MovableVerifier)
+    verifier.current = to
+
+
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#24",
+    "2026-07-28:basic/authorization/client-registration#25",
+    "2026-07-28:basic/authorization/authorization-server-discovery#3",
+)
+async def test_a_new_authorization_server_means_a_new_registration_and_no_old_credentials() -> None:
+    """The protected resource metadata names another authorization server mid-session: the old
+    token is refused, the client reads the metadata again, registers at the new server and
+    authorizes there; the old server's client id, secret and refresh token never reach it."""
+    async with _two_authorization_servers() as (w, second, protected):
+        first = w.auth_server
+        object.__setattr__(protected, "verifier", _MovableVerifier(first))
+        storage = InMemoryTokenStorage()
+        auth = oauth(w, storage=storage)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            (old_client,) = first.clients.values()
+            _move(protected, second)
+            assert await echo(client, "moved") == "moved"
+        assert len(requests_to(w, "POST", "/register")) == 1
+        (registered,) = [r for r in second.requests if (r.method, r.path) == ("POST", "/register")]
+        (new_client,) = second.clients.values()
+        assert new_client["client_id"] != old_client["client_id"]
+        sent_to_second = json.dumps([attrs.asdict(r) for r in second.requests])
+        assert old_client["client_id"] not in sent_to_second
+        assert "client_secret" not in old_client or old_client["client_secret"] not in sent_to_second
+        assert not any(rt in sent_to_second for rt in first.refresh)
+        assert not [r for r in first.requests if r.form.get("grant_type") == "refresh_token"]
+        # both registrations kept, each under its own issuer; the server's entry names the new one
+        entry = storage.items[canonical_resource(w.mcp.url)]
+        assert entry.issuer == second.url and entry.client is None
+        assert storage.items[f"client-registration {first.url}"].client.client_id == old_client["client_id"]  # type: ignore[union-attr]
+        assert storage.items[f"client-registration {second.url}"].client.client_id == new_client["client_id"]  # type: ignore[union-attr]
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#24")
+async def test_moving_back_reuses_the_registration_made_there() -> None:
+    async with _two_authorization_servers() as (w, second, protected):
+        first = w.auth_server
+        object.__setattr__(protected, "verifier", _MovableVerifier(first))
+        storage = InMemoryTokenStorage()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+            _move(protected, second)
+            await echo(client)
+            _move(protected, first)
+            await echo(client)
+        assert len(requests_to(w, "POST", "/register")) == 1
+        assert len([r for r in second.requests if r.path == "/register"]) == 1
+        assert len(requests_to(w, "GET", "/authorize")) == 2
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#26")
+async def test_pre_registered_credentials_of_another_authorization_server_are_an_error() -> None:
+    async with world() as w:
+        pre = ClientInformation(client_id="pre", client_secret="s", issuer="https://other-as.example")
+        with pytest.raises(AuthorizationError, match=r"other-as\.example") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w, client_information=pre)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "registration"
+        assert not requests_to(w, "POST", "/register") and not requests_to(w, "GET", "/authorize")
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#26")
+async def test_pre_registered_credentials_are_not_carried_to_a_new_authorization_server() -> None:
+    """Given without an issuer, they belong to the server they were first used with: when the
+    resource moves, an error says so instead of presenting them to the new server."""
+    async with _two_authorization_servers() as (w, second, protected):
+        first = w.auth_server
+        object.__setattr__(protected, "verifier", _MovableVerifier(first))
+        first.clients["pre"] = {"client_id": "pre", "client_secret": "s", "redirect_uris": [REDIRECT_URI]}
+        pre = ClientInformation(client_id="pre", client_secret="s")
+        # (a 401 no authorization can meet ends the session: open_http_client raises it)
+        with pytest.raises(AuthorizationError, match="pre-registered client 'pre'") as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w, client_information=pre)) as client:
+                await echo(client)
+                _move(protected, second)
+                await echo(client)
+        assert raised.value.step == "registration"
+        assert not [r for r in second.requests if r.path in ("/authorize", "/token", "/register")]
+
+
+async def test_a_stored_entry_of_the_old_format_still_gives_its_client_id() -> None:
+    """Entries written before registrations were kept by issuer hold the client id next to the
+    tokens: read, for that issuer only."""
+    async with world() as w:
+        storage = InMemoryTokenStorage()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+        key = canonical_resource(w.mcp.url)
+        registration = storage.items.pop(f"client-registration {w.auth_server.url}").client
+        storage.items[key] = attrs.evolve(storage.items[key], client=registration, tokens=None)
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+        assert len(requests_to(w, "POST", "/register")) == 1
+        assert len(requests_to(w, "GET", "/authorize")) == 2
