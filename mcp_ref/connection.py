@@ -45,7 +45,7 @@ from .basic.jsonrpc import (
 from .basic.lifecycle import TASKS_SINCE, Phase, Role
 from .basic.meta import bad_meta_keys
 from .basic.requirements import level_of
-from .basic.url_elicitation import announced_ids, check_url
+from .basic.url_elicitation import announced_ids, check_elicitation_url
 from .basic.utilities.cancellation import CancellationState, ignored_requirement, refusal, remember
 from .basic.utilities.progress import IGNORED_REQUIREMENT, ProgressTokens, check_progress, valid_token
 from .errors import CapabilityMissing, DecodeError, ErrorCode, LocalProtocolError, RemoteProtocolError
@@ -1278,7 +1278,7 @@ def _check_params(method: str, required: bool, params_type: Any, params: Any) ->
 
 def _check_elicitation_url(url: str) -> None:
     try:
-        check_url(url)
+        check_elicitation_url(url)
     except ValueError as e:
         # [client/elicitation#13] a URL elicitation carries a valid URL
         raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None

@@ -4,6 +4,7 @@ import configparser
 import importlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -55,7 +56,11 @@ def test_make_run_cross_checks_the_everything_example_with_its_tools() -> None:
     done = run_module("mcp_ref.cli", "check", "--config", config, "--", *target)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = done.stdout.splitlines()[-1]
-    assert summary.startswith("0 MUST and 0 SHOULD violated") and summary.endswith(" 0 failed, 0 skipped"), summary
+    clean = r"0 MUST and 0 SHOULD violated, 0 other; checks: (\d+) passed, 0 failed, (\d+) skipped"
+    counts = re.fullmatch(clean, summary)
+    assert counts is not None, summary
+    # most checks run (the echo example's one tool left a third of them skipped)
+    assert int(counts[2]) * 20 <= int(counts[1]), summary
 
 
 def test_an_unknown_command_is_a_usage_error() -> None:

@@ -24,7 +24,14 @@ def serve_http(argv: list[str]) -> None:
     from mcp_ref.session.http import serve_http as serve
 
     max_sessions = int(argv[argv.index("--max-sessions") + 1]) if "--max-sessions" in argv else 100
-    config = HttpConfig(json_response="--json" in argv, max_sessions=max_sessions)
+    # (every load client connects from 127.0.0.1, so they are all one user: the per-user limits
+    # are raised to the server's, W10 opening 64 sessions with calls in flight)
+    config = HttpConfig(
+        json_response="--json" in argv,
+        max_sessions=max_sessions,
+        max_sessions_per_user=max_sessions,
+        max_streams_per_user=max(64, 2 * max_sessions),
+    )
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:

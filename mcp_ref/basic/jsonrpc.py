@@ -268,7 +268,7 @@ def classify(obj: Any) -> RawMessage:
             "Invalid response: both result and error", ErrorCode.INVALID_REQUEST, reply_id, replyable=False
         )
     if "result" in obj:
-        # [basic/index#7, #8] a result response carries the request's id and a result object
+        # [basic/index#7] a result response carries the request's id
         if not id_ok:
             raise InvalidMessage(
                 "Invalid response: result without a valid id",
@@ -277,6 +277,7 @@ def classify(obj: Any) -> RawMessage:
                 requirement="basic/index#7",
             )
         result = obj["result"]
+        # [basic/index#8] ... and a result, an object -- index#result-responses
         if type(result) is not dict:
             raise InvalidMessage(
                 "Invalid response: result must be an object",

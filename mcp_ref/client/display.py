@@ -11,6 +11,7 @@ Icons are untrusted peer data (basic/index#33). mcp_ref never fetches them;
 only from the server's own origin.
 """
 
+import ipaddress
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,8 +41,9 @@ def safe_icon_uri(uri: str, *, origin: str | None = None) -> bool:
 
     [basic/index#33, #34] only ``https:`` (with a host) and ``data:`` image URIs;
     ``javascript:``, ``file:``, ``http:``, ``ftp:``, ``ws:``, app schemes and the
-    rest are refused. With ``origin`` (e.g. the server's ``https://host:port``),
-    an ``https:`` icon must also come from that origin.
+    rest are refused; so is an ``https:`` URL whose host is ``localhost`` or an
+    address of this machine or a private network. With ``origin`` (e.g. the
+    server's ``https://host:port``), an ``https:`` icon must come from that origin.
     """
     try:
         parts = urlsplit(uri.strip())
@@ -56,12 +58,28 @@ def safe_icon_uri(uri: str, *, origin: str | None = None) -> bool:
     try:
         port = parts.port or 443  # a port outside 0-65535 is no URL to fetch
         if origin is None:
-            return True
+            # a server names the URL; the application fetches it from the user's machine: never
+            # from this machine or a private network by its address (request forgery; names are
+            # the fetching code's to resolve and check, see mcp_ref.basic.transports.fetch_rules)
+            return not _local_address(parts.hostname)
         want = urlsplit(origin)
         want_port = want.port or 443
     except ValueError:
         return False
     return want.scheme.lower() == "https" and want.hostname == parts.hostname and want_port == port
+
+
+def _local_address(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or an address that is not globally routable (this
+    machine, a private network, link-local; IPv4-mapped IPv6 addresses included)."""
+    host = host.lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return not address.is_global or address.is_multicast
 
 
 def safe_icons(icons: list[Icon] | None, *, origin: str | None = None) -> list[Icon]:

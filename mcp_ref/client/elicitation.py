@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import schema as model
-from ..basic.url_elicitation import announced_ids, check_url
+from ..basic.url_elicitation import announced_ids, check_elicitation_url, check_url
 from ..errors import DecodeError, ErrorCode, MCPError, ProtocolError, RemoteProtocolError
 from ..schema._converter import decode, encode
 from ..schema.lifecycle import ElicitationCapability
@@ -233,7 +233,7 @@ class ElicitationGuard:
                 # [client/elicitation#34] a mode we did not declare: invalid params
                 raise ProtocolError("Invalid params: URL mode elicitation is not supported", ErrorCode.INVALID_PARAMS)
             try:
-                check_url(params.url)
+                check_elicitation_url(params.url)
             except ValueError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
             eid = params.elicitation_id

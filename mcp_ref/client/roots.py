@@ -8,9 +8,10 @@ refused when set. Changing the roots of a session whose client declared
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .. import schema as model
 from ..schema.jsonrpc import RequestParams
@@ -19,7 +20,7 @@ from ..schema.lifecycle import RootsCapability
 if TYPE_CHECKING:
     from ..schema.roots import ListRootsResult, Root
 
-__all__ = ["RootsProvider", "check_root"]
+__all__ = ["RootsProvider", "check_root", "within_roots"]
 
 
 def check_root(root: Root) -> None:
@@ -29,6 +30,36 @@ def check_root(root: Root) -> None:
         raise ValueError(f"root {root.uri!r}: roots must be file:// URIs")
     if any(seg == ".." for seg in parts.path.split("/")):
         raise ValueError(f"root {root.uri!r}: '..' segments are not allowed")
+
+
+def within_roots(uri: str, roots: Iterable[Root]) -> bool:
+    """Whether the ``file://`` URI ``uri`` lies inside one of ``roots`` (a server's tool asks
+    before it touches a path the model named; client/roots#8).
+
+    Paths are compared after percent-decoding and resolving ``.`` and ``..``, segment by
+    segment (``/work`` does not contain ``/workshop``). Symbolic links are not followed:
+    that needs the file system, and is the application's to do before opening the path.
+    """
+    target = _file_path(uri)
+    if target is None:
+        return False
+    for root in roots:
+        base = _file_path(root.uri)
+        # [client/roots#8] respect root boundaries: inside a root, segment by segment
+        if base is not None and (target == base or target.startswith(base.rstrip("/") + "/")):
+            return True
+    return False
+
+
+def _file_path(uri: str) -> str | None:
+    """The absolute path a local ``file://`` URI names, normalised; None for anything else."""
+    parts = urlsplit(uri)
+    if parts.scheme.lower() != "file" or parts.netloc.lower() not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    if not path.startswith("/") or "\x00" in path:
+        return None
+    return "/" + posixpath.normpath(path).lstrip("/")
 
 
 class RootsProvider:

@@ -25,6 +25,7 @@ __all__ = [
     "check_sampling_request",
     "sampling_messages_problem",
     "sampling_result_problem",
+    "tool_results_problem",
     "SamplingGuard",
 ]
 
@@ -63,6 +64,34 @@ def sampling_messages_problem(params: CreateMessageRequestParams) -> str | None:
             # [schema#33] a tool result answers a tool use of the message before it
             return f"messages[{i}] has tool results for {sorted(answered)}, which answer no preceding tool use"
         pending = {b.id for b in blocks if isinstance(b, ToolUseContent)}
+    return None
+
+
+def tool_results_problem(params: CreateMessageRequestParams) -> str | None:
+    """A tool result whose ``structuredContent`` does not fit its tool's ``outputSchema``, or None.
+
+    The tool is the one the answered tool use named, among ``params.tools``. Checked by the
+    server before it sends (a SHOULD: the client does not refuse such a request). Without
+    jsonschema (the ``validation`` extra) nothing is checked.
+    """
+    from ..basic.json_schema import compile_schema
+
+    schemas = {t.name: t.output_schema for t in params.tools or () if t.output_schema is not None}
+    if not schemas:
+        return None
+    named: dict[str, str] = {}  # tool use id -> tool name
+    for i, message in enumerate(params.messages):
+        for block in _blocks(message):
+            if isinstance(block, ToolUseContent):
+                named[block.id] = block.name
+            elif isinstance(block, ToolResultContent) and block.structured_content is not None:
+                schema = schemas.get(named.get(block.tool_use_id, ""))
+                validate = compile_schema(schema) if schema is not None else None
+                errors = validate(block.structured_content) if validate is not None else []
+                # [schema#34] a tool result's structuredContent conforms to its tool's outputSchema
+                if errors:
+                    tool = named[block.tool_use_id]
+                    return f"messages[{i}]: the structuredContent for {tool} does not fit its outputSchema: {errors[0]}"
     return None
 
 

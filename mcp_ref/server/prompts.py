@@ -28,7 +28,7 @@ from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 if TYPE_CHECKING:
     from ..schema.prompts import GetPromptRequestParams, GetPromptResult, ListPromptsResult, Prompt
 
-__all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result", "check_media"]
+__all__ = ["PromptRegistry", "PromptFunction", "as_get_prompt_result", "check_media", "check_embedded_resource"]
 
 PromptFunction = Callable[[Any, dict[str, str]], Awaitable[Any]]
 
@@ -51,6 +51,33 @@ def check_media(block: Any, where: str) -> None:
         raise ValueError(f"{where}: {block.mime_type!r} is not a valid MIME type")
 
 
+#: RFC 3986 section 3: a scheme, a colon, and something after it
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]+")
+
+
+def check_embedded_resource(block: Any, where: str) -> None:
+    """Raise ValueError unless an embedded resource has a valid URI, a MIME type and text or a
+    base64 blob (server/prompts#5). (The schema leaves ``mimeType`` optional on resource contents
+    in general; a resource embedded in a prompt message must have one.)"""
+    if not isinstance(block, model.EmbeddedResource):
+        return
+    resource = block.resource
+    # [server/prompts#5] a valid resource URI -- prompts#embedded-resources
+    if not _URI.fullmatch(resource.uri):
+        raise ValueError(f"{where}: embedded resource URI {resource.uri!r} is not a valid URI")
+    # [server/prompts#5] the appropriate MIME type
+    if resource.mime_type is None or not _MIME_TYPE.fullmatch(resource.mime_type):
+        raise ValueError(
+            f"{where}: embedded resource {resource.uri!r} needs a valid mimeType, not {resource.mime_type!r}"
+        )
+    # [server/prompts#5] text, or a base64 blob
+    if isinstance(resource, model.BlobResourceContents):
+        try:
+            binascii.a2b_base64(resource.blob, strict_mode=True)
+        except binascii.Error as e:
+            raise ValueError(f"{where}: embedded resource {resource.uri!r}: blob is not valid base64 ({e})") from None
+
+
 def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult:
     """Normalise what a prompt function returned; ValueError for messages the spec forbids."""
     if isinstance(value, model.GetPromptResult):
@@ -69,6 +96,7 @@ def as_get_prompt_result(value: Any, description: str | None) -> GetPromptResult
             # prompt messages come from the user or the assistant; there is no "system" role
             raise ValueError(f"messages[{i}]: role is 'user' or 'assistant', not {message.role!r}")
         check_media(message.content, f"messages[{i}]")
+        check_embedded_resource(message.content, f"messages[{i}]")
     return result
 
 

@@ -171,7 +171,6 @@ class ToolRegistry:
             self.on_change()
 
     def capability(self) -> ListChangedCapability:
-        # [server/tools#3] servers with tools declare the tools capability
         return ListChangedCapability(list_changed=self.list_changed or None)
 
     async def list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:

@@ -403,11 +403,11 @@ class RequestContext:
         anything is sent; a result that ignores ``toolChoice`` raises
         RemoteProtocolError.
         """
-        from ..client.sampling import sampling_messages_problem, sampling_result_problem
+        from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
 
         if isinstance(params, CreateMessageRequestParams):
-            problem = sampling_messages_problem(params)
+            problem = sampling_messages_problem(params) or tool_results_problem(params)
             if problem is not None:
                 # [client/sampling#19] the server answers tool uses properly before sending
                 raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
@@ -1513,9 +1513,9 @@ class Session:
     def _over_rate_limit(self, event: RequestReceived) -> bool:
         """Refuse ``event`` (-32600, at once, no handler) if its method is over its rate limit."""
         limit = self._request_limits.get(event.method)
+        # [server/tools#20], [client/sampling#17], [client/elicitation#39] within its rate limit, or refused
         if limit is None or limit.allow(trio.current_time()):
             return False
-        # [server/tools#20], [client/sampling#17], [client/elicitation#39] rate limited: refused
         self.connection.stats["rejected:rate-limit"] += 1
         log.warning("refused %s request %r: over its rate limit (%g/s)", event.method, event.id, limit.rate)
         message = f"Invalid Request: too many {event.method} requests (limit {limit.rate:g}/s); retry later"

@@ -487,6 +487,7 @@ class Server:
         if self.declared_capabilities is not None:
             return self.declared_capabilities
         custom = {REQUEST_CAPABILITY[m][0] for m in self._handlers if m in REQUEST_CAPABILITY}
+        # [server/tools#3] a server with tools declares the tools capability -- tools#capabilities
         tools = self.tools.capability() if len(self.tools) else None
         prompts = self.prompts.capability() if self._offers("prompts") else None
         resources = self.resources.capability() if self._offers("resources") else None

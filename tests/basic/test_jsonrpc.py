@@ -122,12 +122,13 @@ def test_neither_request_nor_response() -> None:
         classify({"jsonrpc": "2.0", "id": 4, "result": {}, "error": {"code": 1, "message": "m"}})
 
 
+@pytest.mark.req("basic/transports#1")
 def test_dumps_is_compact_utf8_without_newlines() -> None:
-    data = dumps({"text": "line1\nline2\r\u2028é", "n": [1, 2]})
+    data = dumps({"text": "line1\nline2\r\u2028é\U0001f40d", "n": [1, 2]})
     assert b"\n" not in data and b"\r" not in data
     assert b" " not in data
-    assert "é".encode() in data  # UTF-8, not \u escapes
-    assert json.loads(data) == {"text": "line1\nline2\r\u2028é", "n": [1, 2]}
+    assert "é\U0001f40d".encode("utf-8") in data  # UTF-8, not \u escapes nor another encoding
+    assert json.loads(data) == {"text": "line1\nline2\r\u2028é\U0001f40d", "n": [1, 2]}
 
 
 json_values = st.recursive(

@@ -218,13 +218,14 @@ async def test_only_the_session_that_was_asked_gets_the_completion() -> None:
 
 
 @pytest.mark.req("client/elicitation#13")
-async def test_a_url_elicitation_with_an_invalid_url_is_never_sent() -> None:
+@pytest.mark.parametrize("url", ["not a url", "https:foo", "javascript:alert(1)", "javascript://example.com/%0a"])
+async def test_a_url_elicitation_with_an_invalid_url_is_never_sent(url: str) -> None:
     server = Server("bad-url")
     refused: list[LocalProtocolError] = []
 
     @server.tool()
     async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        params = ElicitRequestURLParams(message="Go", url="not a url", elicitation_id="bad")
+        params = ElicitRequestURLParams(message="Go", url=url, elicitation_id="bad")
         with pytest.raises(LocalProtocolError) as info:
             await ctx.elicit(params)
         refused.append(info.value)
@@ -239,7 +240,7 @@ async def test_a_url_elicitation_with_an_invalid_url_is_never_sent() -> None:
     async with memory_session_pair(server, elicitation=handler, elicitation_modes=("form", "url")) as client:
         assert texts(await client.call_tool("ask")) == "refused"
     assert not asked
-    assert refused[0].code == ErrorCode.INVALID_PARAMS and "'not a url' is not a valid absolute URL" in str(refused[0])
+    assert refused[0].code == ErrorCode.INVALID_PARAMS and repr(url) in str(refused[0])
 
 
 @pytest.mark.req(
@@ -386,11 +387,49 @@ async def test_the_client_refuses_a_mode_it_did_not_declare(autojump_clock: trio
     assert reply["error"]["code"] == -32602 and "form mode" in reply["error"]["message"] and asked == []
 
 
+#: not valid URLs: no scheme, a scheme and no host (https:foo), blanks or controls inside, a bad port
+INVALID_URLS = [
+    "not a url",
+    "",
+    "/relative/path",
+    "//example.com/no-scheme",
+    "https:foo",
+    "javascript:alert(1)",
+    "https://exa mple.com/",
+    "https://example.com/\nX",
+    "https://example.com/\x00",
+    "https://example.com:99999/",
+    "1https://example.com/",
+]
+#: valid URLs that a user is never sent to: they run code or read this machine
+NEVER_URLS = ["javascript://example.com/%0aalert(1)", "data://example.com/x", "file://host/etc/passwd"]
+VALID_URLS = ["https://example.com/verify?x=1#top", "http://127.0.0.1:8080/cb", "mailto:a@example.com", "urn:isbn:1"]
+
+
 @pytest.mark.req("client/elicitation#13")
-async def test_the_client_refuses_a_url_elicitation_with_an_invalid_url(autojump_clock: trio.abc.Clock) -> None:
-    bad = {"mode": "url", "message": "Go", "url": "not a url", "elicitationId": "u1"}
+def test_what_a_valid_url_is() -> None:
+    from mcp_ref.basic.url_elicitation import check_elicitation_url, check_url
+
+    for url in INVALID_URLS:
+        with pytest.raises(ValueError, match="not a valid absolute URL"):
+            check_url(url)
+    for url in NEVER_URLS:
+        check_url(url)  # (valid URLs: a form's "uri" field may hold one)
+        with pytest.raises(ValueError, match="never one to send a user to"):
+            check_elicitation_url(url)
+    for url in VALID_URLS:
+        check_elicitation_url(url)
+
+
+@pytest.mark.req("client/elicitation#13")
+@pytest.mark.parametrize("url", INVALID_URLS + NEVER_URLS)
+async def test_the_client_refuses_a_url_elicitation_with_an_invalid_url(
+    url: str, autojump_clock: trio.abc.Clock
+) -> None:
+    bad = {"mode": "url", "message": "Go", "url": url, "elicitationId": "u1"}
     reply, asked = await raw_server_asks(bad, ("form", "url"))
-    assert reply["error"]["code"] == -32602 and "not a valid absolute URL" in reply["error"]["message"]
+    assert reply["error"]["code"] == -32602
+    assert "not a valid absolute URL" in reply["error"]["message"] or "never one" in reply["error"]["message"]
     assert asked == []
 
 

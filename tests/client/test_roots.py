@@ -43,6 +43,33 @@ async def test_roots_round_trip_and_change_notification() -> None:
     assert seen == [["file:///home/me/project"], ["file:///tmp/other"]]
 
 
+@pytest.mark.req("client/roots#8")
+def test_within_roots_respects_their_boundaries() -> None:
+    from mcp_ref.client.roots import within_roots
+
+    roots = [Root(uri="file:///home/me/project"), Root(uri="file:///tmp/scratch/")]
+    for inside in (
+        "file:///home/me/project",
+        "file:///home/me/project/src/a.py",
+        "file:///tmp/scratch/x",
+        "file://localhost/home/me/project/b",
+        "file:///home/me/project/./src/../c",
+    ):
+        assert within_roots(inside, roots), inside
+    for outside in (
+        "file:///home/me/projects/evil",  # a sibling sharing the prefix
+        "file:///home/me/project/../secret",
+        "file:///home/me/project/%2e%2e/secret",  # the same, percent-encoded
+        "file:///etc/passwd",
+        "file://otherhost/home/me/project/a",
+        "https://example.com/home/me/project/a",
+        "file:relative/path",
+        "file:///home/me/project/a\x00b",
+    ):
+        assert not within_roots(outside, roots), outside
+    assert not within_roots("file:///home/me/project/a", [])
+
+
 @pytest.mark.req("client/roots#3", "client/roots#5")
 def test_only_file_uris_without_traversal() -> None:
     from mcp_ref.client.roots import RootsProvider
@@ -53,7 +80,7 @@ def test_only_file_uris_without_traversal() -> None:
         RootsProvider([Root(uri="file:///home/../etc")])
 
 
-@pytest.mark.req("client/roots#4")
+@pytest.mark.req("client/roots#4", "client/roots#8")
 async def test_server_cannot_ask_a_client_without_roots() -> None:
     server = Server("s")
     errors: list[str] = []

@@ -110,13 +110,20 @@ def test_context_inclusion_needs_the_context_capability() -> None:
     from ..test_connection import handshake
 
     plain = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="none")
-    wide = CreateMessageRequestParams(messages=[], max_tokens=5, include_context="thisServer")
+    omitted = CreateMessageRequestParams(messages=[], max_tokens=5)
+    wide = [
+        CreateMessageRequestParams(messages=[], max_tokens=5, include_context=scope)
+        for scope in ("thisServer", "allServers")
+    ]
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability()))
     server.send_request("sampling/createMessage", plain)
-    with pytest.raises(LocalProtocolError, match=r"sampling\.context"):
-        server.send_request("sampling/createMessage", wide)
+    server.send_request("sampling/createMessage", omitted)
+    for params in wide:  # both values beyond "none", each refused on its own
+        with pytest.raises(LocalProtocolError, match=r"sampling\.context"):
+            server.send_request("sampling/createMessage", params)
     client, server = handshake(client_caps=ClientCapabilities(sampling=SamplingCapability(context={})))
-    server.send_request("sampling/createMessage", wide)
+    for params in wide:
+        server.send_request("sampling/createMessage", params)
 
 
 @pytest.mark.req("schema#33")
@@ -187,6 +194,79 @@ async def test_the_server_checks_tool_results_before_sending() -> None:
         (error,) = await sample_once(messages, sampling=llm)
         assert isinstance(error, LocalProtocolError) and expected in str(error)
     assert asked == []  # nothing reached the client
+
+
+FORECAST = Tool(
+    name="forecast",
+    input_schema={"type": "object"},
+    output_schema={"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]},
+)
+
+
+def forecast_exchange(structured: Any) -> list[SamplingMessage]:
+    return [
+        SamplingMessage(role="user", content=TextContent(text="warm tomorrow?")),
+        SamplingMessage(role="assistant", content=[ToolUseContent(id="f1", name="forecast", input={})]),
+        SamplingMessage(
+            role="user",
+            content=[ToolResultContent(tool_use_id="f1", content=[], structured_content=structured)],
+        ),
+    ]
+
+
+@pytest.mark.req("schema#34")
+def test_a_tool_results_structured_content_is_checked_against_its_tools_output_schema() -> None:
+    from mcp_ref.client.sampling import tool_results_problem
+
+    pytest.importorskip("jsonschema", reason="outputSchema is checked with the validation extra")
+
+    def params(structured: Any, tools: list[Tool]) -> CreateMessageRequestParams:
+        return CreateMessageRequestParams(messages=forecast_exchange(structured), max_tokens=5, tools=tools)
+
+    assert tool_results_problem(params({"celsius": 21.5}, [FORECAST, WEATHER])) is None
+    problem = tool_results_problem(params({"celsius": "warm"}, [FORECAST]))
+    assert problem is not None and problem.startswith("messages[2]: the structuredContent for forecast")
+    assert tool_results_problem(params({}, [FORECAST])) is not None  # "celsius" is required
+    # a tool without outputSchema, or none named: nothing to check against
+    assert (
+        tool_results_problem(params({"celsius": "warm"}, [Tool(name="forecast", input_schema={"type": "object"})]))
+        is None
+    )
+    assert tool_results_problem(params({"celsius": "warm"}, [WEATHER])) is None
+
+
+@pytest.mark.req("schema#34")
+@pytest.mark.parametrize(("structured", "fits"), [({"celsius": 21.5}, True), ({"celsius": "warm"}, False)])
+async def test_the_server_does_not_send_a_tool_result_that_misfits_the_output_schema(
+    structured: dict[str, Any], fits: bool
+) -> None:
+    pytest.importorskip("jsonschema", reason="outputSchema is checked with the validation extra")
+    asked: list[Any] = []
+    results: list[Any] = []
+
+    async def llm(ctx: Any, params: Any) -> CreateMessageResult:
+        asked.append(params)
+        return CreateMessageResult(role="assistant", model="m", content=TextContent(text="yes"))
+
+    server = Server("forecaster")
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        params = CreateMessageRequestParams(messages=forecast_exchange(structured), max_tokens=100, tools=[FORECAST])
+        try:
+            results.append(await ctx.sample(params))
+        except LocalProtocolError as e:
+            results.append(e)
+        return "done"
+
+    async with memory_session_pair(server, sampling=llm, sampling_tools=True) as client:
+        await client.call_tool("ask")
+    (outcome,) = results
+    if fits:
+        assert isinstance(outcome, CreateMessageResult) and len(asked) == 1
+    else:
+        assert isinstance(outcome, LocalProtocolError) and "does not fit its outputSchema" in str(outcome)
+        assert asked == []  # nothing reached the client
 
 
 @pytest.mark.req("client/sampling#9", "client/sampling#10", "schema#31", "schema#32")

@@ -6,7 +6,14 @@ import pytest
 import trio
 
 from mcp_ref.errors import ErrorCode, MCPError
-from mcp_ref.schema.content import AudioContent, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp_ref.schema.content import (
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
 from mcp_ref.schema.prompts import GetPromptResult, PromptArgument, PromptMessage
 from mcp_ref.server.prompts import as_get_prompt_result
 from mcp_ref.session import RequestContext, Server
@@ -108,6 +115,32 @@ def test_image_and_audio_must_be_base64_with_a_mime_type() -> None:
         with pytest.raises(ValueError) as info:
             as_get_prompt_result([good[0], PromptMessage(role="user", content=content)], None)
         assert problem in str(info.value)
+
+
+@pytest.mark.req("server/prompts#5")
+def test_an_embedded_resource_needs_a_valid_uri_a_mime_type_and_text_or_base64() -> None:
+    def embedded(**fields: Any) -> PromptMessage:
+        uri = fields.pop("uri", "file:///notes.md")
+        mime = fields.pop("mime_type", "text/markdown")
+        if "blob" in fields:
+            contents: Any = BlobResourceContents(uri=uri, mime_type=mime, blob=fields["blob"])
+        else:
+            contents = TextResourceContents(uri=uri, mime_type=mime, text="# notes")
+        return PromptMessage(role="user", content=EmbeddedResource(resource=contents))
+
+    good = [embedded(), embedded(uri="test://doc", mime_type="application/pdf", blob="JVBERi0=")]
+    assert as_get_prompt_result(good, None).messages == good
+    for bad, problem in (
+        (embedded(uri="notes.md"), "URI 'notes.md' is not a valid URI"),
+        (embedded(uri="file:///a b.md"), "is not a valid URI"),
+        (embedded(uri=""), "is not a valid URI"),
+        (embedded(mime_type=None), "needs a valid mimeType, not None"),
+        (embedded(mime_type="markdown"), "needs a valid mimeType, not 'markdown'"),
+        (embedded(blob="not base64!!"), "blob is not valid base64"),
+    ):
+        with pytest.raises(ValueError) as info:
+            as_get_prompt_result([good[0], bad], None)
+        assert problem in str(info.value) and "messages[1]" in str(info.value)
 
 
 async def test_a_prompt_with_bad_media_is_an_internal_error() -> None:

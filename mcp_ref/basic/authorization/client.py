@@ -146,7 +146,7 @@ def check_cimd_url(url: str) -> None:
 
 
 def client_id_metadata_document(url: str, metadata: ClientMetadata) -> ClientMetadata:
-    """[basic/authorization#28, #31, #32] the document to publish at ``url``: its ``client_id`` is ``url`` exactly.
+    """[basic/authorization#28, #32] the document to publish at ``url``: its ``client_id`` is ``url`` exactly.
 
     ``client_name`` and ``redirect_uris`` are required; a ``client_id`` in
     ``metadata`` that is not ``url`` is refused rather than overwritten.
@@ -154,6 +154,7 @@ def client_id_metadata_document(url: str, metadata: ClientMetadata) -> ClientMet
     check_cimd_url(url)
     if metadata.client_id is not None and metadata.client_id != url:
         raise ValueError(f"client_id {metadata.client_id!r} is not the document's URL {url!r}")
+    # [basic/authorization#31] client_id (set below), client_name and redirect_uris, each required
     if not metadata.client_name or not metadata.redirect_uris:
         raise ValueError("a client id metadata document needs client_name and redirect_uris")
     return attrs.evolve(metadata, client_id=url)

@@ -142,6 +142,9 @@ class _Reader:
             return None
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
             raise self.fail(name, f"expected a number, got {value!r}")
+        if not -(2**53) <= value <= 2**53:
+            # (JSON reads 1e400 as infinity, and 10**400 as an int no clock arithmetic survives)
+            raise self.fail(name, "a number out of any usable range")
         return int(value)
 
     def mapping(self, name: str) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ __all__ = [
     "TokenRequest",
     "token_request",
     "choose_auth_method",
+    "header_safe_problem",
     "basic_authorization",
     "client_assertion_claims",
     "GRANT_AUTHORIZATION_CODE",
@@ -108,6 +109,22 @@ class Tokens:
             raise ValueError("stored tokens: access_token missing")
         names = {f.name for f in attrs.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def header_safe_problem(token: str) -> str | None:
+    """Why ``token`` cannot be sent as ``Authorization: Bearer <token>``, without quoting it; None: it can.
+
+    RFC 6750 section 2.1 writes a bearer token in the header as b64token; tokens outside it
+    exist, so only what no header may carry is refused: anything but visible ASCII (a space,
+    CR or LF -- which would end the header and start another --, controls, non-ASCII).
+    """
+    if not token:
+        return "is empty"
+    for position, char in enumerate(token):
+        if not "!" <= char <= "~":
+            name = {"\r": "CR", "\n": "LF", " ": "a space", "\t": "a tab"}.get(char, f"U+{ord(char):04X}")
+            return f"holds {name} at position {position}, which no HTTP header may carry"
+    return None
 
 
 def choose_auth_method(metadata: AuthorizationServerMetadata | None, client: ClientInformation) -> str:

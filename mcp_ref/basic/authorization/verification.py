@@ -70,16 +70,33 @@ def _access_token(claims: Mapping[str, Any], issuer: str | None) -> AccessToken:
         raise InvalidToken("the token was issued by another authorization server")
     audience = _strings(claims.get("aud"))
     scopes = _strings(claims.get("scope", claims.get("scp", "")), split=True)
-    exp = claims.get("exp")
     return AccessToken(
         subject=_string(claims, "sub"),
         client_id=_string(claims, "client_id") or _string(claims, "azp"),
         scopes=frozenset(scopes),
         audience=tuple(audience),
-        expires_at=float(exp) if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
+        expires_at=_expiry(claims.get("exp")),
         issuer=iss,
         claims=dict(claims),
     )
+
+
+#: the largest time (seconds since the epoch) a claim may name: where floats stop counting seconds
+_MAX_TIME = 2.0**53
+
+
+def _expiry(exp: Any) -> float | None:
+    """``exp`` as seconds since the epoch; None when there is none (or it is not a number).
+
+    A number no clock can be compared with -- infinite, not a number, or past 2**53 (10**400
+    made ``float()`` raise, and the server log a traceback for a plain bad token) -- is an
+    :class:`InvalidToken`: a token that claims to expire never is not one to accept.
+    """
+    if not isinstance(exp, int | float) or isinstance(exp, bool):
+        return None
+    if exp != exp or not -_MAX_TIME <= exp <= _MAX_TIME:
+        raise InvalidToken("the token's expiry (exp) is not a usable time")
+    return float(exp)
 
 
 def _strings(value: Any, *, split: bool = False) -> list[str]:
@@ -157,6 +174,10 @@ def token_from_jwt(
         raise InvalidToken("the token has expired") from None
     except jwt.PyJWTError as e:
         raise InvalidToken(f"the token is not valid ({type(e).__name__})") from None
+    except (OverflowError, ValueError, TypeError):
+        # (a time claim PyJWT cannot turn into a number -- Infinity, 1e400 -- in a correctly
+        # signed token: refused as any bad token, not reported as a verifier that broke)
+        raise InvalidToken("the token's time claims are not usable times") from None
     return _access_token(claims, issuer)
 
 
@@ -171,20 +192,28 @@ def _pyjwt() -> Any:
 class TokenCache:
     """Verified tokens kept until ``ttl`` passes or they expire; at most ``size`` of them.
 
+    Refused tokens are kept too, ``refused_ttl`` seconds (``ttl`` by default), at most
+    ``size`` of them, apart from the verified ones (a flood of bad tokens cannot push a
+    good one out): a bad token sent again and again costs one check, not one each time.
     Keyed by the SHA-256 of the token: a dump of the cache holds no usable token.
     Times are the caller's (``now`` for ages, ``wall`` for the tokens' ``exp``).
     """
 
-    def __init__(self, ttl: float = 60.0, size: int = 1000) -> None:
-        if ttl < 0 or size < 1:
-            raise ValueError("ttl >= 0 and size >= 1")
+    def __init__(self, ttl: float = 60.0, size: int = 1000, *, refused_ttl: float | None = None) -> None:
+        if ttl < 0 or size < 1 or (refused_ttl is not None and refused_ttl < 0):
+            raise ValueError("ttl >= 0, refused_ttl >= 0 and size >= 1")
         self.ttl = ttl
         self.size = size
+        self.refused_ttl = ttl if refused_ttl is None else refused_ttl
         self._entries: OrderedDict[bytes, tuple[float, AccessToken]] = OrderedDict()
+        self._refused: OrderedDict[bytes, tuple[float, str]] = OrderedDict()
 
     @staticmethod
-    def _key(token: str) -> bytes:
+    def key_of(token: str) -> bytes:
+        """What the cache keys ``token`` by: its SHA-256."""
         return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+    _key = key_of
 
     def get(self, token: str, now: float, wall: float) -> AccessToken | None:
         key = self._key(token)
@@ -205,6 +234,27 @@ class TokenCache:
         self._entries.move_to_end(key)
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
+
+    def refusal(self, token: str, now: float) -> str | None:
+        """Why ``token`` was refused, if it was within ``refused_ttl``; None otherwise."""
+        key = self._key(token)
+        entry = self._refused.get(key)
+        if entry is None:
+            return None
+        until, reason = entry
+        if until <= now:
+            del self._refused[key]
+            return None
+        return reason
+
+    def put_refusal(self, token: str, reason: str, now: float) -> None:
+        if self.refused_ttl == 0:
+            return
+        key = self._key(token)
+        self._refused[key] = (now + self.refused_ttl, reason)
+        self._refused.move_to_end(key)
+        while len(self._refused) > self.size:
+            self._refused.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -245,6 +245,12 @@ class _Response:
             await self.stream.aclose()
 
 
+def _field_value_ok(value: str) -> bool:
+    """Whether a header value has only what RFC 9110 section 5.5 allows (no CR, LF or NUL, no
+    other controls, no space or tab at either end)."""
+    return value == value.strip(" \t") and all(c == "\t" or " " <= c != "\x7f" for c in value)
+
+
 class _StaleConnection(Exception):
     """A kept-alive connection turned out closed before any answer began: use a fresh one."""
 
@@ -273,16 +279,25 @@ def check_url(url: str, ssl_context: ssl.SSLContext | None) -> SplitResult:
 
 
 async def open_connection(
-    host: str, port: int, ssl_context: ssl.SSLContext | None, *, url: str, timeout: float
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None,
+    *,
+    url: str,
+    timeout: float,
+    address: str | None = None,
 ) -> trio.abc.Stream:
     """A TCP connection to ``host:port``, with TLS over it when ``ssl_context`` is given.
+
+    ``address``: connect to this address (one ``host`` resolved to, already
+    checked) rather than resolve ``host`` again; TLS still names ``host``.
 
     The handshake is done here, under ``timeout`` (with the connect), so a
     certificate the context does not trust is a :class:`TLSError` at once,
     naming the URL, and not a broken stream at the first read.
     """
     with trio.fail_after(timeout):
-        tcp = await trio.open_tcp_stream(host, port)
+        tcp = await trio.open_tcp_stream(address if address is not None else host, port)
         if ssl_context is None:
             return tcp
         stream = trio.SSLStream(tcp, ssl_context, server_hostname=host, https_compatible=True)
@@ -579,7 +594,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         headers = self._headers(accept, extra)
         if body is not None:
             headers += [("content-type", "application/json"), ("content-length", str(len(body)))]
-        request = h11.Request(method=method, target=self.target, headers=headers)
+        try:
+            request = h11.Request(method=method, target=self.target, headers=headers)
+        except h11.LocalProtocolError:
+            # h11 quotes the bad value, which may be a credential (a token from storage, an
+            # application's header): the error names the header only
+            bad = next((name for name, value in headers if not _field_value_ok(value)), "a header")
+            raise HTTPTransportError(
+                f"{self.url}: the {bad} header holds a character no HTTP header may carry; nothing was sent",
+                url=self.url,
+            ) from None
         while (idle := self._pool.take()) is not None:
             stream, conn = idle
             if _peer_closed(stream):

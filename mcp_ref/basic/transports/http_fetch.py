@@ -12,6 +12,7 @@ a redirect never followed (:func:`~.http_client.redirect_error`).
 """
 
 import json
+import logging
 import ssl
 from collections.abc import Mapping
 from typing import Any
@@ -23,9 +24,12 @@ import trio
 
 from ...errors import HTTPTransportError
 from ._framing import FramedReader, framed_connection, response_framing_problem
+from .fetch_rules import FetchPolicy, FetchRefused, resolve
 from .http_client import check_url, open_connection, redirect_error
 
 __all__ = ["HttpAnswer", "http_exchange"]
+
+log = logging.getLogger("mcp_ref.oauth")
 
 
 @attrs.frozen
@@ -56,12 +60,16 @@ async def http_exchange(
     ssl_context: ssl.SSLContext | None = None,
     timeout: float = 10.0,
     max_body: int = 256 * 1024,
+    policy: FetchPolicy | None = None,
 ) -> HttpAnswer:
     """Send one request and read its whole answer; a 3xx is an :class:`HTTPTransportError`.
 
     ``form`` is sent ``application/x-www-form-urlencoded``, ``json_body`` as
     JSON. Failures (connection, TLS, timeout, an answer over ``max_body``,
-    garbled HTTP) are :class:`HTTPTransportError` naming the URL.
+    garbled HTTP) are :class:`HTTPTransportError` naming the URL. With
+    ``policy`` (a URL a server named: see :mod:`.fetch_rules`) the host is
+    resolved once, every address checked against it (:class:`FetchRefused`,
+    nothing sent), and the connection made to those addresses.
     """
     parts = check_url(url, ssl_context)
     if parts.scheme == "https" and ssl_context is None:
@@ -80,7 +88,10 @@ async def http_exchange(
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         with trio.fail_after(timeout):
-            stream = await open_connection(parts.hostname or "", port, ssl_context, url=url, timeout=timeout)
+            if policy is None:
+                stream = await open_connection(parts.hostname or "", port, ssl_context, url=url, timeout=timeout)
+            else:
+                stream = await _open_allowed(parts.hostname or "", port, ssl_context, url, timeout, policy)
             async with stream:
                 conn = framed_connection(h11.CLIENT)
                 out = conn.send(h11.Request(method=method, target=target, headers=list(hdrs.items()))) or b""
@@ -94,6 +105,27 @@ async def http_exchange(
     if 300 <= answer.status < 400:
         raise redirect_error(answer.status, answer.headers.get("location"), url)
     return answer
+
+
+async def _open_allowed(
+    host: str, port: int, ssl_context: ssl.SSLContext | None, url: str, timeout: float, policy: FetchPolicy
+) -> trio.abc.Stream:
+    """A connection to ``host`` at an address ``policy`` allows; FetchRefused when any is not."""
+    policy.check_literal(url)
+    addresses = await resolve(host, port)
+    for address in addresses:
+        if (problem := policy.why_not(url, address)) is not None:
+            # every address must be allowed: a name answering with one public and one loopback
+            # address is refused, not tried in the order the resolver chose
+            raise FetchRefused(problem, url=url)
+    log.info("fetching %s (%s)", url, ", ".join(addresses))
+    failure: OSError | None = None
+    for address in addresses:
+        try:
+            return await open_connection(host, port, ssl_context, url=url, timeout=timeout, address=address)
+        except OSError as e:
+            failure = e
+    raise failure if failure is not None else OSError(f"{host} has no address")
 
 
 async def _read_answer(conn: h11.Connection, stream: trio.abc.Stream, url: str, max_body: int) -> HttpAnswer:

@@ -26,7 +26,7 @@ import logging
 import math
 import ssl
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -136,6 +136,21 @@ class HttpConfig:
     max_inbox_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: seconds a session may take from initialize to notifications/initialized
     init_timeout: float = 60.0
+    #: the per-user limits (see _User: the token's subject with authorization, else the client's
+    #: address): sessions one user may hold (max_sessions counts all users'); a user at the limit
+    #: who opens one more gives up their own least recently active session that has nothing in
+    #: flight, or gets 429
+    max_sessions_per_user: int = attrs.field(default=20, validator=attrs.validators.ge(1))
+    #: streams (a request's answer, a GET stream) open at once across one user's sessions
+    max_streams_per_user: int = attrs.field(default=64, validator=attrs.validators.ge(1))
+    #: TCP connections open at once from one client address; past it a new one is closed unread
+    #: (a process has a bounded number of sockets: one client must not hold them all)
+    max_connections_per_address: int = attrs.field(default=256, validator=attrs.validators.ge(1))
+    #: who a request without authorization comes from, for the per-user limits: given the
+    #: client's address (None on a connection that has none) and the request's headers (lower-case
+    #: names). None: the address. Behind a reverse proxy every client has the proxy's address:
+    #: use authorization, or say here how the proxy names the client.
+    user_key: "Callable[[str | None, Mapping[str, str]], Hashable] | None" = None
     #: streams whose events are kept for resumption (finished ones are dropped first)
     stored_streams: int = 100
     #: seconds a connection may take to deliver a whole request, counted from its
@@ -222,6 +237,28 @@ class _Stream:
         self.detach(listener)
 
 
+class _User:
+    """What one user holds of the server: their sessions, and their open streams.
+
+    A user is the token's subject (or, for a client acting for itself, its client
+    id) when the server has authorization; without it, the client's address, or
+    what ``HttpConfig.user_key`` says.
+    """
+
+    __slots__ = ("key", "registry", "sessions", "streams")
+
+    def __init__(self, key: Hashable, registry: "dict[Hashable, _User]") -> None:
+        self.key = key
+        self.registry = registry
+        self.sessions: set[_HttpSession] = set()
+        self.streams = 0
+
+    def tidy(self) -> None:
+        """Forget this user once they hold nothing."""
+        if not self.sessions and self.streams <= 0 and self.registry.get(self.key) is self:
+            del self.registry[self.key]
+
+
 class _Listener(ParkingQueue[bytes | None]):
     """The connection writing a stream: the events it has yet to write, in order.
 
@@ -290,6 +327,8 @@ class _HttpSession(trio.abc.Channel[bytes]):
         )
         #: streams not yet ended (the limit max_streams_per_session counts these)
         self.open_streams = 0
+        #: the user the session belongs to (the per-user limits count it there)
+        self.user: _User | None = None
         self.scope = trio.CancelScope()
         self.last_active = self.created = trio.current_time()
         #: notifications/initialized has come (until then the session is on init_timeout)
@@ -471,7 +510,23 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def has_work(self) -> bool:
         """Whether the session has something in flight at the HTTP level: a request awaiting
         its answer, a message not yet read, or a connection listening to one of its streams."""
-        return bool(self.by_request or self.inbox_bytes or any(s.listener is not None for s in self.streams.values()))
+        return self.in_flight() or any(s.listener is not None for s in self.streams.values())
+
+    def in_flight(self) -> bool:
+        """Whether a request of the session awaits its answer or a message waits to be read
+        (a connection merely listening on the GET stream is not work in flight)."""
+        return bool(self.by_request or self.inbox_count)
+
+    def listening(self) -> bool:
+        """Whether a connection listens to one of the session's streams."""
+        return any(s.listener is not None for s in self.streams.values())
+
+    def stream_room(self) -> bool:
+        """Whether the session, and its user, may open one more stream."""
+        user = self.user
+        return self.open_streams < self.config.max_streams_per_session and (
+            user is None or user.streams < self.config.max_streams_per_user
+        )
 
     def deliver(self, message: bytes) -> None:
         """Hand the session a message (room was checked, with no checkpoint since)."""
@@ -483,6 +538,11 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def new_stream(self, pending_ids: set[str] | None, *, standalone: bool = False) -> _Stream:
         if self.open_streams >= self.config.max_streams_per_session:
             raise _HttpError(429, "too many open streams in this session")
+        user = self.user
+        if user is not None:
+            if user.streams >= self.config.max_streams_per_user:
+                raise _HttpError(429, f"Too Many Requests: {user.streams} streams open for this user")
+            user.streams += 1
         self._next_stream += 1
         stream = _Stream(("g" if standalone else "r") + str(self._next_stream), pending_ids)
         stream.auth = self.auth  # set for this request just before (no checkpoint since)
@@ -521,6 +581,9 @@ class _HttpSession(trio.abc.Channel[bytes]):
     def end(self, stream: _Stream) -> None:
         if not stream.done:
             self.open_streams -= 1
+            if self.user is not None:
+                self.user.streams -= 1
+                self.user.tidy()
             if not self.events.finished(stream.id):
                 self.streams.pop(stream.id, None)  # nothing left to resume
         stream.done = True
@@ -560,6 +623,18 @@ async def _linger(stream: trio.abc.Stream) -> None:
                 drained += len(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+
+
+def _peer_address(stream: trio.abc.Stream) -> str | None:
+    """The client's IP address on a TCP connection (TLS or not); None on any other stream."""
+    raw = stream.transport_stream if isinstance(stream, trio.SSLStream) else stream
+    if not isinstance(raw, trio.SocketStream):
+        return None
+    try:
+        address = raw.socket.getpeername()
+    except OSError:
+        return None
+    return address[0] if isinstance(address, tuple) and isinstance(address[0], str) else None
 
 
 def _chunk(conn: h11.Connection, events: list[bytes]) -> bytes:
@@ -619,6 +694,8 @@ class _Request:
         self.scope: trio.CancelScope | None = None
         #: the verified token (with auth)
         self.auth: AccessToken | None = None
+        #: the client's address (None on a connection without one)
+        self.peer: str | None = None
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)
@@ -644,6 +721,10 @@ class _HttpServer:
         #: Host and Origin values refused so far, each logged once (a bounded set)
         self._refused: set[str] = set()
         self.sessions: dict[str, _HttpSession] = {}
+        #: who holds sessions and streams, by user (see _User)
+        self.users: dict[Hashable, _User] = {}
+        #: connections open, by client address
+        self.connections: dict[str, int] = {}
         #: the bytes of events all sessions keep for resumption, together
         self.stored = StoreBudget(config.max_stored_bytes)
         #: cancelled when a shutdown begins: no more connections are accepted
@@ -675,6 +756,28 @@ class _HttpServer:
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
     async def handle_connection(self, stream: trio.abc.Stream) -> None:
+        peer = _peer_address(stream)
+        if peer is not None:
+            held = self.connections.get(peer, 0)
+            if held >= self.config.max_connections_per_address:
+                # one address holding every socket the process may open would lock everyone
+                # out (new connections wait for a free descriptor): past its share, closed unread
+                log.debug("a connection from %s refused: %d open already", peer, held)
+                with trio.CancelScope(shield=True):
+                    await stream.aclose()
+                return
+            self.connections[peer] = held + 1
+        try:
+            await self._serve_connection(stream, peer)
+        finally:
+            if peer is not None:
+                left = self.connections[peer] - 1
+                if left:
+                    self.connections[peer] = left
+                else:
+                    del self.connections[peer]
+
+    async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None) -> None:
         conn = framed_connection(h11.SERVER, DEFAULT_HEAD_LIMIT)
         reader = FramedReader(conn, stream, DEFAULT_HEAD_LIMIT)
         try:
@@ -689,6 +792,7 @@ class _HttpServer:
                 with trio.CancelScope(deadline=trio.current_time() + self.config.read_timeout) as exchange:
                     request = await self._read_request(reader)
                     if request is not None:
+                        request.peer = peer
                         exchange.deadline = math.inf
                         request.scope = exchange
                         await self._dispatch(conn, stream, request)
@@ -1015,32 +1119,88 @@ class _HttpServer:
         session.last_active = trio.current_time()
         return session
 
-    def _reclaim_idle_session(self) -> bool:
-        """Make room for a new session: the idle session least recently active gives way.
+    def _user_of(self, req: _Request) -> _User:
+        """The user a request counts against (see _User)."""
+        auth = req.auth
+        key: Hashable
+        if auth is not None:
+            # the person, whatever client they use; a client acting for itself is its own user
+            key = ("subject", auth.issuer, auth.subject) if auth.subject else ("client", auth.issuer, auth.client_id)
+        elif self.config.user_key is not None:
+            key = ("custom", self.config.user_key(req.peer, req.headers))
+        else:
+            key = ("address", req.peer)
+        user = self.users.get(key)
+        if user is None:
+            user = self.users[key] = _User(key, self.users)
+        return user
 
-        Idle: nothing in flight (:meth:`_HttpSession.has_work`) and, where the
-        application says (``Servable.has_work``, which ``mcp_ref.Server`` has: tasks
-        kept for the session), nothing its client will come back for. Returns
-        whether a session gave way.
+    def _admit(self, user: _User) -> None:
+        """Make room for a new session of ``user``, or refuse it.
+
+        The per-user policy (spec_notes/basic/transports.md, "Sessions and
+        streams per user"): a user at ``max_sessions_per_user`` gives up their
+        own least recently active session that has nothing in flight (429 when
+        every one of theirs has). With the server at ``max_sessions``, a session
+        gives way from the user holding the most, if they hold at least two more
+        than ``user`` (so nobody is pushed below what the newcomer gets), else
+        one of ``user``'s own; 503 when no session can. A connection listening
+        on a GET stream does not keep a session from giving way (it is nothing
+        the client waits for an answer to); a request in flight, a message not
+        yet read, or work the application keeps for the session (its tasks) does.
         """
+        cfg = self.config
+        if len(user.sessions) >= cfg.max_sessions_per_user:
+            if not self._reclaim_from(user, "max_sessions_per_user reached: the user's own session"):
+                raise _HttpError(
+                    429,
+                    f"Too Many Requests: {len(user.sessions)} sessions open for this user, each with work in flight",
+                )
+            return
+        if len(self.sessions) < cfg.max_sessions:
+            return
+        mine = len(user.sessions)
+        for other in sorted(self.users.values(), key=lambda u: len(u.sessions), reverse=True):
+            if len(other.sessions) < mine + 2:
+                break
+            if self._reclaim_from(other, "max_sessions reached: a session of the user holding the most"):
+                return
+        if not self._reclaim_from(user, "max_sessions reached: the user's own session"):
+            raise _HttpError(503, "Service Unavailable: too many sessions")
+
+    def _reclaim_from(self, user: _User, why: str) -> bool:
+        """Close ``user``'s least recently active session with nothing in flight (one without a
+        listening connection first); whether there was one."""
         app_has_work = getattr(self.server, "has_work", None)
         idle = [
             s
-            for s in self.sessions.values()
-            if not s.closed and not s.has_work() and not (app_has_work is not None and app_has_work(s))
+            for s in user.sessions
+            if not s.closed and not s.in_flight() and not (app_has_work is not None and app_has_work(s))
         ]
         if not idle:
             return False
-        victim = min(idle, key=lambda s: s.last_active)
+        victim = min(idle, key=lambda s: (s.listening(), s.last_active))
         log.info(
-            "HTTP session %s (idle %.0fs) gives way to a new session: max_sessions reached",
+            "HTTP session %s (idle %.0fs) gives way to a new session (%s)",
             victim.id,
             trio.current_time() - victim.last_active,
+            why,
         )
         victim.closed = True  # unknown from now on: its client gets 404 and starts a new session (#62)
-        self.sessions.pop(victim.id, None)
+        self._forget(victim)
+        for stream in list(victim.streams.values()):
+            victim.close_connection(stream)  # a listening connection ends now (its client comes back: 404)
         victim.scope.cancel(reason="idle session reclaimed for a new session")
         return True
+
+    def _forget(self, session: _HttpSession) -> None:
+        """The session no longer counts: not found by its id, not against its user's limits."""
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
+        user = session.user
+        if user is not None:
+            user.sessions.discard(session)
+            user.tidy()
 
     async def _run_session(self, session: _HttpSession) -> None:
         try:
@@ -1049,7 +1209,7 @@ class _HttpServer:
         finally:
             session.closed = True
             await session.aclose()
-            self.sessions.pop(session.id, None)
+            self._forget(session)
             log.info("HTTP session %s ended", session.id)
 
     async def expire_idle(self) -> None:
@@ -1124,11 +1284,13 @@ class _HttpServer:
         if init is not None:
             if req.header(MCP_SESSION_ID) is not None and req.header(MCP_SESSION_ID) in self.sessions:
                 raise _HttpError(400, "Bad Request: initialize on an existing session")
-            if len(self.sessions) >= self.config.max_sessions and not self._reclaim_idle_session():
-                raise _HttpError(503, "Service Unavailable: too many sessions")
+            user = self._user_of(req)
+            self._admit(user)
             # [basic/transports#55, #56, #57] a fresh, unguessable, visible-ASCII session id
             session = _HttpSession(new_session_id(), self.config, self.stored)
             assert valid_session_id(session.id)
+            session.user = user
+            user.sessions.add(session)
             if req.auth is not None:
                 session.principal, session.auth = req.auth.principal, req.auth
             session.init_key = _id_key(init.id)
@@ -1147,15 +1309,12 @@ class _HttpServer:
         if len(request_ids) < sum(isinstance(k, RawRequest) for k in kinds) or request_ids & session.by_request.keys():
             # one stream per request id: a second request with an id still in flight is refused
             raise _HttpError(409, "Conflict: a request with this id is already in progress", ErrorCode.INVALID_REQUEST)
-        if ping is not None and (
-            not session.has_room(len(req.body)) or session.open_streams >= self.config.max_streams_per_session
-        ):
+        if ping is not None and (not session.has_room(len(req.body)) or not session.stream_room()):
             # [basic/utilities/ping#1] a ping is always answered, at once: when the session has
             # no room for it (its inbox or streams are full of long work), here, as plain JSON
             await self._respond(conn, stream, 200, {"jsonrpc": "2.0", "id": ping.id, "result": {}}, headers)
             return
         if not request_ids:
-            # [basic/transports#18] notifications and responses: 202, no body
             session.deliver(req.body)
             for k in kinds:
                 if isinstance(k, RawNotification):
@@ -1164,6 +1323,7 @@ class _HttpServer:
                         session.request_cancelled(k.params.get("requestId"), json.dumps(notification).encode())
                     elif k.method == "notifications/initialized":
                         session.initialized = True
+            # [basic/transports#18] notifications and responses accepted: 202, no body
             await self._respond(conn, stream, 202)
             return
         methods = {k.method for k in kinds if isinstance(k, RawRequest)}
@@ -1388,7 +1548,7 @@ class _HttpServer:
         # [basic/transports#63] the client ends the session (we never refuse with a 405): its
         # requests are cancelled, its streams end -- transports#session-management
         await session.aclose()
-        self.sessions.pop(session.id, None)
+        self._forget(session)
         await self._respond(conn, stream, 200)
 
 

@@ -107,8 +107,10 @@ from ..authorization.tokens import (
     UnsupportedAuthMethod,
     choose_auth_method,
     client_assertion_claims,
+    header_safe_problem,
     token_request,
 )
+from .fetch_rules import FetchPolicy, FetchRefused, policy_for_server
 from .http_fetch import HttpAnswer, http_exchange
 from .oauth_callback import CallbackListenError, LoopbackCallback, open_in_browser, open_loopback_callback, print_url
 from .oauth_storage import FileTokenStorage, InMemoryTokenStorage, StoredAuthorization, TokenStorage
@@ -127,6 +129,7 @@ __all__ = [
     "print_url",
     "open_in_browser",
     "sign_client_assertion",
+    "FetchPolicy",
 ]
 
 log = logging.getLogger("mcp_ref.oauth")
@@ -228,6 +231,11 @@ class OAuthClient:
     ``max_step_up`` how many step-up authorizations one scope may take.
     ``clock`` gives seconds since the epoch (token expiry is wall-clock
     time, as tokens may be stored between runs).
+
+    ``fetch_policy`` says which addresses the URLs the servers name may be
+    fetched from (:mod:`~.fetch_rules`): public ones, plus the kind of the MCP
+    server's own address, by default; ``FetchPolicy(kinds={"public",
+    "private"})`` or ``FetchPolicy(networks=["10.20.0.0/16"])`` allow more.
     """
 
     def __init__(
@@ -251,6 +259,7 @@ class OAuthClient:
         refresh_margin: float = 60.0,
         max_step_up: int = 2,
         clock: Callable[[], float] = time.time,
+        fetch_policy: FetchPolicy | None = None,
     ) -> None:
         if grant is None:
             if redirect_uri is None or redirect_handler is None or callback_handler is None:
@@ -283,6 +292,9 @@ class OAuthClient:
         self.refresh_margin = refresh_margin
         self.max_step_up = max_step_up
         self.clock = clock
+        self.fetch_policy = fetch_policy
+        #: fetch_policy with what the MCP server's own address allows (known once it is resolved)
+        self._policy: FetchPolicy | None = None
         #: how long one challenge may take to meet (the session's initialize waits this long)
         self.flow_timeout = (authorization_timeout if grant is None else 0) + 6 * timeout
         #: the MCP server this client authorizes for (known at the first request)
@@ -401,6 +413,7 @@ class OAuthClient:
         (the authorization server it names is kept when still listed).
         """
         assert self.server_url is not None
+        await self._fetch_rules()
         previous = self._found
         if (
             not recheck
@@ -481,10 +494,10 @@ class OAuthClient:
         problems: list[str] = []
         deadline = trio.current_time() + self.timeout
         for url in candidates:
-            if urlsplit(self.server_url).scheme == "https":
-                # the document names the authorization server the user will log in at: read it
-                # over TLS when the server is on TLS, never over plain HTTP someone could rewrite
-                self._require_secure(url, step)
+            # the document names the authorization server the user will log in at: read it over
+            # TLS when the server is on TLS, never over plain HTTP someone could rewrite; and only
+            # from where the fetch rules allow (the header's URL is the server's to choose)
+            self._check_target(url, step, https=urlsplit(self.server_url).scheme == "https")
             response = await self._candidate(url, step, problems, deadline)
             if response is None:
                 continue
@@ -516,7 +529,7 @@ class OAuthClient:
         # take a multiple of it to give up on)
         deadline = trio.current_time() + self.timeout
         for issuer in prm.authorization_servers:
-            self._require_secure(issuer, step)
+            self._check_target(issuer, step)
             answered = False
             for url, oidc in authorization_server_metadata_urls(issuer):
                 response = await self._candidate(url, step, problems, deadline)
@@ -573,14 +586,40 @@ class OAuthClient:
         return meta
 
     def _check_endpoints(self, meta: AuthorizationServerMetadata, step: str) -> None:
+        # (the authorization endpoint is opened in the user's browser, not fetched: only what the
+        # URL itself says can be checked -- its scheme, and its host when that is an address)
         for name in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
             url = getattr(meta, name)
             if url is not None:
-                self._require_secure(url, step)
+                self._check_target(url, step)
+
+    async def _fetch_rules(self) -> FetchPolicy:
+        """The fetch rules for this MCP server (its own address resolved once, on first need)."""
+        assert self.server_url is not None
+        if self._policy is None:
+            self._policy = await policy_for_server(self.server_url, self.fetch_policy, timeout=self.timeout)
+        return self._policy
+
+    def _check_target(self, url: str, step: str, *, https: bool = True) -> None:
+        """A URL a server named, before anything is fetched from it or the user sent to it.
+
+        [basic/authorization#79, #80] https (``https``: required), plain http only to this
+        machine and only where the fetch rules let the client reach it -- not merely because the
+        URL says 127.0.0.1 (a remote server could send the client at the user's own machine);
+        an address in the URL must be one the rules allow (host names are checked as resolved,
+        at the fetch).
+        """
+        policy = self._policy if self._policy is not None else FetchPolicy()
+        if https and urlsplit(url).scheme.lower() != "https" and not policy.plain_http_allowed(url):
+            raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
+        try:
+            policy.check_literal(url)
+        except FetchRefused as e:
+            raise AuthorizationError(step, e.message, url=url, error="fetch_refused") from None
 
     @staticmethod
     def _require_secure(url: str, step: str) -> None:
-        """[basic/authorization#79, #80] authorization server endpoints are https (loopback excepted)."""
+        """[basic/authorization#79, #80] a URL the application gave is https (loopback excepted)."""
         if urlsplit(url).scheme.lower() != "https" and not is_loopback_url(url):
             raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
 
@@ -624,9 +663,12 @@ class OAuthClient:
         json_body: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        trusted: bool = False,
     ) -> HttpAnswer:
         """One exchange with a metadata or authorization server, bounded in time and size, never
-        redirected; failures are AuthorizationError(step)."""
+        redirected, and (unless the application gave the URL: ``trusted``) only where the fetch
+        rules allow; failures are AuthorizationError(step)."""
+        policy = None if trusted else await self._fetch_rules()
         try:
             return await http_exchange(
                 method,
@@ -637,23 +679,30 @@ class OAuthClient:
                 ssl_context=self.ssl_context if urlsplit(url).scheme == "https" else None,
                 timeout=self.timeout if timeout is None else timeout,
                 max_body=self.max_document_size,
+                policy=policy,
             )
         except HTTPTransportError as e:
             raise AuthorizationError(step, e.message, status=e.status, url=url) from e
 
     @staticmethod
-    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T]) -> T:
+    def _document(response: HttpAnswer, step: str, read: Callable[[Any], T], *, secret: bool = False) -> T:
+        """``read`` the JSON document of ``response``; ``secret``: it carries tokens or a client
+        secret, so what it holds is never quoted in the error (a form-encoded token answer would be)."""
         try:
             return read(response.json())
         except HTTPTransportError as e:  # not JSON at all (an HTML page ...)
-            problem = f"{e.message} ({_content_type(response)}: {_start(response)!r})"
-            raise AuthorizationError(step, problem, status=response.status, url=response.url) from e
+            quoted = f"{len(response.body)} bytes, not shown" if secret else repr(_start(response))
+            problem = f"{e.message} ({_content_type(response)}: {quoted})"
+            raise AuthorizationError(step, problem, status=response.status, url=response.url) from None
         except InvalidMetadata as e:
             raise AuthorizationError(step, f"{response.url}: {e}", status=response.status, url=response.url) from e
 
-    async def _token_endpoint(self, request: TokenRequest, step: str) -> TokenResponse:
-        """POST a token request; the response, or AuthorizationError with the server's OAuth error."""
-        response = await self._exchange("POST", request.url, step, form=request.form, headers=request.headers)
+    async def _token_endpoint(self, request: TokenRequest, step: str, *, trusted: bool = False) -> TokenResponse:
+        """POST a token request; the response, or AuthorizationError with the server's OAuth error.
+        ``trusted``: the application gave the endpoint (an identity provider's), no server named it."""
+        response = await self._exchange(
+            "POST", request.url, step, form=request.form, headers=request.headers, trusted=trusted
+        )
         if response.status != 200:
             error = self._oauth_error(response, step)
             if error.error == "invalid_client" and self._registered_dynamically():
@@ -668,7 +717,7 @@ class OAuthClient:
                 self.client = None
                 await self._store()
             raise error
-        return self._document(response, step, TokenResponse.from_json)
+        return self._document(response, step, TokenResponse.from_json, secret=True)
 
     def _registered_dynamically(self) -> bool:
         """Whether the client id in use came from Dynamic Client Registration (never pre-registered
@@ -727,6 +776,10 @@ class OAuthClient:
     def _accept(self, response: TokenResponse, previous: Tokens | None) -> None:
         if response.token_type.lower() != "bearer":
             raise AuthorizationError("token", f"token_type {response.token_type!r}: only Bearer tokens can be used")
+        if (problem := header_safe_problem(response.access_token)) is not None:
+            # the token goes in an Authorization header: one that cannot is refused here, and the
+            # error names what is wrong with it, never the token (it may be a real one, mangled)
+            raise AuthorizationError("token", f"the access token issued {problem}; refused")
         tokens = Tokens.from_response(response, self.clock(), previous)
         if tokens.scope is None and self._requested_scope is not None:
             tokens = attrs.evolve(tokens, scope=self._requested_scope)  # granted as requested (RFC 6749 5.1)
@@ -958,7 +1011,7 @@ class OAuthClient:
                     error_description=error.error_description,
                 )
             raise error
-        info: ClientInformation = self._document(response, step, ClientInformation.from_json)
+        info: ClientInformation = self._document(response, step, ClientInformation.from_json, secret=True)
         return attrs.evolve(
             info,
             issuer=server.issuer,
@@ -997,7 +1050,7 @@ class OAuthClient:
             client=idp_client,
             auth_method="client_secret_post" if grant.idp_client_secret else "none",
         )
-        issued = await self._token_endpoint(exchange, step)
+        issued = await self._token_endpoint(exchange, step, trusted=True)
         if issued.issued_token_type not in (None, TOKEN_TYPE_ID_JAG):
             raise AuthorizationError(step, f"the identity provider issued {issued.issued_token_type!r}, not an ID-JAG")
         # RFC 7523 at the authorization server: the ID-JAG as the grant

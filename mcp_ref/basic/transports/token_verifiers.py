@@ -41,9 +41,13 @@ class IntrospectionVerifier:
     the introspection endpoint. An active token is cached for ``cache_ttl``
     seconds (never past its ``exp``), so a burst of requests costs one
     introspection; a revoked token is then refused at the latest ``cache_ttl``
-    seconds after its revocation. Inactive answers are not cached. A failed
-    introspection (unreachable, slow, not 200, not JSON) raises, and the
-    request is refused with 401 (basic/authorization#59).
+    seconds after its revocation. A refused token (inactive, or refused on
+    reading the answer) is remembered ``refused_ttl`` seconds (``cache_ttl``
+    by default), apart from the active ones: a bad token sent 200 times costs
+    one introspection, not 200. Requests with the same token at the same time
+    share one introspection. A failed introspection (unreachable, slow, not
+    200, not JSON) raises, is not remembered, and the request is refused with
+    401 (basic/authorization#59).
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class IntrospectionVerifier:
         auth_method: str = "client_secret_basic",
         cache_ttl: float = 60.0,
         cache_size: int = 1000,
+        refused_ttl: float | None = None,
         timeout: float = 5.0,
         ssl_context: ssl.SSLContext | None = None,
         wall_clock: Callable[[], float] = time.time,
@@ -79,6 +84,13 @@ class IntrospectionVerifier:
         #: seconds since the epoch, for the tokens' expiry
         self.wall_clock = wall_clock
 
+        # (refused tokens: remembered as long as the cache keeps active ones, unless told)
+        self.cache.refused_ttl = cache_ttl if refused_ttl is None else refused_ttl
+        #: introspections under way, by token digest: a second request with the same token waits for it
+        self._asking: dict[bytes, trio.Event] = {}
+        #: introspection requests sent
+        self.introspections = 0
+
     async def verify(self, token: str) -> AccessToken:
         """Ask the introspection endpoint about ``token`` (or answer from the cache): the AccessToken of an active
         token; InvalidToken for an inactive one, HTTPTransportError when the endpoint fails.
@@ -87,7 +99,30 @@ class IntrospectionVerifier:
         cached = self.cache.get(token, now, self.wall_clock())
         if cached is not None:
             return cached
+        while True:
+            refusal = self.cache.refusal(token, now)
+            if refusal is not None:
+                raise InvalidToken(refusal)
+            key = TokenCache.key_of(token)
+            asking = self._asking.get(key)
+            if asking is None:
+                break
+            await asking.wait()  # (then the answer is in the cache, or it failed: ask ourselves)
+            now = trio.current_time()
+            cached = self.cache.get(token, now, self.wall_clock())
+            if cached is not None:
+                return cached
+        self._asking[key] = done = trio.Event()
+        try:
+            return await self._introspect(token)
+        finally:
+            del self._asking[key]
+            done.set()
+
+    async def _introspect(self, token: str) -> AccessToken:
+        now = trio.current_time()
         headers, form = introspection_request(token, self.client_id, self._secret, auth_method=self.auth_method)
+        self.introspections += 1
         answer = await http_exchange(
             "POST",
             self.endpoint,
@@ -103,7 +138,11 @@ class IntrospectionVerifier:
                 status=answer.status,
                 url=self.endpoint,
             )
-        access = token_from_introspection(answer.json(), issuer=self.issuer)
+        try:
+            access = token_from_introspection(answer.json(), issuer=self.issuer)
+        except InvalidToken as e:
+            self.cache.put_refusal(token, str(e) or "the token is not valid", now)
+            raise
         self.cache.put(token, access, now)
         return access
 

@@ -111,10 +111,14 @@ def test_client_id_metadata_document_rules() -> None:
             "https://example.com/client.json",
             ClientMetadata(client_id="https://other/c.json", client_name="A", redirect_uris=("http://127.0.0.1/cb",)),
         )
-    with pytest.raises(ValueError, match="client_name"):
-        client_id_metadata_document(
-            "https://example.com/client.json", ClientMetadata(redirect_uris=("http://127.0.0.1/cb",))
-        )
+    # each required member on its own: without a name, without redirect URIs (absent or empty)
+    for incomplete in (
+        ClientMetadata(redirect_uris=("http://127.0.0.1/cb",)),
+        ClientMetadata(client_name="App"),
+        ClientMetadata(client_name="App", redirect_uris=()),
+    ):
+        with pytest.raises(ValueError, match="needs client_name and redirect_uris"):
+            client_id_metadata_document("https://example.com/client.json", incomplete)
 
 
 @pytest.mark.req("basic/authorization#81")

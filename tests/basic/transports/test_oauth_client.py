@@ -9,10 +9,12 @@ import json
 import logging
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -38,6 +40,7 @@ from mcp_ref.basic.transports.oauth_client import (
 from mcp_ref.errors import AuthorizationError, HTTPTransportError
 from mcp_ref.session.http import open_http_client
 
+from .conftest import ROOT, script
 from .oauth_world import REDIRECT_URI, Answer, FakeAuthServer, Recorded, World, world
 
 #: (a client assertion's iat and exp follow the test's clock, years ahead)
@@ -467,6 +470,74 @@ async def test_a_broken_token_endpoint_is_one_clear_error(
         assert raised.value.step == "token"
 
 
+SECRET = "at-SECRET-7f3a"
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # a token no header can carry: refused, naming why, never quoting it
+        ({"access_token": SECRET + "\r\nX-Injected: 1", "token_type": "Bearer"}, "holds CR at position 14"),
+        ({"access_token": SECRET + " tail", "token_type": "Bearer"}, "holds a space"),
+        ({"access_token": SECRET + "\u00e9", "token_type": "Bearer"}, "holds U\\+00E9"),
+        # a token answer that is not JSON (form-encoded, as some servers write it): not quoted either
+        (f"access_token={SECRET}&token_type=bearer", "not JSON"),
+    ],
+)
+async def test_a_token_is_never_quoted_in_an_error(answer: Any, expected: str) -> None:
+    async with world() as w:
+
+        async def issuing(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path != "/token":
+                return None
+            body = json.dumps(answer).encode() if isinstance(answer, dict) else answer.encode()
+            return 200, {"content-type": "application/json"}, body
+
+        w.auth_server.clients["svc"] = {"client_id": "svc", "client_secret": "pw", "redirect_uris": []}
+        w.auth_server.override = issuing
+        auth = OAuthClient(grant=ClientCredentials(client_id="svc", client_secret="pw"), clock=w.clock)
+        with trio.fail_after(20), pytest.raises(AuthorizationError, match=expected) as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "token" and "SECRET" not in str(raised.value)
+        assert "SECRET" not in repr(raised.value.__cause__) and raised.value.__suppress_context__ in (True, None)
+
+
+@pytest.mark.parametrize("expires_in", ["1e400", "1" + "0" * 400])
+async def test_an_absurd_expiry_is_one_clear_error(expires_in: str) -> None:
+    async with world() as w:
+
+        async def issuing(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path != "/token":
+                return None
+            body = '{"access_token": "at-1", "token_type": "Bearer", "expires_in": ' + expires_in + "}"
+            return 200, {"content-type": "application/json"}, body.encode()
+
+        w.auth_server.clients["svc"] = {"client_id": "svc", "client_secret": "pw", "redirect_uris": []}
+        w.auth_server.override = issuing
+        auth = OAuthClient(grant=ClientCredentials(client_id="svc", client_secret="pw"), clock=w.clock)
+        with trio.fail_after(20), pytest.raises(AuthorizationError, match="expires_in: a number out of") as raised:
+            async with open_http_client(w.mcp.url, auth=auth):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "token"
+
+
+async def test_a_stored_token_no_header_can_carry_is_not_quoted_either() -> None:
+    async with world() as w:
+        storage = InMemoryTokenStorage()
+        async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)) as client:
+            await echo(client)
+        # the stored file was tampered with (or written by a careless tool)
+        key, stored = next(iter(storage.items.items()))
+        assert stored.tokens is not None
+        bad = attrs.evolve(stored.tokens, access_token=SECRET + "\r\nX-Injected: 1")
+        storage.items[key] = attrs.evolve(stored, tokens=bad)
+        with trio.fail_after(20), pytest.raises(HTTPTransportError) as raised:
+            async with open_http_client(w.mcp.url, auth=oauth(w, storage=storage)):
+                pytest.fail("the session must not open")
+        assert "authorization header" in str(raised.value) and "SECRET" not in str(raised.value)
+
+
 async def test_malformed_server_metadata_names_the_member() -> None:
     async with world() as w:
         w.auth_server.metadata_changes["token_endpoint"] = "/relative"
@@ -538,6 +609,38 @@ async def test_file_storage_is_private_and_round_trips(tmp_path: Path) -> None:
     assert await storage.load("https://mcp/mcp") is None
     path.write_text("not json")
     assert await storage.load("https://mcp/mcp") is None  # unreadable: authorize again
+
+
+@pytest.mark.req("basic/authorization#76")
+@pytest.mark.subprocess
+async def test_two_processes_saving_into_one_file_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, script("token_saver")]
+    async with trio.open_nursery() as nursery:
+        savers = [
+            await trio.lowlevel.open_process([*argv, str(path), p, "200"], stdin=PIPE, stdout=PIPE, env=env)
+            for p in ("a", "b")
+        ]
+        for saver in savers:
+            assert saver.stdout is not None
+            seen = b""
+            with trio.fail_after(30):
+                while not seen.endswith(b"\n"):
+                    chunk = await saver.stdout.receive_some()
+                    assert chunk, seen
+                    seen += chunk
+            assert seen == b"ready\n"
+        for saver in savers:  # (both read "go" at once: their saves interleave)
+            assert saver.stdin is not None
+            await saver.stdin.send_all(b"go\n")
+        with trio.fail_after(120):
+            for saver in savers:
+                assert await saver.wait() == 0
+        nursery.cancel_scope.cancel()
+    keys = set(json.loads(path.read_text()))
+    assert keys == {f"{p}-{n}" for p in ("a", "b") for n in range(200)}  # before: 250 of 400 were kept
+    assert not list(tmp_path.glob(".tokens-*"))  # no temporary file left behind
 
 
 async def test_loopback_callback_listener() -> None:

@@ -628,6 +628,25 @@ async def test_round_trip_and_a_clean_shutdown(caplog: pytest.LogCaptureFixture)
 
 
 @pytest.mark.subprocess
+@pytest.mark.req("basic/transports#1")
+async def test_what_our_server_writes_is_utf8_on_the_wire() -> None:
+    # the server's own encoder, in a real process: the text comes back as UTF-8 bytes (not \u
+    # escapes, not another encoding), whatever plane its characters are in
+    text = "h\u00e9llo \u2713 \U0001f40d \u4e2d"
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    call = {"name": "echo", "arguments": {"text": text}}
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"]) as ch:
+            await ch.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+            await ch.receive()
+            await ch.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            await ch.send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}).encode())
+            raw = await ch.receive()
+    assert text.encode("utf-8") in raw and b"\\u" not in raw
+    assert json.loads(raw.decode("utf-8", "strict"))["result"]["content"][0]["text"] == text
+
+
+@pytest.mark.subprocess
 async def test_an_oversized_message_from_the_server_is_skipped() -> None:
     with trio.fail_after(30):
         async with open_process_channel(sys.executable, [script("echo_server")], max_message_size=1024 * 1024) as ch:

@@ -945,6 +945,9 @@ async def test_the_get_stream_meeting_a_404_starts_one_new_session() -> None:
         assert channel.session_id not in (None, old)  # type: ignore[attr-defined]
 
 
+HANG_CALL = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "hang"}}
+
+
 @pytest.mark.req("basic/transports#62")
 async def test_no_new_session_possible_ends_the_client_with_session_expired() -> None:
     from mcp_ref.errors import ConnectionClosed
@@ -956,7 +959,8 @@ async def test_no_new_session_possible_ends_the_client_with_session_expired() ->
         old = channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
         other = await start_session(info.url)  # someone else takes the only slot, and keeps it busy
-        async with exchange(info.url, "GET", {**other, "accept": "text/event-stream"}):
+        # (with a call in flight: a GET stream alone does not keep a session from giving way)
+        async with exchange(info.url, "POST", other, HANG_CALL):
             with pytest.raises(ConnectionClosed, match="expired"):
                 await client.ping(timeout=5)
             assert "no new session" in (channel.close_reason or "")  # type: ignore[attr-defined]
@@ -982,7 +986,7 @@ async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_e
                 await client.ping(timeout=5)
             failures.append(info_.value)
 
-        async with exchange(info.url, "GET", {**other, "accept": "text/event-stream"}), trio.open_nursery() as nursery:
+        async with exchange(info.url, "POST", other, HANG_CALL), trio.open_nursery() as nursery:
             for _ in range(3):
                 nursery.start_soon(ping)
         assert len(failures) == 3

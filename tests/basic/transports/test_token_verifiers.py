@@ -115,11 +115,59 @@ async def test_introspection_answers_are_kept_briefly(mock_clock: trio.testing.M
         mock_clock.jump(61)
         await verifier.verify(token)
         assert counting.calls == 2
-        # inactive answers are not kept: a token refused once is asked about again
-        for _ in range(2):
-            with pytest.raises(InvalidToken):
+        # an inactive answer is kept too (apart from the active ones), as long: a bad token sent
+        # again costs no introspection, until the refusal is older than the ttl
+        for _ in range(3):
+            with pytest.raises(InvalidToken, match="not active"):
                 await verifier.verify("unknown")
+        assert counting.calls == 3
+        mock_clock.jump(61)
+        with pytest.raises(InvalidToken):
+            await verifier.verify("unknown")
         assert counting.calls == 4
+
+
+async def test_bad_tokens_cost_one_introspection_each_not_one_per_request() -> None:
+    # the report: 200 requests with a bad token made 200 introspection calls
+    async with running_as() as (server, issuer):
+        counting = Counting(server)
+        verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret")
+        async with protected_mcp(verifier) as url:
+            for _ in range(200):
+                status, _, _ = await raw(url, "POST", {**ACCEPT_BOTH, **bearer("forged-token")}, INIT)
+                assert status == 401
+        assert counting.calls == 1 and verifier.introspections == 1
+
+
+async def test_requests_with_one_token_at_once_share_one_introspection() -> None:
+    async with running_as() as (server, issuer):
+        counting = Counting(server)
+        token = (await issue(server))["access_token"]
+        verifier = IntrospectionVerifier(issuer + "/introspect", "rs", "rs-secret")
+        results: list[Any] = []
+
+        async def check(candidate: str) -> None:
+            try:
+                results.append((await verifier.verify(candidate)).subject)
+            except InvalidToken:
+                results.append(None)
+
+        async with trio.open_nursery() as nursery:
+            for n in range(40):
+                nursery.start_soon(check, token if n % 2 else "forged")
+        assert sorted(results, key=str) == [None] * 20 + ["demo-user"] * 20
+        assert counting.calls == 2
+
+
+def test_refused_tokens_do_not_push_verified_ones_out() -> None:
+    cache = TokenCache(ttl=10, size=2, refused_ttl=5)
+    access = token_from_introspection({"active": True, "aud": MCP, "exp": 100})
+    cache.put("good", access, now=0)
+    for n in range(10):
+        cache.put_refusal(f"bad-{n}", "not active", now=0)
+    assert cache.get("good", 1, 1) is access and cache.refusal("bad-9", 1) == "not active"
+    assert cache.refusal("bad-0", 1) is None  # (bounded: the oldest went)
+    assert cache.refusal("bad-9", 5) is None  # refused_ttl passed
 
 
 async def test_introspection_with_wrong_credentials_or_nobody_listening_raises() -> None:
@@ -140,6 +188,16 @@ def test_token_cache_is_bounded_and_keeps_no_token() -> None:
     assert len(cache) == 2 and cache.get("a", 0, 0) is None and cache.get("c", 0, 0) is access
     assert cache.get("c", 0, wall=100) is None  # expired meanwhile
     assert all(b"c" != key for key in cache._entries)
+
+
+@pytest.mark.parametrize(
+    "exp", [10**400, -(10**400), float("inf"), float("nan"), 2.0**60], ids=["1e400", "-1e400", "inf", "nan", "2**60"]
+)
+def test_an_expiry_no_clock_can_compare_is_an_invalid_token(exp: Any) -> None:
+    with pytest.raises(InvalidToken, match="not a usable time"):
+        token_from_introspection({"active": True, "aud": MCP, "exp": exp})
+    assert token_from_introspection({"active": True, "exp": 2**40}).expires_at == 2.0**40
+    assert token_from_introspection({"active": True, "exp": "soon"}).expires_at is None
 
 
 def test_introspection_answers_are_read_strictly() -> None:
@@ -284,6 +342,22 @@ async def test_a_jwt_for_another_resource_is_refused_by_the_server() -> None:
         assert status == 200
         status, _, _ = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(signed(key, aud=OTHER))}, INIT)
         assert status == 401
+
+
+@pytest.mark.parametrize("exp", [10**400, float("inf")], ids=["1e400", "inf"])
+async def test_a_jwt_with_an_absurd_expiry_is_a_401_and_no_traceback(
+    exp: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the report: exp 10**400 was refused, but as a verifier that broke (a traceback in the log)
+    key = ec.generate_private_key(ec.SECP256R1())
+    verifier = JWTVerifier(issuer=ISSUER, jwks=jwks_of(key))
+    with pytest.raises(InvalidToken):
+        await verifier.verify(signed(key, exp=exp))
+    async with protected_mcp(verifier) as url:
+        status, headers, body = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(signed(key, exp=exp))}, INIT)
+    assert status == 401 and json.loads(body)["error"] == "invalid_token"
+    assert challenge_params(headers["www-authenticate"])["error"] == "invalid_token"
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
 
 
 def test_keys_of_other_kinds_and_uses_are_skipped() -> None:

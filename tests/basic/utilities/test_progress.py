@@ -1,6 +1,7 @@
 """basic/utilities/progress over a live session: tokens, order, rate limits, what is ignored."""
 
 import json
+from functools import partial
 from typing import Any
 
 import attrs
@@ -271,6 +272,51 @@ def test_tokens_are_generated_unique_and_chosen_ones_are_checked() -> None:
         with pytest.raises(LocalProtocolError, match="string or an integer"):
             tokens.check_chosen(bad)
     assert progress.valid_token("a") and progress.valid_token(3) and not progress.valid_token(3.0)
+
+
+@pytest.mark.req("basic/utilities/progress#14")
+@pytest.mark.parametrize("interval", [0.0, 1.0], ids=["every-value", "rate-limited"])
+async def test_no_progress_goes_out_once_the_requestor_cancelled(interval: float, autojump_clock: Any) -> None:
+    # (rate limited, the value after the cancellation would be held back, not handed to the
+    # engine: the session itself must refuse it)
+    server = make_server(progress_min_interval=interval)
+    refused: list[str] = []
+    running = trio.Event()
+
+    @server.tool()
+    async def stubborn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        running.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            # a handler reporting on its way out, after the cancellation: refused, nothing sent
+            with trio.CancelScope(shield=True):
+                try:
+                    await ctx.progress(2)
+                except LocalProtocolError as e:
+                    refused.append(str(e))
+        return "never"
+
+    seen: list[float] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        seen.append(p)
+
+    async with memory_session_pair(server) as client:
+        with trio.move_on_after(5) as waited:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(partial(client.call_tool, "stubborn", progress=on_progress, timeout=30))
+                await running.wait()
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.cancel_scope.cancel()  # the caller gives up: notifications/cancelled goes out
+            with trio.fail_after(5):
+                while not refused:
+                    await trio.sleep(0.01)
+            await client.ping()  # (anything sent after the cancellation has arrived by now)
+        assert not waited.cancelled_caught
+    assert len(refused) == 1 and refused[0].endswith("no progress after completion")
+    assert seen == [1]
 
 
 @pytest.mark.req("basic/utilities/progress#4", "basic/utilities/progress#7", "basic/utilities/progress#14")

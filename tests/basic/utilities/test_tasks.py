@@ -181,7 +181,8 @@ async def test_task_lifecycle_poll_and_result(autojump_clock: trio.abc.Clock) ->
             stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"  # ISO 8601, UTC
             assert re.fullmatch(stamp, first.created_at) and re.fullmatch(stamp, first.last_updated_at)
             result = await handle.wait()
-            # [basic/utilities/tasks#42] the second poll came pollInterval (7 s) after the first
+            # [basic/utilities/tasks#13, #42] the second poll came pollInterval (7 s) after the first,
+            # not the requestor's own default (1 s)
             assert [t - start for t in polled] == [0, 0, 7]
             assert result == CallToolResult(content=[TextContent(text="slow done 1")])
             assert handle.status == "completed"

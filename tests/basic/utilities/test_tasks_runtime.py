@@ -163,7 +163,7 @@ class CopyingStore(InMemoryTaskStore):
         return [attrs.evolve(r) for r in await super().owned_by(owner)]
 
 
-@pytest.mark.req("basic/utilities/tasks#13", "basic/utilities/tasks#61", "basic/utilities/tasks#62")
+@pytest.mark.req("basic/utilities/tasks#61", "basic/utilities/tasks#62")
 async def test_a_store_that_copies_records(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server = Server("copies")

@@ -50,6 +50,31 @@ async def test_tools_prompts_and_templates_page() -> None:
         assert [t.name for t in last.tools] == ["tool4"] and last.next_cursor is None
 
 
+@pytest.mark.req("server/utilities/pagination#1")
+async def test_the_client_assumes_no_page_size() -> None:
+    # pages of 3, 1, none, 2: a short page -- even an empty one -- is not the last while a cursor follows
+    pages = {None: (0, 3, "b"), "b": (3, 4, "c"), "c": (4, 4, "d"), "d": (4, 6, None)}
+    server = Server("uneven")
+    asked: list[str | None] = []
+
+    async def uneven_tools(ctx: RequestContext, params: Any) -> ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        asked.append(cursor)
+        start, end, following = pages[cursor]
+        tools = [Tool(name=f"tool{i}", input_schema={"type": "object"}) for i in range(start, end)]
+        return ListToolsResult(tools=tools, next_cursor=following)
+
+    server.set_handler("tools/list", uneven_tools)
+
+    @server.tool()
+    async def t(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return ""
+
+    async with memory_session_pair(server) as client:
+        assert [t.name for t in await client.list_all_tools()] == [f"tool{i}" for i in range(6)]
+    assert asked == [None, "b", "c", "d"]
+
+
 @pytest.mark.req("server/utilities/pagination#3")
 async def test_a_server_repeating_a_cursor_is_refused() -> None:
     server = Server("loops")
