@@ -101,6 +101,7 @@ TRIO_FREE = (
     "mcp_ref/server/",
     "mcp_ref/client/",
     "mcp_ref/connection.py",
+    "mcp_ref/exchange.py",
     "mcp_ref/events.py",
     "mcp_ref/errors.py",
     "mcp_ref/schema/",
@@ -158,6 +159,8 @@ LAYERS = {
     # the engine is role-neutral: the base protocol and its events, no feature chapter
     "mcp_ref/events.py": ("mcp_ref.errors", "mcp_ref.schema"),
     "mcp_ref/connection.py": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.events"),
+    # the modern engine (one request at a time, 2026-07-28): the same layer as the session engine
+    "mcp_ref/exchange.py": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.events"),
     # feature chapters build on the base protocol only; the two sides do not import each other
     "mcp_ref/server/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.server"),
     "mcp_ref/client/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.client"),
@@ -380,3 +383,26 @@ def test_every_page_of_the_catalogue_has_a_row() -> None:
         pages = {row["file"] for row in csv.DictReader(f, delimiter="\t")}
     mapped = {page for row in chapter_map() for page in re.findall(r"`([^`]+\.mdx)`", row[0])}
     assert pages - mapped == set(), f"pages without a row in the chapter map: {sorted(pages - mapped)}"
+
+
+#: the 2026-07-28 pages of the chapters the modern engine realises: each has its row in the map
+MODERN_PAGES = (
+    "basic/versioning.mdx",
+    "basic/patterns/cancellation.mdx",
+    "basic/patterns/progress.mdx",
+    "basic/patterns/mrtr.mdx",
+    "basic/patterns/subscriptions.mdx",
+    "basic/transports/streamable-http.mdx",
+    "server/discover.mdx",
+    "server/utilities/caching.mdx",
+)
+
+
+def test_the_modern_pages_have_their_row_and_module_where_the_rule_says() -> None:
+    rows = {re.findall(r"`([^`]+\.mdx)`", row[0])[0]: row for row in chapter_map() if "(2026-07-28)" in row[0]}
+    assert set(MODERN_PAGES) <= set(rows), sorted(set(MODERN_PAGES) - set(rows))
+    for page in MODERN_PAGES:
+        if page.startswith("basic/patterns/") or page in ("basic/versioning.mdx", "server/discover.mdx"):
+            # the newest page's path is the module's path
+            module = "mcp_ref/" + page.replace(".mdx", ".py")
+            assert module in map_paths(rows[page][1]) and (ROOT / module).exists(), page

@@ -35,6 +35,8 @@ HOMES = {
     "ResourceNotFound": "mcp_ref.server.resources",
     "SamplingRejected": "mcp_ref.client.sampling",
     "ToolError": "mcp_ref.server.tools",
+    # Server(cache=...), @server.resource(cache=...): the caching hints of 2026-07-28 results
+    "CachePolicy": "mcp_ref.server.utilities.caching",
     # open_session on an in-process pair; the handle start_request returns
     "memory_channel_pair": "mcp_ref.basic.transports.memory",
     "PendingRequest": "mcp_ref.session.core",

