@@ -96,6 +96,9 @@ class WireField:
     #: required on the wire where the field exists (by its type and default: no
     #: default, or a constant); ``required`` minus the tolerance for removed fields
     wire_required: bool = False
+    #: decodes the field's JSON value in place of its type's hook (see ``READ``):
+    #: ``read(value, type)`` returns the value to keep
+    read: Callable[[Any, Any], Any] | None = None
 
     def exists_in(self, revision: str) -> bool:
         """Whether the field is part of ``revision`` (not newer, not removed)."""
@@ -159,6 +162,7 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
                 meaningful=bool(md.get("meaningful")),
                 until=min(removed) if removed else None,
                 required_from=md.get("required"),
+                read=md.get("read"),
             )
         )
     return tuple(out)
@@ -464,7 +468,14 @@ class _Factories:
         # An optional field may be absent but is not null unless nullable:
         # ``"nextCursor": null`` is refused like any other wrong type.
         plain = [
-            (f.name, f.wire, f.type if f.nullable else _without_none(f.type), f.required) for f in fields if not f.extra
+            (
+                f.name,
+                f.wire,
+                _Reading(f.read) if f.read is not None else f.type if f.nullable else _without_none(f.type),
+                f.required,
+            )
+            for f in fields
+            if not f.extra
         ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
@@ -514,7 +525,7 @@ class _Factories:
                     return structure
                 preparing = True
                 try:
-                    resolved = [self.hook(tp) for _, _, tp, _ in plain]
+                    resolved = [tp.read if isinstance(tp, _Reading) else self.hook(tp) for _, _, tp, _ in plain]
                 finally:
                     preparing = False
                 hooks[:] = resolved
@@ -706,6 +717,16 @@ def _scalar_union(tp: Any) -> frozenset[type] | None:
     if not all(m in (str, int, float, bool, _NoneType) for m in members):
         return None
     return frozenset(t for m in members for t in ((int, float) if m is float else (m,)))
+
+
+class _Reading:
+    """The "type" of a field decoded by its own reader (``metadata={"read": fn}``):
+    the generated code calls the reader, as it calls a hook, on any value."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[Any, Any], Any]) -> None:
+        self.read = read
 
 
 class _Slow(Exception):

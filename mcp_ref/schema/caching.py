@@ -1,6 +1,6 @@
 """schema.ts ``CacheableResult`` (2026-07-28, server/utilities/caching): a result a
 client may cache. Its two fields (``ttlMs``, ``cacheScope``) are declared with
-:data:`.pagination.CACHING`; the list results, which are also paginated, repeat
+:data:`.pagination.TTL_MS` and :data:`.pagination.CACHE_SCOPE` (their tolerant readers); the list results, which are also paginated, repeat
 them, and ``ReadResourceResult`` and ``DiscoverResult`` extend this class.
 """
 
@@ -8,7 +8,7 @@ from attrs import field, frozen
 
 from ._base import install_model_methods, since
 from .jsonrpc import Result
-from .pagination import CACHING, CacheScope, ttl_ms_validator
+from .pagination import CACHE_SCOPE, TTL_MS, CacheScope, ttl_ms_validator
 
 __all__ = ["CacheableResult"]
 
@@ -21,9 +21,9 @@ class CacheableResult(Result):
     Both are required in that revision and never written before it."""
 
     # the freshness hint, 0 or more milliseconds (what a cache does with it: the client's)
-    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=CACHING)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
     # who may keep it: "public" or "private"
-    cache_scope: CacheScope | None = field(default=None, metadata=CACHING)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 # the shared repr, eq and hash (see _base), however this module was imported

@@ -14,7 +14,7 @@ from .jsonrpc import (
     Result,
 )
 from .lifecycle import Icon
-from .pagination import CACHING, CacheScope, PaginatedRequestParams, PaginatedResult, ttl_ms_validator
+from .pagination import CACHE_SCOPE, TTL_MS, CacheScope, PaginatedRequestParams, PaginatedResult, ttl_ms_validator
 
 __all__ = [
     "PromptArgument",
@@ -65,8 +65,8 @@ class ListPromptsRequest:
 class ListPromptsResult(PaginatedResult):
     prompts: list[Prompt]
     # (CacheableResult's fields, 2026-07-28)
-    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=CACHING)
-    cache_scope: CacheScope | None = field(default=None, metadata=CACHING)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)

@@ -15,7 +15,8 @@ from .jsonrpc import (
 )
 from .lifecycle import Icon
 from .pagination import (
-    CACHING,
+    CACHE_SCOPE,
+    TTL_MS,
     CacheScope,
     PaginatedRequestParams,
     PaginatedResult,
@@ -80,8 +81,8 @@ class ListResourcesRequest:
 class ListResourcesResult(PaginatedResult):
     resources: list[Resource]
     # (CacheableResult's fields, 2026-07-28)
-    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=CACHING)
-    cache_scope: CacheScope | None = field(default=None, metadata=CACHING)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -96,8 +97,8 @@ class ListResourceTemplatesRequest:
 class ListResourceTemplatesResult(PaginatedResult):
     resource_templates: list[ResourceTemplate]
     # (CacheableResult's fields, 2026-07-28)
-    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=CACHING)
-    cache_scope: CacheScope | None = field(default=None, metadata=CACHING)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)

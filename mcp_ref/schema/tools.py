@@ -27,7 +27,7 @@ from .jsonrpc import (
     Result,
 )
 from .lifecycle import Icon
-from .pagination import CACHING, CacheScope, PaginatedRequestParams, PaginatedResult, ttl_ms_validator
+from .pagination import CACHE_SCOPE, TTL_MS, CacheScope, PaginatedRequestParams, PaginatedResult, ttl_ms_validator
 from .tasks import TaskAugmentedRequestParams
 
 __all__ = [
@@ -171,8 +171,8 @@ class ListToolsRequest:
 class ListToolsResult(PaginatedResult):
     tools: list[Tool]
     # (CacheableResult's fields, 2026-07-28)
-    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=CACHING)
-    cache_scope: CacheScope | None = field(default=None, metadata=CACHING)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)

@@ -112,6 +112,34 @@ def test_cacheable_results_carry_their_caching_fields_in_the_revision_only() -> 
     assert decode({"tools": []}, ListToolsResult).ttl_ms is None
 
 
+@pytest.mark.parametrize(
+    ("sent", "read"),
+    [(-1, 0), (-60_000, 0), (-0.5, 0), (1500.9, 1500), (None, 0), ("60000", 0), (True, 0), (float("nan"), 0), (7, 7)],
+)
+def test_an_odd_ttl_from_a_peer_is_read_as_stale_and_the_result_kept(sent: Any, read: int) -> None:
+    # decided in spec_notes/schema.md: the caching fields are hints, so a negative or
+    # malformed ttlMs reads as 0 (stale at once, as caching#10 tells a client to treat a
+    # negative one) and never fails the list or read that carries it
+    for tp, body in ((ListToolsResult, {"tools": []}), (ReadResourceResult, {"contents": []})):
+        result = decode({"resultType": "complete", **body, "ttlMs": sent, "cacheScope": "public"}, tp)
+        assert (result.ttl_ms, result.cache_scope) == (read, "public")
+        assert encode(result, NEW)["ttlMs"] == read
+
+
+@pytest.mark.parametrize("sent", ["shared", "PUBLIC", None, 1, ["public"]])
+def test_an_unknown_cache_scope_from_a_peer_is_read_as_private(sent: Any) -> None:
+    # the reading that never shares a result across authorization contexts on a doubtful hint
+    result = decode({"tools": [], "ttlMs": 5, "cacheScope": sent}, ListToolsResult)
+    assert (result.ttl_ms, result.cache_scope) == (5, "private")
+    assert decode({"tools": [], "ttlMs": 5, "cacheScope": "public"}, ListToolsResult).cache_scope == "public"
+
+
+def test_what_the_application_builds_is_still_checked() -> None:
+    # the tolerance is the decoder's: a negative ttl in our own result is a mistake, said at once
+    with pytest.raises(ValueError, match="ttlMs"):
+        ReadResourceResult(contents=[], ttl_ms=-1, cache_scope="public")
+
+
 def test_answers_to_input_requests_are_no_results_of_the_revision() -> None:
     # 2026-07-28's ElicitResult and ListRootsResult extend no Result: no resultType, no _meta
     # (CreateMessageResult keeps the _meta of SamplingMessage)
