@@ -80,6 +80,7 @@ if _TYPE_CHECKING:
         serve_http,
     )
     from .session.task_db import SqliteTaskStore, TaskStoreLocked, open_sqlite_task_store
+    from .session.task_pg import PostgresTaskStore, open_postgres_task_store
     from .session.task_requestor import TaskCancelled, TaskFailed, TaskHandle
     from .session.task_store import InMemoryTaskStore, TaskStore, TaskStoreUnavailable
     from .session.tasks import TaskConfig, TaskManager
@@ -134,6 +135,7 @@ __all__ = [
     "Session",
     "SessionConfig",
     "SqliteTaskStore",
+    "PostgresTaskStore",
     "InMemoryTaskStore",
     "TaskStore",
     "TaskStoreLocked",
@@ -159,6 +161,7 @@ __all__ = [
     "open_loopback_callback",
     "open_session",
     "open_sqlite_task_store",
+    "open_postgres_task_store",
     "open_stdio_client",
     "safe_icon_uri",
     "safe_icons",
@@ -218,6 +221,9 @@ _LAZY = {
     "SqliteTaskStore": "session.task_db",
     "TaskStoreLocked": "session.task_db",
     "open_sqlite_task_store": "session.task_db",
+    # tasks shared by replicas need the postgres extra (psycopg)
+    "PostgresTaskStore": "session.task_pg",
+    "open_postgres_task_store": "session.task_pg",
     # tasks: the receiver side (Server.enable_tasks), the requestor's handle and errors
     "TaskConfig": "session.tasks",
     "TaskManager": "session.tasks",

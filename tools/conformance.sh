@@ -109,6 +109,6 @@ for s in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
 for s in auth metadata sep-835 backcompat draft extensions; do client_suite_2025 "$s"; done
 server_requirements 2026-07-28
 server_requirements 2025-11-25
-# the client side of the 2026 line (examples/conformance_client.py): add client_requirements
-# lines here as the client covers them, e.g. `client_requirements 2026-07-28` for every scenario
+client_requirements 2026-07-28
+client_requirements 2025-11-25
 exit $status

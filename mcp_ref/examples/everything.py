@@ -988,9 +988,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keyfile", help="... and this private key")
     parser.add_argument(
         "--task-db",
-        metavar="PATH",
-        help="keep tasks in this SQLite file: finished tasks survive a restart, unfinished ones are failed "
-        "(tasks are then reachable by id alone, from any session)",
+        metavar="PATH|URL",
+        help="keep tasks in this SQLite file (one server per file), or in PostgreSQL "
+        "(postgresql://user@host/db[?table=NAME]; any number of servers share them): finished tasks survive "
+        "a restart, unfinished ones are failed (without --auth tasks are reachable by id alone, from any session)",
     )
     args = parser.parse_args(argv)
     if (args.auth or args.certfile) and not args.http:
@@ -1084,6 +1085,22 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     """The durable task store at ``path``, or None (tasks in memory)."""
     if path is None:
         yield None
+        return
+    if path.startswith(("postgresql://", "postgres://")):
+        from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+        from mcp_ref import open_postgres_task_store
+
+        # table= and sweep= (seconds between looks for the tasks of replicas that died) are ours;
+        # the rest of the URL is libpq's
+        url = urlsplit(path)
+        query = dict(parse_qsl(url.query))
+        table = query.pop("table", "mcp_tasks")
+        sweep = float(query.pop("sweep", "10"))
+        conninfo = urlunsplit(url._replace(query=urlencode(query)))
+        async with open_postgres_task_store(conninfo, table=table, sweep_interval=sweep) as pg_store:
+            print(f"tasks kept in PostgreSQL, table {table}", file=sys.stderr, flush=True)
+            yield pg_store
         return
     from mcp_ref import open_sqlite_task_store
 

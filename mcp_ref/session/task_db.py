@@ -57,6 +57,7 @@ from .task_store import (
     RESTART_MESSAGE,
     TaskChange,
     TaskLimitReached,
+    TotalCount,
     _Subscribers,
     apply_answer,
     apply_ask,
@@ -226,15 +227,26 @@ class _Database:
         conn.execute("COMMIT")
         return result
 
-    def create(self, record: TaskRecord, limits: TaskLimits, now: float) -> TaskRecord:
-        def body(conn: sqlite3.Connection) -> TaskRecord:
+    def create(
+        self, record: TaskRecord, limits: TaskLimits, now: float, total: int | None
+    ) -> tuple[TaskRecord, int, bool]:
+        """Add the task if the limits allow; the new record, the tasks stored after it, and
+        whether that number was counted (``total`` None) or estimated (see TotalCount)."""
+
+        def count_all(conn: sqlite3.Connection) -> int:
+            return int(conn.execute(f"SELECT count(*) FROM tasks WHERE {_UNEXPIRED}", (now,)).fetchone()[0])
+
+        def body(conn: sqlite3.Connection) -> tuple[TaskRecord, int, bool]:
             kept, running = conn.execute(
                 f"SELECT count(*), coalesce(sum({_UNFINISHED_SQL}), 0) FROM tasks"
                 f" WHERE requestor IS ? AND {_UNEXPIRED}",
                 (record.requestor, now),
             ).fetchone()
-            total = conn.execute(f"SELECT count(*) FROM tasks WHERE {_UNEXPIRED}", (now,)).fetchone()[0]
-            why = limit_refusal(limits, kept, running, total)
+            total_now, counted = (count_all(conn), True) if total is None else (total, False)
+            why = limit_refusal(limits, kept, running, total_now)
+            if why is not None and not counted:
+                total_now, counted = count_all(conn), True
+                why = limit_refusal(limits, kept, running, total_now)
             if why is not None:
                 raise TaskLimitReached(why)
             row = record_row(record)
@@ -245,7 +257,7 @@ class _Database:
                 raise ValueError(f"task id {record.task_id!r} already exists") from None
             seq = cursor.lastrowid
             assert seq is not None
-            return attrs.evolve(record, seq=seq)
+            return attrs.evolve(record, seq=seq), total_now + 1, counted
 
         return self._transaction(body)
 
@@ -325,6 +337,7 @@ class SqliteTaskStore:
         self._idle_readers = list(db.readers)
         #: tasks found unfinished on opening, now failed (see RESTART_MESSAGE)
         self.interrupted = 0
+        self._total = TotalCount()
 
     def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
         """Call ``callback`` (in the trio thread, never blocking) on every change; returns unsubscribe."""
@@ -364,7 +377,10 @@ class SqliteTaskStore:
         record = attrs.evolve(
             record, expires_at=None if ttl is None else now + ttl / 1000, runner=self.runner, version=1
         )
-        return self._announce(await self._write(self._db.create, record, limits, now))
+        started = trio.current_time()
+        new, total, counted = await self._write(self._db.create, record, limits, now, self._total.hint(started))
+        self._total.created(started, total, counted)
+        return self._announce(new)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task as stored; None if unknown, deleted or past its ttl."""

@@ -75,7 +75,9 @@ __all__ = [
     "TaskLimitReached",
     "TaskStoreUnavailable",
     "UNFINISHED",
+    "RESYNC",
     "RESTART_MESSAGE",
+    "TotalCount",
 ]
 
 #: the statuses of a task whose work may still run
@@ -98,6 +100,11 @@ class TaskChange:
     version: int
     status: str | None
     record: TaskRecord | None = None
+
+
+#: TaskChange.task_id of "changes may have been missed": a shared store's listener reconnected
+#: (notifications sent meanwhile are lost); whoever keeps state about tasks reads them again
+RESYNC: Final = ""
 
 
 class TaskConflict(Exception):
@@ -215,6 +222,30 @@ class _Subscribers:
             callback(change)
 
 
+class TotalCount:
+    """How many tasks a SQL store holds, counted at most once a second.
+
+    Counting reads every row, and every creation checks the limit on all tasks:
+    between counts a creation takes the last count plus the creations since
+    (deletions are seen at the next count), and a creation that this estimate
+    would refuse is counted exactly first. The limit on all tasks is a bound
+    on resources, not a quota: an estimate a second old serves it.
+    """
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.stamp = float("-inf")
+
+    def hint(self, now: float) -> int | None:
+        """The estimate, or None: count now."""
+        return self.value if now - self.stamp < 1.0 else None
+
+    def created(self, now: float, total_after: int, counted: bool) -> None:
+        self.value = total_after
+        if counted:
+            self.stamp = now
+
+
 def new_runner_id() -> str:
     """A name for this process in a store, unique among its runners."""
     return secrets.token_hex(8)
@@ -246,6 +277,13 @@ def apply_ask(record: TaskRecord, requests: dict[str, Any], wall: float) -> Task
     """:meth:`TaskStore.ask` on the stored ``record``."""
     if record.terminal:
         raise TaskConflict(record, "input_required")
+    # [ext-tasks:tasks#33, #34] a key names one request for the task's whole life: a key still
+    # outstanding, or answered and not yet taken by the work, is not given to another request
+    # (the runtime makes keys that are never reused) -- tasks#task-update-requests
+    taken = set(record.input_requests or ()) | set(record.input_responses or ())
+    reused = sorted(taken.intersection(requests))
+    if reused:
+        raise ValueError(f"input request keys already used by task {record.task_id}: {', '.join(reused)}")
     outstanding = {**(record.input_requests or {}), **requests}
     if record.status == "working":
         return record.moved("input_required", wall, None, input_requests=outstanding)

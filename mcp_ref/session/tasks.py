@@ -81,6 +81,7 @@ from ..schema.tasks import (
 from .core import RequestContext, Session
 from .task_requestor import TaskCancelled, TaskFailed, TaskHandle, list_tasks, start_task
 from .task_store import (
+    RESYNC,
     InMemoryTaskStore,
     TaskChange,
     TaskConflict,
@@ -478,6 +479,16 @@ class TaskManager:
 
     def _on_change(self, change: TaskChange) -> None:
         """The store announces a change (made here or, on a shared store, by another process)."""
+        if change.task_id == RESYNC:
+            # changes may have been missed: every waiter reads again, every task running here is read
+            # again (one cancelled through another replica meanwhile stops its work)
+            waiting, self._changed = self._changed, {}
+            for waiters in waiting.values():
+                waiters.set()
+            for task_id, running in list(self._live.items()):
+                if not running.record.terminal:
+                    self.nursery.start_soon(self._refresh, task_id, name=f"mcp task {task_id} read again")
+            return
         event = self._changed.pop(change.task_id, None)
         if event is not None:
             event.set()  # tasks/result waiters read the task again
@@ -487,6 +498,9 @@ class TaskManager:
         if change.status is None:
             # deleted (expired, its session closed): stop the work, answer the waiters
             del self._live[change.task_id]
+            bound = self._session_tasks.get(live.session)
+            if bound is not None:
+                bound.discard(change.task_id)
             live.scope.cancel(reason=f"task {change.task_id} was deleted")
             self._finish(live)
             return
@@ -515,8 +529,10 @@ class TaskManager:
         live.record = record
         if record.status == before.status:
             return
-        message = record.status_message if record.terminal else None
-        log.info("task %s is %s%s", record.task_id, record.status, f": {message}" if message else "")
+        if record.terminal and record.status_message:
+            log.info("task %s is %s: %s", record.task_id, record.status, record.status_message)
+        else:
+            log.info("task %s is %s", record.task_id, record.status)
         # [basic/utilities/tasks#18, #53] each change is announced (unless turned off) -- tasks#task-notifications
         if self.config.status_notifications:
             params = status_notification(record)

@@ -131,7 +131,7 @@ async def test_one_server_serves_a_2025_session_and_2026_requests_with_the_same_
     client_end, server_end = memory_channel_pair()
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, server_end)
-        async with open_session(client_end) as session:
+        async with open_session(client_end, era="legacy") as session:
             assert session.protocol_version == "2025-11-25"
             result = await session.call_tool("echo", {"text": "hi"})
             assert result.content[0].text == "hi"  # type: ignore[union-attr]
@@ -387,7 +387,7 @@ async def test_a_legacy_client_may_ping_before_it_initializes() -> None:
         await nursery.start(make_server().serve, server_end)
         await client_end.send(b'{"jsonrpc":"2.0","id":"p","method":"ping"}')
         assert json.loads(await client_end.receive()) == {"jsonrpc": "2.0", "id": "p", "result": {}}
-        async with open_session(client_end) as session:
+        async with open_session(client_end, era="legacy") as session:
             assert session.protocol_version == "2025-11-25"
         nursery.cancel_scope.cancel()
 

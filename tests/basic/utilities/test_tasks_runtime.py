@@ -46,7 +46,7 @@ async def routed_pair(server: Server, **client_options: Any) -> AsyncIterator[tu
     rec = Routed(server_end)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, rec)
-        async with open_session(client_end, **client_options) as client:
+        async with open_session(client_end, **client_options, era="legacy") as client:
             yield client, rec
         nursery.cancel_scope.cancel()
 
@@ -816,3 +816,19 @@ async def test_the_work_sees_the_underlying_request_without_its_task_metadata(au
     # params passed on (to another server, say) make a plain call there, not a task
     assert first.task is None and first.name == "look" and first.arguments == {"x": 1}
     assert again is first
+
+
+async def test_a_session_holds_work_only_while_tasks_bound_to_it_are_kept(autojump_clock: trio.abc.Clock) -> None:
+    # (the HTTP server never reclaims a session its client will come back to for a task)
+    async with trio.open_nursery() as nursery:
+        server, _ = task_server(nursery)
+        manager = server.task_manager
+        assert manager is not None
+        async with client_of(server) as client:
+            (session,) = server.sessions
+            assert not manager.holds_tasks_for(session)
+            await (await client.call_tool_as_task("plain_task", ttl=1_000)).result()
+            assert manager.holds_tasks_for(session)
+            await trio.sleep(2)  # its only task expired and was deleted
+            assert not manager.holds_tasks_for(session)
+        nursery.cancel_scope.cancel()

@@ -1,0 +1,250 @@
+"""Tasks in a real PostgreSQL: several servers (replicas) share them.
+
+The store's contract is tested on every store in test_task_store.py (this
+database included); here what sharing means: a task created by one server is
+read, waited on and cancelled through another, a server killed with
+``kill -9`` loses no acknowledged task and its running tasks are failed by the
+others, and a database that goes away is an error on the requests that need it.
+"""
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref.basic.utilities.tasks import TaskLimits
+from mcp_ref.errors import MCPError
+from mcp_ref.schema.tasks import CancelTaskRequestParams
+from mcp_ref.session import ClientSession, RequestContext, Server, open_stdio_client
+from mcp_ref.session.task_store import RESTART_MESSAGE, TaskLimitReached, TaskStoreUnavailable
+from mcp_ref.session.tasks import TaskConfig
+from mcp_ref.testing import memory_session_pair
+from mcp_ref.testing.postgres import PostgresServer
+
+from .test_task_db import task_get, task_result
+from .test_task_store import record
+
+pytest.importorskip("psycopg", reason="the postgres extra (psycopg 3) is not installed")
+
+from mcp_ref.session.task_pg import PostgresTaskStore, open_postgres_task_store
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the core tasks tested here are the 2025-11-25 revision's (2026-07-28 has the tasks extension)
+LEGACY = "2025-11-25"
+
+
+@asynccontextmanager
+async def replica(conninfo: str, table: str, state: dict[str, Any]) -> AsyncIterator[tuple[Server, PostgresTaskStore]]:
+    """One server on the shared task table: ``slow`` runs until released (or cancelled)."""
+    async with open_postgres_task_store(conninfo, table=table, sweep_interval=0.2) as store:
+        async with trio.open_nursery() as nursery:
+            server = Server("replica")
+            server.enable_tasks(nursery, store=store, config=TaskConfig(binding="none"))
+
+            @server.tool(task_support="optional")
+            async def slow(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+                state["started"] += 1
+                try:
+                    await state["release"].wait()
+                except trio.Cancelled:
+                    state["cancelled"] += 1
+                    raise
+                return f"done {arguments.get('n')}"
+
+            yield server, store
+            nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("basic/utilities/tasks#46", "basic/utilities/tasks#61")
+async def test_a_task_is_read_waited_on_and_cancelled_through_another_replica(postgres: PostgresServer) -> None:
+    table = postgres.new_table()
+    state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
+    async with (
+        replica(postgres.conninfo, table, state) as (a, _),
+        replica(postgres.conninfo, table, state) as (b, _),
+        memory_session_pair(a, protocol_version=LEGACY) as on_a,
+        memory_session_pair(b, protocol_version=LEGACY) as on_b,
+    ):
+        first = await on_a.call_tool_as_task("slow", {"n": 1})
+        second = await on_a.call_tool_as_task("slow", {"n": 2})
+        # replica b knows both tasks at once: a answered only once they were committed
+        assert (await task_get(on_b, first.task_id)).status == "working"
+        async with trio.open_nursery() as nursery:
+            results: list[Any] = []
+
+            async def wait_on_b() -> None:
+                results.append(await task_result(on_b, first.task_id))
+
+            nursery.start_soon(wait_on_b)
+            await trio.sleep(0.2)
+            assert results == []  # b's tasks/result blocks on a task a runs
+            # cancelled through b: a stops the work, and b's waiter answers
+            cancelled = await on_b.session.request("tasks/cancel", CancelTaskRequestParams(task_id=second.task_id))
+            assert cancelled.status == "cancelled"
+            with trio.fail_after(10):
+                while state["cancelled"] < 1:
+                    await trio.sleep(0.02)
+            assert (await task_get(on_a, second.task_id)).status == "cancelled"
+            state["release"].set()  # a finishes the first one: b's waiter has its result
+        (payload,) = results
+        assert payload.extra["content"] == [{"type": "text", "text": "done 1"}]
+    assert state == {"release": state["release"], "started": 2, "cancelled": 1}
+
+
+@pytest.mark.req("basic/utilities/tasks#61")
+async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_the_work(
+    postgres: PostgresServer,
+) -> None:
+    import psycopg
+
+    table = postgres.new_table()
+    state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
+    async with (
+        replica(postgres.conninfo, table, state) as (a, a_store),
+        open_postgres_task_store(postgres.conninfo, table=table, sweep_interval=3600) as b_store,
+        memory_session_pair(a, protocol_version=LEGACY) as on_a,
+    ):
+        task = await on_a.call_tool_as_task("slow")
+        with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
+            # a's listening connection goes (a network cut, a database restart) ...
+            cut = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s"
+                " AND query LIKE 'LISTEN%%'",
+                (f"mcp_ref tasks {a_store.runner}",),
+            ).fetchall()
+            assert cut == [(True,)]
+            # ... and the task is cancelled through b before a listens again: that notification is lost
+            await b_store.move(task.task_id, "cancelled", wall=0.0, message="cancelled through b")
+        # a listens again, reads its running tasks again, and stops the cancelled one's work
+        with trio.fail_after(20):
+            while state["cancelled"] < 1:
+                await trio.sleep(0.05)
+        assert (await task_get(on_a, task.task_id)).status == "cancelled"
+
+
+async def test_a_database_that_goes_away_is_an_error_on_the_requests_that_need_it(postgres: PostgresServer) -> None:
+    table = postgres.new_table()
+    state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
+    async with (
+        replica(postgres.conninfo, table, state) as (server, store),
+        memory_session_pair(server, protocol_version=LEGACY) as client,
+    ):
+        done = await client.call_tool_as_task("slow", {"n": 1})
+        postgres.stop()
+        try:
+            with trio.fail_after(30):
+                with pytest.raises(TaskStoreUnavailable):
+                    await store.get(done.task_id)
+                with pytest.raises(MCPError) as failed:
+                    await task_get(client, done.task_id)
+                assert failed.value.code == -32603 and "task store is unavailable" in failed.value.message
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool_as_task("slow", {"n": 2})
+                assert refused.value.code == -32603
+                await client.ping()  # the session, and the server, go on
+        finally:
+            postgres.start()
+        # the database is back: the pool connects again, the listener too, the work's result is stored
+        state["release"].set()
+        with trio.fail_after(30):
+            while (await task_get(client, done.task_id)).status != "completed":
+                await trio.sleep(0.1)
+        assert (await done.result()).content[0].text == "done 1"
+
+
+async def test_opening_without_the_database_fails_at_once(postgres: PostgresServer) -> None:
+    dead = postgres.conninfo.replace(f"port={postgres.port}", "port=1")
+    with trio.fail_after(30), pytest.raises(TaskStoreUnavailable):
+        async with open_postgres_task_store(dead, connect_timeout=2):
+            pass
+
+
+async def test_the_table_name_is_a_plain_sql_name(postgres: PostgresServer) -> None:
+    for bad in ("drop table x", "a;b", "", "1abc", 'x"y'):
+        with pytest.raises(ValueError, match="plain SQL name"):
+            async with open_postgres_task_store(postgres.conninfo, table=bad):
+                pass
+
+
+# -- real server processes ---------------------------------------------------------------------------
+
+
+def everything_args(conninfo: str, table: str) -> list[str]:
+    url = "postgresql://postgres@127.0.0.1:{port}/postgres".format(port=conninfo.split("port=")[1].split()[0])
+    return ["-m", "mcp_ref.examples.everything", "--task-db", f"{url}?table={table}&sweep=0.2"]
+
+
+@asynccontextmanager
+async def everything(conninfo: str, table: str) -> AsyncIterator[ClientSession]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = everything_args(conninfo, table)
+    async with open_stdio_client(sys.executable, args, env=env, stderr="discard", protocol_version=LEGACY) as client:
+        yield client
+
+
+async def kill(client: ClientSession) -> None:
+    process = client.session.channel.process  # type: ignore[attr-defined]
+    process.kill()
+    await process.wait()
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/utilities/tasks#43")
+async def test_no_acknowledged_task_is_lost_to_kill_9_and_others_fail_its_running_work(
+    postgres: PostgresServer,
+) -> None:
+    table = postgres.new_table()
+    acknowledged: dict[str, int] = {}
+    async with everything(postgres.conninfo, table) as other, everything(postgres.conninfo, table) as client:
+
+        async def create(n: int) -> None:
+            handle = await client.call_tool_as_task("batch_job", {"seconds": n % 3})
+            acknowledged[handle.task_id] = n % 3
+
+        async with trio.open_nursery() as nursery:
+            for n in range(100):
+                nursery.start_soon(create, n)
+                if n % 10 == 9:
+                    await trio.sleep(0)
+        assert len(acknowledged) == 100
+        await kill(client)  # at once, after the last acknowledgement
+        # the other replica fails the tasks whose work died: the last two-second one among them
+        last_long = [task_id for task_id, seconds in acknowledged.items() if seconds == 2][-1]
+        with trio.fail_after(30):
+            while (await task_get(other, last_long)).status == "working":
+                await trio.sleep(0.2)
+        # and it has every acknowledged task
+        statuses = [await task_get(other, task_id) for task_id in acknowledged]
+        assert len(statuses) == 100 and {t.status for t in statuses} <= {"completed", "failed"}
+        failed = [t for t in statuses if t.status == "failed"]
+        assert failed and all(t.status_message == RESTART_MESSAGE for t in failed)
+        completed = next(t for t in statuses if t.status == "completed")
+        payload = await task_result(other, completed.task_id)  # a result the dead replica wrote
+        assert payload.extra["structuredContent"]["job"] == "done"
+
+
+async def test_limits_hold_across_replicas(postgres: PostgresServer) -> None:
+    table = postgres.new_table()
+    async with (
+        open_postgres_task_store(postgres.conninfo, table=table) as a,
+        open_postgres_task_store(postgres.conninfo, table=table) as b,
+    ):
+        limits = TaskLimits(running=5, kept=50, total=500)
+        outcomes: list[bool] = []
+
+        async def create(store: PostgresTaskStore, n: int) -> None:
+            try:
+                await store.create(record(f"t{n}"), limits)
+                outcomes.append(True)
+            except TaskLimitReached:
+                outcomes.append(False)
+
+        async with trio.open_nursery() as nursery:
+            for n in range(20):
+                nursery.start_soon(create, a if n % 2 else b, n)
+        assert outcomes.count(True) == 5
