@@ -265,9 +265,10 @@ def _prefix(err: DecodeError, segment: str | int) -> DecodeError:
 class _Factories:
     """Hook factories bound to one converter."""
 
-    def __init__(self, conv: cattrs.Converter, revision: str) -> None:
+    def __init__(self, conv: cattrs.Converter, revision: str, *, engine_completes: bool = False) -> None:
         self.conv = conv
         self.revision = revision
+        self.engine_completes = engine_completes
         self._hooks: dict[Any, Callable[[Any, Any], Any]] = {}
         self._by_class: dict[type, Callable[[Any], Any]] = {}
 
@@ -582,6 +583,10 @@ class _Factories:
                 # a member the revision requires is never left out (None is refused, below), so it
                 # is written in its place among the fields (an omittable one comes after them all)
                 required_here = f.required_from is not None and revision >= f.required_from
+                if self.engine_completes:
+                    # the engine writes these members itself (a request's _meta, a
+                    # result's caching hints): left out when None, never refused
+                    required_here = False
                 overrides[f.name] = override(
                     rename=f.wire, omit_if_default=optional and not required_here, unstruct_hook=writer
                 )
@@ -1129,9 +1134,9 @@ def _is_dict(tp: Any) -> bool:
     return tp is dict or get_origin(tp) in (dict, Mapping, typing.Mapping)
 
 
-def _build(revision: str) -> cattrs.Converter:
+def _build(revision: str, engine_completes: bool = False) -> cattrs.Converter:
     conv = cattrs.Converter()
-    fac = _Factories(conv, revision)
+    fac = _Factories(conv, revision, engine_completes=engine_completes)
     conv.register_structure_hook(str, _structure_str)
     conv.register_structure_hook(int, _structure_int)
     conv.register_structure_hook(float, _structure_float)
@@ -1155,7 +1160,8 @@ def _build(revision: str) -> cattrs.Converter:
     conv.register_unstructure_hook_factory(_is_union, fac.union_unstructure)
     conv.register_unstructure_hook_factory(_is_model_list, fac.list_unstructure)
     conv.register_unstructure_hook_factory(_is_model_dict, fac.dict_unstructure)
-    _FACTORIES[revision] = fac
+    if not engine_completes:
+        _FACTORIES[revision] = fac
     return conv
 
 
@@ -1163,15 +1169,22 @@ _FACTORIES: dict[str, _Factories] = {}
 
 
 @functools.cache
-def converter_for(revision: str = LATEST_PROTOCOL_VERSION) -> cattrs.Converter:
+def converter_for(revision: str = LATEST_PROTOCOL_VERSION, *, engine_completes: bool = False) -> cattrs.Converter:
     """The converter that encodes for ``revision`` (decoding is the same in all).
 
     The default is the newest revision (:data:`LATEST_PROTOCOL_VERSION`); code
     that encodes for a session or a request names the revision it speaks.
+
+    ``engine_completes=True``: the converter of an engine that writes some required
+    members of a message body itself, after encoding what the application gave it
+    (2026-07-28: a request's ``_meta`` with its revision and capabilities, a cacheable
+    result's ``ttlMs``/``cacheScope``). A field that is required only from some revision
+    on (``required_from``) is then left out when it is None instead of refused;
+    everything else (the members and classes a revision lacks) is as exact as ever.
     """
     if revision not in REVISIONS:
         raise LocalProtocolError(f"unsupported protocol revision {revision!r}")
-    return _build(revision)
+    return _build(revision, engine_completes)
 
 
 def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION, as_type: Any = None) -> Any:

@@ -1,6 +1,7 @@
 """schema.ts ``CacheableResult`` (2026-07-28, server/utilities/caching): a result a
 client may cache. Its two fields (``ttlMs``, ``cacheScope``) are declared with
-:data:`.pagination.TTL_MS` and :data:`.pagination.CACHE_SCOPE` (their tolerant readers); the list results, which are also paginated, repeat
+:data:`.pagination.TTL_MS` and :data:`.pagination.CACHE_SCOPE` (their tolerant
+readers); the list results, which are also paginated, repeat
 them, and ``ReadResourceResult`` and ``DiscoverResult`` extend this class.
 """
 

@@ -169,6 +169,24 @@ def test_a_request_of_the_revision_carries_its_meta() -> None:
     assert encode(ListRootsRequestParams(), NEW) == {}
 
 
+def test_an_engine_that_completes_a_body_gets_it_without_the_members_it_adds() -> None:
+    # the modern engine encodes what the application gave and adds the request's _meta and
+    # a result's caching hints itself: its converter leaves those out instead of refusing them
+    from mcp_ref.schema._converter import converter_for
+    from mcp_ref.schema.ping import PingRequest
+
+    engine = converter_for(NEW, engine_completes=True)
+    assert engine.unstructure(CallToolRequestParams(name="t")) == {"name": "t"}
+    assert engine.unstructure(ListToolsResult(tools=[])) == {"resultType": "complete", "tools": []}
+    # what the revision lacks is as exact as ever
+    assert engine.unstructure(ElicitResult(action="decline", meta={"x.y/z": 1})) == {"action": "decline"}
+    with pytest.raises(LocalProtocolError, match="removed in protocol revision 2026-07-28"):
+        engine.unstructure(PingRequest(id=1))
+    # and the public encoder still refuses an incomplete message
+    with pytest.raises(LocalProtocolError, match="is required"):
+        encode(CallToolRequestParams(name="t"), NEW)
+
+
 def test_input_requests_have_no_envelope_in_the_revision() -> None:
     ask = ElicitRequest(
         params=ElicitRequestFormParams(
