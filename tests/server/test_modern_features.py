@@ -436,7 +436,7 @@ async def test_a_file_reader_refuses_paths_that_climb_out_of_its_directory() -> 
             assert refused["error"]["code"] == -32602, sneaky
 
 
-@pytest.mark.req("2026-07-28:client/elicitation#14")
+@pytest.mark.req("2026-07-28:client/elicitation#14", "2026-07-28:client/elicitation#13")
 async def test_a_url_elicitation_is_asked_only_with_a_valid_url() -> None:
     from mcp_ref.schema.elicitation import ElicitRequestURLParams
 
@@ -450,7 +450,24 @@ async def test_a_url_elicitation_is_asked_only_with_a_valid_url() -> None:
 
     async with modern(server, ClientCapabilities(elicitation={"url": {}})) as peer:
         good, _ = await peer.call("tools/call", {"name": "visit", "arguments": {"url": "https://ok.example/x"}})
-        assert good["result"]["inputRequests"]["elicitation-1"]["params"]["url"] == "https://ok.example/x"
+        asked = good["result"]["inputRequests"]["elicitation-1"]["params"]
+        # mode, message and url; 2026-07-28 has no elicitationId (the URL carries what the server needs)
+        assert asked == {"mode": "url", "message": "go", "url": "https://ok.example/x"}
         for bad in ("javascript:alert(1)", "https://exa mple.org", "not a url"):
             refused, _ = await peer.call("tools/call", {"name": "visit", "arguments": {"url": bad}})
             assert refused["error"]["code"] == -32603, bad  # the server's own bug: nothing is asked
+
+
+@pytest.mark.req("2026-07-28:client/elicitation#13")
+def test_a_url_elicitation_needs_mode_message_and_url() -> None:
+    from mcp_ref.errors import DecodeError
+    from mcp_ref.schema._converter import decode
+    from mcp_ref.schema.elicitation import ElicitRequestURLParams
+
+    ok = decode({"mode": "url", "message": "m", "url": "https://x.example"}, ElicitRequestURLParams)
+    assert ok.url == "https://x.example" and ok.elicitation_id is None
+    for missing in ("message", "url"):
+        params = {"mode": "url", "message": "m", "url": "https://x.example"}
+        del params[missing]
+        with pytest.raises(DecodeError):
+            decode(params, ElicitRequestURLParams)
