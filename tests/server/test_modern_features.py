@@ -63,7 +63,7 @@ def features(**options: Any) -> Server:
     async def items(ctx: RequestContext, uri: str, variables: dict[str, str]) -> list[str]:
         return ["item"] if variables["id"] == "1" else []
 
-    @server.resource_template("test://vault/{id}", scopes=["admin"])
+    @server.resource_template("test://vault/{id}", scopes=["admin"], completers={"id": _no_ids})
     async def vault(ctx: RequestContext, uri: str, variables: dict[str, str]) -> str:
         return "vaulted"
 
@@ -88,14 +88,21 @@ def names(reply: dict[str, Any], field: str, key: str = "name") -> list[str]:
 
 
 async def ask(
-    server: Server, method: str, params: Any = None, *, scopes: tuple[str, ...] | None = None
+    server: Server,
+    method: str,
+    params: Any = None,
+    *,
+    scopes: tuple[str, ...] | None = None,
+    subject: str = "u",
+    caps: ClientCapabilities = ELICIT,
+    **retry: Any,
 ) -> dict[str, Any]:
     """One 2026-07-28 request handled by the server's runtime, as an HTTP POST with a verified
     token granting ``scopes`` (None: no token) would be."""
     runtime = server.modern_runtime()
     engine = runtime.engine(track_ids=False)
-    client = StatelessEngine(Role.CLIENT, info=Implementation(name="t", version="0"), capabilities=ELICIT)
-    _, data = client.send_request(method, params)
+    client = StatelessEngine(Role.CLIENT, info=Implementation(name="t", version="0"), capabilities=caps)
+    _, data = client.send_request(method, params, **retry)
     (event,) = engine.receive_message(data)
     assert isinstance(event, ExchangeReceived)
     answers: list[bytes] = []
@@ -107,7 +114,7 @@ async def ask(
         async def answer(self, data: bytes, code: int | None) -> None:
             answers.append(data)
 
-    auth = AccessToken(subject="u", scopes=frozenset(scopes)) if scopes is not None else None
+    auth = AccessToken(subject=subject, scopes=frozenset(scopes)) if scopes is not None else None
     await runtime.run(event.exchange, Sink(), trio.CancelScope(), auth=auth)
     (answer,) = answers
     reply: dict[str, Any] = json.loads(answer)
@@ -200,6 +207,9 @@ async def test_what_is_offered_follows_the_scopes_of_the_requests_token() -> Non
         read = await ask(server, "resources/read", {"uri": "test://admin"}, scopes=scopes)
         vaulted = await ask(server, "resources/read", {"uri": "test://vault/7"}, scopes=scopes)
         got = await ask(server, "prompts/get", {"name": "audit"}, scopes=scopes)
+        ref = {"ref": {"type": "ref/resource", "uri": "test://vault/{id}"}, "argument": {"name": "id", "value": ""}}
+        completed = await ask(server, "completion/complete", ref, scopes=scopes)
+        assert ("result" in completed) is sees  # a template it may not see cannot be completed either
         if sees:
             assert call["result"]["content"][0]["text"] == "wiped"
             assert read["result"]["contents"][0]["text"] == "secret"
@@ -471,3 +481,104 @@ def test_a_url_elicitation_needs_mode_message_and_url() -> None:
         del params[missing]
         with pytest.raises(DecodeError):
             decode(params, ElicitRequestURLParams)
+
+
+@pytest.mark.req("2026-07-28:server/tools#42", "2026-07-28:server/utilities/completion#6")
+async def test_requests_are_rate_limited_per_user_and_per_channel(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.session.core import SessionConfig
+
+    limits = {"tools/call": (1.0, 2), "completion/complete": (1.0, 1)}
+    server = features(config=SessionConfig(request_rate_limits=limits))
+
+    @server.prompt(description="completes", completers={"city": _cities})
+    async def trip(ctx: RequestContext, city: str) -> str:
+        return f"go to {city}"
+
+    call = {"name": "hello", "arguments": {}}
+    async with modern(server) as peer:
+        codes = [("result" in (await peer.call("tools/call", call))[0]) for _ in range(3)]
+        assert codes == [True, True, False]  # a burst of two, then refused
+        refused, _ = await peer.call("tools/call", call)
+        assert refused["error"]["code"] == -32600 and "too many tools/call" in refused["error"]["message"]
+        await trio.sleep(1.5)
+        assert "result" in (await peer.call("tools/call", call))[0]  # the bucket refilled
+        complete = {"ref": {"type": "ref/prompt", "name": "trip"}, "argument": {"name": "city", "value": "Pa"}}
+        first, _ = await peer.call("completion/complete", complete)
+        assert first["result"]["completion"]["values"] == ["Paris"]
+        second, _ = await peer.call("completion/complete", complete)
+        assert second["error"]["code"] == -32600
+        assert "result" in (await peer.call("tools/list"))[0]  # other methods are not limited
+        async with modern(server) as other:  # another channel counts on its own
+            assert "result" in (await other.call("tools/call", call))[0]
+    # over HTTP, each user (a verified token's principal) has its own bucket
+    for _ in range(2):
+        assert "result" in await ask(server, "tools/call", call, scopes=())
+    assert (await ask(server, "tools/call", call, scopes=()))["error"]["code"] == -32600
+
+
+async def _cities(ctx: Any, value: str, context: Any) -> list[str]:
+    return [c for c in ("Paris", "Prague") if c.startswith(value)]
+
+
+@pytest.mark.req(
+    "2026-07-28:client/elicitation#17",
+    "2026-07-28:client/elicitation#18",
+    "2026-07-28:client/elicitation#25",
+    "2026-07-28:client/elicitation#42",
+    "2026-07-28:client/elicitation#47",
+    "2026-07-28:client/elicitation#48",
+    "2026-07-28:client/elicitation#49",
+)
+async def test_a_url_elicitation_is_bound_to_its_user_across_the_rounds() -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from mcp_ref.client.url_elicitations import URLElicitations
+    from mcp_ref.server.tools import ToolError
+
+    links = URLElicitations("https://mcp.example/connect")
+    server = Server("oob", "1", state_key=b"o" * 32)
+
+    @server.tool()
+    async def connect(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        if "eid" not in ctx.state:
+            params = links.start(ctx, "Connect your account")
+            ctx.state["eid"] = params.elicitation_id
+            await ctx.elicit(params)
+        if not links.completed(ctx, ctx.state["eid"]):
+            raise ToolError("not connected yet")
+        return "connected"
+
+    call = {"name": "connect", "arguments": {}}
+    url_caps = ClientCapabilities(elicitation={"url": {}})
+    first = await ask(server, "tools/call", call, scopes=(), caps=url_caps)
+    (request,) = first["result"]["inputRequests"].values()
+    assert "elicitationId" not in request["params"]  # (2026-07-28: the URL carries it)
+    eid = parse_qs(urlsplit(request["params"]["url"]).query)["elicitation_id"][0]
+    state = first["result"]["requestState"]
+    accepted = {"elicitation-1": {"action": "accept"}}
+    waiting = await ask(
+        server, "tools/call", call, scopes=(), input_responses=accepted, request_state=state, caps=url_caps
+    )
+    assert waiting["result"]["isError"] and waiting["result"]["content"][0]["text"] == "not connected yet"
+    with pytest.raises(PermissionError):
+        await links.complete(eid, user=(None, "mallory"))  # someone else opened the URL: refused
+    await links.complete(eid, user=(None, "u"))  # the user who started it, as the page authenticated them
+    done = await ask(
+        server, "tools/call", call, scopes=(), input_responses=accepted, request_state=state, caps=url_caps
+    )
+    assert done["result"]["content"][0]["text"] == "connected"
+    # another user's request never learns of it, whatever it sends
+    other = await ask(server, "tools/call", call, scopes=(), subject="mallory", caps=url_caps)
+    (mine,) = other["result"]["inputRequests"].values()
+    theirs = parse_qs(urlsplit(mine["params"]["url"]).query)["elicitation_id"][0]
+    await links.complete(theirs, user=(None, "mallory"))
+
+    class Ctx:
+        auth = AccessToken(subject="u")
+
+    with pytest.raises(PermissionError):
+        links.completed(Ctx(), theirs)
+
+
+async def _no_ids(ctx: Any, value: str, context: Any) -> list[str]:
+    return []
