@@ -1,4 +1,4 @@
-# mcp_ref -- `make run` runs the main job (cross-checking the echo example), `make test` installs and runs the tests.
+# mcp_ref -- `make run` runs the main job (cross-checking the everything example), `make test` installs and runs the tests.
 # Both create .venv on their own; dependencies are (re)installed when setup.cfg changes.
 
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make run            the main job: mcp-ref check cross-checks the echo example server (stdio)"
+	@echo "make run            the main job: mcp-ref check cross-checks the everything example server (stdio)"
 	@echo "make test           install mcp_ref with its extras into .venv, run the tests"
 	@echo "make docs           the API reference and guides (Sphinx, warnings are errors) in docs/_build/html"
 	@echo "make check-install  an ordinary install in a fresh venv, and mypy --strict on the newcomer app against it"
@@ -43,8 +43,13 @@ $(STAMP): setup.cfg pyproject.toml | $(PY)
 	$(PY) -c 'import pathlib, sysconfig; pathlib.Path(sysconfig.get_path("purelib"), "mcp_ref-checkout.pth").write_text("$(CURDIR)\n")'
 	touch $(STAMP)
 
+# the everything example has a tool for each check that needs one; the config names them
+DEMO_CONFIG := tests/crosscheck/everything.toml
 run: $(STAMP)
-	$(PY) -m mcp_ref.cli check -- $(PY) -m mcp_ref.examples.echo
+	@$(PY) -m mcp_ref.cli check --config $(DEMO_CONFIG) -- $(PY) -m mcp_ref.examples.everything; status=$$?; echo; \
+	if [ $$status -eq 0 ]; then echo "$(RUN_OK)"; else echo "$(RUN_FAILED)"; fi; exit $$status
+RUN_OK := All good: the example server passed every check above, so it follows the MCP spec as far as mcp-ref can tell. Check your own server the same way: .venv/bin/mcp-ref check -- python your_server.py
+RUN_FAILED := Something is wrong: the example server broke the rules marked [fail] above (each names the spec requirement it broke).
 
 test: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -12,7 +12,13 @@ extensions = ["sphinx.ext.autodoc"]
 # the reference documents the public names where users import them from
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-autodoc_default_options = {"members": True, "show-inheritance": True}
+# members a class inherits from another of mcp_ref's are shown with it (SqliteTaskStore's from the
+# in-memory store); those of Python's and trio's own classes are not
+autodoc_default_options = {
+    "members": True,
+    "show-inheritance": True,
+    "inherited-members": "BaseException,Exception,Channel,Stream,AsyncResource,Protocol,Generic,int,Enum,object",
+}
 add_module_names = False
 
 exclude_patterns = ["_build"]

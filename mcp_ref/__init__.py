@@ -1,7 +1,7 @@
 """mcp_ref: a Trio-native reference implementation of the Model Context Protocol (2025-11-25).
 
-The names an application needs are here: :class:`Server` and the client
-openers (:func:`open_stdio_client`, :func:`open_session`, :func:`open_http_client`),
+The names an application needs are here: :class:`Server`, :func:`connect` and the
+typed client openers (:func:`open_stdio_client`, :func:`open_session`, :func:`open_http_client`),
 the request context and handles, and every exception a call can raise.
 The data model (``Tool``, ``TextContent``, ``CallToolRequestParams``, ...)
 is in :mod:`mcp_ref.schema`.
@@ -42,6 +42,7 @@ from .session import (
     open_stdio_client,
 )
 from .session.client import InvalidToolResult
+from .session.connect import connect
 from .session.core import PendingRequest
 
 if _TYPE_CHECKING:
@@ -145,6 +146,7 @@ __all__ = [
     "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
+    "connect",
     "decode",
     "display_name",
     "encode",

@@ -143,25 +143,31 @@ class Connection:
     ) -> None:
         if not supported_versions or any(v not in lc.SUPPORTED_VERSIONS for v in supported_versions):
             raise ValueError(f"supported_versions must be a non-empty subset of {lc.SUPPORTED_VERSIONS}")
+        #: which side of the connection this engine is
         self.role = role
         #: observer mode: this engine watches a ``role`` someone else plays (see :meth:`observe_sent`);
         #: it produces no replies and raises nothing for the faults it sees
         self.observer = observer
+        #: where the connection is in its lifecycle (a Phase)
         self.phase = Phase.AWAITING_INIT
+        #: the protocol revisions we accept
         self.supported_versions = supported_versions  # [schema#8] older versions too, as configured
         if capabilities is None:
             capabilities = ClientCapabilities() if role is Role.CLIENT else ServerCapabilities()
         expected = ClientCapabilities if role is Role.CLIENT else ServerCapabilities
         if not isinstance(capabilities, expected):
             raise TypeError(f"a {role.value} declares {expected.__name__}, not {type(capabilities).__name__}")
+        #: the capabilities we declare
         self.capabilities = capabilities
         self._own_caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(capabilities)
         #: negotiated protocol version (None until negotiated)
         self.protocol_version: str | None = None
         #: the version the client asked for (both roles record it)
         self.requested_version: str | None = None
+        #: the capabilities the peer declared (None before initialization)
         self.peer_capabilities: ClientCapabilities | ServerCapabilities | None = None
         self._peer_caps: dict[str, Any] | None = None
+        #: the peer's Implementation (name, version), once initialized
         self.peer_info: Implementation | None = None
         #: what was ignored or refused, by reason -- for cross-checking peers
         self.stats: Counter[str] = Counter()
@@ -209,13 +215,16 @@ class Connection:
         return lc.negotiate_version(requested, self.supported_versions)
 
     def outgoing(self, rid: RequestId) -> OutgoingRequest | None:
+        """The state of our request ``rid`` while it awaits its answer, else None."""
         return self._outgoing.get(rid)
 
     def incoming(self, rid: RequestId) -> IncomingRequest | None:
+        """The state of the peer's request ``rid`` while we have not answered it, else None."""
         return self._incoming.get(rid)
 
     @property
     def pending_outgoing(self) -> list[RequestId]:
+        """The ids of our requests still awaiting an answer."""
         return [rid for rid, r in self._outgoing.items() if r.state == "pending"]
 
     def peer_has(self, *path: str) -> bool:
@@ -242,6 +251,7 @@ class Connection:
         return None
 
     def we_have(self, *path: str) -> bool:
+        """Whether our own capabilities include ``path`` (``we_have("tasks", "requests")``)."""
         return lc.has_capability(self._own_caps, path)
 
     # -- encoding --------------------------------------------------------------

@@ -74,9 +74,13 @@ class ProtocolError(MCPRefError):
         self, message: str, code: int = ErrorCode.INVALID_REQUEST, data: Any = None, *, requirement: str | None = None
     ) -> None:
         super().__init__(message)
+        #: the error message (without the code)
         self.message = message
+        #: the JSON-RPC error code this maps to (an ErrorCode)
         self.code = int(code)
+        #: the error's ``data``, sent with it when it goes on the wire
         self.data = data
+        #: the requirement id of the rule broken, when one is known
         self.requirement = requirement
 
 
@@ -106,7 +110,9 @@ class DecodeError(RemoteProtocolError):
     """
 
     def __init__(self, path: str, problem: str, code: int = ErrorCode.INVALID_PARAMS) -> None:
+        #: where in the message the problem is (``params.arguments``)
         self.path = path
+        #: what is wrong there
         self.problem = problem
         super().__init__(f"{path}: {problem}" if path else problem, code)
 
@@ -126,9 +132,13 @@ class MessageTooLarge(RemoteProtocolError):
         super().__init__(
             f"{what} of at least {size} bytes exceeds the limit of {limit} bytes", ErrorCode.INVALID_REQUEST
         )
+        #: the message's size in bytes (at least; reading stopped at the limit)
         self.size = size
+        #: the largest message taken, in bytes
         self.limit = limit
+        #: what the message was (``"request"``, ``"response"``), as far as its first bytes say
         self.kind = kind
+        #: its JSON-RPC id, as far as its first bytes say
         self.request_id = request_id
 
 
@@ -137,8 +147,11 @@ class MCPError(MCPRefError):
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"[{code}] {message}")
+        #: the JSON-RPC error code the peer sent
         self.code = code
+        #: the error message the peer sent
         self.message = message
+        #: the error's ``data`` as the peer sent it (None without)
         self.data = data
 
 
@@ -165,9 +178,13 @@ class RequestTimeout(MCPRefError):
         }
         hint = f" (to wait longer: {hints[kind]})" if kind in hints else ""
         super().__init__(f"{method}: no response within {timeout:g}s ({kind} timeout){hint}; {outcome}")
+        #: the method of the request that timed out
         self.method = method
+        #: the seconds that passed
         self.timeout = timeout
+        #: ``"idle"`` (no answer nor progress for ``timeout`` seconds) or ``"total"`` (the ``max_timeout`` cap)
         self.kind = kind
+        #: what became of the request (``request cancelled``: the peer was told)
         self.outcome = outcome
 
 
@@ -179,7 +196,9 @@ class UnsupportedProtocolVersion(MCPRefError):
 
     def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
         super().__init__(f"server chose protocol version {offered!r}; this client supports {', '.join(supported)}")
+        #: the revision the peer offered
         self.offered = offered
+        #: the revisions we support
         self.supported = supported
 
 
@@ -188,7 +207,9 @@ class RequestCancelled(MCPRefError):
 
     def __init__(self, method: str, reason: str | None) -> None:
         super().__init__(f"{method}: cancelled ({reason or 'no reason given'})")
+        #: the method of the request that was cancelled
         self.method = method
+        #: the reason given with the cancellation, if any
         self.reason = reason
 
 
@@ -221,9 +242,13 @@ class HTTPTransportError(MCPRefError):
         request_id: str | int | None = None,
     ) -> None:
         super().__init__(message)
+        #: the error message
         self.message = message
+        #: the HTTP status of the answer that caused it (None when there was no answer)
         self.status = status
+        #: the URL concerned
         self.url = url
+        #: where a redirect pointed (its ``Location``), for a 3xx
         self.location = location
         #: the JSON-RPC id of the request the failure is the outcome of, when it is one
         self.request_id = request_id

@@ -4,6 +4,7 @@ import configparser
 import importlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -39,14 +40,27 @@ def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
     assert lines[-1] == "session closed; server process shut down"
 
 
-def test_make_run_cross_checks_the_echo_example() -> None:
-    # the main job: `mcp-ref check` on the echo example, which comes out clean (exit 0)
+def test_make_run_cross_checks_the_everything_example_with_its_tools() -> None:
+    # the main job: `mcp-ref check` on the everything example, with the config naming the
+    # tools its checks need (the echo example's one tool left a third of them skipped);
+    # it comes out clean (exit 0), and the output ends with one plain sentence
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("\nrun: ", 1)[1].splitlines()[1].strip()
-    assert recipe == "$(PY) -m mcp_ref.cli check -- $(PY) -m mcp_ref.examples.echo"
-    done = run_module("mcp_ref.cli", "check", "-q", "--", sys.executable, "-m", "mcp_ref.examples.echo")
+    assert recipe.startswith(
+        "@$(PY) -m mcp_ref.cli check --config $(DEMO_CONFIG) -- $(PY) -m mcp_ref.examples.everything;"
+    )
+    assert "DEMO_CONFIG := tests/crosscheck/everything.toml" in makefile
+    assert "RUN_OK := All good: the example server passed every check above" in makefile
+    config = str(ROOT / "tests" / "crosscheck" / "everything.toml")
+    target = [sys.executable, "-m", "mcp_ref.examples.everything"]
+    done = run_module("mcp_ref.cli", "check", "--config", config, "--", *target)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1].startswith("0 MUST and 0 SHOULD violated")
+    summary = done.stdout.splitlines()[-1]
+    clean = r"0 MUST and 0 SHOULD violated, 0 other; checks: (\d+) passed, 0 failed, (\d+) skipped"
+    counts = re.fullmatch(clean, summary)
+    assert counts is not None, summary
+    # most checks run (the echo example's one tool left a third of them skipped)
+    assert int(counts[2]) * 20 <= int(counts[1]), summary
 
 
 def test_an_unknown_command_is_a_usage_error() -> None:

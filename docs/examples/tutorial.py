@@ -52,7 +52,8 @@ async def main() -> None:
     print(server.tools["forecast"].input_schema)
     print(server.tools["forecast"].output_schema)
     async with memory_session_pair(server) as client:  # or open_stdio_client, open_http_client
-        await client.list_tools()  # learns the output schemas: structured results are checked
+        # each structured result is checked against its tool's output schema (the client
+        # fetches the schemas with tools/list at its first call of a tool it has not listed)
         result = await client.call_tool("forecast", {"city": "Oslo"})
         print(result.structured_content, result.text)
         print((await client.call_tool("extremes", {"cities": ["Oslo", "Rome"]})).structured_content)

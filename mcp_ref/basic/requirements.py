@@ -92,6 +92,7 @@ RULES: Final[dict[str, Rule]] = _table(
     ("basic/lifecycle#4", "MUST", "the client sends notifications/initialized before normal operation"),
     ("basic/lifecycle#5", "SHOULD NOT", "the client sends only pings before initialize is answered"),
     ("basic/lifecycle#6", "SHOULD NOT", "the server sends only pings and logging before initialized"),
+    ("basic/lifecycle#7", "MUST", "the client's initialize offers a protocol version it supports"),
     ("basic/lifecycle#9", "MUST", "a server answers a version it supports with that version"),
     ("basic/lifecycle#10", "MUST", "otherwise the server answers with a version it supports"),
     ("basic/lifecycle#11", "SHOULD", "that version is the server's latest"),
@@ -182,16 +183,21 @@ RULES: Final[dict[str, Rule]] = _table(
     ("server/utilities/pagination#4", "MUST", "a client uses cursors as opaque tokens"),
     ("server/utilities/pagination#5", "SHOULD", "an invalid cursor gets -32602"),
     # -- client ----------------------------------------------------------------------------------
+    ("client/roots#1", "MUST", "a client with roots declares the roots capability"),
     ("client/roots#3", "MUST", "a root URI is a file:// URI"),
+    ("client/roots#4", "SHOULD", "a client without roots answers roots/list with -32601"),
     ("client/sampling#4", "MUST NOT", "no tool-enabled sampling to a client without sampling.tools"),
+    ("client/sampling#5", "MUST", "a client with sampling declares the sampling capability"),
     ("client/sampling#6", "SHOULD", "includeContext other than none only with sampling.context"),
     ("client/sampling#10", "MUST NOT", "with toolChoice none the model uses no tool"),
     ("client/sampling#13", "SHOULD", "sampling failures use the listed error codes"),
+    ("client/elicitation#4", "MUST", "a client with elicitation declares the elicitation capability"),
     ("client/elicitation#6", "MUST NOT", "no elicitation in a mode the client did not declare"),
     ("client/elicitation#16", "MUST", "an elicitation completion names a URL elicitation of the session"),
     ("client/elicitation#34", "MUST", "an elicitation mode the client did not declare gets -32602"),
     ("client/elicitation#56", "SHOULD", "an accepted form answer fits the requested schema"),
     ("schema#25", "MUST", "a tool-enabled sampling request without sampling.tools is refused"),
+    ("schema#37", "SHOULD", "a tool's own failure is a result with isError, not a protocol error"),
 )
 
 

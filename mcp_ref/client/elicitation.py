@@ -71,6 +71,7 @@ class URLElicitationRequired(MCPError):
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
         # [client/elicitation#33] -32042, listing what to complete -- elicitation#error-handling
         super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
+        #: the URL elicitations the user must complete before the request can succeed
         self.elicitations = items
 
 

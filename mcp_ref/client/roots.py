@@ -66,15 +66,20 @@ class RootsProvider:
     """The current roots; answers roots/list."""
 
     def __init__(self, roots: Iterable[Root] = (), *, list_changed: bool = True) -> None:
+        #: whether the client declares ``roots.listChanged`` (and notifies changes)
         self.list_changed = list_changed
         self._roots: list[Root] = []
         self.set(roots)
 
     @property
     def roots(self) -> list[Root]:
+        """The roots as they are now."""
         return list(self._roots)
 
     def set(self, roots: Iterable[Root]) -> None:
+        """Replace the roots (ValueError for one that is not a file:// URI); ``ClientSession.set_roots`` also tells the
+        server.
+        """
         new = list(roots)
         for root in new:
             check_root(root)
@@ -82,7 +87,9 @@ class RootsProvider:
 
     def capability(self) -> RootsCapability:
         # [client/roots#1] clients with roots declare the capability
+        """The ``roots`` capability this provider makes the client declare."""
         return RootsCapability(list_changed=self.list_changed or None)
 
     async def handle(self, ctx: Any, params: RequestParams | None) -> ListRootsResult:
+        """Answer the server's ``roots/list`` request."""
         return model.ListRootsResult(roots=list(self._roots))

@@ -40,7 +40,7 @@ from ..errors import (
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
-from ..schema._base import REVISIONS
+from ..schema import _base
 from ..schema.completion import PromptReference
 from ..schema.lifecycle import Implementation
 from ..schema.logging import SetLevelRequestParams
@@ -65,6 +65,9 @@ from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
 __all__ = ["Battery", "RawSession", "CHAPTERS", "check_server", "run_check"]
 
 CLIENT_INFO: Final = Implementation(name="mcp-ref-check", version="0.1.0")
+#: the revisions a session negotiates with initialize (the legacy era; 2026-07-28's stateless requests
+#: are not negotiated, and get a battery of their own)
+REVISIONS: Final[tuple[str, ...]] = tuple(getattr(_base, "LEGACY_REVISIONS", _base.REVISIONS))
 LATEST: Final = REVISIONS[-1]
 #: a protocol version no implementation supports
 UNKNOWN_VERSION: Final = "1999-01-01"
@@ -97,6 +100,14 @@ QUICK: Final = 2.0
 GIVE_UP: Final = 3
 
 
+#: what the SSE streams and session ids of a Streamable HTTP server must be (judged by HttpJudge)
+_STREAM_RULES: Final = [
+    "basic/transports#23",
+    "basic/transports#32",
+    "basic/transports#50",
+    "basic/transports#56",
+    "basic/transports#57",
+]
 #: the capabilities whose methods a server that did not declare them must not serve
 _UNDECLARED: Final = [
     "server/tools#3",
@@ -123,6 +134,9 @@ _ANSWER_RULES: Final = frozenset(
         "basic/index#12",
     }
 )
+#: protocol errors that are not the tool's own failure: invalid params, a task-only tool, a URL
+#: elicitation needed, a resource not found
+_NOT_THE_TOOLS: Final = frozenset({-32602, -32601, -32042, -32002})
 #: the methods a server declaring their capability serves
 _CORE_METHODS: Final = frozenset(CLIENT_REQUESTS) - {"initialize", "ping"}
 
@@ -289,7 +303,17 @@ class RawSession:
         try:
             await self.channel.send(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+            await self._drain()
             raise ConnectionClosed(str(e) or "the server closed the connection") from e
+
+    async def _drain(self) -> None:
+        """The server went away: what it wrote before it did is still read (and judged)."""
+        with trio.move_on_after(1.0):
+            while True:
+                try:
+                    await self.channel.receive()
+                except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError, HTTPTransportError):
+                    return
 
     async def receive(self, timeout: float) -> Any:
         """The next message from the server (parsed JSON, or the text when it is not JSON);
@@ -426,6 +450,7 @@ class Battery:
         only: Sequence[str] | None = None,
         on_progress: Callable[[str], None] | None = None,
         auth: Any = None,
+        revision: str | None = None,
     ) -> None:
         unknown = set(only or ()) - set(CHAPTERS)
         if unknown:
@@ -450,6 +475,10 @@ class Battery:
         self.versions: dict[str, str | None] = {}
         #: (HTTP) an ``HttpAuth`` such as ``OAuthClient``: run its flow when the server asks for authorization
         self.auth = auth
+        #: check this revision only (``--revision``); None: every revision the server speaks
+        self.revision = revision
+        if revision is not None and revision not in REVISIONS:
+            raise ValueError(f"unknown revision {revision!r}; known: {', '.join(REVISIONS)}")
 
     def _wants(self, chapter: str) -> bool:
         return self.only is None or chapter in self.only
@@ -480,7 +509,7 @@ class Battery:
     @asynccontextmanager
     async def client_session(self, **options: Any) -> AsyncIterator[ClientSession]:
         obs = self._observer()
-        recorder = self._recorder("the main session")
+        recorder = self._recorder(f"the main session ({options.get('protocol_version') or LATEST})")
         async with connect(self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder) as channel:
             self._channel = channel
             async with open_session(
@@ -526,6 +555,8 @@ class Battery:
         session.start_request = start_request  # type: ignore[method-assign]
 
     def skip(self, name: str, requirements: Sequence[str], reason: str) -> None:
+        if self.report.section is not None:
+            return  # an older revision's section lists what ran in it; what does not apply there is not news
         self.report.check(name, "skip", requirements, reason)
 
     @asynccontextmanager
@@ -659,7 +690,7 @@ class Battery:
                     await self._phase("version negotiation", self._version_negotiation)
                 if isinstance(self.target, HttpTarget) and self._wants("transport"):
                     await self._phase("the transport checks", self._transport_checks)
-                await self._phase("the main session", self._main_session)
+                await self._phase("the main session", self._main_sessions)
         finally:
             self._gather()
         return self.report
@@ -1040,6 +1071,7 @@ class Battery:
                     if got.status != 403:
                         text = f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}"
                         chk.find("basic/transports#10", text + ", not 403 (the server is on a loopback address)")
+            self._streams_check()
             if http.session_id is None:
                 self.skip(
                     "transport/session-id",
@@ -1063,6 +1095,18 @@ class Battery:
                         text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
                         chk.find("basic/transports#61", text + ", not 404")
                 http.session_id = None  # ended: no DELETE again
+
+    def _streams_check(self) -> None:
+        """The SSE streams and session ids the server gave so far, as the HTTP judge saw them
+        (its findings are the observers'; this check gives them a status)."""
+        seen = [
+            f.requirement
+            for obs in self.observers
+            for f in obs.findings
+            if f.requirement in _STREAM_RULES and f.party == "server"
+        ]
+        detail = ("broke " + ", ".join(sorted(set(seen)))) if seen else ""
+        self.report.check("transport/sse-streams-and-session-ids", "fail" if seen else "pass", _STREAM_RULES, detail)
 
     async def _version_negotiation(self) -> None:
         async with self.check(
@@ -1104,15 +1148,42 @@ class Battery:
 
     # -- the main session ----------------------------------------------------------------------------
 
-    async def _main_session(self) -> None:
+    async def _main_sessions(self) -> None:
+        """The main session in every revision the server speaks (``revision``: that one only), the
+        latest first; each is a section of the report."""
+        spoken: list[str] = [v for v in reversed(REVISIONS) if self.versions.get(v) == v]
+        self.report.revisions = list(spoken)
+        order: list[str]
+        if self.revision is not None:
+            order = [self.revision]
+        else:
+            order = spoken[:1] or [LATEST]
+            if self.config.all_revisions:
+                order += spoken[1:]
+        for i, version in enumerate(order):
+            if i and self.timer.strikes:
+                self._note(f"revision {version} not checked: the server left requests unanswered")
+                continue
+            self.report.section = None if i == 0 else version
+            try:
+                await self._main_session(version, first=i == 0)
+            finally:
+                self.report.section = None
+
+    async def _main_session(self, version: str | None = None, *, first: bool = True) -> None:
         changed: list[str] = []
 
         async def on_list_changed(kind: str) -> None:
             changed.append(kind)
 
         try:
-            async with self.client_session(on_list_changed=on_list_changed) as client:
-                self.report.revision = client.protocol_version
+            async with self.client_session(on_list_changed=on_list_changed, protocol_version=version) as client:
+                if first:
+                    self.report.revision = client.protocol_version
+                if version is not None and client.protocol_version != version:
+                    self._note(f"asked for {version}, the server answered {client.protocol_version}")
+                    if not first:
+                        return
                 self.capabilities = self._caps(client)
                 steps: list[tuple[str, Callable[[ClientSession], Awaitable[None]]]] = [
                     ("ping", self._ping),
@@ -1250,8 +1321,9 @@ class Battery:
                 chk.note(f"error {e.code}")
         for spec in self.config.calls:
             async with self.check(f"tools/call {spec.name}", ["server/tools#15", "server/tools#16"]) as chk:
-                result = await self._call(client, spec)
-                if result.is_error:
+                params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)
+                result = await self._tool_call(client, chk, params)
+                if result is not None and result.is_error:
                     chk.note("the tool reported an error (isError)")
         self._tools_seen = tools
         await self._exercise_tools(client, tools)
@@ -1266,7 +1338,7 @@ class Battery:
                         what = "answered with a tool error (isError)" if result.is_error else "ran"
                         chk.find(
                             "basic/utilities/tasks#9",
-                            f"task-only tool {tool.name!r} called without a task {what}, not with error -32601",
+                            f"task-only tool {tool.name!r} called without a task {what}, not refused with -32601",
                             self._answer(pending.id),
                         )
                     except MCPError as e:
@@ -1278,10 +1350,26 @@ class Battery:
                             )
                 break
 
+    async def _tool_call(self, client: ClientSession, chk: _Check, params: CallToolRequestParams) -> Any:
+        """Call a listed tool with arguments its schema takes; an error that comes from the tool
+        itself should be a result with isError, not a protocol error (schema#37). None: an error came."""
+        pending = await client.start_request("tools/call", params)
+        try:
+            return await pending.result()
+        except MCPError as e:
+            if e.code in _NOT_THE_TOOLS:
+                chk.note(f"error {e.code} ({e.message})")
+            else:
+                text = f"tool {params.name!r} failed with the protocol error {e.code}, not a result with isError"
+                chk.find("schema#37", text, self._answer(pending.id))
+            return None
+
     def _task_tool(self) -> ToolSpec | None:
         """A tool the tasks checks may run as a task when none was named: one that supports task
         execution and may be called (read-only, or --call-all-tools), with arguments we can make."""
-        for tool in getattr(self, "_tools_seen", []):
+        tools = getattr(self, "_tools_seen", [])
+        # the read-only ones first: the server says they do nothing but look
+        for tool in sorted(tools, key=lambda t: not safe_to_call(t)):
             if tool.execution is None or tool.execution.task_support not in ("optional", "required"):
                 continue
             if not (self.config.call_all_tools or safe_to_call(tool)):
@@ -1318,12 +1406,13 @@ class Battery:
             async with self.check(f"tools/call {name}", ["server/tools#15", "server/tools#16"]) as chk:
                 try:
                     params = CallToolRequestParams(name=name, arguments=arguments)
-                    result = await client.request("tools/call", params)
+                    result = await self._tool_call(client, chk, params)
                 except RequestTimeout as e:
                     # made-up arguments may ask a slow tool for a long run: not held against the server
                     chk.skip(f"inconclusive: no answer within {e.timeout:g}s (a slow tool? --timeout, --slow-tool)")
                     continue
-                chk.note("answered with a tool error (isError)" if result.is_error else "answered")
+                if result is not None:
+                    chk.note("answered with a tool error (isError)" if result.is_error else "answered")
             called.append(name)
             if self.config.call_all_tools:
                 await self._invalid_arguments(client, tool)
@@ -1684,9 +1773,7 @@ class Battery:
             self.skip("tasks/lifecycle", requirements, _needs("task"))
             return
         if not self._has("tasks", "requests", "tools", "call"):
-            self.report.check(
-                "tasks/lifecycle", "skip", requirements, "the server does not declare tasks.requests.tools.call"
-            )
+            self.skip("tasks/lifecycle", requirements, "the server does not declare tasks.requests.tools.call")
             return
         async with self.check("tasks/lifecycle", requirements) as chk:
             call = CallToolRequestParams(
@@ -1774,10 +1861,12 @@ async def check_server(
     only: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
     auth: Any = None,
+    revision: str | None = None,
 ) -> Report:
     """Run the battery against ``target``; TargetUnreachable when it cannot be started or reached.
-    ``auth`` (HTTP): an ``OAuthClient`` whose flow runs when the server asks for authorization."""
-    battery = Battery(target, config, only=only, on_progress=on_progress, auth=auth)
+    ``auth`` (HTTP): an ``OAuthClient`` whose flow runs when the server asks for authorization.
+    ``revision``: check that revision only (default: every revision the server speaks)."""
+    battery = Battery(target, config, only=only, on_progress=on_progress, auth=auth, revision=revision)
     try:
         return await battery.run()
     except ConnectionClosed as e:
@@ -1790,6 +1879,7 @@ def run_check(
     *,
     only: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    revision: str | None = None,
 ) -> Report:
     """:func:`check_server` in a trio run of its own (for the command line)."""
-    return trio.run(lambda: check_server(target, config, only=only, on_progress=on_progress))
+    return trio.run(lambda: check_server(target, config, only=only, on_progress=on_progress, revision=revision))

@@ -111,6 +111,12 @@ def add_commands(sub: Any) -> None:
     )
     check.add_argument("--only", metavar="CHAPTERS", help="comma-separated chapters to run (default: all)")
     check.add_argument(
+        "--revision",
+        metavar="REVISION",
+        help="check this protocol revision only (default: every revision the server speaks, one report section "
+        "each, the latest first)",
+    )
+    check.add_argument(
         "--timeout",
         type=float,
         help=f"seconds to wait for any one answer (default 10; with --client {CLIENT_ANSWER_TIMEOUT:g}: a client's "
@@ -397,6 +403,11 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--only: unknown chapters {unknown}; known: {', '.join(CHAPTERS)}")
     if isinstance(target, StdioTarget):
         _launchable(target.command)
+    if args.revision is not None:
+        from .battery import REVISIONS
+
+        if args.revision not in REVISIONS:
+            raise UsageError(f"--revision {args.revision}: mcp-ref checks {', '.join(REVISIONS)}")
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
     if args.oauth or args.client_credentials:
         if not isinstance(target, HttpTarget):
@@ -406,7 +417,7 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return _emit(trio.run(_check_with_oauth, args, target, config, only, say), args, out)
     if args.oauth_client or args.oauth_scope:
         raise UsageError("--oauth-client and --oauth-scope go with --oauth (or --client-credentials)")
-    report = run_check(target, config, only=only, on_progress=say)
+    report = run_check(target, config, only=only, on_progress=say, revision=args.revision)
     return _emit(report, args, out)
 
 
@@ -452,7 +463,7 @@ async def _check_with_oauth(
                 scope=args.oauth_scope,
                 ssl_context=target.ssl_context,
             )
-        return await check_server(target, config, only=only, on_progress=say, auth=auth)
+        return await check_server(target, config, only=only, on_progress=say, auth=auth, revision=args.revision)
 
 
 def _judge(args: argparse.Namespace, out: TextIO) -> int:

@@ -80,6 +80,8 @@ class CheckConfig:
     #: call every tool the server lists, read-only or not, with made-up arguments and with
     #: arguments its schema refuses (default: only the tools marked readOnlyHint, valid arguments)
     call_all_tools: bool = False
+    #: the main session in every revision the server speaks, one report section each (False: its latest)
+    all_revisions: bool = True
 
     def tool(self, role: str) -> ToolSpec | None:
         return self.tools.get(role)
@@ -92,6 +94,7 @@ class CheckConfig:
             other.timeout,
             self.cancel_wait,
             self.call_all_tools or other.call_all_tools,
+            self.all_revisions and other.all_revisions,
         )
 
 
@@ -131,7 +134,7 @@ def load_config(path: str | Path) -> CheckConfig:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path} is not valid TOML: {e}") from None
-    unknown = set(data) - {"tools", "timeout", "cancel_wait", "call_all_tools"}
+    unknown = set(data) - {"tools", "timeout", "cancel_wait", "call_all_tools", "all_revisions"}
     if unknown:
         raise ConfigError(f"{path}: unknown sections {sorted(unknown)}")
     tools_table = data.get("tools", {})
@@ -157,4 +160,7 @@ def load_config(path: str | Path) -> CheckConfig:
     call_all = data.get("call_all_tools", False)
     if not isinstance(call_all, bool):
         raise ConfigError(f"{path}: call_all_tools must be true or false")
-    return CheckConfig(tools, tuple(calls), seconds["timeout"], seconds["cancel_wait"], call_all)
+    all_revisions = data.get("all_revisions", True)
+    if not isinstance(all_revisions, bool):
+        raise ConfigError(f"{path}: all_revisions must be true or false")
+    return CheckConfig(tools, tuple(calls), seconds["timeout"], seconds["cancel_wait"], call_all, all_revisions)

@@ -53,6 +53,27 @@ FORM_SCHEMA: Final = {
     "properties": {"name": {"type": "string", "title": "Your name"}},
     "required": ["name"],
 }
+#: the codes a client may refuse a plain sampling request with (client/sampling#13: -1 the user
+#: rejected it; -32602 / -32603 what the request or the client could not do)
+_SAMPLING_REFUSALS: Final = frozenset({-1, -32602, -32603})
+#: (method, capability, what answering it breaks, what another error code breaks)
+_UNDECLARED: Final = (
+    ("roots/list", "roots", "client/roots#1", "client/roots#4"),
+    ("sampling/createMessage", "sampling", "client/sampling#5", "basic/index#3"),
+    ("elicitation/create", "elicitation", "client/elicitation#4", "basic/index#3"),
+)
+_UNDECLARED_PARAMS: Final[dict[str, Any]] = {
+    "roots/list": {},
+    "sampling/createMessage": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "mcp-ref fixture"}}],
+        "maxTokens": 10,
+    },
+    "elicitation/create": {
+        "mode": "form",
+        "message": "mcp-ref fixture",
+        "requestedSchema": {"type": "object", "properties": {}},
+    },
+}
 WEATHER: Final = Tool(
     name="get_weather",
     description="Current weather for a city",
@@ -71,11 +92,12 @@ class FixtureOptions:
 
 
 def _caps(session: Session) -> dict[str, Any]:
-    from ..schema._base import LATEST_PROTOCOL_VERSION
+    from ..schema import _base
     from ..schema._converter import converter_for
 
+    latest = getattr(_base, "LATEST_LEGACY_REVISION", _base.LATEST_PROTOCOL_VERSION)
     declared = session.connection.peer_capabilities
-    caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(declared) if declared else {}
+    caps: dict[str, Any] = converter_for(latest).unstructure(declared) if declared else {}
     return caps
 
 
@@ -121,16 +143,38 @@ class ClientBattery:
         return None
 
     async def _run(self, name: str, requirements: Sequence[str], step: Any) -> None:
+        """Run one step. Whatever the client does, the step ends with a status, and a failed step
+        names the statement broken (spec_notes/crosscheck.md, "A failed check is a finding")."""
         start, added = len(self.observer.findings), self._added
+        requirements = list(requirements)
+        status: Status = "pass"
         try:
             detail = await step() or ""
-            failed = False
-        except (MCPError, RequestTimeout, ProtocolError) as e:
-            detail, failed = f"{type(e).__name__}: {e}", True
-        seen = [f for f in self.observer.findings[start:] if f.requirement in requirements]
+        except RequestTimeout as e:
+            requirement = "basic/utilities/ping#1" if e.method == "ping" else "basic/index#3"
+            detail = f"{e.method}: no answer within {e.timeout:g}s (to wait longer: --timeout SECONDS)"
+            refused = [f for f in self.observer.findings[start:] if f.party == "client"]
+            if not refused:  # an answer that came but could not be read is the finding, not silence
+                self._add(Finding.of(requirement, f"the client did not answer {e.method}", party="client"))
+                requirements.append(requirement)
+            requirements += [f.requirement for f in refused if f.requirement not in requirements]
+        except MCPError as e:
+            # a client may fail a request (its user, its model ...): not a violation in itself
+            detail, status = f"inconclusive: answered with error {e.code} ({e.message})", "skip"
+        except ProtocolError as e:
+            refused = [f for f in self.observer.findings[start:] if f.party == "client"]
+            if not refused:
+                requirement = e.requirement or "basic/index#3"
+                self._add(Finding.of(requirement, f"a malformed answer: {e}", party="client"))
+                requirements.append(requirement)
+            requirements += [f.requirement for f in refused if f.requirement not in requirements]
+            detail = f"{type(e).__name__}: {e}"
+        seen = [f for f in self.observer.findings[start:] if f.requirement in requirements and f.party != "server"]
         # a check fails when it records a violation itself, as well as when the observer
         # sees one of its requirements broken meanwhile
-        self._check(name, "fail" if failed or seen or self._added > added else "pass", requirements, detail)
+        if seen or self._added > added:
+            status = "fail"
+        self._check(name, status, requirements, detail)
 
     async def run(self) -> None:
         caps = _caps(self.session)
@@ -140,8 +184,15 @@ class ClientBattery:
             await self._run("roots/list", ["client/roots#3"], self._roots)
         else:
             self._check("roots/list", "skip", ["client/roots#3"], "the client declares no roots")
+        for method, cap, requirement, wrong_code in _UNDECLARED:
+            if not _has(caps, cap):
+                await self._run(
+                    f"{cap}/undeclared",
+                    [requirement, wrong_code],
+                    lambda m=method, c=cap, r=requirement, w=wrong_code: self._undeclared(m, c, r, w),
+                )
         if _has(caps, "sampling"):
-            await self._run("sampling/plain", ["basic/lifecycle#14"], self._sample)
+            await self._run("sampling/plain", ["basic/lifecycle#14", "client/sampling#13"], self._sample)
             if _has(caps, "sampling", "tools"):
                 await self._run("sampling/tool-loop", ["client/sampling#10"], self._tool_loop)
                 await self._run("sampling/tool-choice-none", ["client/sampling#10"], self._tool_choice_none)
@@ -207,8 +258,31 @@ class ClientBattery:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text="Say hello."))], max_tokens=50
         )
-        result = await self.session.request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        try:
+            result = await pending.result()
+        except MCPError as e:
+            if e.code not in _SAMPLING_REFUSALS:
+                # [client/sampling#13] a refused sampling request says why with the listed codes
+                text = f"a sampling request was refused with error code {e.code}, not one sampling lists (-1 ...)"
+                self._add(Finding.of("client/sampling#13", text, self._answer(pending.id), party="client"))
+            return f"refused with error {e.code}"
         return f"model {result.model}"
+
+    async def _undeclared(self, method: str, cap: str, requirement: str, wrong_code: str) -> str:
+        """A request of a capability the client did not declare: it must get Method not found (-32601)."""
+        params = _UNDECLARED_PARAMS[method]
+        answer = await self._raw_request(method, params)
+        error = answer.get("error") if type(answer) is dict else None
+        if type(answer) is dict and "result" in answer:
+            text = f"{method} was answered, though the client did not declare {cap}"
+            self._add(Finding.of(requirement, text, answer, party="client"))
+        elif type(error) is dict and type(error.get("code")) is int and error["code"] != -32601:
+            text = f"{method}, of the undeclared {cap}, got error {error['code']}, not -32601 (Method not found)"
+            self._add(Finding.of(wrong_code, text, answer, party="client"))
+        elif answer is None:
+            raise RequestTimeout(method, self.options.timeout)
+        return ""
 
     async def _tool_loop(self) -> str:
         messages = [SamplingMessage(role="user", content=TextContent(text="What is the weather in Oslo?"))]
@@ -368,7 +442,12 @@ class _FixtureServer:
             info = session.connection.peer_info if session is not None else None
             if info is not None:
                 report.target = f"the client {info.name} {info.version}"
-            report.extend(observer.findings)
+            for finding in observer.findings:
+                if finding.party == "server":
+                    # what the fixture itself did (a race with the client, say): not the client's fault
+                    report.notes.append(f"mcp-ref's own fixture: {finding.requirement}: {finding.message}")
+                else:
+                    report.add(finding)
             report.notes.extend(observer.notes)
 
     async def _battery(self, session: Session, channel: ObservedChannel, report: Report) -> None:

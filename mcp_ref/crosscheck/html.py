@@ -100,6 +100,8 @@ def _finding_html(index: int, finding: Finding, where: list[int]) -> str:
     title = section_title(finding.requirement)
     section = f'<div class="where">section: {_esc(title)}</div>' if title else ""
     party = f" ({_esc(finding.party)})" if finding.party else ""
+    if finding.revision:
+        party += f" [revision {_esc(finding.revision)}]"
     shown = " ".join(f'<a href="#m{m}">message {m + 1}</a>' for m in where)
     evidence = "".join(f'<div class="msg">{_esc(evidence_text(e))}</div>' for e in finding.evidence if not where)
     return (

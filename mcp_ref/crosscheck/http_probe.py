@@ -61,6 +61,8 @@ class Exchange:
     content_type: str
     headers: dict[str, str]
     posted: bytes = b""
+    #: (SSE) the stream carried the response to the request posted
+    answered: bool = False
     #: set once the whole answer was read (RawHttpChannel)
     done: trio.Event = attrs.field(factory=trio.Event, repr=False)
 
@@ -253,6 +255,7 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
                                 if sse.data:
                                     if _key(_id_of(sse.data)) in waiting:
                                         answered.set()
+                                        got.answered = True
                                     self._deliver(sse.data.encode())
                         else:
                             body += chunk
@@ -302,6 +305,12 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         )
 
     async def aclose(self) -> None:
+        # streams that carried their answer get the time they may linger, so a stream left open is seen
+        with trio.move_on_after(self.linger + 0.5) as scope:
+            scope.shield = True
+            for got in self.exchanges:
+                if got.answered and not got.done.is_set():
+                    await got.done.wait()
         if self.session_id is not None:
             with trio.move_on_after(2) as scope:
                 scope.shield = True

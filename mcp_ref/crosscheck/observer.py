@@ -64,6 +64,8 @@ __all__ = ["Direction", "Observer", "Transport"]
 
 Transport = Literal["stdio", "http"] | None
 
+#: every revision of MCP there is (a client offering another one supports none: basic/lifecycle#7)
+PUBLISHED_REVISIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"})
 #: request ids remembered per requestor to catch reuse (basic/index#6)
 _ID_MEMORY: Final = 100_000
 #: responses remembered for evidence (Observer.answer_to)
@@ -155,6 +157,8 @@ class Observer:
         self._pending_lists: dict[Any, bool] = {}
         self._output_validators: dict[str, Validate | None] = {}
         self._pending_calls: dict[Any, str] = {}
+        #: ids of task-augmented tools/call requests
+        self._task_calls: set[Any] = set()
         self._pending_set_level: dict[Any, str] = {}
         self.log_level: str | None = None
         #: task id -> last status seen (as the server reported it)
@@ -163,6 +167,8 @@ class Observer:
         self._answers: OrderedDict[tuple[Direction, Any], Any] = OrderedDict()
         #: the latest response the server sent
         self.last_answer: Any = None
+        #: the ids of the client's initialize requests (cancelling one breaks cancellation#2)
+        self._initialize_ids: set[Any] = set()
         #: progress tokens of cancelled requests (by the direction their progress travels)
         self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
@@ -300,6 +306,33 @@ class Observer:
                         sender,
                     )
                     break
+        if type(message) is dict and message.get("method") == "initialize" and is_valid_id(message.get("id")):
+            self._initialize_ids.add(_id_key(message["id"]))
+        if (
+            type(message) is dict
+            and message.get("method") == "notifications/cancelled"
+            and direction is Direction.TO_SERVER
+            and type(message.get("params")) is dict
+            and _id_key(message["params"].get("requestId")) in self._initialize_ids
+            and not deliberate
+        ):
+            # [basic/utilities/cancellation#2] whenever it comes, before or after the answer
+            text = "the client cancelled its initialize request"
+            self._find(out, "basic/utilities/cancellation#2", text, message, sender)
+            deliberate = True
+        if (
+            type(message) is dict
+            and message.get("method") == "initialize"
+            and direction is Direction.TO_SERVER
+            and not deliberate
+        ):
+            offered = (
+                (message.get("params") or {}).get("protocolVersion") if type(message.get("params")) is dict else None
+            )
+            if isinstance(offered, str) and offered not in PUBLISHED_REVISIONS:
+                # [basic/lifecycle#7] the client offers a version it supports: no revision has that name
+                text = f"the client offered protocol version {offered!r}, which no revision of MCP has"
+                self._find(out, "basic/lifecycle#7", text, message, sender)
         if type(message) is dict and _is_notification_method(message.get("method")) and "id" in message:
             # [basic/index#14] a notification carries no id: the statement broken is that one, not
             # "a request of an unknown method" (what the engine makes of it)
@@ -368,8 +401,12 @@ class Observer:
         elif isinstance(event, ResponseReceived):
             self._on_result(direction, event, message, out)
         elif isinstance(event, ErrorReceived):
-            self._pending_calls.pop(event.id, None)
+            name = self._pending_calls.pop(event.id, None)
             self._pending_set_level.pop(event.id, None)
+            code = event.error.code
+            if name is not None and self._task_only(name, event.id) and code != ErrorCode.METHOD_NOT_FOUND:
+                text = f"task-only tool {name!r} called without a task got error {code}, not -32601"
+                self._find(out, "basic/utilities/tasks#9", text, message, "server")
         elif isinstance(event, InvalidResponse):
             assert event.requirement is not None
             text = f"the {sender}'s {event.method} result is malformed: {_detail(event)}"
@@ -453,13 +490,10 @@ class Observer:
             # the sender broke the lifecycle; the spec sets the receiver no duty to refuse
             # (a lenient server may answer): only a missing or malformed answer is judged
             judged = None
-        elif (
-            requirement == "basic/lifecycle#14"
-            and code == ErrorCode.METHOD_NOT_FOUND
-            and direction is Direction.TO_SERVER
-        ):
-            # a method of a capability the server did not declare: answering it shows it has one
-            judged = _CAPABILITY_RULES.get(str(method).split("/")[0], "basic/lifecycle#14")
+        elif requirement == "basic/lifecycle#14" and code == ErrorCode.METHOD_NOT_FOUND:
+            # a method of a capability the receiver did not declare: answering it shows it has one
+            rules = _CAPABILITY_RULES if direction is Direction.TO_SERVER else _CLIENT_CAPABILITY_RULES
+            judged = rules.get(str(method).split("/")[0], "basic/lifecycle#14")
         elif requirement in ("basic/lifecycle#2", "basic/lifecycle#14") and code == ErrorCode.INVALID_PARAMS:
             judged = None  # the chapters that name -32602 judge these (the battery)
         expect = _Expect(str(method) if method else None, code if exact else None, judged, why, message)
@@ -519,6 +553,8 @@ class Observer:
             self._pending_lists[event.id] = cursor is None or cursor == self._next_tools_cursor
         elif event.method == "tools/call" and direction is Direction.TO_SERVER:
             self._pending_calls[event.id] = event.params.name
+            if getattr(event.params, "task", None) is not None and len(self._task_calls) < _ID_MEMORY:
+                self._task_calls.add(_id_key(event.id))
         elif event.method == "logging/setLevel" and direction is Direction.TO_SERVER:
             self._pending_set_level[event.id] = event.params.level
 
@@ -611,9 +647,21 @@ class Observer:
             self.tools = dict(self._tool_pages)
             self._tool_pages = {}
 
+    def _task_only(self, name: str, rid: Any) -> bool:
+        """Whether the call ``rid`` ran the task-only tool ``name`` without a task."""
+        tool = (self.tools or {}).get(name)
+        execution = getattr(tool, "execution", None)
+        return getattr(execution, "task_support", None) == "required" and _id_key(rid) not in self._task_calls
+
     def _on_tool_result(self, rid: Any, result: Any, message: Any, out: list[Finding]) -> None:
         name = self._pending_calls.pop(rid, None)
         if name is None or isinstance(result, CreateTaskResult):
+            return
+        if self._task_only(name, rid):
+            # [basic/utilities/tasks#9] a task-only tool called without a task is refused with -32601
+            what = "answered with a tool error (isError)" if result.is_error else "ran"
+            text = f"task-only tool {name!r} called without a task {what}, not refused with -32601"
+            self._find(out, "basic/utilities/tasks#9", text, message, "server")
             return
         if self.tools is not None and name not in self.tools and not result.is_error:
             self._find(
@@ -744,6 +792,14 @@ _CAPABILITY_RULES: Final = {
     "completion": "server/utilities/completion#1",
     "logging": "server/utilities/logging#1",
     "tasks": "basic/utilities/tasks#1",
+}
+
+
+#: the capability a client declares for the methods of each family
+_CLIENT_CAPABILITY_RULES: Final = {
+    "roots": "client/roots#1",
+    "sampling": "client/sampling#5",
+    "elicitation": "client/elicitation#4",
 }
 
 

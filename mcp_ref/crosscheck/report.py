@@ -46,6 +46,8 @@ class Finding:
     message: str
     evidence: tuple[Any, ...] = ()
     party: str | None = None
+    #: the protocol revision of the session that showed it (None: before any was negotiated)
+    revision: str | None = None
 
     @classmethod
     def of(cls, requirement: str, message: str, *evidence: Any, party: str | None = None) -> "Finding":
@@ -65,6 +67,7 @@ class Finding:
             "requirement": self.requirement,
             "level": self.level,
             "party": self.party,
+            "revision": self.revision,
             "message": self.message,
             "evidence": list(self.evidence),
         }
@@ -78,6 +81,8 @@ class Check:
     status: Status
     requirements: list[str] = attrs.Factory(list)
     detail: str = ""
+    #: the protocol revision of the session it ran in (None: before any was negotiated)
+    revision: str | None = None
 
     @property
     def chapter(self) -> str:
@@ -91,6 +96,8 @@ class Check:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "status": self.status, "requirements": list(self.requirements)}
+        if self.revision is not None:
+            data["revision"] = self.revision
         if self.status != "pass" or self.detail:
             # why it failed or was skipped (or what a passing check saw)
             data["reason" if self.status != "pass" else "detail"] = self.detail or _DEFAULT_REASON[self.status]
@@ -121,6 +128,10 @@ class Report:
     notes: list[str] = attrs.Factory(list)
     #: the messages seen, in order: {"session", "dir" ("c2s" | "s2c"), "text"} (for --html; not in the JSON)
     traffic: list[dict[str, Any]] = attrs.Factory(list)
+    #: the revision the checks and findings being added now belong to (one section per revision)
+    section: str | None = None
+    #: the revisions the target speaks, as the battery found out
+    revisions: list[str] = attrs.Factory(list)
 
     def record(self, session: Any, direction: str, data: bytes | str) -> None:
         """Keep one message for the message sequence (up to ``MAX_TRAFFIC``)."""
@@ -131,9 +142,16 @@ class Report:
     # -- building -------------------------------------------------------------------------
 
     def add(self, finding: Finding) -> None:
-        """Add a finding; the same requirement with the same message adds evidence instead."""
+        """Add a finding; the same requirement with the same message (in the same revision) adds
+        evidence instead. A finding without a revision takes the report's current ``section``."""
+        if finding.revision is None and self.section is not None:
+            finding = attrs.evolve(finding, revision=self.section)
         for i, old in enumerate(self.findings):
-            if old.requirement == finding.requirement and old.message == finding.message:
+            if (
+                old.requirement == finding.requirement
+                and old.message == finding.message
+                and old.revision == finding.revision
+            ):
                 if len(old.evidence) < MAX_EVIDENCE:
                     merged = (old.evidence + finding.evidence)[:MAX_EVIDENCE]
                     self.findings[i] = attrs.evolve(old, evidence=merged)
@@ -145,7 +163,7 @@ class Report:
             self.add(f)
 
     def check(self, name: str, status: Status, requirements: Sequence[str], detail: str = "") -> Check:
-        c = Check(name, status, list(requirements), detail)
+        c = Check(name, status, list(requirements), detail, self.section)
         self.checks.append(c)
         return c
 
@@ -185,10 +203,14 @@ class Report:
         report = cls(str(data.get("target", "")), data.get("revision"))
         for f in data.get("findings", []):
             evidence = tuple(f.get("evidence", ()))
-            report.findings.append(Finding(f["requirement"], f["level"], f["message"], evidence, f.get("party")))
+            report.findings.append(
+                Finding(f["requirement"], f["level"], f["message"], evidence, f.get("party"), f.get("revision"))
+            )
         for c in data.get("checks", []):
             detail = str(c.get("reason") or c.get("detail") or "")
-            report.checks.append(Check(c["name"], c["status"], list(c.get("requirements", [])), detail))
+            requirements = list(c.get("requirements", []))
+            report.checks.append(Check(c["name"], c["status"], requirements, detail, c.get("revision")))
+        report.revisions = list(data.get("revisions", []))
         report.notes.extend(str(n) for n in data.get("notes", []))
         return report
 
@@ -199,6 +221,7 @@ class Report:
             "target": self.target,
             "revision": self.revision,
             "findings": [f.to_json() for f in self.findings],
+            "revisions": list(self.revisions),
             "checks": [c.to_json() for c in self.checks],
             "notes": list(self.notes),
             "summary": self.summary(),
@@ -206,18 +229,30 @@ class Report:
 
     def to_text(self) -> str:
         lines = [f"mcp-ref cross-check of {self.target}", f"protocol revision: {self.revision or '(not negotiated)'}"]
+        if self.revisions:
+            lines.append(f"revisions the target speaks: {', '.join(self.revisions)}")
         lines += [f"note: {n}" for n in self.notes]
-        chapters = sorted({c.chapter for c in self.checks} | {f.chapter for f in self.findings}, key=_chapter_key)
-        for chapter in chapters:
-            lines.append("")
-            lines.append(f"== {chapter}")
-            for c in (c for c in self.checks if c.chapter == chapter):
-                detail = f" -- {c.detail}" if c.detail else ""
-                lines.append(f"  [{c.status}] {c.name}{detail}")
-            for f in (f for f in self.findings if f.chapter == chapter):
-                who = f" ({f.party})" if f.party else ""
-                lines.append(f"  {f.level}{who} {f.requirement}: {f.message}")
-                lines += [f"      > {evidence_text(e)}" for e in f.evidence]
+        sections = sorted({c.revision for c in self.checks if c.revision} - {self.revision}, reverse=True)
+        for section in [None, *sections]:
+            if section is not None:
+                lines += ["", f"=== revision {section}"]
+
+            def mine(revision: str | None, section: str | None = section) -> bool:
+                return revision in (None, self.revision) if section is None else revision == section
+
+            checks = [c for c in self.checks if mine(c.revision)]
+            findings = [f for f in self.findings if mine(f.revision)]
+            chapters = sorted({c.chapter for c in checks} | {f.chapter for f in findings}, key=_chapter_key)
+            for chapter in chapters:
+                lines.append("")
+                lines.append(f"== {chapter}")
+                for c in (c for c in checks if c.chapter == chapter):
+                    detail = f" -- {c.detail}" if c.detail else ""
+                    lines.append(f"  [{c.status}] {c.name}{detail}")
+                for f in (f for f in findings if f.chapter == chapter):
+                    who = f" ({f.party})" if f.party else ""
+                    lines.append(f"  {f.level}{who} {f.requirement}: {f.message}")
+                    lines += [f"      > {evidence_text(e)}" for e in f.evidence]
         lines.append("")
         lines.append(self.summary_line())
         return "\n".join(lines) + "\n"

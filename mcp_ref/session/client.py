@@ -28,7 +28,7 @@ import attrs
 import trio
 
 from .. import schema as model
-from ..basic.json_schema import Validate, compile_schema
+from ..basic.json_schema import Validate, available, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
@@ -118,10 +118,15 @@ class ClientSession:
         elicitation: ElicitationGuard | None = None,
         validate_tool_results: bool = True,
     ) -> None:
+        #: the underlying Session (requests, notifications, the engine)
         self.session = session
+        #: the server's answer to ``initialize``
         self.init_result = init
+        #: the roots this client offers (None: no roots capability)
         self.roots = roots
+        #: what answers the server's elicitation requests (None: not offered)
         self.elicitation = elicitation
+        #: whether structured tool results are checked against their output schemas
         self.validate_tool_results = validate_tool_results
         self._output_validators: dict[str, Validate | None] = {}
         #: task support of the tools seen in tools/list (tasks#tool-level-negotiation)
@@ -129,18 +134,22 @@ class ClientSession:
 
     @property
     def protocol_version(self) -> str:
+        """The protocol revision the session negotiated (``initialize``'s answer)."""
         return self.init_result.protocol_version
 
     @property
     def server_info(self) -> Implementation:
+        """The server's name, version and other details, as it said in ``initialize``."""
         return self.init_result.server_info
 
     @property
     def server_capabilities(self) -> ServerCapabilities:
+        """What the server declared it offers (tools, resources, prompts, logging, tasks ...)."""
         return self.init_result.capabilities
 
     @property
     def instructions(self) -> str | None:
+        """The server's instructions for the model, if it gave any."""
         return self.init_result.instructions
 
     # -- generic ------------------------------------------------------------------
@@ -154,6 +163,7 @@ class ClientSession:
         return await self.session.start_request(method, params, **options)
 
     async def notify(self, method: str, params: Any = None) -> None:
+        """Send the notification ``method`` with ``params`` (a model object or None)."""
         await self.session.notify(method, params)
 
     async def ping(self, *, timeout: float | None = None) -> None:
@@ -185,13 +195,22 @@ class ClientSession:
     # -- tools -----------------------------------------------------------------------
 
     async def list_tools(self, cursor: str | None = None, **options: Any) -> ListToolsResult:
+        """One page of the server's tools (``cursor``: the page after that one); also remembers their output schemas,
+        so later results are validated.
+        """
         result: ListToolsResult = await self.session.request("tools/list", self._page(cursor), **options)
         for tool in result.tools:
             self._remember_output_schema(tool)
         return result
 
     async def list_all_tools(self, **options: Any) -> list[Tool]:
+        """Every tool, following the pages to the end."""
         return await self._all_pages(lambda c: self.list_tools(c, **options), "tools")
+
+    def _forget_tools(self) -> None:
+        """The server's tools changed: what was learnt of their schemas is learnt again."""
+        self._output_validators.clear()
+        self._task_support.clear()
 
     def _remember_output_schema(self, tool: Tool) -> None:
         self._task_support[tool.name] = tool.execution.task_support if tool.execution is not None else None
@@ -215,8 +234,13 @@ class ClientSession:
         max_timeout: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> CallToolResult:
-        """Call a tool. A structured result is checked against the tool's output
-        schema (known from ``list_tools``) when the validation extra is installed."""
+        """Call a tool. With ``validate_tool_results`` (the default) and the
+        validation extra installed, a result is checked against the tool's output
+        schema before it is returned (InvalidToolResult when it breaks it, or has no
+        structured content where the schema asks for it): the schema is the one
+        ``list_tools`` gave, or, for a tool this session has not listed yet, learnt
+        with one ``tools/list`` after the call (kept until the server says its tools
+        changed). An error result (``is_error``) is not checked."""
         if self._task_support.get(name) == "required":
             # [basic/utilities/tasks#8] such a tool is only ever called as a task
             raise LocalProtocolError(f"tool {name!r} requires task execution: use call_tool_as_task")
@@ -233,8 +257,17 @@ class ClientSession:
             timeout=timeout,
             max_timeout=max_timeout,
         )
+        if not self.validate_tool_results or result.is_error:
+            return result
+        if name not in self._output_validators and available():
+            # [server/tools#17] a tool this session has not listed yet: its output schema is
+            # learnt now (one tools/list, then kept until the server says the list changed), so
+            # results are checked whether or not the application called list_tools first
+            for tool in await self.list_all_tools():
+                self._remember_output_schema(tool)
+            self._output_validators.setdefault(name, None)  # not listed: nothing to check against
         validate = self._output_validators.get(name)
-        if self.validate_tool_results and validate is not None and not result.is_error:
+        if validate is not None:
             if result.structured_content is None:
                 raise InvalidToolResult(f"tool {name!r} declares an output schema but returned no structured content")
             errors = validate(result.structured_content)
@@ -246,45 +279,61 @@ class ClientSession:
     # -- resources ----------------------------------------------------------------------
 
     async def list_resources(self, cursor: str | None = None, **options: Any) -> ListResourcesResult:
+        """One page of the server's resources (``cursor``: the page after that one)."""
         result: ListResourcesResult = await self.session.request("resources/list", self._page(cursor), **options)
         return result
 
     async def list_all_resources(self, **options: Any) -> list[Resource]:
+        """Every resource, following the pages to the end."""
         return await self._all_pages(lambda c: self.list_resources(c, **options), "resources")
 
     async def list_resource_templates(self, cursor: str | None = None, **options: Any) -> ListResourceTemplatesResult:
+        """One page of the server's resource templates (``cursor``: the page after that one)."""
         result: ListResourceTemplatesResult = await self.session.request(
             "resources/templates/list", self._page(cursor), **options
         )
         return result
 
     async def list_all_resource_templates(self, **options: Any) -> list[ResourceTemplate]:
+        """Every resource template, following the pages to the end."""
         return await self._all_pages(lambda c: self.list_resource_templates(c, **options), "resource_templates")
 
     async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
+        """Read the resource at ``uri``: its contents (``result.text`` is the text of a single text content). MCPError
+        -32002 when the server has none there.
+        """
         result: ReadResourceResult = await self.session.request(
             "resources/read", model.ReadResourceRequestParams(uri=uri), **options
         )
         return result
 
     async def subscribe_resource(self, uri: str, **options: Any) -> None:
+        """Ask to be told when the resource at ``uri`` changes (``on_resource_updated`` of open_session receives its
+        URI).
+        """
         await self.session.request("resources/subscribe", model.SubscribeRequestParams(uri=uri), **options)
 
     async def unsubscribe_resource(self, uri: str, **options: Any) -> None:
+        """Stop the notifications ``subscribe_resource`` asked for."""
         await self.session.request("resources/unsubscribe", model.UnsubscribeRequestParams(uri=uri), **options)
 
     # -- prompts ----------------------------------------------------------------------------
 
     async def list_prompts(self, cursor: str | None = None, **options: Any) -> ListPromptsResult:
+        """One page of the server's prompts (``cursor``: the page after that one)."""
         result: ListPromptsResult = await self.session.request("prompts/list", self._page(cursor), **options)
         return result
 
     async def list_all_prompts(self, **options: Any) -> list[Prompt]:
+        """Every prompt, following the pages to the end."""
         return await self._all_pages(lambda c: self.list_prompts(c, **options), "prompts")
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
     ) -> GetPromptResult:
+        """The prompt ``name`` filled in with ``arguments`` (strings; TypeError before sending for anything else): its
+        messages (``result.text`` is the text of a single text message).
+        """
         if arguments is not None:
             arguments = _arguments(arguments)
             not_str = sorted(k for k, v in arguments.items() if not isinstance(v, str))
@@ -305,6 +354,9 @@ class ClientSession:
         context: Mapping[str, str] | None = None,
         **options: Any,
     ) -> CompleteResult:
+        """Completion suggestions for ``argument`` of a prompt or resource template (``ref``) whose value so far is
+        ``value``; ``context`` holds the values of arguments already chosen.
+        """
         params = model.CompleteRequestParams(
             ref=ref,
             argument=model.CompletionArgument(name=argument, value=value),
@@ -314,6 +366,9 @@ class ClientSession:
         return result
 
     async def set_logging_level(self, level: str, **options: Any) -> None:
+        """Ask the server to send log messages at ``level`` and above (``on_log`` of open_session receives them);
+        ValueError before sending for a level that does not exist.
+        """
         params = SetLevelRequestParams(level=check_level(level))  # ValueError before anything is sent
         await self.session.request("logging/setLevel", params, **options)
 
@@ -349,11 +404,13 @@ class ClientSession:
         return handle
 
     async def list_tasks(self, cursor: str | None = None, **options: Any) -> ListTasksResult:
+        """One page of the tasks the server keeps for us (``cursor``: the page after that one)."""
         from .task_requestor import list_tasks
 
         return await list_tasks(self.session, cursor, **options)
 
     async def list_all_tasks(self, **options: Any) -> list[Task]:
+        """Every task the server keeps for us, following the pages to the end."""
         return await self._all_pages(lambda c: self.list_tasks(c, **options), "tasks")
 
     # -- roots ------------------------------------------------------------------------------
@@ -530,6 +587,9 @@ async def open_session(
             # [basic/utilities/tasks#task-status-notification] optional: polling stays the way to be sure
             notes["notifications/tasks/status"] = on_status
         notes.update(notification_handlers or {})
+        # the tools changed: the output schemas learnt are forgotten (see ClientSession.call_tool)
+        tools_changed: list[Callable[[], None]] = []
+        notes["notifications/tools/list_changed"] = _also(tools_changed, notes.get("notifications/tools/list_changed"))
         caps = capabilities or _capabilities(roots_provider, sampling_guard, elicitation_guard)
         if manager is not None and capabilities is None:
             caps = attrs.evolve(
@@ -558,13 +618,27 @@ async def open_session(
             # [basic/lifecycle#4] tell the server we are ready
             await session.notify("notifications/initialized")
             session.initialized.set()
-            yield ClientSession(
+            client = ClientSession(
                 session,
                 result,
                 roots=roots_provider,
                 elicitation=elicitation_guard,
                 validate_tool_results=validate_tool_results,
             )
+            tools_changed.append(client._forget_tools)
+            yield client
+
+
+def _also(before: list[Callable[[], None]], then: NotificationHandler | None) -> NotificationHandler:
+    """A notification handler that calls each of ``before``, then ``then`` (if any)."""
+
+    async def handle(session: Session, params: Any) -> None:
+        for call in before:
+            call()
+        if then is not None:
+            await then(session, params)
+
+    return handle
 
 
 def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:

@@ -79,6 +79,7 @@ from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..schema.tasks import CancelTaskRequestParams
 from ..server.utilities.logging import LogRateLimiter, passes
+from .telemetry import tracing
 
 __all__ = [
     "PendingRequest",
@@ -175,6 +176,10 @@ class SessionConfig:
     reply_stall_timeout: float = 60.0
     max_queued_requests: int = 1000
     max_queued_notifications: int = 1000
+    #: OpenTelemetry (the ``otel`` extra, :mod:`mcp_ref.session.telemetry`): None, the global
+    #: tracer provider when ``opentelemetry-api`` is installed; False, no spans; or a
+    #: ``TracerProvider`` of your own
+    telemetry: Any = None
 
     def __attrs_post_init__(self) -> None:
         for name in ("request_timeout", "max_request_timeout", "cancel_grace", "keepalive_timeout"):
@@ -251,11 +256,17 @@ class RequestContext:
     def __init__(
         self, session: "Session", request_id: RequestId, method: str, message: Any, cancel_scope: trio.CancelScope
     ) -> None:
+        #: the session the request came on: nested requests and notifications go through it
         self.session = session
+        #: the request's JSON-RPC id, as the peer sent it
         self.request_id = request_id
+        #: the request's method
         self.method = method
+        #: the request as received
         self.message = message
+        #: the request's params, decoded (a model object, or None)
         self.params = message.params
+        #: the cancel scope the handler runs in: a cancellation from the peer cancels it
         self.cancel_scope = cancel_scope
         #: the rate limit of this request's progress (made at the first report)
         self._pace: ProgressPace | None = None
@@ -267,10 +278,12 @@ class RequestContext:
 
     @property
     def meta(self) -> dict[str, Any]:
+        """A copy of the request's ``_meta`` (empty when it has none)."""
         return dict(getattr(self.params, "meta", None) or {})
 
     @property
     def progress_token(self) -> ProgressToken | None:
+        """The progress token the caller gave, or None: ``ctx.progress(...)`` sends nothing without one."""
         tok = self.meta.get("progressToken")
         return tok if type(tok) in (str, int) else None
 
@@ -538,9 +551,13 @@ class PendingRequest:
         cap: float,
         related: RequestId | None = None,
     ) -> None:
+        #: the session the request went out on
         self.session = session
+        #: the id of the peer's request this one was sent for (nested requests), if any
         self.related = related
+        #: the request's JSON-RPC id
         self.id = rid
+        #: the request's method
         self.method = method
         self._inbox = inbox
         self._progress = progress
@@ -570,6 +587,9 @@ class PendingRequest:
         return RequestTimeout(self.method, self._idle if kind == "idle" else self._cap, kind, outcome=outcome)
 
     async def result(self) -> Any:
+        """Wait for the answer: the result, or the error the request ended with (MCPError, RequestTimeout,
+        ConnectionClosed ...).
+        """
         if self._waited:
             raise RuntimeError("result() can be awaited only once")
         self._waited = True
@@ -691,10 +711,18 @@ class Session:
         notification_handlers: Mapping[str, NotificationHandler] | None = None,
         config: SessionConfig | None = None,
     ) -> None:
+        #: the sans-IO engine of this session
         self.connection = connection
+        #: the channel messages go over
         self.channel = channel
+        #: this session's SessionConfig
         self.config = config or SessionConfig()
+        #: the request handlers, by method
         self.handlers: dict[str, RequestHandler] = dict(handlers or {})
+        # OpenTelemetry spans (None without the otel extra or a tracer provider configured
+        # when the session starts: one attribute check per request)
+        self._tracing = tracing(self.config.telemetry)
+        #: the notification handlers, by method
         self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
         self._nursery = nursery
         self._write_lock = trio.StrictFIFOLock()
@@ -707,8 +735,11 @@ class Session:
         self._free_slots = self.config.max_concurrent_requests
         self._slot_waiters = trio.lowlevel.ParkingLot()
         self._notes_send, self._notes_recv = trio.open_memory_channel[NotificationReceived | ProgressReceived](math.inf)
+        #: set once the session has ended
         self.closed = trio.Event()
+        #: set once the session is initialized
         self.initialized = trio.Event()
+        #: why the session ended, once it has
         self.close_reason: str | None = None
         self._send_related: Callable[[bytes, RequestId | None], Awaitable[None]] | None = getattr(
             channel, "send_related", None
@@ -999,10 +1030,36 @@ class Session:
         Abandoning it (timeout, caller cancelled, progress callback raised)
         sends ``notifications/cancelled`` (basic/lifecycle#18).
         """
+        if self._tracing is not None:
+            return await self._traced_request(
+                method, params, progress, progress_token, timeout, max_timeout, related_request_id
+            )
         pending = await self._start_request(
             method, params, progress, progress_token, timeout, max_timeout, related_request_id, wait_next=True
         )
         return await pending.result()
+
+    async def _traced_request(
+        self,
+        method: str,
+        params: Any,
+        progress: ProgressCallback | None,
+        progress_token: ProgressToken | None,
+        timeout: float | None,
+        max_timeout: float | None,
+        related_request_id: RequestId | None,
+    ) -> Any:
+        """:meth:`request` in a span (the otel extra). Apart from request() so that its
+        closure's cells cost nothing to a session without tracing (bench W1)."""
+        assert self._tracing is not None
+        return await self._tracing.request(
+            self,
+            method,
+            params,
+            lambda traced: self._start_request(
+                method, traced, progress, progress_token, timeout, max_timeout, related_request_id, wait_next=True
+            ),
+        )
 
     async def start_request(
         self,
@@ -1218,6 +1275,9 @@ class Session:
                 keepalive.succeeded()
 
     async def run_receive_loop(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Read messages from the channel and act on them until it ends (started by session_scope; call it yourself
+        only with a Session of your own).
+        """
         self._nursery.start_soon(self._notification_worker)
         self._nursery.start_soon(self._soon_writer)
         self._nursery.start_soon(self._timer)
@@ -1522,7 +1582,10 @@ class Session:
                     try:
                         if handler is None:
                             raise ProtocolError(f"Method not found: {event.method}", ErrorCode.METHOD_NOT_FOUND)
-                        result = await handler(ctx, event.params)
+                        if self._tracing is None:
+                            result = await handler(ctx, event.params)
+                        else:
+                            result = await self._tracing.handle(ctx, handler, event.params)
                         if ctx._pace is not None and ctx._pace.held is not None:
                             # [basic/utilities/progress#13] the latest state before the result
                             await ctx.flush_progress()
@@ -1635,6 +1698,7 @@ class Session:
             scope.cancel(reason=f"session closed: {reason}")
 
     async def aclose(self, reason: str = "closed locally") -> None:
+        """Close the session: requests in flight fail with ConnectionClosed(``reason``), the channel is closed."""
         self._close(reason)
         with trio.CancelScope(shield=True):
             await self.channel.aclose()

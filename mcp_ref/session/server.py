@@ -123,15 +123,21 @@ class Server:
         page_size: int = 100,
         capabilities: ServerCapabilities | None = None,
     ) -> None:
+        #: the server's Implementation (name, version, title ...), sent at initialization
         self.info = Implementation(
             name=name, version=version, title=title, description=description, website_url=website_url, icons=icons
         )
+        #: instructions for the model, sent at initialization
         self.instructions = instructions
+        #: the protocol revisions this server accepts
         self.supported_versions = supported_versions
+        #: the SessionConfig of each session it serves (timeouts, limits)
         self.config = config or SessionConfig()
+        #: whether the logging capability is declared
         self.logging_capability = logging_capability
         #: declared as given instead of derived (see :meth:`capabilities`)
         self.declared_capabilities = capabilities
+        #: the tools registered (``server.tools["name"]`` is the Tool as listed)
         self.tools = ToolRegistry(page_size=page_size)
         self._page_size = page_size
         # a registry change tells every session (the engine sends it only where listChanged
@@ -151,6 +157,7 @@ class Server:
 
     @functools.cached_property
     def resources(self) -> ResourceRegistry:
+        """The resources and resource templates registered (a registry made on first use)."""
         from ..server.resources import ResourceRegistry
 
         registry = ResourceRegistry(page_size=self._page_size)
@@ -160,6 +167,7 @@ class Server:
 
     @functools.cached_property
     def prompts(self) -> PromptRegistry:
+        """The prompts registered (a registry made on first use)."""
         from ..server.prompts import PromptRegistry
 
         registry = PromptRegistry(page_size=self._page_size)
@@ -169,6 +177,7 @@ class Server:
 
     @functools.cached_property
     def completions(self) -> CompletionHandler:
+        """What answers ``completion/complete`` from the completers of the prompts and resource templates."""
         from ..server.utilities.completion import CompletionHandler
 
         return CompletionHandler(self.prompts, self.resources)
@@ -186,6 +195,8 @@ class Server:
         self._handlers[method] = handler
 
     def handler(self, method: str) -> Callable[[F], F]:
+        """Decorator form of :meth:`set_handler`: ``@server.handler("custom/method")``."""
+
         def register(fn: F) -> F:
             self.set_handler(method, fn)
             return fn
@@ -498,6 +509,9 @@ class Server:
         )
 
     def handler_table(self) -> dict[str, RequestHandler]:
+        """Every request method this server answers, with its handler (the built-in ones and those set with
+        set_handler).
+        """
         table: dict[str, RequestHandler] = {"initialize": self._initialize}
         if len(self.tools):
             table["tools/list"] = self._list_tools
@@ -710,6 +724,7 @@ class Server:
             raise SystemExit(130)
 
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
+        """The notification handlers set with :meth:`on_notification`, by method."""
         return dict(self._notification_handlers)
 
 

@@ -315,7 +315,9 @@ class SqliteTaskStore:
 
     def __init__(self, db: _Database, *, wall_clock: Callable[[], float] = time.time) -> None:
         self._db = db
+        #: seconds since the epoch, for the tasks' time to live (shared by every process of the file)
         self.clock = wall_clock
+        #: this process's name in the store: records of tasks it runs carry it
         self.runner = new_runner_id()
         self._subscribers = _Subscribers()
         self._write_limiter = trio.CapacityLimiter(1)
@@ -325,6 +327,7 @@ class SqliteTaskStore:
         self.interrupted = 0
 
     def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
+        """Call ``callback`` (in the trio thread, never blocking) on every change; returns unsubscribe."""
         return self._subscribers.subscribe(callback)
 
     async def _write(self, fn: Callable[..., T], *args: Any) -> T:
@@ -352,6 +355,10 @@ class SqliteTaskStore:
     # -- TaskStore -------------------------------------------------------------------------------
 
     async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
+        """Add a new task, durably, if ``limits`` allow it (else TaskLimitReached). The store sets ``seq`` (creation
+        order), ``expires_at`` (its clock plus the ttl), ``runner`` (itself) and ``version``; the id must be new
+        (ValueError).
+        """
         now = self.clock()
         ttl = record.ttl_ms
         record = attrs.evolve(
@@ -360,17 +367,25 @@ class SqliteTaskStore:
         return self._announce(await self._write(self._db.create, record, limits, now))
 
     async def get(self, task_id: str) -> TaskRecord | None:
+        """The task as stored; None if unknown, deleted or past its ttl."""
         return await self._read(_Database.get, task_id, self.clock())
 
     async def move(
         self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
     ) -> TaskRecord:
+        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError if
+        the task is gone), with ``outcome`` when terminal.
+        """
         new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
         return new
 
     async def finish(
         self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
     ) -> TaskRecord | None:
+        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task cancelled
+        meanwhile keeps ``cancelled`` but gets the outcome if it has none ([basic/utilities/tasks#45]). None if the
+        task is gone.
+        """
         try:
             new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
         except LookupError:
@@ -378,14 +393,19 @@ class SqliteTaskStore:
         return new
 
     async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
+        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
         new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
         return new
 
     async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
+        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none is
+        outstanding the task is ``working`` again.
+        """
         _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
         return list(taken)
 
     async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
+        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
         try:
             _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
         except LookupError:
@@ -393,24 +413,29 @@ class SqliteTaskStore:
         return dict(taken)
 
     async def delete(self, task_id: str) -> None:
+        """Delete the task (nothing happens if it is gone already)."""
         version = await self._write(self._db.delete, task_id)
         if version is not None:
             self._subscribers.announce(TaskChange(task_id, version + 1, None))
 
     async def owned_by(self, owner: str | None) -> list[TaskRecord]:
+        """``owner``'s tasks (None: the tasks bound to nobody), in creation order."""
         return await self._read(_Database.owned_by, owner, self.clock())
 
     async def next_expiry(self) -> float | None:
+        """Seconds until the next task expires (0 if one has), by the store's clock; None: none will."""
         deadline = await self._read(_Database.next_expiry)
         return None if deadline is None else max(0.0, deadline - self.clock())
 
     async def purge_expired(self) -> list[str]:
+        """Delete the tasks past their ttl; their ids."""
         gone = await self._write(self._db.purge, self.clock())
         for task_id, version in gone:
             self._subscribers.announce(TaskChange(task_id, version + 1, None))
         return [task_id for task_id, _ in gone]
 
     async def count(self) -> int:
+        """How many tasks are stored (monitoring)."""
         return await self._read(_Database.count)
 
     async def _recover(self, wall: float) -> None:

@@ -85,7 +85,9 @@ class TaskCancelled(MCPRefError):
 
     def __init__(self, task_id: str, status_message: str | None = None) -> None:
         super().__init__(f"task {task_id} was cancelled" + (f": {status_message}" if status_message else ""))
+        #: the id of the task that was cancelled
         self.task_id = task_id
+        #: the receiver's message with the cancellation, if any
         self.status_message = status_message
 
 
@@ -128,12 +130,19 @@ class TaskHandle:
         request_id: Any = None,
         progress: _TaskProgress | None = None,
     ) -> None:
+        #: the session the task was created on
         self.session = session
+        #: the id of the request that created the task
         self.request_id = request_id
+        #: the method of the request the task runs
         self.method = method
+        #: the task as last seen (its status, poll interval, time to live ...)
         self.task = task
+        #: the task's id
         self.task_id = task.task_id
+        #: the progress token of the request, when it asked for progress
         self.progress_token = progress_token
+        #: the class the task's result is decoded as
         self.result_type = RESULT_TYPES[method]
         self._progress = progress
         self._interrupts: set[trio.CancelScope] = set()
@@ -189,6 +198,8 @@ class TaskHandle:
 
     @property
     def status(self) -> str:
+        """The task's status as last seen: ``working``, ``input_required``, ``completed``, ``failed``
+        or ``cancelled``."""
         return self.task.status
 
     def _update(self, task: Any) -> Task:

@@ -122,6 +122,7 @@ class TaskStoreUnavailable(ProtocolError):
 
     def __init__(self, detail: str) -> None:
         super().__init__("Internal error: the task store is unavailable; retry later", ErrorCode.INTERNAL_ERROR)
+        #: what failed (the store's own words)
         self.detail = detail
 
 
@@ -179,7 +180,8 @@ class TaskStore(Protocol):
         """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
         ...
 
-    async def delete(self, task_id: str) -> None: ...
+    async def delete(self, task_id: str) -> None:
+        """Delete the task (nothing happens if it is gone already)."""
 
     async def owned_by(self, owner: str | None) -> list[TaskRecord]:
         """``owner``'s tasks (None: the tasks bound to nobody), in creation order."""
@@ -425,7 +427,9 @@ class InMemoryTaskStore:
     shared = False
 
     def __init__(self, *, clock: Callable[[], float] = trio.current_time) -> None:
+        #: the store's clock (seconds), for the tasks' time to live
         self.clock = clock
+        #: this process's name in the store: records of tasks it runs carry it
         self.runner = new_runner_id()
         self._tasks: dict[str, TaskRecord] = {}
         #: owner -> its tasks (task id -> None), in creation order
@@ -437,6 +441,7 @@ class InMemoryTaskStore:
         self._subscribers = _Subscribers()
 
     def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
+        """Call ``callback`` (in the trio thread, never blocking) on every change; returns unsubscribe."""
         return self._subscribers.subscribe(callback)
 
     # -- the indexes ------------------------------------------------------------------------
@@ -490,6 +495,10 @@ class InMemoryTaskStore:
         return (len(kept), len(self._unfinished[requestor])) if kept is not None else (0, 0)
 
     async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
+        """Add a new task, durably, if ``limits`` allow it (else TaskLimitReached). The store sets ``seq`` (creation
+        order), ``expires_at`` (its clock plus the ttl), ``runner`` (itself) and ``version``; the id must be new
+        (ValueError).
+        """
         if record.task_id in self._tasks:
             # [basic/utilities/tasks#25] ids are unique among our tasks -- tasks#task-id-requirements
             raise ValueError(f"task id {record.task_id!r} already exists")
@@ -512,16 +521,24 @@ class InMemoryTaskStore:
         return self._store(record)
 
     async def get(self, task_id: str) -> TaskRecord | None:
+        """The task as stored; None if unknown, deleted or past its ttl."""
         return self._live(task_id)
 
     async def move(
         self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
     ) -> TaskRecord:
+        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError if
+        the task is gone), with ``outcome`` when terminal.
+        """
         return self._store(apply_move(self._existing(task_id), status, wall, message, outcome))
 
     async def finish(
         self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
     ) -> TaskRecord | None:
+        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task cancelled
+        meanwhile keeps ``cancelled`` but gets the outcome if it has none ([basic/utilities/tasks#45]). None if the
+        task is gone.
+        """
         record = self._live(task_id)
         if record is None:
             return None
@@ -529,9 +546,13 @@ class InMemoryTaskStore:
         return self._store(new) if new is not record else record
 
     async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
+        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
         return self._store(apply_ask(self._existing(task_id), requests, wall))
 
     async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
+        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none is
+        outstanding the task is ``working`` again.
+        """
         record = self._existing(task_id)
         new, taken = apply_answer(record, responses, wall)
         if new is not record:
@@ -539,6 +560,7 @@ class InMemoryTaskStore:
         return taken
 
     async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
+        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
         record = self._live(task_id)
         if record is None:
             return {}
@@ -560,22 +582,27 @@ class InMemoryTaskStore:
         return expired
 
     async def delete(self, task_id: str) -> None:
+        """Delete the task (nothing happens if it is gone already)."""
         self._delete(task_id)
 
     async def owned_by(self, owner: str | None) -> list[TaskRecord]:
+        """``owner``'s tasks (None: the tasks bound to nobody), in creation order."""
         owned = self._owned.get(owner)
         if owned is None:
             return []
         return [r for r in (self._live(task_id) for task_id in owned) if r is not None]
 
     async def next_expiry(self) -> float | None:
+        """Seconds until the next task expires (0 if one has), by the store's clock; None: none will."""
         deadlines = [r.expires_at for r in self._tasks.values() if r.expires_at is not None]
         return max(0.0, min(deadlines) - self.clock()) if deadlines else None
 
     async def purge_expired(self) -> list[str]:
+        """Delete the tasks past their ttl; their ids."""
         return self._purge(self.clock())
 
     async def count(self) -> int:
+        """How many tasks are stored (monitoring)."""
         return len(self._tasks)
 
     def __iter__(self) -> Iterator[TaskRecord]:

@@ -134,13 +134,17 @@ class TaskConfig:
     default_ttl_ms: int | None = 3_600_000
     max_ttl_ms: int = 86_400_000
     allow_unlimited_ttl: bool = False
+    #: the ``pollInterval`` suggested to requestors (None: none suggested)
     poll_interval_ms: int | None = 1_000
     max_tasks_per_requestor: int = 100
     max_stored_tasks_per_requestor: int = 1000
     max_stored_tasks: int = 10_000
+    #: whether requestors are sent ``notifications/tasks/status``
     status_notifications: bool = True
     binding: Binding = "session"
+    #: whether ``tasks/list`` is offered (None: when tasks are bound to their requestor)
     list_tasks: bool | None = None
+    #: tasks per page of ``tasks/list``
     page_size: int = 50
     rate_limit: float | None = 50.0
     rate_burst: int = 100
@@ -234,11 +238,16 @@ class TaskManager:
         config: TaskConfig | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
+        #: where the tasks run (it outlives every session)
         self.nursery = nursery
+        #: where the tasks are kept
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        #: the TaskConfig (binding, limits, time to live)
         self.config = config or TaskConfig()
         cfg = self.config
+        #: how many tasks a requestor may have running and stored, and all together
         self.limits = TaskLimits(cfg.max_tasks_per_requestor, cfg.max_stored_tasks_per_requestor, cfg.max_stored_tasks)
+        #: seconds since the epoch, for the tasks' timestamps
         self.wall_clock = wall_clock
         self._live: dict[str, _Live] = {}
         #: monitoring counters (tasks#81, #82): created, completed, failed, cancelled,
@@ -265,11 +274,15 @@ class TaskManager:
 
     @property
     def binds_requestors(self) -> bool:
+        """Whether each task belongs to who created it (every ``binding`` but ``"none"``): others can neither see nor
+        reach it.
+        """
         return self.config.binding != "none"
 
     @property
     def lists_tasks(self) -> bool:
         # [basic/utilities/tasks#77] no tasks/list without requestor binding -- tasks#task-isolation-and-access-control
+        """Whether ``tasks/list`` is offered (never without requestor binding)."""
         return self.config.list_tasks if self.config.list_tasks is not None else self.binds_requestors
 
     def _keys_of(self, session: Session) -> tuple[str | None, str | None]:
@@ -306,6 +319,7 @@ class TaskManager:
         return bool(self._session_tasks.get(session))
 
     def server_capability(self, tool_tasks: bool) -> ServerTasksCapability:
+        """The ``tasks`` capability a server with this manager declares."""
         return ServerTasksCapability(
             list={} if self.lists_tasks else None,
             cancel={},
@@ -313,6 +327,7 @@ class TaskManager:
         )
 
     def client_capability(self, sampling: bool, elicitation: bool) -> ClientTasksCapability:
+        """The ``tasks`` capability a client with this manager declares, for the requests it answers."""
         requests = ClientTaskRequestsCapability(
             sampling=ClientTaskSamplingRequests(create_message={}) if sampling else None,
             elicitation=ClientTaskElicitationRequests(create={}) if elicitation else None,
@@ -544,6 +559,7 @@ class TaskManager:
         return record
 
     async def get(self, ctx: RequestContext, params: GetTaskRequestParams) -> GetTaskResult:
+        """Answer ``tasks/get``: the task's state, for its owner only."""
         await self._throttle(ctx)
         # [basic/utilities/tasks#50, #51] the taskId param decides, not _meta
         # -- tasks#associating-task-related-messages
@@ -554,6 +570,7 @@ class TaskManager:
         return record.view(GetTaskResult)
 
     async def result(self, ctx: RequestContext, params: GetTaskPayloadRequestParams) -> GetTaskPayloadResult:
+        """Answer ``tasks/result``: wait for the task to end, then its result (or its error)."""
         await self._throttle(ctx)
         record = await self._lookup(ctx, params.task_id)
         task_id = record.task_id
@@ -587,6 +604,7 @@ class TaskManager:
         return task_payload(record, ctx.session.connection.revision)
 
     async def list(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListTasksResult:
+        """Answer ``tasks/list``: the caller's tasks, a page at a time."""
         await self._throttle(ctx)
         # [basic/utilities/tasks#79] only the requestor's own tasks -- tasks#task-isolation-and-access-control
         # (binding="none": every task is bound to nobody, so all of them)
@@ -597,6 +615,7 @@ class TaskManager:
         return ListTasksResult(tasks=tasks, next_cursor=nxt)
 
     async def cancel(self, ctx: RequestContext, params: CancelTaskRequestParams) -> CancelTaskResult:
+        """Answer ``tasks/cancel``: cancel a task that has not ended."""
         await self._throttle(ctx)
         record = await self._lookup(ctx, params.task_id)
         # [basic/utilities/tasks#60] a terminal task: -32602 -- tasks#task-cancellation
@@ -617,6 +636,7 @@ class TaskManager:
         return record.view(CancelTaskResult)
 
     def handlers(self) -> dict[str, Any]:
+        """The request handlers of the tasks methods, for a server's or client's handler table."""
         table: dict[str, Any] = {"tasks/get": self.get, "tasks/result": self.result, "tasks/cancel": self.cancel}
         if self.lists_tasks:
             table["tasks/list"] = self.list

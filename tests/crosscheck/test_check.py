@@ -204,7 +204,11 @@ async def test_the_everything_example_over_streamable_http_comes_out_clean() -> 
         await info.aclose()
         nursery.cancel_scope.cancel()
     assert report.findings == [], report.to_text()
-    statuses = {c.name: c.status for c in report.checks}
+    # every revision it speaks has its section; nothing fails in any, nothing is skipped in the latest
+    assert report.revisions == ["2025-11-25", "2025-06-18", "2025-03-26"]
+    assert {c.revision for c in report.checks} == {None, "2025-06-18", "2025-03-26"}
+    assert "fail" not in {c.status for c in report.checks}, report.to_text()
+    statuses = {c.name: c.status for c in report.checks if c.revision is None}
     assert "fail" not in statuses.values() and "skip" not in statuses.values(), report.to_text()
     # the transport's own checks ran
     assert {n for n in statuses if n.startswith("transport/")} == {
@@ -215,6 +219,7 @@ async def test_the_everything_example_over_streamable_http_comes_out_clean() -> 
         "transport/foreign-origin",
         "transport/missing-session-id",
         "transport/ended-session-404",
+        "transport/sse-streams-and-session-ids",
     }
 
 
@@ -245,3 +250,13 @@ async def test_an_https_server_is_checked_with_the_trust_given() -> None:
     statuses = {c.name: c.status for c in report.checks}
     assert statuses["transport/request-answered-with-json-or-sse"] == "pass" and "fail" not in statuses.values()
     assert "TLS handshake" in str(untrusted.value) and "CERTIFICATE_VERIFY_FAILED" in str(untrusted.value)
+
+
+def test_revision_picks_one_revision(capsys: pytest.CaptureFixture[str]) -> None:
+    echo = ["--", sys.executable, "-m", "mcp_ref.examples.echo"]
+    assert main(["check", "-q", "--json", "--revision", "2025-06-18", *echo]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["revision"] == "2025-06-18" and "2025-06-18" in data["revisions"]
+    assert all("revision" not in c for c in data["checks"])  # one section: the revision asked for
+    assert main(["check", "-q", "--revision", "1999-01-01", *echo]) == 2
+    assert "--revision 1999-01-01: mcp-ref checks" in capsys.readouterr().err

@@ -95,5 +95,10 @@ def test_the_correct_server_passes_every_check_it_can_run(reports: dict[str, Rep
     report = reports["none"]
     assert report.findings == [], report.to_text()
     assert {c.status for c in report.checks} <= {"pass", "skip"}
-    skipped = [c.name for c in report.checks if c.status == "skip"]
+    skipped = [c.name for c in report.checks if c.status == "skip" and c.revision is None]
     assert skipped == ["tools/list-changed-notification"], skipped
+    # the older revisions it speaks have their own sections (tasks are 2025-11-25's: not there at all)
+    assert report.revisions == ["2025-11-25", "2025-06-18", "2025-03-26"]
+    older = {c.name: c.status for c in report.checks if c.revision == "2025-03-26"}
+    assert older["tools/listed"] == "pass" and "tasks/lifecycle" not in older, report.to_text()
+    assert {c.status for c in report.checks if c.revision is not None} == {"pass"}, report.to_text()

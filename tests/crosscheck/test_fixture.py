@@ -67,6 +67,10 @@ def test_the_battery_follows_the_clients_capabilities(reports: dict[str, Report]
     assert tools["sampling/tool-loop"] == "pass" and tools["sampling/tool-choice-none"] == "pass"
     assert plain["elicitation/undeclared-url-mode"] == "pass" and plain["roots/list"] == "pass"
     assert plain["tasks/sampling-as-task"] == "skip"
+    # what a client did not declare is asked for too, and must get -32601
+    declines = {c.name: c.status for c in reports["declines-everything"].checks}
+    assert declines["roots/undeclared"] == "pass" and declines["roots/list"] == "skip"
+    assert "roots/undeclared" not in plain
 
 
 #: the broken clients a fixture check sees itself, and that check

@@ -208,3 +208,48 @@ def test_the_first_answer_from_the_client_side_is_an_initialize_result() -> None
     assert reversed_directions([Record(d, json.dumps(m).encode()) for d, m in either]) is None
     mostly_right = [(Direction(d), m) for d, m in TRAFFIC] + [(Direction.TO_CLIENT, CALL)]
     assert reversed_directions([Record(d, json.dumps(m).encode()) for d, m in mostly_right]) is None
+
+
+@pytest.mark.req("basic/utilities/tasks#9")
+def test_judge_and_tap_see_a_task_only_tool_run_without_a_task_as_check_does() -> None:
+    """What `check` establishes by calling (tasks#9) is judged passively too: same verdict on the same traffic."""
+    import json as _json
+
+    from mcp_ref.crosscheck.judge import judge_records
+    from mcp_ref.crosscheck.observer import Direction
+    from mcp_ref.crosscheck.traffic import Record
+
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    caps = {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}
+    tool = {"name": "batch", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}}
+    messages = [
+        (Direction.TO_SERVER, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
+        (
+            Direction.TO_CLIENT,
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": caps,
+                    "serverInfo": {"name": "s", "version": "1"},
+                },
+            },
+        ),
+        (Direction.TO_SERVER, {"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        (Direction.TO_SERVER, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        (Direction.TO_CLIENT, {"jsonrpc": "2.0", "id": 1, "result": {"tools": [tool]}}),
+        (Direction.TO_SERVER, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "batch"}}),
+        (
+            Direction.TO_CLIENT,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "result": {"content": [{"type": "text", "text": "needs a task"}], "isError": True},
+            },
+        ),
+        (Direction.TO_SERVER, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "batch"}}),
+        (Direction.TO_CLIENT, {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "needs a task"}}),
+    ]
+    report = judge_records([Record(d, _json.dumps(m).encode()) for d, m in messages])
+    assert [(f.requirement, f.evidence[0]["id"]) for f in report.findings] == [("basic/utilities/tasks#9", 2)]

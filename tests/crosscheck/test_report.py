@@ -23,16 +23,19 @@ def sample() -> Report:
 
 def test_the_json_has_exactly_the_documented_shape() -> None:
     data = sample().to_json()
-    assert list(data) == ["target", "revision", "findings", "checks", "notes", "summary"]
+    assert list(data) == ["target", "revision", "findings", "revisions", "checks", "notes", "summary"]
     assert data["target"] == "python server.py" and data["revision"] == "2025-11-25"
     assert data["findings"][0] == {
         "requirement": "server/tools#20",
         "level": "MUST",
         "party": "server",
+        "revision": None,
         "message": "an unknown tool was answered as a success",
         "evidence": [{"id": 3}],
     }
-    assert all(list(f) == ["requirement", "level", "party", "message", "evidence"] for f in data["findings"])
+    assert all(
+        list(f) == ["requirement", "level", "party", "revision", "message", "evidence"] for f in data["findings"]
+    )
     # every check that did not pass says why
     assert data["checks"][1] == {
         "name": "cancellation/stops-and-stays-silent",

@@ -62,8 +62,10 @@ def misplaced(module: str, name: str) -> str | None:
         return "importlib.import_module: import the name from mcp_ref"
     if module in PUBLIC:
         return None if name in PUBLIC[module].__all__ else f"{module}.{name}: not in {module}.__all__"
-    if module.startswith("mcp_ref.testing") and not any(p.startswith("_") for p in module.split(".")):
-        return None
+    if module.startswith(("mcp_ref.testing", "mcp_ref.examples")) and not any(
+        p.startswith("_") for p in module.split(".")
+    ):
+        return None  # the test helpers, and the shipped examples (the demo authorization server)
     home = next((public for public, m in PUBLIC.items() if name in m.__all__), None)
     return f"{module}.{name}: " + (f"import it from {home}" if home else "not exported by mcp_ref")
 

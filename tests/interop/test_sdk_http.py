@@ -115,3 +115,15 @@ async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
                 async with open_http_client(url):
                     pass
             assert refused.value.status == 405
+
+
+async def test_connect_falls_back_to_the_legacy_sse_transport_by_itself() -> None:
+    """mcp_ref.connect(url) tries Streamable HTTP, then HTTP+SSE, as the SDKs' clients do."""
+    from mcp_ref import connect
+
+    async with sdk_server("--sse") as port:
+        with trio.fail_after(20):
+            async with connect(f"http://127.0.0.1:{port}/sse") as client:
+                assert client.session.channel.legacy_endpoint is not None  # type: ignore[attr-defined]
+                result = await client.call_tool("echo", {"text": "through connect"})
+                assert result.content == [TextContent(text="through connect")]

@@ -94,6 +94,53 @@ async def test_client_validates_structured_results() -> None:
             await client.call_tool("liar")
 
 
+def lying_server() -> Server:
+    server = Server("bad")
+
+    @server.tool(output_schema=SUM_SCHEMA)
+    async def liar(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[TextContent(text="x")], structured_content={"sum": "x"})
+
+    server.tools._entries["liar"].validate_output = None  # a server that does not check itself
+    return server
+
+
+@pytest.mark.req("server/tools#17")
+async def test_results_are_validated_without_list_tools_first() -> None:
+    # results used to be checked only after the application had called list_tools, silently
+    server = lying_server()
+    listed = 0
+    original = server.tools.list_tools
+
+    async def counting(ctx: Any, params: Any) -> Any:
+        nonlocal listed
+        listed += 1
+        return await original(ctx, params)
+
+    server.set_handler("tools/list", counting)
+    async with memory_session_pair(server) as client:
+        with pytest.raises(InvalidToolResult, match="sum"):
+            await client.call_tool("liar")
+        assert listed == 1  # its schema was learnt with one tools/list ...
+        with pytest.raises(InvalidToolResult, match="sum"):
+            await client.call_tool("liar")
+        assert listed == 1  # ... and kept
+
+        @server.tool()
+        async def newcomer(ctx: RequestContext) -> str:
+            return "new"
+
+        # the server says its tools changed: what was learnt is learnt again at the next call
+        with trio.fail_after(5):
+            while client._output_validators:
+                await trio.sleep(0)
+        assert (await client.call_tool("newcomer")).text == "new"
+        assert listed == 2
+    async with memory_session_pair(server, validate_tool_results=False) as client:
+        assert (await client.call_tool("liar")).structured_content == {"sum": "x"}
+        assert listed == 2  # not validating: nothing to learn
+
+
 @pytest.mark.req("server/tools#18", "server/tools#20")
 async def test_invalid_arguments_are_tool_execution_errors() -> None:
     async with memory_session_pair(tool_server()) as client:

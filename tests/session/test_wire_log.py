@@ -37,6 +37,8 @@ async def test_every_message_is_traced_both_ways_on_both_sides(caplog: pytest.Lo
         ("->", "notifications/initialized"),
         ("->", "tools/call"),
         ("<-", "result 1"),
+        ("->", "tools/list"),  # the output schema of a tool not listed yet, to check the result
+        ("<-", "result 2"),
     ]
     assert traced["server"] == [
         ("<-", "initialize"),
@@ -44,6 +46,8 @@ async def test_every_message_is_traced_both_ways_on_both_sides(caplog: pytest.Lo
         ("<-", "notifications/initialized"),
         ("<-", "tools/call"),
         ("->", "result 1"),
+        ("<-", "tools/list"),
+        ("->", "result 2"),
     ]
     # what one side wrote is, byte for byte, what the other read
     assert sorted(texts["->"]) == sorted(texts["<-"])

@@ -337,19 +337,29 @@ class ClientInformation:
     credentials belong to, so that they are never presented to another one.
     """
 
+    #: the client id the authorization server gave (or you registered)
     client_id: str
+    #: the secret of a confidential client (None: a public client)
     client_secret: str | None = None
+    #: when the id was issued (seconds since the epoch)
     client_id_issued_at: int | None = None
+    #: when the secret expires (0: never)
     client_secret_expires_at: int | None = None
+    #: how the client authenticates at the token endpoint
     token_endpoint_auth_method: str | None = None
+    #: the redirect URIs registered
     redirect_uris: tuple[str, ...] | None = None
+    #: the grant types registered
     grant_types: tuple[str, ...] | None = None
+    #: the scopes registered
     scope: str | None = None
     issuer: str | None = None
+    #: the other members of the registration response
     extra: dict[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> Self:
+        """Read what ``to_json`` wrote (or a registration response's JSON)."""
         r = _Reader("client information", data)
         client_id = r.required_str("client_id")
         return cls(
@@ -366,6 +376,7 @@ class ClientInformation:
         )
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object form of these credentials, for a TokenStorage to keep."""
         return _json(self)
 
     def secret_expired(self, now: float) -> bool:

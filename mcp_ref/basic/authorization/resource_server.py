@@ -80,12 +80,15 @@ class AccessToken:
 
     #: the resource owner (``sub``); None for a client acting on its own behalf
     subject: str | None = None
+    #: the client the token was issued to (``client_id``)
     client_id: str | None = None
+    #: the scopes the token grants
     scopes: frozenset[str] = attrs.field(default=frozenset(), converter=_string_set)
     #: the resources the token was issued for (``aud``, RFC 8707)
     audience: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: expiry, seconds since the epoch (``exp``)
     expires_at: float | None = None
+    #: the authorization server that issued it (``iss``)
     issuer: str | None = None
     #: every claim the verifier saw (JWT claims, or the introspection response)
     claims: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
@@ -114,7 +117,10 @@ class TokenVerifier(Protocol):
     verifier that forgets them lets nothing through.
     """
 
-    async def verify(self, token: str) -> AccessToken: ...
+    async def verify(self, token: str) -> AccessToken:
+        """The verified token, or InvalidToken when ``token`` is not one this server accepts (any other exception is a
+        401 too, logged).
+        """
 
 
 class AuthRefused(Exception):
@@ -143,14 +149,18 @@ class ProtectedResource:
     epoch, for the expiry check (``leeway`` seconds of clock skew allowed).
     """
 
+    #: how a token is checked (IntrospectionVerifier, JWTVerifier or your own TokenVerifier)
     verifier: TokenVerifier
+    #: the issuer URLs of the authorization servers clients get tokens from
     authorization_servers: Sequence[str] = attrs.field(converter=_strings)
     resource: str | None = None
     required_scopes: Sequence[str] = attrs.field(default=(), converter=_strings)
     method_scopes: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
     tool_scopes: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
     scopes_supported: Sequence[str] | None = None
+    #: a name for people, published in the metadata
     resource_name: str | None = None
+    #: a URL of documentation for developers, published in the metadata
     resource_documentation: str | None = None
     clock: Callable[[], float] = time.time
     leeway: float = 0.0

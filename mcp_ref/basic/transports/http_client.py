@@ -458,10 +458,14 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         parts = check_url(url, ssl_context)
         if auth is not None and any(k.lower() == "authorization" for k in headers or {}):
             raise ValueError("pass auth= or an Authorization header, not both")
+        #: the MCP endpoint's URL
         self.url = url
+        #: ``http`` or ``https``
         self.scheme = parts.scheme
         assert parts.hostname is not None  # (check_url made sure)
+        #: the server's host name or address
         self.host = parts.hostname
+        #: the server's port
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         #: TLS for https:// (the system's trust store unless a context is given)
         self.ssl_context = (ssl_context or ssl.create_default_context()) if parts.scheme == "https" else None
@@ -469,14 +473,23 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self.failure: HTTPTransportError | None = None
         #: [basic/authorization] where the Authorization header comes from, and 401s go
         self.auth = auth
+        #: the request target (the endpoint's path and query)
         self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        #: the ``Host`` header sent
         self.host_header = parts.netloc
+        #: where the channel's background work runs
         self.nursery = nursery
+        #: headers sent with every request
         self.extra_headers = dict(headers or {})
+        #: seconds a connection (and its TLS handshake) may take
         self.connect_timeout = connect_timeout
+        #: times a broken event stream is resumed before giving up
         self.max_reconnects = max_reconnects
+        #: milliseconds to wait before resuming when the server set no ``retry``
         self.default_retry_ms = default_retry_ms
+        #: the ``Mcp-Session-Id`` the server gave (None before, or without sessions)
         self.session_id: str | None = None
+        #: the ``MCP-Protocol-Version`` sent, once negotiated
         self.protocol_version: str | None = None
         self._init_id: Any = None
         self._init_body: bytes | None = None
@@ -500,6 +513,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         #: request ids (as JSON text) awaited on an SSE stream -> that stream's set of them
         self._awaited: dict[str, set[str]] = {}
         self._pool = _Pool(max_idle_connections)
+        #: why the channel ended, once it has
         self.close_reason: str | None = None
         #: try the 2024-11-05 HTTP+SSE transport when initialize is refused with 400/404/405
         self.legacy_fallback = legacy_fallback
@@ -641,6 +655,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
     # -- the Channel the session sees ---------------------------------------------------------------
 
     async def send(self, value: bytes) -> None:
+        """Send one JSON-RPC message (bytes) to the server: a POST, whose answer is read in the background."""
         if self._expired is not None:
             raise SessionExpired(self._expired)
         if self.failure is not None:
@@ -844,6 +859,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         raise _RestartFailed("no answer to initialize")
 
     async def receive(self) -> bytes:
+        """The next message from the server (answers and what the server sent on its own); ConnectionClosed once the
+        channel has ended.
+        """
         try:
             return await self._inbox.get()
         except trio.EndOfChannel:
@@ -854,6 +872,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             raise
 
     async def aclose(self) -> None:
+        """End the channel: the server is told the session ends (DELETE), streams and connections are closed."""
         if self._closed:
             return
         self._closed = True

@@ -91,34 +91,48 @@ _LINGER_BYTES = 1024 * 1024
 class HttpConfig:
     """Limits and policy of the HTTP server (spec_notes/basic/transports.md)."""
 
+    #: the MCP endpoint's path
     path: str = "/mcp"
+    #: browser origins served (full origins or host names; None: loopback ones only)
     allowed_origins: Sequence[str] | None = None  # None: loopback origins only
+    #: Host names served (None: loopback names and the bound address)
     allowed_hosts: Sequence[str] | None = None  # None: loopback names only
+    #: answer each POST with one JSON body rather than an event stream
     json_response: bool = False
     #: seconds without a request after which a session no connection listens to is closed
     session_idle_timeout: float = 300.0
+    #: the largest request body taken, in bytes (413 past it)
     max_body: int = 4 * 1024 * 1024
     #: messages one POST may carry as a batch (2025-03-26 sessions); a larger batch is 400, unread
     max_batch: int = attrs.field(default=MAX_BATCH, validator=attrs.validators.ge(1))
+    #: sessions kept at once (past it, the longest idle is reclaimed; 503 when none can be)
     max_sessions: int = 100
+    #: event streams a session may have open at once
     max_streams_per_session: int = 32
+    #: server messages waiting for a GET stream to carry them, per session ...
     max_pending_unrelated: int = 1000
     #: ... and bytes of them (the oldest are dropped past either; the newest is always kept)
     max_pending_unrelated_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
+    #: the ``retry`` sent on event streams: milliseconds before a client reconnects
     retry_ms: int = 1000
-    get_stream: bool = True  # False: GET answers 405
+    #: whether clients may open the GET stream (False: GET answers 405)
+    get_stream: bool = True
+    #: events kept per stream for resumption
     events_per_stream: int = 1000
     #: bytes of events kept for resumption per session, and by all sessions together
     #: (past them the oldest go: finished streams first, see EventStore)
     max_stored_bytes_per_session: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
+    #: (see max_stored_bytes_per_session)
     max_stored_bytes: int = attrs.field(default=256 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: events, and bytes of them, a connection may fall behind its stream: there the session's
     #: next send waits for it, up to stall_timeout, then the connection is dropped (the client resumes)
     max_buffered_events: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    #: (see max_buffered_events)
     max_buffered_bytes: int = attrs.field(default=4 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: messages, and bytes of them, a session may have waiting for it to read; a POST past
     #: either is 429 (one message always fits in an empty inbox)
     max_inbox: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
+    #: (see max_inbox)
     max_inbox_bytes: int = attrs.field(default=16 * 1024 * 1024, validator=attrs.validators.ge(1))
     #: seconds a session may take from initialize to notifications/initialized
     init_timeout: float = 60.0
@@ -157,8 +171,11 @@ class HttpConfig:
 class HttpServerInfo:
     """Where a running server listens; :meth:`aclose` shuts it down gracefully."""
 
+    #: the address the server is bound to
     host: str
+    #: the port it listens on
     port: int
+    #: the MCP endpoint's URL (with 127.0.0.1 for a server on every interface)
     url: str
     _server: "_HttpServer | None" = attrs.field(default=None, eq=False, repr=False)
 

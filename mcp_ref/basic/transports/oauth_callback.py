@@ -57,6 +57,7 @@ class LoopbackCallback:
 
     def __init__(self, redirect_uri: str, path: str) -> None:
         self.redirect_uri = redirect_uri
+        #: the path the redirect comes back to
         self.path = path
         self._send, self._receive = trio.open_memory_channel[AuthorizationResponse](8)
 

@@ -152,6 +152,7 @@ class ClientCredentials:
     ``signing_algorithm``; needs the ``auth-jwt`` extra).
     """
 
+    #: the client's id at the authorization server
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
     private_key: str | None = attrs.field(default=None, repr=False)
@@ -174,11 +175,13 @@ class CrossAppAccess:
     authenticated with ``client_id`` / ``client_secret``. No browser.
     """
 
+    #: the identity provider's token endpoint (the token exchange)
     idp_token_endpoint: str
     id_token: str = attrs.field(repr=False)
     idp_client_id: str
     client_id: str
     client_secret: str | None = attrs.field(default=None, repr=False)
+    #: this application's secret at the identity provider, if it has one
     idp_client_secret: str | None = attrs.field(default=None, repr=False)
 
 
@@ -277,8 +280,10 @@ class OAuthClient:
         self.client_id_metadata_url = client_id_metadata_url
         self.client_information = client_information
         self.grant = grant
+        #: where the tokens and registration are kept
         self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
         self.scope = scope
+        #: whether a refresh token is asked for (``offline_access``)
         self.want_refresh_token = want_refresh_token
         self.ssl_context = ssl_context
         self.timeout = timeout
@@ -292,8 +297,11 @@ class OAuthClient:
         self._policy: FetchPolicy | None = None
         #: how long one challenge may take to meet (the session's initialize waits this long)
         self.flow_timeout = (authorization_timeout if grant is None else 0) + 6 * timeout
+        #: the MCP server this client authorizes for (known at the first request)
         self.server_url: str | None = None
+        #: the tokens in use, once obtained
         self.tokens: Tokens | None = None
+        #: the registration in use (client id, secret), once known
         self.client: ClientInformation | None = None
         self._issuer: str | None = None
         self._found = _Discovered()
@@ -316,6 +324,7 @@ class OAuthClient:
 
     @property
     def key(self) -> str:
+        """Where this client's tokens are kept in its storage (the server's canonical URI, once known)."""
         assert self.server_url is not None
         return canonical_resource(self.server_url)
 

@@ -62,7 +62,8 @@ class TokenStorage(Protocol):
     [basic/authorization#76] keep it where only the user can read it.
     """
 
-    async def load(self, key: str) -> StoredAuthorization | None: ...
+    async def load(self, key: str) -> StoredAuthorization | None:
+        """What was saved under ``key`` (the MCP server's canonical URI), or None."""
 
     async def save(self, key: str, value: StoredAuthorization | None) -> None:
         """Store ``value`` under ``key``; None forgets the key."""
@@ -73,12 +74,15 @@ class InMemoryTokenStorage:
     """The default storage: gone when the process ends."""
 
     def __init__(self) -> None:
+        #: what is kept, by key
         self.items: dict[str, StoredAuthorization] = {}
 
     async def load(self, key: str) -> StoredAuthorization | None:
+        """What was saved under ``key``, or None."""
         return self.items.get(key)
 
     async def save(self, key: str, value: StoredAuthorization | None) -> None:
+        """Keep ``value`` under ``key`` (None forgets it) for the life of this object."""
         if value is None:
             self.items.pop(key, None)
         else:
@@ -103,10 +107,12 @@ class FileTokenStorage:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        #: the JSON file the tokens are kept in
         self.path = Path(path).expanduser()
         self._lock = trio.Lock()
 
     async def load(self, key: str) -> StoredAuthorization | None:
+        """What was saved under ``key``, or None (the file is read each time)."""
         data = await trio.to_thread.run_sync(self._read)
         item = data.get(key)
         if not isinstance(item, dict):
@@ -118,6 +124,7 @@ class FileTokenStorage:
             return None
 
     async def save(self, key: str, value: StoredAuthorization | None) -> None:
+        """Keep ``value`` under ``key`` (None forgets it), writing the file anew, readable by its owner only."""
         async with self._lock:
             await trio.to_thread.run_sync(self._update, key, value)
 

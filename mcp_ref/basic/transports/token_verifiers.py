@@ -66,14 +66,22 @@ class IntrospectionVerifier:
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         introspection_request("", client_id, client_secret, auth_method=auth_method)  # ValueError early
+        #: the introspection endpoint's URL
         self.endpoint = endpoint
+        #: this resource server's client id at the introspection endpoint
         self.client_id = client_id
         self._secret = client_secret
+        #: the issuer tokens must come from (None: any the endpoint vouches for)
         self.issuer = issuer
+        #: how this server authenticates at the endpoint (``client_secret_basic`` or ``client_secret_post``)
         self.auth_method = auth_method
+        #: active tokens seen recently, with their answer
         self.cache = TokenCache(cache_ttl, cache_size)
+        #: seconds an introspection may take
         self.timeout = timeout
+        #: the TLS context for an https endpoint (None: the system's trust store)
         self.ssl_context = ssl_context
+        #: seconds since the epoch, for the tokens' expiry
         self.wall_clock = wall_clock
 
         # (refused tokens: remembered as long as the cache keeps active ones, unless told)
@@ -84,6 +92,9 @@ class IntrospectionVerifier:
         self.introspections = 0
 
     async def verify(self, token: str) -> AccessToken:
+        """Ask the introspection endpoint about ``token`` (or answer from the cache): the AccessToken of an active
+        token; InvalidToken for an inactive one, HTTPTransportError when the endpoint fails.
+        """
         now = trio.current_time()
         cached = self.cache.get(token, now, self.wall_clock())
         if cached is not None:
@@ -166,14 +177,23 @@ class JWTVerifier:
             raise ValueError("give the keys as jwks= or where to fetch them as jwks_url=, one of the two")
         if bad := set(algorithms) - set(JWT_ALGORITHMS):
             raise ValueError(f"algorithms {sorted(bad)} are not accepted (asymmetric ones only: {JWT_ALGORITHMS})")
+        #: the ``iss`` every token must have (None: not checked)
         self.issuer = issuer
+        #: where the issuer's keys are fetched from (None: the ``jwks`` given)
         self.jwks_url = jwks_url
+        #: the signature algorithms accepted
         self.algorithms = tuple(algorithms)
+        #: the JWT header ``typ`` required (None: any)
         self.required_typ = required_typ
+        #: seconds of clock skew allowed on ``exp`` and ``nbf``
         self.leeway = leeway
+        #: seconds the fetched keys are kept
         self.jwks_ttl = jwks_ttl
+        #: the least seconds between two fetches for an unknown key id
         self.refetch_interval = refetch_interval
+        #: seconds a key fetch may take
         self.timeout = timeout
+        #: the TLS context for an https ``jwks_url`` (None: the system's trust store)
         self.ssl_context = ssl_context
         self._keys: dict[str | None, Any] | None = keys_from_jwks(dict(jwks)) if jwks is not None else None
         self._fetched_at = -float("inf")
@@ -182,6 +202,9 @@ class JWTVerifier:
         self.fetches = 0
 
     async def verify(self, token: str) -> AccessToken:
+        """Check ``token``'s signature with the issuer's keys (fetched again once for an unknown key id) and its
+        claims: the AccessToken, or InvalidToken.
+        """
         keys = await self._current_keys(refresh=False)
         try:
             return self._check(token, keys)

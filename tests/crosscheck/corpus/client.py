@@ -33,12 +33,26 @@ BREAKS = {
     "progress-token-object": "basic/utilities/progress#1",
     "initialize-without-client-info": "basic/lifecycle#2",
     "tool-use-with-choice-none": "client/sampling#10",
+    # what a client did not declare: answered, or refused with the wrong code
+    "answers-roots-undeclared": "client/roots#1",
+    "roots-undeclared-wrong-code": "client/roots#4",
+    "answers-sampling-undeclared": "client/sampling#5",
+    "answers-elicitation-undeclared": "client/elicitation#4",
+    # the lifecycle, JSON-RPC and the transport
+    "unknown-protocol-version": "basic/lifecycle#7",
+    "cancels-initialize": "basic/utilities/cancellation#2",
+    "notification-with-id": "basic/index#14",
+    "request-id-null": "basic/index#5",
+    "writes-latin-1": "basic/transports#1",
+    # a refusal with a code sampling does not list
+    "sampling-refused-code-zero": "client/sampling#13",
 }
 #: variants that bend nothing the spec requires
 CORRECT = {
     "none": "the client as it should be",
     "declines": "declines every sampling and elicitation request (allowed)",
     "with-tools": "declares sampling.tools and carries the tool loop to its end",
+    "declines-everything": "declares no roots (answers -32601) and declines every sampling and elicitation request",
 }
 
 
@@ -82,11 +96,19 @@ class Client:
 
     def capabilities(self) -> dict[str, Any]:
         sampling: dict[str, Any] = {"tools": {}} if self.brk in ("with-tools", "tool-use-with-choice-none") else {}
-        return {"sampling": sampling, "elicitation": {"form": {}}, "roots": {"listChanged": True}}
+        caps: dict[str, Any] = {"sampling": sampling, "elicitation": {"form": {}}, "roots": {"listChanged": True}}
+        if self.brk in ("answers-roots-undeclared", "roots-undeclared-wrong-code", "declines-everything"):
+            del caps["roots"]
+        if self.brk == "answers-sampling-undeclared":
+            del caps["sampling"]
+        if self.brk == "answers-elicitation-undeclared":
+            del caps["elicitation"]
+        return caps
 
     def run(self) -> None:
         info = {"name": "corpus-client", "version": "1"}
-        params: dict[str, Any] = {"protocolVersion": "2025-11-25", "capabilities": self.capabilities()}
+        version = "2099-01-01" if self.brk == "unknown-protocol-version" else "2025-11-25"
+        params: dict[str, Any] = {"protocolVersion": version, "capabilities": self.capabilities()}
         if self.brk != "initialize-without-client-info":
             params["clientInfo"] = info
         if self.brk == "writes-a-log-line":
@@ -94,7 +116,10 @@ class Client:
                 assert self.proc.stdin is not None
                 self.proc.stdin.write(b"corpus client starting\n")
                 self.proc.stdin.flush()
-        answer = self.wait_for(self.request("initialize", params))
+        rid = self.request("initialize", params)
+        if self.brk == "cancels-initialize":
+            self.write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
+        answer = self.wait_for(rid)
         if answer is None or "result" not in answer:
             return
         if self.brk == "request-before-initialized":
@@ -107,6 +132,20 @@ class Client:
             self.write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-sent"}})
         if self.brk == "progress-token-object":
             self.wait_for(self.request("tools/list", {"_meta": {"progressToken": {"not": "valid"}}}))
+        if self.brk == "notification-with-id":
+            self.write({"jsonrpc": "2.0", "id": 77, "method": "notifications/roots/list_changed"})
+        if self.brk == "request-id-null":
+            self.write({"jsonrpc": "2.0", "id": None, "method": "ping"})
+        if self.brk == "writes-latin-1":
+            data = {
+                "jsonrpc": "2.0",
+                "method": "notifications/roots/list_changed",
+                "params": {"_meta": {"x": "caf\u00e9"}},
+            }
+            with self.lock:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(json.dumps(data, ensure_ascii=False).encode("latin-1") + b"\n")
+                self.proc.stdin.flush()
         # answer the server until it ends the session
         while (message := self.read()) is not None:
             self.answer(message)
@@ -120,9 +159,23 @@ class Client:
             rid = f"{rid}-other"
         if method == "ping":
             self.result(rid, {"pong": True} if self.brk == "ping-not-empty" else {})
+        elif method == "roots/list" and self.brk == "roots-undeclared-wrong-code":
+            self.error(rid, -32603, "no roots here")
+        elif method == "roots/list" and "roots" not in self.capabilities() and self.brk != "answers-roots-undeclared":
+            self.error(rid, -32601, "Method not found: roots/list")
         elif method == "roots/list":
             uri = "https://example.com/work" if self.brk == "root-not-file" else "file:///work"
             self.result(rid, {"roots": [{"uri": uri, "name": "work"}]})
+        elif method == "sampling/createMessage" and "sampling" not in self.capabilities():
+            if self.brk == "answers-sampling-undeclared":
+                self.sample(rid, params)
+            else:
+                self.error(rid, -32601, "Method not found: sampling/createMessage")
+        elif method == "elicitation/create" and "elicitation" not in self.capabilities():
+            if self.brk == "answers-elicitation-undeclared":
+                self.result(rid, {"action": "decline"})
+            else:
+                self.error(rid, -32601, "Method not found: elicitation/create")
         elif method == "sampling/createMessage":
             self.sample(rid, params)
         elif method == "elicitation/create":
@@ -132,11 +185,14 @@ class Client:
             self.error(rid, code, f"Method not found: {method}")
 
     def sample(self, rid: Any, params: dict[str, Any]) -> None:
-        if self.brk == "declines":
+        if self.brk in ("declines", "declines-everything"):
             self.error(rid, -1, "the user rejected the request")
             return
+        if self.brk == "sampling-refused-code-zero":
+            self.error(rid, 0, "no")
+            return
         tools = params.get("tools")
-        declared = "tools" in self.capabilities()["sampling"]
+        declared = "tools" in self.capabilities().get("sampling", {})
         if tools and not declared and self.brk != "answers-tools-without-capability":
             self.error(rid, -32602, "tools need the sampling.tools capability")
             return
@@ -154,7 +210,7 @@ class Client:
         if params.get("mode") == "url" and self.brk != "answers-undeclared-url-mode":
             self.error(rid, -32602, "URL mode was not declared")
             return
-        if self.brk == "declines":
+        if self.brk in ("declines", "declines-everything"):
             self.result(rid, {"action": "decline"})
             return
         if params.get("mode") == "url":

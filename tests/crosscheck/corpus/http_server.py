@@ -16,6 +16,7 @@ error without an id (which transports#11 / #20 allow).
 import argparse
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,9 +36,21 @@ BREAKS = {
     "any-origin": "basic/transports#10",  # a foreign Origin served, on a loopback address
     "no-session-id-accepted": "basic/transports#60",  # a request without the session id served
     "ended-session-400": "basic/transports#61",  # an ended session's id answered 400, not 404
+    # answers every request with an SSE stream (as the "sse" control), but:
+    "sse-no-priming": "basic/transports#23",  # the stream starts with the answer, no priming event
+    "sse-stays-open": "basic/transports#32",  # the stream is not closed after the answer
+    "sse-event-id-reused": "basic/transports#50",  # every stream numbers its events from 1
+    "session-id-guessable": "basic/transports#56",  # session ids 1, 2, 3 ...
+    "session-id-bad-chars": "basic/transports#57",  # a session id with a space in it
 }
 #: variants that bend nothing the spec requires: no MUST finding
-CORRECT = {"none": "the server as it should be"}
+CORRECT = {
+    "none": "the server as it should be",
+    "sse": "every answer is an SSE stream (a priming event, the answer, the end)",
+    "sse-split-data": "every answer is an SSE stream whose JSON is split over several data: lines, CRLF line ends",
+}
+#: the variants that answer requests with SSE streams
+SSE = {"sse", "sse-split-data", "sse-no-priming", "sse-stays-open", "sse-event-id-reused"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -135,6 +148,10 @@ class Handler(BaseHTTPRequestHandler):
         if method == "initialize":
             asked = (message.get("params") or {}).get("protocolVersion")
             session = uuid.uuid4().hex
+            if self.server.brk == "session-id-guessable":
+                session = str(len(self.server.sessions) + 1)
+            elif self.server.brk == "session-id-bad-chars":
+                session = "session " + session
             self.server.sessions.add(session)
             headers["Mcp_Session_Id"] = session
             result: dict[str, Any] = {
@@ -150,8 +167,38 @@ class Handler(BaseHTTPRequestHandler):
         if self.server.brk == "request-202" and method != "initialize":
             self.answer(202)
             return
+        if self.server.brk in SSE and method != "initialize":
+            self.stream(reply, headers)
+            return
         kind = "text/plain" if self.server.brk == "request-text-plain" else "application/json"
         self.answer(200, reply, kind, **headers)
+
+    def stream(self, reply: Any, headers: dict[str, str]) -> None:
+        """The answer as an SSE stream: a priming event, the answer, the end (per the variant)."""
+        brk = self.server.brk
+        self.server.streams += 1
+        stream = self.server.streams
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        eol = "\r\n" if brk == "sse-split-data" else "\n"
+        events = []
+        if brk != "sse-no-priming":
+            first = "1" if brk == "sse-event-id-reused" else f"{stream}-1"
+            events.append(f"id: {first}{eol}data:{eol}{eol}")
+        text = json.dumps(reply, indent=1) if brk == "sse-split-data" else json.dumps(reply)
+        data = "".join(f"data: {line}{eol}" for line in text.split("\n"))
+        second = "2" if brk == "sse-event-id-reused" else f"{stream}-2"
+        events.append(f"id: {second}{eol}{data}{eol}")
+        self.wfile.write("".join(events).encode())
+        self.wfile.flush()
+        if brk == "sse-stays-open":
+            time.sleep(3)  # the answer came; the stream goes on (the client gives up before this ends)
+        self.close_connection = True
 
 
 class CorpusHTTPServer(ThreadingHTTPServer):
@@ -161,6 +208,7 @@ class CorpusHTTPServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.brk = brk
         self.sessions: set[str] = set()
+        self.streams = 0
 
     @property
     def url(self) -> str:

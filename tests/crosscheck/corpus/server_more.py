@@ -45,6 +45,7 @@ BREAKS = {
     "tool-name-too-long": "server/tools#7",
     "prompt-audio-not-base64": "server/prompts#4",
     "accepts-invalid-arguments": "server/tools#20",
+    "tool-error-as-protocol-error": "schema#37",
     # tasks
     "task-created-completed": "basic/utilities/tasks#26",
     "task-terminal-changes": "basic/utilities/tasks#28",
@@ -169,6 +170,9 @@ class More(Server):
 
     def do_tools_call(self, rid: Any, params: dict[str, Any]) -> None:
         name = params.get("name")
+        if self.brk == "tool-error-as-protocol-error" and name == "echo":
+            self.error(rid, -32603, "Internal error: the echo backend is down")
+            return
         tool = next((t for t in self.tools() if t["name"] == name), None)
         if tool is not None and self.brk != "accepts-invalid-arguments":
             required = tool["inputSchema"].get("required", [])

@@ -17,13 +17,13 @@ class Forecast:
 
 
 @server.tool()
-async def forecast(ctx: RequestContext, *, city: str) -> Forecast:
+async def forecast(ctx: RequestContext, city: str) -> Forecast:
     """Today's forecast for a city."""
     return Forecast(city=city, celsius=21.5)
 
 
 @server.tool()
-async def survey(ctx: RequestContext, *, cities: list[str]) -> str:
+async def survey(ctx: RequestContext, cities: list[str]) -> str:
     """Check cities one by one, reporting progress; cancel it at any time."""
     for done, city in enumerate(cities, 1):
         await trio.sleep(1)
@@ -32,7 +32,7 @@ async def survey(ctx: RequestContext, *, cities: list[str]) -> str:
 
 
 @server.tool()
-async def book_trip(ctx: RequestContext, *, city: str) -> str:
+async def book_trip(ctx: RequestContext, city: str) -> str:
     """Book a trip to a city, asking the user who travels."""
     answer = await ctx.elicit_form(f"Who travels to {city}?", {"name": {"type": "string"}})
     if answer.action != "accept" or answer.content is None:
@@ -41,13 +41,13 @@ async def book_trip(ctx: RequestContext, *, city: str) -> str:
 
 
 @server.resource_template("weather://{city}", mime_type="text/plain")
-async def report(ctx: RequestContext, *, city: str) -> str:
+async def report(ctx: RequestContext, city: str) -> str:
     """The weather report of a city."""
     return f"sunny in {city}"
 
 
 @server.prompt()
-async def ask(ctx: RequestContext, *, city: str) -> str:
+async def ask(ctx: RequestContext, city: str) -> str:
     """Ask about the weather in a city."""
     return f"What is the weather in {city}?"
 
