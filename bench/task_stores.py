@@ -141,7 +141,11 @@ async def through_mcp(creating: TaskStore, answering: TaskStore | None, tasks: i
     async with trio.open_nursery() as nursery:
         first = task_server(nursery, creating)
         second = task_server(nursery, answering) if answering is not None else first
-        async with memory_session_pair(first) as client, memory_session_pair(second) as other:
+        # (the core tasks of a 2025-11-25 session; 2026-07-28 has the tasks extension)
+        async with (
+            memory_session_pair(first, protocol_version="2025-11-25") as client,
+            memory_session_pair(second, protocol_version="2025-11-25") as other,
+        ):
             creates: list[float] = []
             gets: list[float] = []
             for n in range(warmup + tasks):

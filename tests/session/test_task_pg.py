@@ -34,6 +34,8 @@ pytest.importorskip("psycopg", reason="the postgres extra (psycopg 3) is not ins
 from mcp_ref.session.task_pg import PostgresTaskStore, open_postgres_task_store
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the core tasks tested here are the 2025-11-25 revision's (2026-07-28 has the tasks extension)
+LEGACY = "2025-11-25"
 
 
 @asynccontextmanager
@@ -65,8 +67,8 @@ async def test_a_task_is_read_waited_on_and_cancelled_through_another_replica(po
     async with (
         replica(postgres.conninfo, table, state) as (a, _),
         replica(postgres.conninfo, table, state) as (b, _),
-        memory_session_pair(a) as on_a,
-        memory_session_pair(b) as on_b,
+        memory_session_pair(a, protocol_version=LEGACY) as on_a,
+        memory_session_pair(b, protocol_version=LEGACY) as on_b,
     ):
         first = await on_a.call_tool_as_task("slow", {"n": 1})
         second = await on_a.call_tool_as_task("slow", {"n": 2})
@@ -105,7 +107,7 @@ async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_
     async with (
         replica(postgres.conninfo, table, state) as (a, a_store),
         open_postgres_task_store(postgres.conninfo, table=table, sweep_interval=3600) as b_store,
-        memory_session_pair(a) as on_a,
+        memory_session_pair(a, protocol_version=LEGACY) as on_a,
     ):
         task = await on_a.call_tool_as_task("slow")
         with psycopg.connect(postgres.conninfo, autocommit=True) as admin:
@@ -128,7 +130,10 @@ async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_
 async def test_a_database_that_goes_away_is_an_error_on_the_requests_that_need_it(postgres: PostgresServer) -> None:
     table = postgres.new_table()
     state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}
-    async with replica(postgres.conninfo, table, state) as (server, store), memory_session_pair(server) as client:
+    async with (
+        replica(postgres.conninfo, table, state) as (server, store),
+        memory_session_pair(server, protocol_version=LEGACY) as client,
+    ):
         done = await client.call_tool_as_task("slow", {"n": 1})
         postgres.stop()
         try:
@@ -178,7 +183,7 @@ def everything_args(conninfo: str, table: str) -> list[str]:
 async def everything(conninfo: str, table: str) -> AsyncIterator[ClientSession]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = everything_args(conninfo, table)
-    async with open_stdio_client(sys.executable, args, env=env, stderr="discard") as client:
+    async with open_stdio_client(sys.executable, args, env=env, stderr="discard", protocol_version=LEGACY) as client:
         yield client
 
 
