@@ -142,7 +142,7 @@ class RefAdapter:
         async with trio.open_nursery() as task_nursery:
             server = self.server(probe, concurrency=concurrency, task_nursery=task_nursery if tasks else None)
             if buffer is None:
-                async with memory_session_pair(server) as client:
+                async with memory_session_pair(server, era="legacy") as client:
                     yield RefClient(client)
             else:
                 # what memory_session_pair does, on a channel pair of the given buffer
@@ -151,7 +151,7 @@ class RefAdapter:
                 client_end, server_end = memory_channel_pair(buffer)
                 async with trio.open_nursery() as nursery:
                     await nursery.start(server.serve, server_end)
-                    async with open_session(client_end) as client:
+                    async with open_session(client_end, era="legacy") as client:
                         yield RefClient(client)
                     nursery.cancel_scope.cancel()
             task_nursery.cancel_scope.cancel()
@@ -160,7 +160,7 @@ class RefAdapter:
     async def stdio(self) -> AsyncIterator[RefClient]:
         import mcp_ref
 
-        async with mcp_ref.open_stdio_client(PYTHON, [server_script("ref_server")]) as client:
+        async with mcp_ref.open_stdio_client(PYTHON, [server_script("ref_server")], era="legacy") as client:
             yield RefClient(client)
 
     @asynccontextmanager
@@ -168,7 +168,7 @@ class RefAdapter:
         from mcp_ref.session.http import open_http_client
 
         async with self.http_server(json=json) as (url, pid):
-            async with open_http_client(url) as client:
+            async with open_http_client(url, era="legacy") as client:
                 yield _at(RefClient(client), url, pid)
 
     @asynccontextmanager

@@ -32,6 +32,7 @@ from .errors import (
 )
 from .schema import LATEST_PROTOCOL_VERSION, decode, encode
 from .server.tools import ToolError
+from .server.utilities.caching import CachePolicy
 from .session import (
     ClientSession,
     RequestContext,
@@ -101,6 +102,7 @@ __all__ = [
     "CapabilityMissing",
     "ClientCredentials",
     "ClientInformation",
+    "CachePolicy",
     "ClientSession",
     "Connection",
     "ConnectionClosed",

@@ -36,6 +36,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "HTTPTransportError",
     "TLSError",
+    "StreamBroken",
     "AuthorizationError",
 ]
 
@@ -252,6 +253,11 @@ class HTTPTransportError(MCPRefError):
         self.location = location
         #: the JSON-RPC id of the request the failure is the outcome of, when it is one
         self.request_id = request_id
+
+
+class StreamBroken(HTTPTransportError):
+    """(2026-07-28) A request's response stream ended before its answer. The request is lost (the
+    revision has no resumption); the client sends it again with a new id where that is safe."""
 
 
 class TLSError(HTTPTransportError):

@@ -45,7 +45,10 @@ __all__ = [
     "UnknownResponse",
     "ErrorWithoutId",
     "MessageRejected",
+    "RequestRefused",
     "NotificationIgnored",
+    "ExchangeReceived",
+    "InputRequiredReceived",
     "Initialized",
     "VersionRejected",
     "RuleBroken",
@@ -188,6 +191,32 @@ class MessageRejected(Fault):
 
     error: ProtocolError
     reply: bytes | None
+
+
+@frozen(repr=False, eq=False)
+class RequestRefused(MessageRejected):
+    """(2026-07-28, server) A request refused before any handler ran; ``http_status`` is
+    what a Streamable HTTP server answers with (400, or 404 for a method it does not implement)."""
+
+    http_status: int = field(default=400, kw_only=True)
+
+
+@frozen(repr=False, eq=False)
+class ExchangeReceived(Event):
+    """(2026-07-28, server) A request that passed every check of its revision: run its
+    handler and answer through ``exchange`` (:class:`mcp_ref.exchange.Exchange`)."""
+
+    exchange: Any
+
+
+@frozen(repr=False, eq=False)
+class InputRequiredReceived(Event):
+    """(2026-07-28, client) One of our requests was answered with an ``InputRequiredResult``:
+    ``result`` holds its ``input_requests`` and ``request_state``; retry with the answers."""
+
+    id: RequestId
+    method: str
+    result: Any
 
 
 @frozen(repr=False, eq=False)

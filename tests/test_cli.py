@@ -33,7 +33,7 @@ def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"launching: {sys.executable} -m mcp_ref.examples.echo"
-    assert lines[1].startswith("initialized: ") and lines[1].endswith("protocol 2025-11-25")
+    assert lines[1].startswith("initialized: ") and lines[1].endswith("protocol 2026-07-28")
     assert "ping: ok" in lines
     assert any(line.startswith("tool: echo -- ") for line in lines)
     assert "tools/call echo -> hello from mcp_ref" in lines

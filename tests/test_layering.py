@@ -101,6 +101,7 @@ TRIO_FREE = (
     "mcp_ref/server/",
     "mcp_ref/client/",
     "mcp_ref/connection.py",
+    "mcp_ref/exchange.py",
     "mcp_ref/events.py",
     "mcp_ref/errors.py",
     "mcp_ref/schema/",
@@ -158,6 +159,8 @@ LAYERS = {
     # the engine is role-neutral: the base protocol and its events, no feature chapter
     "mcp_ref/events.py": ("mcp_ref.errors", "mcp_ref.schema"),
     "mcp_ref/connection.py": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.events"),
+    # the modern engine (one request at a time, 2026-07-28): the same layer as the session engine
+    "mcp_ref/exchange.py": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.events"),
     # feature chapters build on the base protocol only; the two sides do not import each other
     "mcp_ref/server/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.server"),
     "mcp_ref/client/": ("mcp_ref.errors", "mcp_ref.schema", "mcp_ref.basic", "mcp_ref.client"),

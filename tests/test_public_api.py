@@ -35,6 +35,8 @@ HOMES = {
     "ResourceNotFound": "mcp_ref.server.resources",
     "SamplingRejected": "mcp_ref.client.sampling",
     "ToolError": "mcp_ref.server.tools",
+    # Server(cache=...), @server.resource(cache=...): the caching hints of 2026-07-28 results
+    "CachePolicy": "mcp_ref.server.utilities.caching",
     # open_session on an in-process pair; the handle start_request returns
     "memory_channel_pair": "mcp_ref.basic.transports.memory",
     "PendingRequest": "mcp_ref.session.core",
@@ -118,7 +120,7 @@ async def test_an_async_callable_object_is_accepted() -> None:
             return str(arguments["text"])
 
     server.tool("echo")(Echo())
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         result = await client.call_tool("echo", {"text": "hi"})
     assert result.content == [mcp_ref.schema.TextContent(text="hi")]
 
@@ -166,7 +168,7 @@ async def test_a_plain_progress_callback_is_refused_before_sending() -> None:
 
     on_progress: Any = plain  # what an untyped caller passes
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(TypeError, match="progress callback 'plain' must be an async function"):
             await client.call_tool("work", progress=on_progress)
         assert calls == []
@@ -183,7 +185,7 @@ async def test_plain_client_callbacks_are_refused_before_initialize(option: str,
         pass
 
     with pytest.raises(TypeError, match=f"{option} 'plain' must be an async function"):
-        async with mcp_ref.open_session(client_end, **{option: plain}):
+        async with mcp_ref.open_session(client_end, **{option: plain}, era="legacy"):
             pass
     with trio.move_on_after(10) as quiet:
         await server_end.receive()
@@ -195,7 +197,7 @@ async def test_open_http_client_names_the_slip_of_passing_the_server_info() -> N
 
     info: Any = HttpServerInfo(host="127.0.0.1", port=8000, url="http://127.0.0.1:8000/mcp")
     with pytest.raises(TypeError, match=r"URL as a str, not HttpServerInfo \(use its \.url\)"):
-        async with mcp_ref.open_http_client(info):
+        async with mcp_ref.open_http_client(info, era="legacy"):
             pass
 
 
@@ -228,7 +230,7 @@ async def test_bad_call_arguments_raise_before_anything_is_sent() -> None:
         return ""
 
     wrong: Any = [("a", 1), ("b", 2), ("c",)]
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(TypeError, match="arguments map names to values \\(a dict\\), not list"):
             await client.call_tool("tool", wrong)
         with pytest.raises(TypeError, match="arguments map names to values \\(a dict\\), not str"):

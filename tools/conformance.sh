@@ -62,4 +62,19 @@ for suite in auth metadata sep-835 backcompat draft extensions; do
     || { tail -60 "$WORK/client.log"; status=1; }
   sed -n '/=== SUITE SUMMARY ===/,$p' "$WORK/client.log"
 done
+# The pinned newer line, client side: exactly the scenarios each revision requires (scored ones
+# decide the exit status; extension and added-after-release scenarios are reported, not scored).
+SUITE2_VERSION=0.2.0-alpha.12
+SUITE2="$CACHE/conformance-$SUITE2_VERSION/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+if [ ! -f "$SUITE2" ]; then
+  echo "installing @modelcontextprotocol/conformance@$SUITE2_VERSION into $CACHE"
+  npm install --silent --no-audit --no-fund --prefix "$CACHE/conformance-$SUITE2_VERSION" \
+    "@modelcontextprotocol/conformance@$SUITE2_VERSION" >/dev/null
+fi
+for revision in 2026-07-28 2025-11-25; do
+  echo "== client requirements $revision (suite $SUITE2_VERSION)"
+  "$NODE" "$SUITE2" client --command "$CLIENT" --requirements "$revision" -o "$WORK/client2" >"$WORK/client2.log" 2>&1 \
+    || { tail -60 "$WORK/client2.log"; status=1; }
+  grep -E "^(Total|Not scored)|^ +✗|^✗" "$WORK/client2.log" || true
+done
 exit $status

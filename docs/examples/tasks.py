@@ -29,7 +29,7 @@ async def main() -> None:
         server.enable_tasks(nursery)  # tasks run here, beyond the request that created them
         client_end, server_end = memory_channel_pair()
         await nursery.start(server.serve, server_end)
-        async with open_session(client_end, on_task_status=on_task_status) as client:
+        async with open_session(client_end, on_task_status=on_task_status, era="legacy") as client:
             await client.list_tools()  # learns that survey must be called as a task
 
             task = await client.call_tool_as_task("survey", {"cities": ["Oslo", "Rome"]})

@@ -23,6 +23,7 @@ from ..schema._base import install_model_methods
 __all__ = [
     "Rule",
     "RULES",
+    "MODERN_RULES",
     "rule",
     "level_of",
     "chapter_of",
@@ -201,10 +202,47 @@ RULES: Final[dict[str, Rule]] = _table(
 )
 
 
+#: the statements of revision 2026-07-28 the modern engine (:mod:`mcp_ref.exchange`) cites, by
+#: their ids in ``../shared/spec/2026-07-28/requirements.tsv`` with the revision prefix
+MODERN_RULES: Final[dict[str, Rule]] = _table(
+    ("2026-07-28:basic/index#6", "MUST NOT", "a requestor never reuses the id of a request in flight"),
+    ("2026-07-28:basic/index#13", "MUST", "a resultType the client does not know is invalid"),
+    ("2026-07-28:basic/index#53", "MUST", "a request missing a required _meta field gets -32602"),
+    ("2026-07-28:basic/index#57", "MUST", "a request needing an undeclared client capability gets -32021"),
+    ("2026-07-28:basic/versioning#1", "MUST", "a version the server does not implement gets -32022"),
+    (
+        "2026-07-28:basic/patterns/mrtr#5",
+        "MUST NOT",
+        "InputRequiredResult only on tools/call, prompts/get, resources/read",
+    ),
+    ("2026-07-28:basic/patterns/mrtr#9", "MUST", "input requests are elicitation, sampling or roots requests"),
+    ("2026-07-28:basic/patterns/mrtr#12", "MUST", "requestState failing verification is rejected"),
+    ("2026-07-28:basic/patterns/mrtr#16", "MUST", "an InputRequiredResult carries input requests or a request state"),
+    ("2026-07-28:basic/patterns/mrtr#17", "MUST NOT", "no input request the client's capabilities do not allow"),
+    ("2026-07-28:basic/patterns/progress#2", "MUST", "progress tokens are strings or integers"),
+    ("2026-07-28:basic/patterns/subscriptions#2", "MUST", "a subscription's acknowledgement comes first"),
+    ("2026-07-28:basic/transports/stdio#7", "MUST NOT", "a client writes no JSON-RPC responses"),
+    ("2026-07-28:basic/transports/stdio#9", "MUST NOT", "a server writes no JSON-RPC requests"),
+    ("2026-07-28:basic/transports/stdio#11", "MUST NOT", "nothing more is sent for a cancelled request"),
+    (
+        "2026-07-28:basic/transports/streamable-http#27",
+        "MUST",
+        "a version header that does not match _meta gets -32020",
+    ),
+    (
+        "2026-07-28:basic/transports/streamable-http#29",
+        "MUST",
+        "a method the server does not implement gets 404 and -32601",
+    ),
+    ("2026-07-28:server/utilities/logging#2", "MUST", "a server sending log messages declares the logging capability"),
+    ("2026-07-28:server/utilities/logging#6", "SHOULD", "an unknown log level in _meta gets -32602"),
+)
+
+
 def rule(requirement: str) -> Rule:
     """The rule for ``requirement``; KeyError names an id mcp_ref does not cite."""
     try:
-        return RULES[requirement]
+        return RULES[requirement] if ":" not in requirement else MODERN_RULES[requirement]
     except KeyError:
         raise KeyError(f"mcp_ref has no rule {requirement!r}") from None
 

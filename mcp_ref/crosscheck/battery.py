@@ -54,7 +54,7 @@ from ..schema.tasks import (
 )
 from ..schema.tools import CallToolRequestParams
 from ..session.client import ClientSession, open_session
-from ..session.core import SessionConfig
+from ..session.core import Session, SessionConfig
 from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
 from .exercise import WORD, arguments_for, expand_template, invalid_arguments_for, safe_to_call, why_not_safe
@@ -518,7 +518,7 @@ class Battery:
                 config=SessionConfig(request_timeout=self.timer.full, cancel_grace=2.0),
                 initialize_timeout=self.timer.full,
                 validate_tool_results=False,
-                **options,
+                **{"era": "legacy", **options},  # (the battery judges a 2025 session)
             ) as client:
                 self._gated(client)
                 yield client
@@ -1582,7 +1582,9 @@ class Battery:
         rid = f"mcp-ref-probe-{self._raw_ids}"
         data = _dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         self._channel.expect_deliberate(data)
-        await client.session.send_raw(data)
+        session = client.session
+        assert isinstance(session, Session)  # (the battery opens 2025 sessions: era="legacy")
+        await session.send_raw(data)
         with trio.move_on_after(self.timer.current):
             while (answer := self._answer(rid)) is None:
                 await trio.sleep(0.02)
@@ -1687,7 +1689,9 @@ class Battery:
                 {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "mcp-ref-never-sent"}}
             )
             self._channel.expect_deliberate(data)
-            await client.session.send_raw(data)
+            session = client.session
+            assert isinstance(session, Session)  # (the battery opens 2025 sessions: era="legacy")
+            await session.send_raw(data)
             await client.ping()
         spec = self.config.tool("slow")
         name = "cancellation/stops-and-stays-silent"

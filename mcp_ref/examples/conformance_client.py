@@ -5,9 +5,12 @@
 The suite passes the server URL as the last argument, names the scenario in
 ``MCP_CONFORMANCE_SCENARIO`` and, for some, gives credentials in
 ``MCP_CONFORMANCE_CONTEXT`` (JSON). The client does what any scenario asks
-of a well-behaved client: initialize, list the tools, call each one with
-arguments made from its input schema, accept elicitations with the form's
-defaults (SEP-1034), and shut down cleanly (DELETE). Streamable HTTP details
+of a well-behaved client: open in the revision the server speaks
+(``server/discover`` first, 2026-07-28, else initialize), list the tools, call
+each one with arguments made from its input schema (or the calls the
+scenario's context names), read a resource and get a prompt where there are
+some, accept elicitations with the form's defaults (SEP-1034, in a 2025
+session and as 2026-07-28 input requests alike), and shut down cleanly. Streamable HTTP details
 -- SSE answers, ``retry`` and ``Last-Event-ID`` resumption -- are the
 transport's; authorization (the ``auth/`` scenarios) is :class:`OAuthClient`'s:
 
@@ -126,14 +129,27 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
         if scenario == "initialize":
             return
         tools = await client.list_all_tools() if client.server_capabilities.tools is not None else []
-        for tool in tools:
+        # the calls the scenario names (with their arguments), else every tool with made-up ones
+        planned = context.get("toolCalls")
+        calls = (
+            [(c["name"], c.get("arguments") or {}) for c in planned]
+            if isinstance(planned, list)
+            else [(tool.name, arguments_for(tool.input_schema)) for tool in tools]
+        )
+        for name, arguments in calls:
             try:
-                result = await client.call_tool(tool.name, arguments_for(tool.input_schema), timeout=30)
-                log.info("%s -> %s", tool.name, [getattr(b, "text", b) for b in result.content])
+                result = await client.call_tool(name, arguments, timeout=30)
+                log.info("%s -> %s", name, [getattr(b, "text", b) for b in result.content])
             except MCPError as e:
-                log.warning("%s failed: %s", tool.name, e)
+                log.warning("%s failed: %s", name, e)
                 if scenario.startswith("auth/"):
                     raise  # (an authorization scenario's call must succeed)
+        if client.server_capabilities.resources is not None and not scenario.startswith("auth/"):
+            for resource in (await client.list_resources()).resources[:1]:
+                await client.read_resource(resource.uri)
+        if client.server_capabilities.prompts is not None and not scenario.startswith("auth/"):
+            for prompt in (await client.list_prompts()).prompts[:1]:
+                await client.get_prompt(prompt.name, {a.name: "test" for a in prompt.arguments or [] if a.required})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref import (
+    SUPPORTED_VERSIONS,
     MCPError,
     ProtocolError,
     RequestContext,
@@ -122,6 +123,7 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
     _client_tools(server)
     _task_tools(server)
     _conformance_tools(server)
+    _modern_conformance_tools(server)
     _resources(server)
     _prompts(server)
     return server
@@ -671,6 +673,133 @@ def _conformance_tools(server: Server) -> None:
         return "Reconnection test completed"
 
 
+def _modern_conformance_tools(server: Server) -> None:
+    """The fixtures of the conformance suite's 2026-07-28 scenarios (multi round-trip requests,
+    capabilities in ``_meta``, subscriptions). Written as any tool is: in a 2025-11-25 session the
+    same ``ctx.elicit()`` is a request to the client, in a 2026-07-28 request an input request."""
+
+    def ask(message: str, field: str, kind: str = "string") -> ElicitRequestFormParams:
+        schema = decode(
+            {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}, ElicitationRequestedSchema
+        )
+        return ElicitRequestFormParams(message=message, requested_schema=schema)
+
+    def question(text: str, max_tokens: int = 100) -> CreateMessageRequestParams:
+        return CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=TextContent(text=text))], max_tokens=max_tokens
+        )
+
+    def said(result: CreateMessageResult) -> str:
+        content = result.content
+        return _text(result) if isinstance(content, list) else getattr(content, "text", "")
+
+    @server.tool(description="Conformance: asks your name (one elicitation input request).", input_schema=NO_ARGS)
+    async def test_input_required_result_elicitation(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        answer = await ctx.elicit(ask("What is your name?", "name"), key="user_name")
+        return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
+
+    @server.tool(description="Conformance: asks your model the capital of France (sampling).", input_schema=NO_ARGS)
+    async def test_input_required_result_sampling(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        result = await ctx.sample(question("What is the capital of France?"), key="capital_question")
+        return f"The model said: {said(result)}"
+
+    @server.tool(description="Conformance: lists your roots (roots/list).", input_schema=NO_ARGS)
+    async def test_input_required_result_list_roots(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        result = await ctx.list_roots(key="client_roots")
+        return "Your roots: " + ", ".join(root.uri for root in result.roots)
+
+    @server.tool(
+        description="Conformance: asks for a confirmation, keeping its own state across the rounds.",
+        input_schema=NO_ARGS,
+    )
+    async def test_input_required_result_request_state(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        ctx.state.setdefault("asked_at_round", 1)
+        answer = await ctx.elicit(ask("Please confirm", "ok", "boolean"), key="confirm")
+        # the state came back sealed: a client could neither read nor change it
+        ok = ctx.state.get("asked_at_round") == 1 or ctx.revision < "2026-07-28"
+        return f"{'state-ok' if ok else 'state-lost'}: confirmed={(answer.content or {}).get('ok')}"
+
+    @server.tool(description="Conformance: asks for a confirmation; its requestState is sealed.", input_schema=NO_ARGS)
+    async def test_input_required_result_tampered_state(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        answer = await ctx.elicit(ask("Please confirm", "ok", "boolean"), key="confirm")
+        return f"confirmed={(answer.content or {}).get('ok')}"
+
+    @server.tool(description="Conformance: asks your name, your model and your roots at once.", input_schema=NO_ARGS)
+    async def test_input_required_result_multiple_inputs(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        answers = await ctx.ask_all(
+            {
+                "user_name": ("elicitation/create", ask("What is your name?", "name")),
+                "greeting": ("sampling/createMessage", question("Generate a greeting", 50)),
+                "client_roots": ("roots/list", None),
+            }
+        )
+        name = (answers["user_name"].content or {}).get("name")
+        return f"{said(answers['greeting'])} {name}, with {len(answers['client_roots'].roots)} root(s)"
+
+    @server.tool(description="Conformance: asks two questions, one after the other.", input_schema=NO_ARGS)
+    async def test_input_required_result_multi_round(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        first = await ctx.elicit(ask("Step 1: What is your name?", "name"), key="step1")
+        second = await ctx.elicit(ask("Step 2: What is your favorite color?", "color"), key="step2")
+        return f"{(first.content or {}).get('name')} likes {(second.content or {}).get('color')}"
+
+    @server.tool(
+        description="Conformance: asks only for what your client declared (sampling, elicitation).",
+        input_schema=NO_ARGS,
+    )
+    async def test_input_required_result_capabilities(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        wanted: dict[str, tuple[str, Any]] = {}
+        if ctx.can_sample():
+            wanted["capital_question"] = ("sampling/createMessage", question("What is the capital of France?"))
+        if ctx.can_elicit():
+            wanted["user_name"] = ("elicitation/create", ask("What is your name?", "name"))
+        if not wanted:
+            return "your client declared nothing this tool could ask it"
+        answers = await ctx.ask_all(wanted)
+        return f"asked for: {', '.join(sorted(answers))}"
+
+    @server.tool(
+        description="Conformance: needs your model (sampling); refused when your client did not declare it.",
+        input_schema=NO_ARGS,
+    )
+    async def test_missing_capability(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        result = await ctx.sample(question("Say hello", 20))
+        return said(result)
+
+    @server.tool(description="Conformance: reports progress, then asks you to confirm.", input_schema=NO_ARGS)
+    async def test_streaming_elicitation(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1, 2, "about to ask")
+        answer = await ctx.elicit(ask("Continue?", "ok", "boolean"), key="continue")
+        return f"continue={(answer.content or {}).get('ok')}"
+
+    @server.tool(description="Conformance: logs three messages (sent only if the request asked).", input_schema=NO_ARGS)
+    async def test_logging_tool(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for text in ("starting", "working", "done"):
+            await ctx.log("info", text, logger="conformance")
+        return "logged"
+
+    async def extra_tool(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "extra"
+
+    @server.tool(description="Conformance: adds or removes the tool `test_extra_tool` (tools list changes).")
+    async def test_trigger_tool_change(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        if "test_extra_tool" in server.tools:
+            server.tools.remove("test_extra_tool")
+            return "removed test_extra_tool"
+        server.tool("test_extra_tool", description="Comes and goes.", input_schema=NO_ARGS)(extra_tool)
+        return "added test_extra_tool"
+
+    async def extra_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        return "extra"
+
+    @server.tool(description="Conformance: adds or removes the prompt `test_extra_prompt` (prompts list changes).")
+    async def test_trigger_prompt_change(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        if "test_extra_prompt" in server.prompts:
+            server.prompts.remove("test_extra_prompt")
+            return "removed test_extra_prompt"
+        server.prompt("test_extra_prompt", description="Comes and goes.")(extra_prompt)
+        return "added test_extra_prompt"
+
+
 async def _ask_client(request: Awaitable[T], what: str) -> T:
     """Await a nested request to the client; one it cannot take fails the tool, not the call."""
     try:
@@ -732,6 +861,20 @@ def _resources(server: Server) -> None:
 
 
 def _prompts(server: Server) -> None:
+    @server.prompt(description="Conformance: asks you for the context to use (an elicitation input request)")
+    async def test_input_required_result_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
+        schema = decode(
+            {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+            ElicitationRequestedSchema,
+        )
+        params = ElicitRequestFormParams(message="What context should the prompt use?", requested_schema=schema)
+        if ctx.revision in SUPPORTED_VERSIONS and not ctx.can_elicit():
+            # (a 2025 session whose client takes no elicitation: answered without asking; in
+            # 2026-07-28 the missing capability is the request's error, -32021)
+            return "Use this context: (the client cannot be asked)"
+        answer = await ctx.elicit(params, key="user_context")
+        return f"Use this context: {(answer.content or {}).get('context')}"
+
     @server.prompt(description="A simple prompt with no arguments")
     async def test_simple_prompt(ctx: RequestContext, arguments: dict[str, str]) -> str:
         return "This is a simple prompt for testing."

@@ -131,6 +131,9 @@ class PromptRegistry:
         if self.on_change is not None:
             self.on_change()
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
     def remove(self, name: str) -> None:
         del self._entries[name]
         self._positions.remove(name)

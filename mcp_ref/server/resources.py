@@ -188,6 +188,12 @@ class ResourceRegistry:
         # [server/resources#7] an unknown resource: -32002 with its URI -- resources#error-handling
         raise ResourceNotFound(uri)
 
+    def template_for(self, uri: str) -> str | None:
+        """The URI template a static-less ``uri`` is read through (None: a static resource, or none)."""
+        if uri in self._static:
+            return None
+        return next((key for key, t in self._templates.items() if t.parsed.match(uri) is not None), None)
+
     def knows(self, uri: str) -> bool:
         return uri in self._static or any(t.parsed.match(uri) is not None for t in self._templates.values())
 

@@ -29,6 +29,7 @@ import attrs
 
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
+from ..basic.transports.mcp_headers import ParamHeader, param_headers
 from ..errors import CapabilityMissing, ErrorCode, ProtocolError
 from ..schema._base import install_model_methods
 from ..schema.content import TextContent
@@ -112,6 +113,8 @@ class _Entry:
     fn: ToolFunction
     validate_input: Validate | None
     validate_output: Validate | None
+    #: its x-mcp-header annotations (Streamable HTTP, 2026-07-28)
+    headers: tuple[ParamHeader, ...] = ()
 
 
 class ToolRegistry:
@@ -145,6 +148,11 @@ class ToolRegistry:
         entry = self._entries.get(name)
         return entry.tool if entry else None
 
+    def param_headers(self, name: str) -> tuple[ParamHeader, ...]:
+        """The ``x-mcp-header`` annotations of tool ``name`` (none for an unknown tool)."""
+        entry = self._entries.get(name)
+        return entry.headers if entry is not None else ()
+
     def add(self, tool: Tool, fn: ToolFunction) -> None:
         """Register a tool; its schemas are checked now (basic/index#24)."""
         if tool.name in self._entries:
@@ -157,7 +165,13 @@ class ToolRegistry:
         # [server/tools#5] inputSchema is a JSON Schema object (the model checks type "object")
         validate_input = compile_schema(tool.input_schema)
         validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
-        self._entries[tool.name] = _Entry(tool, fn, validate_input, validate_output)
+        try:
+            headers = param_headers(tool.input_schema)
+        except ValueError as e:
+            # [2026-07-28:basic/transports/streamable-http#37-#44] a tool whose x-mcp-header annotations a
+            # client would have to reject is refused here, when it is registered
+            raise ValueError(f"tool {tool.name!r}: {e}") from None
+        self._entries[tool.name] = _Entry(tool, fn, validate_input, validate_output, headers)
         self._positions.add(tool.name)
         self._changed()
 

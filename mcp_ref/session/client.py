@@ -13,6 +13,15 @@ Client features are switched on by giving them: ``roots=`` (a list of roots or
 a :class:`RootsProvider`), ``sampling=`` (an async handler), ``elicitation=``
 (an async handler, with ``elicitation_modes``). Capabilities are declared from
 what is given, unless ``capabilities=`` says otherwise.
+
+The revision is chosen when the block opens (basic/versioning, 2026-07-28):
+``server/discover`` first, and a 2026-07-28 server is spoken to request by
+request (:mod:`mcp_ref.session.modern_client`); a server that answers it with
+anything but a modern error, or not at all, gets ``initialize`` and a 2025
+session (down to 2024-11-05 where that is all it offers).
+``client.protocol_version`` says which; ``protocol_version=`` pins one. The
+calls are the same in both eras; the same roots, sampling and elicitation
+callbacks answer a 2025 server's requests and a 2026 server's input requests.
 """
 
 from __future__ import annotations
@@ -28,11 +37,13 @@ import attrs
 import trio
 
 from .. import schema as model
+from ..basic import versioning as versioning
 from ..basic.json_schema import Validate, available, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
-from ..errors import LocalProtocolError, RemoteProtocolError, UnsupportedProtocolVersion
+from ..errors import ConnectionClosed, LocalProtocolError, MCPError, RemoteProtocolError, UnsupportedProtocolVersion
+from ..exchange import StatelessEngine
 from ..schema.jsonrpc import ProgressToken
 from ..schema.lifecycle import (
     ClientCapabilities,
@@ -56,6 +67,7 @@ from .core import (
     check_async,
     session_scope,
 )
+from .modern_client import ERA_CACHE, EraCache, ModernSession, ProbeResult, ResultCache, probe
 
 if TYPE_CHECKING:
     # roots, sampling and elicitation load when a session is given a handler for them (bench W7)
@@ -77,7 +89,11 @@ if TYPE_CHECKING:
     )
     from ..schema.roots import Root
 
-__all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO"]
+__all__ = ["ClientSession", "InvalidToolResult", "open_session", "open_stdio_client", "DEFAULT_CLIENT_INFO", "Era"]
+
+#: how open_session picks the revision: "auto" probes with server/discover and falls back to
+#: initialize; "modern" speaks 2026-07-28 only; "legacy" goes straight to initialize
+Era = str
 
 DEFAULT_CLIENT_INFO = Implementation(name="mcp_ref", version="0.1.0")
 if TYPE_CHECKING:
@@ -111,7 +127,7 @@ class ClientSession:
 
     def __init__(
         self,
-        session: Session,
+        session: Session | ModernSession,
         init: InitializeResult,
         *,
         roots: RootsProvider | None = None,
@@ -128,6 +144,14 @@ class ClientSession:
         self.elicitation = elicitation
         #: whether structured tool results are checked against their output schemas
         self.validate_tool_results = validate_tool_results
+        #: "modern" (2026-07-28, request by request) or "legacy" (an initialized session)
+        self.era = "modern" if _is_modern(session) else "legacy"
+        #: (modern) the server/discover result the revision was chosen from
+        self.discover_result: Any = None
+        #: (modern, Streamable HTTP) each listed tool's x-mcp-header parameters
+        self._param_headers: dict[str, Any] = {}
+        #: (modern) results reused while their ttlMs lasts (server/utilities/caching); None: off
+        self.cache: ResultCache | None = None
         self._output_validators: dict[str, Validate | None] = {}
         #: task support of the tools seen in tools/list (tasks#tool-level-negotiation)
         self._task_support: dict[str, str | None] = {}
@@ -158,7 +182,7 @@ class ClientSession:
         """Any request, through the session's one funnel (see Session.request)."""
         return await self.session.request(method, params, **options)
 
-    async def start_request(self, method: str, params: Any = None, **options: Any) -> PendingRequest:
+    async def start_request(self, method: str, params: Any = None, **options: Any) -> PendingRequest | Any:
         """Send a request and get its handle: ``await h.result()``, ``await h.cancel(reason)``."""
         return await self.session.start_request(method, params, **options)
 
@@ -167,8 +191,21 @@ class ClientSession:
         await self.session.notify(method, params)
 
     async def ping(self, *, timeout: float | None = None) -> None:
-        """[basic/utilities/ping] an empty result, or RequestTimeout / MCPError."""
-        await self.session.ping(timeout=timeout)
+        """[basic/utilities/ping] an empty result, or RequestTimeout / MCPError (in 2026-07-28, which has
+        no ping, a ``server/discover`` round trip)."""
+        if isinstance(self.session, ModernSession):
+            # 2026-07-28 has no ping: a server/discover round trip shows the server is there (it
+            # changes nothing at the server)
+            await self.session.request("server/discover", None, timeout=timeout)
+            return
+        await self._legacy("ping").ping(timeout=timeout)
+
+    def _legacy(self, what: str) -> Session:
+        """The 2025 session, for what only it has (2026-07-28 dropped it or made it an extension)."""
+        session = self.session
+        if isinstance(session, ModernSession):
+            raise LocalProtocolError(f"{what} is not part of revision {self.protocol_version}")
+        return session
 
     async def _all_pages(self, fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
         """Follow ``nextCursor`` to the end; cursors stay opaque (pagination#3, #4)."""
@@ -194,14 +231,55 @@ class ClientSession:
 
     # -- tools -----------------------------------------------------------------------
 
+    async def _cached(self, method: str, key: Any, params: Any, options: Mapping[str, Any]) -> Any:
+        """A cacheable request: a fresh cached result, or the server's (kept for its ttlMs)."""
+        cache = self.cache
+        session = self.session
+        if cache is None or not isinstance(session, ModernSession):
+            return await session.request(method, params, **options)
+        hit = cache.get(method, key)
+        if hit is not None:
+            return hit
+        retried: list[bool] = []
+        result = await session.request(method, params, retried=retried, **options)
+        if not retried:
+            # [2026-07-28:server/utilities/caching#3] a result a retry with input produced is never kept
+            cache.put(method, key, result)
+        return result
+
     async def list_tools(self, cursor: str | None = None, **options: Any) -> ListToolsResult:
         """One page of the server's tools (``cursor``: the page after that one); also remembers their output schemas,
         so later results are validated.
         """
-        result: ListToolsResult = await self.session.request("tools/list", self._page(cursor), **options)
+        result: ListToolsResult = await self._cached("tools/list", cursor, self._page(cursor), options)
+        # [2026-07-28:basic/transports/streamable-http#48] over a pipe the annotations are ignored
+        if self._over_http_modern():
+            result = self._usable_over_http(result)
         for tool in result.tools:
             self._remember_output_schema(tool)
         return result
+
+    def _over_http_modern(self) -> bool:
+        return self.era == "modern" and getattr(self.session.channel, "modern", None) is not None
+
+    def _usable_over_http(self, result: ListToolsResult) -> ListToolsResult:
+        """[2026-07-28:basic/transports/streamable-http#45, #46, #47] a tool whose x-mcp-header annotations
+        break the rules is left out, with a warning naming it and why; the others are kept, with
+        the parameters their calls mirror into headers -- streamable-http#schema-extension"""
+        from ..basic.transports.mcp_headers import param_headers
+
+        kept = []
+        for tool in result.tools:
+            try:
+                self._param_headers[tool.name] = param_headers(tool.input_schema or {})
+            except ValueError as e:
+                self._param_headers.pop(tool.name, None)
+                log.warning("tool %r left out: its x-mcp-header annotations are invalid (%s)", tool.name, e)
+                continue
+            kept.append(tool)
+        if len(kept) == len(result.tools):
+            return result
+        return attrs.evolve(result, tools=kept)
 
     async def list_all_tools(self, **options: Any) -> list[Tool]:
         """Every tool, following the pages to the end."""
@@ -249,14 +327,30 @@ class ClientSession:
             arguments=_arguments(arguments) if arguments is not None else None,
             meta=dict(meta) if meta is not None else None,
         )
-        result: CallToolResult = await self.session.request(
-            "tools/call",
-            params,
-            progress=progress,
-            progress_token=progress_token,
-            timeout=timeout,
-            max_timeout=max_timeout,
-        )
+        try:
+            result: CallToolResult = await self.session.request(
+                "tools/call",
+                params,
+                progress=progress,
+                progress_token=progress_token,
+                timeout=timeout,
+                max_timeout=max_timeout,
+            )
+        except MCPError as e:
+            if not (self._over_http_modern() and e.code == versioning.HEADER_MISMATCH):
+                raise
+            log.info("tools/call %r: header mismatch (%s); listing the tools again", name, e.message)
+            # [2026-07-28:basic/transports/streamable-http#57] the headers a call mirrors may have
+            # changed: the tools are listed again and the call sent once more with them
+            await self.list_all_tools()
+            result = await self.session.request(
+                "tools/call",
+                params,
+                progress=progress,
+                progress_token=progress_token,
+                timeout=timeout,
+                max_timeout=max_timeout,
+            )
         if not self.validate_tool_results or result.is_error:
             return result
         if name not in self._output_validators and available():
@@ -280,7 +374,7 @@ class ClientSession:
 
     async def list_resources(self, cursor: str | None = None, **options: Any) -> ListResourcesResult:
         """One page of the server's resources (``cursor``: the page after that one)."""
-        result: ListResourcesResult = await self.session.request("resources/list", self._page(cursor), **options)
+        result: ListResourcesResult = await self._cached("resources/list", cursor, self._page(cursor), options)
         return result
 
     async def list_all_resources(self, **options: Any) -> list[Resource]:
@@ -289,8 +383,8 @@ class ClientSession:
 
     async def list_resource_templates(self, cursor: str | None = None, **options: Any) -> ListResourceTemplatesResult:
         """One page of the server's resource templates (``cursor``: the page after that one)."""
-        result: ListResourceTemplatesResult = await self.session.request(
-            "resources/templates/list", self._page(cursor), **options
+        result: ListResourceTemplatesResult = await self._cached(
+            "resources/templates/list", cursor, self._page(cursor), options
         )
         return result
 
@@ -300,10 +394,11 @@ class ClientSession:
 
     async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
         """Read the resource at ``uri``: its contents (``result.text`` is the text of a single text content). MCPError
-        -32002 when the server has none there.
+        -32002 when the server has none there (-32602 from a 2026-07-28 server).
         """
-        result: ReadResourceResult = await self.session.request(
-            "resources/read", model.ReadResourceRequestParams(uri=uri), **options
+        # (a read that needed input rounds is not kept: ModernSession reports whether it did)
+        result: ReadResourceResult = await self._cached(
+            "resources/read", uri, model.ReadResourceRequestParams(uri=uri), options
         )
         return result
 
@@ -311,7 +406,40 @@ class ClientSession:
         """Ask to be told when the resource at ``uri`` changes (``on_resource_updated`` of open_session receives its
         URI).
         """
+        if self.era == "modern":
+            raise LocalProtocolError(
+                "2026-07-28 has no resources/subscribe: use `async with client.listen(resource_uris=[uri])`"
+            )
         await self.session.request("resources/subscribe", model.SubscribeRequestParams(uri=uri), **options)
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        ack_timeout: float | None = None,
+    ) -> Any:
+        """(2026-07-28) ``async with client.listen(tools=True) as sub: async for method, params in sub``.
+
+        A ``subscriptions/listen`` stream (basic/patterns/subscriptions):
+        see :class:`~mcp_ref.session.modern_client.Subscription`. A 2025
+        session has its notifications on the session instead (``on_list_changed``,
+        ``on_resource_updated`` and :meth:`subscribe_resource`).
+        """
+        if not isinstance(self.session, ModernSession):
+            raise LocalProtocolError(
+                "subscriptions/listen is 2026-07-28; in this 2025 session use open_session(on_list_changed=...) "
+                "and subscribe_resource()"
+            )
+        return self.session.listen(
+            tools=tools,
+            prompts=prompts,
+            resources=resources,
+            resource_uris=tuple(resource_uris),
+            ack_timeout=ack_timeout,
+        )
 
     async def unsubscribe_resource(self, uri: str, **options: Any) -> None:
         """Stop the notifications ``subscribe_resource`` asked for."""
@@ -321,7 +449,7 @@ class ClientSession:
 
     async def list_prompts(self, cursor: str | None = None, **options: Any) -> ListPromptsResult:
         """One page of the server's prompts (``cursor``: the page after that one)."""
-        result: ListPromptsResult = await self.session.request("prompts/list", self._page(cursor), **options)
+        result: ListPromptsResult = await self._cached("prompts/list", cursor, self._page(cursor), options)
         return result
 
     async def list_all_prompts(self, **options: Any) -> list[Prompt]:
@@ -370,6 +498,10 @@ class ClientSession:
         ValueError before sending for a level that does not exist.
         """
         params = SetLevelRequestParams(level=check_level(level))  # ValueError before anything is sent
+        if self.era == "modern":
+            # [2026-07-28:basic/index] no logging/setLevel: the level goes in each request's _meta
+            self.session.log_level = params.level
+            return
         await self.session.request("logging/setLevel", params, **options)
 
     # -- tasks ------------------------------------------------------------------------------
@@ -399,7 +531,7 @@ class ClientSession:
             task=requestor.task_metadata(ttl),
         )
         handle: TaskHandle = await requestor.start_augmented(
-            self.session, "tools/call", params, progress=progress, **options
+            self._legacy("tasks (call_tool_as_task)"), "tools/call", params, progress=progress, **options
         )
         return handle
 
@@ -407,7 +539,7 @@ class ClientSession:
         """One page of the tasks the server keeps for us (``cursor``: the page after that one)."""
         from .task_requestor import list_tasks
 
-        return await list_tasks(self.session, cursor, **options)
+        return await list_tasks(self._legacy("tasks/list"), cursor, **options)
 
     async def list_all_tasks(self, **options: Any) -> list[Task]:
         """Every task the server keeps for us, following the pages to the end."""
@@ -420,7 +552,8 @@ class ClientSession:
         if self.roots is None:
             raise RuntimeError("this session was opened without roots")
         self.roots.set(roots)
-        if self.roots.list_changed:
+        # (2026-07-28 has no roots list_changed: the next roots/list input request sees them)
+        if self.roots.list_changed and self.era == "legacy":
             await self.session.notify("notifications/roots/list_changed")
 
 
@@ -508,8 +641,38 @@ async def open_session(
     initialize_timeout: float | None = None,
     initialize_meta: Mapping[str, Any] | None = None,
     validate_tool_results: bool = True,
+    era: str = "auto",
+    discover_timeout: float = 10.0,
+    era_cache: EraCache | None = None,
+    era_key: Any = None,
+    modern_versions: tuple[str, ...] = versioning.MODERN_VERSIONS,
+    max_input_rounds: int = 8,
+    log_level: str | None = None,
+    cache: bool = True,
 ) -> AsyncIterator[ClientSession]:
-    """Initialise an MCP session on ``channel`` and yield the client.
+    """Open an MCP client on ``channel`` in the revision the server speaks, and yield it.
+
+    [2026-07-28:basic/transports/stdio#16-#18, basic/transports/streamable-http#70, #71] ``era``:
+    "auto" (the default) asks ``server/discover`` first and speaks 2026-07-28
+    to a server that answers it (or refuses it with a modern error), else
+    falls back to ``initialize`` (a server that answers with another error, or
+    not within ``discover_timeout`` seconds); "modern" speaks 2026-07-28 only
+    (UnsupportedProtocolVersion when the server does not); "legacy" goes
+    straight to ``initialize``. ``protocol_version`` pins a revision (a
+    2026-07-28 one: modern; an earlier one: legacy, proposed in initialize).
+    The era found is kept in ``era_cache`` under ``era_key`` (what
+    ``open_stdio_client`` / ``open_http_client`` pass: the command, the
+    origin): a server known to be legacy is not probed again.
+
+    In 2026-07-28 the ``roots``, ``sampling`` and ``elicitation`` callbacks
+    answer the input requests of multi round-trip requests, at most
+    ``max_input_rounds`` retries per call; ``log_level`` asks for
+    ``notifications/message`` (to ``on_log``) on every request;
+    ``on_list_changed`` is served by a ``subscriptions/listen`` stream the
+    client keeps open while the block runs (resource updates:
+    ``client.listen(resource_uris=...)``); ``cache`` keeps list and read
+    results for the ``ttlMs`` the server gives them (a change notification
+    on any subscription drops the ones it concerns).
 
     ``protocol_version`` is what we propose (default: our latest,
     basic/lifecycle#8); the server may answer with another we support.
@@ -599,6 +762,59 @@ async def open_session(
                     sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
                 ),
             )
+        chosen = _choose_era(era, protocol_version, supported_versions, modern_versions)
+        eras = era_cache if era_cache is not None else ERA_CACHE
+        if chosen == "auto" and eras.get(era_key) == "legacy":
+            chosen = "legacy"  # [2026-07-28:basic/versioning#9] known: not probed again
+        if chosen != "legacy":
+            versions = (protocol_version,) if protocol_version in modern_versions else modern_versions
+            engine = StatelessEngine(Role.CLIENT, info=client_info, capabilities=caps, supported_versions=versions)
+            set_modern = getattr(channel, "use_modern", None)
+            if set_modern is not None:
+                set_modern(versions[0])
+            outcome = await probe(channel, engine, timeout=discover_timeout, versions=versions)
+            if outcome.modern and outcome.version is not None:
+                eras.set(era_key, "modern")
+                if set_modern is not None:
+                    set_modern(outcome.version)
+                inputs: dict[str, Any] = {}
+                if roots_provider is not None:
+                    inputs["roots/list"] = roots_provider.handle
+                if sampling_guard is not None:
+                    inputs["sampling/createMessage"] = sampling_guard
+                if elicitation_guard is not None:
+                    inputs["elicitation/create"] = elicitation_guard
+                async with _open_modern(
+                    channel,
+                    engine,
+                    outcome,
+                    inputs=inputs,
+                    on_log=on_log,
+                    on_list_changed=on_list_changed,
+                    config=config,
+                    max_input_rounds=max_input_rounds,
+                    log_level=log_level,
+                    roots=roots_provider,
+                    elicitation=elicitation_guard,
+                    validate_tool_results=validate_tool_results,
+                    cache=cache,
+                ) as client:
+                    yield client
+                return
+            if outcome.modern or chosen == "modern":
+                offered = list(_discovered_versions(outcome.result)) or ["(none it would name)"]
+                # [2026-07-28:basic/versioning#2] no version in common: said, not guessed
+                raise (
+                    UnsupportedProtocolVersion(", ".join(offered), versions)
+                    if outcome.modern
+                    else ConnectionClosed(
+                        f"the server does not speak 2026-07-28 ({outcome.reason}) and era='modern' was asked for"
+                    )
+                )
+            log.info("a server of an earlier revision (%s): initialize", outcome.reason)
+            eras.set(era_key, "legacy")
+            if set_modern is not None:
+                set_modern(None)
         conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
         async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
             params = InitializeRequestParams(
@@ -639,6 +855,162 @@ def _also(before: list[Callable[[], None]], then: NotificationHandler | None) ->
             await then(session, params)
 
     return handle
+
+
+def _choose_era(era: str, protocol_version: str | None, legacy: tuple[str, ...], modern: tuple[str, ...]) -> str:
+    if era not in ("auto", "modern", "legacy"):
+        raise ValueError(f"era is 'auto', 'modern' or 'legacy', not {era!r}")
+    if protocol_version is None:
+        return "modern" if era == "modern" and modern else (era if modern else "legacy")
+    if protocol_version in modern:
+        if era == "legacy":
+            raise ValueError(f"protocol_version {protocol_version!r} is a 2026 revision: era='legacy' contradicts it")
+        return "modern"
+    if protocol_version in legacy:
+        if era == "modern":
+            raise ValueError(f"protocol_version {protocol_version!r} is negotiated by initialize: not era='modern'")
+        return "legacy"
+    raise ValueError(f"protocol_version {protocol_version!r} is none we speak ({', '.join((*modern, *legacy))})")
+
+
+def _discovered_versions(result: Any) -> list[str]:
+    if isinstance(result, Mapping):
+        found = result.get("supportedVersions")
+    else:
+        found = getattr(result, "supported_versions", None)
+    return [x for x in found if isinstance(x, str)] if isinstance(found, list | tuple) else []
+
+
+def _is_modern(session: Any) -> bool:
+    from .modern_client import ModernSession
+
+    return isinstance(session, ModernSession)
+
+
+def _synthetic_init(version: str, result: Any) -> InitializeResult:
+    """The facts a 2025 client reads from initialize, from a server/discover result: version,
+    capabilities, instructions, and the serverInfo of its _meta."""
+    from ..schema._converter import decode
+
+    def get(wire: str, attr: str) -> Any:
+        return result.get(wire) if isinstance(result, Mapping) else getattr(result, attr, None)
+
+    caps = get("capabilities", "capabilities")
+    if not isinstance(caps, ServerCapabilities):
+        caps = decode(caps if isinstance(caps, dict) else {}, ServerCapabilities)
+    meta = get("_meta", "meta")
+    info: Any = meta.get(versioning.SERVER_INFO_KEY) if isinstance(meta, Mapping) else None
+    if not isinstance(info, Implementation):
+        try:
+            info = decode(info, Implementation) if isinstance(info, dict) else None
+        except Exception:
+            info = None
+    instructions = get("instructions", "instructions")
+    return InitializeResult(
+        protocol_version=version,
+        capabilities=caps,
+        # [2026-07-28:basic/index] serverInfo is optional and unverified: a placeholder when absent
+        server_info=info or Implementation(name="(unnamed server)", version=""),
+        instructions=instructions if isinstance(instructions, str) else None,
+    )
+
+
+@asynccontextmanager
+async def _open_modern(
+    channel: trio.abc.Channel[bytes],
+    engine: StatelessEngine,
+    outcome: ProbeResult,
+    *,
+    inputs: Mapping[str, Any],
+    on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]] | None,
+    on_list_changed: Callable[[str], Awaitable[None]] | None,
+    config: SessionConfig | None,
+    max_input_rounds: int,
+    log_level: str | None,
+    roots: RootsProvider | None,
+    elicitation: ElicitationGuard | None,
+    validate_tool_results: bool,
+    cache: bool,
+) -> AsyncIterator[ClientSession]:
+    """A :class:`ClientSession` on a :class:`ModernSession`, its receive loop in a nursery of its own."""
+    assert outcome.version is not None
+    cfg = config or SessionConfig()
+    if log_level is not None:
+        check_level(log_level)
+    modern: ModernSession | None = None
+    try:
+        async with block_nursery() as (nursery, body):
+            modern = ModernSession(
+                engine,
+                channel,
+                nursery,
+                version=outcome.version,
+                input_handlers=inputs,
+                on_log=on_log,
+                request_timeout=cfg.request_timeout,
+                max_request_timeout=cfg.max_request_timeout,
+                max_input_rounds=max_input_rounds,
+                log_level=log_level,
+            )
+            await nursery.start(modern.receive_loop)
+            init = _synthetic_init(outcome.version, outcome.result)
+            client = ClientSession(
+                modern, init, roots=roots, elicitation=elicitation, validate_tool_results=validate_tool_results
+            )
+            client.discover_result = outcome.result
+            modern.client = client
+            if cache:
+                client.cache = ResultCache()
+                modern.on_change = client.cache.invalidate
+            if getattr(channel, "modern", None) is not None:
+                channel.param_headers_for = client._param_headers.get  # type: ignore[attr-defined]
+            if on_list_changed is not None:
+                await _keep_listening(nursery, client, on_list_changed)
+            try:
+                yield client
+            except BaseException as exc:
+                body.exc = exc
+                raise
+            finally:
+                nursery.cancel_scope.cancel(reason="client block exited")
+    except ConnectionClosed:
+        # the block saw the client close under it; when a callback closed it, that is the news
+        if modern is None or modern.callback_error is None:
+            raise
+    if modern is not None and modern.callback_error is not None:
+        # raised as itself, once (as a 2025 session does)
+        raise modern.callback_error
+
+
+async def _keep_listening(
+    nursery: trio.Nursery, client: ClientSession, on_list_changed: Callable[[str], Awaitable[None]]
+) -> None:
+    """``on_list_changed`` in 2026-07-28: a subscriptions/listen stream for the lists the server
+    says can change, open while the block runs."""
+    caps = client.server_capabilities
+    wanted = {
+        "tools": bool(caps.tools and caps.tools.list_changed),
+        "prompts": bool(caps.prompts and caps.prompts.list_changed),
+        "resources": bool(caps.resources and caps.resources.list_changed),
+    }
+    if not any(wanted.values()):
+        return
+
+    async def run(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        async with client.listen(
+            tools=wanted["tools"], prompts=wanted["prompts"], resources=wanted["resources"]
+        ) as sub:
+            task_status.started()
+            async for method, _params in sub:
+                kind = method.removeprefix("notifications/").split("/")[0]
+                try:
+                    await on_list_changed(kind)
+                except Exception as e:
+                    assert isinstance(client.session, ModernSession)
+                    client.session.callback_failed(e)
+                    return
+
+    await nursery.start(run)
 
 
 def _task_aware(handler: Any, tasks: TaskManager | None) -> RequestHandler:
@@ -736,6 +1108,8 @@ async def open_stdio_client(
         proc_options["shutdown_timeouts"] = shutdown_timeouts
     if max_message_size is not None:
         proc_options["max_message_size"] = max_message_size
+    # [2026-07-28:basic/versioning#9] the era is a property of the server's configuration
+    session_options.setdefault("era_key", ("stdio", command, tuple(args), cwd))
     # [basic/transports#2] the client side of stdio: the server is our child, spoken to
     # over its stdin and stdout -- transports#stdio
     async with open_process_channel(command, args, **proc_options) as channel:

@@ -19,6 +19,7 @@ nursery (:func:`session_scope`); nothing it starts outlives it.
 * On EOF every pending request fails with :class:`ConnectionClosed`.
 """
 
+import functools
 import heapq
 import inspect
 import itertools
@@ -114,6 +115,16 @@ class RequestHandler(Protocol):
 
 
 NotificationHandler = Callable[["Session", Any], Awaitable[None]]
+
+
+class FirstMessageHook(Protocol):
+    """(server, one channel) How the first messages choose the era (see ``Session._opening``)."""
+
+    async def serve_modern(self, data: bytes) -> str | None:
+        """Serve the channel in the modern era if ``data`` opens it so (returns why it ended); else None."""
+
+    def decides(self, data: bytes) -> bool:
+        """Whether ``data``, handled in the legacy era, settles that era (a request does)."""
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
@@ -272,6 +283,28 @@ class RequestContext:
         self._pace: ProgressPace | None = None
 
     @property
+    def revision(self) -> str:
+        """The protocol revision this request is served in (the session's negotiated one)."""
+        return self.session.connection.revision
+
+    @property
+    def client_capabilities(self) -> Any:
+        """What the client declared (at initialize; a 2026-07-28 request: in its own ``_meta``)."""
+        return self.session.connection.peer_capabilities
+
+    @property
+    def client_info(self) -> Any:
+        """The client's name and version, as it gave them (None if it did not)."""
+        return self.session.connection.peer_info
+
+    @functools.cached_property
+    def state(self) -> dict[str, Any]:
+        """A small JSON object of the handler's own. In a 2026-07-28 request it survives the
+        rounds of a multi round-trip request (it travels sealed in ``requestState``);
+        in a session it lives as long as the request."""
+        return {}
+
+    @property
     def progress_dropped(self) -> int:
         """Progress values never sent because of ``progress_min_interval``."""
         return self._pace.dropped if self._pace is not None else 0
@@ -396,8 +429,11 @@ class RequestContext:
         """A notification tied to this request (e.g. a log message while handling it)."""
         await self.session.notify(method, params, related_request_id=self.request_id)
 
-    async def sample(self, params: Any, **options: Any) -> Any:
+    async def sample(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
         """sampling/createMessage to the client (needs its ``sampling`` capability).
+
+        ``key``: the name of this input request in a 2026-07-28 request (see
+        :meth:`elicit`); a session sends a real request and ignores it.
 
         Messages that break the tool use rules raise LocalProtocolError before
         anything is sent; a result that ignores ``toolChoice`` raises
@@ -418,8 +454,14 @@ class RequestContext:
                 raise RemoteProtocolError(f"the client's sampling result: {problem}", ErrorCode.INVALID_PARAMS)
         return result
 
-    async def elicit(self, params: Any, **options: Any) -> Any:
+    async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
         """elicitation/create to the client (form or URL mode, as the params say).
+
+        In a session this is a request to the client. In a 2026-07-28 request it is
+        an input request of a multi round-trip request: the handler stops, the
+        client is asked, and the handler runs again with the answer; ``key`` names
+        the input request (by default ``elicitation-1``, ``elicitation-2`` ... in the
+        order the handler asks).
 
         An accepted form answer that does not fit the requested schema raises
         RemoteProtocolError (-32602) with the problems. A person answers, so
@@ -480,9 +522,26 @@ class RequestContext:
         probe = _Probe(tools=[] if tools else None, include_context="thisServer" if context else None)
         return self.session.connection.capability_problem("sampling/createMessage", probe) is None
 
-    async def list_roots(self, **options: Any) -> Any:
-        """roots/list to the client (needs its ``roots`` capability)."""
+    async def list_roots(self, *, key: str | None = None, **options: Any) -> Any:
+        """roots/list to the client (needs its ``roots`` capability; ``key``: see :meth:`elicit`)."""
         return await self.request("roots/list", None, **options)
+
+    async def ask_all(self, requests: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
+        """Several requests to the client: ``{key: (method, params)}`` with method
+        ``elicitation/create``, ``sampling/createMessage`` or ``roots/list``; returns
+        ``{key: result}``. In a 2026-07-28 request every one the client has not
+        answered yet goes in one InputRequiredResult; in a session they are sent
+        one after the other."""
+        return {key: await self._ask_one(method, params, key) for key, (method, params) in requests.items()}
+
+    async def _ask_one(self, method: str, params: Any, key: str) -> Any:
+        if method == "elicitation/create":
+            return await self.elicit(params, key=key)
+        if method == "sampling/createMessage":
+            return await self.sample(params, key=key)
+        if method == "roots/list":
+            return await self.list_roots(key=key)
+        raise LocalProtocolError(f"{method} is not a request a server makes of a client while handling one")
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> bool:
         """Send a log message about this request if the client's level lets it through.
@@ -710,7 +769,11 @@ class Session:
         handlers: Mapping[str, RequestHandler] | None = None,
         notification_handlers: Mapping[str, NotificationHandler] | None = None,
         config: SessionConfig | None = None,
+        first_message: "FirstMessageHook | None" = None,
     ) -> None:
+        #: (server, one channel) asked about each message until a request decides the era; see
+        #: :meth:`_opening`
+        self._first_message = first_message
         #: the sans-IO engine of this session
         self.connection = connection
         #: the channel messages go over
@@ -1287,6 +1350,12 @@ class Session:
         task_status.started()
         reason = "end of stream"
         try:
+            if self._first_message is not None:
+                opened = await self._opening(self._first_message)
+                self._first_message = None
+                if opened is not None:
+                    reason = opened
+                    return
             while True:
                 if self._behind() is not None:
                     stalled = await self._wait_for_room()
@@ -1329,6 +1398,35 @@ class Session:
                 # writes of _write fail with it)
                 with trio.CancelScope(shield=True):
                     await self.channel.aclose()
+
+    async def _opening(self, hook: "FirstMessageHook") -> str | None:
+        """(server, one channel) Read messages until one decides the era (before the receive loop,
+        so the 2025 path pays nothing per message for it).
+
+        ``hook(data)`` returns None when ``data`` is not the opening of a 2026-07-28 client: the
+        message is then handled here as the loop would, and a request decides the legacy era
+        (``decides``). Otherwise ``hook`` serves the channel in the modern era to its end and
+        returns why it ended, which this returns too (the session then closes unused).
+        """
+        while True:
+            try:
+                data = await self.channel.receive()
+            except trio.EndOfChannel as e:
+                return f"end of stream: {e}" if e.args else "end of stream"
+            except MessageTooLarge as e:
+                self._too_large(e)
+                continue
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
+                return f"transport closed: {e!r}"
+            modern = await hook.serve_modern(data)
+            if modern is not None:
+                return modern
+            if wire.isEnabledFor(logging.DEBUG):
+                wire.debug("%s <- %s", self.connection.role.value, bytes(data).decode("utf-8", "replace"))
+            for event in self.connection.receive_message(data):
+                self._dispatch(event)
+            if hook.decides(data):
+                return None
 
     def _behind(self) -> str | None:
         """What the session is too far behind on to read more from the peer, if anything."""
@@ -1741,6 +1839,7 @@ async def session_scope(
     handlers: Mapping[str, RequestHandler] | None = None,
     notification_handlers: Mapping[str, NotificationHandler] | None = None,
     config: SessionConfig | None = None,
+    first_message: FirstMessageHook | None = None,
 ) -> AsyncIterator[Session]:
     """Run a session on ``channel``: one nursery, nothing outlives the block.
 
@@ -1757,6 +1856,7 @@ async def session_scope(
                 handlers=handlers,
                 notification_handlers=notification_handlers,
                 config=config,
+                first_message=first_message,
             )
             sessions.append(session)
             await nursery.start(session.run_receive_loop)

@@ -128,6 +128,10 @@ async def open_http_client(
         max_inbox=max_inbox,
         max_inbox_bytes=max_inbox_bytes,
     )
+    # [2026-07-28:basic/versioning#9] the era is a property of the origin: cached under it
+    session_options.setdefault("era_key", ("http", url))
+    # (the probe is the first request: it waits as long as an initialize would, authorization included)
+    session_options.setdefault("discover_timeout", session_options.get("initialize_timeout") or 60.0)
     async with channel_context as channel:
         try:
             async with open_session(channel, **session_options) as client:

@@ -20,16 +20,21 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import attrs
 import trio
 
 from .. import schema as model
+from ..basic.jsonrpc import InvalidMessage, loads
 from ..basic.lifecycle import REQUEST_CAPABILITY, SUPPORTED_VERSIONS, TASKS_SINCE, Role, negotiate_version
+from ..basic.patterns.mrtr import StateSealer
+from ..basic.transports.mcp_headers import ParamHeader
+from ..basic.versioning import MODERN_VERSIONS, REMOVED_IN_MODERN, Era, era_of, era_of_first_message
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..schema.content import Annotations
@@ -46,7 +51,9 @@ from ..schema.lifecycle import (
 from ..schema.logging import LoggingMessageNotificationParams
 from ..schema.tools import ListToolsResult, Tool, ToolAnnotations, ToolExecution
 from ..server.tools import ToolFunction, ToolRegistry
+from ..server.utilities.caching import NO_PROMISE, CachePolicy, check_cache_for, hints_for
 from ..server.utilities.logging import MCPLogHandler, check_level, set_log_level
+from .changes import ChangeFeed, LocalChangeFeed
 from .core import (
     NotificationHandler,
     RequestContext,
@@ -57,6 +64,7 @@ from .core import (
     check_encodable,
     session_scope,
 )
+from .modern import ModernRuntime, serve_modern_channel
 
 if TYPE_CHECKING:
     # resources, prompts, completion and typed handlers load on first use: a
@@ -122,6 +130,13 @@ class Server:
         logging_capability: bool = True,
         page_size: int = 100,
         capabilities: ServerCapabilities | None = None,
+        modern_versions: tuple[str, ...] = MODERN_VERSIONS,
+        cache: CachePolicy = NO_PROMISE,
+        cache_for: Mapping[str, CachePolicy] | None = None,
+        state_key: bytes | str | Sequence[bytes | str] | None = None,
+        state_ttl: float = 600.0,
+        changes: ChangeFeed | None = None,
+        identify: bool = True,
     ) -> None:
         #: the server's Implementation (name, version, title ...), sent at initialization
         self.info = Implementation(
@@ -129,8 +144,35 @@ class Server:
         )
         #: instructions for the model, sent at initialization
         self.instructions = instructions
-        #: the protocol revisions this server accepts
-        self.supported_versions = supported_versions
+        #: the revisions served through initialize (a session), newest first
+        self.supported_versions = tuple(x for x in supported_versions if era_of(x) is Era.LEGACY)
+        if any(x not in MODERN_VERSIONS for x in modern_versions):
+            raise ValueError(f"modern_versions must be a subset of {MODERN_VERSIONS}")
+        #: the revisions served request by request (2026-07-28); () serves none
+        self.modern_versions = tuple(modern_versions)
+        if not self.supported_versions and not self.modern_versions:
+            raise ValueError("a server supports at least one protocol revision")
+        #: [2026-07-28:server/utilities/caching#1] the caching hints of cacheable results: the default,
+        #: per operation, and per resource (see mcp_ref.server.utilities.caching)
+        if not isinstance(cache, CachePolicy):
+            raise TypeError(f"cache is a CachePolicy, not {type(cache).__name__}")
+        #: the default caching hints of this server's cacheable 2026-07-28 results
+        self.cache = cache
+        #: caching hints per operation (``"tools/list"`` ...), over the default
+        self.cache_for = check_cache_for(cache_for or {})
+        self._resource_cache: dict[str, CachePolicy] = {}
+        #: seals requestState (basic/patterns/mrtr): ``state_key``, else MCP_REF_STATE_KEY, else a random key
+        if state_key is None:
+            #: seals and opens the requestState of multi round-trip requests
+            self.state_sealer = StateSealer.from_environment(os.environ, ttl=state_ttl)
+        else:
+            keys = [state_key] if isinstance(state_key, bytes | str) else list(state_key)
+            self.state_sealer = StateSealer(keys, ttl=state_ttl)
+        #: where changes go for subscriptions/listen (replicas share one: see mcp_ref.session.changes)
+        self.changes: ChangeFeed = changes if changes is not None else LocalChangeFeed()
+        #: [2026-07-28:basic/index#59] name ourselves in every 2026-07-28 result's _meta
+        self.identify = identify
+        self._modern: ModernRuntime | None = None
         #: the SessionConfig of each session it serves (timeouts, limits)
         self.config = config or SessionConfig()
         #: whether the logging capability is declared
@@ -193,6 +235,7 @@ class Server:
         """Answer ``method`` with ``handler(ctx, params)`` (overrides built-ins)."""
         check_async(f"handler for {method}", handler)
         self._handlers[method] = handler
+        self._modern = None
 
     def handler(self, method: str) -> Callable[[F], F]:
         """Decorator form of :meth:`set_handler`: ``@server.handler("custom/method")``."""
@@ -283,15 +326,23 @@ class Server:
         size: int | None = None,
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
+        cache: CachePolicy | None = None,
     ) -> Callable[[Callable[[RequestContext], Awaitable[R]]], Callable[[RequestContext], Awaitable[R]]]:
-        """Register ``fn(ctx)`` as the reader of a static resource."""
+        """Register ``fn(ctx)`` as the reader of a static resource.
+
+        ``cache``: the caching hints of its ``resources/read`` results in 2026-07-28
+        (e.g. ``CachePolicy(scope="private")`` for what depends on the user), instead
+        of the server's (``Server(cache=..., cache_for=...)``)."""
         _check_decorator_argument("resource", "uri", uri)
+        _check_cache(cache)
 
         def register(fn: Callable[[RequestContext], Awaitable[R]]) -> Callable[[RequestContext], Awaitable[R]]:
             from ..server.typed import result_type
 
             check_async("resource", fn)
             result_type(fn, "resource", uri)
+            if cache is not None:
+                self._resource_cache[uri] = cache
             self.resources.add(
                 model.Resource(
                     uri=uri,
@@ -320,8 +371,12 @@ class Server:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         completers: dict[str, Completer] | None = None,
+        cache: CachePolicy | None = None,
     ) -> Callable[[Handler[P, R]], Handler[P, R]]:
         """Register ``fn`` as the reader of a URI template.
+
+        ``cache``: the caching hints of the ``resources/read`` results of the URIs it
+        matches (2026-07-28), instead of the server's.
 
         ``async def fn(ctx, uri, variables)`` gets the URI and the dict of the
         variables it matched; ``async def fn(ctx, name: str, ...)`` gets the
@@ -329,6 +384,7 @@ class Server:
         default to one that may be absent, like ``{?query}``).
         """
         _check_decorator_argument("resource_template", "uri_template", uri_template)
+        _check_cache(cache)
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             from ..server.typed import TypedTemplate, is_typed_handler, result_type
@@ -336,6 +392,8 @@ class Server:
 
             check_async("resource_template", fn)
             result_type(fn, "resource", uri_template)
+            if cache is not None:
+                self._resource_cache[uri_template] = cache
             reader: TemplateReadFunction = fn  # type: ignore[assignment]
             if is_typed_handler(fn, positional=3, context=RequestContext):
                 reader = TypedTemplate(fn, uri_template, UriTemplate(uri_template).variables)
@@ -439,7 +497,7 @@ class Server:
 
     async def _list_tools(self, ctx: RequestContext, params: Any) -> ListToolsResult:
         result = await self.tools.list_tools(ctx, params)
-        if ctx.session.connection.revision < TASKS_SINCE:
+        if ctx.revision < TASKS_SINCE or era_of(ctx.revision) is Era.MODERN:
             # a client of a revision without tasks could never call a task-only tool: not listed
             tools = [t for t in result.tools if t.execution is None or t.execution.task_support != "required"]
             if len(tools) != len(result.tools):
@@ -534,6 +592,58 @@ class Server:
         table.update(self._handlers)
         return table
 
+    def modern_handler_table(self) -> dict[str, RequestHandler]:
+        """The handlers of a 2026-07-28 request (the same application handlers as a session's).
+
+        Methods that revision removed (initialize, ping, logging/setLevel,
+        resources/subscribe, the core ``tasks/*``) are not in it: the engine answers them
+        -32601. ``server/discover`` is always there, ``subscriptions/listen`` when
+        something can change.
+        """
+        from ..server.discover import discover_result
+
+        table = {m: h for m, h in self.handler_table().items() if m not in REMOVED_IN_MODERN}
+        caps = self.capabilities()
+
+        async def discover(ctx: RequestContext, params: Any) -> dict[str, Any]:
+            # [2026-07-28:basic/versioning#3, server/discover#1] every server answers server/discover
+            return discover_result(
+                versions=tuple(sorted({*self.modern_versions, *self.supported_versions}, reverse=True)),
+                capabilities=caps,
+                instructions=self.instructions,
+            )
+
+        table["server/discover"] = discover
+        if any(caps_flag for caps_flag in _change_capabilities(caps)):
+            table["subscriptions/listen"] = _listen_placeholder
+        return table
+
+    def modern_runtime(self) -> ModernRuntime:
+        """The runtime serving this server's 2026-07-28 requests (made again when registrations change)."""
+        runtime = self._modern
+        if runtime is None:
+            runtime = self._modern = ModernRuntime(self)
+        return runtime
+
+    def param_headers(self, tool: str) -> tuple[ParamHeader, ...]:
+        """The x-mcp-header annotations of ``tool`` (what a 2026-07-28 POST's Mcp-Param-* headers mirror)."""
+        return self.tools.param_headers(tool)
+
+    def cache_hints(self, method: str, result: dict[str, Any], override: CachePolicy | None) -> dict[str, Any]:
+        """The caching hints a 2026-07-28 result of ``method`` lacks (see server/utilities/caching)."""
+        return hints_for(method, result, default=self.cache, per_method=self.cache_for, override=override)
+
+    def cache_override(self, exchange: Any) -> CachePolicy | None:
+        """A resource's own caching policy for a ``resources/read`` (None: the server's)."""
+        if exchange.method != "resources/read" or not self._resource_cache:
+            return None
+        uri = getattr(exchange.params, "uri", None)
+        policy = self._resource_cache.get(uri) if isinstance(uri, str) else None
+        if policy is None and isinstance(uri, str) and "resources" in vars(self):
+            template = self.resources.template_for(uri)
+            policy = self._resource_cache.get(template) if template is not None else None
+        return policy
+
     async def _initialize(self, ctx: RequestContext, params: InitializeRequestParams) -> InitializeResult:
         conn = ctx.session.connection
         # [basic/lifecycle#3, #9, #10, #11] answer with our capabilities, info and the negotiated version
@@ -547,16 +657,21 @@ class Server:
     # -- talking to every session -------------------------------------------------------------
 
     def _broadcast(self, method: str, params: Any = None) -> None:
-        """Queue a notification on every initialised session that may receive it."""
+        """Queue a notification on every initialised session that may receive it, and publish it
+        to the change feed of 2026-07-28 subscriptions."""
+        self._modern = None  # what is registered changed: the next 2026-07-28 request sees it
         for session in list(self.sessions):
             session.notify_soon(method, params if params is not None else NotificationParams())
+        self.changes.publish(method, None)
 
     def resource_updated(self, uri: str) -> None:
-        """[server/resources#subscriptions] tell the sessions subscribed to ``uri``."""
+        """[server/resources#subscriptions] tell the sessions subscribed to ``uri`` (and the
+        2026-07-28 subscriptions listening for it)."""
         params = model.ResourceUpdatedNotificationParams(uri=uri)
         for session in self.resources.subscribers(uri):
             if isinstance(session, Session):
                 session.notify_soon("notifications/resources/updated", params)
+        self.changes.publish("notifications/resources/updated", {"uri": uri})
 
     def log(self, level: str, data: Any, logger: str | None = None, *, session: Session | None = None) -> None:
         """Send a log message to one session, or all, honouring each one's level."""
@@ -602,16 +717,31 @@ class Server:
         config: SessionConfig | None = None,
         task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve one client on ``channel`` until it goes away (with ``config``, or the server's)."""
-        conn = Connection(Role.SERVER, capabilities=self.capabilities(), supported_versions=self.supported_versions)
+        """Serve one client on ``channel`` until it goes away (with ``config``, or the server's).
+
+        The client's opening chooses the era ([2026-07-28:basic/versioning#11]): ``initialize``
+        opens a session of a legacy revision; a request carrying a 2026-07-28 ``_meta`` (or
+        ``server/discover``) is served request by request, and so is everything after it.
+        The session given to ``task_status`` then stays unused and closes when the channel ends.
+        """
+        config = config or self.config
+        conn = Connection(
+            Role.SERVER,
+            capabilities=self.capabilities(),
+            supported_versions=self.supported_versions or SUPPORTED_VERSIONS,
+        )
         self._trio_token = trio.lowlevel.current_trio_token()
+        opening = None if getattr(channel, "legacy_only", False) else _Opening(self, channel, config)
         async with session_scope(
             conn,
             channel,
             handlers=self.handler_table(),
             notification_handlers=self._notification_handlers,
-            config=config or self.config,
+            config=config,
+            first_message=opening,
         ) as session:
+            if opening is not None:
+                opening.session = session
             self.sessions.add(session)
             try:
                 task_status.started(session)
@@ -726,6 +856,64 @@ class Server:
     def notification_handlers(self) -> Mapping[str, NotificationHandler]:
         """The notification handlers set with :meth:`on_notification`, by method."""
         return dict(self._notification_handlers)
+
+
+class _Opening:
+    """How a channel's first messages choose its era (``Session._opening`` asks)."""
+
+    def __init__(self, server: Server, channel: trio.abc.Channel[bytes], config: SessionConfig) -> None:
+        self.server = server
+        self.channel = channel
+        self.config = config
+        self.session: Session | None = None
+
+    @staticmethod
+    def _era(data: bytes) -> Era | None:
+        try:
+            return era_of_first_message(loads(data))
+        except InvalidMessage:
+            return None
+
+    async def serve_modern(self, data: bytes) -> str | None:
+        server = self.server
+        era = self._era(data)
+        if not server.modern_versions or era is None or (era is Era.LEGACY and server.supported_versions):
+            return None
+        # (a server of modern revisions only serves every opening request so: its answer to
+        # initialize names the versions it supports, [2026-07-28:basic/versioning#10])
+        if self.session is not None:
+            # a channel served request by request holds no session: broadcasts do not queue for it
+            server.sessions.discard(self.session)
+        log.debug("a 2026-07-28 client: serving the channel request by request")
+        return await serve_modern_channel(
+            server.modern_runtime(),
+            self.channel,
+            data,
+            max_concurrent=self.config.max_concurrent_requests,
+            eof_grace=self.config.eof_grace,
+        )
+
+    def decides(self, data: bytes) -> bool:
+        return self._era(data) is Era.LEGACY
+
+
+def _change_capabilities(caps: ServerCapabilities) -> list[bool]:
+    """Whether anything the server offers can change (what subscriptions/listen would carry)."""
+    return [
+        bool(caps.tools and caps.tools.list_changed),
+        bool(caps.prompts and caps.prompts.list_changed),
+        bool(caps.resources and (caps.resources.list_changed or caps.resources.subscribe)),
+    ]
+
+
+async def _listen_placeholder(ctx: RequestContext, params: Any) -> Any:
+    """subscriptions/listen is run by the runtime itself (ModernRuntime._listen), never called."""
+    raise AssertionError("subscriptions/listen is served by the modern runtime")
+
+
+def _check_cache(cache: object) -> None:
+    if cache is not None and not isinstance(cache, CachePolicy):
+        raise TypeError(f"cache is a CachePolicy, not {type(cache).__name__}")
 
 
 def _check_decorator_argument(kind: str, param: str, value: object) -> None:

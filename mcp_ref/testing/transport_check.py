@@ -20,7 +20,7 @@ from ..errors import ConnectionClosed, MCPError
 from ..schema.content import TextContent
 from ..server.tools import ToolError
 from ..session.client import ClientSession
-from ..session.core import RequestContext
+from ..session.core import RequestContext, Session
 from ..session.server import Server
 
 __all__ = ["check_server", "check_transport", "LARGE_PAYLOAD_SIZE"]
@@ -173,9 +173,11 @@ async def check_transport(
 
         if invalid_json:
             # unreadable input: -32700 without an id, and the session goes on
-            faults = client.session.peer_faults
+            session = client.session
+            assert isinstance(session, Session), "the transport check drives a 2025 session (era='legacy')"
+            faults = session.peer_faults
             faults.clear()
-            await client.session.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": ')
+            await session.send_raw(b'{"jsonrpc": "2.0", "id": 1, "method": ')
             for _ in range(10):  # its reply and the pings' race; each ping is a full round trip
                 await client.ping()
                 if faults:

@@ -352,7 +352,7 @@ async def test_a_client_session_starts_with_initialize_and_says_when_it_is_ready
     async with trio.open_nursery() as nursery:
         nursery.start_soon(peer_answering, peer, REV, seen)
         with trio.fail_after(5):
-            async with open_session(client_end) as client:
+            async with open_session(client_end, era="legacy") as client:
                 assert client.protocol_version == REV
                 await trio.testing.wait_all_tasks_blocked()
                 first, ready = seen
@@ -369,7 +369,7 @@ async def test_a_client_that_cannot_speak_the_answered_version_disconnects() -> 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(peer_answering, peer, "1999-01-01", seen)
             with pytest.raises(UnsupportedProtocolVersion):
-                async with open_session(client_end):
+                async with open_session(client_end, era="legacy"):
                     raise AssertionError("no session for a version we cannot speak")
         # the peer's loop ended: the client closed its end, having sent nothing after initialize
     assert [m.get("method") for m in seen] == ["initialize"]

@@ -92,7 +92,7 @@ async def accept_defaults(ctx: Any, params: Any) -> ElicitResult:
 @pytest.mark.req("client/elicitation#4", "client/elicitation#9", "client/elicitation#10", "client/elicitation#11")
 async def test_form_mode_with_defaults() -> None:
     results: list[Any] = []
-    async with memory_session_pair(elicit_server(results), elicitation=accept_defaults) as client:
+    async with memory_session_pair(elicit_server(results), elicitation=accept_defaults, era="legacy") as client:
         caps = client.session.connection.capabilities
         assert caps.elicitation is not None and caps.elicitation.form == {}  # type: ignore[union-attr]
         await client.call_tool("ask")
@@ -123,7 +123,7 @@ async def test_invalid_answers_never_leave_the_client() -> None:
     async def bad_answer(ctx: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="accept", content={"age": "old"})
 
-    async with memory_session_pair(elicit_server(results), elicitation=bad_answer) as client:
+    async with memory_session_pair(elicit_server(results), elicitation=bad_answer, era="legacy") as client:
         await client.call_tool("ask")
     assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
 
@@ -137,7 +137,7 @@ async def test_the_server_validates_what_the_client_accepted() -> None:
         return ElicitResult(action="accept", content={"age": -5, "junk": "zzz"})
 
     async with memory_session_pair(
-        elicit_server(results), elicitation=accept_defaults, handlers={"elicitation/create": careless}
+        elicit_server(results), elicitation=accept_defaults, handlers={"elicitation/create": careless}, era="legacy"
     ) as client:
         assert texts(await client.call_tool("ask")) == "done"
     (error,) = results
@@ -149,12 +149,14 @@ async def test_the_server_validates_what_the_client_accepted() -> None:
 @pytest.mark.req("client/elicitation#5", "client/elicitation#6", "client/elicitation#34")
 async def test_modes_must_be_declared() -> None:
     results: list[Any] = []
-    async with memory_session_pair(elicit_server(results), elicitation=accept_defaults) as client:
+    async with memory_session_pair(elicit_server(results), elicitation=accept_defaults, era="legacy") as client:
         await client.call_tool("ask", {"mode": "url"})
     # the server's engine refuses to send URL mode to a form-only client (elicitation#6)
     assert isinstance(results[0], (LocalProtocolError, MCPError))
     with pytest.raises(ValueError):
-        async with memory_session_pair(elicit_server(results), elicitation=accept_defaults, elicitation_modes=()):
+        async with memory_session_pair(
+            elicit_server(results), elicitation=accept_defaults, elicitation_modes=(), era="legacy"
+        ):
             pass
 
 
@@ -179,6 +181,7 @@ async def test_url_mode_and_completion() -> None:
         elicitation=accept_defaults,
         elicitation_modes=("form", "url"),
         on_elicitation_complete=on_complete,
+        era="legacy",
     ) as client:
         # our server refuses to complete an elicitation it never started in this session (#16)
         refused = await client.call_tool("finish", {"id": "unknown-id"})
@@ -200,7 +203,7 @@ async def test_url_mode_and_completion() -> None:
 @pytest.mark.req("client/elicitation#16")
 async def test_ids_announced_in_a_url_elicitation_required_error_may_be_completed() -> None:
     async with memory_session_pair(
-        elicit_server([]), elicitation_modes=("form", "url"), elicitation=accept_defaults
+        elicit_server([]), elicitation_modes=("form", "url"), elicitation=accept_defaults, era="legacy"
     ) as client:
         with pytest.raises(MCPError):
             await client.call_tool("needs_auth")
@@ -211,7 +214,10 @@ async def test_ids_announced_in_a_url_elicitation_required_error_may_be_complete
 async def test_only_the_session_that_was_asked_gets_the_completion() -> None:
     server = elicit_server([])
     options: dict[str, Any] = {"elicitation": accept_defaults, "elicitation_modes": ("form", "url")}
-    async with memory_session_pair(server, **options) as first, memory_session_pair(server, **options) as second:
+    async with (
+        memory_session_pair(server, **options, era="legacy") as first,
+        memory_session_pair(server, **options, era="legacy") as second,
+    ):
         await first.call_tool("ask", {"mode": "url"})
         assert texts(await second.call_tool("finish", {"id": "el-1"})).startswith("refused")
         assert texts(await first.call_tool("finish", {"id": "el-1"})) == "sent"
@@ -237,7 +243,9 @@ async def test_a_url_elicitation_with_an_invalid_url_is_never_sent(url: str) -> 
         asked.append(params)
         return ElicitResult(action="accept")
 
-    async with memory_session_pair(server, elicitation=handler, elicitation_modes=("form", "url")) as client:
+    async with memory_session_pair(
+        server, elicitation=handler, elicitation_modes=("form", "url"), era="legacy"
+    ) as client:
         assert texts(await client.call_tool("ask")) == "refused"
     assert not asked
     assert refused[0].code == ErrorCode.INVALID_PARAMS and repr(url) in str(refused[0])
@@ -251,7 +259,7 @@ async def test_a_url_elicitation_with_an_invalid_url_is_never_sent(url: str) -> 
     "client/elicitation#33",
 )
 async def test_url_elicitation_required_error() -> None:
-    async with memory_session_pair(elicit_server([])) as client:
+    async with memory_session_pair(elicit_server([]), era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("needs_auth")
     assert info.value.code == ErrorCode.URL_ELICITATION_REQUIRED == -32042
@@ -312,7 +320,7 @@ async def test_decline_and_cancel_reach_the_server_without_content() -> None:
         async def answer(ctx: Any, params: Any, action: Any = action) -> ElicitResult:
             return ElicitResult(action=action)
 
-        async with memory_session_pair(elicit_server(results), elicitation=answer) as client:
+        async with memory_session_pair(elicit_server(results), elicitation=answer, era="legacy") as client:
             assert texts(await client.call_tool("ask")) == "done"
         assert results == [ElicitResult(action=action)]
 
@@ -323,7 +331,7 @@ async def test_content_with_decline_never_leaves_the_client() -> None:
     async def confused(ctx: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="decline", content={"name": "Ada"})
 
-    async with memory_session_pair(elicit_server(results), elicitation=confused) as client:
+    async with memory_session_pair(elicit_server(results), elicitation=confused, era="legacy") as client:
         await client.call_tool("ask")
     # the application's answer breaks the rule: an internal error for the server, nothing leaked
     (error,) = results
@@ -370,7 +378,7 @@ async def raw_server_asks(
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(raw_server)
-            async with open_session(client_end, elicitation=handler, elicitation_modes=modes):
+            async with open_session(client_end, elicitation=handler, elicitation_modes=modes, era="legacy"):
                 await replied.wait()
             nursery.cancel_scope.cancel()
     return reply, asked
@@ -479,7 +487,7 @@ async def test_a_person_gets_more_than_the_idle_timeout_to_answer(autojump_clock
         await trio.sleep(120)  # twice the default idle timeout of 60 s
         return ElicitResult(action="cancel")
 
-    async with memory_session_pair(server, elicitation=slow_person) as client:
+    async with memory_session_pair(server, elicitation=slow_person, era="legacy") as client:
         await client.call_tool("ask", timeout=1000)
         await client.call_tool("ask", {"timeout": 30}, timeout=1000)  # an explicit timeout still applies
     assert outcomes[0] == ElicitResult(action="cancel")
@@ -585,7 +593,7 @@ async def test_a_completion_of_an_id_listed_in_a_url_elicitation_required_error_
     else:
         # no elicitation requests handled here, but URL completions announced (#17 still applies)
         options["capabilities"] = ClientCapabilities(elicitation=ElicitationCapability(url={}))
-    async with memory_session_pair(elicit_server([]), **options) as client:
+    async with memory_session_pair(elicit_server([]), **options, era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("needs_auth")
         assert info.value.code == -32042
@@ -632,6 +640,7 @@ async def test_a_completion_right_behind_the_error_is_not_lost(autojump_clock: t
                 elicitation=accept_defaults,
                 elicitation_modes=("url",),
                 on_elicitation_complete=on_complete,
+                era="legacy",
             ) as client:
                 with pytest.raises(MCPError):
                     await client.call_tool("pay")

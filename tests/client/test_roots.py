@@ -33,7 +33,7 @@ async def test_roots_round_trip_and_change_notification() -> None:
     seen: list[list[str]] = []
     changed = trio.Event()
     roots = [Root(uri="file:///home/me/project", name="project")]
-    async with memory_session_pair(roots_server(seen, changed), roots=roots) as client:
+    async with memory_session_pair(roots_server(seen, changed), roots=roots, era="legacy") as client:
         assert client.session.connection.capabilities.roots is not None  # type: ignore[union-attr]
         await client.call_tool("show_roots")
         await client.set_roots([Root(uri="file:///tmp/other")])
@@ -93,7 +93,7 @@ async def test_server_cannot_ask_a_client_without_roots() -> None:
             errors.append(str(e))
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.call_tool("ask")
     assert errors and "roots" in errors[0]
 

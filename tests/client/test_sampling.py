@@ -54,7 +54,7 @@ async def fake_llm(ctx: Any, params: CreateMessageRequestParams) -> CreateMessag
 @pytest.mark.req("client/sampling#5", "client/sampling#1", "client/sampling#14")
 async def test_sampling_round_trip_and_rejection() -> None:
     results: list[Any] = []
-    async with memory_session_pair(sampling_server(results), sampling=fake_llm) as client:
+    async with memory_session_pair(sampling_server(results), sampling=fake_llm, era="legacy") as client:
         await client.call_tool("ask_llm", {"prompt": "hello"})
         await client.call_tool("ask_llm", {"prompt": "no"})
     assert results[0].content == TextContent(text="HELLO") and results[0].model == "fake"
@@ -65,11 +65,13 @@ async def test_sampling_round_trip_and_rejection() -> None:
 @pytest.mark.req("schema#25")
 async def test_tools_need_the_sampling_tools_capability() -> None:
     results: list[Any] = []
-    async with memory_session_pair(sampling_server(results), sampling=fake_llm) as client:
+    async with memory_session_pair(sampling_server(results), sampling=fake_llm, era="legacy") as client:
         await client.call_tool("ask_llm", {"prompt": "x", "tools": True})
     assert isinstance(results[0], LocalProtocolError) and "sampling.tools" in str(results[0])
     results.clear()
-    async with memory_session_pair(sampling_server(results), sampling=fake_llm, sampling_tools=True) as client:
+    async with memory_session_pair(
+        sampling_server(results), sampling=fake_llm, sampling_tools=True, era="legacy"
+    ) as client:
         await client.call_tool("ask_llm", {"prompt": "x", "tools": True})
     assert isinstance(results[0], CreateMessageResult) and results[0].stop_reason == "toolUse"
 
@@ -171,7 +173,7 @@ async def sample_once(
     """What the ``ask`` tool of :func:`messages_server` got from ``ctx.sample`` (the client has sampling tools)."""
     results: list[Any] = []
     async with memory_session_pair(
-        messages_server(messages, results, tool_choice), sampling_tools=True, **options
+        messages_server(messages, results, tool_choice), sampling_tools=True, **options, era="legacy"
     ) as client:
         await client.call_tool("ask")
     return results
@@ -259,7 +261,7 @@ async def test_the_server_does_not_send_a_tool_result_that_misfits_the_output_sc
             results.append(e)
         return "done"
 
-    async with memory_session_pair(server, sampling=llm, sampling_tools=True) as client:
+    async with memory_session_pair(server, sampling=llm, sampling_tools=True, era="legacy") as client:
         await client.call_tool("ask")
     (outcome,) = results
     if fits:
@@ -342,7 +344,7 @@ async def test_the_client_rate_limits_what_a_server_asks_of_it() -> None:
 
     limits = {"sampling/createMessage": (0.1, 1), "elicitation/create": (0.1, 1)}
     async with memory_session_pair(
-        server, sampling=fake_llm, elicitation=user, config=SessionConfig(request_rate_limits=limits)
+        server, sampling=fake_llm, elicitation=user, config=SessionConfig(request_rate_limits=limits), era="legacy"
     ) as client:
         with trio.fail_after(5):
             await client.call_tool("ask_twice", {"what": "sample"})

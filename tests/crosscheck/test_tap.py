@@ -42,7 +42,7 @@ async def test_the_stdio_tap_passes_everything_through_and_judges_it_live(tmp_pa
     stderr: list[str] = []
     tap = ["-m", "mcp_ref.cli", "tap", "--log", str(log), "--json", str(report), "--"]
     server = [sys.executable, str(CORPUS), "--break", "progress-decreasing"]
-    async with open_stdio_client(sys.executable, [*tap, *server], stderr=stderr.append) as client:
+    async with open_stdio_client(sys.executable, [*tap, *server], stderr=stderr.append, era="legacy") as client:
         with trio.fail_after(30):
             result = await client.call_tool("progress", {}, progress=_progress)
             assert result.content[0].text == "progressed"  # type: ignore[union-attr]
@@ -63,7 +63,7 @@ async def test_the_stdio_tap_passes_everything_through_and_judges_it_live(tmp_pa
 async def test_the_stdio_tap_is_transparent_for_a_correct_server(tmp_path: Path) -> None:
     stderr: list[str] = []
     args = ["-m", "mcp_ref.cli", "tap", "--", sys.executable, "-m", "mcp_ref.examples.echo"]
-    async with open_stdio_client(sys.executable, args, stderr=stderr.append) as client:
+    async with open_stdio_client(sys.executable, args, stderr=stderr.append, era="legacy") as client:
         with trio.fail_after(30):
             assert [t.name for t in await client.list_all_tools()] == ["echo"]
             result = await client.call_tool("echo", {"text": "through the tap"})
@@ -81,7 +81,7 @@ async def test_the_http_tap_between_our_client_and_server() -> None:
         info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
         url = await nursery.start(serve_http_tap, "127.0.0.1", 0, info.url, tap)
         with trio.fail_after(30):
-            async with open_http_client(url) as client:
+            async with open_http_client(url, era="legacy") as client:
                 await client.ping()
                 result = await client.call_tool("progress_emitter", {"count": 3}, progress=_progress)
                 assert result.content[0].text == "sent 3 progress notifications"  # type: ignore[union-attr]
@@ -176,7 +176,7 @@ async def test_the_http_tap_forwards_to_an_https_server_it_is_told_to_trust() ->
         url = await nursery.start(trusting, "127.0.0.1", 0, info.url, tap)
         assert url.startswith("http://127.0.0.1:")  # the client side stays plain, readable HTTP
         with trio.fail_after(30):
-            async with open_http_client(url) as client:
+            async with open_http_client(url, era="legacy") as client:
                 result = await client.call_tool("progress_emitter", {"count": 2}, progress=_progress)
                 assert result.content[0].text == "sent 2 progress notifications"  # type: ignore[union-attr]
         # the system's trust store does not know the test's CA: 502, saying why
@@ -216,7 +216,7 @@ async def test_tap_cafile_from_the_command_line(tmp_path: Path) -> None:
                 while b"(Ctrl-C stops)" not in said:
                     said += await tap.stderr.receive_some(4096)
                 url = said.decode().split("listening on ")[1].split(",")[0]
-                async with open_http_client(url) as client:
+                async with open_http_client(url, era="legacy") as client:
                     await client.ping()
                 tap.send_signal(signal.SIGTERM)
                 assert await tap.wait() == 0

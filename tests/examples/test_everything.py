@@ -60,6 +60,7 @@ async def test_everything_in_process(autojump_clock: trio.abc.Clock) -> None:
         elicitation_modes=("form", "url"),
         roots=[Root(uri="file:///work", name="work")],
         on_log=on_log,
+        era="legacy",
     ) as client:
         caps = client.server_capabilities
         assert caps.tools and caps.resources and caps.prompts and caps.completions == {} and caps.logging == {}
@@ -128,7 +129,7 @@ async def test_everything_in_process(autojump_clock: trio.abc.Clock) -> None:
 async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         server = build_server(nursery)
-        async with memory_session_pair(server, elicitation=user) as client:
+        async with memory_session_pair(server, elicitation=user, era="legacy") as client:
             await client.list_all_tools()
             handle = await client.call_tool_as_task("batch_job", {"seconds": 2})
             assert (await handle.wait()).structured_content == {"job": "done", "seconds": 2}
@@ -142,7 +143,7 @@ async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
 @pytest.mark.req("schema#37")
 async def test_tools_needing_client_features_fail_as_tool_errors() -> None:
     # a client with no sampling, elicitation or roots: each tool fails in its result, the session goes on
-    async with memory_session_pair(build_server()) as client:
+    async with memory_session_pair(build_server(), era="legacy") as client:
         for name, arguments in (
             ("ask_model", {"prompt": "hi"}),
             ("ask_model_with_tools", {"prompt": "hi"}),
@@ -161,7 +162,7 @@ async def test_tools_needing_client_features_fail_as_tool_errors() -> None:
 
 async def test_add_with_a_sum_json_cannot_hold_says_so() -> None:
     # (it was a -32603 "Internal error" from failing to encode an infinite sum)
-    async with memory_session_pair(build_server()) as client:
+    async with memory_session_pair(build_server(), era="legacy") as client:
         result = await client.call_tool("add", {"a": 1e308, "b": 1e308})
         assert result.is_error is True
         assert text(result) == "the sum of a and b is too large for JSON numbers"
@@ -171,7 +172,7 @@ async def test_add_with_a_sum_json_cannot_hold_says_so() -> None:
 async def test_add_with_huge_integers_is_a_tool_error() -> None:
     # (math.isfinite() of a 4,000-digit integer raised OverflowError: a -32603 "Internal error")
     huge = int("9" * 4000)
-    async with memory_session_pair(build_server()) as client:
+    async with memory_session_pair(build_server(), era="legacy") as client:
         result = await client.call_tool("add", {"a": huge, "b": 1})
         assert result.is_error is True
         assert text(result) == "the sum of a and b is too large for JSON numbers"
@@ -192,13 +193,13 @@ async def test_a_client_failing_a_nested_request_fails_the_tool_not_the_call(aut
     async def never(ctx: Any, params: Any) -> Any:
         await trio.sleep_forever()
 
-    async with memory_session_pair(build_server(), elicitation=refuse, sampling=crash) as client:
+    async with memory_session_pair(build_server(), elicitation=refuse, sampling=crash, era="legacy") as client:
         result = await client.call_tool("ask_user")
         assert result.is_error is True
         assert text(result) == "cannot ask you: [-32602] not now"
         result = await client.call_tool("ask_model", {"prompt": "?"})
         assert result.is_error is True and text(result).startswith("cannot ask the model: [-32603]")
-    async with memory_session_pair(build_server(), elicitation=never) as client:
+    async with memory_session_pair(build_server(), elicitation=never, era="legacy") as client:
         result = await client.call_tool("test_elicitation", {"message": "who?"}, timeout=10_000, max_timeout=10_000)
         assert result.is_error is True
         assert text(result).startswith("cannot ask you: elicitation/create: no response within")
@@ -206,7 +207,7 @@ async def test_a_client_failing_a_nested_request_fails_the_tool_not_the_call(aut
 
 @pytest.mark.req("schema#37")
 async def test_url_mode_tool_against_a_form_only_client_fails_as_a_tool_error() -> None:
-    async with memory_session_pair(build_server(), elicitation=user) as client:
+    async with memory_session_pair(build_server(), elicitation=user, era="legacy") as client:
         result = await client.call_tool("visit_url")
         assert result.is_error is True
         assert "elicitation.url" in text(result)
@@ -226,7 +227,7 @@ async def test_long_running_tool_can_be_cancelled(autojump_clock: trio.abc.Clock
             raise
 
     server.set_handler("tools/call", observed)
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         start = trio.current_time()
         with trio.move_on_after(3.5):
             await client.call_tool("long_running", {"seconds": 100}, timeout=1000)
@@ -283,6 +284,7 @@ async def test_everything_over_streamable_http(
             sampling=llm,
             elicitation=user,
             roots=[Root(uri="file:///work", name="work")],
+            era="legacy",
         ) as client:
             await client.list_all_tools()
             # it closes its SSE stream mid-call (in JSON mode there is none): the answer still comes
@@ -355,7 +357,7 @@ async def test_http_example_serves_tasks_and_stops_quietly_on_ctrl_c() -> None:
             # the user is told where the endpoint is
             url = f"http://127.0.0.1:{port}/mcp"
             assert url.encode() in banner
-            async with open_http_client(url, elicitation=user) as client:
+            async with open_http_client(url, elicitation=user, era="legacy") as client:
                 await client.list_all_tools()
                 handle = await client.call_tool_as_task("batch_job", {"seconds": 0})
                 assert (await handle.wait()).structured_content == {"job": "done", "seconds": 0}

@@ -20,7 +20,7 @@ def text(result: Any) -> str:
 
 @pytest.mark.req("basic/utilities/ping#1")
 async def test_ping_client(autojump_clock: trio.abc.Clock) -> None:
-    async with memory_session_pair(build_server()) as client:
+    async with memory_session_pair(build_server(), era="legacy") as client:
         result = await client.call_tool("ping_client", {})
         assert text(result).startswith("your client answered the ping in ")
 
@@ -32,7 +32,7 @@ async def test_toggle_tool_changes_the_list_and_says_so() -> None:
     async def on_list_changed(kind: str) -> None:
         changed.append(kind)
 
-    async with memory_session_pair(build_server(), on_list_changed=on_list_changed) as client:
+    async with memory_session_pair(build_server(), on_list_changed=on_list_changed, era="legacy") as client:
         assert "surprise" not in {t.name for t in await client.list_all_tools()}
         assert text(await client.call_tool("toggle_tool", {})) == "added the tool `surprise`"
         await client.ping()  # the notification was queued before the answer; it is in by now
@@ -57,7 +57,7 @@ async def test_weather_agent_carries_the_tool_loop_to_the_final_answer() -> None
         use = ToolUseContent(id="use-1", name="get_weather", input={"city": "Oslo"})
         return CreateMessageResult(role="assistant", model="m", content=[use], stop_reason="toolUse")
 
-    async with memory_session_pair(build_server(), sampling=model, sampling_tools=True) as client:
+    async with memory_session_pair(build_server(), sampling=model, sampling_tools=True, era="legacy") as client:
         result = await client.call_tool("weather_agent", {"prompt": "Weather in Oslo?"})
     assert text(result) == "tool_use get_weather(Oslo); final: It is sunny, 21 C in Oslo."
     # the second request carries the tool use and its result, matched by id
@@ -71,7 +71,7 @@ async def test_weather_agent_gives_up_after_five_rounds() -> None:
         use = ToolUseContent(id=f"use-{len(params.messages)}", name="get_weather", input={"city": "Oslo"})
         return CreateMessageResult(role="assistant", model="m", content=[use], stop_reason="toolUse")
 
-    async with memory_session_pair(build_server(), sampling=stubborn, sampling_tools=True) as client:
+    async with memory_session_pair(build_server(), sampling=stubborn, sampling_tools=True, era="legacy") as client:
         result = await client.call_tool("weather_agent", {"prompt": "?"})
     assert result.is_error and "after 5 rounds" in text(result)
 
@@ -87,7 +87,9 @@ async def test_sampling_and_elicitation_as_tasks_of_the_client(autojump_clock: t
 
     async with trio.open_nursery() as nursery:
         tasks = TaskManager(nursery)
-        async with memory_session_pair(build_server(), sampling=model, elicitation=person, tasks=tasks) as client:
+        async with memory_session_pair(
+            build_server(), sampling=model, elicitation=person, tasks=tasks, era="legacy"
+        ) as client:
             sampled = text(await client.call_tool("ask_model_as_task", {"prompt": "hi"}))
             elicited = text(await client.call_tool("ask_user_as_task", {}))
         nursery.cancel_scope.cancel()
@@ -96,7 +98,7 @@ async def test_sampling_and_elicitation_as_tasks_of_the_client(autojump_clock: t
 
 
 async def test_the_task_tools_say_what_the_client_lacks() -> None:
-    async with memory_session_pair(build_server()) as client:
+    async with memory_session_pair(build_server(), era="legacy") as client:
         result = await client.call_tool("ask_model_as_task", {"prompt": "hi"})
     assert result.is_error and "cannot start a task" in text(result)
 
@@ -104,7 +106,7 @@ async def test_the_task_tools_say_what_the_client_lacks() -> None:
 @pytest.mark.req("basic/utilities/cancellation#4")
 async def test_what_i_saw_reports_the_cancellation_the_server_received(autojump_clock: trio.abc.Clock) -> None:
     SEEN.clear()
-    async with memory_session_pair(build_server()) as client:
+    async with memory_session_pair(build_server(), era="legacy") as client:
         pending = await client.start_request("tools/call", _call("wait_for_cancel", {"seconds": 30}))
         await trio.sleep(1)
         await pending.cancel("changed my mind")

@@ -41,7 +41,7 @@ async def test_sdk_client_against_our_stdio_server() -> None:
 
 @pytest.mark.req("basic/lifecycle#2", "basic/lifecycle#4", "basic/lifecycle#7", "basic/lifecycle#8")
 async def test_our_client_against_the_sdk_stdio_server() -> None:
-    async with open_stdio_client(sys.executable, [SDK_SERVER], env=ENV) as client:
+    async with open_stdio_client(sys.executable, [SDK_SERVER], env=ENV, era="legacy") as client:
         assert client.protocol_version == "2025-11-25"
         assert client.server_info.name == "sdk-echo"
         await client.ping()

@@ -87,7 +87,7 @@ async def sdk_server(mode: str) -> AsyncIterator[int]:
 async def test_our_client_against_the_sdk_http_server() -> None:
     async with sdk_server("--http") as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        async with open_http_client(url) as client:
+        async with open_http_client(url, era="legacy") as client:
             assert client.protocol_version == "2025-11-25"
             assert client.server_info.name == "sdk-echo"
             await client.ping()
@@ -102,7 +102,7 @@ async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
     async with sdk_server("--sse") as port:
         url = f"http://127.0.0.1:{port}/sse"
         with trio.fail_after(20):
-            async with open_http_client(url, legacy_fallback=True) as client:
+            async with open_http_client(url, legacy_fallback=True, era="legacy") as client:
                 channel = client.session.channel
                 assert channel.legacy_endpoint.startswith(f"http://127.0.0.1:{port}/messages/?session_id=")  # type: ignore[attr-defined]
                 assert client.server_info.name == "sdk-echo"
@@ -112,7 +112,7 @@ async def test_our_client_falls_back_to_the_sdk_legacy_sse_server() -> None:
                 assert result.content == [TextContent(text="over the old transport")]
             # without the opt-in, the refused initialize is the end
             with pytest.raises(HTTPTransportError, match="HTTP 405") as refused:
-                async with open_http_client(url):
+                async with open_http_client(url, era="legacy"):
                     pass
             assert refused.value.status == 405
 

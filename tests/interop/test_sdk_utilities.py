@@ -61,7 +61,7 @@ async def test_progress_from_the_sdk_server_arrives_in_order_before_the_result()
         seen.append((progress, total, message))
 
     with trio.fail_after(LIMIT):
-        async with open_stdio_client(sys.executable, [SDK_PEER], env=ENV) as client:
+        async with open_stdio_client(sys.executable, [SDK_PEER], env=ENV, era="legacy") as client:
             result = await client.call_tool("count", {"n": 3}, progress=on_progress)
             # every notification was delivered before call_tool returned the result
             assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
@@ -71,7 +71,7 @@ async def test_progress_from_the_sdk_server_arrives_in_order_before_the_result()
 @pytest.mark.req("basic/lifecycle#18", "basic/utilities/cancellation#1", "basic/utilities/cancellation#4")
 async def test_our_cancel_and_our_timeout_cancel_the_sdk_servers_handler() -> None:
     with trio.fail_after(LIMIT):
-        async with open_stdio_client(sys.executable, [SDK_PEER], env=ENV) as client:
+        async with open_stdio_client(sys.executable, [SDK_PEER], env=ENV, era="legacy") as client:
             await call_and_cancel(client, "a")
             # the SDK applied our notifications/cancelled: its handler was cancelled
             seen = await client.call_tool("wait_for", {"event": "cancelled a"})
@@ -88,7 +88,7 @@ async def test_our_cancel_and_our_timeout_cancel_the_sdk_servers_handler() -> No
 @pytest.mark.req("basic/utilities/ping#1")
 async def test_the_sdk_server_pings_our_client() -> None:
     with trio.fail_after(LIMIT):
-        async with open_stdio_client(sys.executable, [SDK_PEER], env=ENV) as client:
+        async with open_stdio_client(sys.executable, [SDK_PEER], env=ENV, era="legacy") as client:
             # the tool returns only once the SDK's ping to us was answered
             assert texts(await client.call_tool("ping_client")) == ["pong"]
 

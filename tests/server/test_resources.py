@@ -35,7 +35,7 @@ def resource_server() -> Server:
 
 @pytest.mark.req("server/resources#1", "server/utilities/pagination#1", "server/utilities/pagination#3")
 async def test_capability_and_paginated_listing() -> None:
-    async with memory_session_pair(resource_server()) as client:
+    async with memory_session_pair(resource_server(), era="legacy") as client:
         caps = client.server_capabilities.resources
         assert caps is not None and caps.subscribe is True and caps.list_changed is True
         first = await client.list_resources()
@@ -49,7 +49,7 @@ async def test_capability_and_paginated_listing() -> None:
 
 @pytest.mark.req("server/resources#10", "server/prompts#5")
 async def test_read_text_blob_and_template() -> None:
-    async with memory_session_pair(resource_server()) as client:
+    async with memory_session_pair(resource_server(), era="legacy") as client:
         (text,) = (await client.read_resource("test://static-text")).contents
         assert text == TextResourceContents(uri="test://static-text", mime_type="text/plain", text="hello")
         (blob,) = (await client.read_resource("test://static-binary")).contents
@@ -66,7 +66,7 @@ async def test_template_reads_ordinary_file_names() -> None:
     async def doc(ctx: RequestContext, uri: str, variables: dict[str, str]) -> str:
         return f"contents of {variables['name']}"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         (got,) = (await client.read_resource("file:///docs/readme.md")).contents
         assert isinstance(got, TextResourceContents) and got.text == "contents of readme.md"
         (got,) = (await client.read_resource("file:///docs/my%20notes.v2.txt")).contents
@@ -75,7 +75,7 @@ async def test_template_reads_ordinary_file_names() -> None:
 
 @pytest.mark.req("server/resources#7", "server/resources#8", "server/resources#6")
 async def test_not_found_and_invalid_uris() -> None:
-    async with memory_session_pair(resource_server()) as client:
+    async with memory_session_pair(resource_server(), era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.read_resource("test://missing")
         assert info.value.code == ErrorCode.RESOURCE_NOT_FOUND == -32002
@@ -87,7 +87,7 @@ async def test_not_found_and_invalid_uris() -> None:
 
 @pytest.mark.req("server/utilities/pagination#2", "server/utilities/pagination#5")
 async def test_invalid_cursor_is_invalid_params() -> None:
-    async with memory_session_pair(resource_server()) as client:
+    async with memory_session_pair(resource_server(), era="legacy") as client:
         for cursor in ("garbage", "eyJrIjoidG9vbHMiLCJvIjoxfQ"):  # the second is a tools cursor
             with pytest.raises(MCPError) as info:
                 await client.list_resources(cursor)
@@ -96,7 +96,7 @@ async def test_invalid_cursor_is_invalid_params() -> None:
 
 @pytest.mark.req("server/utilities/pagination#4")
 async def test_cursors_are_opaque_to_the_client() -> None:
-    async with memory_session_pair(resource_server()) as client:
+    async with memory_session_pair(resource_server(), era="legacy") as client:
         page = await client.list_resources()
         assert page.next_cursor is not None
         again = await client.list_resources(page.next_cursor)  # passed back untouched
@@ -112,7 +112,7 @@ async def test_subscriptions_and_updates() -> None:
         updates.append(uri)
         got.set()
 
-    async with memory_session_pair(server, on_resource_updated=on_updated) as client:
+    async with memory_session_pair(server, on_resource_updated=on_updated, era="legacy") as client:
         await client.subscribe_resource("test://template/7/data")
         server.resource_updated("test://template/7/data")
         server.resource_updated("test://static-text")  # nobody subscribed
@@ -137,7 +137,7 @@ async def test_list_changed() -> None:
         kinds.append(kind)
         got.set()
 
-    async with memory_session_pair(server, on_list_changed=on_list_changed) as client:
+    async with memory_session_pair(server, on_list_changed=on_list_changed, era="legacy") as client:
 
         @server.resource("test://new")
         async def new(ctx: RequestContext) -> str:
@@ -150,7 +150,7 @@ async def test_list_changed() -> None:
 
 
 async def test_no_resources_no_capability() -> None:
-    async with memory_session_pair(Server("bare")) as client:
+    async with memory_session_pair(Server("bare"), era="legacy") as client:
         assert client.server_capabilities.resources is None
         from mcp_ref.errors import LocalProtocolError
 

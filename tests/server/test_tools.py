@@ -53,7 +53,7 @@ def tool_server() -> Server:
 
 @pytest.mark.req("server/tools#3", "server/tools#5")
 async def test_capability_and_listing() -> None:
-    async with memory_session_pair(tool_server()) as client:
+    async with memory_session_pair(tool_server(), era="legacy") as client:
         assert client.server_capabilities.tools is not None
         assert client.server_capabilities.tools.list_changed is True
         tools = {t.name: t for t in await client.list_all_tools()}
@@ -64,7 +64,7 @@ async def test_capability_and_listing() -> None:
 
 @pytest.mark.req("server/tools#15", "server/tools#16", "server/tools#17")
 async def test_structured_content_with_text_for_older_clients() -> None:
-    async with memory_session_pair(tool_server()) as client:
+    async with memory_session_pair(tool_server(), era="legacy") as client:
         await client.list_all_tools()
         result = await client.call_tool("add", {"a": 2, "b": 3})
         assert result.structured_content == {"sum": 5}
@@ -73,7 +73,7 @@ async def test_structured_content_with_text_for_older_clients() -> None:
 
 @pytest.mark.req("server/tools#16")
 async def test_server_refuses_its_own_bad_structured_result() -> None:
-    async with memory_session_pair(tool_server()) as client:
+    async with memory_session_pair(tool_server(), era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("liar")
         assert info.value.code == ErrorCode.INTERNAL_ERROR and info.value.message == "Internal error"
@@ -88,7 +88,7 @@ async def test_client_validates_structured_results() -> None:
         return CallToolResult(content=[TextContent(text="x")], structured_content={"sum": "x"})
 
     server.tools._entries["liar"].validate_output = None  # a server that does not check itself
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.list_all_tools()
         with pytest.raises(InvalidToolResult, match="sum"):
             await client.call_tool("liar")
@@ -118,7 +118,7 @@ async def test_results_are_validated_without_list_tools_first() -> None:
         return await original(ctx, params)
 
     server.set_handler("tools/list", counting)
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(InvalidToolResult, match="sum"):
             await client.call_tool("liar")
         assert listed == 1  # its schema was learnt with one tools/list ...
@@ -136,14 +136,14 @@ async def test_results_are_validated_without_list_tools_first() -> None:
                 await trio.sleep(0)
         assert (await client.call_tool("newcomer")).text == "new"
         assert listed == 2
-    async with memory_session_pair(server, validate_tool_results=False) as client:
+    async with memory_session_pair(server, validate_tool_results=False, era="legacy") as client:
         assert (await client.call_tool("liar")).structured_content == {"sum": "x"}
         assert listed == 2  # not validating: nothing to learn
 
 
 @pytest.mark.req("server/tools#18", "server/tools#20")
 async def test_invalid_arguments_are_tool_execution_errors() -> None:
-    async with memory_session_pair(tool_server()) as client:
+    async with memory_session_pair(tool_server(), era="legacy") as client:
         result = await client.call_tool("add", {"a": 1, "b": "two"})
         assert result.is_error is True
         assert "b" in result.content[0].text  # type: ignore[union-attr]
@@ -159,7 +159,7 @@ async def test_tool_errors_and_unknown_tools() -> None:
     async def fail(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         raise ToolError("the date must be in the future")
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         result = await client.call_tool("fail")
         assert result.is_error is True and result.content == [TextContent(text="the date must be in the future")]
         with pytest.raises(MCPError) as info:
@@ -169,7 +169,7 @@ async def test_tool_errors_and_unknown_tools() -> None:
 
 @pytest.mark.req("server/tools#12", "server/tools#13")
 async def test_links_and_embedded_resources() -> None:
-    async with memory_session_pair(tool_server()) as client:
+    async with memory_session_pair(tool_server(), era="legacy") as client:
         result = await client.call_tool("links")
         assert isinstance(result.content[0], ResourceLink) and isinstance(result.content[1], EmbeddedResource)
 
@@ -260,7 +260,7 @@ async def test_declared_dialects_are_honoured() -> None:
     async def default2020(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         assert (await client.call_tool("draft7", {"n": 0})).is_error is True
         assert (await client.call_tool("draft7", {"n": 1})).is_error is not True
         assert (await client.call_tool("default2020", {"v": [1]})).is_error is True  # 2020-12 prefixItems applies
@@ -277,7 +277,7 @@ async def test_list_changed_is_sent_when_tools_change() -> None:
         changed.append(kind)
         got.set()
 
-    async with memory_session_pair(server, on_list_changed=on_list_changed) as client:
+    async with memory_session_pair(server, on_list_changed=on_list_changed, era="legacy") as client:
 
         @server.tool()
         async def late(ctx: RequestContext, arguments: dict[str, Any]) -> str:
@@ -331,7 +331,7 @@ async def test_a_tool_returning_non_object_structured_content_is_an_internal_err
     async def listy(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
         return CallToolResult(content=[], structured_content=A_LIST)
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("listy")
         assert info.value.code == ErrorCode.INTERNAL_ERROR
@@ -381,7 +381,7 @@ async def test_tool_invocations_can_be_rate_limited_per_session(autojump_clock: 
         ran.append(1)
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         assert [(await client.call_tool("count")).content for _ in range(2)] == [[TextContent(text="ok")]] * 2
         with pytest.raises(MCPError) as info:
             await client.call_tool("count")  # the burst is spent

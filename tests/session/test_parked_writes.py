@@ -218,7 +218,7 @@ async def test_many_requests_on_a_small_buffer_all_complete(buffer: int) -> None
     async def echo(ctx: Any, *, text: str) -> str:
         return text
 
-    async with memory_session_pair(server, max_buffer=buffer) as client:
+    async with memory_session_pair(server, max_buffer=buffer, era="legacy") as client:
         assert (client.session._parked is not None) is (buffer > 0)
         results: dict[int, str] = {}
 

@@ -76,7 +76,7 @@ async def test_elicit_form_asks_with_the_fields_given_and_returns_the_answer() -
         asked.append(params)
         return ElicitResult(action="accept", content={"name": "Ada", "seats": 2})
 
-    async with memory_session_pair(server_recording([]), elicitation=user) as client:
+    async with memory_session_pair(server_recording([]), elicitation=user, era="legacy") as client:
         result = await client.call_tool("book")
     assert result.content == [TextContent(text="accept: {'name': 'Ada', 'seats': 2}")]
     (params,) = asked
@@ -94,7 +94,7 @@ async def test_elicit_form_refuses_a_field_the_form_mode_cannot_ask_for_before_s
         asked.append(params)
         return ElicitResult(action="decline")
 
-    async with memory_session_pair(server_recording(seen), elicitation=user) as client:
+    async with memory_session_pair(server_recording(seen), elicitation=user, era="legacy") as client:
         await client.call_tool("bad_form")
     assert asked == []
     assert seen and seen[0].startswith("elicit_form: not a form the client can show: ")
@@ -123,14 +123,14 @@ async def test_can_elicit_and_can_sample_follow_the_client_capabilities(
     if options:
         options = {**options, "elicitation": handler, "sampling": handler}
     seen: list[Any] = []
-    async with memory_session_pair(server_recording(seen), **options) as client:
+    async with memory_session_pair(server_recording(seen), **options, era="legacy") as client:
         await client.call_tool("abilities")
     assert seen == [expected]
 
 
 @pytest.mark.req("basic/lifecycle#14")
 async def test_a_nested_request_the_client_cannot_take_is_a_tool_error_the_model_reads() -> None:
-    async with memory_session_pair(server_recording([])) as client:
+    async with memory_session_pair(server_recording([]), era="legacy") as client:
         result = await client.call_tool("summarise")
         assert result.is_error
         assert result.content == [
@@ -145,7 +145,7 @@ async def test_a_nested_request_the_client_cannot_take_is_a_tool_error_the_model
 
 async def test_the_same_from_a_prompt_stays_an_internal_error() -> None:
     # only a tool has a result the model reads; elsewhere it is the server's own fault
-    async with memory_session_pair(server_recording([])) as client:
+    async with memory_session_pair(server_recording([]), era="legacy") as client:
         with pytest.raises(MCPError) as caught:
             await client.get_prompt("sampled_prompt")
     assert caught.value.code == -32603
@@ -155,7 +155,7 @@ async def test_with_the_capability_the_nested_request_goes_through() -> None:
     async def llm(ctx: Any, params: Any) -> CreateMessageResult:
         return CreateMessageResult(role="assistant", model="m1", content=TextContent(text="hello"))
 
-    async with memory_session_pair(server_recording([]), sampling=llm) as client:
+    async with memory_session_pair(server_recording([]), sampling=llm, era="legacy") as client:
         result = await client.call_tool("summarise")
     assert result.content == [TextContent(text="m1")] and not result.is_error
 

@@ -65,13 +65,13 @@ async def recorded_pair(server: Server, **client_options: Any) -> AsyncIterator[
     rec = Recorder(server_end)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, rec)
-        async with open_session(client_end, **client_options) as client:
+        async with open_session(client_end, **client_options, era="legacy") as client:
             yield client, rec
         nursery.cancel_scope.cancel()
 
 
 async def test_round_trip_over_memory() -> None:
-    async with memory_session_pair(make_server()) as client:
+    async with memory_session_pair(make_server(), era="legacy") as client:
         assert client.server_info.name == "test"
         assert client.protocol_version == "2025-11-25"
         await client.ping()
@@ -104,7 +104,7 @@ async def test_handler_errors_become_wire_errors_without_internals() -> None:
     async def soft(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         raise ToolError("try another date")
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("boom")
         assert info.value.code == ErrorCode.INTERNAL_ERROR
@@ -215,7 +215,7 @@ async def test_progress_resets_the_idle_timeout_but_not_the_maximum(autojump_clo
             await ctx.progress(i, arguments["steps"])
         return "done"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[float] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -247,7 +247,7 @@ async def test_a_hung_progress_callback_cannot_outlast_the_maximum(autojump_cloc
     async def stuck_callback(p: float, total: float | None, message: str | None) -> None:
         await trio.sleep_forever()
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         start = trio.current_time()
         with pytest.raises(RequestTimeout) as info:
             await client.call_tool("busy", progress=stuck_callback, timeout=5, max_timeout=10)
@@ -268,7 +268,7 @@ async def test_each_request_times_out_on_its_own_deadline(autojump_clock: trio.a
         await trio.sleep(float(arguments.get("for", math.inf)))
         return "late"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         outcomes: dict[str, tuple[str, float]] = {}
 
         async def call(name: str, timeout: float, args: dict[str, Any]) -> None:
@@ -290,7 +290,7 @@ async def test_each_request_times_out_on_its_own_deadline(autojump_clock: trio.a
 
 
 async def test_finished_requests_do_not_pile_up_in_the_timeout_heap() -> None:
-    async with memory_session_pair(make_server()) as client:
+    async with memory_session_pair(make_server(), era="legacy") as client:
         for _ in range(500):
             await client.call_tool("echo", {"text": "x"})
         # deadlines of answered requests are dropped as they accumulate, not kept for their whole timeout
@@ -307,7 +307,7 @@ async def test_progress_arrives_in_order_before_the_result() -> None:
             await ctx.progress(i + 1, 100, f"step {i + 1}")
         return "end"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, float | None, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -353,7 +353,7 @@ async def test_handler_progress_must_increase() -> None:
             errors.append(str(e))
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
 
         async def ignore(p: float, total: float | None, message: str | None) -> None:
             pass
@@ -372,7 +372,7 @@ async def test_ping_is_answered_while_every_handler_is_busy(autojump_clock: trio
         await release.wait()
         return "released"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         async with trio.open_nursery() as nursery:
             for _ in range(4):
                 nursery.start_soon(client.call_tool, "block")
@@ -395,7 +395,7 @@ async def test_eof_fails_pending_requests_with_connection_closed() -> None:
 
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, server_end)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             async with trio.open_nursery() as inner:
 
                 async def kill_server() -> None:
@@ -486,7 +486,7 @@ async def test_notification_handlers_run_in_arrival_order() -> None:
     from mcp_ref.schema.lifecycle import ClientCapabilities, RootsCapability
 
     caps = ClientCapabilities(roots=RootsCapability(list_changed=True))
-    async with memory_session_pair(server, capabilities=caps) as client:
+    async with memory_session_pair(server, capabilities=caps, era="legacy") as client:
         for _ in range(3):
             await client.notify("notifications/roots/list_changed")
         with trio.fail_after(5):
@@ -508,7 +508,7 @@ async def test_a_result_with_no_json_form_becomes_internal_error(caplog: pytest.
     async def stats(ctx: RequestContext, arguments: dict[str, Any]) -> Any:
         return {"mean": math.nan}
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("stats")
         assert (info.value.code, info.value.message) == (ErrorCode.INTERNAL_ERROR, "Internal error")
@@ -527,7 +527,7 @@ async def test_error_data_with_no_json_form_is_dropped_not_fatal(caplog: pytest.
     async def refuse(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         raise MCPError(ErrorCode.INVALID_PARAMS, "bad date", {"when": datetime.datetime(2026, 1, 1)})
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("refuse")
         # code and message survive; the data that cannot be written does not
@@ -538,7 +538,7 @@ async def test_error_data_with_no_json_form_is_dropped_not_fatal(caplog: pytest.
 
 async def test_unencodable_log_data_raises_at_the_call_and_sessions_survive() -> None:
     server = make_server()
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.request("logging/setLevel", SetLevelRequestParams(level="debug"))
         with pytest.raises(LocalProtocolError) as info:
             server.log("info", {"ratio": math.nan})
@@ -558,7 +558,9 @@ async def test_the_writer_survives_a_notification_it_cannot_encode(caplog: pytes
     async def on_message(session: Any, params: Any) -> None:
         got.append(params.data)
 
-    async with memory_session_pair(server, notification_handlers={"notifications/message": on_message}) as client:
+    async with memory_session_pair(
+        server, notification_handlers={"notifications/message": on_message}, era="legacy"
+    ) as client:
         await client.request("logging/setLevel", SetLevelRequestParams(level="debug"))
         (session,) = server.sessions
         # a caller that claims to have checked, but did not: logged, skipped, nothing else lost
@@ -592,7 +594,7 @@ async def test_our_own_api_misuse_in_a_handler_is_internal_error(caplog: pytest.
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         pass
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         for call in (client.get_prompt("ask_model"), client.call_tool("backwards", progress=on_progress)):
             with pytest.raises(MCPError) as info:
                 await call
@@ -614,7 +616,7 @@ async def test_an_mcp_error_from_a_nested_request_keeps_its_code() -> None:
     async def refuse(ctx: Any, params: CreateMessageRequestParams) -> CreateMessageResult:
         raise SamplingRejected("the user said no")
 
-    async with memory_session_pair(server, sampling=refuse) as client:
+    async with memory_session_pair(server, sampling=refuse, era="legacy") as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("ask_model")
         assert (info.value.code, info.value.message) == (-1, "the user said no")
@@ -688,7 +690,7 @@ async def stuck_client(server: Server, **client_options: Any) -> AsyncIterator[t
     rec = Recorder(server_end)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, rec)
-        async with open_session(stuck, **client_options) as client:
+        async with open_session(stuck, **client_options, era="legacy") as client:
             yield client, stuck, rec
             stuck.unstick()
         nursery.cancel_scope.cancel()
@@ -763,7 +765,7 @@ async def test_handlers_set_by_hand_declare_their_capability() -> None:
     caps = server.capabilities()
     assert caps.prompts is not None and caps.tools is None
     assert caps.resources is not None and caps.resources.subscribe is True
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         assert [p.name for p in await client.list_all_prompts()] == ["by-hand"]
         await client.request("resources/subscribe", SubscribeRequestParams(uri="file:///x"))
 
@@ -772,7 +774,7 @@ async def test_capabilities_can_be_declared_explicitly() -> None:
     declared = ServerCapabilities(prompts=ListChangedCapability(list_changed=True), logging={})
     server = Server("explicit", "1.0", capabilities=declared)
     assert server.capabilities() == declared
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         assert client.server_capabilities.prompts == ListChangedCapability(list_changed=True)
         assert client.server_capabilities.tools is None
 

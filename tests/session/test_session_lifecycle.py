@@ -40,7 +40,7 @@ async def test_initialize_timeout(autojump_clock: trio.abc.Clock) -> None:
         nursery.start_soon(silent_server)
         start = trio.current_time()
         with pytest.raises(RequestTimeout) as info:
-            async with open_session(client_end, initialize_timeout=7):
+            async with open_session(client_end, initialize_timeout=7, era="legacy"):
                 raise AssertionError("initialised without an answer")
         assert trio.current_time() - start == pytest.approx(7)
         assert info.value.method == "initialize" and info.value.timeout == 7
@@ -65,7 +65,7 @@ async def test_a_server_version_we_do_not_speak_closes_the_session(autojump_cloc
     async with trio.open_nursery() as nursery:
         nursery.start_soon(old_server)
         with pytest.raises(UnsupportedProtocolVersion) as info:
-            async with open_session(client_end):
+            async with open_session(client_end, era="legacy"):
                 raise AssertionError("initialised with an unsupported version")
         assert info.value.offered == "2024-11-05"
         await trio.testing.wait_all_tasks_blocked()
@@ -117,7 +117,7 @@ async def test_the_client_answers_ping_before_initialized() -> None:
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(pinging_server)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             assert client.protocol_version == "2025-11-25"
         assert pong == [{"jsonrpc": "2.0", "id": "early", "result": {}}]
 
@@ -159,7 +159,7 @@ async def test_a_closed_session_refuses_new_requests() -> None:
     async with trio.open_nursery() as nursery:
         client_end, server_end = memory_channel_pair()
         await nursery.start(make_server().serve, server_end)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             await client.session.aclose("done here")
             with pytest.raises(ConnectionClosed, match="done here"):
                 await client.ping()
@@ -182,7 +182,7 @@ async def test_a_task_augmented_request_that_times_out_says_no_cancellation_went
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(slow_task_server)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             with pytest.raises(RequestTimeout) as info:
                 await client.call_tool_as_task("slow", timeout=3)
             assert "no cancellation sent" in str(info.value) and "tasks/cancel" in str(info.value)

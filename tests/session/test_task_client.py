@@ -33,7 +33,7 @@ async def test_a_cancelled_task_raises_task_cancelled(autojump_clock: Any) -> No
         statuses.append((params.task_id, params.status))
 
     async with trio.open_nursery() as nursery:
-        async with memory_session_pair(make_server(nursery), on_task_status=on_task_status) as client:
+        async with memory_session_pair(make_server(nursery), on_task_status=on_task_status, era="legacy") as client:
             await client.list_tools()
             handle = await client.call_tool_as_task("slow")
             await trio.sleep(1)
@@ -54,7 +54,7 @@ async def test_a_cancelled_task_raises_task_cancelled(autojump_clock: Any) -> No
 
 async def test_a_failed_task_still_raises_task_failed(autojump_clock: Any) -> None:
     async with trio.open_nursery() as nursery:
-        async with memory_session_pair(make_server(nursery)) as client:
+        async with memory_session_pair(make_server(nursery), era="legacy") as client:
             await client.list_tools()
             handle = await client.call_tool_as_task("broken")
             with pytest.raises(TaskFailed) as caught:

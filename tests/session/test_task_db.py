@@ -79,12 +79,12 @@ async def test_a_second_store_on_the_same_file_is_refused_until_the_first_closes
 @pytest.mark.req("basic/utilities/tasks#45", "basic/utilities/tasks#47")
 async def test_a_restarted_server_answers_for_finished_tasks_and_fails_unfinished_ones(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
-    async with durable_server(path) as (first, store), memory_session_pair(first) as client:
+    async with durable_server(path) as (first, store), memory_session_pair(first, era="legacy") as client:
         done = await client.call_tool_as_task("quick", {"n": 1})
         assert (await done.result()).content[0].text == "quick 1"
         # a task whose server dies before it finishes: its row says working, and nothing runs it
         await store.create(record("orphan", requestor=None, owner=None), TaskLimits())
-    async with durable_server(path) as (second, store), memory_session_pair(second) as other:
+    async with durable_server(path) as (second, store), memory_session_pair(second, era="legacy") as other:
         assert store.interrupted == 1
         task = await task_get(other, done.task_id)
         assert task.status == "completed"
@@ -105,13 +105,19 @@ async def test_a_restarted_server_answers_for_finished_tasks_and_fails_unfinishe
 async def test_tasks_past_their_ttl_are_gone_when_the_file_is_opened_again(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     clock = Clock()
-    async with durable_server(path, wall_clock=clock) as (server, _), memory_session_pair(server) as client:
+    async with (
+        durable_server(path, wall_clock=clock) as (server, _),
+        memory_session_pair(server, era="legacy") as client,
+    ):
         short = await client.call_tool_as_task("quick", ttl=60_000)
         long = await client.call_tool_as_task("quick", ttl=3_600_000)
         await short.result()
         await long.result()
     clock.now += 600  # ten minutes later: the first task's minute is over, the hour of the second is not
-    async with durable_server(path, wall_clock=clock) as (server, store), memory_session_pair(server) as client:
+    async with (
+        durable_server(path, wall_clock=clock) as (server, store),
+        memory_session_pair(server, era="legacy") as client,
+    ):
         assert await store.count() == 1
         with pytest.raises(MCPError) as gone:
             await task_get(client, short.task_id)
@@ -136,13 +142,16 @@ async def test_tasks_from_before_a_restart_still_expire(tmp_path: Path, patient_
     def wall() -> float:
         return START + trio.current_time()
 
-    async with durable_server(path, wall_clock=wall) as (server, _), memory_session_pair(server, config=patient) as c:
+    async with (
+        durable_server(path, wall_clock=wall) as (server, _),
+        memory_session_pair(server, config=patient, era="legacy") as c,
+    ):
         task = await c.call_tool_as_task("quick", ttl=60_000)
         await task.result()
     await trio.sleep(10)  # restarted ten seconds later: fifty to go, and no new task starts the expiry on its own
     async with (
         durable_server(path, wall_clock=wall) as (server, store),
-        memory_session_pair(server, config=patient) as c,
+        memory_session_pair(server, config=patient, era="legacy") as c,
     ):
         restarted = trio.current_time()
         assert (await task_get(c, task.task_id)).status == "completed"
@@ -213,7 +222,7 @@ async def user_session(server: Server, subject: str) -> AsyncIterator[ClientSess
     server_end.principal = ("https://as.example", subject, "app")  # type: ignore[attr-defined]
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, server_end)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             yield client
         nursery.cancel_scope.cancel()
 
@@ -294,7 +303,9 @@ def everything_args(path: Path) -> list[str]:
 @asynccontextmanager
 async def everything(path: Path) -> AsyncIterator[ClientSession]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    async with open_stdio_client(sys.executable, everything_args(path), env=env, stderr="discard") as client:
+    async with open_stdio_client(
+        sys.executable, everything_args(path), env=env, stderr="discard", era="legacy"
+    ) as client:
         yield client
 
 

@@ -73,7 +73,7 @@ async def test_a_span_per_request_on_both_sides_in_one_trace() -> None:
     traced = Traced()
     srv = server(traced)
     app = traced.provider.get_tracer("app")
-    async with memory_session_pair(srv, server_config=traced.config, config=traced.config) as client:
+    async with memory_session_pair(srv, server_config=traced.config, config=traced.config, era="legacy") as client:
         token = context.attach(baggage.set_baggage("user", "ada"))
         try:
             with app.start_as_current_span("the application's work") as work:
@@ -108,7 +108,9 @@ async def test_a_span_per_request_on_both_sides_in_one_trace() -> None:
 
 async def test_failures_are_recorded_on_both_sides() -> None:
     traced = Traced()
-    async with memory_session_pair(server(traced), server_config=traced.config, config=traced.config) as client:
+    async with memory_session_pair(
+        server(traced), server_config=traced.config, config=traced.config, era="legacy"
+    ) as client:
         assert (await client.call_tool("refuse")).is_error
         with pytest.raises(MCPError):
             await client.call_tool("nothing-here")
@@ -129,7 +131,7 @@ async def test_a_request_the_server_sends_while_handling_one_is_in_its_trace() -
         return ElicitResult(action="accept", content={"name": "Ada"})
 
     async with memory_session_pair(
-        server(traced), server_config=traced.config, config=traced.config, elicitation=traveller
+        server(traced), server_config=traced.config, config=traced.config, elicitation=traveller, era="legacy"
     ) as client:
         assert (await client.call_tool("ask")).text == "Ada"
     call = traced.one("tools/call ask", trace.SpanKind.SERVER)
@@ -146,7 +148,7 @@ async def test_nothing_is_added_without_a_tracer_provider_or_when_turned_off() -
     traced = Traced()
     for config in (SessionConfig(), SessionConfig(telemetry=False)):
         srv = server(traced)
-        async with memory_session_pair(srv, server_config=config, config=config) as client:
+        async with memory_session_pair(srv, server_config=config, config=config, era="legacy") as client:
             await client.call_tool("echo", {"text": "hi"})
         assert srv.seen["meta"] == {}  # type: ignore[attr-defined]
     assert set(traced.spans()) == {"inside the tool"}  # the tool's own, with no request span around
@@ -172,7 +174,7 @@ def test_without_the_api_nothing_is_imported() -> None:
             return text
 
         async def main():
-            async with memory_session_pair(server) as client:
+            async with memory_session_pair(server, era="legacy") as client:
                 assert client.session._tracing is None
                 assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
 

@@ -20,7 +20,7 @@ def make_server() -> Server:
 
 async def test_every_message_is_traced_both_ways_on_both_sides(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="mcp_ref.wire")
-    async with memory_session_pair(make_server()) as client:
+    async with memory_session_pair(make_server(), era="legacy") as client:
         await client.call_tool("echo", {"text": "hi"})
     traced: dict[str, list[tuple[str, str]]] = {"client": [], "server": []}
     texts: dict[str, list[str]] = {"->": [], "<-": []}
@@ -55,6 +55,6 @@ async def test_every_message_is_traced_both_ways_on_both_sides(caplog: pytest.Lo
 
 async def test_nothing_is_formatted_unless_debug_is_on(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_ref.wire")
-    async with memory_session_pair(make_server()) as client:
+    async with memory_session_pair(make_server(), era="legacy") as client:
         await client.call_tool("echo", {"text": "hi"})
     assert [r for r in caplog.records if r.name == "mcp_ref.wire"] == []

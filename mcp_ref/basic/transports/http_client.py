@@ -53,13 +53,21 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 import h11
 import trio
 
-from ...errors import AuthorizationError, ConnectionClosed, HTTPTransportError, MCPError, MessageTooLarge, TLSError
+from ...errors import (
+    AuthorizationError,
+    ConnectionClosed,
+    HTTPTransportError,
+    MCPError,
+    MessageTooLarge,
+    StreamBroken,
+    TLSError,
+)
 from ._framing import FramedReader, framed_connection, response_framing_problem
 from ._nursery import block_nursery
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE, too_large
 from .streamable_http import LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, SSEDecoder, SSEEvent
 
-__all__ = ["HttpAuth", "HttpClientChannel", "SessionExpired", "open_http_channel", "open_connection"]
+__all__ = ["HttpAuth", "HttpClientChannel", "SessionExpired", "StreamBroken", "open_http_channel", "open_connection"]
 
 log = logging.getLogger("mcp_ref.http.client")
 
@@ -178,6 +186,21 @@ class _Inbox:
 
 
 _ACCEPT_BOTH = "application/json, text/event-stream"
+
+
+def _is_error_response(body: bytes, request_ids: list[Any]) -> bool:
+    """Whether ``body`` is a JSON-RPC error response to one of ``request_ids`` (or without an id)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    return (
+        isinstance(parsed, dict)
+        and isinstance(parsed.get("error"), dict)
+        and isinstance(parsed["error"].get("code"), int)
+        and parsed.get("id", None) in [*request_ids, None]
+    )
+
 
 #: what a broken exchange or a garbled answer raises
 _FAILURES = (trio.BrokenResourceError, OSError, h11.ProtocolError, ValueError, HTTPTransportError)
@@ -519,6 +542,45 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self.legacy_fallback = legacy_fallback
         #: the POST endpoint of a 2024-11-05 HTTP+SSE server, once we fell back to one
         self.legacy_endpoint: str | None = None
+        #: (2026-07-28) the modern revision spoken: no session, no GET stream, no resumption; each
+        #: POST carries the request metadata headers (see use_modern)
+        self.modern: str | None = None
+        #: (2026-07-28) a tool's x-mcp-header parameters, by tool name (the client session sets it)
+        self.param_headers_for: Callable[[str], Any] | None = None
+        #: (2026-07-28) the cancel scope reading each request's answer, by its id as JSON text
+        self._answer_scopes: dict[str, trio.CancelScope] = {}
+
+    def use_modern(self, version: str | None) -> None:
+        """Speak revision ``version`` (2026-07-28) on this endpoint, or the 2025 shape again (None).
+
+        [2026-07-28:basic/transports/streamable-http] every POST then carries
+        ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and the
+        ``Mcp-Param-*`` of the tool it calls; an error status whose body is a
+        JSON-RPC error is that request's answer (the probe reads modern errors
+        from a 400); a response stream that breaks loses its request
+        (:class:`StreamBroken`); ``notifications/cancelled`` closes the
+        request's stream instead of being sent.
+        """
+        self.modern = version
+
+    def _modern_headers(self, message: dict[str, Any]) -> dict[str, str]:
+        from .mcp_headers import param_header_values, standard_headers
+
+        method = message.get("method")
+        if not isinstance(method, str) or self.modern is None:
+            return {}
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        # [2026-07-28:basic/transports/streamable-http#10, #25, #26, #32] the standard headers, from
+        # the body: MCP-Protocol-Version, Mcp-Method, Mcp-Name (Base64 when it is not header-safe)
+        headers = {name.lower(): value for name, value in standard_headers(self.modern, method, params).items()}
+        if method == "tools/call" and self.param_headers_for is not None and isinstance(params.get("name"), str):
+            annotations = self.param_headers_for(params["name"])
+            arguments = params.get("arguments")
+            if annotations:
+                # [2026-07-28:basic/transports/streamable-http#35, #36, #56] the tool's x-mcp-header values
+                headers.update(param_header_values(annotations, arguments if isinstance(arguments, dict) else None))
+        return headers
 
     # -- HTTP -------------------------------------------------------------------------------------
 
@@ -677,6 +739,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 awaiting = self._awaited.pop(key, None)
                 if awaiting is not None:
                     awaiting.discard(key)
+        if self.modern is not None:
+            await self._send_modern(value, items, request_ids)
+            return
         is_init = any(isinstance(m, dict) and m.get("method") == "initialize" for m in items)
         if is_init:
             self._init_id = next(m["id"] for m in items if m.get("method") == "initialize")
@@ -719,6 +784,55 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
             # opened now, before the next message goes out, so the server knows the
             # stream from the start of operation (not at a moment that depends on timing)
             await self.nursery.start(self._listen)
+
+    async def _send_modern(self, value: bytes, items: list[Any], request_ids: list[Any]) -> None:
+        """(2026-07-28) One request per POST with its metadata headers; a cancellation closes a stream."""
+        message = items[0] if len(items) == 1 else None
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
+            # [2026-07-28:basic/transports/streamable-http#23] on HTTP closing the request's
+            # stream is the cancellation: nothing is posted
+            raw = message.get("params")
+            params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            scope = self._answer_scopes.pop(json.dumps(params.get("requestId")), None)
+            if scope is not None:
+                scope.cancel(reason="the client cancelled the request")
+            return
+        extra = self._modern_headers(message) if isinstance(message, dict) else {}
+        if not request_ids:
+            await self._unanswered.acquire()
+        try:
+            sent = await self._write("POST", _ACCEPT_BOTH, value, extra)
+        except BaseException as e:
+            if not request_ids:
+                self._unanswered.release()
+            if isinstance(e, TLSError):
+                raise trio.BrokenResourceError(str(e)) from e
+            if isinstance(e, OSError | h11.ProtocolError | trio.TooSlowError):
+                failure = self._unreachable(e, "the request could not be sent")
+                self.nursery.start_soon(self._fail_requests, request_ids, failure)
+                return
+            raise
+        if not request_ids:
+            self.nursery.start_soon(self._consume_unanswered, sent, value, None)
+            return
+        scope = trio.CancelScope()
+        keys = [json.dumps(rid) for rid in request_ids]
+        for key in keys:
+            self._answer_scopes[key] = scope
+
+        async def consume() -> None:
+            try:
+                with scope:
+                    await self._consume(sent, value, request_ids, False, None)
+                if scope.cancelled_caught:
+                    # (its stream closed under it: the connection is not reused)
+                    log.debug("the answer to %r was abandoned: the request was cancelled", request_ids)
+            finally:
+                for key in keys:
+                    if self._answer_scopes.get(key) is scope:
+                        del self._answer_scopes[key]
+
+        self.nursery.start_soon(consume)
 
     # -- the 2024-11-05 HTTP+SSE transport ------------------------------------------------------------
 
@@ -1028,6 +1142,17 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                     body = await response.read(_MAX_ERROR_BODY)
                 except _BodyTooLarge as e:
                     body = e.head  # (not a JSON-RPC error body: quoted as text)
+                if self.modern is not None and _is_error_response(body, request_ids):
+                    # [2026-07-28:basic/transports/streamable-http#71] a modern server's error comes
+                    # with a 4xx status (400 for a version or header problem, 404 for an unknown
+                    # method): the JSON-RPC error is the request's answer
+                    answer = json.loads(body)
+                    if answer.get("id") is None and len(request_ids) == 1:
+                        # (an error written without the id it answers: it can only be this one's)
+                        answer["id"] = request_ids[0]
+                        body = json.dumps(answer).encode()
+                    await self._deliver(answer, body)
+                    return
                 await self._fail_requests(request_ids, self._status_error(response.status, body))
                 if is_init:
                     self._ready.set()
@@ -1175,6 +1300,11 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 return
             # [basic/transports#25, #27, #52] the stream ended before our answer: after the
             # server's retry delay, resume it where it broke off
+            if self.modern is not None:
+                # (2026-07-28 has no resumption: the request is lost with its stream)
+                why = f"{self.url}: the SSE stream ended before the response (not resumable in {self.modern})"
+                await self._fail_requests([json.loads(k) for k in pending], StreamBroken(why, url=self.url))
+                return
             if decoder.last_event_id is None or failures >= self.max_reconnects:
                 why = f"{self.url}: the SSE stream ended before the response"
                 if failures:

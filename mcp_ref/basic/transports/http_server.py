@@ -36,6 +36,7 @@ import trio
 
 from ...errors import ErrorCode
 from ..jsonrpc import BATCH_REVISIONS, MAX_BATCH, InvalidMessage, RawNotification, RawRequest, classify, loads
+from ..versioning import is_modern_request
 from ._framing import DEFAULT_HEAD_LIMIT, FramedReader, framed_connection, request_framing_problem
 from ._parking import ParkingQueue
 from .streamable_http import (
@@ -165,6 +166,8 @@ class HttpConfig:
     #: bytes a client may send on a connection while an event stream is open on it (a
     #: request pipelined there waits for the stream's end); past that the connection is dropped
     max_pipelined: int = 64 * 1024
+    #: 2026-07-28 requests handled at once, all clients together; past it a POST is 503
+    max_stateless_requests: int = attrs.field(default=1000, validator=attrs.validators.ge(1))
 
 
 @attrs.frozen
@@ -302,6 +305,9 @@ class _Listener(ParkingQueue[bytes | None]):
 
 class _HttpSession(trio.abc.Channel[bytes]):
     """The channel one MCP session runs on, plus its HTTP bookkeeping."""
+
+    #: a session of a legacy revision: its era was chosen by its initialize (Server.serve asks)
+    legacy_only = True
 
     def __init__(self, session_id: str, config: HttpConfig, budget: StoreBudget | None = None) -> None:
         self.id = session_id
@@ -658,6 +664,58 @@ def _primes(version: Any) -> bool:
     return isinstance(version, str) and version >= "2025-11-25"
 
 
+#: [2026-07-28:basic/index#54, #58, basic/transports/streamable-http#28, #61, #65] the errors a 2026-07-28
+#: request is answered with 400 Bad Request for (when nothing went out before them)
+MODERN_400_CODES = frozenset({-32020, -32021, -32022})
+_KEEPALIVE: Any = object()
+
+
+class _ModernSink:
+    """Where a 2026-07-28 handler's messages wait for the connection that writes them.
+
+    At most ``max_events`` wait; a handler sending more waits for the client to
+    read, and one that waits ``stall_timeout`` finds its request cancelled (the
+    client stopped reading). ``scope`` is the request's cancel scope.
+    """
+
+    def __init__(self, max_events: int, stall_timeout: float) -> None:
+        self._send, self._receive = trio.open_memory_channel[tuple[bytes, bool, int | None]](max_events)
+        self.stall_timeout = stall_timeout
+        self.scope = trio.CancelScope()
+
+    async def _put(self, item: tuple[bytes, bool, int | None]) -> None:
+        try:
+            self._send.send_nowait(item)
+            return
+        except trio.WouldBlock:
+            pass
+        with trio.move_on_after(self.stall_timeout) as waiting:
+            await self._send.send(item)
+        if waiting.cancelled_caught:
+            self.scope.cancel(reason="the client stopped reading its stream")
+
+    async def notify(self, data: bytes) -> None:
+        await self._put((data, False, None))
+
+    async def answer(self, data: bytes, code: int | None) -> None:
+        await self._put((data, True, code))
+
+    def end(self) -> None:
+        self._send.close()
+
+    async def receive(self) -> tuple[bytes, bool, int | None] | None:
+        try:
+            return await self._receive.receive()
+        except trio.EndOfChannel:
+            return None
+
+    def receive_nowait(self) -> tuple[bytes, bool, int | None] | None:
+        try:
+            return self._receive.receive_nowait()
+        except trio.EndOfChannel:
+            return None
+
+
 class _HttpError(Exception):
     def __init__(
         self,
@@ -734,6 +792,10 @@ class _HttpServer:
         self.busy = 0
         self._quiet = trio.Event()
         self._handlers = {"POST": self._post, "GET": self._get, "DELETE": self._delete}
+        #: 2026-07-28 requests being handled; the engine their server's runtime checks them with
+        self.modern_running = 0
+        self._engine: Any = None
+        self._engine_of: Any = None
 
     # -- connections -----------------------------------------------------------------------------
 
@@ -1279,6 +1341,18 @@ class _HttpServer:
         self._authorize(req, items)
         single = first if len(kinds) == 1 and isinstance(first := kinds[0], RawRequest) else None
         init = single if single is not None and single.method == "initialize" else None
+        if init is not None and is_modern_request(init.params):
+            init = None  # an initialize carrying a 2026-07-28 _meta: a modern request (answered -32601)
+        if (
+            req.header(MCP_SESSION_ID) is None
+            and init is None
+            and not isinstance(message, list)
+            and getattr(self.server, "modern_runtime", None) is not None
+        ):
+            # [2026-07-28:basic/versioning#11] both shapes on one endpoint: without a session id and
+            # an initialize, a POST is a 2026-07-28 request, standing alone
+            await self._post_modern(conn, stream, req)
+            return
         ping = single if single is not None and single.method == "ping" and not isinstance(message, list) else None
         headers: dict[str, str] = {}
         if init is not None:
@@ -1488,9 +1562,130 @@ class _HttpServer:
         left.set()
         scope.cancel()
 
+    # -- POST, 2026-07-28 ------------------------------------------------------------------------------
+
+    def _modern_engine(self, runtime: Any) -> Any:
+        """The server engine of the runtime (made again when the server's registrations change)."""
+        if self._engine_of is not runtime:
+            self._engine = runtime.engine(track_ids=False)
+            self._engine_of = runtime
+        return self._engine
+
+    async def _post_modern(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
+        """A 2026-07-28 POST: one request (or notification), checked on its own, answered on its own.
+
+        No session, no resumption: the answer is one JSON object when the handler sends
+        nothing before it, else an SSE stream of its notifications and then the answer
+        ([2026-07-28:basic/transports/streamable-http#16]). Errors found before the handler
+        runs are 400 (404 for a method we do not implement); so are -32020/-32021/-32022
+        from the handler when nothing preceded them.
+        """
+        runtime = self.server.modern_runtime()  # type: ignore[attr-defined]
+        engine = self._modern_engine(runtime)
+        # (the engine's events, read by their fields: this layer does not import the engine's)
+        event = engine.receive_message(req.body, headers=req.headers)[0]
+        error = getattr(event, "error", None)
+        if error is not None:
+            status = getattr(event, "http_status", None) or 400
+            log.info("2026-07-28 request refused: %s", error)
+            reply = getattr(event, "reply", None)
+            if reply is None:
+                raise _HttpError(status, error.message, error.code)
+            await self._respond(conn, stream, status, encoded=reply)
+            return
+        exchange = getattr(event, "exchange", None)
+        if exchange is None:
+            # [2026-07-28:basic/transports/streamable-http#13] a notification accepted: 202, no body (over HTTP
+            # none has an effect: closing a stream is the cancellation)
+            await self._respond(conn, stream, 202)
+            return
+        if self.closing:
+            raise _HttpError(503, "Service Unavailable: the server is shutting down")
+        if self.modern_running >= self.config.max_stateless_requests:
+            raise _HttpError(503, "Service Unavailable: too many requests in progress")
+        self.modern_running += 1
+        try:
+            await self._run_modern(conn, stream, req, runtime, exchange)
+        finally:
+            self.modern_running -= 1
+
+    async def _run_modern(
+        self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request, runtime: Any, exchange: Any
+    ) -> None:
+        sink = _ModernSink(self.config.max_buffered_events, self.config.stall_timeout)
+        scope = sink.scope
+        async with trio.open_nursery() as nursery:
+
+            async def handle() -> None:
+                try:
+                    await runtime.run(exchange, sink, scope, auth=req.auth)
+                finally:
+                    sink.end()
+
+            nursery.start_soon(handle)
+            # [2026-07-28:basic/transports/streamable-http#23, basic/patterns/cancellation#4] a client that
+            # closes its connection cancels the request
+            nursery.start_soon(self._watch_for_close, conn, stream, trio.Event(), scope)
+            try:
+                await self._write_modern(conn, stream, sink)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                log.debug("2026-07-28 request %r: the client went away", exchange.id)
+                scope.cancel(reason="the client closed its stream")
+            nursery.cancel_scope.cancel()
+
+    async def _write_modern(self, conn: h11.Connection, stream: trio.abc.Stream, sink: "_ModernSink") -> None:
+        first = await sink.receive()
+        if first is None:
+            return  # cancelled: nothing more is sent for it (the connection is gone, or going)
+        data, final, code = first
+        if final:
+            # an answer with nothing before it: one JSON object, the status saying what kind of failure
+            status = 400 if code in MODERN_400_CODES else 200
+            await self._respond(conn, stream, status, encoded=data)
+            return
+        if self.config.json_response:
+            # JSON only: what comes before the answer has nowhere to go
+            while first is not None and not first[1]:
+                first = await sink.receive()
+            if first is not None:
+                await self._respond(conn, stream, 200, encoded=first[0])
+            return
+        hdrs = [
+            ("content-type", "text/event-stream"),
+            ("cache-control", "no-cache"),
+            # [2026-07-28:basic/transports/streamable-http#22] no buffering by proxies
+            ("x-accel-buffering", "no"),
+        ]
+        pending = [encode_sse(data.decode("utf-8"))]
+        out = conn.send(h11.Response(status_code=200, headers=hdrs)) or b""
+        while True:
+            try:
+                item = sink.receive_nowait()
+            except trio.WouldBlock:
+                if pending:
+                    await stream.send_all(out + _chunk(conn, pending))
+                    out, pending = b"", []
+                    continue
+                item = _KEEPALIVE
+                with trio.move_on_after(self.config.sse_keepalive):
+                    item = await sink.receive()
+            if item is _KEEPALIVE:
+                # an SSE comment keeps a quiet stream (a subscription) open through intermediaries
+                await stream.send_all(_chunk(conn, [b":\n\n"]))
+                continue
+            if item is None:
+                break
+            pending.append(encode_sse(item[0].decode("utf-8")))
+            if item[1]:
+                break  # [2026-07-28:basic/transports/streamable-http#21] the answer ends the stream
+        await stream.send_all(out + _chunk(conn, pending) + (conn.send(h11.EndOfMessage()) or b""))
+
     # -- GET --------------------------------------------------------------------------------------------
 
     async def _get(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
+        if req.header(MCP_SESSION_ID) is None and getattr(self.server, "modern_runtime", None) is not None:
+            # [2026-07-28:basic/transports/streamable-http#72] no GET stream without a session: 405
+            raise _HttpError(405, "Method Not Allowed: no GET stream in 2026-07-28 (use subscriptions/listen)")
         # [basic/transports#38] the client accepts an event stream
         if not accepts(req.header("accept"), "text/event-stream"):
             raise _HttpError(406, "Not Acceptable: Accept must list text/event-stream")
@@ -1543,6 +1738,9 @@ class _HttpServer:
     # -- DELETE ---------------------------------------------------------------------------------------
 
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
+        if req.header(MCP_SESSION_ID) is None and getattr(self.server, "modern_runtime", None) is not None:
+            # [2026-07-28:basic/transports/streamable-http#72] no session to end: 405
+            raise _HttpError(405, "Method Not Allowed: no sessions in 2026-07-28")
         session = self._session_for(req)
         session.scope.cancel(reason="session deleted by the client")
         # [basic/transports#63] the client ends the session (we never refuse with a 405): its

@@ -988,9 +988,9 @@ class OAuthClient:
             grant_types=base.grant_types or tuple(grants),
             response_types=base.response_types or ("code",),
             token_endpoint_auth_method=base.token_endpoint_auth_method or method,
-            # [2026-07-28:basic/authorization/client-registration#18, #19, #20] always named (OpenID
-            # Connect takes "web" when it is missing, and refuses loopback redirects for that); one
-            # set in client_metadata is the application's
+            # [2026-07-28:basic/authorization/client-registration#18] always named (OpenID Connect
+            # takes "web" when it is missing, and refuses loopback redirects for that); one set in
+            # client_metadata is the application's, else the redirect URI's (application_type_for)
             # -- client-registration#application-type-and-redirect-uri-constraints
             application_type=base.application_type or application_type_for(self.redirect_uri),
         )

@@ -42,7 +42,7 @@ async def test_json_mode_calls_run_concurrently() -> None:
         await all_in.wait()
         return "met"
 
-    async with http_server(server, json_response=True) as info, open_http_client(info.url) as client:
+    async with http_server(server, json_response=True) as info, open_http_client(info.url, era="legacy") as client:
         texts: list[str] = []
 
         async def call() -> None:
@@ -69,7 +69,7 @@ async def test_json_mode_tool_asking_the_client_does_not_deadlock() -> None:
     roots = [Root(uri="file:///work", name="work")]
     async with (
         http_server(server, json_response=True) as info,
-        open_http_client(info.url, roots=roots) as client,
+        open_http_client(info.url, roots=roots, era="legacy") as client,
     ):
         with trio.fail_after(10):
             result = await client.call_tool("where", timeout=10)
@@ -80,7 +80,10 @@ async def test_json_mode_tool_asking_the_client_does_not_deadlock() -> None:
 @pytest.mark.parametrize("json_response", [True, False])
 async def test_a_timed_out_call_returns_and_cancels_the_handler(json_response: bool) -> None:
     server, _, cancelled = hanging_server()
-    async with http_server(server, json_response=json_response) as info, open_http_client(info.url) as client:
+    async with (
+        http_server(server, json_response=json_response) as info,
+        open_http_client(info.url, era="legacy") as client,
+    ):
         with trio.fail_after(10):
             with pytest.raises(RequestTimeout):
                 await client.call_tool("hang", timeout=0.3)
@@ -212,7 +215,7 @@ async def test_a_dropped_post_stream_is_resumed() -> None:
         return "after the drop"
 
     async with http_server(server, retry_ms=10) as info, proxy_to(info.url) as (url, proxy):
-        async with open_http_client(url) as client:
+        async with open_http_client(url, era="legacy") as client:
             seen: list[float] = []
 
             async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -245,7 +248,10 @@ async def test_a_server_polling_by_closing_its_stream_is_followed() -> None:
             await channel.close_request_stream(ctx.request_id)  # type: ignore[attr-defined]
         return "polled"
 
-    async with http_server(server, retry_ms=5) as info, open_http_client(info.url, max_reconnects=1) as client:
+    async with (
+        http_server(server, retry_ms=5) as info,
+        open_http_client(info.url, max_reconnects=1, era="legacy") as client,
+    ):
         with trio.fail_after(10):
             result = await client.call_tool("poll", timeout=10)
         assert result.content[0].text == "polled"  # type: ignore[union-attr]
@@ -280,7 +286,7 @@ async def test_a_request_answered_with_202_fails_at_once() -> None:
             await stream.send_all(out)
 
     async with tcp_server(handle) as port:
-        async with open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with open_http_client(f"http://127.0.0.1:{port}/mcp", era="legacy") as client:
             with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("echo", {"text": "hi"}, timeout=60)
             assert failed.value.status == 202
@@ -333,7 +339,10 @@ async def test_an_error_status_is_a_transport_error_carrying_it() -> None:
         "tools/call": (503, "application/json", rpc_error.encode()),
         "tools/list": (500, "text/html", b"<h1>Internal Server Error</h1>"),
     }
-    async with tcp_server(answering(answers)) as port, open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
+    async with (
+        tcp_server(answering(answers)) as port,
+        open_http_client(f"http://127.0.0.1:{port}/mcp", era="legacy") as client,
+    ):
         url = f"http://127.0.0.1:{port}/mcp"
         with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
             await client.call_tool("echo", {"text": "hi"})
@@ -353,7 +362,7 @@ async def test_a_server_that_cannot_be_reached_is_a_transport_error() -> None:
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/mcp"
     with trio.fail_after(10), pytest.raises(HTTPTransportError) as failed:
-        async with open_http_client(url):
+        async with open_http_client(url, era="legacy"):
             pytest.fail("the session must not open")
     assert (failed.value.status, failed.value.url) == (None, url)
     assert str(failed.value).startswith(f"{url}: the request could not be sent (")
@@ -383,7 +392,7 @@ async def test_the_legacy_fallback_never_posts_to_another_origin() -> None:
 
     async with tcp_server(handle) as port:
         with trio.fail_after(10), pytest.raises(HTTPTransportError, match="another origin"):
-            async with open_http_client(f"http://127.0.0.1:{port}/sse", legacy_fallback=True):
+            async with open_http_client(f"http://127.0.0.1:{port}/sse", legacy_fallback=True, era="legacy"):
                 pass
     assert requests == [("POST", "/sse"), ("GET", "/sse")]
 
@@ -418,7 +427,7 @@ async def test_the_client_deletes_its_session_on_close() -> None:
     from .test_streamable_http import ACCEPT_BOTH, raw
 
     async with http_server(check_server()) as info:
-        async with open_http_client(info.url) as client:
+        async with open_http_client(info.url, era="legacy") as client:
             await client.ping()
             session_id = client.session.channel.session_id  # type: ignore[attr-defined]
         headers = {**ACCEPT_BOTH, "mcp-session-id": session_id}
@@ -438,7 +447,7 @@ async def test_an_answer_over_the_clients_limit_fails_its_call_and_the_session_g
 
     async with (
         http_server(server, json_response=json_response) as info,
-        open_http_client(info.url, max_message_size=2000) as client,
+        open_http_client(info.url, max_message_size=2000, era="legacy") as client,
     ):
         with pytest.raises(MessageTooLarge) as dropped:
             await client.call_tool("big", {"size": 5000}, timeout=10)
@@ -465,7 +474,7 @@ async def test_a_notification_over_the_limit_is_dropped_and_the_rest_arrives() -
 
     async with (
         http_server(server) as info,
-        open_http_client(info.url, on_log=on_log, max_message_size=2000) as client,
+        open_http_client(info.url, on_log=on_log, max_message_size=2000, era="legacy") as client,
     ):
         await client.set_logging_level("info")
         assert (await client.call_tool("announce", timeout=10)).content[0].text == "said"  # type: ignore[union-attr]

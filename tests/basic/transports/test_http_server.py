@@ -590,7 +590,9 @@ async def test_the_client_waits_the_servers_retry_before_resuming(
 
     async with memory_http(server, retry_ms=5000) as mem:
         monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
-        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0, default_retry_ms=1) as client:
+        async with open_http_client(
+            "http://127.0.0.1:1/mcp", max_idle_connections=0, default_retry_ms=1, era="legacy"
+        ) as client:
             start = trio.current_time()
             result = await client.call_tool("come_back", timeout=60)
             assert result.content[0].text == "later"  # type: ignore[union-attr]
@@ -626,7 +628,7 @@ async def test_the_stream_of_a_cancelled_call_is_not_polled_for_ever(
 
         monkeypatch.setitem(mem.http._handlers, "GET", counting_get)
         monkeypatch.setattr(trio, "open_tcp_stream", mem.open_tcp_stream)
-        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0) as client:
+        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0, era="legacy") as client:
             with trio.move_on_after(1):
                 await client.call_tool("slow", timeout=60)
             await trio.sleep(60)
@@ -660,7 +662,9 @@ async def test_a_stream_that_cannot_be_resumed_fails_its_request_saying_so(
             return mem.connection()
 
         monkeypatch.setattr(trio, "open_tcp_stream", connect)
-        async with open_http_client("http://127.0.0.1:1/mcp", max_idle_connections=0, max_reconnects=2) as client:
+        async with open_http_client(
+            "http://127.0.0.1:1/mcp", max_idle_connections=0, max_reconnects=2, era="legacy"
+        ) as client:
             with pytest.raises(HTTPTransportError) as failed:
                 await client.call_tool("go_away", timeout=60)
             assert failed.value.status is None  # (there was no answer)

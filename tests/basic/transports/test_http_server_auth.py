@@ -447,7 +447,7 @@ async def test_without_auth_a_handler_sees_no_token() -> None:
         seen.append((ctx.auth, ctx.session.principal))
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.call_tool("peek", {})
     assert seen == [(None, None)]
 

@@ -797,7 +797,7 @@ async def test_a_tool_result_over_the_clients_limit_fails_the_call_at_once() -> 
     # the request timeout (60 s) is far beyond fail_after: the call fails because the answer was dropped
     with trio.fail_after(20):
         async with open_stdio_client(
-            sys.executable, [script("slow_server"), "0"], env=script_env(), max_message_size=64 * 1024
+            sys.executable, [script("slow_server"), "0"], env=script_env(), max_message_size=64 * 1024, era="legacy"
         ) as client:
             with pytest.raises(MessageTooLarge, match=r"response \d+ of at least 100\d{3} bytes exceeds"):
                 await client.call_tool("big", {"size": 100_000})
@@ -808,7 +808,7 @@ async def test_a_tool_result_over_the_clients_limit_fails_the_call_at_once() -> 
 @pytest.mark.subprocess
 async def test_a_server_that_dies_at_startup_fails_open_stdio_client_with_the_reason() -> None:
     with trio.fail_after(30), pytest.raises(ConnectionClosed) as info:
-        async with open_stdio_client(sys.executable, [script("exit_early")], stderr="capture"):
+        async with open_stdio_client(sys.executable, [script("exit_early")], stderr="capture", era="legacy"):
             raise AssertionError("the session must not open")
     # whichever noticed first, the closed stdout or the broken stdin, the reason is the same
     assert "exited with code 3; its last stderr lines: going away" in str(info.value)
@@ -865,7 +865,7 @@ async def test_run_stdio_exits_0_when_its_client_closes_stdin(caplog: pytest.Log
     caplog.set_level(logging.INFO, "mcp_ref.stdio")
     with trio.fail_after(30):
         async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"], env=script_env()) as ch:
-            async with open_session(ch) as client:
+            async with open_session(ch, era="legacy") as client:
                 result = await client.call_tool("echo", {"text": "bye"})
                 assert result.content == [TextContent(text="bye")]
     assert ch.process.returncode == 0

@@ -649,7 +649,7 @@ async def test_stream_closed_mid_call_is_resumed() -> None:
         await ctx.progress(2)  # while the client is away: kept for its resumption
         return "after the break"
 
-    async with http_server(server, retry_ms=50) as info, open_http_client(info.url) as client:
+    async with http_server(server, retry_ms=50) as info, open_http_client(info.url, era="legacy") as client:
         seen: list[float] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -880,7 +880,10 @@ async def test_unrelated_messages_use_the_get_stream() -> None:
         got.append(kind)
         arrived.set()
 
-    async with http_server(server) as info, open_http_client(info.url, on_list_changed=on_list_changed) as client:
+    async with (
+        http_server(server) as info,
+        open_http_client(info.url, on_list_changed=on_list_changed, era="legacy") as client,
+    ):
 
         @server.tool()
         async def added(ctx: RequestContext, arguments: dict[str, Any]) -> str:
@@ -896,7 +899,10 @@ async def test_unrelated_messages_use_the_get_stream() -> None:
 @pytest.mark.parametrize("json_response", [False, True])
 @pytest.mark.req("basic/transports#35", "basic/transports#45", "basic/transports#58")
 async def test_transport_check_over_http(json_response: bool) -> None:
-    async with http_server(check_server(), json_response=json_response) as info, open_http_client(info.url) as client:
+    async with (
+        http_server(check_server(), json_response=json_response) as info,
+        open_http_client(info.url, era="legacy") as client,
+    ):
         assert client.session.channel.session_id is not None  # type: ignore[attr-defined]
         await check_transport(client, large=200_000, progress_before_result=not json_response)
 
@@ -906,7 +912,7 @@ async def test_a_404_starts_a_new_session_and_the_request_goes_through() -> None
     seen: list[tuple[str, str | None]] = []
     async with (
         http_server(check_server()) as info,
-        open_http_client(info.url, on_new_session=lambda old, new: seen.append((old, new))) as client,
+        open_http_client(info.url, on_new_session=lambda old, new: seen.append((old, new)), era="legacy") as client,
     ):
         await client.ping()
         channel = client.session.channel
@@ -931,7 +937,7 @@ async def test_the_get_stream_meeting_a_404_starts_one_new_session() -> None:
     restarted = trio.Event()
     async with (
         http_server(check_server(), retry_ms=10) as info,
-        open_http_client(info.url, on_new_session=lambda old, new: restarted.set()) as client,
+        open_http_client(info.url, on_new_session=lambda old, new: restarted.set(), era="legacy") as client,
     ):
         await client.ping()
         channel = client.session.channel
@@ -953,7 +959,7 @@ async def test_no_new_session_possible_ends_the_client_with_session_expired() ->
     from mcp_ref.errors import ConnectionClosed
     from mcp_ref.session.http import SessionExpired
 
-    async with http_server(check_server(), max_sessions=1) as info, open_http_client(info.url) as client:
+    async with http_server(check_server(), max_sessions=1) as info, open_http_client(info.url, era="legacy") as client:
         await client.ping()
         channel = client.session.channel
         old = channel.session_id  # type: ignore[attr-defined]
@@ -974,7 +980,7 @@ async def test_several_requests_meeting_a_404_with_no_new_session_possible_all_e
     # post again without a session and then deliver into the closed inbox
     from mcp_ref.errors import ConnectionClosed
 
-    async with http_server(check_server(), max_sessions=1) as info, open_http_client(info.url) as client:
+    async with http_server(check_server(), max_sessions=1) as info, open_http_client(info.url, era="legacy") as client:
         await client.ping()
         old = client.session.channel.session_id  # type: ignore[attr-defined]
         assert (await raw(info.url, "DELETE", {**ACCEPT_BOTH, "mcp-session-id": old}))[0] == 200
@@ -1028,7 +1034,7 @@ async def test_tasks_over_http() -> None:
             await trio.sleep(0.1)
             return str(arguments["text"])
 
-        async with http_server(server) as info, open_http_client(info.url) as client:
+        async with http_server(server) as info, open_http_client(info.url, era="legacy") as client:
             await client.list_all_tools()
             handle = await client.call_tool_as_task("slow_echo", {"text": "tasked"})
             result = await handle.wait(default_poll_interval=0.05)
@@ -1081,7 +1087,7 @@ async def test_client_reuses_connections(monkeypatch: pytest.MonkeyPatch) -> Non
         return await real_open(*args, **kwargs)
 
     monkeypatch.setattr(trio, "open_tcp_stream", counting_open)
-    async with http_server(check_server()) as info, open_http_client(info.url) as client:
+    async with http_server(check_server()) as info, open_http_client(info.url, era="legacy") as client:
         for _ in range(20):
             await client.ping()
     # initialize, the GET stream, and a spare while the first answers were read --

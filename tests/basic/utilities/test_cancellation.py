@@ -73,7 +73,7 @@ async def test_initialize_is_never_cancelled_even_when_the_caller_gives_up(autoj
 
     client_end, server_end = memory_channel_pair()
     with trio.move_on_after(5):
-        async with open_session(client_end):
+        async with open_session(client_end, era="legacy"):
             pass  # the "server" never answers
     sent = []
     while True:
@@ -95,7 +95,7 @@ async def test_cancelling_a_finished_request_sends_nothing() -> None:
 
 
 async def test_result_can_be_awaited_once() -> None:
-    async with memory_session_pair(make_server()) as client:
+    async with memory_session_pair(make_server(), era="legacy") as client:
         handle = await client.start_request("ping")
         await handle.result()
         with pytest.raises(RuntimeError, match="once"):
@@ -252,7 +252,7 @@ def test_no_response_may_be_sent_once_the_peer_cancelled() -> None:
 async def test_ignored_cancellations_and_progress_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="mcp_ref")
     server = make_server()
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         (session,) = server.sessions
         await client.session.send_raw(
             b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[1]}}'

@@ -19,7 +19,7 @@ from ...session.test_session import stuck_client
 @pytest.mark.req("basic/utilities/ping#1")
 async def test_server_pings_the_client_too() -> None:
     server = Server("s")
-    async with memory_session_pair(server):
+    async with memory_session_pair(server, era="legacy"):
         (session,) = server.sessions
         await session.ping(timeout=5)
 
@@ -62,13 +62,13 @@ async def test_no_ping_unless_asked_for_and_then_one_per_interval(autojump_clock
     assert SessionConfig().keepalive_interval is None  # off by default, on both sides
     async with trio.open_nursery() as nursery:
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             await trio.sleep(3600)  # an idle hour
             assert mute.pings_received == 0
             await client.ping()
             assert mute.pings_received == 1  # (only the one asked for)
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end, config=SessionConfig(keepalive_interval=30)):
+        async with open_session(client_end, config=SessionConfig(keepalive_interval=30), era="legacy"):
             await trio.sleep(3600 - 1)
             assert mute.pings_received == 3600 // 30 - 1  # one per interval, none more
         nursery.cancel_scope.cancel()
@@ -78,7 +78,7 @@ async def test_no_ping_unless_asked_for_and_then_one_per_interval(autojump_clock
 async def test_ping_timeout(autojump_clock: trio.abc.Clock) -> None:
     async with trio.open_nursery() as nursery:
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end) as client:
+        async with open_session(client_end, era="legacy") as client:
             mute.muted = True
             start = trio.current_time()
             with pytest.raises(RequestTimeout):
@@ -102,7 +102,7 @@ async def test_keepalive_closes_the_session_after_the_failure_threshold(
     config = SessionConfig(keepalive_interval=30, keepalive_timeout=5, keepalive_max_failures=3)
     async with trio.open_nursery() as nursery:
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end, config=config) as client:
+        async with open_session(client_end, config=config, era="legacy") as client:
             await trio.sleep(100)  # three pings answered
             assert not client.session.closed.is_set()
             mute.muted = True
@@ -125,7 +125,7 @@ async def test_keepalive_success_resets_the_count(
     config = SessionConfig(keepalive_interval=10, keepalive_timeout=1, keepalive_max_failures=2)
     async with trio.open_nursery() as nursery:
         client_end, mute = await _mute_server_pair(nursery)
-        async with open_session(client_end, config=config) as client:
+        async with open_session(client_end, config=config, era="legacy") as client:
             for _ in range(3):  # fail once, succeed, fail once ... never twice in a row
                 mute.muted = True
                 await trio.sleep(11.5)
@@ -145,7 +145,7 @@ async def test_server_side_keepalive_closes_a_silent_client(autojump_clock: trio
     mute = Mute(client_end)  # the client's replies can be swallowed
     async with trio.open_nursery() as nursery:
         session = await nursery.start(server.serve, server_end)
-        async with open_session(mute) as client:
+        async with open_session(mute, era="legacy") as client:
             await trio.sleep(50)  # two pings from the server, answered
             assert mute.pings_received == 2 and not session.closed.is_set()
             mute.muted = True

@@ -51,7 +51,7 @@ async def test_float_progress_and_messages() -> None:
         await ctx.progress(0.5)  # total omitted when unknown
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, float | None, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -74,7 +74,7 @@ async def test_rate_limit_drops_intermediate_values_but_keeps_the_final_one(auto
         dropped.append(ctx.progress_dropped)
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[float] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -102,7 +102,7 @@ async def test_rate_limit_coalesces_to_the_latest_state(autojump_clock: trio.abc
         await ctx.progress(12, message="step 12")
         return "ok"
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         seen: list[tuple[float, str | None]] = []
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -145,7 +145,7 @@ async def test_rate_limited_progress_is_still_checked(autojump_clock: trio.abc.C
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         pass
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         await client.call_tool("sloppy", progress=on_progress)
         assert errors == ["progress must increase: 3 after 5"]
         # after the response, inside the interval or not: always an error
@@ -204,7 +204,9 @@ class open_session_with_raw_server:
         self._nursery_cm = trio.open_nursery()
         nursery = await self._nursery_cm.__aenter__()
         # (validate_tool_results=False: the played server answers only what each test scripts)
-        self._session_cm = open_session(self.client_end, config=SessionConfig(), validate_tool_results=False)
+        self._session_cm = open_session(
+            self.client_end, config=SessionConfig(), validate_tool_results=False, era="legacy"
+        )
         ready: trio.Event = trio.Event()
         holder: list[Any] = []
 
@@ -303,7 +305,7 @@ async def test_no_progress_goes_out_once_the_requestor_cancelled(interval: float
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
         seen.append(p)
 
-    async with memory_session_pair(server) as client:
+    async with memory_session_pair(server, era="legacy") as client:
         with trio.move_on_after(5) as waited:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(partial(client.call_tool, "stubborn", progress=on_progress, timeout=30))
@@ -431,7 +433,7 @@ async def test_a_tasks_progress_goes_through_the_same_rate_limit(
                 await trio.sleep(0.1 if arguments.get("slow") else 0)
             return "ok"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             seen: dict[str, list[float]] = {"plain": [], "task": []}
 
             def collect(kind: str) -> Any:
@@ -467,7 +469,7 @@ async def test_a_task_sends_the_progress_it_held_back_before_it_completes(autoju
                 await ctx.progress(i, 100)
             return "ok"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             seen: list[float] = []
 
             async def on_progress(p: float, total: float | None, message: str | None) -> None:

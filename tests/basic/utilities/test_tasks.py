@@ -92,7 +92,7 @@ def time_polls(server: Server) -> list[float]:
 
 @asynccontextmanager
 async def client_of(server: Server, **options: Any) -> AsyncIterator[Any]:
-    async with memory_session_pair(server, **options) as client:
+    async with memory_session_pair(server, **options, era="legacy") as client:
         yield client
 
 
@@ -665,7 +665,7 @@ async def test_a_durable_store_keeps_session_bound_tasks_only_while_their_sessio
         async def quick(ctx: RequestContext, arguments: dict[str, Any]) -> str:
             return "quick"
 
-        async with memory_session_pair(server) as client:
+        async with memory_session_pair(server, era="legacy") as client:
             handle = await client.call_tool_as_task("quick")
             await handle.result()
             assert await store.count() == 1

@@ -134,7 +134,7 @@ async def test_our_client_answers_a_task_elicitation_over_http() -> None:
 
     async with trio.open_nursery() as nursery:
         server, state = task_server(nursery, poll_interval_ms=10)
-        async with http_server(server) as info, open_http_client(info.url, elicitation=user) as client:
+        async with http_server(server) as info, open_http_client(info.url, elicitation=user, era="legacy") as client:
             handle = await client.call_tool_as_task("needs_input")
             with trio.fail_after(10):
                 result = await handle.wait(poll_interval_bounds=(0.01, 0.1))

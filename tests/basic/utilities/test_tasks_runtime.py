@@ -46,7 +46,7 @@ async def routed_pair(server: Server, **client_options: Any) -> AsyncIterator[tu
     rec = Routed(server_end)
     async with trio.open_nursery() as nursery:
         await nursery.start(server.serve, rec)
-        async with open_session(client_end, **client_options) as client:
+        async with open_session(client_end, **client_options, era="legacy") as client:
             yield client, rec
         nursery.cancel_scope.cancel()
 

@@ -14,7 +14,7 @@ from mcp_ref.session.http import open_http_client
 
 async def main(url: str, tool: str) -> None:
     # (no output schemas to learn: the hostile server answers the one call it is scripted for)
-    async with open_http_client(url, max_reconnects=0, validate_tool_results=False) as client:
+    async with open_http_client(url, max_reconnects=0, validate_tool_results=False, era="legacy") as client:
         print("ready", flush=True)
         await trio.to_thread.run_sync(sys.stdin.readline)
         try:

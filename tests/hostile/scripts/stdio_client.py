@@ -16,7 +16,7 @@ from mcp_ref.session import open_stdio_client
 
 async def main(server: str, arg: str) -> None:
     script = str(Path(__file__).with_name(server))
-    async with open_stdio_client(sys.executable, [script, arg], stderr="inherit") as client:
+    async with open_stdio_client(sys.executable, [script, arg], stderr="inherit", era="legacy") as client:
         print("ready", flush=True)
         while (await trio.to_thread.run_sync(sys.stdin.readline)).strip() != "exit":
             try:

@@ -29,7 +29,9 @@ async def main(count: str) -> None:
     async with trio.open_nursery() as nursery:
         tasks = TaskManager(nursery, config=TaskConfig(rate_limit=None))
         argv = [str(FLOODER), count]
-        async with open_stdio_client(sys.executable, argv, stderr="inherit", sampling=sample, tasks=tasks) as client:
+        async with open_stdio_client(
+            sys.executable, argv, stderr="inherit", sampling=sample, tasks=tasks, era="legacy"
+        ) as client:
             print("ready", flush=True)
             await trio.to_thread.run_sync(sys.stdin.readline)
             try:

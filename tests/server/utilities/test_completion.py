@@ -38,7 +38,7 @@ def completion_server() -> Server:
 
 @pytest.mark.req("server/utilities/completion#1", "server/utilities/completion#3")
 async def test_prompt_argument_completion() -> None:
-    async with memory_session_pair(completion_server()) as client:
+    async with memory_session_pair(completion_server(), era="legacy") as client:
         assert client.server_capabilities.completions == {}
         result = await client.complete(PromptReference(name="review"), "language", "py")
         assert result.completion.values == ["python", "pyret"]
@@ -47,7 +47,7 @@ async def test_prompt_argument_completion() -> None:
 
 @pytest.mark.req("server/utilities/completion#5")
 async def test_template_completion_with_context_is_capped_at_100() -> None:
-    async with memory_session_pair(completion_server()) as client:
+    async with memory_session_pair(completion_server(), era="legacy") as client:
         ref = ResourceTemplateReference(uri="repo://{owner}/{name}")
         result = await client.complete(ref, "name", "x", context={"owner": "me-"})
         assert len(result.completion.values) == 100 and result.completion.values[0] == "me-x0"
@@ -56,7 +56,7 @@ async def test_template_completion_with_context_is_capped_at_100() -> None:
 
 @pytest.mark.req("server/utilities/completion#2")
 async def test_errors() -> None:
-    async with memory_session_pair(completion_server()) as client:
+    async with memory_session_pair(completion_server(), era="legacy") as client:
         for ref, arg in (
             (PromptReference(name="nope"), "language"),
             (PromptReference(name="review"), "nope"),
@@ -65,6 +65,6 @@ async def test_errors() -> None:
             with pytest.raises(MCPError) as info:
                 await client.complete(ref, arg, "")
             assert info.value.code == ErrorCode.INVALID_PARAMS
-    async with memory_session_pair(Server("none")) as client:
+    async with memory_session_pair(Server("none"), era="legacy") as client:
         with pytest.raises(LocalProtocolError):  # no completions capability: refused before sending
             await client.complete(PromptReference(name="x"), "a", "")

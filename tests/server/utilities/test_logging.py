@@ -31,7 +31,7 @@ async def collect(server: Server, level: str | None) -> list[LoggingMessageNotif
     async def on_log(params: LoggingMessageNotificationParams) -> None:
         got.append(params)
 
-    async with memory_session_pair(server, on_log=on_log) as client:
+    async with memory_session_pair(server, on_log=on_log, era="legacy") as client:
         assert client.server_capabilities.logging == {}
         if level is not None:
             await client.set_logging_level(level)
@@ -70,7 +70,7 @@ async def test_level_filtering() -> None:
 async def test_missing_level_is_refused_before_sending() -> None:
     from mcp_ref.errors import LocalProtocolError
 
-    async with memory_session_pair(logging_server()) as client:
+    async with memory_session_pair(logging_server(), era="legacy") as client:
         with pytest.raises(LocalProtocolError, match="SetLevelRequestParams"):
             await client.request("logging/setLevel", None)
 
@@ -112,7 +112,7 @@ async def test_python_logging_bridge() -> None:
     handler = server.logging_handler()
     logger.addHandler(handler)
     try:
-        async with memory_session_pair(server, on_log=on_log) as client:
+        async with memory_session_pair(server, on_log=on_log, era="legacy") as client:
             await client.set_logging_level("info")
             logger.debug("too quiet")
             logger.info("connected to %s", "db")
@@ -143,7 +143,7 @@ async def test_unknown_levels_are_refused_before_sending() -> None:
     async def on_log(params: LoggingMessageNotificationParams) -> None:
         got.append(params)
 
-    async with memory_session_pair(server, on_log=on_log) as client:
+    async with memory_session_pair(server, on_log=on_log, era="legacy") as client:
         with pytest.raises(ValueError, match="unknown log level 'bogus'"):
             await client.set_logging_level("bogus")
         for level in (None, "info"):  # before and after the client set a level (no KeyError then)
@@ -177,7 +177,7 @@ async def test_python_logging_bridge_from_worker_threads_with_a_formatter() -> N
             logger.exception("it failed")
 
     try:
-        async with memory_session_pair(server, on_log=on_log) as client:
+        async with memory_session_pair(server, on_log=on_log, era="legacy") as client:
             await trio.to_thread.run_sync(work)
             with trio.fail_after(5):
                 await arrived.wait()
@@ -224,7 +224,7 @@ async def test_log_messages_are_rate_limited_per_session(autojump_clock: trio.ab
     async def on_log(params: LoggingMessageNotificationParams) -> None:
         got.append(params.data)
 
-    async with memory_session_pair(server, on_log=on_log) as client:
+    async with memory_session_pair(server, on_log=on_log, era="legacy") as client:
         await client.call_tool("burst")
         await client.ping()
         await trio.testing.wait_all_tasks_blocked()
