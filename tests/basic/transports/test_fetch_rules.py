@@ -82,7 +82,9 @@ class Documents:
         except trio.BrokenResourceError:
             return
         if request is not None and (location := self.redirects.get(request[0].target.decode())) is not None:
-            await stream.send_all(b"HTTP/1.1 302 Found\r\nlocation: %s\r\ncontent-length: 0\r\n\r\n" % location.encode())
+            await stream.send_all(
+                b"HTTP/1.1 302 Found\r\nlocation: %s\r\ncontent-length: 0\r\n\r\n" % location.encode()
+            )
         elif request is not None:
             doc = self.docs.get(request[0].target.decode())
             body = json.dumps(doc).encode() if doc is not None else b"{}"
@@ -227,7 +229,8 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_answer() 
 
 @pytest.mark.parametrize("server", [REMOTE, "http://mcp.example.com/mcp"])
 @pytest.mark.parametrize(
-    "named", ["file:///etc/passwd", "gopher://127.0.0.1:{port}/x", "javascript:alert(1)", "https:///no-host", "ftp://{host}/x"]
+    "named",
+    ["file:///etc/passwd", "gopher://127.0.0.1:{port}/x", "javascript:alert(1)", "https:///no-host", "ftp://{host}/x"],
 )
 async def test_a_url_of_another_scheme_or_without_a_host_is_refused(ca: trustme.CA, server: str, named: str) -> None:
     # refused as an authorization failure, nothing fetched (a URL without a host, or a plain-http
@@ -270,7 +273,7 @@ async def test_a_redirect_to_this_machine_is_not_followed(ca: trustme.CA) -> Non
     async with remote_world(ca) as (docs, target, port):
         prm = "/.well-known/oauth-protected-resource/mcp"
         docs.redirects[prm] = f"https://127.0.0.1:{port}/local-admin/reset?confirm=1"
-        with pytest.raises(AuthorizationError, match="a redirect to https://127.0.0.1.*redirects are not followed"):
+        with pytest.raises(AuthorizationError, match=r"a redirect to https://127\.0\.0\.1.*redirects are not followed"):
             await client(ca).challenged(REMOTE, 401, challenge(docs.origin + prm), None)
         # the authorization server's metadata, redirected: the same
         del docs.redirects[prm]
