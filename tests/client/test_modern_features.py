@@ -345,3 +345,17 @@ async def test_a_server_cannot_make_the_client_sample_without_end() -> None:
                 await client.call_tool("t", {})
         nursery.cancel_scope.cancel()
     assert calls == [0, 1, 2, 3]  # the first answer and three retries' worth, then the client gives up
+
+
+@pytest.mark.req("2026-07-28:server/utilities/caching#9", "2026-07-28:server/utilities/caching#10")
+@pytest.mark.parametrize("hints", [{"ttlMs": -5}, {"ttlMs": "soon"}, {"ttlMs": None}, {"cacheScope": "galactic"}, {}])
+async def test_odd_hints_never_fail_a_result_and_are_read_as_stale(hints: dict[str, Any]) -> None:
+    seen: list[dict[str, Any]] = []
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(script, server_end, lambda m: {"tools": [tool("t")], **hints}, seen)
+        async with open_session(client_end, era_cache=EraCache(), validate_tool_results=False) as client:
+            for _ in range(2):
+                assert [t.name for t in (await client.list_tools()).tools] == ["t"]
+        nursery.cancel_scope.cancel()
+    assert [m["method"] for m in seen].count("tools/list") == 2  # nothing kept: fetched each time
