@@ -244,19 +244,19 @@ class ClientSession:
         """
         method = _LIST_METHODS.get(field)
         cache = self.cache if method is not None and isinstance(self.session, ModernSession) else None
-        if cache is not None:
-            assert method is not None
-            whole = cache.pages(method, field)
-            if whole is not None:
-                return whole
+        # every page fresh in the cache: walked through list_*'s own checks, each page a cache hit (no
+        # checkpoint between them, so none expires midway)
+        whole = cache is not None and method is not None and cache.pages(method, field) is not None
         for attempt in range(2):
             try:
                 # [2026-07-28:server/utilities/caching#22] a consistent snapshot: from the first page, every
                 # page fetched again rather than mixed with older cached ones
-                return await self._walk(lambda c: fetch(c, cache=False) if cache is not None else fetch(c), field)
+                return await self._walk(
+                    lambda c: fetch(c, cache=False) if cache is not None and not whole else fetch(c), field
+                )
             except _CursorRefused as refused:
                 error = refused.error
-                if cache is None or attempt or error.code != ErrorCode.INVALID_PARAMS:
+                if cache is None or whole or attempt or error.code != ErrorCode.INVALID_PARAMS:
                     raise error from None
                 assert method is not None
                 # [2026-07-28:server/utilities/caching#23] a cursor the server no longer takes: every cached
