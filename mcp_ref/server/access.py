@@ -36,8 +36,9 @@ def check_scopes(scopes: Iterable[str] | None, what: str) -> frozenset[str]:
 def permits(ctx: Any, scopes: frozenset[str]) -> bool:
     """Whether the request of ``ctx`` may see a primitive that needs ``scopes``.
 
-    [2026-07-28:server/tools#7, server/resources#5, #18, #20, server/prompts#5] the set offered
+    [2026-07-28:server/tools#7, server/resources#5, server/prompts#5] the set offered
     varies with the authorization presented on the request, and only with it;
+    [server/resources#9, #11] access to a sensitive resource is checked before any read;
     [2026-07-28:server/utilities/caching#27] access is decided here, per primitive and
     per request, never by a result's ``cacheScope``.
     """

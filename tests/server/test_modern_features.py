@@ -582,3 +582,21 @@ async def test_a_url_elicitation_is_bound_to_its_user_across_the_rounds() -> Non
 
 async def _no_ids(ctx: Any, value: str, context: Any) -> list[str]:
     return []
+
+
+@pytest.mark.req("server/resources#9", "server/resources#11")
+async def test_a_2025_session_sees_the_same_scoped_registry() -> None:
+    from mcp_ref.basic.transports.memory import memory_channel_pair
+    from mcp_ref.session.client import open_session
+    from mcp_ref.session.modern_client import EraCache
+
+    server = features()
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        async with open_session(client_end, era="legacy", era_cache=EraCache()) as client:
+            listed = [r.uri for r in await client.list_all_resources()]
+            assert "test://open" in listed and "test://admin" not in listed  # no token: no scopes
+            with pytest.raises(Exception, match="Resource not found"):
+                await client.read_resource("test://admin")
+        nursery.cancel_scope.cancel()
