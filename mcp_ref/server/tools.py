@@ -174,6 +174,11 @@ class ToolRegistry:
         entry = self._entries.get(name)
         return entry.tool if entry else None
 
+    def visible(self, ctx: Any, name: str) -> Tool | None:
+        """Tool ``name`` if the request of ``ctx`` may see it (its scopes), else None."""
+        entry = self._entries.get(name)
+        return entry.tool if entry is not None and permits(ctx, entry.scopes) else None
+
     def param_headers(self, name: str) -> tuple[ParamHeader, ...]:
         """The ``x-mcp-header`` annotations of tool ``name`` (none for an unknown tool)."""
         entry = self._entries.get(name)

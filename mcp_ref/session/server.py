@@ -512,7 +512,7 @@ class Server:
         return result
 
     async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
-        tool = self.tools.get(params.name)
+        tool = self.tools.visible(ctx, params.name)  # (one the token may not see is unknown, even as a task)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
         # (the engine records a request as augmented only when its params carry task metadata)
         augmented = params.task is not None and ctx.task_augmented
