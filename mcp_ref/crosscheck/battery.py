@@ -58,6 +58,7 @@ from ..session.core import Session, SessionConfig
 from .channel import ObservedChannel
 from .config import ROLES, CheckConfig, ToolSpec
 from .exercise import WORD, arguments_for, expand_template, invalid_arguments_for, safe_to_call, why_not_safe
+from .modern import MODERN, ModernBattery, run_modern
 from .observer import Direction, Observer
 from .report import Finding, Report
 from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
@@ -477,8 +478,10 @@ class Battery:
         self.auth = auth
         #: check this revision only (``--revision``); None: every revision the server speaks
         self.revision = revision
-        if revision is not None and revision not in REVISIONS:
-            raise ValueError(f"unknown revision {revision!r}; known: {', '.join(REVISIONS)}")
+        if revision is not None and revision not in (*REVISIONS, MODERN):
+            raise ValueError(f"unknown revision {revision!r}; known: {', '.join((*REVISIONS, MODERN))}")
+        #: the 2026-07-28 battery, when the target speaks that revision
+        self.modern: ModernBattery | None = None
 
     def _wants(self, chapter: str) -> bool:
         return self.only is None or chapter in self.only
@@ -683,6 +686,12 @@ class Battery:
         that cannot be started or reached at all (or asks for credentials we lack) raises
         :class:`TargetUnreachable`."""
         try:
+            if self.revision in (None, MODERN):
+                await self._phase("the 2026-07-28 battery", self._modern)
+                if self.revision == MODERN:
+                    if self.modern is None:
+                        self._note("the target does not speak 2026-07-28 (server/discover does not list it)")
+                    return self.report
             if isinstance(self.target, HttpTarget):
                 await self._authorization()
             if await self._phase("the lifecycle probes", self._lifecycle_probes):
@@ -695,7 +704,23 @@ class Battery:
             self._gather()
         return self.report
 
+    async def _modern(self) -> None:
+        """[2026-07-28] the stateless battery (:mod:`.modern`), when the target speaks that revision."""
+        self.modern = await run_modern(
+            self.target,
+            self.report,
+            timeout=self.config.timeout,
+            call_all_tools=self.config.call_all_tools,
+            say=self.on_progress,
+            stderr_tail=self.stderr_tail,
+        )
+
     def _gather(self) -> None:
+        if self.modern is not None:
+            if MODERN not in self.report.revisions:
+                self.report.revisions.insert(0, MODERN)
+            if self.report.revision is None:
+                self.report.revision = MODERN
         for obs in self.observers:
             for direction in Direction:
                 obs.flush(direction)  # stdio lines that were never followed by a message
@@ -1078,6 +1103,13 @@ class Battery:
                     if got.status != 403:
                         text = f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}"
                         chk.find("basic/transports#10", text + ", not 403 (the server is on a loopback address)")
+            async with self.check("transport/version-header-omitted", ["basic/transports#67"]) as chk:
+                headers = {k: v for k, v in http.headers().items() if k != "mcp-protocol-version"}
+                got, _ = await exchange(url, "POST", headers, ping)
+                if got.status == 400:
+                    # [basic/transports#67] without the header the server takes the session's version (or 2025-03-26)
+                    chk.find("basic/transports#67", "a request without MCP-Protocol-Version was refused with 400")
+            await self._tool_call_streams(raw)
             self._streams_check()
             if http.session_id is None:
                 self.skip(
@@ -1102,6 +1134,28 @@ class Battery:
                         text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
                         chk.find("basic/transports#61", text + ", not 404")
                 http.session_id = None  # ended: no DELETE again
+
+    async def _tool_call_streams(self, raw: RawSession) -> None:
+        """Two tool calls on the raw session, so the SSE streams a server keeps for tools (their
+        priming events, event ids across streams, their ends) go through the HTTP judge too."""
+        specs = [s for s in (self.config.tool("progress"), self.config.tool("slow")) if s is not None]
+        if not specs:
+            listed = await raw.request("tools/list", {}, timeout=QUICK)
+            result = listed.get("result") if type(listed) is dict else None
+            tools = result.get("tools") if type(result) is dict else None
+            for tool in tools if isinstance(tools, list) else []:
+                annotations = tool.get("annotations") if type(tool) is dict else None
+                if type(annotations) is dict and annotations.get("readOnlyHint") is True:
+                    args = arguments_for(tool.get("inputSchema"))
+                    if args is not None and isinstance(tool.get("name"), str):
+                        specs.append(ToolSpec(tool["name"], args))
+                        break
+        if not specs:
+            return  # (no tool to call: the streams seen so far are all there is to judge)
+        async with self.check("transport/tool-call-streams", ["basic/transports#23", "basic/transports#50"]):
+            for i, spec in enumerate((specs * 2)[:2]):
+                params = {"name": spec.name, "arguments": spec.arguments, "_meta": {"progressToken": f"mcp-ref-s{i}"}}
+                await raw.request("tools/call", params, timeout=self.timer.current)
 
     def _streams_check(self) -> None:
         """The SSE streams and session ids the server gave so far, as the HTTP judge saw them
@@ -1370,6 +1424,37 @@ class Battery:
                 text = f"tool {params.name!r} failed with the protocol error {e.code}, not a result with isError"
                 chk.find("schema#37", text, self._answer(pending.id))
             return None
+
+    async def _forbidden_task(self, client: ClientSession) -> None:
+        """[basic/utilities/tasks#6] a tool that does not support tasks, called as one, gets -32601."""
+        if not self._has("tasks", "requests", "tools", "call"):
+            return
+        tool = next(
+            (
+                t
+                for t in sorted(getattr(self, "_tools_seen", []), key=lambda t: not safe_to_call(t))
+                if (t.execution is None or t.execution.task_support in (None, "forbidden"))
+                and (self.config.call_all_tools or safe_to_call(t))
+                and arguments_for(t.input_schema) is not None
+            ),
+            None,
+        )
+        if tool is None:
+            return
+        async with self.check("tasks/forbidden-tool-as-task", ["basic/utilities/tasks#6"]) as chk:
+            raw = {
+                "name": tool.name,
+                "arguments": arguments_for(tool.input_schema),
+                "task": {"ttl": 60_000},
+            }
+            answer = await self._raw_request(client, "tools/call", raw)
+            result = answer.get("result") if type(answer) is dict else None
+            if type(result) is dict and "task" in result:
+                chk.find(
+                    "basic/utilities/tasks#6",
+                    f"{tool.name}, which does not support tasks, was run as a task (not -32601)",
+                    answer,
+                )
 
     def _task_tool(self) -> ToolSpec | None:
         """A tool the tasks checks may run as a task when none was named: one that supports task
@@ -1781,6 +1866,7 @@ class Battery:
                             f"{method} for an unknown task got error {e.code}, not -32602",
                             self._answer(pending.id),
                         )
+        await self._forbidden_task(client)
         spec = self.config.tool("task") or self._task_tool()
         requirements = [
             "basic/utilities/tasks#43",

@@ -21,6 +21,7 @@ Every answer is judged; the report is written when the session ends.
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -41,6 +42,7 @@ from ..schema.sampling import CreateMessageRequestParams, SamplingMessage, ToolC
 from ..schema.tools import Tool
 from ..session.core import Session, SessionConfig
 from .channel import ObservedChannel
+from .modern_fixture import FixtureRuntime, ModernFixture, is_modern_opening, serve_modern_stdio
 from .observer import Direction, Observer
 from .report import Finding, Report, Status
 from .targets import TargetUnreachable
@@ -56,6 +58,10 @@ FORM_SCHEMA: Final = {
 #: the codes a client may refuse a plain sampling request with (client/sampling#13: -1 the user
 #: rejected it; -32602 / -32603 what the request or the client could not do)
 _SAMPLING_REFUSALS: Final = frozenset({-1, -32602, -32603})
+#: an error message that says the user said no (then the code is -1: client/sampling#13)
+_USER_REFUSAL: Final = re.compile(
+    r"\b(user|human)\b.*\b(reject|declin|denie|refus)|\b(rejected|declined) by the user", re.IGNORECASE
+)
 #: (method, capability, what answering it breaks, what another error code breaks)
 _UNDECLARED: Final = (
     ("roots/list", "roots", "client/roots#1", "client/roots#4"),
@@ -266,6 +272,10 @@ class ClientBattery:
                 # [client/sampling#13] a refused sampling request says why with the listed codes
                 text = f"a sampling request was refused with error code {e.code}, not one sampling lists (-1 ...)"
                 self._add(Finding.of("client/sampling#13", text, self._answer(pending.id), party="client"))
+            elif e.code != -1 and _USER_REFUSAL.search(e.message or ""):
+                # [client/sampling#13] the user's own rejection is -1, whatever else may be -32602/-32603
+                text = f"a sampling request the user rejected ({e.message!r}) got error code {e.code}, not -1"
+                self._add(Finding.of("client/sampling#13", text, self._answer(pending.id), party="client"))
             return f"refused with error {e.code}"
         return f"model {result.model}"
 
@@ -406,6 +416,29 @@ class ClientBattery:
 # -- serving ----------------------------------------------------------------------------------
 
 
+class _Replay(trio.abc.Channel[bytes]):
+    """A channel whose first message was already read (to choose the era): it comes out first."""
+
+    def __init__(self, channel: trio.abc.Channel[bytes], first: bytes) -> None:
+        self.channel = channel
+        self.first: bytes | None = first
+
+    async def send(self, value: bytes) -> None:
+        await self.channel.send(value)
+
+    async def receive(self) -> bytes:
+        if self.first is not None:
+            first, self.first = self.first, None
+            return first
+        return await self.channel.receive()
+
+    async def aclose(self) -> None:
+        await self.channel.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.channel, name)
+
+
 class _FixtureServer:
     """What the HTTP server (and stdio) serves per session: the everything example, watched."""
 
@@ -416,6 +449,37 @@ class _FixtureServer:
         self.options = options
         self.reports = reports
         self.once_done = trio.Event()
+        #: (HTTP) the 2026-07-28 side, made at the first modern request
+        self.modern: ModernFixture | None = None
+
+    def modern_runtime(self) -> FixtureRuntime:
+        """[2026-07-28] a POST without a session is a modern request: the fixture's own server judges it."""
+        if self.modern is None:
+            report = Report("the client")
+            self.reports.append(report)
+            self.modern = ModernFixture(report, http=True)
+        return FixtureRuntime(self.modern)
+
+    async def serve_stdio(self, channel: trio.abc.Channel[bytes]) -> None:
+        """stdio: a client opening with a 2026-07-28 request is served by the modern fixture."""
+        try:
+            first = await channel.receive()
+        except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        try:
+            opening = json.loads(first)
+        except ValueError:
+            opening = None
+        if is_modern_opening(opening):
+            report = Report("the client")
+            self.reports.append(report)
+            fixture = ModernFixture(report, http=False)
+            try:
+                await serve_modern_stdio(channel, first, fixture)
+            finally:
+                fixture.finish()
+            return
+        await self.serve(_Replay(channel, first), stdio=True)
 
     async def serve(self, channel: trio.abc.Channel[bytes], *, stdio: bool = False) -> None:
         observer = Observer(transport="stdio" if stdio else "http")
@@ -475,7 +539,7 @@ async def serve_fixture_stdio(options: FixtureOptions, *, once: bool) -> Report:
             async with trio.open_nursery() as inner:
 
                 async def serve_then_stop() -> None:
-                    await fixture.serve(channel, stdio=True)
+                    await fixture.serve_stdio(channel)
                     inner.cancel_scope.cancel()  # the client left
 
                 inner.start_soon(serve_then_stop)
@@ -490,18 +554,24 @@ async def serve_fixture_stdio(options: FixtureOptions, *, once: bool) -> Report:
 
 
 @asynccontextmanager
-async def serve_fixture_http(options: FixtureOptions, reports: list[Report]) -> AsyncIterator[str]:
+async def serve_fixture_http(
+    options: FixtureOptions, reports: list[Report], fixtures: list["_FixtureServer"] | None = None
+) -> AsyncIterator[str]:
     """The fixture over Streamable HTTP on a free loopback port; yields its URL."""
-    async with serve_fixture_http_on(options, reports, 0) as url:
+    async with serve_fixture_http_on(options, reports, 0, fixtures) as url:
         yield url
 
 
 @asynccontextmanager
-async def serve_fixture_http_on(options: FixtureOptions, reports: list[Report], port: int) -> AsyncIterator[str]:
+async def serve_fixture_http_on(
+    options: FixtureOptions, reports: list[Report], port: int, fixtures: list["_FixtureServer"] | None = None
+) -> AsyncIterator[str]:
     from ..session.http import serve_http
 
     async with trio.open_nursery() as nursery:
         fixture = _FixtureServer(nursery, options, reports)
+        if fixtures is not None:
+            fixtures.append(fixture)
         info = await nursery.start(lambda task_status: serve_http(fixture, port=port, task_status=task_status))
         try:
             yield info.url
@@ -523,13 +593,16 @@ async def check_client(
     if not any("{fixture}" in w or "{url}" in w for w in words):
         raise ValueError("the client command needs {fixture} (a stdio server command) or {url} (an HTTP URL)")
     reports: list[Report] = []
+    fixtures: list[_FixtureServer] = []
     with tempfile.TemporaryDirectory(prefix="mcp-ref-fixture-") as tmp:
         out = os.path.join(tmp, "report.json")
         fixture = [sys.executable, "-m", "mcp_ref.cli", "fixture", "--once", "--json", out]
         fixture += ["--timeout", f"{options.timeout:g}"]
         if any("{url}" in w for w in words):
-            async with serve_fixture_http(options, reports) as url:
+            async with serve_fixture_http(options, reports, fixtures) as url:
                 await _run_client([w.replace("{url}", url) for w in words], client_timeout)
+                if fixtures and fixtures[0].modern is not None:
+                    fixtures[0].modern.finish()
                 with trio.move_on_after(2):
                     while reports and not reports[-1].checks:
                         await trio.sleep(0.05)

@@ -232,6 +232,7 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         body = b""
         first: tuple[str | None, str | None] | None = None
         answered = trio.Event()
+        answered_at = 0.0
         waiting = set(map(_key, ids or []))
         session = self.session_id
         try:
@@ -239,7 +240,8 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
                 while True:
                     event = conn.next_event()
                     if event is h11.NEED_DATA:
-                        with trio.move_on_after(self.linger) if answered.is_set() else _forever():
+                        # (the time a stream may linger counts from its answer: keep-alive comments do not extend it)
+                        with trio.move_on_at(answered_at + self.linger) if answered.is_set() else _forever():
                             conn.receive_data(bytes(await stream.receive_some(_READ)))
                             continue
                         # [basic/transports#32] the response came, and the stream went on
@@ -253,8 +255,9 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
                                     first = (sse.id, sse.data)
                                 self._found(self.judge.event(session, sse.id, sse.data))
                                 if sse.data:
-                                    if _key(_id_of(sse.data)) in waiting:
+                                    if _key(_id_of(sse.data)) in waiting and not answered.is_set():
                                         answered.set()
+                                        answered_at = trio.current_time()
                                         got.answered = True
                                     self._deliver(sse.data.encode())
                         else:
@@ -268,7 +271,18 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
             self.judge.revision = self.protocol_version
             self._found(
                 self.judge.end(
-                    "POST", got.status, content_type, body, is_request=is_request, first_event=first, posted=posted
+                    "POST",
+                    got.status,
+                    content_type,
+                    body,
+                    is_request=is_request,
+                    first_event=first,
+                    posted=posted,
+                    # (an event left without its blank line at the end of a stream that never carried the
+                    # response: the server's last event, undelivered; a stream closed to be resumed is not that)
+                    answered=False
+                    if content_type == "text/event-stream" and not answered.is_set() and getattr(decoder, "_data", None)
+                    else None,
                 )
             )
             if body.strip() and content_type != "text/event-stream" and got.status != 202:

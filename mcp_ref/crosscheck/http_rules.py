@@ -139,13 +139,27 @@ class HttpJudge:
         is_request: bool,
         first_event: tuple[str | None, str | None] | None,
         posted: Any = None,
+        answered: bool | None = None,
     ) -> list[Finding]:
-        """The whole answer was read: its body (not SSE) and the first event of its stream (SSE)."""
+        """The whole answer was read: its body (not SSE) and the first event of its stream (SSE).
+        ``answered``: (SSE) whether the stream carried the response (None: not known)."""
         out: list[Finding] = []
+        if answered is False and is_request and status == 200 and _kind(content_type) == _SSE:
+            # [basic/transports#28] the stream answering a request carries its response (a last event
+            # not ended by a blank line is never dispatched: SSE readers drop it)
+            text = "the SSE stream answering a request ended without its response"
+            out.append(Finding.of("basic/transports#28", text, posted, party="server"))
         if method == "POST" and status == 202 and body.strip():
             # [basic/transports#18] 202 Accepted, with no body
             text = "a 202 answer carried a body"
             out.append(Finding.of("basic/transports#18", text, body.decode("utf-8", "replace"), party="server"))
+        if method == "POST" and is_request and 200 <= status < 300 and _kind(content_type) == _JSON:
+            if body.strip().startswith(b"["):
+                # [basic/transports#21] a request is answered with ONE JSON object (no batches since 2025-06-18)
+                text = "a request was answered with a JSON array, not one JSON object"
+                out.append(
+                    Finding.of("basic/transports#21", text, body.decode("utf-8", "replace")[:300], party="server")
+                )
         # (not for initialize: the server cannot know yet whether the client takes priming events)
         initialize = isinstance(posted, dict) and posted.get("method") == "initialize"
         primed = self.revision is not None and self.revision >= "2025-11-25" and not initialize

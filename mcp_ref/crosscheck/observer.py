@@ -213,10 +213,14 @@ class Observer:
         out: list[Finding] = []
         if not line.strip():
             return out
+        run = self._stdio_run[direction]
         try:
-            loads(line)
+            alone = loads(line)
+            # a scalar line inside a run ("text", 1, true) is a piece of a value spread over lines
+            piece = bool(run) and type(alone) not in (dict, list)
         except InvalidMessage:
-            run = self._stdio_run[direction]
+            piece = True
+        if piece:
             run.append(line)
             joined = b"\n".join(run)
             try:

@@ -1,10 +1,17 @@
-"""The requirements the cross-checker judges: :mod:`mcp_ref.basic.requirements`.
+"""The requirements the cross-checker judges: :mod:`mcp_ref.basic.requirements`, and the
+2026-07-28 statements only the cross-checker judges (:data:`CHECK_RULES`).
 
-The table lives with the base protocol, so the engine's events carry the
-same ids and levels as the cross-checker's findings.
+The base table lives with the base protocol, so the engine's events carry the
+same ids and levels as the cross-checker's findings; the 2026-07-28 battery
+(:mod:`.modern`) and the client fixture of that revision cite more
+statements than the engine does, and their levels are the catalogue's
+(``../shared/spec/2026-07-28/requirements.tsv``; a test keeps them equal).
 """
 
+from typing import Final
+
 from ..basic.requirements import (
+    MODERN_RULES,
     MUST_LEVELS,
     RULES,
     SHOULD_LEVELS,
@@ -12,8 +19,151 @@ from ..basic.requirements import (
     chapter_of,
     is_must,
     is_should,
-    level_of,
-    rule,
 )
+from ..basic.requirements import rule as _base_rule
 
-__all__ = ["Rule", "RULES", "rule", "level_of", "chapter_of", "is_must", "is_should", "MUST_LEVELS", "SHOULD_LEVELS"]
+__all__ = [
+    "Rule",
+    "RULES",
+    "CHECK_RULES",
+    "rule",
+    "level_of",
+    "chapter_of",
+    "is_must",
+    "is_should",
+    "MUST_LEVELS",
+    "SHOULD_LEVELS",
+]
+
+#: the 2026-07-28 statements the cross-checker cites (the engine's own are in MODERN_RULES)
+CHECK_RULES: Final[dict[str, Rule]] = {
+    row[0]: Rule(*row)
+    for row in (
+        ("2026-07-28:basic/index#10", "MUST", "every result carries a resultType"),
+        (
+            "2026-07-28:basic/index#12",
+            "MUST",
+            "a resultType is one the core protocol (or a declared extension) defines",
+        ),
+        (
+            "2026-07-28:basic/index#21",
+            "MUST NOT",
+            "no code of the sub-range reserved for the specification that it does not define",
+        ),
+        ("2026-07-28:basic/index#22", "MUST NOT", "none of the codes this revision retired (-32002, -32042)"),
+        (
+            "2026-07-28:basic/index#3",
+            "MUST",
+            "every message is JSON-RPC 2.0: a method the server does not have is -32601",
+        ),
+        ("2026-07-28:basic/index#52", "MUST", "every client request carries the required _meta fields"),
+        ("2026-07-28:basic/index#53", "MUST", "a request missing a required _meta field gets -32602"),
+        ("2026-07-28:basic/index#54", "MUST", "over HTTP, a malformed _meta is refused with 400"),
+        ("2026-07-28:basic/index#55", "SHOULD", "client requests carry clientInfo"),
+        ("2026-07-28:basic/index#57", "MUST", "a request needing an undeclared client capability gets -32021"),
+        ("2026-07-28:basic/index#58", "MUST", "over HTTP, -32021 comes with 400"),
+        ("2026-07-28:basic/index#59", "SHOULD", "results carry serverInfo in _meta"),
+        ("2026-07-28:basic/index#61", "MUST", "notifications of a subscription carry its subscriptionId"),
+        ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
+        ("2026-07-28:basic/patterns/mrtr#12", "MUST", "a requestState failing verification is rejected"),
+        (
+            "2026-07-28:basic/patterns/mrtr#16",
+            "MUST",
+            "an InputRequiredResult carries input requests or a request state",
+        ),
+        ("2026-07-28:basic/patterns/mrtr#17", "MUST NOT", "no input request the client's capabilities do not allow"),
+        ("2026-07-28:basic/patterns/mrtr#21", "MUST", "a retry carries the answers to the input requests"),
+        ("2026-07-28:basic/patterns/mrtr#23", "MUST", "a retry echoes the requestState exactly"),
+        ("2026-07-28:basic/patterns/mrtr#25", "MUST NOT", "no requestState in a retry when none was given"),
+        ("2026-07-28:basic/patterns/mrtr#26", "MUST", "a retry has a new JSON-RPC id"),
+        (
+            "2026-07-28:basic/patterns/mrtr#5",
+            "MUST NOT",
+            "InputRequiredResult only on tools/call, prompts/get, resources/read",
+        ),
+        ("2026-07-28:basic/patterns/mrtr#9", "MUST", "input requests are elicitation, sampling or roots requests"),
+        (
+            "2026-07-28:basic/patterns/subscriptions#1",
+            "MUST NOT",
+            "a subscription gets only the notification types it asked for",
+        ),
+        ("2026-07-28:basic/patterns/subscriptions#2", "MUST", "a subscription's acknowledgement comes first"),
+        ("2026-07-28:basic/transports/stdio#1", "MUST NOT", "one message per line, no newline inside"),
+        ("2026-07-28:basic/transports/stdio#4", "MUST NOT", "nothing but MCP messages on the server's stdout"),
+        ("2026-07-28:basic/transports/stdio#7", "MUST NOT", "a client writes no JSON-RPC responses"),
+        ("2026-07-28:basic/transports/stdio#9", "MUST NOT", "a server writes no JSON-RPC requests"),
+        ("2026-07-28:basic/transports/streamable-http#13", "MUST", "an accepted notification gets 202 and no body"),
+        ("2026-07-28:basic/transports/streamable-http#16", "MUST", "a request is answered with JSON or an SSE stream"),
+        ("2026-07-28:basic/transports/streamable-http#20", "MUST NOT", "no server request on a response stream"),
+        ("2026-07-28:basic/transports/streamable-http#21", "SHOULD", "the response ends its SSE stream"),
+        ("2026-07-28:basic/transports/streamable-http#22", "SHOULD", "SSE answers carry X-Accel-Buffering: no"),
+        ("2026-07-28:basic/transports/streamable-http#25", "MUST", "every POST carries MCP-Protocol-Version"),
+        ("2026-07-28:basic/transports/streamable-http#26", "MUST", "the MCP-Protocol-Version header matches _meta"),
+        (
+            "2026-07-28:basic/transports/streamable-http#27",
+            "MUST",
+            "a version header that does not match _meta gets 400 and -32020",
+        ),
+        ("2026-07-28:basic/transports/streamable-http#28", "MUST", "an unsupported version gets 400"),
+        ("2026-07-28:basic/transports/streamable-http#29", "MUST", "an unknown method gets 404 and -32601"),
+        ("2026-07-28:basic/transports/streamable-http#3", "MUST", "a request from a foreign Origin gets 403"),
+        ("2026-07-28:basic/transports/streamable-http#31", "MUST", "a request without MCP-Protocol-Version is refused"),
+        (
+            "2026-07-28:basic/transports/streamable-http#32",
+            "REQUIRED",
+            "the request metadata headers (Mcp-Method, Mcp-Name) are sent",
+        ),
+        (
+            "2026-07-28:basic/transports/streamable-http#36",
+            "MUST",
+            "parameters marked x-mcp-header are mirrored into Mcp-Param-* headers",
+        ),
+        (
+            "2026-07-28:basic/transports/streamable-http#54",
+            "MUST",
+            "a Base64 Mcp-Name is decoded before the comparison",
+        ),
+        ("2026-07-28:basic/transports/streamable-http#60", "MUST", "Mcp-Param-* headers are checked against the body"),
+        ("2026-07-28:basic/transports/streamable-http#61", "MUST", "a failed header check is 400 and -32020"),
+        ("2026-07-28:basic/transports/streamable-http#63", "MUST", "headers that differ from the body are refused"),
+        ("2026-07-28:basic/transports/streamable-http#65", "MUST", "a header mismatch is error -32020 with 400"),
+        ("2026-07-28:basic/transports/streamable-http#72", "SHOULD", "no session ids, no GET or DELETE (405)"),
+        (
+            "2026-07-28:basic/versioning#1",
+            "MUST",
+            "a version the server does not implement gets -32022 listing the supported ones",
+        ),
+        (
+            "2026-07-28:basic/versioning#10",
+            "SHOULD",
+            "a modern-only server names its versions when refusing initialize",
+        ),
+        ("2026-07-28:basic/versioning#3", "MUST", "servers implement server/discover"),
+        ("2026-07-28:schema#18", "MUST", "a HeaderMismatch error comes with HTTP 400"),
+        ("2026-07-28:server/discover#1", "MUST", "servers implement server/discover"),
+        ("2026-07-28:server/resources#13", "MUST", "an unknown resource gets -32602"),
+        ("2026-07-28:server/resources#16", "MUST NOT", "no empty contents for an unknown resource"),
+        ("2026-07-28:server/resources#4", "MUST NOT", "the resource list does not vary with other requests"),
+        ("2026-07-28:server/tools#6", "MUST NOT", "the tool list does not vary with other requests"),
+        ("2026-07-28:server/utilities/caching#1", "MUST", "cacheable results carry ttlMs and cacheScope"),
+        ("2026-07-28:server/utilities/caching#11", "MUST", "ttlMs is an integer >= 0"),
+        ("2026-07-28:server/utilities/caching#24", "MUST", "every page of a list has the same cacheScope"),
+        ("2026-07-28:server/utilities/logging#2", "MUST", "a server sending log messages declares logging"),
+        ("2026-07-28:server/utilities/logging#3", "MUST NOT", "no log message for a request without a logLevel"),
+        ("2026-07-28:server/utilities/logging#6", "SHOULD", "an unknown log level gets -32602"),
+        ("basic/transports#28", "SHOULD", "the SSE stream answering a request carries its response"),
+        ("basic/transports#67", "SHOULD", "without MCP-Protocol-Version a request is still served"),
+    )
+}
+
+
+def rule(requirement: str) -> Rule:
+    """The rule for ``requirement``; KeyError names an id mcp_ref does not cite."""
+    if requirement not in MODERN_RULES and requirement not in RULES and requirement in CHECK_RULES:
+        return CHECK_RULES[requirement]
+    return _base_rule(requirement)
+
+
+def level_of(requirement: str | None) -> str | None:
+    """The level a broken ``requirement`` is reported with (None for None)."""
+    return None if requirement is None else rule(requirement).effective_level

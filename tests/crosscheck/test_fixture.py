@@ -101,7 +101,7 @@ async def test_our_own_client_over_http_comes_out_clean() -> None:
     reports: list[Report] = []
     async with serve_fixture_http(OPTIONS, reports) as url:
         with trio.fail_after(60):
-            async with open_http_client(url, sampling=_model, roots=[]):
+            async with open_http_client(url, sampling=_model, roots=[], era="legacy"):
                 # the battery runs meanwhile; its last check is the one on tasks
                 while not reports or not any(c.name.startswith("tasks/") for c in reports[0].checks):
                     await trio.sleep(0.05)

@@ -1,0 +1,1631 @@
+"""The 2026-07-28 battery of ``mcp-ref check``: stateless requests, judged message by message.
+
+A 2026-07-28 server keeps no session: every request carries its protocol
+version, the client's capabilities and identity in ``_meta``, and every
+result says what it is (``resultType``). So the battery needs no engine: it
+writes raw JSON-RPC requests (:class:`StdioWire`: one process, newline
+framing; :class:`HttpWire`: one POST each, with the request metadata
+headers) and judges every answer with the same rules (:class:`ModernJudge`):
+
+* every result: ``resultType`` (basic/index#10), ``serverInfo`` in ``_meta``
+  (basic/index#59), caching hints on the cacheable methods
+  (server/utilities/caching#1, #11), an ``InputRequiredResult`` only where
+  allowed and well formed (basic/patterns/mrtr#5, #9, #16, #17);
+* every error: no code of the reserved sub-range the spec does not define
+  (basic/index#21), none of the codes this revision retired (basic/index#22);
+* every other message: no request to the client (stdio#9, streamable-http#20),
+  no log message for a request that asked for none (logging#3), no
+  cancellation but of a subscription (cancellation#3);
+* over HTTP, every answer: the status the error calls for (400 for
+  -32020/-32021/-32022 and a malformed ``_meta``, 404 for an unknown method),
+  no session id (streamable-http#72), an SSE stream that ends with its answer
+  (#21) and is not buffered (#22).
+
+Then the probes: ``server/discover``, an unsupported version, a missing
+``_meta`` field, an unknown and the removed methods, every list (all pages,
+one ``cacheScope``), the tools (the read-only ones, or every one with
+``--call-all-tools``) with multi round-trip requests answered and retried,
+a forged ``requestState``, a tool needing a capability not declared, every
+resource and prompt, an unknown resource, the lists again (they do not vary
+with what was called), ``subscriptions/listen``, and over HTTP the header
+checks (version, method, name, mirrored parameters, the Base64 form), GET,
+DELETE, a notification, a foreign Origin and an old session id.
+"""
+
+import base64
+import json
+import re
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import attrs
+import trio
+
+from .report import Finding, Report
+from .targets import HttpTarget, StdioTarget, Target
+
+__all__ = ["MODERN", "ModernBattery", "ModernJudge", "Answer", "StdioWire", "HttpWire", "run_modern"]
+
+MODERN: Final = "2026-07-28"
+PV: Final = "io.modelcontextprotocol/protocolVersion"
+CAPS: Final = "io.modelcontextprotocol/clientCapabilities"
+CINFO: Final = "io.modelcontextprotocol/clientInfo"
+LOGLEVEL: Final = "io.modelcontextprotocol/logLevel"
+SINFO: Final = "io.modelcontextprotocol/serverInfo"
+SUBID: Final = "io.modelcontextprotocol/subscriptionId"
+R: Final = MODERN + ":"
+
+#: what the battery declares when it wants to see multi round-trip requests
+FULL_CAPS: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+CLIENT_INFO: Final = {"name": "mcp-ref-check", "version": "0.1.0"}
+#: a protocol version nobody implements
+UNKNOWN_VERSION: Final = "1999-01-01"
+#: the results that carry caching hints [2026-07-28:server/utilities/caching#1]
+CACHEABLE: Final = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
+#: where an InputRequiredResult may answer [2026-07-28:basic/patterns/mrtr#4]
+MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: what an input request may be, and the client capability each needs
+INPUT_METHODS: Final = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+#: client-to-server methods of 2025-11-25 this revision no longer has (initialize aside: a dual-era
+#: server answers it; the tasks methods moved to an extension a server may still serve)
+REMOVED: Final = ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
+#: the codes of the sub-range reserved for the MCP specification that it defines
+DEFINED_RESERVED: Final = frozenset({-32020, -32021, -32022})
+#: codes this revision retired [2026-07-28:basic/index#22]
+RETIRED: Final = frozenset({-32002, -32042})
+#: the HTTP status an error calls for (anything else: 200 or another 4xx/5xx is the server's choice)
+STATUS_OF: Final = {-32020: 400, -32021: 400, -32022: 400, -32601: 404}
+LIST_KEYS: Final = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+LIST_CAPABILITY: Final = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+}
+#: a requested subscription filter key per list_changed notification
+LIST_CHANGED: Final = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+    "notifications/resources/updated": "resourceSubscriptions",
+}
+#: pages followed at most, tools/resources/prompts tried at most
+MAX_PAGES: Final = 20
+MAX_EXERCISED: Final = 30
+#: seconds an answer is waited for once the server has let one go unanswered
+QUICK: Final = 2.0
+#: unanswered requests in a row before the battery sends no more
+GIVE_UP: Final = 3
+#: seconds server/discover is waited for (a server of an earlier revision may ignore it)
+DISCOVER_WAIT: Final = 5.0
+#: seconds a subscription is listened to
+LISTEN: Final = 1.5
+#: seconds an SSE stream may stay open after carrying its answer
+STREAM_GRACE: Final = 1.0
+_HEADER_SAFE = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def header_value(value: str) -> str:
+    """``value`` as a request metadata header: as it is when plain ASCII, else the Base64 sentinel form."""
+    if _HEADER_SAFE.match(value) and not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    return sentinel(value)
+
+
+def sentinel(value: str) -> str:
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def meta(version: str = MODERN, caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {PV: version, CAPS: FULL_CAPS if caps is None else caps, CINFO: CLIENT_INFO}
+    out.update(extra)
+    return out
+
+
+def _is_response(m: Any) -> bool:
+    return type(m) is dict and "method" not in m and ("result" in m or "error" in m)
+
+
+def _error(m: Any) -> dict[str, Any] | None:
+    e = m.get("error") if type(m) is dict else None
+    return e if type(e) is dict else None
+
+
+def _result(m: Any) -> dict[str, Any] | None:
+    r = m.get("result") if type(m) is dict else None
+    return r if type(r) is dict else None
+
+
+def _code(m: Any) -> Any:
+    e = _error(m)
+    return e.get("code") if e is not None else None
+
+
+def _brief(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@attrs.define
+class Answer:
+    """What came back for one request: the response (None: none in time) and what came with it."""
+
+    message: Any = None
+    #: notifications and requests that arrived while the request was open (stdio: on the shared
+    #: channel; HTTP: on the request's own SSE stream)
+    others: list[Any] = attrs.Factory(list)
+    #: (HTTP) the answer's status, headers (lower-case names) and content type
+    status: int | None = None
+    headers: dict[str, str] = attrs.Factory(dict)
+    content_type: str = ""
+    body: bytes = b""
+    #: (HTTP, SSE) the stream was still open STREAM_GRACE seconds after it carried the response
+    open_after: bool = False
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return _result(self.message)
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return _error(self.message)
+
+    @property
+    def code(self) -> Any:
+        return _code(self.message)
+
+
+# -- wires --------------------------------------------------------------------------------------------
+
+
+class Wire:
+    """How the battery reaches the server. ``record(direction, data)`` keeps the traffic for --html."""
+
+    http = False
+
+    def __init__(self, record: Callable[[str, bytes], None], on_finding: Callable[[Finding], None]) -> None:
+        self.record = record
+        self.on_finding = on_finding
+        self.inbox: list[Any] = []
+
+    async def call(
+        self,
+        message: dict[str, Any],
+        timeout: float,
+        *,
+        headers: dict[str, str | None] | None = None,
+        tools: dict[str, Any] | None = None,
+        keep_open: float = 0.0,
+    ) -> Answer | None:
+        raise NotImplementedError
+
+    async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
+        raise NotImplementedError
+
+
+class StdioWire(Wire):
+    """One server process; newline-delimited JSON both ways (a CR before the newline is whitespace)."""
+
+    def __init__(
+        self,
+        process: trio.Process,
+        record: Callable[[str, bytes], None],
+        on_finding: Callable[[Finding], None],
+    ) -> None:
+        super().__init__(record, on_finding)
+        self.process = process
+        self.waiting: dict[str, trio.Event] = {}
+        self.responses: dict[str, Any] = {}
+        self.closed = trio.Event()
+        self._run: list[bytes] = []
+        self._reported: set[str] = set()
+
+    @staticmethod
+    def _key(rid: Any) -> str:
+        return json.dumps(rid)
+
+    async def reader(self) -> None:
+        assert self.process.stdout is not None
+        buf = b""
+        try:
+            while True:
+                chunk = await self.process.stdout.receive_some(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    self._line(line)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            if buf.strip():
+                self._line(buf)
+            self.flush()
+            self.closed.set()
+            for ev in self.waiting.values():
+                ev.set()
+
+    def _line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        self.record("s2c", line)
+        try:
+            message = json.loads(line)
+            piece = bool(self._run) and type(message) not in (dict, list)
+        except ValueError:
+            piece = True
+        if piece:
+            # held until the run of lines that are not messages ends: one JSON value spread over
+            # several lines is a message with embedded newlines, anything else is not a message
+            self._run.append(line)
+            try:
+                message = json.loads(b"\n".join(self._run))
+            except ValueError:
+                return
+            count, self._run = len(self._run), []
+            # [2026-07-28:basic/transports/stdio#1] one message, one line
+            self._bad("basic/transports/stdio#1", f"the server wrote a message over {count} lines", message)
+            self._take(message)
+            return
+        self.flush()
+        self._take(message)
+
+    def flush(self) -> None:
+        """A run of lines that were not one message: not MCP messages."""
+        if self._run:
+            # [2026-07-28:basic/transports/stdio#4] nothing but MCP messages on stdout
+            text = "the server wrote a line on stdout that is not a JSON-RPC message"
+            self._bad("basic/transports/stdio#4", text, self._run[0].decode("utf-8", "replace")[:300])
+            self._run = []
+
+    def _bad(self, requirement: str, text: str, evidence: Any) -> None:
+        if requirement in self._reported:
+            return
+        self._reported.add(requirement)
+        self.on_finding(Finding.of(R + requirement, text, _brief(evidence), party="server"))
+
+    def _take(self, message: Any) -> None:
+        if _is_response(message):
+            key = self._key(message.get("id"))
+            self.responses[key] = message
+            ev = self.waiting.get(key)
+            if ev is not None:
+                ev.set()
+            return
+        self.inbox.append(message)
+
+    async def _write(self, message: Any) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        self.record("c2s", data)
+        assert self.process.stdin is not None
+        try:
+            await self.process.stdin.send_all(data + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def call(
+        self,
+        message: dict[str, Any],
+        timeout: float,
+        *,
+        headers: dict[str, str | None] | None = None,
+        tools: dict[str, Any] | None = None,
+        keep_open: float = 0.0,
+    ) -> Answer | None:
+        key = self._key(message.get("id"))
+        ev = self.waiting[key] = trio.Event()
+        start = len(self.inbox)
+        await self._write(message)
+        with trio.move_on_after(timeout):
+            await ev.wait()
+        self.waiting.pop(key, None)
+        if key not in self.responses:
+            return None
+        await trio.sleep(0.05)  # stragglers sent just before the answer
+        return Answer(self.responses.pop(key), others=self.inbox[start:])
+
+    async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
+        await self._write(message)
+        return Answer()
+
+    async def listen(self, message: dict[str, Any], seconds: float) -> Answer:
+        """A subscription: what came in ``seconds``, then a cancellation (the response, if any, included)."""
+        key = self._key(message.get("id"))
+        start = len(self.inbox)
+        await self._write(message)
+        await trio.sleep(seconds)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
+        await self._write(cancel)
+        await trio.sleep(0.2)
+        return Answer(self.responses.pop(key, None), others=self.inbox[start:])
+
+
+class _Unstarted(Wire):
+    """A command that could not be started: nothing answers."""
+
+    async def call(
+        self,
+        message: dict[str, Any],
+        timeout: float,
+        *,
+        headers: dict[str, str | None] | None = None,
+        tools: dict[str, Any] | None = None,
+        keep_open: float = 0.0,
+    ) -> Answer | None:
+        return None
+
+
+class HttpWire(Wire):
+    """Streamable HTTP of 2026-07-28: each message its own POST, with the request metadata headers."""
+
+    http = True
+
+    def __init__(
+        self,
+        target: HttpTarget,
+        record: Callable[[str, bytes], None],
+        on_finding: Callable[[Finding], None],
+    ) -> None:
+        super().__init__(record, on_finding)
+        self.target = target
+
+    def headers_for(
+        self, message: dict[str, Any], tools: dict[str, Any] | None, extra: dict[str, str | None] | None
+    ) -> dict[str, str]:
+        from .http_probe import ACCEPT_BOTH
+
+        hdrs: dict[str, str | None] = {"accept": ACCEPT_BOTH, **{k.lower(): v for k, v in self.target.headers.items()}}
+        params = _obj(message.get("params"))
+        m = _obj(params.get("_meta"))
+        if isinstance(m.get(PV), str):
+            hdrs["mcp-protocol-version"] = m[PV]
+        method = message.get("method")
+        if isinstance(method, str) and "id" in message:
+            hdrs["mcp-method"] = method
+        name = params.get("uri") if method == "resources/read" else params.get("name")
+        if method in MRTR_METHODS and isinstance(name, str):
+            hdrs["mcp-name"] = header_value(name)
+        if method == "tools/call" and tools and isinstance(params.get("name"), str):
+            schema = (tools.get(params["name"]) or {}).get("inputSchema")
+            arguments = _obj(params.get("arguments"))
+            for prop, header in mirrored(schema).items():
+                value = arguments.get(prop)
+                if value is None:
+                    continue
+                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                hdrs["mcp-param-" + header.lower()] = header_value(text)
+        for k, v in (extra or {}).items():
+            hdrs[k.lower()] = v
+        return {k: v for k, v in hdrs.items() if v is not None}
+
+    async def exchange(
+        self, method: str, body: bytes, headers: dict[str, str], timeout: float, rid: Any, keep_open: float = 0.0
+    ) -> Answer | None:
+        import h11
+
+        from ..basic.transports.streamable_http import SSEDecoder
+        from .http_probe import _head, _request
+
+        answer = Answer()
+        if body:
+            self.record("c2s", body)
+        with trio.move_on_after(timeout) as scope:
+            stream, conn, response = await _request(self.target.url, method, headers, body, self.target.ssl_context)
+            try:
+                answer.status = response.status_code
+                answer.content_type, answer.headers = _head(response)
+                sse = answer.content_type == "text/event-stream"
+                decoder = SSEDecoder()
+                grace: float | None = None
+                while True:
+                    event = conn.next_event()
+                    if event is h11.NEED_DATA:
+                        if grace is None and sse and answer.message is not None:
+                            grace = trio.current_time() + max(STREAM_GRACE, keep_open)
+                        data = b""
+                        if grace is not None:
+                            with trio.move_on_at(grace) as waited:
+                                data = bytes(await stream.receive_some(65536))
+                            if waited.cancelled_caught:
+                                answer.open_after = not keep_open
+                                break
+                        else:
+                            data = bytes(await stream.receive_some(65536))
+                        if not data:
+                            break
+                        conn.receive_data(data)
+                    elif isinstance(event, h11.Data):
+                        chunk = bytes(event.data)
+                        answer.body += chunk
+                        if sse:
+                            for ev in decoder.feed(chunk):
+                                if ev.data is None:
+                                    continue
+                                self.record("s2c", ev.data.encode("utf-8"))
+                                self._take(answer, ev.data, rid)
+                    elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                        break
+                if not sse and answer.body:
+                    self.record("s2c", answer.body)
+                    self._take(answer, answer.body.decode("utf-8", "replace"), rid)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await stream.aclose()
+        if scope.cancelled_caught and answer.message is None and answer.status is None:
+            return None
+        return answer
+
+    def _take(self, answer: Answer, text: str, rid: Any) -> None:
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return
+        if _is_response(message) and (rid is None or message.get("id") == rid or message.get("id") is None):
+            if answer.message is None:
+                answer.message = message
+            return
+        answer.others.append(message)
+        self.inbox.append(message)
+
+    async def call(
+        self,
+        message: dict[str, Any],
+        timeout: float,
+        *,
+        headers: dict[str, str | None] | None = None,
+        tools: dict[str, Any] | None = None,
+        keep_open: float = 0.0,
+    ) -> Answer | None:
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            return await self.exchange(
+                "POST", body, self.headers_for(message, tools, headers), timeout, message.get("id"), keep_open
+            )
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
+            return None
+
+    async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        try:
+            got = await self.exchange("POST", body, self.headers_for(message, None, headers), QUICK * 2, None)
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
+            got = None
+        return got or Answer()
+
+    async def plain(self, method: str, headers: dict[str, str] | None = None) -> Answer | None:
+        from .http_probe import ACCEPT_BOTH
+
+        hdrs = {"accept": ACCEPT_BOTH, **{k.lower(): v for k, v in self.target.headers.items()}, **(headers or {})}
+        try:
+            return await self.exchange(method, b"", hdrs, QUICK * 2, None)
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
+            return None
+
+
+def h11_errors() -> type[Exception]:
+    import h11
+
+    return h11.ProtocolError
+
+
+def mirrored(schema: Any) -> dict[str, str]:
+    """The parameters of an inputSchema mirrored into headers: property name -> header name."""
+    out: dict[str, str] = {}
+    props = schema.get("properties") if type(schema) is dict else None
+    if type(props) is not dict:
+        return out
+    for prop, sub in props.items():
+        header = sub.get("x-mcp-header") if type(sub) is dict else None
+        if isinstance(header, str) and header:
+            out[prop] = header
+    return out
+
+
+# -- the judge ------------------------------------------------------------------------------------------
+
+
+class ModernJudge:
+    """The rules every answer of a 2026-07-28 server is held to (see the module doc)."""
+
+    def __init__(self, add: Callable[[Finding], None], *, http: bool) -> None:
+        self._add = add
+        self.http = http
+        self.declared: dict[str, Any] = {}
+        #: ids of the subscriptions/listen requests sent (a server may cancel those)
+        self.listens: set[str] = set()
+        #: the server speaks an earlier revision too (what only a modern-only server is asked is not judged)
+        self.dual = False
+        self._once: set[tuple[str, str]] = set()
+        self.count = 0
+
+    def find(self, requirement: str, message: str, *evidence: Any, key: str = "") -> None:
+        if (requirement, key) in self._once:
+            return
+        self._once.add((requirement, key))
+        self.count += 1
+        self._add(Finding.of(R + requirement, message, *[_brief(e) for e in evidence], party="server"))
+
+    def answer(self, sent: dict[str, Any], got: Answer) -> None:
+        method = str(sent.get("method"))
+        params = _obj(sent.get("params"))
+        m = _obj(params.get("_meta"))
+        result, error = got.result, got.error
+        if result is not None:
+            self.result(method, params, result, got.message)
+        elif error is not None:
+            self.error(method, error, got)
+        for other in got.others:
+            self.other(other, asked_log=LOGLEVEL in m)
+        if self.http and got.status is not None:
+            self.http_answer(method, got)
+
+    def result(self, method: str, params: dict[str, Any], result: dict[str, Any], message: Any) -> None:
+        rtype = result.get("resultType")
+        if rtype is None:
+            # [2026-07-28:basic/index#10] every result says what kind it is
+            self.find("basic/index#10", f"a {method} result carries no resultType", message, key=method)
+            rtype = "complete"
+        elif rtype not in ("complete", "input_required"):
+            self.find("basic/index#12", f"a {method} result has the resultType {rtype!r}", message, key=method)
+            return
+        rmeta = result.get("_meta")
+        if type(rmeta) is not dict or SINFO not in rmeta:
+            self.find("basic/index#59", f"a {method} result carries no {SINFO} in _meta", message)
+        if rtype == "complete" and method in CACHEABLE:
+            ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+            if ttl is None or scope is None:
+                missing = " and ".join(n for n, v in (("ttlMs", ttl), ("cacheScope", scope)) if v is None)
+                self.find("server/utilities/caching#1", f"a {method} result carries no {missing}", message, key=method)
+            if ttl is not None and (type(ttl) is not int or ttl < 0):
+                if not (type(ttl) is float and ttl.is_integer() and ttl >= 0):
+                    self.find("server/utilities/caching#11", f"a {method} result has ttlMs {ttl!r}", message)
+            if scope is not None and scope not in ("public", "private"):
+                self.find("server/utilities/caching#1", f"a {method} result has cacheScope {scope!r}", message)
+        if rtype == "input_required":
+            self.input_required(method, params, result, message)
+
+    def input_required(self, method: str, params: dict[str, Any], result: dict[str, Any], message: Any) -> None:
+        if method not in MRTR_METHODS:
+            # [2026-07-28:basic/patterns/mrtr#5]
+            self.find("basic/patterns/mrtr#5", f"{method} was answered with an InputRequiredResult", message)
+            return
+        requests = result.get("inputRequests")
+        if requests is None and result.get("requestState") is None:
+            self.find(
+                "basic/patterns/mrtr#16", "an InputRequiredResult with neither inputRequests nor requestState", message
+            )
+            return
+        if requests is None:
+            return
+        if type(requests) is not dict:
+            self.find("basic/patterns/mrtr#9", "inputRequests is not an object of requests", message)
+            return
+        m = _obj(params.get("_meta"))
+        caps = _obj(m.get(CAPS))
+        for key, req in requests.items():
+            rm = req.get("method") if type(req) is dict else None
+            if rm not in INPUT_METHODS:
+                self.find(
+                    "basic/patterns/mrtr#9",
+                    f"input request {key!r} is {rm!r}: not elicitation, sampling or roots",
+                    message,
+                )
+                continue
+            cap = INPUT_METHODS[rm]
+            if cap not in caps:
+                # [2026-07-28:basic/patterns/mrtr#17] nothing the client did not declare
+                self.find(
+                    "basic/patterns/mrtr#17",
+                    f"input request {key!r} is {rm} though the request declared no {cap} capability",
+                    message,
+                )
+
+    def error(self, method: str, error: dict[str, Any], got: Answer) -> None:
+        code = error.get("code")
+        if code in RETIRED and not (code == -32002 and method == "resources/read"):
+            self.find("basic/index#22", f"{method} got the retired code {code}", got.message, key=str(code))
+        elif type(code) is int and -32099 <= code <= -32020 and code not in DEFINED_RESERVED:
+            # [2026-07-28:basic/index#21] the sub-range is the specification's
+            self.find(
+                "basic/index#21", f"{method} got error {code}, a reserved code the spec does not define", got.message
+            )
+
+    def other(self, message: Any, *, asked_log: bool) -> None:
+        if type(message) is not dict:
+            return
+        method = message.get("method")
+        if "id" in message and isinstance(method, str):
+            if self.http:
+                self.find(
+                    "basic/transports/streamable-http#20",
+                    f"the server sent a {method} request on a response stream",
+                    message,
+                )
+            else:
+                self.find("basic/transports/stdio#9", f"the server wrote a {method} request on stdout", message)
+            return
+        params = _obj(message.get("params"))
+        if method == "notifications/message":
+            if "logging" not in self.declared:
+                self.find("server/utilities/logging#2", "a log message from a server that declared no logging", message)
+            if not asked_log:
+                self.find(
+                    "server/utilities/logging#3",
+                    f"a log message for a request that carried no {LOGLEVEL}",
+                    message,
+                )
+        elif method == "notifications/cancelled":
+            if json.dumps(params.get("requestId")) not in self.listens:
+                self.find(
+                    "basic/patterns/cancellation#3",
+                    "the server cancelled a request that is not a subscription",
+                    message,
+                )
+
+    def http_answer(self, method: str, got: Answer) -> None:
+        if "mcp-session-id" in got.headers and not self.dual:
+            self.find(
+                "basic/transports/streamable-http#72",
+                f"an answer to {method} carries an Mcp-Session-Id (this revision has no sessions)",
+                f"Mcp-Session-Id: {got.headers['mcp-session-id']}",
+            )
+        if got.content_type == "text/event-stream":
+            if got.headers.get("x-accel-buffering", "").lower() != "no":
+                self.find("basic/transports/streamable-http#22", "an SSE answer without X-Accel-Buffering: no", method)
+            if got.open_after:
+                self.find(
+                    "basic/transports/streamable-http#21",
+                    f"the SSE stream answering {method} stayed open after its response",
+                    method,
+                )
+        if (
+            got.status is not None
+            and 200 <= got.status < 300
+            and got.content_type not in ("application/json", "text/event-stream")
+        ):
+            self.find(
+                "basic/transports/streamable-http#16",
+                f"a {method} request was answered HTTP {got.status} {got.content_type or '(no content type)'} "
+                "with no JSON-RPC response",
+                _brief(got.body.decode("utf-8", "replace")),
+            )
+        code = got.code
+        want = STATUS_OF.get(code) if type(code) is int else None
+        if want is not None and got.status != want:
+            rid = {
+                -32020: "schema#18",
+                -32021: "basic/index#58",
+                -32022: "basic/transports/streamable-http#28",
+                -32601: "basic/transports/streamable-http#29",
+            }[code]
+            self.find(
+                rid, f"error {code} for {method} came with HTTP {got.status}, not {want}", got.message, key=str(code)
+            )
+
+
+# -- the battery -----------------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    """The server stopped answering: no more requests."""
+
+
+class ModernBattery:
+    """The 2026-07-28 checks against one target (see the module doc)."""
+
+    def __init__(
+        self,
+        target: Target,
+        report: Report,
+        *,
+        timeout: float = 10.0,
+        call_all_tools: bool = False,
+        say: Callable[[str], None] | None = None,
+        stderr_tail: deque[str] | None = None,
+    ) -> None:
+        self.target = target
+        self.report = report
+        self.full = timeout
+        self.call_all_tools = call_all_tools
+        self.say = say or (lambda text: None)
+        self.stderr_tail = stderr_tail if stderr_tail is not None else deque(maxlen=20)
+        self.wire: Wire | None = None
+        self.judge = ModernJudge(self._finding, http=isinstance(target, HttpTarget))
+        self._findings: list[Finding] = []
+        self._next = 0
+        self.strikes = 0
+        self.unanswered: set[str] = set()
+        self.discover: dict[str, Any] | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.tools: dict[str, Any] = {}
+        self.lists: dict[str, list[str]] = {}
+        #: a tool that asked for input, its arguments and its first InputRequiredResult
+        self.mrtr: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+        self.called: list[str] = []
+        self.legacy_too = False
+        #: (HTTP) the endpoint serves an earlier revision too (initialize answered with a result)
+        self.dual = False
+        self.resources_listed: list[dict[str, Any]] = []
+        self.prompts_listed: list[dict[str, Any]] = []
+
+    # -- plumbing ----------------------------------------------------------------------------------------
+
+    def _finding(self, finding: Finding) -> None:
+        self._findings.append(finding)
+
+    def _record(self, direction: str, data: bytes) -> None:
+        self.report.record("2026-07-28 requests", direction, data)
+
+    def new_id(self) -> str:
+        self._next += 1
+        return f"mcp-ref-{self._next}"
+
+    @property
+    def wait(self) -> float:
+        return QUICK if self.unanswered else self.full
+
+    def message(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        version: str = MODERN,
+        caps: dict[str, Any] | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        p = dict(params or {})
+        p["_meta"] = {**meta(version, caps, **extra), **p.get("_meta", {})}
+        return {"jsonrpc": "2.0", "id": self.new_id(), "method": method, "params": p}
+
+    async def send(
+        self,
+        message: dict[str, Any],
+        *,
+        judge: bool = True,
+        headers: dict[str, str | None] | None = None,
+        keep_open: float = 0.0,
+    ) -> Answer | None:
+        """One request; its answer judged (``judge``). None when none came (a strike)."""
+        assert self.wire is not None
+        kind = str(message.get("method"))
+        if self.strikes >= GIVE_UP:
+            raise _Stop()
+        got = await self.wire.call(message, self.wait, headers=headers, tools=self.tools, keep_open=keep_open)
+        if got is None or (got.message is None and got.status is None):
+            self.strikes += 1
+            self.unanswered.add(kind)
+            return None
+        self.strikes = 0
+        if judge:
+            self.judge.answer(message, got)
+        return got
+
+    @asynccontextmanager
+    async def check(self, name: str, requirements: list[str]) -> AsyncIterator[list[str]]:
+        """One check: it fails when a finding about its requirements (or one it added) came meanwhile."""
+        reqs = [r if r.startswith(R) else R + r for r in requirements]
+        start = len(self._findings)
+        skipped: list[str] = []
+        self.say(f"check {name}")
+        try:
+            yield skipped
+        except _Stop:
+            skipped.append("the server stopped answering")
+        except trio.TooSlowError:
+            skipped.append("no answer in time")
+        new = self._findings[start:]
+        for f in new:
+            if f.requirement not in reqs:
+                reqs.append(f.requirement)
+        if new:
+            self.report.check(name, "fail", reqs, "; ".join(f.message for f in new[:3]))
+        elif skipped:
+            self.report.check(name, "skip", reqs, "; ".join(skipped))
+        else:
+            self.report.check(name, "pass", reqs)
+
+    def find(self, requirement: str, message: str, *evidence: Any) -> None:
+        self.judge.find(requirement, message, *evidence, key=f"probe:{message}")
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    async def run(self) -> bool:
+        """Check the target as a 2026-07-28 server. False (and nothing reported) when it is not one."""
+        async with self.open() as wire:
+            self.wire = wire
+            if not await self.detect():
+                return False
+            self.report.section = MODERN
+            try:
+                await self.battery()
+            except _Stop:
+                self.report.notes.append("2026-07-28: the server stopped answering; the rest was not checked")
+            finally:
+                self.report.extend(self._findings)
+        return True
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Wire]:
+        if isinstance(self.target, HttpTarget):
+            yield HttpWire(self.target, self._record, self._finding)
+            return
+        target = self.target
+        assert isinstance(target, StdioTarget)
+        import os
+        import subprocess
+
+        env = None if target.env is None else {**os.environ, **target.env}
+        try:
+            process = await trio.lowlevel.open_process(
+                [target.command, *target.args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=target.cwd,
+            )
+        except OSError:
+            yield _Unstarted(self._record, self._finding)  # (the legacy battery says why, as it always did)
+            return
+        wire = StdioWire(process, self._record, self._finding)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wire.reader)
+            nursery.start_soon(self._stderr, process)
+            try:
+                yield wire
+            finally:
+                with trio.CancelScope(shield=True):
+                    if process.stdin is not None:
+                        await process.stdin.aclose()
+                    with trio.move_on_after(2):
+                        await process.wait()
+                    if process.returncode is None:
+                        process.kill()
+                        await process.wait()
+                nursery.cancel_scope.cancel()
+
+    async def _stderr(self, process: trio.Process) -> None:
+        assert process.stderr is not None
+        buf = b""
+        try:
+            while chunk := await process.stderr.receive_some(65536):
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    self.stderr_tail.append(line.decode("utf-8", "replace").rstrip())
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def detect(self) -> bool:
+        """server/discover; failing that, whether a plain 2026-07-28 request is served as one."""
+        sent = self.message("server/discover")
+        assert self.wire is not None
+        # (a server of an earlier revision may ignore a request before initialize: no long wait, no strike)
+        got = await self.wire.call(sent, min(self.full, DISCOVER_WAIT))
+        if got is not None and got.message is None and got.status is None:
+            got = None
+        result = got.result if got is not None else None
+        versions = result.get("supportedVersions") if result is not None else None
+        if result is not None and isinstance(versions, list) and MODERN in versions:
+            self.discover = result
+            self.capabilities = _obj(result.get("capabilities"))
+            self.judge.declared = self.capabilities
+            self.report.section = MODERN
+            self.legacy_too = any(v != MODERN for v in versions if isinstance(v, str))
+            self.dual = self.legacy_too or await self._initialize_answered()
+            self.judge.dual = self.dual
+            async with self.check("modern/discover", ["basic/versioning#3", "server/discover#1"]):
+                assert got is not None
+                self.judge.answer(sent, got)
+            return True
+        if got is None or got.message is None or (got.error is not None and got.code == -32022):
+            return False  # silence, or a server of other revisions saying so as this one asks
+        # no discover: is a 2026-07-28 request served as one anyway?
+        probe = self.message("tools/list")
+        other = await self.send(probe, judge=False)
+        r = other.result if other is not None else None
+        if r is None or not (
+            "resultType" in r or (type(r.get("_meta")) is dict and SINFO in r["_meta"]) or "ttlMs" in r
+        ):
+            return False
+        self.report.section = MODERN
+        self.capabilities = {"tools": {}}
+        self.judge.declared = self.capabilities
+        async with self.check("modern/discover", ["basic/versioning#3", "server/discover#1"]):
+            self.find(
+                "basic/versioning#3",
+                "server/discover is not implemented, though 2026-07-28 requests are served"
+                + (f" (answered {_brief(got.message)})" if got is not None else " (no answer)"),
+            )
+        return True
+
+    async def _initialize_answered(self) -> bool:
+        """(HTTP) whether the endpoint also opens sessions of an earlier revision (its session is ended)."""
+        if not isinstance(self.wire, HttpWire):
+            return False
+        init = {
+            "jsonrpc": "2.0",
+            "id": self.new_id(),
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
+        }
+        got = await self.wire.call(init, QUICK * 2)
+        if got is None or got.result is None:
+            return False
+        session = got.headers.get("mcp-session-id")
+        if session is not None:
+            await self.wire.plain("DELETE", {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"})
+        return True
+
+    def _has(self, *path: str) -> bool:
+        node: Any = self.capabilities
+        for p in path:
+            if type(node) is not dict or p not in node:
+                return False
+            node = node[p]
+        return True
+
+    async def battery(self) -> None:
+        await self.versions()
+        await self.malformed()
+        await self.methods()
+        await self.lists_all()
+        await self.exercise_tools()
+        await self.mrtr_checks()
+        await self.unknown_names()
+        await self.resources()
+        await self.prompts()
+        await self.stable()
+        await self.logging()
+        await self.subscriptions()
+        if isinstance(self.wire, HttpWire):
+            await self.http_checks()
+        if isinstance(self.wire, StdioWire):
+            await self.stdio_leftovers()
+
+    def _cheap(self) -> str:
+        return "tools/list" if self._has("tools") else "prompts/list" if self._has("prompts") else "server/discover"
+
+    # -- versions and malformed requests ---------------------------------------------------------------
+
+    async def versions(self) -> None:
+        async with self.check("modern/unsupported-version", ["basic/versioning#1"]) as skipped:
+            sent = self.message(self._cheap(), version=UNKNOWN_VERSION)
+            got = await self.send(sent)
+            if got is None:
+                skipped.append(f"{sent['method']} with version {UNKNOWN_VERSION} got no answer")
+                return
+            data = (got.error or {}).get("data")
+            if got.result is not None:
+                self.find("basic/versioning#1", f"a request of version {UNKNOWN_VERSION} was served", got.message)
+            elif got.code != -32022:
+                self.find(
+                    "basic/versioning#1",
+                    f"a request of version {UNKNOWN_VERSION} got error {got.code}, "
+                    "not -32022 (UnsupportedProtocolVersion)",
+                    got.message,
+                )
+            elif type(data) is not dict or not isinstance(data.get("supported"), list):
+                self.find("basic/versioning#1", "the -32022 error lists no supported versions", got.message)
+
+    async def malformed(self) -> None:
+        async with self.check("modern/missing-meta", ["basic/index#53"]) as skipped:
+            sent = self.message(self._cheap())
+            del sent["params"]["_meta"][CAPS]
+            got = await self.send(sent)
+            if got is None:
+                skipped.append("no answer")
+                return
+            if got.result is not None:
+                self.find("basic/index#53", f"a request without {CAPS} in _meta was served", got.message)
+            elif got.code != -32602:
+                self.find("basic/index#53", f"a request without {CAPS} got error {got.code}, not -32602", got.message)
+            elif self.judge.http and got.status != 400:
+                self.find(
+                    "basic/index#54",
+                    f"the -32602 for a malformed _meta came with HTTP {got.status}, not 400",
+                    got.message,
+                )
+
+    async def methods(self) -> None:
+        async with self.check("modern/unknown-method", ["basic/index#3"]) as skipped:
+            sent = self.message("mcp-ref-check/no-such-method")
+            got = await self.send(sent)
+            if got is None:
+                skipped.append("no answer")
+            elif got.result is not None:
+                self.find("basic/index#3", "an unknown method was answered with a result", got.message)
+            elif got.code != -32601:
+                self.find("basic/index#3", f"an unknown method got error {got.code}, not -32601", got.message)
+        async with self.check("modern/removed-methods", ["basic/index#3"]) as skipped:
+            for method in REMOVED:
+                sent = self.message(
+                    method,
+                    {"uri": "mem://mcp-ref-check"}
+                    if "subscribe" in method
+                    else ({"level": "info"} if method == "logging/setLevel" else None),
+                )
+                got = await self.send(sent)
+                if got is None:
+                    skipped.append(f"{method}: no answer")
+                elif got.code != -32601:
+                    what = "a result" if got.result is not None else f"error {got.code}"
+                    self.find(
+                        "basic/index#3",
+                        f"{method}, which 2026-07-28 removed, got {what}, not -32601 (Method not found)",
+                        got.message,
+                    )
+        if self.legacy_too:
+            return
+        async with self.check("modern/initialize-refused", ["basic/versioning#10"]) as skipped:
+            init = {
+                "jsonrpc": "2.0",
+                "id": self.new_id(),
+                "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO},
+            }
+            got = await self.send(init, judge=False)
+            if got is None or got.error is None:
+                skipped.append("initialize was not refused (the server speaks an earlier revision too)")
+                return
+            if MODERN not in json.dumps(got.error):
+                self.find(
+                    "basic/versioning#10",
+                    "the refusal of initialize does not name the protocol versions the server supports",
+                    got.message,
+                )
+
+    # -- lists ---------------------------------------------------------------------------------------
+
+    async def list_all(self, method: str, *, judge: bool = True) -> list[Any] | None:
+        key = LIST_KEYS[method]
+        items: list[Any] = []
+        scopes: list[Any] = []
+        cursor: Any = None
+        for _ in range(MAX_PAGES):
+            sent = self.message(method, {"cursor": cursor} if cursor is not None else None)
+            got = await self.send(sent, judge=judge)
+            if got is None or got.result is None:
+                return None if not items else items
+            page = got.result.get(key)
+            if isinstance(page, list):
+                items += page
+            scopes.append(got.result.get("cacheScope"))
+            cursor = got.result.get("nextCursor")
+            if not isinstance(cursor, str):
+                break
+        if judge and len({json.dumps(s) for s in scopes if s is not None}) > 1:
+            # [2026-07-28:server/utilities/caching#24] one cacheScope for every page of a list
+            self.find("server/utilities/caching#24", f"the pages of {method} have the cacheScopes {scopes}")
+        return items
+
+    async def lists_all(self) -> None:
+        for method, cap in LIST_CAPABILITY.items():
+            if not self._has(cap):
+                continue
+            reqs = ["server/utilities/caching#1", "server/utilities/caching#11", "server/utilities/caching#24"]
+            async with self.check(f"modern/{method}", reqs) as skipped:
+                items = await self.list_all(method)
+                if items is None:
+                    skipped.append(f"{method} was not answered with a result")
+                    continue
+                names = [
+                    str(i.get("name") if method != "resources/list" else i.get("uri")) for i in items if type(i) is dict
+                ]
+                self.lists[method] = names
+                if method == "tools/list":
+                    self.tools = {t["name"]: t for t in items if type(t) is dict and isinstance(t.get("name"), str)}
+                elif method == "resources/list":
+                    self.resources_listed = [i for i in items if type(i) is dict and isinstance(i.get("uri"), str)]
+                elif method == "prompts/list":
+                    self.prompts_listed = [i for i in items if type(i) is dict and isinstance(i.get("name"), str)]
+
+    # -- tools and multi round-trip requests ---------------------------------------------------------
+
+    def _safe(self, tool: dict[str, Any]) -> bool:
+        annotations = tool.get("annotations")
+        return type(annotations) is dict and annotations.get("readOnlyHint") is True
+
+    async def exercise_tools(self) -> None:
+        from .exercise import arguments_for
+
+        if not self.tools:
+            return
+        chosen = [t for t in self.tools.values() if self.call_all_tools or self._safe(t)][:MAX_EXERCISED]
+        left = len(self.tools) - len(chosen)
+        async with self.check("modern/tools/call", ["basic/index#10", "basic/patterns/mrtr#16"]) as skipped:
+            for tool in chosen:
+                args = arguments_for(tool.get("inputSchema"))
+                if args is None:
+                    skipped.append(f"{tool['name']}: no arguments could be made from its input schema")
+                    continue
+                await self.call_tool(tool["name"], args)
+            if left:
+                self.report.notes.append(
+                    f"2026-07-28: {len(chosen)} of {len(self.tools)} tools called"
+                    + ("" if self.call_all_tools else " (the read-only ones; --call-all-tools calls every one)")
+                )
+
+    async def unknown_names(self) -> None:
+        """An unknown tool and prompt: whatever the error, it is judged (its code above all)."""
+        probes = [("tools/call", "tools"), ("prompts/get", "prompts")]
+        for method, cap in probes:
+            if not self._has(cap):
+                continue
+            async with self.check(f"modern/{method}/unknown", ["basic/index#21", "basic/index#22"]) as skipped:
+                got = await self.send(self.message(method, {"name": "mcp-ref-check-no-such-name", "arguments": {}}))
+                if got is None:
+                    skipped.append("no answer")
+
+    async def call_tool(self, name: str, args: dict[str, Any], caps: dict[str, Any] | None = None) -> Answer | None:
+        params: dict[str, Any] = {"name": name, "arguments": args}
+        got = await self.send(self.message("tools/call", params, caps=caps))
+        self.called.append(name)
+        for _ in range(3):
+            if got is None or got.result is None or got.result.get("resultType") != "input_required":
+                return got
+            if self.mrtr is None:
+                self.mrtr = (name, args, got.result)
+            retry = self.retry_params(params, got.result)
+            got = await self.send(self.message("tools/call", retry, caps=caps))
+        return got
+
+    def retry_params(self, params: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+        p = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState", "_meta")}
+        requests = result.get("inputRequests")
+        if type(requests) is dict:
+            p["inputResponses"] = {k: input_response(v) for k, v in requests.items()}
+        if "requestState" in result:
+            p["requestState"] = result["requestState"]
+        return p
+
+    async def mrtr_checks(self) -> None:
+        if self.mrtr is None:
+            return
+        name, args, first = self.mrtr
+        state = first.get("requestState")
+        if isinstance(state, str) and state:
+            async with self.check("modern/mrtr/forged-state", ["basic/patterns/mrtr#12"]) as skipped:
+                forged = _forge(state)
+                params = self.retry_params({"name": name, "arguments": args}, first)
+                params["requestState"] = forged
+                got = await self.send(self.message("tools/call", params))
+                if got is None:
+                    skipped.append("no answer")
+                elif got.result is not None and got.result.get("resultType", "complete") == "complete":
+                    self.find(
+                        "basic/patterns/mrtr#12",
+                        "a retry whose requestState was altered was served (the state's integrity is not checked)",
+                        got.message,
+                    )
+        requests = first.get("inputRequests")
+        needed = (
+            {INPUT_METHODS.get(str(r.get("method"))) for r in requests.values() if type(r) is dict}
+            if type(requests) is dict
+            else set()
+        )
+        needed.discard(None)
+        if not needed:
+            return
+        async with self.check(
+            "modern/mrtr/undeclared-capability", ["basic/index#57", "basic/patterns/mrtr#17"]
+        ) as skipped:
+            got = await self.send(self.message("tools/call", {"name": name, "arguments": args}, caps={}))
+            if got is None:
+                skipped.append("no answer")
+            elif got.error is not None and got.code != -32021:
+                self.find(
+                    "basic/index#57",
+                    f"{name} needs {', '.join(sorted(str(n) for n in needed))}, which the request did not declare, "
+                    f"and got error {got.code}, not -32021 (MissingRequiredClientCapability)",
+                    got.message,
+                )
+
+    # -- resources and prompts --------------------------------------------------------------------------
+
+    async def resources(self) -> None:
+        if not self._has("resources"):
+            return
+        async with self.check("modern/resources/read", ["server/utilities/caching#1"]) as skipped:
+            for res in self.resources_listed[:MAX_EXERCISED]:
+                got = await self.send(self.message("resources/read", {"uri": res["uri"]}))
+                if got is None:
+                    skipped.append(f"{res['uri']}: no answer")
+        async with self.check("modern/resources/unknown", ["server/resources#13", "server/resources#16"]) as skipped:
+            uri = "mcp-ref-check://no-such-resource"
+            got = await self.send(self.message("resources/read", {"uri": uri}))
+            if got is None:
+                skipped.append("no answer")
+            elif got.result is not None:
+                contents = got.result.get("contents")
+                if got.result.get("resultType") == "input_required":
+                    pass
+                elif contents == [] or contents is None:
+                    self.find(
+                        "server/resources#16", "an unknown resource was answered with empty contents", got.message
+                    )
+                else:
+                    self.find("server/resources#13", "an unknown resource was answered with contents", got.message)
+            elif got.code != -32602:
+                self.find(
+                    "server/resources#13",
+                    f"an unknown resource got error {got.code}, not -32602"
+                    + (" (-32002 is the code of 2025-11-25)" if got.code == -32002 else ""),
+                    got.message,
+                )
+
+    async def prompts(self) -> None:
+        if not self._has("prompts"):
+            return
+        async with self.check("modern/prompts/get", ["basic/index#10"]) as skipped:
+            for prompt in self.prompts_listed[:MAX_EXERCISED]:
+                args = {
+                    a["name"]: "mcp-ref-check"
+                    for a in prompt.get("arguments") or []
+                    if type(a) is dict and a.get("required") and isinstance(a.get("name"), str)
+                }
+                params = {"name": prompt["name"], "arguments": args}
+                got = await self.send(self.message("prompts/get", params))
+                for _ in range(2):
+                    if got is None or got.result is None or got.result.get("resultType") != "input_required":
+                        break
+                    got = await self.send(self.message("prompts/get", self.retry_params(params, got.result)))
+                if got is None:
+                    skipped.append(f"{prompt['name']}: no answer")
+
+    async def stable(self) -> None:
+        """[2026-07-28:server/tools#6, server/resources#4] lists do not vary with what was called."""
+        for method, requirement in (("tools/list", "server/tools#6"), ("resources/list", "server/resources#4")):
+            before = self.lists.get(method)
+            if before is None or not self.called:
+                continue
+            async with self.check(f"modern/{method}-stable", [requirement]) as skipped:
+                items = await self.list_all(method, judge=False)
+                if items is None:
+                    skipped.append("no answer")
+                    continue
+                key = "uri" if method == "resources/list" else "name"
+                after = [str(i.get(key)) for i in items if type(i) is dict]
+                if sorted(after) != sorted(before):
+                    added = sorted(set(after) - set(before))
+                    gone = sorted(set(before) - set(after))
+                    self.find(
+                        requirement,
+                        f"{method} changed after other requests on the connection (added {added}, gone {gone})",
+                    )
+
+    # -- logging and subscriptions -----------------------------------------------------------------------
+
+    async def logging(self) -> None:
+        if not self._has("logging"):
+            return
+        async with self.check("modern/logging/invalid-level", ["server/utilities/logging#6"]) as skipped:
+            sent = self.message(self._cheap())
+            sent["params"]["_meta"][LOGLEVEL] = "mcp-ref-loud"
+            got = await self.send(sent)
+            if got is None:
+                skipped.append("no answer")
+            elif got.code != -32602:
+                what = "was served" if got.result is not None else f"got error {got.code}, not -32602"
+                self.find(
+                    "server/utilities/logging#6", f"a request with the log level 'mcp-ref-loud' {what}", got.message
+                )
+
+    async def subscriptions(self) -> None:
+        wanted: dict[str, Any] = {}
+        for cap, key in (
+            ("tools", "toolsListChanged"),
+            ("prompts", "promptsListChanged"),
+            ("resources", "resourcesListChanged"),
+        ):
+            if self._has(cap, "listChanged") and self.capabilities[cap]["listChanged"] is True:
+                wanted = {key: True}
+                break
+        if not wanted:
+            return
+        reqs = ["basic/patterns/subscriptions#2", "basic/index#61", "basic/patterns/subscriptions#1"]
+        async with self.check("modern/subscriptions/listen", reqs) as skipped:
+            sent = self.message("subscriptions/listen", {"notifications": wanted})
+            self.judge.listens.add(json.dumps(sent["id"]))
+            assert self.wire is not None
+            if isinstance(self.wire, StdioWire):
+                got: Answer | None = await self.wire.listen(sent, LISTEN)
+            else:
+                got = await self.wire.call(sent, LISTEN + QUICK, keep_open=LISTEN)
+            if got is None:
+                skipped.append("no answer")
+                return
+            self.judge_listen(sent, got, wanted)
+            if got.message is not None:
+                self.judge.answer(sent, attrs.evolve(got, others=[], open_after=False))
+            elif self.judge.http and got.status is not None:
+                self.judge.http_answer("subscriptions/listen", attrs.evolve(got, open_after=False))
+
+    def judge_listen(self, sent: dict[str, Any], got: Answer, wanted: dict[str, Any]) -> None:
+        sid = sent["id"]
+        on_stream = self.judge.http
+        mine: list[Any] = []
+        for m in got.others:
+            if type(m) is not dict or "id" in m:
+                continue
+            params = _obj(m.get("params"))
+            tag = _obj(params.get("_meta")).get(SUBID)
+            method = m.get("method")
+            if tag == sid or (tag is None and (on_stream or method in LIST_CHANGED or "subscriptions" in str(method))):
+                mine.append(m)
+                if tag is None and method != "notifications/cancelled":
+                    self.find(
+                        "basic/index#61",
+                        f"a {method} notification on a subscription carries no {SUBID}",
+                        m,
+                    )
+        listed = [m for m in mine if m.get("method") != "notifications/cancelled"]
+        if not listed or listed[0].get("method") != "notifications/subscriptions/acknowledged":
+            first = listed[0].get("method") if listed else "nothing"
+            self.find(
+                "basic/patterns/subscriptions#2",
+                f"the first message of the subscription was {first}, not notifications/subscriptions/acknowledged",
+                *(listed[:1]),
+            )
+        for m in listed[1:]:
+            key = LIST_CHANGED.get(str(m.get("method")))
+            if key is not None and not wanted.get(key):
+                self.find(
+                    "basic/patterns/subscriptions#1",
+                    f"the subscription asked for {sorted(wanted)} and got {m.get('method')}",
+                    m,
+                )
+        for m in got.others:
+            self.judge.other(m, asked_log=False)
+
+    # -- Streamable HTTP ---------------------------------------------------------------------------------
+
+    async def mismatch(
+        self,
+        name: str,
+        requirement: str,
+        sent: dict[str, Any],
+        headers: dict[str, str | None],
+        what: str,
+        also: tuple[int, ...] = (),
+    ) -> None:
+        async with self.check(name, [requirement, "basic/transports/streamable-http#61"]) as skipped:
+            got = await self.send(sent, headers=headers)
+            if got is None:
+                skipped.append("no answer")
+            elif got.result is not None:
+                self.find(requirement, f"a request whose {what} was served", got.message)
+            elif got.code != -32020 and got.code not in also:
+                self.find(
+                    "basic/transports/streamable-http#65",
+                    f"a request whose {what} got error {got.code} (HTTP {got.status}), not -32020 (HeaderMismatch)",
+                    got.message,
+                )
+
+    async def http_checks(self) -> None:
+        wire = self.wire
+        assert isinstance(wire, HttpWire)
+        cheap = self._cheap()
+        if not self.dual:
+            await self.mismatch(
+                "modern/http/version-header",
+                "basic/transports/streamable-http#27",
+                self.message(cheap),
+                {"mcp-protocol-version": "2025-11-25"},
+                f"MCP-Protocol-Version header (2025-11-25) differs from its _meta ({MODERN})",
+            )
+        else:
+            # (a dual-era server may take a header of an earlier revision for a request of that revision:
+            # here the header names this revision and the body another; -32022 for the body is a refusal too)
+            await self.mismatch(
+                "modern/http/version-header",
+                "basic/transports/streamable-http#27",
+                self.message(cheap, version=UNKNOWN_VERSION),
+                {"mcp-protocol-version": MODERN},
+                f"MCP-Protocol-Version header ({MODERN}) differs from its _meta ({UNKNOWN_VERSION})",
+                also=(-32022,),
+            )
+        other = "prompts/list" if cheap != "prompts/list" else "tools/list"
+        await self.mismatch(
+            "modern/http/method-header",
+            "basic/transports/streamable-http#63",
+            self.message(cheap),
+            {"mcp-method": other},
+            f"Mcp-Method header ({other}) differs from its method ({cheap})",
+        )
+        callable_ = [n for n in self.called if n in self.tools]
+        if callable_:
+            from .exercise import arguments_for
+
+            name = callable_[0]
+            args = arguments_for(self.tools[name].get("inputSchema")) or {}
+            await self.mismatch(
+                "modern/http/name-header",
+                "basic/transports/streamable-http#63",
+                self.message("tools/call", {"name": name, "arguments": args}),
+                {"mcp-name": "mcp-ref-check-other-tool"},
+                f"Mcp-Name header differs from the tool name ({name})",
+            )
+            async with self.check("modern/http/base64-name", ["basic/transports/streamable-http#54"]) as skipped:
+                got = await self.send(
+                    self.message("tools/call", {"name": name, "arguments": args}), headers={"mcp-name": sentinel(name)}
+                )
+                if got is None:
+                    skipped.append("no answer")
+                elif got.code == -32020:
+                    self.find(
+                        "basic/transports/streamable-http#54",
+                        "an Mcp-Name header in the Base64 form (=?base64?...?=) was not decoded before the comparison",
+                        got.message,
+                    )
+        for name, tool in self.tools.items():
+            headers = mirrored(tool.get("inputSchema"))
+            if not headers or name not in self.called:
+                continue
+            from .exercise import arguments_for
+
+            args = arguments_for(tool.get("inputSchema")) or {}
+            prop, header = next(iter(headers.items()))
+            if args.get(prop) is None:
+                continue
+            await self.mismatch(
+                "modern/http/param-header",
+                "basic/transports/streamable-http#60",
+                self.message("tools/call", {"name": name, "arguments": args}),
+                {f"mcp-param-{header.lower()}": "mcp-ref-check-other-value"},
+                f"Mcp-Param-{header} header differs from the argument {prop}",
+            )
+            break
+        if not self.dual:
+            async with self.check("modern/http/no-version-header", ["basic/transports/streamable-http#31"]) as skipped:
+                got = await self.send(self.message(cheap), headers={"mcp-protocol-version": None})
+                if got is None:
+                    skipped.append("no answer")
+                elif got.result is not None and "resultType" in got.result:
+                    self.find(
+                        "basic/transports/streamable-http#31",
+                        "a request without the MCP-Protocol-Version header was served",
+                        got.message,
+                    )
+        async with self.check("modern/http/notification", ["basic/transports/streamable-http#13"]) as skipped:
+            note = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": "mcp-ref-check-never-sent", "_meta": meta()},
+            }
+            got = await wire.notify(note, {"mcp-method": "notifications/cancelled"})
+            if got.status is None:
+                skipped.append("no answer")
+            elif got.status != 202 or got.body.strip():
+                self.find(
+                    "basic/transports/streamable-http#13",
+                    f"a notification was answered HTTP {got.status}"
+                    + (" with a body" if got.body.strip() else "")
+                    + ", not 202 with none",
+                    _brief(got.body.decode("utf-8", "replace")),
+                )
+        async with self.check("modern/http/foreign-origin", ["basic/transports/streamable-http#3"]) as skipped:
+            from urllib.parse import urlsplit
+
+            host = urlsplit(wire.target.url).hostname or ""
+            if host not in ("127.0.0.1", "::1", "localhost"):
+                skipped.append("the server is not on loopback (an Origin policy is its own)")
+            got = (
+                await self.send(self.message(cheap), headers={"origin": "http://mcp-ref-check.invalid"}, judge=False)
+                if not skipped
+                else None
+            )
+            if got is None and not skipped:
+                skipped.append("no answer")
+            elif got is not None and got.status != 403:
+                self.find(
+                    "basic/transports/streamable-http#3",
+                    f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}, not 403",
+                    got.message if got.message is not None else got.status,
+                )
+        if self.dual:
+            self.report.notes.append(
+                "2026-07-28: the server speaks an earlier revision too: the advice for servers of this revision "
+                "only (streamable-http#72: 405 for GET and DELETE, no session ids) does not apply"
+            )
+            return
+        async with self.check("modern/http/get-and-delete", ["basic/transports/streamable-http#72"]) as skipped:
+            for verb in ("GET", "DELETE"):
+                got = await wire.plain(verb)
+                if got is None:
+                    skipped.append(f"{verb}: no answer")
+                elif got.status != 405:
+                    self.find(
+                        "basic/transports/streamable-http#72",
+                        f"{verb} on the endpoint was answered HTTP {got.status}, not 405",
+                        f"{verb} -> {got.status} {got.content_type}",
+                    )
+        async with self.check("modern/http/old-session-id", ["basic/transports/streamable-http#72"]) as skipped:
+            got = await self.send(self.message(cheap), headers={"mcp-session-id": "mcp-ref-check-old-session"})
+            if got is None:
+                skipped.append("no answer")
+            elif got.result is None:
+                skipped.append(f"answered error {got.code}")
+
+    async def stdio_leftovers(self) -> None:
+        """What the server wrote on its own between requests is judged too."""
+        wire = self.wire
+        assert isinstance(wire, StdioWire)
+        await trio.sleep(0.1)
+        wire.flush()
+        for m in wire.inbox:
+            if type(m) is dict and "id" in m and "method" in m:
+                self.judge.other(m, asked_log=False)
+        reqs = [R + "basic/transports/stdio#1", R + "basic/transports/stdio#4", R + "basic/transports/stdio#9"]
+        bad = [f for f in self._findings if f.requirement in reqs]
+        detail = "; ".join(f.message for f in bad[:2]) or "only JSON-RPC messages, no request, on stdout"
+        self.report.check("modern/stdio/output", "fail" if bad else "pass", reqs, detail)
+
+
+def input_response(request: Any) -> Any:
+    """What a client that says yes answers an input request with."""
+    from .exercise import arguments_for
+
+    method = request.get("method") if type(request) is dict else None
+    params = _obj(_obj(request).get("params"))
+    if method == "elicitation/create":
+        if params.get("mode", "form") != "form":
+            return {"action": "decline"}
+        content = arguments_for(params.get("requestedSchema")) or {}
+        return {"action": "accept", "content": content}
+    if method == "sampling/createMessage":
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "mcp-ref-check"},
+            "model": "mcp-ref-check",
+            "stopReason": "endTurn",
+        }
+    if method == "roots/list":
+        return {"roots": []}
+    return {}
+
+
+def _forge(state: str) -> str:
+    """``state`` with one character in its middle changed (what an attacker edits)."""
+    i = len(state) // 2
+    c = state[i]
+    return state[:i] + ("B" if c != "B" else "C") + state[i + 1 :]
+
+
+async def run_modern(
+    target: Target,
+    report: Report,
+    *,
+    timeout: float = 10.0,
+    call_all_tools: bool = False,
+    say: Callable[[str], None] | None = None,
+    stderr_tail: deque[str] | None = None,
+) -> ModernBattery | None:
+    """Check ``target`` as a 2026-07-28 server into ``report``; None when it is not one."""
+    battery = ModernBattery(
+        target, report, timeout=timeout, call_all_tools=call_all_tools, say=say, stderr_tail=stderr_tail
+    )
+    try:
+        found = await battery.run()
+    finally:
+        report.section = None
+    return battery if found else None

@@ -1,0 +1,102 @@
+"""The corpus of broken 2026-07-28 servers: each breaks ONE rule, and ``mcp-ref check --revision
+2026-07-28`` reports it by its id, over stdio and over Streamable HTTP.
+
+``corpus/modern_server.py`` is a stateless 2026-07-28 server in raw JSON that shares no
+code with mcp_ref (stdio: a real process; HTTP: the standard library's ``http.server`` on
+threads of this process). The controls, unusual ones included (CRLF line ends; every
+HTTP answer an SSE stream with its JSON split over several ``data:`` lines), come out
+without any finding.
+"""
+
+import sys
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+
+from mcp_ref.crosscheck.battery import check_server
+from mcp_ref.crosscheck.report import Report
+from mcp_ref.crosscheck.targets import HttpTarget, StdioTarget
+
+from .corpus.modern_server import BREAKS, CORRECT, HTTP_BREAKS, STDIO_ONLY, serving
+from .variants import by_rule, each_variant
+
+CORPUS = Path(__file__).parent / "corpus"
+STDIO = {**{n: r for n, r in BREAKS.items()}, **{n: "" for n in CORRECT if n != "all-sse"}}
+HTTP = {**{n: r for n, r in {**BREAKS, **HTTP_BREAKS}.items() if n not in STDIO_ONLY}}
+HTTP_CONTROLS = [n for n in CORRECT if n not in STDIO_ONLY]
+
+
+async def _stdio(name: str) -> Report:
+    target = StdioTarget(sys.executable, (str(CORPUS / "modern_server.py"), "--break", name))
+    return await check_server(target, revision="2026-07-28")
+
+
+async def _http(name: str) -> Report:
+    with serving(name) as url:
+        return await check_server(HttpTarget(url), revision="2026-07-28")
+
+
+@pytest.fixture(scope="module")
+def stdio_reports() -> dict[str, Report]:
+    return trio.run(partial(each_variant, list(STDIO), _stdio, at_once=8))
+
+
+@pytest.fixture(scope="module")
+def http_reports() -> dict[str, Report]:
+    return trio.run(partial(each_variant, [*HTTP, *HTTP_CONTROLS], _http, at_once=8))
+
+
+def _only(report: Report, requirement: str) -> None:
+    found = {f.requirement for f in report.findings}
+    assert found == {requirement}, report.to_text()
+    assert all(f.party == "server" and f.revision == "2026-07-28" for f in report.findings)
+    covering = [c for c in report.checks if requirement in c.requirements and c.status == "fail"]
+    assert covering, report.to_text()
+
+
+@pytest.mark.parametrize("name, requirement", by_rule(BREAKS))
+def test_each_broken_modern_stdio_server_is_caught_by_its_rule(
+    name: str, requirement: str, stdio_reports: dict[str, Report]
+) -> None:
+    _only(stdio_reports[name], requirement)
+
+
+@pytest.mark.parametrize("name, requirement", by_rule(HTTP))
+def test_each_broken_modern_http_server_is_caught_by_its_rule(
+    name: str, requirement: str, http_reports: dict[str, Report]
+) -> None:
+    _only(http_reports[name], requirement)
+
+
+@pytest.mark.parametrize("name", [n for n in CORRECT if n != "all-sse"])
+def test_modern_stdio_controls_come_out_clean(name: str, stdio_reports: dict[str, Report]) -> None:
+    report = stdio_reports[name]
+    assert not report.findings, report.to_text()
+    assert report.revision == "2026-07-28" and report.revisions == ["2026-07-28"]
+    assert not [c for c in report.checks if c.status != "pass"], report.to_text()
+
+
+@pytest.mark.parametrize("name", HTTP_CONTROLS)
+def test_modern_http_controls_come_out_clean(name: str, http_reports: dict[str, Report]) -> None:
+    report = http_reports[name]
+    assert not report.findings, report.to_text()
+    assert report.revision == "2026-07-28"
+    names = {c.name for c in report.checks if c.status == "pass"}
+    # the header checks ran (and passed) against the control
+    assert {"modern/http/version-header", "modern/http/name-header", "modern/http/param-header"} <= names
+
+
+def test_the_modern_corpus_spans_thirty_rules() -> None:
+    rules = set(BREAKS.values()) | set(HTTP_BREAKS.values())
+    assert len(rules) >= 45
+    assert all(r.startswith("2026-07-28:") for r in rules)
+
+
+async def test_a_legacy_server_is_not_judged_as_a_modern_one() -> None:
+    """A 2025-11-25 server refusing server/discover gets no 2026-07-28 section (and no finding for it)."""
+    target = StdioTarget(sys.executable, (str(CORPUS / "server.py"),))
+    report = await check_server(target, revision="2026-07-28")
+    assert not report.findings and not report.checks, report.to_text()
+    assert any("does not speak 2026-07-28" in n for n in report.notes)
