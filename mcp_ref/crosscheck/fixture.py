@@ -599,13 +599,25 @@ async def check_client(
         fixture = [sys.executable, "-m", "mcp_ref.cli", "fixture", "--once", "--json", out]
         fixture += ["--timeout", f"{options.timeout:g}"]
         if any("{url}" in w for w in words):
-            async with serve_fixture_http(options, reports, fixtures) as url:
+            from .client_http import ClientHttpJudge, sniffing
+
+            judge = ClientHttpJudge()
+            async with serve_fixture_http(options, reports, fixtures) as inner, sniffing(inner, judge) as url:
                 await _run_client([w.replace("{url}", url) for w in words], client_timeout)
                 if fixtures and fixtures[0].modern is not None:
                     fixtures[0].modern.finish()
                 with trio.move_on_after(2):
                     while reports and not reports[-1].checks:
                         await trio.sleep(0.05)
+            if judge.requests:
+                # what the client's HTTP requests showed (the fixture's server may have refused them
+                # before any JSON-RPC was read: the report then holds only this)
+                if not reports:
+                    reports.append(Report("the client", notes=["the client never completed initialize"]))
+                reqs = ["basic/transports#16", "basic/transports#59", "basic/transports#65"]
+                status: Status = "fail" if judge.findings else "pass"
+                reports[-1].check("transport/client-http-requests", status, reqs, f"{judge.requests} request(s)")
+                reports[-1].extend(judge.findings)
         else:
             argv: list[str] = []
             for w in words:

@@ -151,6 +151,9 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:server/utilities/logging#2", "MUST", "a server sending log messages declares logging"),
         ("2026-07-28:server/utilities/logging#3", "MUST NOT", "no log message for a request without a logLevel"),
         ("2026-07-28:server/utilities/logging#6", "SHOULD", "an unknown log level gets -32602"),
+        ("basic/transports#16", "MUST", "a client's POST accepts both application/json and text/event-stream"),
+        ("basic/transports#59", "MUST", "a client sends the session id it was given on every later request"),
+        ("basic/transports#65", "MUST", "a client sends MCP-Protocol-Version on every request after initialize"),
         ("basic/transports#28", "SHOULD", "the SSE stream answering a request carries its response"),
         ("basic/transports#67", "SHOULD", "without MCP-Protocol-Version a request is still served"),
     )

@@ -13,6 +13,7 @@ import trio
 from mcp_ref.crosscheck.fixture import FixtureOptions, check_client
 from mcp_ref.crosscheck.report import Report
 
+from .corpus.http_client import BREAKS as HTTP_CLIENT_BREAKS
 from .corpus.modern_client import BREAKS, CORRECT, HTTP_BREAKS, STDIO_ONLY
 from .variants import by_rule, each_variant
 
@@ -75,3 +76,27 @@ def test_modern_client_controls_come_out_clean(
             "modern-client/mrtr-retries",
         }, report.to_text()
         assert "modern-client-corpus" not in report.target and "modern-corpus-client" in report.target
+
+
+HTTP_CLIENT = Path(__file__).parent / "corpus" / "http_client.py"
+
+
+async def _http_legacy(name: str) -> Report:
+    command = [sys.executable, str(HTTP_CLIENT), "--break", name, "--url", "{url}"]
+    return await check_client(command, OPTIONS, client_timeout=60)
+
+
+@pytest.mark.parametrize("name, requirement", by_rule(HTTP_CLIENT_BREAKS))
+async def test_a_2025_client_s_http_requests_are_judged_as_they_pass(name: str, requirement: str) -> None:
+    """What the fixture's server refuses before reading any JSON-RPC (no session id, an Accept without
+    SSE) is judged against the client by the relay in front of it."""
+    report = await _http_legacy(name)
+    assert requirement in {f.requirement for f in report.findings}, report.to_text()
+    assert all(f.party == "client" for f in report.findings if f.requirement == requirement)
+    assert [c for c in report.checks if c.name == "transport/client-http-requests" and c.status == "fail"]
+
+
+async def test_a_correct_2025_client_over_http_passes_the_relay() -> None:
+    report = await _http_legacy("none")
+    assert [c.status for c in report.checks if c.name == "transport/client-http-requests"] == ["pass"]
+    assert not [f for f in report.findings if f.requirement.startswith("basic/transports#")], report.to_text()
