@@ -761,6 +761,8 @@ class ModernBattery:
         #: a tool that asked for input, its arguments and its first InputRequiredResult
         self.mrtr: tuple[str, dict[str, Any], dict[str, Any]] | None = None
         self.called: list[str] = []
+        #: the tools called that the server does not mark read-only
+        self.called_unsafe: list[str] = []
         self.legacy_too = False
         #: (HTTP) the endpoint serves an earlier revision too (initialize answered with a result)
         self.dual = False
@@ -1180,6 +1182,8 @@ class ModernBattery:
         params: dict[str, Any] = {"name": name, "arguments": args}
         got = await self.send(self.message("tools/call", params, caps=caps))
         self.called.append(name)
+        if not self._safe(self.tools.get(name) or {}):
+            self.called_unsafe.append(name)
         for _ in range(3):
             if got is None or got.result is None or got.result.get("resultType") != "input_required":
                 return got
@@ -1297,6 +1301,15 @@ class ModernBattery:
         for method, requirement in (("tools/list", "server/tools#6"), ("resources/list", "server/resources#4")):
             before = self.lists.get(method)
             if before is None or not self.called:
+                continue
+            if self.called_unsafe:
+                # a tool that may change things was called (--call-all-tools): the list may change with it
+                self.report.check(
+                    f"modern/{method}-stable",
+                    "skip",
+                    [R + requirement],
+                    f"{', '.join(self.called_unsafe[:3])} (not read-only) was called: the list may change with it",
+                )
                 continue
             async with self.check(f"modern/{method}-stable", [requirement]) as skipped:
                 items = await self.list_all(method, judge=False)
