@@ -410,8 +410,8 @@ class FixtureRuntime:
         if type(message) is dict and "id" in message and not is_modern_opening(message):
             # a request of an earlier revision without its session id (the relay in front judges it,
             # basic/transports#59): refused as a 2025 server refuses it, not judged as a modern one
-            error = SimpleNamespace(code=-32600, message="Bad Request: Missing session ID")
-            return [SimpleNamespace(error=error, http_status=400, reply=None)]
+            refusal = SimpleNamespace(code=-32600, message="Bad Request: Missing session ID")
+            return [SimpleNamespace(error=refusal, http_status=400, reply=None)]
         status, answer = self.fixture.handle(message, dict(headers or {}))
         reply = json.dumps(answer, separators=(",", ":")).encode() if answer is not None else None
         if status == 202:
