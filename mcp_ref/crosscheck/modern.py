@@ -110,11 +110,11 @@ QUICK: Final = 2.0
 #: unanswered requests in a row before the battery sends no more
 GIVE_UP: Final = 3
 #: seconds server/discover is waited for (a server of an earlier revision may ignore it)
-DISCOVER_WAIT: Final = 5.0
+DISCOVER_WAIT: Final = 0.5  # (of the timeout: 5 s with the default 10)
 #: seconds a subscription is listened to
-LISTEN: Final = 1.5
+LISTEN: Final = 1.5  # (once its first message came: a loaded server may be slow to acknowledge)
 #: seconds an SSE stream may stay open after carrying its answer
-STREAM_GRACE: Final = 1.0
+STREAM_GRACE: Final = 2.0
 _HEADER_SAFE = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
 
 
@@ -347,11 +347,15 @@ class StdioWire(Wire):
         await self._write(message)
         return Answer()
 
-    async def listen(self, message: dict[str, Any], seconds: float) -> Answer:
-        """A subscription: what came in ``seconds``, then a cancellation (the response, if any, included)."""
+    async def listen(self, message: dict[str, Any], seconds: float, first: float) -> Answer:
+        """A subscription: what came in ``seconds`` after its first message (waited for ``first`` at
+        most), then a cancellation (the response, if any, included)."""
         key = self._key(message.get("id"))
         start = len(self.inbox)
         await self._write(message)
+        with trio.move_on_after(first):
+            while len(self.inbox) == start and key not in self.responses:
+                await trio.sleep(0.02)
         await trio.sleep(seconds)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
         await self._write(cancel)
@@ -456,6 +460,9 @@ class HttpWire(Wire):
                     elif isinstance(event, h11.Data):
                         chunk = bytes(event.data)
                         answer.body += chunk
+                        if keep_open and sse and grace is None:
+                            # (a subscription: listened to for keep_open seconds once something came)
+                            grace = trio.current_time() + keep_open
                         if sse:
                             for ev in decoder.feed(chunk):
                                 if ev.data is None:
@@ -922,7 +929,7 @@ class ModernBattery:
         sent = self.message("server/discover")
         assert self.wire is not None
         # (a server of an earlier revision may ignore a request before initialize: no long wait, no strike)
-        got = await self.wire.call(sent, min(self.full, DISCOVER_WAIT))
+        got = await self.wire.call(sent, self.full * DISCOVER_WAIT)
         if got is not None and got.message is None and got.status is None:
             got = None
         result = got.result if got is not None else None
@@ -1361,9 +1368,9 @@ class ModernBattery:
             self.judge.listens.add(json.dumps(sent["id"]))
             assert self.wire is not None
             if isinstance(self.wire, StdioWire):
-                got: Answer | None = await self.wire.listen(sent, LISTEN)
+                got: Answer | None = await self.wire.listen(sent, LISTEN, self.wait)
             else:
-                got = await self.wire.call(sent, LISTEN + QUICK, keep_open=LISTEN)
+                got = await self.wire.call(sent, self.wait + LISTEN, keep_open=LISTEN)
             if got is None:
                 skipped.append("no answer")
                 return

@@ -16,6 +16,7 @@ import pytest
 import trio
 
 from mcp_ref.crosscheck.battery import check_server
+from mcp_ref.crosscheck.config import CheckConfig
 from mcp_ref.crosscheck.report import Report
 from mcp_ref.crosscheck.targets import HttpTarget, StdioTarget
 
@@ -26,26 +27,28 @@ CORPUS = Path(__file__).parent / "corpus"
 STDIO = {**{n: r for n, r in BREAKS.items()}, **{n: "" for n in CORRECT if n != "all-sse"}}
 HTTP = {**{n: r for n, r in {**BREAKS, **HTTP_BREAKS}.items() if n not in STDIO_ONLY}}
 HTTP_CONTROLS = [n for n in CORRECT if n not in STDIO_ONLY]
+#: a generous timeout: the variants run in parallel on a machine that may be loaded (no sleeps, only bounds)
+CONFIG = CheckConfig(timeout=20.0)
 
 
 async def _stdio(name: str) -> Report:
     target = StdioTarget(sys.executable, (str(CORPUS / "modern_server.py"), "--break", name))
-    return await check_server(target, revision="2026-07-28")
+    return await check_server(target, CONFIG, revision="2026-07-28")
 
 
 async def _http(name: str) -> Report:
     with serving(name) as url:
-        return await check_server(HttpTarget(url), revision="2026-07-28")
+        return await check_server(HttpTarget(url), CONFIG, revision="2026-07-28")
 
 
 @pytest.fixture(scope="module")
 def stdio_reports() -> dict[str, Report]:
-    return trio.run(partial(each_variant, list(STDIO), _stdio, at_once=8))
+    return trio.run(partial(each_variant, list(STDIO), _stdio, at_once=6))
 
 
 @pytest.fixture(scope="module")
 def http_reports() -> dict[str, Report]:
-    return trio.run(partial(each_variant, [*HTTP, *HTTP_CONTROLS], _http, at_once=8))
+    return trio.run(partial(each_variant, [*HTTP, *HTTP_CONTROLS], _http, at_once=6))
 
 
 def _only(report: Report, requirement: str) -> None:
