@@ -405,9 +405,10 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _launchable(target.command)
     if args.revision is not None:
         from .battery import REVISIONS
+        from .modern import MODERN
 
-        if args.revision not in REVISIONS:
-            raise UsageError(f"--revision {args.revision}: mcp-ref checks {', '.join(REVISIONS)}")
+        if args.revision not in (*REVISIONS, MODERN):
+            raise UsageError(f"--revision {args.revision}: mcp-ref checks {', '.join((*REVISIONS, MODERN))}")
     say: Callable[[str], None] | None = None if args.quiet else (lambda line: print(line, file=err, flush=True))
     if args.oauth or args.client_credentials:
         if not isinstance(target, HttpTarget):

@@ -103,3 +103,12 @@ async def test_a_legacy_server_is_not_judged_as_a_modern_one() -> None:
     report = await check_server(target, revision="2026-07-28")
     assert not report.findings and not report.checks, report.to_text()
     assert any("does not speak 2026-07-28" in n for n in report.notes)
+
+
+def test_check_revision_2026_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from mcp_ref.cli import main
+
+    command = [sys.executable, str(CORPUS / "modern_server.py"), "--break", "no-ttl"]
+    assert main(["check", "--json", "-q", "--timeout", "20", "--revision", "2026-07-28", "--", *command]) == 1
+    out = capsys.readouterr().out
+    assert '"2026-07-28:server/utilities/caching#1"' in out
