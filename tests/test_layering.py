@@ -94,7 +94,20 @@ CROSSCHECK_JUDGING = tuple(
 )
 CROSSCHECK_DRIVERS = tuple(
     f"mcp_ref/crosscheck/{m}.py"
-    for m in ("cli", "battery", "channel", "targets", "fixture", "tap", "http_tap", "http_probe")
+    for m in (
+        "cli",
+        "battery",
+        "channel",
+        "targets",
+        "fixture",
+        "tap",
+        "http_tap",
+        "http_probe",
+        # the 2026-07-28 battery and fixture (their wires run on trio) and the fixture's HTTP relay
+        "modern",
+        "modern_fixture",
+        "client_http",
+    )
 )
 TRIO_FREE = (
     "mcp_ref/basic/",
