@@ -172,7 +172,8 @@ class ModernContext(RequestContext):
         # [2026-07-28:basic/patterns/index#2] notifications about this request, while it is in flight
         if await _stopped(self.exchange):
             return
-        # [2026-07-28:basic/patterns/progress#8] only with the request's own token (None: nothing sent)
+        # [2026-07-28:basic/patterns/progress#1, #4, #8, #9] the handler's progress, with the request's own
+        # token (none: nothing sent; no total: none written)
         data = self.exchange.send_progress(progress, total, message)
         if data is not None:
             await self._sink.notify(data)
@@ -219,7 +220,8 @@ class ModernContext(RequestContext):
             return await self.sample(params, **options)
         if method == "roots/list":
             return await self.list_roots(**options)
-        # [2026-07-28:basic/patterns/index#1] a server initiates no requests
+        # [2026-07-28:basic/patterns/index#1, basic/transports/stdio#9, basic/transports/streamable-http#20]
+        # a server initiates no requests, on no transport
         raise LocalProtocolError(
             f"a 2026-07-28 server sends no requests ({method}): only elicitation, sampling and roots, as input requests"
         )
@@ -413,6 +415,7 @@ class ModernRuntime:
                 result = await handler(ctx, exchange.params)
             except mrtr.InputRequired:
                 result = None
+            # [2026-07-28:basic/patterns/mrtr#20] a retry may be asked for more, round after round
             if ctx.pending:
                 # [2026-07-28:basic/patterns/mrtr#1, #6] what the handler needs from the client comes back as
                 # input requests; the retry re-runs it with the answers
@@ -449,6 +452,9 @@ class ModernRuntime:
         return answers, dict(state) if isinstance(state, dict) else {}
 
     def _seal(self, exchange: Exchange, ctx: ModernContext, auth: AccessToken | None) -> str:
+        """[2026-07-28:basic/index#29, basic/patterns/mrtr#19] what the retry needs travels in the
+        state: nothing in this process waits for the client, which may retry on another connection or
+        replica, or never."""
         payload = {
             "m": exchange.method,
             "d": mrtr.salient_digest(exchange.method, exchange.raw_params),
@@ -591,6 +597,8 @@ async def serve_modern_channel(
                     scope = scopes[exchange.id] = trio.CancelScope()
                     if exchange.method == "subscriptions/listen":
                         listens.add(exchange.id)
+                    # [2026-07-28:basic/index#28] every request runs on its own: several at once, of any
+                    # number of conversations
                     nursery.start_soon(run, exchange, scope, name=f"mcp {exchange.method} {exchange.id!r}")
                 elif t is CancellationReceived:
                     assert isinstance(event, CancellationReceived)
@@ -622,5 +630,6 @@ async def serve_modern_channel(
             idle = trio.Event()
             with trio.move_on_after(eof_grace):
                 await idle.wait()
+        # [2026-07-28:basic/transports/stdio#13] input closed: we are done (the process then exits)
         nursery.cancel_scope.cancel(reason=reason)
     return reason
