@@ -148,6 +148,7 @@ class Exchange:
                 requirement="2026-07-28:basic/transports/stdio#11",
             )
         if self.state == "answered":
+            # [2026-07-28:basic/patterns/progress#12] nothing about a request after its answer
             raise LocalProtocolError(f"request {self.id!r} is answered: no {what} after its response")
 
     def send_progress(self, progress: float, total: float | None = None, message: str | None = None) -> bytes | None:
@@ -420,6 +421,7 @@ class StatelessEngine:
 
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         """An error response (``rid`` None: the request's id could not be read, and none is written)."""
+        # [2026-07-28:basic/index#16] an error object with its code and message
         error: dict[str, Any] = {"code": int(code), "message": _concise(message)}
         # [2026-07-28:basic/index#18] what more there is to say (a URI, nested errors) goes in data
         if data is not None:
@@ -639,6 +641,7 @@ class StatelessEngine:
             # [2026-07-28:basic/index#59, server/discover#3] we name ourselves in every result
             meta.setdefault(v.SERVER_INFO_KEY, self._info_json)
             out["_meta"] = meta
+        # [2026-07-28:basic/index#7, #8] the request's own id, and a result
         data = self._encode({"jsonrpc": "2.0", "id": exchange.id, "result": out})
         exchange.state = "answered"
         self._finish(exchange)

@@ -125,6 +125,7 @@ class ModernContext(RequestContext):
         self._counts: Counter[str] = Counter()
         self.state = state
         self._log_limiter: Any = None
+        self._pace: Any = None
 
     # -- what a session context offers, without a session ---------------------------------------
 
@@ -172,10 +173,22 @@ class ModernContext(RequestContext):
         # [2026-07-28:basic/patterns/index#2] notifications about this request, while it is in flight
         if await _stopped(self.exchange):
             return
+        now = trio.current_time()
+        if self.runtime.progress_interval and self.exchange.progress_token is not None:
+            from ..basic.utilities.progress import DROP, ProgressPace
+
+            if self._pace is None:
+                self._pace = ProgressPace(self.runtime.progress_interval, coalesce=False)
+            # [2026-07-28:basic/patterns/progress#11] rate limited per request: inside the interval a value
+            # is dropped (one that reaches its total always goes); there is no session to flush it later
+            if self._pace.offer(progress, total, message, now) == DROP:
+                return
         # [2026-07-28:basic/patterns/progress#1, #4, #8, #9] the handler's progress, with the request's own
         # token (none: nothing sent; no total: none written)
         data = self.exchange.send_progress(progress, total, message)
         if data is not None:
+            if self._pace is not None:
+                self._pace.sent(progress, now, True)
             await self._sink.notify(data)
 
     async def flush_progress(self) -> None:
@@ -356,6 +369,8 @@ class ModernRuntime:
         config = server.config
         #: (rate, burst) of each request's log messages, from the server's SessionConfig (None: no limit)
         self.log_rate = (config.log_rate, config.log_burst) if config.log_rate is not None else None
+        #: the least interval between one request's progress notifications (SessionConfig.progress_min_interval)
+        self.progress_interval = config.progress_min_interval
 
     def engine(self, *, track_ids: bool) -> StatelessEngine:
         """A server engine for this server as it is now (its capabilities, what it serves)."""
@@ -399,7 +414,8 @@ class ModernRuntime:
                 answer = await self._handle(exchange, sink, scope, auth)
         if scope.cancel_called or exchange.state == "cancelled":
             exchange.cancelled()
-            # [2026-07-28:basic/patterns/cancellation#4, #13] cancelled: no response, even one ready
+            # [2026-07-28:basic/patterns/cancellation#4, #13, #16] cancelled: no response, even one ready (the
+            # race of a cancellation and an answer ends quietly)
             return
         if answer is not None:
             await sink.answer(*answer)

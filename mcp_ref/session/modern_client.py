@@ -677,6 +677,7 @@ class ModernSession:
         )
         send, receive = trio.open_memory_channel[Any](math.inf)
         self._waiters[rid] = send
+        # [2026-07-28:basic/patterns/cancellation#6, #8] every request has a timeout, this one's if given
         idle = self.request_timeout if timeout is None else timeout
         cap = self.max_request_timeout if max_timeout is None else max_timeout
         start = trio.current_time()
@@ -693,7 +694,8 @@ class ModernSession:
                     if type(item) is ProgressReceived:
                         if progress is not None:
                             await progress(item.progress, item.total, item.message)
-                        # progress pushes the idle deadline, never past the cap
+                        # [2026-07-28:basic/patterns/cancellation#9, #10] progress pushes the idle deadline,
+                        # never past the maximum
                         deadline = min(trio.current_time() + idle, start + cap)
                         continue
                     answered = True

@@ -139,6 +139,8 @@ async def test_one_server_serves_a_2025_session_and_2026_requests_with_the_same_
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/index#7",
+    "2026-07-28:basic/index#8",
     "2026-07-28:basic/patterns/index#2",
     "2026-07-28:basic/patterns/progress#8",
     "2026-07-28:server/utilities/logging#3",
@@ -187,7 +189,7 @@ async def test_lists_are_cacheable_deterministic_and_resources_keep_their_own_po
     assert (read["result"]["ttlMs"], read["result"]["cacheScope"]) == (5, "private")
 
 
-@pytest.mark.req("2026-07-28:basic/index#18", "2026-07-28:basic/index#22")
+@pytest.mark.req("2026-07-28:basic/index#16", "2026-07-28:basic/index#18", "2026-07-28:basic/index#22")
 async def test_an_unknown_resource_is_invalid_params_with_its_uri() -> None:
     async with modern(make_server()) as peer:
         reply, _ = await peer.call("resources/read", {"uri": "test://none"})
@@ -534,7 +536,11 @@ async def test_a_state_issued_to_one_user_is_refused_to_another() -> None:
             runtime._open_retry(again.exchange, other)
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/cancellation#4", "2026-07-28:basic/patterns/cancellation#13")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/cancellation#4",
+    "2026-07-28:basic/patterns/cancellation#13",
+    "2026-07-28:basic/patterns/cancellation#16",
+)
 async def test_a_cancellation_that_lands_after_the_handlers_last_checkpoint_still_suppresses_the_answer() -> None:
     from mcp_ref.session.modern import ModernRuntime
 

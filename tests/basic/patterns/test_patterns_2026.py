@@ -284,3 +284,91 @@ async def test_a_retry_needs_nothing_the_first_connection_kept() -> None:
             request_state=asked["result"]["requestState"],
         )
     assert "write about eras" in json.dumps(done["result"])
+
+
+def ticking_server(**options: Any) -> Server:
+    server = Server("ticks", "1.0", **options)
+
+    @server.tool(description="reports progress every 3 s, 7 times")
+    async def ticks(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, 8):
+            await trio.sleep(3)
+            await ctx.progress(i, 7)
+        return "ticked"
+
+    @server.tool(description="reports progress 5 times at once")
+    async def burst(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        for i in range(1, 6):
+            await ctx.progress(i, 5)
+        return "burst"
+
+    return server
+
+
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/cancellation#6",
+    "2026-07-28:basic/patterns/cancellation#8",
+    "2026-07-28:basic/patterns/cancellation#9",
+    "2026-07-28:basic/patterns/cancellation#10",
+)
+async def test_progress_pushes_a_requests_timeout_but_never_past_its_maximum(autojump_clock: trio.abc.Clock) -> None:
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ticking_server().serve, server_end)
+        async with open_session(client_end, era_cache=EraCache()) as client:
+            seen: list[float] = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen.append(progress)
+
+            # 21 s of work, 3 s between signs of life: a 5 s timeout is pushed along by each
+            result = await client.call_tool("ticks", {}, timeout=5, max_timeout=100, progress=on_progress)
+            assert result.content[0].text == "ticked" and seen == [1, 2, 3, 4, 5, 6, 7]
+            # ... but never past the maximum
+            start = trio.current_time()
+            with pytest.raises(RequestTimeout) as caught:
+                await client.call_tool("ticks", {}, timeout=5, max_timeout=10, progress=on_progress)
+            assert "maximum" in str(caught.value) and trio.current_time() - start == pytest.approx(10)
+            # without progress the request's own timeout ends it
+            start = trio.current_time()
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("ticks", {}, timeout=2)
+            assert trio.current_time() - start == pytest.approx(2)
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/progress#11")
+async def test_a_requests_progress_is_rate_limited_when_configured(autojump_clock: trio.abc.Clock) -> None:
+    from mcp_ref.session.core import SessionConfig
+
+    async with modern(ticking_server(config=SessionConfig(progress_min_interval=1.0))) as peer:
+        reply, notes = await peer.call("tools/call", {"name": "burst", "arguments": {}}, progress_token="b")
+    # the first value, then (within the interval) only the one that reaches its total
+    assert [n["params"]["progress"] for n in notes] == [1, 5]
+    async with modern(ticking_server()) as peer:
+        reply, notes = await peer.call("tools/call", {"name": "burst", "arguments": {}}, progress_token="b")
+    assert [n["params"]["progress"] for n in notes] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.req("2026-07-28:basic/index#25")
+async def test_a_notification_is_never_answered() -> None:
+    async with modern(asking_server()) as peer:
+        for method in ("notifications/initialized", "notifications/whatever", "notifications/cancelled"):
+            await peer.channel.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": {}}).encode())
+        reply, notes = await peer.call("tools/list")
+        assert "tools" in reply["result"] and notes == []
+        assert all("id" in m for m in peer.seen)
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/progress#12")
+def test_no_progress_after_the_answer() -> None:
+    from mcp_ref.exchange import Exchange
+    from mcp_ref.schema import CallToolResult
+    from tests.test_exchange import exchange, server
+
+    ex = exchange(server(), progressToken="t")
+    assert isinstance(ex, Exchange)
+    assert ex.send_progress(1) is not None
+    ex.send_response(CallToolResult(content=[]))
+    with pytest.raises(LocalProtocolError, match="answered"):
+        ex.send_progress(2)
