@@ -477,8 +477,8 @@ class ModernSession:
                     # (handled gracefully: said, and the types that are honoured still flow)
                     log.info("subscription %r: the server does not honour %s", sub.id, sub.refused)
                 return
+            # [2026-07-28:basic/patterns/subscriptions#2] nothing before the acknowledgement
             if sub.acknowledged is None:
-                # [2026-07-28:basic/patterns/subscriptions#2] nothing before the acknowledgement
                 log.warning("subscription %r: %s before the acknowledgement: ignored", sub.id, method)
                 return
             if method == "notifications/cancelled":

@@ -163,7 +163,11 @@ def test_a_client_never_answers_what_a_server_sends_as_a_request() -> None:
     assert isinstance(event, MessageRejected) and event.reply is None
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#3", "2026-07-28:basic/patterns/subscriptions#6")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/subscriptions#2",
+    "2026-07-28:basic/patterns/subscriptions#3",
+    "2026-07-28:basic/patterns/subscriptions#6",
+)
 async def test_two_subscriptions_share_one_channel() -> None:
     server = asking_server()
     client_end, server_end = memory_channel_pair()
@@ -186,7 +190,7 @@ async def test_two_subscriptions_share_one_channel() -> None:
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#9")
+@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#7", "2026-07-28:basic/patterns/subscriptions#9")
 async def test_a_subscription_whose_connection_drops_is_not_a_graceful_end() -> None:
     server = asking_server()
     client_end, server_end = memory_channel_pair()
