@@ -169,6 +169,7 @@ async def test_no_request_state_means_none_in_the_retry_and_an_absent_result_typ
     assert "requestState" not in seen[1]["params"] and "c" in seen[1]["params"]["inputResponses"]
 
 
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#18")
 async def test_an_input_request_for_an_undeclared_capability_is_refused() -> None:
     def sampling(message: dict[str, Any]) -> Any:
         return {
