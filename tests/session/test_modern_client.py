@@ -507,6 +507,7 @@ async def test_over_http_a_call_not_listed_first_learns_its_headers_on_header_mi
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#23")
 async def test_over_http_cancelling_closes_the_stream_and_the_server_stops() -> None:
     from functools import partial
 
