@@ -732,6 +732,7 @@ class StatelessEngine:
     def send_cancel(self, rid: RequestId, reason: str | None = None) -> bytes:
         """(client, one channel) ``notifications/cancelled`` for one of our requests; stops waiting for it."""
         out = self._outgoing.get(rid)
+        # [2026-07-28:schema#22] only a request of ours, still in flight
         if out is None or out.state != "pending":
             raise LocalProtocolError(f"request {rid!r} is not in flight")
         params: dict[str, Any] = {"requestId": rid}

@@ -960,6 +960,8 @@ async def _open_modern(
             client.discover_result = outcome.result
             modern.client = client
             if cache:
+                # [2026-07-28:schema#40, #41] one cache per client: a private result is reused by
+                # the client (and authorization) it was given to, never shared with another
                 client.cache = ResultCache()
                 modern.on_change = client.cache.invalidate
             if getattr(channel, "modern", None) is not None:

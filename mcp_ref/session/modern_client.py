@@ -309,9 +309,10 @@ class ResultCache:
             extra = getattr(result, "extra", None)
             if ttl is None and isinstance(extra, Mapping):
                 ttl = extra.get("ttlMs")  # (a data model without the 2026 caching fields keeps it here)
-        # [2026-07-28:server/utilities/caching#9, #10] absent or negative counts as 0: stale at once
+        # [2026-07-28:server/utilities/caching#9, #10, schema#37] absent, 0 or negative: stale at once
         if not isinstance(ttl, int | float) or isinstance(ttl, bool) or ttl <= 0:
             return
+        # [2026-07-28:schema#36] kept for ttlMs from now
         self._entries[(method, key)] = (self.clock() + ttl / 1000, result)
 
     def invalidate(self, notification: str, params: Any = None) -> None:
