@@ -818,6 +818,7 @@ class StatelessEngine:
 
 
 def _concise(message: str) -> str:
+    """[2026-07-28:schema#17] an error's message is one short line (at most 200 characters)."""
     line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     return line if len(line) <= 200 else line[:197].rstrip() + "..."
 

@@ -173,3 +173,42 @@ async def test_a_private_result_is_reused_by_its_own_client_only() -> None:
             assert reads == ["read"]  # kept within the client that asked for it
             await bob.read_resource("test://mine")
             assert reads == ["read", "read"]  # another client (another authorization) asks anew
+
+
+# -- errors and cancellations ---------------------------------------------------------------
+
+
+@pytest.mark.req("2026-07-28:schema#17")
+def test_an_error_message_is_one_short_line() -> None:
+    engine = StatelessEngine(Role.SERVER, info=Implementation(name="s", version="1"))
+    long = "the tool failed\n  because the disk is full\n" + "and more " * 60
+    reply = json.loads(engine.error_reply(7, -32603, long, {"detail": 1}))
+    message = reply["error"]["message"]
+    assert "\n" not in message and len(message) <= 200
+    assert message.startswith("the tool failed because the disk is full and more")
+    assert reply["error"]["data"] == {"detail": 1}
+    assert json.loads(engine.error_reply(8, -32603, "short"))["error"]["message"] == "short"
+
+
+@pytest.mark.req("2026-07-28:schema#23")
+async def test_a_cancellation_reason_is_logged(caplog: pytest.LogCaptureFixture, autojump_clock: Any) -> None:
+    server = Server("s", "1", state_key=b"k" * 32)
+    started = trio.Event()
+
+    @server.tool(description="never ends")
+    async def forever(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        started.set()
+        await trio.sleep_forever()
+        return ""
+
+    engine = StatelessEngine(Role.CLIENT, info=Implementation(name="c", version="1"))
+    with caplog.at_level("INFO", logger="mcp_ref"):
+        async with _served(server) as channel:
+            rid, data = engine.send_request("tools/call", {"name": "forever"})
+            await channel.send(data)
+            with trio.fail_after(10):
+                await started.wait()
+            await channel.send(engine.send_cancel(rid, "the user went home"))
+            with trio.fail_after(10):
+                while not any("the user went home" in r.getMessage() for r in caplog.records):
+                    await trio.sleep(0.01)
