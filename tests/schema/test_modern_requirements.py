@@ -212,3 +212,56 @@ async def test_a_cancellation_reason_is_logged(caplog: pytest.LogCaptureFixture,
             with trio.fail_after(10):
                 while not any("the user went home" in r.getMessage() for r in caplog.records):
                     await trio.sleep(0.01)
+
+
+@pytest.mark.req("2026-07-28:schema#39", "2026-07-28:schema#40", "2026-07-28:schema#41")
+def test_a_private_result_is_served_only_in_the_authorization_it_came_in() -> None:
+    clock, token = _Clock(), ["alice-token-1"]
+    cache = ResultCache(clock, context=lambda: token[0])
+    cache.put("resources/read", "a", {"contents": [], "ttlMs": 60_000, "cacheScope": "private"})
+    cache.put("resources/read", "b", {"contents": [], "ttlMs": 60_000, "cacheScope": "public"})
+    assert cache.get("resources/read", "a") is not None  # the same authorization: reused
+    token[0] = "alice-token-2"  # refreshed: another access token, another cache
+    assert cache.get("resources/read", "a") is None
+    assert cache.get("resources/read", "b") is not None  # a public result is anyone's
+    token[0] = "alice-token-1"
+    assert cache.get("resources/read", "a") is None  # dropped, not kept aside
+
+
+class _Token:
+    """An HttpAuth whose bearer token the test changes (a refresh)."""
+
+    flow_timeout = 5.0
+
+    def __init__(self) -> None:
+        self.value = "Bearer one"
+
+    async def authorization(self, url: str) -> str | None:
+        return self.value
+
+    async def challenged(
+        self, url: str, status: int, www_authenticate: str | None, used: str | None, *, again: bool = False
+    ) -> bool:
+        return False
+
+
+@pytest.mark.req("2026-07-28:schema#41")
+async def test_over_http_a_new_access_token_asks_the_server_again() -> None:
+    from functools import partial
+
+    from mcp_ref.session.http import open_http_client, serve_http
+
+    reads: list[str] = []
+    token = _Token()
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(partial(serve_http, _server(calls=reads), port=0))
+        async with open_http_client(info.url, auth=token, era_cache=EraCache()) as client:
+            await client.read_resource("test://mine")
+            await client.read_resource("test://mine")
+            assert reads == ["read"]
+            token.value = "Bearer two"  # refreshed: in use once a request has carried it
+            await client.call_tool("echo", {"text": "x"})
+            await client.read_resource("test://mine")
+            await client.read_resource("test://mine")
+            assert reads == ["read", "read"]
+        nursery.cancel_scope.cancel()
