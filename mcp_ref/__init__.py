@@ -61,6 +61,7 @@ if _TYPE_CHECKING:
     from .server.resources import ResourceNotFound
     from .server.tools import ToolNameWarning
     from .session.http import (
+        AsgiApp,
         CallbackListenError,
         ClientCredentials,
         CrossAppAccess,
@@ -89,6 +90,7 @@ if _TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsgiApp",
     "AccessToken",
     "InvalidToken",
     "ProtectedResource",
@@ -181,6 +183,7 @@ __all__ = [
 
 #: names that need the http extra (h11), imported on first use
 _HTTP_NAMES = (
+    "AsgiApp",
     "open_http_client",
     "serve_http",
     "OAuthClient",
