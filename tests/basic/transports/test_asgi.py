@@ -55,12 +55,16 @@ async def hypercorn(app: str) -> AsyncIterator[str]:
         proc.wait(timeout=10)
 
 
+@pytest.mark.parametrize("era", ["modern", "legacy"])
 @pytest.mark.parametrize("app", ["starlette_app", "bare_app"])
-async def test_a_session_through_hypercorn(app: str) -> None:
+async def test_a_client_of_either_era_through_hypercorn(app: str, era: str) -> None:
+    # both eras on the one endpoint: 2026-07-28 stateless requests (Mcp-Method / Mcp-Name
+    # headers, no session) and a 2025-11-25 session (initialize, Mcp-Session-Id)
     async with hypercorn(app) as base:
         with trio.fail_after(30):
-            async with open_http_client(f"{base}/mcp") as client:
-                assert client.protocol_version == "2025-11-25"
+            async with open_http_client(f"{base}/mcp", era=era) as client:
+                assert client.era == era
+                assert client.protocol_version == {"modern": "2026-07-28", "legacy": "2025-11-25"}[era]
                 result = await client.call_tool("echo", {"text": "through hypercorn"})
                 assert result.content == [TextContent(text="through hypercorn")]
                 seen: list[float] = []
@@ -75,6 +79,32 @@ async def test_a_session_through_hypercorn(app: str) -> None:
                 with trio.move_on_after(1):
                     await client.call_tool("hang")
                 await client.ping()
+
+
+async def test_a_subscription_stream_through_hypercorn() -> None:
+    # 2026-07-28 subscriptions/listen: a long event stream, each change sent on as it happens
+    async with hypercorn("starlette_app") as base:
+        with trio.fail_after(30):
+            async with open_http_client(f"{base}/mcp", era="modern") as client:
+                async with client.listen(tools=True) as subscription:
+                    changes = subscription.__aiter__()
+                    for _ in range(2):
+                        name = (await client.call_tool("grow")).text
+                        assert (await changes.__anext__())[0] == "notifications/tools/list_changed"
+                        assert name in [tool.name for tool in await client.list_all_tools()]
+
+
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#61")
+async def test_headers_that_contradict_the_body_are_refused_behind_hypercorn() -> None:
+    from .test_http_modern import post
+
+    async with hypercorn("starlette_app") as base:
+        with trio.fail_after(30):
+            headers, body = post("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+            async with exchange(f"{base}/mcp", "POST", headers, body) as ok:
+                assert ok.status == 200 and json.loads(await ok.body())["result"]["content"][0]["text"] == "x"
+            async with exchange(f"{base}/mcp", "POST", {**headers, "mcp-name": "fail"}, body) as refused:
+                assert refused.status == 400 and json.loads(await refused.body())["error"]["code"] == -32020
 
 
 async def test_the_web_application_keeps_its_own_routes() -> None:
