@@ -1031,6 +1031,7 @@ async def _open_modern(
                 max_request_timeout=cfg.max_request_timeout,
                 max_input_rounds=max_input_rounds,
                 log_level=log_level,
+                telemetry=cfg.telemetry,
             )
             await nursery.start(modern.receive_loop)
             init = _synthetic_init(outcome.version, outcome.result)

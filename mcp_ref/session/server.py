@@ -913,6 +913,7 @@ class _Opening:
             data,
             max_concurrent=self.config.max_concurrent_requests,
             eof_grace=self.config.eof_grace,
+            telemetry=self.config.telemetry,
         )
 
     def decides(self, data: bytes) -> bool:
