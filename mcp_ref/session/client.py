@@ -231,7 +231,10 @@ class ClientSession:
         """The 2025 session, for what only it has (2026-07-28 dropped it or made it an extension)."""
         session = self.session
         if isinstance(session, ModernSession):
-            raise LocalProtocolError(f"{what} is not part of revision {self.protocol_version}")
+            raise LocalProtocolError(
+                f"{what} is not part of revision {self.protocol_version}: open the client with era='legacy'"
+                " (or protocol_version='2025-11-25') for a 2025 session, which has it"
+            )
         return session
 
     async def _all_pages(self, fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
