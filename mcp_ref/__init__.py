@@ -45,6 +45,13 @@ from .session import (
 from .session.client import InvalidToolResult
 from .session.connect import connect
 from .session.core import PendingRequest
+from .session.modern_client import (
+    EraCache,
+    InputRequestContext,
+    InputRoundsExceeded,
+    Subscription,
+    SubscriptionEnded,
+)
 
 if _TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
@@ -106,6 +113,11 @@ __all__ = [
     "ClientInformation",
     "CachePolicy",
     "ClientSession",
+    "EraCache",
+    "InputRequestContext",
+    "InputRoundsExceeded",
+    "Subscription",
+    "SubscriptionEnded",
     "Connection",
     "ConnectionClosed",
     "CrossAppAccess",

@@ -505,7 +505,7 @@ class ClientSession:
         """(2026-07-28) ``async with client.listen(tools=True) as sub: async for method, params in sub``.
 
         A ``subscriptions/listen`` stream (basic/patterns/subscriptions):
-        see :class:`~mcp_ref.session.modern_client.Subscription`. A 2025
+        see :class:`~mcp_ref.Subscription`. A 2025
         session has its notifications on the session instead (``on_list_changed``,
         ``on_resource_updated`` and :meth:`subscribe_resource`).
         """

@@ -121,10 +121,15 @@ class InputRequestContext:
     """What an application's sampling / elicitation / roots callback gets as ``ctx`` in 2026-07-28:
     the input request's ``key`` and the original request it serves (``method``, ``params``)."""
 
+    #: the input request's key in the server's ``inputRequests``
     key: str
+    #: the method of the request it serves (``tools/call`` ...)
     method: str
+    #: that request's params
     params: Any
+    #: how many retries came before (0: the first answer)
     round: int
+    #: the :class:`~mcp_ref.ClientSession` asking
     client: Any = None
 
 
@@ -136,13 +141,17 @@ class Subscription:
     the acknowledgement left out. Iteration ends when the server ends the
     subscription gracefully (its completion result; ``graceful`` is True) and
     raises :class:`SubscriptionEnded` when the stream dropped without it.
-    Leaving the ``async with`` of :meth:`ModernSession.listen` cancels it.
+    Leaving the ``async with`` of ``client.listen(...)`` cancels it.
     """
 
     def __init__(self, request_id: Any, requested: dict[str, Any]) -> None:
+        #: the id of its subscriptions/listen request (what tags the notifications it carries)
         self.id = request_id
+        #: the filter asked for (``toolsListChanged``, ``resourceSubscriptions`` ...)
         self.requested = requested
+        #: the filter the server agreed to, once acknowledged (None until then)
         self.acknowledged: dict[str, Any] | None = None
+        #: whether the server ended it with its completion result
         self.graceful = False
         self._ack = trio.Event()
         self._send, self._receive = trio.open_memory_channel[Any](math.inf)
@@ -252,13 +261,16 @@ class EraCache:
         self._eras: dict[Any, str] = {}
 
     def get(self, key: Any) -> str | None:
+        """The era ("modern" or "legacy") found for ``key``, or None (not known: probe)."""
         return self._eras.get(key) if key is not None else None
 
     def set(self, key: Any, era: str) -> None:
+        """Remember the era found for ``key``."""
         if key is not None:
             self._eras[key] = era
 
     def forget(self, key: Any) -> None:
+        """Forget ``key`` (its server may have changed): the next client probes it again."""
         self._eras.pop(key, None)
 
 
