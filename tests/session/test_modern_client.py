@@ -35,6 +35,9 @@ async def answer_bob(ctx: Any, params: Any) -> ElicitResult:
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/versioning#4",
+    "2026-07-28:basic/index#1",
+    "2026-07-28:basic/transports/index#2",
     "2026-07-28:basic/transports/stdio#16",
     "2026-07-28:server/discover#2",
     "2026-07-28:basic/index#52",
@@ -84,6 +87,8 @@ async def serve_script(channel: Any, answer: Any) -> None:
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/patterns/mrtr#3",
+    "2026-07-28:basic/index#31",
     "2026-07-28:basic/patterns/mrtr#21",
     "2026-07-28:basic/patterns/mrtr#23",
     "2026-07-28:basic/patterns/mrtr#24",
@@ -164,6 +169,7 @@ async def test_no_request_state_means_none_in_the_retry_and_an_absent_result_typ
     assert "requestState" not in seen[1]["params"] and "c" in seen[1]["params"]["inputResponses"]
 
 
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#18")
 async def test_an_input_request_for_an_undeclared_capability_is_refused() -> None:
     def sampling(message: dict[str, Any]) -> Any:
         return {
@@ -260,7 +266,11 @@ async def test_list_changed_through_subscriptions_listen() -> None:
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/cancellation#5", "2026-07-28:basic/transports/stdio#10")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/cancellation#1",
+    "2026-07-28:basic/patterns/cancellation#5",
+    "2026-07-28:basic/transports/stdio#10",
+)
 async def test_cancelling_a_call_tells_the_server() -> None:
     server = make_server()
     started, stopped = trio.Event(), trio.Event()
@@ -497,6 +507,7 @@ async def test_over_http_a_call_not_listed_first_learns_its_headers_on_header_mi
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#23")
 async def test_over_http_cancelling_closes_the_stream_and_the_server_stops() -> None:
     from functools import partial
 

@@ -17,7 +17,8 @@ from ..utilities.cancellation import CancellationState, ignored_requirement
 
 __all__ = ["CLIENT_SIGNAL", "SERVER_CANCELS", "server_may_cancel", "CancellationState", "ignored_requirement"]
 
-#: [2026-07-28:basic/patterns/cancellation#4, #5] how a client cancels on each transport
+#: how a client cancels on each transport (2026-07-28 cancellation#4, #5; enforced by the HTTP server
+#: and the runtimes, which cite them)
 CLIENT_SIGNAL: Final[dict[str, Literal["close-stream", "notification"]]] = {
     "streamable-http": "close-stream",
     "stdio": "notification",

@@ -48,7 +48,7 @@ __all__ = [
     "STATE_KEY_ENV",
 ]
 
-#: [2026-07-28:basic/patterns/mrtr#supported-requests] the requests an InputRequiredResult may answer
+#: [2026-07-28:basic/patterns/mrtr#4] the requests an InputRequiredResult may answer -- mrtr#supported-requests
 #: ([2026-07-28:server/tools#9, server/resources#7, server/prompts#6]: a tool, a resource's reader and a
 #: prompt may each ask the client for input)
 SUPPORTED_REQUESTS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
