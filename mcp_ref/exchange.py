@@ -738,7 +738,7 @@ class StatelessEngine:
     def send_cancel(self, rid: RequestId, reason: str | None = None) -> bytes:
         """(client, one channel) ``notifications/cancelled`` for one of our requests; stops waiting for it."""
         out = self._outgoing.get(rid)
-        # [2026-07-28:basic/patterns/cancellation#11] only a request of ours still in flight
+        # [2026-07-28:basic/patterns/cancellation#11, schema#22] only a request of ours still in flight
         if out is None or out.state != "pending":
             raise LocalProtocolError(f"request {rid!r} is not in flight")
         params: dict[str, Any] = {"requestId": rid}
@@ -829,6 +829,7 @@ class StatelessEngine:
 
 
 def _concise(message: str) -> str:
+    """[2026-07-28:schema#17] an error's message is one short line (at most 200 characters)."""
     line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     return line if len(line) <= 200 else line[:197].rstrip() + "..."
 

@@ -1041,7 +1041,9 @@ async def _open_modern(
             client.discover_result = outcome.result
             modern.client = client
             if cache:
-                client.cache = ResultCache()
+                # [2026-07-28:schema#40, #41] one cache per client, its private results keyed by the
+                # authorization they were given to (over HTTP, the Authorization the channel sends)
+                client.cache = ResultCache(context=lambda: getattr(channel, "authorization_context", None))
                 modern.on_change = client.cache.invalidate
             if getattr(channel, "modern", None) is not None:
                 channel.param_headers_for = client._param_headers.get  # type: ignore[attr-defined]

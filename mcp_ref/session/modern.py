@@ -663,7 +663,7 @@ async def serve_modern_channel(
                     nursery.start_soon(run, exchange, scope, name=f"mcp {exchange.method} {exchange.id!r}")
                 elif t is CancellationReceived:
                     assert isinstance(event, CancellationReceived)
-                    # [2026-07-28:basic/patterns/cancellation#17] say why in our log
+                    # [2026-07-28:basic/patterns/cancellation#17, schema#23] say why in our log
                     log.info("client cancelled request %r: %s", event.request_id, event.reason or "(no reason given)")
                     cancelled = scopes.get(event.request_id)
                     # [2026-07-28:basic/patterns/cancellation#13] stop it

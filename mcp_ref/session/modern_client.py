@@ -32,7 +32,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
@@ -279,21 +279,32 @@ class ResultCache:
 
     A result is fresh for its ``ttlMs`` from when it arrived (absent, 0 or
     negative: not kept); a change notification makes the results it concerns
-    stale at once. One cache per client session, so ``cacheScope`` "private"
-    results never cross an authorization context; nothing produced by a
+    stale at once. One cache per client session, and a ``cacheScope`` "private"
+    result is served only while ``context()`` (the authorization requests are
+    made with) is the one it arrived in; nothing produced by a
     retry with input responses is put here (``ClientSession`` only stores
     first-round results).
     """
 
-    def __init__(self, clock: Callable[[], float] = trio.current_time) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = trio.current_time, context: Callable[[], Any] = lambda: None
+    ) -> None:
         self.clock = clock
-        self._entries: dict[tuple[str, Any], tuple[float, Any]] = {}
+        #: the authorization context requests are made in now (over HTTP: a digest of the
+        #: Authorization value the channel last sent; one context per cache otherwise)
+        self.context = context
+        self._entries: dict[tuple[str, Any], tuple[float, Any, Any]] = {}
 
     def get(self, method: str, key: Any) -> Any:
         entry = self._entries.get((method, key))
         if entry is None:
             return None
-        expires, result = entry
+        expires, result, context = entry
+        # [2026-07-28:schema#41] a private result only in the authorization context it was
+        # given in: another access token (a refreshed one too) asks the server again
+        if context is not _PUBLIC and context != self.context():
+            del self._entries[(method, key)]
+            return None
         # [2026-07-28:server/utilities/caching#2, #4, #5, #8, #13, #21] this method and params only (a
         # list page by its own cursor, so an expired page is fetched again with that cursor); fresh while
         # now < received + ttlMs, then fetched again
@@ -310,11 +321,14 @@ class ResultCache:
             extra = getattr(result, "extra", None)
             if ttl is None and isinstance(extra, Mapping):
                 ttl = extra.get("ttlMs")  # (a data model without the 2026 caching fields keeps it here)
-        # [2026-07-28:server/utilities/caching#9, #10] absent or negative counts as 0; [#6] 0: stale at
-        # once, so not kept (nor is a ttlMs that is not a number)
+        # [2026-07-28:server/utilities/caching#6, #9, #10, schema#37] absent or negative counts as 0;
+        # 0: stale at once, so not kept (nor is a ttlMs that is not a number)
         if not isinstance(ttl, int | float) or isinstance(ttl, bool) or ttl <= 0:
             return
-        self._entries[(method, key)] = (self.clock() + ttl / 1000, result)
+        # [2026-07-28:schema#39, #40] a private result kept with the context it came in; a public one for any
+        context = _PUBLIC if _field(result, "cacheScope", "cache_scope") == "public" else self.context()
+        # [2026-07-28:schema#36] kept for ttlMs from now
+        self._entries[(method, key)] = (self.clock() + ttl / 1000, result, context)
 
     def invalidate(self, notification: str, params: Any = None) -> None:
         """[2026-07-28:server/utilities/caching#16] a change notification: what it names is stale."""
@@ -351,6 +365,10 @@ class ResultCache:
             if cursor in seen:
                 return None
             seen.add(cursor)
+
+
+#: the context of a public result: any (2026-07-28 schema#39)
+_PUBLIC: Final = object()
 
 
 def _field(result: Any, wire: str, attr: str) -> Any:

@@ -426,3 +426,42 @@ def test_completion_needs_the_capability_from_2025_03_26_only() -> None:
     newer, _ = handshake("2025-03-26", server_caps=ServerCapabilities(prompts=ListChangedCapability()))
     with pytest.raises(CapabilityMissing, match="completions"):
         newer.send_request("completion/complete", params)
+
+
+async def _a_2024_11_05_server(peer: Any, seen: list[dict[str, Any]]) -> None:
+    """A server that speaks 2024-11-05 only: no server/discover, and that revision in its answer."""
+    async for data in peer:
+        message = json.loads(data)
+        seen.append(message)
+        if message.get("method") == "server/discover":
+            error = {"code": -32601, "message": "Method not found"}
+            await peer.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode())
+        elif message.get("method") == "initialize":
+            result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}}, "serverInfo": {"name": "old"}}
+            result["serverInfo"]["version"] = "0.1"
+            await peer.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+        elif message.get("method") == "tools/list":
+            result = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+            await peer.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+        elif message.get("method") == "tools/call":
+            result = {"content": [{"type": "text", "text": "old"}]}
+            await peer.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+
+
+@pytest.mark.req("2024-11-05:basic/lifecycle#7", "2024-11-05:basic/lifecycle#13")
+async def test_a_client_falls_back_to_a_server_that_offers_2024_11_05_only() -> None:
+    from mcp_ref.session.modern_client import EraCache
+
+    client_end, peer = memory_channel_pair()
+    seen: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_a_2024_11_05_server, peer, seen)
+        with trio.fail_after(5):
+            async with open_session(client_end, era_cache=EraCache()) as client:
+                assert client.protocol_version == "2024-11-05"
+                result = await client.call_tool("t", {})
+                assert result.content[0].text == "old"  # type: ignore[union-attr]
+        nursery.cancel_scope.cancel()
+    methods = [m.get("method") for m in seen]
+    assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    assert seen[1]["params"]["protocolVersion"] == REV  # offered our newest session revision, took theirs

@@ -38,6 +38,7 @@ at all ends the channel with the :class:`~mcp_ref.errors.AuthorizationError`;
 a step-up that fails fails that request only.
 """
 
+import hashlib
 import json
 import logging
 import math
@@ -547,6 +548,9 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         self.modern: str | None = None
         #: (2026-07-28) a tool's x-mcp-header parameters, by tool name (the client session sets it)
         self.param_headers_for: Callable[[str], Any] | None = None
+        #: (2026-07-28) the authorization context of the last request written: a digest of its
+        #: Authorization value (None: none), which the client's cache keys private results by
+        self.authorization_context: bytes | None = None
         #: (2026-07-28) the cancel scope reading each request's answer, by its id as JSON text
         self._answer_scopes: dict[str, trio.CancelScope] = {}
 
@@ -650,6 +654,7 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
         """Write one request on a kept-alive connection or a new one; its answer is read by :meth:`_head`."""
         args = (method, accept, body, extra)  # (as given: a request written again asks anew)
         authorization = await self.auth.authorization(self.url) if self.auth is not None else None
+        self.authorization_context = None if authorization is None else hashlib.sha256(authorization.encode()).digest()
         if authorization is not None:
             # [basic/authorization#54, #55, #56] in the header of every request, never in the URL
             extra = {**(extra or {}), "authorization": authorization}
