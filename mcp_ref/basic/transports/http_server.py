@@ -1604,13 +1604,23 @@ class _HttpServer:
             return
         if self.closing:
             raise _HttpError(503, "Service Unavailable: the server is shutting down")
+        # a request in progress is one of its user's streams, as a 2025 session's are: one user
+        # cannot take every max_stateless_requests slot (spec_notes/basic/transports.md, "per user")
+        user = self._user_of(req)
+        if user.streams >= self.config.max_streams_per_user:
+            user.tidy()
+            raise _HttpError(429, f"Too Many Requests: {user.streams} requests in progress for this user")
         if self.modern_running >= self.config.max_stateless_requests:
+            user.tidy()
             raise _HttpError(503, "Service Unavailable: too many requests in progress")
         self.modern_running += 1
+        user.streams += 1
         try:
             await self._run_modern(conn, stream, req, runtime, exchange)
         finally:
             self.modern_running -= 1
+            user.streams -= 1
+            user.tidy()
 
     async def _run_modern(
         self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request, runtime: Any, exchange: Any

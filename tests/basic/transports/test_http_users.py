@@ -6,7 +6,7 @@ limits are driven in memory with ``HttpConfig.user_key`` naming the user.
 """
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -14,7 +14,11 @@ import pytest
 import trio
 import trio.testing
 
+from mcp_ref import RequestContext, Server
+from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.http_server import HttpConfig, _HttpServer
+from mcp_ref.exchange import StatelessEngine
+from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation
 from mcp_ref.testing.transport_check import check_server
 
 from .test_http_server import memory_http
@@ -240,3 +244,73 @@ async def test_one_address_cannot_hold_every_connection() -> None:
         assert info._server is not None and info._server.connections.get("127.0.0.2", 0) == 2
         for stream in greedy:
             await stream.aclose()
+
+
+# -- 2026-07-28 requests: each one in progress is one of its user's streams ---------------------------
+
+
+def holding_server() -> Server:
+    """A server whose tool ``hold`` reports progress (so its answer's head goes out) and never returns."""
+    server = Server("holds")
+
+    @server.tool()
+    async def hold(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.progress(1)
+        await trio.sleep_forever()
+        return "never"
+
+    return server
+
+
+async def test_modern_requests_in_progress_count_against_their_users_streams() -> None:
+    # without the per-user count one user's long requests (a subscriptions/listen, a slow tool)
+    # took every max_stateless_requests slot and everyone else got 503
+    config = {"max_streams_per_user": 3, "max_stateless_requests": 5}
+    async with http_server(holding_server(), **config) as info, AsyncExitStack() as stack:
+        alice, bob = User("127.0.0.2", info.port), User("127.0.0.3", info.port)
+        server = info._server
+        assert server is not None
+        # one of alice's streams is a 2025 session's call: the count spans both eras
+        session = await alice.start_session()
+        assert isinstance(session, dict)
+        legacy = await stack.enter_async_context(
+            alice.exchange("POST", session, {**HANG, "params": {"name": "hold", "arguments": {}}})
+        )
+        assert legacy.status == 200
+        held = []
+        for _ in range(2):
+            call = await stack.enter_async_context(alice.exchange("POST", *modern("tools/call", "hold")))
+            assert call.status == 200 and call.headers["content-type"] == "text/event-stream"
+            held.append(call)
+        async with alice.exchange("POST", *modern("tools/list")) as refused:
+            assert refused.status == 429 and "requests in progress for this user" in (await refused.body()).decode()
+        # bob is not held back by alice's requests: two slots of five are still free for him
+        async with bob.exchange("POST", *modern("tools/list")) as listed:
+            assert listed.status == 200 and json.loads(await listed.body())["result"]["tools"][0]["name"] == "hold"
+        (alice_user,) = [u for u in server.users.values() if u.key == ("address", "127.0.0.2")]
+        await settled(lambda: server.modern_running == 2)  # (bob's answer went out before his count)
+        assert alice_user.streams == 3 and ("address", "127.0.0.3") not in server.users
+        # alice's modern request that ends (its client leaves: the request is cancelled) gives its slot back
+        await held.pop().stream.aclose()
+        await settled(lambda: alice_user.streams == 2)
+        assert server.modern_running == 1
+        async with alice.exchange("POST", *modern("tools/list")) as listed:
+            assert listed.status == 200
+
+
+async def settled(condition: Callable[[], bool]) -> None:
+    """Until ``condition`` holds (the server's own tasks finish what a client saw answered)."""
+    with trio.fail_after(5):
+        while not condition():
+            await trio.sleep(0.01)
+
+
+def modern(method: str, tool: str | None = None) -> tuple[dict[str, str], dict[str, Any]]:
+    """A 2026-07-28 request's headers and body (a tools/call of ``tool`` with a progress token)."""
+    client = StatelessEngine(Role.CLIENT, info=Implementation(name="t", version="0"), capabilities=ClientCapabilities())
+    if tool is None:
+        rid, data = client.send_request(method)
+    else:
+        rid, data = client.send_request(method, {"name": tool, "arguments": {}}, progress_token=True)
+    headers = {**ACCEPT_BOTH, **{k.lower(): x for k, x in client.http_headers(rid).items()}}
+    return headers, json.loads(data)
