@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref import (
+    ErrorCode,
     MCPError,
     ProtocolError,
     RequestContext,
@@ -37,6 +38,7 @@ from mcp_ref import (
     URLElicitationRequired,
     decode,
 )
+from mcp_ref.ext.tasks import TaskExtension, as_task
 from mcp_ref.schema import (
     AudioContent,
     CreateMessageRequestParams,
@@ -121,6 +123,12 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
     _demo_tools(server)
     _client_tools(server)
     _task_tools(server)
+    if task_nursery is not None:
+        # the tasks extension of 2026-07-28 requests, on the same store as the 2025 core tasks
+        TaskExtension(
+            task_nursery, store=server.task_manager.store if server.task_manager else None, decide=_decide
+        ).install(server)
+        _ext_task_tools(server)
     _conformance_tools(server)
     _modern_conformance_tools(server)
     _resources(server)
@@ -682,6 +690,108 @@ def _conformance_tools(server: Server) -> None:
             await close(ctx.request_id)
         await trio.sleep(0.2)
         return "Reconnection test completed"
+
+
+def _decide(ctx: RequestContext, tool: Tool, params: Any) -> bool:
+    """Which calls of task-capable tools become tasks at once: all but the one that first asks
+    its question in the request (multi round-trip) and then hands its work to a task itself."""
+    return tool.name != "test_tool_with_task"
+
+
+def _ext_task_tools(server: Server) -> None:
+    """Tools of the tasks extension (io.modelcontextprotocol/tasks): the fixtures the official
+    conformance suite's tasks-* scenarios call, each a plain tool for a 2025 session."""
+    any_args: dict[str, Any] = {"type": "object"}
+
+    @server.tool(description="Say hello to `name` (no task support: always answered at once).")
+    async def greet(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return f"Hello, {arguments.get('name', 'World')}!"
+
+    @server.tool(
+        description="Sleep `seconds` (default 1), then answer; a task for a client with the tasks extension.",
+        input_schema={
+            "type": "object",
+            "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 3600}, "label": {"type": "string"}},
+        },
+        task_support="optional",
+    )
+    async def slow_compute(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        seconds = float(arguments.get("seconds", 1))
+        await trio.sleep(seconds)
+        return f"computed {arguments.get('label', '')!s} after {seconds:g} s"
+
+    @server.tool(
+        description="A task that fails as a tool (isError) after a second.",
+        input_schema=any_args,
+        task_support="required",
+    )
+    async def failing_job(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep(1)
+        raise ToolError("the job failed (on purpose)")
+
+    @server.tool(
+        description="A task that fails with a JSON-RPC error (a protocol-level failure).",
+        input_schema=any_args,
+        task_support="required",
+    )
+    async def protocol_error_job(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep(0.1)
+        raise ProtocolError("Internal error: the job broke (on purpose)", ErrorCode.INTERNAL_ERROR)
+
+    confirm_schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+
+    @server.tool(
+        description="Delete `filename` once you confirm (asked while the task is input_required).",
+        input_schema={"type": "object", "properties": {"filename": {"type": "string"}}},
+        task_support="optional",
+    )
+    async def confirm_delete(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        question = ElicitRequestFormParams(
+            message=f"Delete {arguments.get('filename', 'the file')}?",
+            requested_schema=decode(confirm_schema, ElicitationRequestedSchema),
+        )
+        answer = await _elicit(ctx, question)
+        confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
+        return f"{'deleted' if confirmed else 'kept'} {arguments.get('filename', 'the file')}"
+
+    both = {"type": "object", "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}}
+
+    @server.tool(
+        description="Ask two questions at once (two input requests outstanding together).",
+        input_schema=any_args,
+        task_support="optional",
+    )
+    async def multi_input(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(both, ElicitationRequestedSchema)
+        answers = await ctx.ask_all(
+            {
+                "first": ("elicitation/create", ElicitRequestFormParams(message="First?", requested_schema=schema)),
+                "second": ("elicitation/create", ElicitRequestFormParams(message="Second?", requested_schema=schema)),
+            }
+        )
+        return ", ".join(f"{key}={json.dumps(a.content)}" for key, a in sorted(answers.items()))
+
+    @server.tool(
+        description="Ask your name in the request (multi round-trip), then greet you from a task.",
+        input_schema=any_args,
+        task_support="required",
+    )
+    async def test_tool_with_task(ctx: RequestContext, arguments: dict[str, Any]) -> Any:
+        question = ElicitRequestFormParams(
+            message="What is your name?",
+            requested_schema=decode(
+                {"type": "object", "properties": {"name": {"type": "string"}}}, ElicitationRequestedSchema
+            ),
+        )
+        answer = await ctx.elicit(question, key="user_name")
+        name = (answer.content or {}).get("name", "stranger")
+
+        async def greet_later(tctx: RequestContext) -> str:
+            await trio.sleep(0.2)
+            return f"Hello, {name}! (from a task)"
+
+        # the question answered in the request, the work handed to a task
+        return await as_task(ctx, greet_later)
 
 
 def _modern_conformance_tools(server: Server) -> None:
