@@ -44,8 +44,6 @@ from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
 from ..errors import ConnectionClosed, LocalProtocolError, MCPError, RemoteProtocolError, UnsupportedProtocolVersion
 from ..exchange import TASKS_EXTENSION, StatelessEngine
-from ..ext.tasks.client import wait_for_result
-from ..ext.tasks.protocol import is_task_result
 from ..schema.jsonrpc import ProgressToken
 from ..schema.lifecycle import (
     ClientCapabilities,
@@ -353,9 +351,11 @@ class ClientSession:
                 timeout=timeout,
                 max_timeout=max_timeout,
             )
-        if is_task_result(result):
+        if isinstance(result, dict) and result.get("resultType") == "task":
             # [ext-tasks:tasks#3] the server made a task of the call (tasks extension): the caller
             # gets the final result all the same, polled for underneath
+            from ..ext.tasks.client import wait_for_result  # (loaded when a task comes: bench W7)
+
             result = await wait_for_result(self, result)
         if not self.validate_tool_results or result.is_error:
             return result
