@@ -96,14 +96,17 @@ def _text(result: Any) -> str:
     return " ".join(getattr(b, "text", f"<{getattr(b, 'type', '?')}>") for b in result.content)
 
 
-def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = None, *, auth: bool = False) -> Server:
+def build_server(
+    task_nursery: trio.Nursery | None = None, task_store: Any = None, *, auth: bool = False, changes: Any = None
+) -> Server:
     """The server; with ``task_nursery`` tasks are enabled (and the task-only tool registered).
 
     ``task_store``: where tasks are kept (in memory by default). With ``auth``
     tasks belong to the authenticated user who created them, in any store.
     Without auth a durable one (``--task-db``) binds tasks to no requestor --
     the task id is what gives access -- since a session does not survive the
-    restart its tasks do (quotas still count per session).
+    restart its tasks do (quotas still count per session). ``changes``: the change feed
+    (replicas share one: ``open_postgres_change_feed``).
     """
     server = Server(
         "mcp_ref-everything",
@@ -114,6 +117,7 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
             "A test server. Tools named test_* are fixtures of the official conformance suite; the others "
             "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging, tasks)."
         ),
+        changes=changes,
     )
     if task_nursery is not None:
         if task_store is None or auth:
@@ -1101,7 +1105,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH|URL",
         help="keep tasks in this SQLite file (one server per file), or in PostgreSQL "
         "(postgresql://user@host/db[?table=NAME]; any number of servers share them): finished tasks survive "
-        "a restart, unfinished ones are failed (without --auth tasks are reachable by id alone, from any session)",
+        "a restart, unfinished ones are failed (without --auth tasks are reachable by id alone, from any session); "
+        "with PostgreSQL the servers also share their change notifications (subscriptions/listen)",
     )
     args = parser.parse_args(argv)
     if (args.auth or args.certfile) and not args.http:
@@ -1109,8 +1114,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.http:
 
         async def run_stdio() -> None:
-            async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
-                server = build_server(nursery, store)
+            async with (
+                _task_store(args.task_db) as store,
+                _change_feed(args.task_db) as changes,
+                trio.open_nursery() as nursery,
+            ):
+                server = build_server(nursery, store, changes=changes)
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
@@ -1144,8 +1153,12 @@ def main(argv: list[str] | None = None) -> int:
         # Ctrl-C (or SIGTERM) shuts the server down gracefully: requests in flight get a
         # few seconds to finish, then the process exits quietly
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
-                server = build_server(nursery, store, auth=auth is not None)
+            async with (
+                _task_store(args.task_db) as store,
+                _change_feed(args.task_db) as changes,
+                trio.open_nursery() as nursery,
+            ):
+                server = build_server(nursery, store, auth=auth is not None, changes=changes)
                 info = await nursery.start(
                     lambda task_status: serve_http(
                         server, host=args.host, port=args.port, ssl_context=context, auth=auth, task_status=task_status
@@ -1217,6 +1230,23 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     async with open_sqlite_task_store(path) as store:
         print(f"tasks kept in {path}", file=sys.stderr, flush=True)
         yield store
+
+
+@asynccontextmanager
+async def _change_feed(url: str | None) -> AsyncIterator[Any]:
+    """With a PostgreSQL --task-db, the change feed replicas share on that database (else None:
+    the server's own, in memory)."""
+    if url is None or not url.startswith(("postgresql://", "postgres://")):
+        yield None
+        return
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    from mcp_ref import open_postgres_change_feed
+
+    parts = urlsplit(url)
+    query = {k: v for k, v in parse_qsl(parts.query) if k not in ("table", "sweep")}
+    async with open_postgres_change_feed(urlunsplit(parts._replace(query=urlencode(query)))) as feed:
+        yield feed
 
 
 def _task_file_locked() -> type[Exception]:
