@@ -38,7 +38,9 @@ async def test_a_change_published_on_one_replica_reaches_every_replica_once(post
                     got.append(change)
                     if len(got) == 3:
                         break
-            assert got == expected
+            # (in each publisher's order; two publishers' changes interleave as the database saw them)
+            assert sorted(got, key=repr) == sorted(expected, key=repr)
+            assert got.index(expected[0]) < got.index(expected[1])
         # once each: nothing more comes
         with trio.move_on_after(0.5):
             extra = await on_two.__anext__()
