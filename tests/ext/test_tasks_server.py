@@ -23,7 +23,7 @@ from mcp_ref.schema.lifecycle import (
     ListChangedCapability,
     ServerCapabilities,
 )
-from mcp_ref.session.task_store import InMemoryTaskStore
+from mcp_ref.session.task_store import InMemoryTaskStore, TaskStoreUnavailable
 
 WITH_EXT = ClientCapabilities(elicitation=ElicitationCapability(), extra={"extensions": {EXTENSION_ID: {}}})
 WITHOUT_EXT = ClientCapabilities(elicitation=ElicitationCapability())
@@ -497,3 +497,36 @@ async def test_task_notifications_on_a_listen_stream_need_the_extension() -> Non
         assert ack["method"] == "notifications/subscriptions/acknowledged"
         # tasks are polled: no task ids are agreed to
         assert ack["params"]["notifications"] == {"toolsListChanged": True}
+
+
+class _GoneStore(InMemoryTaskStore):
+    """A store whose database went away (after a first task was made)."""
+
+    gone = False
+
+    async def create(self, record: Any, limits: Any) -> Any:
+        if self.gone:
+            raise TaskStoreUnavailable("connection refused")
+        return await super().create(record, limits)
+
+    async def get(self, task_id: str) -> Any:
+        if self.gone:
+            raise TaskStoreUnavailable("connection refused")
+        return await super().get(task_id)
+
+
+async def test_a_store_that_goes_away_is_a_clear_error_and_the_server_goes_on(autojump_clock: Any) -> None:
+    store = _GoneStore()
+    async with served(store=store) as (peer, _, _):
+        created = await peer.result("tools/call", {"name": "slow", "arguments": {"seconds": 1}})
+        store.gone = True
+        for method, params in (
+            ("tools/call", {"name": "slow", "arguments": {"seconds": 1}}),
+            ("tasks/get", {"taskId": created["taskId"]}),
+        ):
+            reply = await peer.call(method, params)
+            assert reply["error"]["code"] == -32603 and "task store is unavailable" in reply["error"]["message"]
+        # what needs no store still works, and the store's return is seen at once
+        assert (await peer.result("tools/call", {"name": "greet", "arguments": {"name": "z"}}))["content"]
+        store.gone = False
+        assert (await peer.result("tasks/get", {"taskId": created["taskId"]}))["taskId"] == created["taskId"]
