@@ -304,6 +304,46 @@ def test_a_2025_session_sticks_to_its_replica(cluster: Cluster) -> None:
         assert answer["result"]["content"][0]["text"] == "Hello, s!"
 
 
+def test_the_readme_shows_the_configuration_the_tests_run() -> None:
+    from pathlib import Path
+
+    from mcp_ref.testing.haproxy import haproxy_config
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("```haproxy\n", 1)[1].split("```", 1)[0]
+    assert block == haproxy_config(8000, [("r1", 8001), ("r2", 8002), ("r3", 8003)])
+
+
+RESUME = """
+import sys, trio
+from mcp_ref import open_http_client
+from mcp_ref.ext.tasks import TaskHandle, call_tool
+
+async def main(url, task_id):
+    async with open_http_client(url, tasks_extension=True) as client:
+        if task_id == "-":
+            handle = await call_tool(client, "slow_compute", {"seconds": 2, "label": "kept"})
+            print(handle.task_id)
+        else:
+            result = await TaskHandle(client, task_id).result()
+            print(result.content[0].text)
+
+trio.run(main, *sys.argv[1:])
+"""
+
+
+def test_a_task_started_by_one_process_is_finished_by_another_through_the_balancer(cluster: Cluster) -> None:
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", RESUME, cluster.proxy.url, *args], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    task_id = run("-")  # this process keeps the handle's id and exits
+    assert run(task_id) == "computed kept after 2 s"  # another one polls it to its result
+
+
 def test_kill_9_of_a_replica_loses_no_acknowledged_task(cluster: Cluster) -> None:
     finished: list[str] = []
     for _ in range(6):
@@ -332,13 +372,3 @@ def test_kill_9_of_a_replica_loses_no_acknowledged_task(cluster: Cluster) -> Non
     for task_id in finished:
         replica, task = cluster.modern("tasks/get", {"taskId": task_id})
         assert replica != victim and task["status"] == "completed" and task["result"]["content"]
-
-
-def test_the_readme_shows_the_configuration_the_tests_run() -> None:
-    from pathlib import Path
-
-    from mcp_ref.testing.haproxy import haproxy_config
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    block = readme.split("```haproxy\n", 1)[1].split("```", 1)[0]
-    assert block == haproxy_config(8000, [("r1", 8001), ("r2", 8002), ("r3", 8003)])
