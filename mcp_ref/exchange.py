@@ -842,16 +842,14 @@ class StatelessEngine:
             # [2026-07-28:basic/index#13] a resultType we do not know is invalid
             error = ProtocolError(f"unknown resultType {kind!r}")
             return InvalidResponse(out.id, out.method, error, requirement="2026-07-28:basic/index#13")
-        if kind == "task":
-            if out.method not in TASK_REQUESTS or not self.we_have("extensions", TASKS_EXTENSION):
-                # [ext-tasks:tasks#4] a CreateTaskResult for a request a task cannot answer (or one we
-                # never declared the extension on) is an invalid response
-                error = ProtocolError(f"a CreateTaskResult answers no {out.method} request of ours")
-                return InvalidResponse(out.id, out.method, error, requirement="ext-tasks:tasks#4")
-            # [ext-tasks:tasks#3] taken as it is: the tasks extension's client reads it
-            return ResponseReceived(out.id, out.method, result)
+        if kind == "task" and (out.method not in TASK_REQUESTS or not self.we_have("extensions", TASKS_EXTENSION)):
+            # [ext-tasks:tasks#4] a CreateTaskResult for a request a task cannot answer (or one we
+            # never declared the extension on) is an invalid response
+            error = ProtocolError(f"a CreateTaskResult answers no {out.method} request of ours")
+            return InvalidResponse(out.id, out.method, error, requirement="ext-tasks:tasks#4")
         if kind != "complete":
-            # an extension's result (one we advertised): its layer reads it as it came
+            # an extension's result (one we advertised): its layer reads it as it came; [ext-tasks:tasks#3]
+            # a CreateTaskResult goes to the tasks extension's client
             return ResponseReceived(out.id, out.method, result)
         known = out.method in m.KNOWN_METHODS and out.method not in TASK_METHODS
         cls = m.RESULT_TYPES[out.method] if known else None
