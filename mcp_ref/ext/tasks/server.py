@@ -208,7 +208,8 @@ class TaskExtension:
     ) -> Any:
         """A 2026-07-28 ``tools/call``: a task, or the plain result (the server decides)."""
         assert self.server is not None, "install() the extension on its server first"
-        tool = self.server.tools.get(params.name)
+        # (a tool the request's token may not see is unknown: the call answers as for any unknown tool)
+        tool = self.server.tools.visible(ctx, params.name)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
         if tool is None or support not in ("optional", "required"):
             # a tool without task support runs as ever; [ext-tasks:tasks#8] its result is complete
