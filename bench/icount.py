@@ -49,6 +49,8 @@ PLAN: dict[str, tuple[str, int, int]] = {
     "W8": ("repeats", 30, 180),
     "W9": ("calls", 50, 300),
     "W10": ("calls", 2, 12),
+    "W11": ("calls", 100, 600),
+    "W11H": ("calls", 50, 300),
 }
 #: fixed sizes under callgrind (the rest of the workload's quick sizes stays)
 FIXED: dict[str, dict[str, int]] = {
