@@ -70,7 +70,7 @@ from .events import (
     VersionRejected,
 )
 from .schema import messages as m
-from .schema._base import LATEST_PROTOCOL_VERSION, install_model_methods, slot_builder
+from .schema._base import LATEST_LEGACY_REVISION, install_model_methods, slot_builder
 from .schema._converter import FIELD_WRITERS, converter_for, decode, field_writer
 from .schema.cancellation import CancelledNotification, CancelledNotificationParams
 from .schema.jsonrpc import Error, JSONRPCErrorResponse, JSONRPCResultResponse, ProgressToken, RequestId
@@ -159,7 +159,7 @@ class Connection:
             raise TypeError(f"a {role.value} declares {expected.__name__}, not {type(capabilities).__name__}")
         #: the capabilities we declare
         self.capabilities = capabilities
-        self._own_caps: dict[str, Any] = converter_for(LATEST_PROTOCOL_VERSION).unstructure(capabilities)
+        self._own_caps: dict[str, Any] = converter_for(LATEST_LEGACY_REVISION).unstructure(capabilities)
         #: negotiated protocol version (None until negotiated)
         self.protocol_version: str | None = None
         #: the version the client asked for (both roles record it)
@@ -209,7 +209,7 @@ class Connection:
             return self.protocol_version
         requested = self.requested_version
         if requested is None:
-            return LATEST_PROTOCOL_VERSION
+            return LATEST_LEGACY_REVISION
         # while initialize is unanswered: the version the answer will carry
         # (basic/lifecycle#9-#11), never one we cannot encode
         return lc.negotiate_version(requested, self.supported_versions)
@@ -239,8 +239,13 @@ class Connection:
     def _capability_problem(
         self, cap: tuple[str, ...] | None, method: str, params: Any
     ) -> tuple[str, ErrorCode] | None:
-        if cap is not None and not lc.has_capability(self._peer_caps, cap):
-            # [basic/lifecycle#14] only negotiated capabilities
+        if (
+            cap is not None
+            and not lc.has_capability(self._peer_caps, cap)
+            and lc.capability_applies(method, self.revision)
+        ):
+            # [basic/lifecycle#14, 2024-11-05:basic/lifecycle#13] only negotiated capabilities (2024-11-05 has no
+            # completions capability, its servers complete without one)
             return (
                 f"the peer did not declare the {'.'.join(cap)} capability needed for {method}",
                 ErrorCode.METHOD_NOT_FOUND,
@@ -298,8 +303,8 @@ class Connection:
             message = concise(message)
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
         try:
-            out = converter_for(LATEST_PROTOCOL_VERSION).unstructure(err)
-            if rid is None and self.revision != LATEST_PROTOCOL_VERSION:
+            out = converter_for(LATEST_LEGACY_REVISION).unstructure(err)
+            if rid is None and self.revision != LATEST_LEGACY_REVISION:
                 # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
                 # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
                 out["id"] = None
@@ -315,7 +320,7 @@ class Connection:
 
     def _check_method_revision(self, method: str, since: str | None = None) -> None:
         if (since or m.method_since(method)) > self.revision:
-            # [basic/lifecycle#14] respect the negotiated protocol version
+            # [basic/lifecycle#14, 2024-11-05:basic/lifecycle#13] respect the negotiated protocol version
             raise LocalProtocolError(
                 f"{method} does not exist in the negotiated protocol revision {self.revision}",
                 ErrorCode.METHOD_NOT_FOUND,
@@ -418,7 +423,8 @@ class Connection:
         self._next_id += 1
         result_type = CreateTaskResult if task else route.result_type
         self._outgoing[rid] = OutgoingRequest(rid, method, result_type, token, task)
-        if method == "elicitation/create" and getattr(params, "mode", None) == "url":
+        if method == "elicitation/create" and getattr(params, "mode", None) == "url" and params.elicitation_id:
+            # (encoding refused a URL elicitation without an id: the session revisions require one)
             remember(self.url_elicitations, params.elicitation_id)
         if token is not None:
             self.progress_tokens.active[token] = rid
@@ -766,7 +772,7 @@ class Connection:
 
     def _set_own_capabilities(self, caps: ClientCapabilities | ServerCapabilities) -> None:
         self.capabilities = caps
-        self._own_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(caps)
+        self._own_caps = converter_for(LATEST_LEGACY_REVISION).unstructure(caps)
 
     def _observe_result(self, raw: RawResult) -> list[Event]:
         req = self._incoming.get(raw.id)
@@ -963,6 +969,15 @@ class Connection:
                 rule = "basic/utilities/progress#1"  # tokens are strings or integers
             return self._reject(rid, ErrorCode.INVALID_PARAMS, f"Invalid params: {e}", rule)
         params = message.params
+        if method == "elicitation/create" and getattr(params, "mode", None) == "url" and params.elicitation_id is None:
+            # required in the session revisions that have URL elicitation; the model decodes
+            # without it for 2026-07-28, whose URL elicitations carry no id
+            return self._reject(
+                rid,
+                ErrorCode.INVALID_PARAMS,
+                "Invalid params: params.elicitationId: required field missing",
+                "basic/lifecycle#14",
+            )
         meta = getattr(params, "meta", None)
         if meta and any(True for _ in bad_meta_keys(meta)):
             # tolerated (the values are never interpreted, basic/index#25) but counted
@@ -985,7 +1000,7 @@ class Connection:
         if method == "initialize":
             self.requested_version = params.protocol_version
             self.peer_capabilities = params.capabilities
-            self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(params.capabilities)
+            self._peer_caps = converter_for(LATEST_LEGACY_REVISION).unstructure(params.capabilities)
             self.peer_info = params.client_info
             self.phase = Phase.INITIALIZING
         self._incoming[rid] = IncomingRequest(rid, method, token, task)
@@ -1103,7 +1118,7 @@ class Connection:
             ]
         self.protocol_version = result.protocol_version
         self.peer_capabilities = result.capabilities
-        self._peer_caps = converter_for(LATEST_PROTOCOL_VERSION).unstructure(result.capabilities)
+        self._peer_caps = converter_for(LATEST_LEGACY_REVISION).unstructure(result.capabilities)
         self.peer_info = result.server_info
         self.phase = Phase.AWAITING_INITIALIZED
         return [ResponseReceived(req.id, req.method, result)]
@@ -1194,7 +1209,7 @@ _ENCODE_ERRORS = (TypeError, ValueError, OverflowError)
 def _unencodable(what: str, message: Any, e: Exception) -> LocalProtocolError:
     """The error for a message we cannot write, naming where the bad value sits."""
     try:
-        where = _bad_json_path(converter_for(LATEST_PROTOCOL_VERSION).unstructure(message), "")
+        where = _bad_json_path(converter_for(LATEST_LEGACY_REVISION).unstructure(message), "")
     except _ENCODE_ERRORS:
         where = None
     at = f" at {where}" if where else ""

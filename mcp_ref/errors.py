@@ -54,8 +54,15 @@ class ErrorCode(enum.IntEnum):
     METHOD_NOT_FOUND = -32601
     INVALID_PARAMS = -32602
     INTERNAL_ERROR = -32603
-    # server/resources#error-handling
+    # server/resources#error-handling (2025-11-25 and earlier; 2026-07-28 answers
+    # an unknown resource with INVALID_PARAMS and never reuses the code)
     RESOURCE_NOT_FOUND = -32002
+    # 2026-07-28 (the MCP range -32020..-32099): HTTP headers that disagree with the body
+    HEADER_MISMATCH = -32020
+    # 2026-07-28: the request needs a client capability it did not declare
+    MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+    # 2026-07-28: the request's protocol version is not one the server speaks
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
     # client/elicitation#url-elicitation-required-error
     URL_ELICITATION_REQUIRED = -32042
     # client/sampling#error-handling: the user rejected a sampling request

@@ -78,7 +78,8 @@ _WRITE_AS: Final = MODERN_REVISION if MODERN_REVISION in REVISIONS else LATEST_P
 
 
 def _unstructure(value: Any) -> Any:
-    return converter_for(_WRITE_AS).unstructure(value)
+    # (the engine adds a request's _meta and a result's caching hints to what this writes)
+    return converter_for(_WRITE_AS, engine_completes=True).unstructure(value)
 
 
 class Exchange:

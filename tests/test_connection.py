@@ -212,7 +212,7 @@ def initialize_json(version: str) -> str:
 @pytest.mark.req("basic/lifecycle#10")
 def test_an_unsupported_requested_version_may_be_answered_with_any_supported_one() -> None:
     server = Connection(Role.SERVER, capabilities=TOOLS)
-    server.receive_message(initialize_json("2024-11-05"))
+    server.receive_message(initialize_json("1999-01-01"))
     older = InitializeResult(protocol_version="2025-03-26", capabilities=TOOLS, server_info=SERVER_INFO)
     assert wire(server.send_response(0, older))["result"]["protocolVersion"] == "2025-03-26"
     assert server.protocol_version == "2025-03-26"
@@ -343,9 +343,10 @@ def server_reply(server: Connection, client: Connection, rid: Any, result: Any) 
 
 
 def encode_result(result: Any) -> str:
+    from mcp_ref.schema._base import LATEST_LEGACY_REVISION
     from mcp_ref.schema._converter import encode
 
-    return json.dumps(encode(result))
+    return json.dumps(encode(result, LATEST_LEGACY_REVISION))
 
 
 def test_string_and_integer_ids_are_distinct_requests() -> None:

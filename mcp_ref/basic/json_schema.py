@@ -5,17 +5,32 @@ declared dialect is honoured when ``jsonschema`` (the ``validation`` extra)
 knows it, and refused with :class:`UnsupportedDialect` otherwise (#22).
 Without the extra, :func:`compile_schema` returns None and callers skip
 validation (documented in spec_notes/supported.md).
+
+``$ref`` (2026-07-28 basic/index#ref-resolution): a reference is resolved
+inside the schema (a JSON pointer, an anchor, an embedded ``$id``) or to a
+metaschema jsonschema carries; nothing is ever fetched, and a schema with a
+reference that resolves to nothing here is refused (:class:`InvalidSchema`),
+never taken as permissive. Bounds (2026-07-28
+basic/index#composition-keyword-resource-use): a schema deeper than
+:data:`MAX_SCHEMA_DEPTH`, or with more than :data:`MAX_SUBSCHEMAS` subschemas
+once its references are followed (so a few ``$defs`` that refer to each other
+twice per level cannot stand for millions), is refused before any instance
+is validated against it.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 __all__ = [
     "DEFAULT_DIALECT",
     "SUPPORTED_DIALECTS",
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SUBSCHEMAS",
     "UnsupportedDialect",
     "InvalidSchema",
     "compile_schema",
+    "schema_problem",
     "fast_check",
     "available",
 ]
@@ -66,6 +81,9 @@ def compile_schema(schema: dict[str, Any]) -> Validate | None:
     dialect = _normalise(str(schema.get("$schema", DEFAULT_DIALECT)))
     if dialect not in SUPPORTED_DIALECTS:
         raise UnsupportedDialect(f"JSON Schema dialect {dialect!r} is not supported (supported: {SUPPORTED_DIALECTS})")
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise InvalidSchema(problem)
     if not available():
         return None
     fast = fast_check(schema) if dialect == DEFAULT_DIALECT else None
@@ -86,6 +104,7 @@ def compile_schema(schema: dict[str, Any]) -> Validate | None:
 def _validator(schema: dict[str, Any]) -> Any:
     import jsonschema
     from jsonschema import validators
+    from referencing import Registry
 
     # [basic/index#17, #20, #21] no $schema: 2020-12; otherwise the declared dialect -- index#schema-dialect
     cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -93,7 +112,152 @@ def _validator(schema: dict[str, Any]) -> Any:
         cls.check_schema(schema)
     except jsonschema.SchemaError as e:
         raise InvalidSchema(f"invalid JSON Schema: {e.message}") from e
-    return cls(schema)
+    # [2026-07-28:basic/index#42] jsonschema fetches a reference it cannot resolve unless told
+    # not to: this registry retrieves nothing (the metaschemas it carries still resolve)
+    return cls(schema, registry=Registry(retrieve=_never_fetch))  # type: ignore[call-arg]  # (an attrs alias)
+
+
+def _never_fetch(uri: str) -> Any:
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # (an attrs alias)
+
+
+# -- references and bounds ------------------------------------------------------------------
+
+#: the deepest a schema may nest (its subschemas within subschemas)
+MAX_SCHEMA_DEPTH = 64
+#: the most subschemas a schema may have, counting each one as often as references reach it
+MAX_SUBSCHEMAS = 20_000
+
+#: keywords whose value is a subschema, a list of them, or a map of names to them
+_ONE = frozenset(
+    {
+        "additionalProperties",
+        "additionalItems",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
+)
+_MANY = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def _children(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(where, subschema) for each subschema directly in ``node``."""
+    for key, value in node.items():
+        if key in _ONE or (key == "items" and not isinstance(value, list)):
+            yield key, value
+        elif key in _MANY or (key == "items" and isinstance(value, list)):
+            if isinstance(value, list):
+                for i, sub in enumerate(value):
+                    yield f"{key}[{i}]", sub
+        elif key in _MAP or key == "dependencies":
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    if key != "dependencies" or isinstance(sub, dict | bool):
+                        yield f"{key}.{name}", sub
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot be used (None: it can): a ``$ref`` that resolves to nothing in
+    the schema itself, or a size beyond the bounds. Pure Python; runs without jsonschema."""
+    # pass 1: every resource ($id) and anchor of the document, and the depth
+    base_of: dict[int, str] = {}
+    resources: dict[str, Any] = {}
+    anchors: dict[str, Any] = {}
+    stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
+    while stack:
+        node, base, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            # [2026-07-28:basic/index#45] a bound on depth -- index#composition-keyword-resource-use
+            return f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("$id"), str):
+            base = urljoin(base, node["$id"])
+            resources[urldefrag(base)[0]] = node
+        elif depth == 0:
+            resources[""] = node
+        base_of[id(node)] = base
+        for key in ("$anchor", "$dynamicAnchor"):
+            if isinstance(node.get(key), str):
+                anchors[urljoin(base, "#" + node[key])] = node
+        stack.extend((sub, base, depth + 1) for _, sub in _children(node))
+
+    def target(node: dict[str, Any], ref: str) -> Any:
+        uri = urljoin(base_of.get(id(node), ""), ref)
+        if uri in anchors:
+            return anchors[uri]
+        document, fragment = urldefrag(uri)
+        if document not in resources:
+            if _normalise(document) in SUPPORTED_DIALECTS:
+                return True  # a metaschema jsonschema carries: a leaf here
+            return None
+        found: Any = resources[document]
+        if fragment:
+            if not fragment.startswith("/"):
+                return None
+            for part in fragment[1:].split("/"):
+                part = part.replace("~1", "/").replace("~0", "~")
+                if isinstance(found, dict) and part in found:
+                    found = found[part]
+                elif isinstance(found, list) and part.isdigit() and int(part) < len(found):
+                    found = found[int(part)]
+                else:
+                    return None
+        return found
+
+    # pass 2: the size with references followed (each node's size once: a DAG), cycles as one
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+
+    def size(node: Any) -> int:
+        if not isinstance(node, dict):
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in visiting:
+            return 1  # recursion: bounded by the instance, not the schema
+        visiting.add(key)
+        total = 1
+        for ref_key in ("$ref", "$dynamicRef"):
+            ref = node.get(ref_key)
+            if isinstance(ref, str):
+                found = target(node, ref)
+                if found is None:
+                    visiting.discard(key)
+                    # [2026-07-28:basic/index#42, #44] never fetched; unresolved is refused, not permissive
+                    raise _Unresolved(ref)
+                total += size(found)
+        for _, sub in _children(node):
+            total += size(sub)
+            if total > MAX_SUBSCHEMAS:
+                break
+        visiting.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        total = size(schema)
+    except _Unresolved as e:
+        return f"$ref {e.args[0]!r} does not resolve within the schema (references are never fetched)"
+    if total > MAX_SUBSCHEMAS:
+        # [2026-07-28:basic/index#45] a cap on the subschemas, references followed
+        return f"the schema has more than {MAX_SUBSCHEMAS} subschemas once its references are followed"
+    return None
+
+
+class _Unresolved(Exception):
+    pass
 
 
 # -- a fast path for the schemas most tools declare ---------------------------------------

@@ -24,7 +24,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..schema._base import REVISIONS
+from ..schema._base import LEGACY_REVISIONS
 
 __all__ = [
     "Role",
@@ -41,6 +41,8 @@ __all__ = [
     "REQUEST_CAPABILITY",
     "NOTIFICATION_CAPABILITY",
     "TASK_REQUEST_CAPABILITY",
+    "CAPABILITY_SINCE",
+    "capability_applies",
     "has_capability",
     "params_capability_problem",
 ]
@@ -65,8 +67,10 @@ class Phase(enum.Enum):
     __hash__ = object.__hash__  # as Role's
 
 
-#: Newest first: what mcp_ref offers and accepts.
-SUPPORTED_VERSIONS: Final = tuple(reversed(REVISIONS))
+#: Newest first: what a session (initialize) offers and accepts -- the legacy
+#: revisions only, 2025-11-25 down to 2024-11-05: 2026-07-28 has no initialize and
+#: is never negotiated here.
+SUPPORTED_VERSIONS: Final = tuple(reversed(LEGACY_REVISIONS))
 #: the revision that introduced tasks (and task augmentation)
 TASKS_SINCE: Final = "2025-11-25"
 
@@ -181,6 +185,18 @@ REQUEST_CAPABILITY: Final[Mapping[str, tuple[str, ...]]] = {
     "tasks/list": ("tasks", "list"),
     "tasks/cancel": ("tasks", "cancel"),
 }
+
+#: method -> the revision from which its REQUEST_CAPABILITY entry applies: 2024-11-05
+#: has no ``completions`` capability, and its servers answer completion/complete without
+#: declaring one (2024-11-05 server/utilities/completion has no capabilities section)
+CAPABILITY_SINCE: Final[Mapping[str, str]] = {"completion/complete": "2025-03-26"}
+
+
+def capability_applies(method: str, revision: str) -> bool:
+    """Whether ``method``'s REQUEST_CAPABILITY entry binds in ``revision``."""
+    since = CAPABILITY_SINCE.get(method)
+    return since is None or revision >= since
+
 
 # Notifications the *sender* may emit only with a capability of its own
 # (list_changed flags, logging, subscriptions) or of the receiver.

@@ -70,7 +70,9 @@ class URLElicitationRequired(MCPError):
             # [client/elicitation#22, #23] a non-empty list of URL-mode elicitations with ids
             raise ValueError("URLElicitationRequired needs at least one ElicitRequestURLParams")
         # [client/elicitation#33] -32042, listing what to complete -- elicitation#error-handling
-        super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, {"elicitations": [encode(e) for e in items]})
+        # (the error exists in 2025-11-25 only: 2026-07-28 retired -32042 with the ids it lists)
+        data = {"elicitations": [encode(e, "2025-11-25") for e in items]}
+        super().__init__(ErrorCode.URL_ELICITATION_REQUIRED, message, data)
         #: the URL elicitations the user must complete before the request can succeed
         self.elicitations = items
 
@@ -234,8 +236,10 @@ class ElicitationGuard:
                 check_elicitation_url(params.url)
             except ValueError as e:
                 raise ProtocolError(f"Invalid params: {e}", ErrorCode.INVALID_PARAMS) from e
-            self.pending_urls[params.elicitation_id] = params
-            self.pending_urls.move_to_end(params.elicitation_id)
+            eid = params.elicitation_id
+            if eid is not None:  # (2025-11-25: a completion notification may name it; 2026-07-28 has no id)
+                self.pending_urls[eid] = params
+                self.pending_urls.move_to_end(eid)
             while len(self.pending_urls) > MAX_PENDING_URLS:
                 self.pending_urls.popitem(last=False)
             accepted = False
@@ -244,9 +248,9 @@ class ElicitationGuard:
                 accepted = result.action == "accept"
                 return result
             finally:
-                if not accepted:
+                if not accepted and eid is not None:
                     # declined, cancelled or failed: no completion will follow
-                    self.pending_urls.pop(params.elicitation_id, None)
+                    self.pending_urls.pop(eid, None)
         # [client/elicitation#9] no mode means form mode
         if not self.form:
             raise ProtocolError("Invalid params: form mode elicitation is not supported", ErrorCode.INVALID_PARAMS)

@@ -29,7 +29,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..basic.lifecycle import has_capability
+from ..basic.lifecycle import capability_applies, has_capability
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
@@ -875,6 +875,9 @@ class Battery:
             ):
                 if cap in caps:
                     continue
+                revision = raw.initialize_result.get("protocolVersion") if raw.initialize_result else None
+                if type(revision) is str and not capability_applies(method, revision):
+                    continue  # (2024-11-05 has no completions capability: its servers complete without one)
                 answer = await raw.request(method, params, deliberate=True)
                 if type(answer) is dict and "result" in answer:
                     chk.find(requirement, f"{method} answered although the server did not declare {cap}", answer)
@@ -1594,6 +1597,15 @@ class Battery:
         return None
 
     async def _completion(self, client: ClientSession) -> None:
+        if not self._has("completions") and not capability_applies("completion/complete", client.protocol_version):
+            # 2024-11-05 has no completions capability: its servers complete without declaring one
+            self.report.check(
+                "completion/complete",
+                "skip",
+                ["server/utilities/completion#1"],
+                f"{client.protocol_version} has no completions capability: whether the server completes is unknown",
+            )
+            return
         if not self._has("completions"):
             prompts = getattr(self, "_prompts_seen", None) or []
             with_args = [p for p in prompts if p.arguments]

@@ -15,35 +15,61 @@ the modules themselves.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._base import JSONRPC_VERSION, LATEST_PROTOCOL_VERSION, REVISIONS
+from ._base import (
+    JSONRPC_VERSION,
+    LATEST_LEGACY_REVISION,
+    LATEST_PROTOCOL_VERSION,
+    LEGACY_REVISIONS,
+    MODERN_REVISIONS,
+    REVISIONS,
+    exists_in,
+    is_modern,
+)
 from ._converter import converter_for, decode, encode
 
 if TYPE_CHECKING:
+    from .caching import *
     from .cancellation import *
     from .completion import *
     from .content import *
+    from .discover import *
     from .elicitation import *
+    from .errors import *
     from .jsonrpc import *
     from .legacy import *
     from .lifecycle import *
     from .logging import *
     from .messages import *
+    from .meta import *
+    from .mrtr import *
     from .pagination import *
     from .ping import *
     from .progress import *
     from .prompts import *
     from .resources import *
+    from .responses import *
     from .roots import *
     from .sampling import *
+    from .subscriptions import *
     from .tasks import *
     from .tools import *
 
 #: chapter module -> the public names it defines (its ``__all__``), in the order of schema.ts
 CHAPTERS: dict[str, tuple[str, ...]] = {
     "jsonrpc": (
+        "JSONValue",
+        "JSONObject",
+        "JSONArray",
+        "MetaObject",
         "RequestId",
         "ProgressToken",
         "Cursor",
+        "ResultType",
+        "LoggingLevel",
+        "LOGGING_LEVELS",
+        "RESULT_COMPLETE",
+        "RESULT_INPUT_REQUIRED",
+        "InputResponsesField",
         "RequestParams",
         "NotificationParams",
         "Request",
@@ -57,6 +83,35 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
         "JSONRPCErrorResponse",
         "JSONRPCResponse",
         "JSONRPCMessage",
+    ),
+    "meta": (
+        "RequestMetaObject",
+        "NotificationMetaObject",
+        "ResultMetaObject",
+        "SubscriptionsListenResultMetaObject",
+        "client_capabilities",
+        "client_info",
+        "server_info",
+        "request_meta",
+        "with_server_info",
+    ),
+    "errors": (
+        "ParseError",
+        "InvalidRequestError",
+        "MethodNotFoundError",
+        "InvalidParamsError",
+        "InternalError",
+        "HeaderMismatchErrorDetail",
+        "HeaderMismatchError",
+        "UnsupportedProtocolVersionErrorData",
+        "UnsupportedProtocolVersionErrorDetail",
+        "UnsupportedProtocolVersionError",
+        "MissingRequiredClientCapabilityErrorData",
+        "MissingRequiredClientCapabilityErrorDetail",
+        "MissingRequiredClientCapabilityError",
+        "RESOURCE_NOT_FOUND_CODE",
+        "RETIRED_CODES",
+        "resource_not_found_code",
     ),
     "cancellation": (
         "CancelledNotificationParams",
@@ -95,7 +150,9 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
         "PaginatedRequestParams",
         "PaginatedRequest",
         "PaginatedResult",
+        "CacheScope",
     ),
+    "caching": ("CacheableResult",),
     "content": (
         "Role",
         "Annotations",
@@ -176,8 +233,6 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
         "TaskStatusNotification",
     ),
     "logging": (
-        "LoggingLevel",
-        "LOGGING_LEVELS",
         "SetLevelRequestParams",
         "SetLevelRequest",
         "LoggingMessageNotificationParams",
@@ -207,6 +262,7 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
     ),
     "roots": (
         "Root",
+        "ListRootsRequestParams",
         "ListRootsRequest",
         "ListRootsResult",
         "RootsListChangedNotification",
@@ -240,6 +296,40 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
         "URLElicitationRequiredErrorDetail",
         "URLElicitationRequiredError",
     ),
+    "discover": (
+        "DiscoverRequest",
+        "DiscoverResult",
+    ),
+    "mrtr": (
+        "InputRequest",
+        "InputResponse",
+        "InputRequests",
+        "InputResponses",
+        "INPUT_RESPONSE_TYPES",
+        "InputRequiredResult",
+        "InputResponseRequestParams",
+        "input_response_type",
+    ),
+    "subscriptions": (
+        "SubscriptionFilter",
+        "SubscriptionsListenRequestParams",
+        "SubscriptionsListenRequest",
+        "SubscriptionsListenResult",
+        "SubscriptionsAcknowledgedNotificationParams",
+        "SubscriptionsAcknowledgedNotification",
+    ),
+    "responses": (
+        "CallToolResultResponse",
+        "CompleteResultResponse",
+        "DiscoverResultResponse",
+        "GetPromptResultResponse",
+        "ListPromptsResultResponse",
+        "ListResourceTemplatesResultResponse",
+        "ListResourcesResultResponse",
+        "ListToolsResultResponse",
+        "ReadResourceResultResponse",
+        "SubscriptionsListenResultResponse",
+    ),
     "messages": (
         "ClientRequest",
         "ClientNotification",
@@ -255,9 +345,22 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
         "RESULT_TYPES",
         "TASK_AUGMENTABLE",
         "KNOWN_METHODS",
+        "INPUT_REQUEST_METHODS",
+        "MRTR_METHODS",
+        "CACHEABLE_METHODS",
         "method_since",
+        "method_until",
+        "method_in",
+        "client_requests",
+        "server_requests",
+        "client_notifications",
+        "server_notifications",
+        "task_augmentable",
+        "result_type_for",
+        "union_in",
     ),
     "legacy": (
+        "Annotated",
         "JSONRPCError",
         "ResourceReference",
         "JSONRPCBatchRequest",
@@ -270,7 +373,19 @@ CHAPTERS: dict[str, tuple[str, ...]] = {
 #: public name -> the chapter module that defines it
 _CHAPTER_OF = {name: chapter for chapter, names in CHAPTERS.items() for name in names}
 
-__all__ = ["LATEST_PROTOCOL_VERSION", "REVISIONS", "JSONRPC_VERSION", "decode", "encode", "converter_for"]
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "LATEST_LEGACY_REVISION",
+    "REVISIONS",
+    "LEGACY_REVISIONS",
+    "MODERN_REVISIONS",
+    "is_modern",
+    "exists_in",
+    "JSONRPC_VERSION",
+    "decode",
+    "encode",
+    "converter_for",
+]
 __all__ += [name for names in CHAPTERS.values() for name in names]
 
 

@@ -16,8 +16,20 @@
 * Revisions: a class with no counterpart before some revision (not by name:
   a structure that was inline or had another name counts) is decorated with
   :func:`since`; a field that first appears later than its class carries
-  ``metadata=NEW_IN_2025_06_18`` or ``NEW_IN_2025_11_25``. Encoding for an
-  older revision leaves such fields out and refuses such classes.
+  ``metadata=NEW_IN_2025_06_18`` (``NEW_IN_2025_03_26``, ``NEW_IN_2025_11_25``,
+  ``NEW_IN_2026_07_28``). Encoding for an older revision leaves such fields
+  out and refuses such classes. The other direction: a class a revision
+  removed is decorated with :func:`until` (it exists *before* that revision),
+  a removed field carries ``metadata=REMOVED_IN_2026_07_28`` (or
+  :func:`removed_in`), and an inherited field a subclass lost in a revision is
+  named with :func:`fields_until`. Encoding for that revision or a later one
+  refuses the class and leaves the field out (refuses it when it is also
+  :data:`MEANINGFUL`). Decoding never looks at these marks.
+* A field that is required on the wire (in the revisions that have it, or from
+  some revision on: :func:`required_from`) but that a peer of another revision
+  may leave out has a default so that decoding stays tolerant; encoding for a
+  revision that requires it refuses the default ``None``
+  (``Result.result_type``, ``RequestParams.meta`` in 2026-07-28).
 * Open types (``Result`` and everything that extends it, the capability
   objects, the pieces of JSON Schema in elicitation) have an ``extra`` field
   (metadata :data:`EXTRA`) that keeps the keys this model does not know and
@@ -36,12 +48,27 @@ from typing import Any, Final, TypeVar
 
 __all__ = [
     "REVISIONS",
+    "LEGACY_REVISIONS",
+    "MODERN_REVISIONS",
     "LATEST_PROTOCOL_VERSION",
+    "LATEST_LEGACY_REVISION",
+    "is_modern",
     "JSONRPC_VERSION",
+    "NEW_IN_2025_03_26",
     "NEW_IN_2025_06_18",
     "NEW_IN_2025_11_25",
+    "NEW_IN_2026_07_28",
+    "REMOVED_IN_2026_07_28",
     "since",
     "since_of",
+    "until",
+    "until_of",
+    "exists_in",
+    "removed_in",
+    "fields_until",
+    "fields_until_of",
+    "required_from",
+    "REQUIRED_ON_WIRE",
     "discriminate",
     "UNION_DISCRIMINATORS",
     "DISCRIMINATOR_KEYS",
@@ -49,6 +76,9 @@ __all__ = [
     "NULLABLE",
     "MEANINGFUL",
     "older_type",
+    "Narrowed",
+    "LAZY_TYPES",
+    "lazy_type",
     "FieldValueError",
     "UNIT_INTERVAL",
     "in_unit_interval",
@@ -58,13 +88,39 @@ __all__ = [
     "slot_builder",
 ]
 
-#: The revisions mcp_ref negotiates, oldest first.
-REVISIONS: Final = ("2025-03-26", "2025-06-18", "2025-11-25")
-LATEST_PROTOCOL_VERSION: Final = "2025-11-25"
+#: Every protocol revision mcp_ref speaks, oldest first. Revision strings are
+#: dates, so they compare in time order as strings (``revision < "2025-11-25"``).
+REVISIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+#: The legacy era: revisions negotiated by ``initialize`` in a session
+#: (mcp_ref.connection.Connection). The session engine negotiates these only.
+LEGACY_REVISIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+#: The modern era: no session; every request names its revision in ``_meta``
+#: (``io.modelcontextprotocol/protocolVersion``). Never offered by ``initialize``.
+MODERN_REVISIONS: Final = ("2026-07-28",)
+#: The newest revision mcp_ref speaks (what the current spec calls its version).
+#: Not what ``initialize`` offers: that is :data:`LATEST_LEGACY_REVISION`.
+LATEST_PROTOCOL_VERSION: Final = REVISIONS[-1]
+#: The newest revision a session (``initialize``) negotiates, and the one its
+#: engine encodes with before negotiation ends; also the form in which
+#: capabilities and task outcomes are held as JSON inside a session.
+LATEST_LEGACY_REVISION: Final = LEGACY_REVISIONS[-1]
 JSONRPC_VERSION: Final = "2.0"
 
+
+def is_modern(revision: str) -> bool:
+    """Whether ``revision`` is of the modern (sessionless, per-request ``_meta``) era."""
+    return revision >= MODERN_REVISIONS[0]
+
+
+NEW_IN_2025_03_26: Final[Mapping[str, Any]] = {"since": "2025-03-26"}
 NEW_IN_2025_06_18: Final[Mapping[str, Any]] = {"since": "2025-06-18"}
 NEW_IN_2025_11_25: Final[Mapping[str, Any]] = {"since": "2025-11-25"}
+NEW_IN_2026_07_28: Final[Mapping[str, Any]] = {"since": "2026-07-28"}
+#: metadata of a field that 2026-07-28 removed (it exists before that revision)
+REMOVED_IN_2026_07_28: Final[Mapping[str, Any]] = {"until": "2026-07-28"}
+#: metadata of a field that is required on the wire wherever it exists, though
+#: it has a default (decoding stays tolerant of a peer of another revision)
+REQUIRED_ON_WIRE: Final[Mapping[str, Any]] = {"required": "2024-11-05"}
 #: metadata of the catch-all field of open types
 EXTRA: Final[Mapping[str, Any]] = {"extra": True}
 #: metadata of an optional field that also accepts JSON null (decoded as None)
@@ -91,12 +147,81 @@ def since(revision: str) -> Callable[[T], T]:
 
 
 def since_of(cls: type) -> str:
-    """The revision a class first appears in (2025-03-26 when unmarked).
+    """The revision a class first appears in (the oldest, 2024-11-05, when unmarked).
 
     Read from the class itself, never inherited: ``CallToolRequestParams``
     extends a base that may be newer or older than it.
     """
     return str(cls.__dict__.get("__mcp_since__", REVISIONS[0]))
+
+
+def until(revision: str) -> Callable[[T], T]:
+    """Mark a class as removed in ``revision``: it exists in the revisions before it only."""
+    if revision not in REVISIONS:
+        raise ValueError(f"unknown revision {revision!r}")
+
+    def mark(cls: T) -> T:
+        cls.__mcp_until__ = revision  # type: ignore[attr-defined]
+        return cls
+
+    return mark
+
+
+def until_of(cls: type) -> str | None:
+    """The revision that removed a class (None: it is in every revision from its ``since`` on).
+
+    Read from the class itself, never inherited, as :func:`since_of`.
+    """
+    found = cls.__dict__.get("__mcp_until__")
+    return None if found is None else str(found)
+
+
+def exists_in(cls: type, revision: str) -> bool:
+    """Whether a class of the data model is part of ``revision``."""
+    if since_of(cls) > revision:
+        return False
+    removed = until_of(cls)
+    return removed is None or revision < removed
+
+
+def removed_in(revision: str, **more: Any) -> dict[str, Any]:
+    """Field metadata: the field exists before ``revision`` only."""
+    if revision not in REVISIONS:
+        raise ValueError(f"unknown revision {revision!r}")
+    return {"until": revision, **more}
+
+
+def required_from(revision: str, **more: Any) -> dict[str, Any]:
+    """Field metadata: from ``revision`` on, the field is required on the wire
+    (encoding refuses ``None``); decoding still takes it absent."""
+    if revision not in REVISIONS:
+        raise ValueError(f"unknown revision {revision!r}")
+    return {"required": revision, **more}
+
+
+def fields_until(revision: str, *names: str) -> Callable[[T], T]:
+    """Mark inherited fields a class no longer has from ``revision`` on.
+
+    For a class whose base keeps a field the class itself lost: 2026-07-28's
+    ``ElicitResult`` and ``ListRootsResult`` extend no ``Result`` (no
+    ``resultType``, no ``_meta``). Inherited by subclasses.
+    """
+    if revision not in REVISIONS:
+        raise ValueError(f"unknown revision {revision!r}")
+
+    def mark(cls: T) -> T:
+        marks = dict(fields_until_of(cls))
+        marks.update(dict.fromkeys(names, revision))
+        cls.__mcp_fields_until__ = marks  # type: ignore[attr-defined]
+        return cls
+
+    return mark
+
+
+def fields_until_of(cls: type) -> Mapping[str, str]:
+    """field name -> the revision that removed it from ``cls`` (see :func:`fields_until`)."""
+    found: Mapping[str, str] = getattr(cls, "__mcp_fields_until__", {})
+    return found
 
 
 def older_type(changed_in: str, tp: Any, **more: Any) -> dict[str, Any]:
@@ -108,6 +233,43 @@ def older_type(changed_in: str, tp: Any, **more: Any) -> dict[str, Any]:
     if changed_in not in REVISIONS:
         raise ValueError(f"unknown revision {changed_in!r}")
     return {"older": ((changed_in, tp),), **more}
+
+
+class Narrowed:
+    """A type narrowed by a check, for :func:`older_type`: what an older revision
+    allowed of a field when a type alone cannot say it (2025-11-25's
+    ``outputSchema`` is a JSON Schema whose ``type`` is "object";
+    2026-07-28's may be any schema). ``base`` is the type, ``check`` the further
+    condition on a value of it, ``description`` what the revision takes, in words."""
+
+    __slots__ = ("base", "check", "description")
+
+    def __init__(self, base: Any, check: Callable[[Any], bool], description: str) -> None:
+        self.base = base
+        self.check = check
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"Narrowed({self.description})"
+
+
+#: a stand-in type -> (module, name) of the type it stands for: see :func:`lazy_type`
+LAZY_TYPES: dict[Any, tuple[str, str]] = {}
+
+
+def lazy_type(name: str, module: str, attribute: str) -> Any:
+    """A stand-in for the type ``module.attribute`` of the data model, resolved on first use.
+
+    For a field of a class that every session loads whose type lives in a chapter
+    only some need: ``CallToolRequestParams.input_responses`` (2026-07-28) holds
+    sampling, roots and elicitation results, whose classes a tools-only server of
+    an older revision never builds (bench W7). The converter decodes and encodes
+    the field as the real type, importing its chapter the first time a value is
+    there. To type checkers the field is a plain dict (the values are model objects).
+    """
+    stand_in = type(name, (dict,), {"__module__": module, "__doc__": f"Decoded as {module}.{attribute}."})
+    LAZY_TYPES[stand_in] = (module, attribute)
+    return stand_in
 
 
 class FieldValueError(ValueError):

@@ -2,9 +2,10 @@
 
 One converter *definition* (:func:`_build`), instantiated once per protocol
 revision: structuring is identical in all of them (decoding is tolerant of
-newer fields), unstructuring for an older revision leaves out the fields that
-revision lacks and refuses classes it does not have (LocalProtocolError,
-before anything reaches the wire). See ``spec_notes/schema.md``.
+fields of other revisions), unstructuring for a revision leaves out the fields
+that revision lacks (newer ones, and ones it removed) and refuses classes it
+does not have (LocalProtocolError, before anything reaches the wire). See
+``spec_notes/schema.md``.
 
 Structuring is strict: no coercion (``"1"`` is not an integer, ``true`` is
 not a number, ``1.0`` is not a request id; the one leniency: a plain integer
@@ -20,10 +21,11 @@ unexpected, to name the problem.
 """
 
 import functools
+import importlib
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Final, Literal, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
@@ -33,17 +35,33 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from ..errors import DecodeError, ErrorCode, LocalProtocolError
 from ._base import (
     DISCRIMINATOR_KEYS,
+    LATEST_LEGACY_REVISION,
     LATEST_PROTOCOL_VERSION,
+    LAZY_TYPES,
     REVISIONS,
     UNION_DISCRIMINATORS,
     FieldValueError,
+    Narrowed,
+    exists_in,
+    fields_until_of,
     install_model_methods,
+    is_modern,
     since_of,
+    until_of,
     wire_name,
 )
 from ._meta_keys import WELL_FORMED, bad_meta_keys
 
-__all__ = ["converter_for", "encode", "decode", "field_writer", "wire_fields", "WireField", "conforms"]
+__all__ = [
+    "converter_for",
+    "encode",
+    "decode",
+    "field_writer",
+    "wire_fields",
+    "WireField",
+    "conforms",
+    "lazy_target",
+]
 
 T = TypeVar("T")
 _NoneType = type(None)
@@ -56,7 +74,10 @@ class WireField:
     name: str
     wire: str
     type: Any
-    required: bool  # required on the wire (schema requiredness)
+    #: decoding needs it: required on the wire in every revision the field is part
+    #: of, and part of every revision its class is (a field some revision removed
+    #: is taken absent, so that a peer of that revision decodes)
+    required: bool
     since: str
     extra: bool  # the catch-all of an open type
     #: ((revision the type changed in, the type before it), ...), oldest change first
@@ -67,6 +88,21 @@ class WireField:
     #: a value here changes what the message means (see ``MEANINGFUL``): an
     #: older revision without the field refuses the value instead of dropping it
     meaningful: bool = False
+    #: the revision that removed the field (None: not removed)
+    until: str | None = None
+    #: from this revision on the field is required on the wire though it has a
+    #: default (see ``required_from``); None: ``required`` says it all
+    required_from: str | None = None
+    #: required on the wire where the field exists (by its type and default: no
+    #: default, or a constant); ``required`` minus the tolerance for removed fields
+    wire_required: bool = False
+    #: decodes the field's JSON value in place of its type's hook (see ``READ``):
+    #: ``read(value, type)`` returns the value to keep
+    read: Callable[[Any, Any], Any] | None = None
+
+    def exists_in(self, revision: str) -> bool:
+        """Whether the field is part of ``revision`` (not newer, not removed)."""
+        return self.since <= revision and (self.until is None or revision < self.until)
 
     def type_in(self, revision: str) -> Any:
         """The field's type in ``revision`` (see :func:`older_type`)."""
@@ -79,9 +115,13 @@ class WireField:
         """Whether the field is required on the wire in ``revision``."""
         if self.extra:
             return False
+        if self.required_from is not None and revision >= self.required_from:
+            return True
         tp = self.type_in(revision)
         if tp is self.type:
-            return self.required
+            return self.wire_required
+        if isinstance(tp, Narrowed):
+            tp = tp.base
         return _NoneType not in (get_args(tp) if _is_union(tp) else (tp,))
 
 
@@ -99,23 +139,30 @@ def wire_fields(cls: type) -> tuple[WireField, ...]:
     attrs.resolve_types(cls)
     out = []
     cls_since = since_of(cls)
+    lost = fields_until_of(cls)
     for f in attrs.fields(cls):
         md = f.metadata or {}
+        removed = [r for r in (md.get("until"), lost.get(f.name)) if r is not None]
         # A field is required on the wire when it has no default, or when it
         # is a constant / discriminator (a non-optional Literal with a default,
         # such as ``jsonrpc``, ``method`` or a content block's ``type``).
         required = f.default is attrs.NOTHING or (_is_literal(f.type) and f.default is not None)
+        required = required and not md.get("extra", False)
         out.append(
             WireField(
                 name=f.name,
                 wire=wire_name(f.name, md),
                 type=f.type,
-                required=required and not md.get("extra", False),
+                required=required and not removed,
+                wire_required=required,
                 since=max(cls_since, md.get("since", cls_since)),
                 extra=bool(md.get("extra", False)),
                 older=tuple(sorted(md.get("older", ()), key=lambda c: str(c[0]))),
                 nullable=bool(md.get("nullable")) or (f.default is attrs.NOTHING and _admits_none(f.type)),
                 meaningful=bool(md.get("meaningful")),
+                until=min(removed) if removed else None,
+                required_from=md.get("required"),
+                read=md.get("read"),
             )
         )
     return tuple(out)
@@ -218,9 +265,10 @@ def _prefix(err: DecodeError, segment: str | int) -> DecodeError:
 class _Factories:
     """Hook factories bound to one converter."""
 
-    def __init__(self, conv: cattrs.Converter, revision: str) -> None:
+    def __init__(self, conv: cattrs.Converter, revision: str, *, engine_completes: bool = False) -> None:
         self.conv = conv
         self.revision = revision
+        self.engine_completes = engine_completes
         self._hooks: dict[Any, Callable[[Any, Any], Any]] = {}
         self._by_class: dict[type, Callable[[Any], Any]] = {}
 
@@ -421,10 +469,20 @@ class _Factories:
         # An optional field may be absent but is not null unless nullable:
         # ``"nextCursor": null`` is refused like any other wrong type.
         plain = [
-            (f.name, f.wire, f.type if f.nullable else _without_none(f.type), f.required) for f in fields if not f.extra
+            (
+                f.name,
+                f.wire,
+                _Reading(f.read) if f.read is not None else f.type if f.nullable else _without_none(f.type),
+                f.required,
+            )
+            for f in fields
+            if not f.extra
         ]
         extra_name = next((f.name for f in fields if f.extra), None)
         known = frozenset(f.wire for f in fields if not f.extra)
+        # optional fields of the modern era: looked up only when the object has keys left
+        # over (a session's message never has them: no per-message cost there, bench W1)
+        late = frozenset(f.name for f in fields if not f.extra and not f.required and is_modern(f.since))
         # [basic/index#14] a JSON-RPC notification is told from a request by
         # the absence of an id: one that carries an id is no notification
         no_id = {"jsonrpc", "method"} <= known and "id" not in known
@@ -468,11 +526,11 @@ class _Factories:
                     return structure
                 preparing = True
                 try:
-                    resolved = [self.hook(tp) for _, _, tp, _ in plain]
+                    resolved = [tp.read if isinstance(tp, _Reading) else self.hook(tp) for _, _, tp, _ in plain]
                 finally:
                     preparing = False
                 hooks[:] = resolved
-                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful, no_id)
+                fast = _generate_fast_path(cls, plain, hooks, extra_name, known, careful, no_id, late)
             return fast
 
         def structure(value: Any, _: Any) -> Any:
@@ -484,37 +542,70 @@ class _Factories:
     # ---- unstructure
     def attrs_unstructure(self, cls: type) -> Callable[[Any], Any]:
         revision = self.revision
-        if since_of(cls) > revision:
+        if not exists_in(cls, revision):
             name = cls.__name__
+            removed = until_of(cls)
+            if removed is None or revision < removed:
+                problem = f"{name} does not exist in protocol revision {revision}"
+            elif revision == removed:
+                problem = f"{name} was removed in protocol revision {revision}"
+            else:
+                problem = f"{name} does not exist in protocol revision {revision} (removed in {removed})"
 
             def refuse(obj: Any) -> Any:
-                raise LocalProtocolError(
-                    f"{name} does not exist in protocol revision {revision}", ErrorCode.INVALID_REQUEST
-                )
+                raise LocalProtocolError(problem, ErrorCode.INVALID_REQUEST)
 
             return refuse
         overrides: dict[str, Any] = {}
         extra_name = None
         checks: list[tuple[str, Any]] = []
         refused: list[tuple[str, str]] = []
+        needed: list[tuple[str, str]] = []
         for f in wire_fields(cls):
             if f.extra:
                 extra_name = f.name
                 overrides[f.name] = override(omit=True)
-            elif f.since > revision:
+            elif not f.exists_in(revision):
+                # newer than the revision, or removed by it: never written
                 overrides[f.name] = override(omit=True)
                 if f.meaningful:
                     refused.append((f.name, f.wire))
             else:
-                optional = attrs.fields_dict(cls)[f.name].default is None
+                attribute = attrs.fields_dict(cls)[f.name]
+                optional = attribute.default is None
+                key_check = attribute.metadata.get("key_check")
+                if f.wire == "_meta":
+                    writer: Callable[[Any], Any] | None = _meta_writer(cls.__name__)
+                elif key_check is not None:
+                    writer = _keys_writer(f"{cls.__name__}.{f.wire}", key_check)
+                else:
+                    writer = None
+                # a member the revision requires is never left out (None is refused, below), so it
+                # is written in its place among the fields (an omittable one comes after them all)
+                required_here = f.required_from is not None and revision >= f.required_from
+                if self.engine_completes:
+                    # the engine writes these members itself (a request's _meta, a
+                    # result's caching hints): left out when None, never refused
+                    required_here = False
                 overrides[f.name] = override(
-                    rename=f.wire,
-                    omit_if_default=optional,
-                    unstruct_hook=_meta_writer(cls.__name__) if f.wire == "_meta" else None,
+                    rename=f.wire, omit_if_default=optional and not required_here, unstruct_hook=writer
                 )
                 old = f.type_in(revision)
                 if old is not f.type:
-                    checks.append((f.name, old))
+                    if optional and _admits_none(old.base if isinstance(old, Narrowed) else old):
+                        # checked as the field is written: nothing to do when it is absent
+                        # (a 2025 tool result without structured content costs nothing)
+                        overrides[f.name] = override(
+                            rename=f.wire,
+                            omit_if_default=True,
+                            unstruct_hook=_checking_field(
+                                self.conv.get_unstructure_hook(f.type), cls.__name__, f.name, revision, old
+                            ),
+                        )
+                    else:
+                        checks.append((f.name, old))
+                if optional and required_here:
+                    needed.append((f.name, f.wire))
         fn: Callable[[Any], Any] = make_dict_unstructure_fn(cls, self.conv, **overrides)
         if extra_name is not None:
             fn = _merging_extra(fn, extra_name)
@@ -522,6 +613,8 @@ class _Factories:
             fn = _checking_older_types(fn, cls.__name__, revision, checks)
         if refused:
             fn = _refusing_newer_fields(fn, cls.__name__, revision, refused)
+        if needed:
+            fn = _refusing_missing_fields(fn, cls.__name__, revision, needed)
         if cls.__subclasses__():
             # A field typed with a base class (``result: Result``) may hold a
             # subclass instance: encode what is there, not what is declared.
@@ -548,17 +641,56 @@ class _Factories:
             fn = hooks[obj.__class__] = self.conv.get_unstructure_hook(obj.__class__)
         return fn(obj)
 
+    def lazy_structure(self, tp: Any) -> Callable[[Any, Any], Any]:
+        found: list[Any] = []
+
+        def structure(value: Any, _: Any) -> Any:
+            if not found:
+                real = lazy_target(tp)
+                found.extend((self.hook(real), real))
+            return found[0](value, found[1])
+
+        return structure
+
+    def lazy_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        found: list[Callable[[Any], Any]] = []
+
+        def unstructure(value: Any) -> Any:
+            if not found:
+                found.append(self.conv.get_unstructure_hook(lazy_target(tp)))
+            return found[0](value)
+
+        return unstructure
+
     def union_unstructure(self, tp: Any) -> Callable[[Any], Any]:
         # JSON scalars (ids, progress tokens) and optional JSON values (``dict[str, Any] | None``:
         # tool arguments, structured content) are written as they are
         if _scalar_union(tp) is not None:
             return identity
         members = [a for a in get_args(tp) if a is not _NoneType]
+        if len(members) == 1 and not attrs.has(members[0]):
+            # ``X | None`` of a container of model objects (InputRequests): X's own hook
+            hook = (
+                self.lazy_unstructure(members[0])
+                if _is_lazy(members[0])
+                else self.conv.get_unstructure_hook(members[0])
+            )
+            if hook is identity:
+                return identity
+            return lambda value: None if value is None else hook(value)
         if not any(attrs.has(a) for a in members) and all(
             self.conv.get_unstructure_hook(a) is identity for a in members
         ):
             return identity
         return self.by_class
+
+    def dict_unstructure(self, tp: Any) -> Callable[[Any], Any]:
+        by_class = self.by_class
+
+        def unstructure_dict(value: Any) -> Any:
+            return {k: by_class(v) for k, v in value.items()}
+
+        return unstructure_dict
 
     def list_unstructure(self, tp: Any) -> Callable[[Any], Any]:
         by_class = self.by_class
@@ -592,6 +724,16 @@ def _scalar_union(tp: Any) -> frozenset[type] | None:
     return frozenset(t for m in members for t in ((int, float) if m is float else (m,)))
 
 
+class _Reading:
+    """The "type" of a field decoded by its own reader (``metadata={"read": fn}``):
+    the generated code calls the reader, as it calls a hook, on any value."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, read: Callable[[Any, Any], Any]) -> None:
+        self.read = read
+
+
 class _Slow(Exception):
     """Raised inside a generated fast path: let the careful path decide."""
 
@@ -604,6 +746,7 @@ def _generate_fast_path(
     known: frozenset[str],
     careful: Callable[[Any], Any],
     no_id: bool = False,
+    late: frozenset[str] = frozenset(),
 ) -> Callable[[Any, Any], Any]:
     """Straight-line decoding of one class, generated once (as cattrs and attrs
     do). Scalars and constants are checked inline; anything unexpected goes
@@ -633,11 +776,20 @@ def _generate_fast_path(
     if no_id:
         body += ['    if "id" in value:', "        return careful(value)"]
     body.append("    try:")
-    if extra_name is not None:
+    counting = extra_name is not None or bool(late)
+    if counting:
         body.append("        present = 0")
     #: field name -> the generated variable holding its value
     args: dict[str, str] = {}
-    for i, (name, wire, tp, required) in enumerate(plain):
+    # the late fields last, in a block entered only when keys are left over
+    order = [e for e in enumerate(plain) if e[1][0] not in late] + [e for e in enumerate(plain) if e[1][0] in late]
+    in_late = False
+    outer = body
+    for i, (name, wire, tp, required) in order:
+        if name in late and not in_late:
+            in_late = True
+            outer = body
+            body = []
         ns[f"h{i}"], ns[f"t{i}"] = hooks[i], tp
         v = f"v{i}"
         scalars = _scalar_union(tp)
@@ -661,7 +813,7 @@ def _generate_fast_path(
         if required:
             body.append(f"        {v} = value[{wire!r}]")
             body += [f"        {line}" for line in check]
-            if extra_name is not None:
+            if counting:
                 body.append("        present += 1")
         else:
             ns[f"d{i}"] = defaults[name]
@@ -672,9 +824,15 @@ def _generate_fast_path(
             ]
             body.append("        else:")
             body += [f"            {line}" for line in check] or ["            pass"]
-            if extra_name is not None:
+            if counting:
                 body.append("            present += 1")
         args[name] = v
+    if in_late:
+        late_body, body = body, outer
+        body.append("        if len(value) > present:")
+        body += ["    " + line for line in late_body]
+        body.append("        else:")
+        body += [f"            {args[name]} = d{i}" for i, (name, *_) in order if name in late]
     if extra_name is not None:
         body += [
             "        if len(value) > present:",
@@ -748,6 +906,20 @@ def _meta_writer(name: str) -> Callable[[Any], Any]:
     return write
 
 
+def _keys_writer(where: str, check: Callable[[str], str | None]) -> Callable[[Any], Any]:
+    """How a field whose keys follow a grammar (see ``KEY_CHECK`` users) is written:
+    never with a malformed key. Decoding does not check."""
+
+    def write(value: Any) -> Any:
+        for key in value:
+            problem = check(key) if isinstance(key, str) else f"key {key!r} is not a string"
+            if problem is not None:
+                raise LocalProtocolError(f"{where}: {problem}", ErrorCode.INVALID_PARAMS)
+        return value
+
+    return write
+
+
 def _refusing_newer_fields(
     fn: Callable[[Any], Any], name: str, revision: str, fields: list[tuple[str, str]]
 ) -> Callable[[Any], Any]:
@@ -764,6 +936,39 @@ def _refusing_newer_fields(
         return fn(obj)
 
     return refusing
+
+
+def _refusing_missing_fields(
+    fn: Callable[[Any], Any], name: str, revision: str, fields: list[tuple[str, str]]
+) -> Callable[[Any], Any]:
+    """Refuse ``None`` in a field the revision requires on the wire though the class
+    lets it default (decoding a peer of another revision may leave it out)."""
+
+    def refusing(obj: Any) -> Any:
+        for attr, wire in fields:
+            if getattr(obj, attr) is None:
+                raise LocalProtocolError(
+                    f"{name}.{wire} is required in protocol revision {revision}", ErrorCode.INVALID_PARAMS
+                )
+        return fn(obj)
+
+    return refusing
+
+
+def _checking_field(hook: Callable[[Any], Any], name: str, attr: str, revision: str, tp: Any) -> Callable[[Any], Any]:
+    """The unstructure hook of one field whose older type ``tp`` is narrower: refuse
+    a value the revision cannot express, as :func:`_checking_older_types` does."""
+
+    def checked(value: Any) -> Any:
+        if not conforms(value, tp):
+            raise LocalProtocolError(
+                f"{name}.{attr}: {_short(value)} cannot be expressed in protocol revision {revision}"
+                f" (it takes {_type_names(tp)})",
+                ErrorCode.INVALID_REQUEST,
+            )
+        return hook(value)
+
+    return checked
 
 
 def _checking_older_types(
@@ -786,6 +991,8 @@ def _checking_older_types(
 
 
 def _type_names(tp: Any) -> str:
+    if isinstance(tp, Narrowed):
+        return tp.description
     if _is_union(tp):
         return " or ".join(_type_names(a) for a in get_args(tp))
     if attrs.has(tp):
@@ -804,6 +1011,8 @@ def conforms(value: Any, tp: Any) -> bool:
     """Whether a model value (not JSON) fits the type ``tp``; no coercion."""
     if tp is Any or tp is object:
         return True
+    if isinstance(tp, Narrowed):
+        return conforms(value, tp.base) and tp.check(value)
     if tp is _NoneType or tp is None:
         return value is None
     if _is_union(tp):
@@ -886,6 +1095,19 @@ def _by_demand(members: tuple[Any, ...]) -> list[Any]:
     return sorted(members, key=demand)
 
 
+def _is_lazy(tp: Any) -> bool:
+    try:
+        return tp in LAZY_TYPES
+    except TypeError:  # (an unhashable annotation)
+        return False
+
+
+def lazy_target(tp: Any) -> Any:
+    """The type a :func:`lazy_type` stand-in stands for (its chapter imported now)."""
+    module, attribute = LAZY_TYPES[tp]
+    return getattr(importlib.import_module(module), attribute)
+
+
 def _is_list(tp: Any) -> bool:
     return tp is list or get_origin(tp) is list
 
@@ -899,13 +1121,22 @@ def _is_model_list(tp: Any) -> bool:
     return attrs.has(item) or (_is_union(item) and any(attrs.has(a) for a in get_args(item)))
 
 
+def _is_model_dict(tp: Any) -> bool:
+    """A dict of model objects (or of a union holding model classes): InputRequests."""
+    args = get_args(tp) if _is_dict(tp) else ()
+    if len(args) != 2:
+        return False
+    item = args[1]
+    return attrs.has(item) or (_is_union(item) and any(attrs.has(a) for a in get_args(item)))
+
+
 def _is_dict(tp: Any) -> bool:
     return tp is dict or get_origin(tp) in (dict, Mapping, typing.Mapping)
 
 
-def _build(revision: str) -> cattrs.Converter:
+def _build(revision: str, engine_completes: bool = False) -> cattrs.Converter:
     conv = cattrs.Converter()
-    fac = _Factories(conv, revision)
+    fac = _Factories(conv, revision, engine_completes=engine_completes)
     conv.register_structure_hook(str, _structure_str)
     conv.register_structure_hook(int, _structure_int)
     conv.register_structure_hook(float, _structure_float)
@@ -916,6 +1147,9 @@ def _build(revision: str) -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_dict, fac.dict_)
     conv.register_structure_hook_factory(_is_union, fac.union)
     conv.register_structure_hook_factory(attrs.has, fac.attrs_class)
+    # stand-ins for types of chapters loaded on first use (see ``lazy_type``)
+    conv.register_structure_hook_factory(_is_lazy, fac.lazy_structure)
+    conv.register_unstructure_hook_factory(_is_lazy, fac.lazy_unstructure)
     # JSON values held as Any / dict[str, Any] / list[Any] are already JSON (cattrs' own
     # identity: the generated code then writes the field's value without a call, bench W1)
     conv.register_unstructure_hook_func(
@@ -925,7 +1159,9 @@ def _build(revision: str) -> cattrs.Converter:
     # unions and lists of model classes: by the value's class, as cattrs does, minus its dispatch
     conv.register_unstructure_hook_factory(_is_union, fac.union_unstructure)
     conv.register_unstructure_hook_factory(_is_model_list, fac.list_unstructure)
-    _FACTORIES[revision] = fac
+    conv.register_unstructure_hook_factory(_is_model_dict, fac.dict_unstructure)
+    if not engine_completes:
+        _FACTORIES[revision] = fac
     return conv
 
 
@@ -933,16 +1169,35 @@ _FACTORIES: dict[str, _Factories] = {}
 
 
 @functools.cache
-def converter_for(revision: str = LATEST_PROTOCOL_VERSION) -> cattrs.Converter:
-    """The converter that encodes for ``revision`` (decoding is the same in all)."""
+def converter_for(revision: str = LATEST_PROTOCOL_VERSION, *, engine_completes: bool = False) -> cattrs.Converter:
+    """The converter that encodes for ``revision`` (decoding is the same in all).
+
+    The default is the newest revision (:data:`LATEST_PROTOCOL_VERSION`); code
+    that encodes for a session or a request names the revision it speaks.
+
+    ``engine_completes=True``: the converter of an engine that writes some required
+    members of a message body itself, after encoding what the application gave it
+    (2026-07-28: a request's ``_meta`` with its revision and capabilities, a cacheable
+    result's ``ttlMs``/``cacheScope``). A field that is required only from some revision
+    on (``required_from``) is then left out when it is None instead of refused;
+    everything else (the members and classes a revision lacks) is as exact as ever.
+    """
     if revision not in REVISIONS:
         raise LocalProtocolError(f"unsupported protocol revision {revision!r}")
-    return _build(revision)
+    return _build(revision, engine_completes)
 
 
-def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION) -> Any:
-    """Turn a model instance into JSON-ready Python values for ``revision``."""
-    return converter_for(revision).unstructure(obj)
+def encode(obj: Any, revision: str = LATEST_PROTOCOL_VERSION, as_type: Any = None) -> Any:
+    """Turn a model instance into JSON-ready Python values for ``revision``
+    (by default the newest revision, :data:`LATEST_PROTOCOL_VERSION`).
+
+    Exact per revision: fields the revision lacks are left out, classes it lacks
+    are refused (``LocalProtocolError``), and so are values it cannot express.
+    ``as_type`` names the type of a value that is not a model object itself (a
+    dict or list of them: ``encode(requests, revision, InputRequests)``)."""
+    if as_type is None:
+        return converter_for(revision).unstructure(obj)
+    return converter_for(revision).unstructure(obj, unstructure_as=as_type)
 
 
 #: (revision, class, field) -> the field's unstructure hook, or None: what :func:`field_writer`
@@ -971,10 +1226,19 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
     conv = converter_for(revision)
     fields = wire_fields(cls)
     plain = (
-        since_of(cls) <= revision
+        exists_in(cls, revision)
         and not cls.__subclasses__()
         and all(a.validator is None and a.converter is None for a in attrs.fields(cls))
-        and all(not f.extra and not f.older and f.since <= revision and f.wire != "_meta" for f in fields)
+        and all(
+            not f.extra
+            and not f.older
+            and f.exists_in(revision)
+            # (a member the caller writes itself is never None: an id is always given;
+            # the typed member, absent, is left out, which a revision requiring it refuses)
+            and (f.required_from is None or revision < f.required_from or f.name != name)
+            and f.wire != "_meta"
+            for f in fields
+        )
     )
     found = next((f for f in fields if f.name == name), None)
     hook = None
@@ -988,6 +1252,9 @@ def field_writer(cls: type, name: str, revision: str) -> Callable[[Any], Any] | 
     return hook
 
 
+#: whose converter :func:`decode` uses: decoding is the same in every one, and a
+#: session's engine encodes with this one too (no second converter to build)
+_DECODING_REVISION: Final = LATEST_LEGACY_REVISION
 #: type -> structure hook, for :func:`decode` (decoding is the same in every revision)
 _DECODERS: dict[Any, Callable[[Any, Any], Any]] = {}
 
@@ -1005,8 +1272,8 @@ def decode(value: Any, tp: Any) -> Any:
     them); :class:`DecodeError` names the failing path."""
     hook = _DECODERS.get(tp)
     if hook is None:
-        converter_for(LATEST_PROTOCOL_VERSION)
-        hook = _DECODERS[tp] = _FACTORIES[LATEST_PROTOCOL_VERSION].hook(tp)
+        converter_for(_DECODING_REVISION)
+        hook = _DECODERS[tp] = _FACTORIES[_DECODING_REVISION].hook(tp)
     try:
         return hook(value, tp)
     except DecodeError:

@@ -4,7 +4,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from ._base import install_model_methods, older_type
+from ._base import install_model_methods, older_type, required_from
 from .jsonrpc import NotificationParams, RequestId
 
 __all__ = ["CancelledNotificationParams", "CancelledNotification"]
@@ -15,8 +15,11 @@ class CancelledNotificationParams(NotificationParams):
     """``request_id`` is required for non-task requests and unused for tasks."""
 
     # Required until 2025-11-25, which made it optional (tasks are cancelled
-    # with tasks/cancel instead).
-    request_id: RequestId | None = field(default=None, metadata=older_type("2025-11-25", RequestId))
+    # with tasks/cancel instead), and required again from 2026-07-28 on (tasks
+    # left the core protocol).
+    request_id: RequestId | None = field(
+        default=None, metadata={**older_type("2025-11-25", RequestId), **required_from("2026-07-28")}
+    )
     reason: str | None = None
 
 

@@ -21,6 +21,7 @@ from ._base import (
     discriminate,
     in_unit_interval,
     install_model_methods,
+    older_type,
     since,
 )
 from .lifecycle import Icon
@@ -40,6 +41,10 @@ __all__ = [
     "ToolUseContent",
     "ToolResultContent",
 ]
+
+#: ``structuredContent`` is any JSON value from 2026-07-28 on, an object before: encoding
+#: for an earlier revision refuses anything else (a JSON ``null`` reads as absent)
+STRUCTURED_BEFORE_2026 = older_type("2026-07-28", dict[str, Any] | None)
 
 #: The sender or recipient of messages and data in a conversation.
 Role = Literal["user", "assistant"]
@@ -74,6 +79,7 @@ class ImageContent:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@since("2025-03-26")
 class AudioContent:
     """``data`` is base64 (kept as the string the peer sent)."""
 
@@ -154,7 +160,8 @@ class ToolResultContent:
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: list[ContentBlock]
-    structured_content: dict[str, Any] | None = None
+    #: any JSON value (None: absent); an object before 2026-07-28
+    structured_content: Any = field(default=None, metadata=STRUCTURED_BEFORE_2026)
     is_error: bool | None = None
     meta: dict[str, Any] | None = None
 

@@ -15,7 +15,19 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_11_25, NULLABLE, discriminate, install_model_methods, older_type, since
+from ._base import (
+    EXTRA,
+    NEW_IN_2025_11_25,
+    NULLABLE,
+    REMOVED_IN_2026_07_28,
+    REQUIRED_ON_WIRE,
+    discriminate,
+    fields_until,
+    install_model_methods,
+    older_type,
+    since,
+    until,
+)
 from .jsonrpc import NotificationParams, RequestId, Result
 from .tasks import TaskAugmentedRequestParams
 
@@ -264,6 +276,8 @@ class ElicitationRequestedSchema:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
+# 2026-07-28's params are a plain object: no _meta (and no task)
+@fields_until("2026-07-28", "meta")
 class ElicitRequestFormParams(TaskAugmentedRequestParams):
     """Form mode; ``mode`` may be omitted (form is the default)."""
 
@@ -274,27 +288,36 @@ class ElicitRequestFormParams(TaskAugmentedRequestParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@fields_until("2026-07-28", "meta")
 class ElicitRequestURLParams(TaskAugmentedRequestParams):
     """URL mode: the user completes the interaction out of band at ``url``.
 
-    ``elicitation_id`` is opaque: kept and compared as the exact string sent.
+    ``elicitation_id`` is opaque: kept and compared as the exact string sent. It is
+    required in 2025-11-25 and gone in 2026-07-28 (a retry, not a completion
+    notification, tells the server the interaction is over); so it defaults to
+    None, and encoding for 2025-11-25 refuses None.
     """
 
     mode: Literal["url"] = "url"
     message: str
-    elicitation_id: str
     url: str
+    elicitation_id: str | None = field(default=None, metadata={**REMOVED_IN_2026_07_28, **REQUIRED_ON_WIRE})
 
 
 ElicitRequestParams = ElicitRequestURLParams | ElicitRequestFormParams
 
 
+# In 2026-07-28 this request is only a question inside an InputRequiredResult
+# (basic/patterns/mrtr): ``{method, params}``, no JSON-RPC envelope. ``id`` is
+# required wherever it exists (the session revisions) but defaults to None so
+# that the embedded form decodes.
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
+@fields_until("2026-07-28", "jsonrpc", "id")
 class ElicitRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["elicitation/create"] = "elicitation/create"
-    id: RequestId
+    id: RequestId | None = field(default=None, metadata=REQUIRED_ON_WIRE)
     params: ElicitRequestParams
 
 
@@ -306,6 +329,8 @@ ElicitContentValue = str | int | float | bool | list[str]
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-06-18")
+# 2026-07-28: an InputResponse, not a Result (no resultType, no _meta)
+@fields_until("2026-07-28", "result_type", "meta")
 class ElicitResult(Result):
     action: Literal["accept", "decline", "cancel"]
     # lists of strings (multi-select answers) are new in 2025-11-25
@@ -316,6 +341,7 @@ class ElicitResult(Result):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ElicitationCompleteNotificationParams(NotificationParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
 
@@ -324,6 +350,7 @@ class ElicitationCompleteNotificationParams(NotificationParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ElicitationCompleteNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/elicitation/complete"] = "notifications/elicitation/complete"
@@ -332,6 +359,7 @@ class ElicitationCompleteNotification:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class URLElicitationRequiredErrorData:
     elicitations: list[ElicitRequestURLParams]
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
@@ -339,6 +367,7 @@ class URLElicitationRequiredErrorData:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class URLElicitationRequiredErrorDetail:
     """The ``error`` member: code -32042 and the elicitations to complete."""
 
@@ -349,6 +378,7 @@ class URLElicitationRequiredErrorDetail:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class URLElicitationRequiredError:
     jsonrpc: Literal["2.0"] = "2.0"
     error: URLElicitationRequiredErrorDetail

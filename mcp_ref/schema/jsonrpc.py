@@ -10,12 +10,33 @@ from typing import Any, Literal
 from attrs import field, frozen
 
 from ..errors import DecodeError
-from ._base import EXTRA, NULLABLE, FieldValueError, discriminate, install_model_methods, older_type
+from ._base import (
+    EXTRA,
+    NEW_IN_2026_07_28,
+    NULLABLE,
+    REQUIRED_ON_WIRE,
+    FieldValueError,
+    discriminate,
+    install_model_methods,
+    lazy_type,
+    older_type,
+    required_from,
+)
 
 __all__ = [
+    "JSONValue",
+    "JSONObject",
+    "JSONArray",
+    "MetaObject",
     "RequestId",
     "ProgressToken",
     "Cursor",
+    "ResultType",
+    "LoggingLevel",
+    "LOGGING_LEVELS",
+    "RESULT_COMPLETE",
+    "RESULT_INPUT_REQUIRED",
+    "InputResponsesField",
     "RequestParams",
     "NotificationParams",
     "Request",
@@ -31,13 +52,32 @@ __all__ = [
     "JSONRPCMessage",
 ]
 
+#: Any JSON value (2026-07-28 names it): held as the Python value ``json.loads`` gives
+JSONValue = Any
+#: A JSON object of JSON values
+JSONObject = dict[str, Any]
+#: A JSON array of JSON values
+JSONArray = list[Any]
+#: The contents of a ``_meta`` field: an object with keys of the ``_meta`` grammar
+#: (checked when written, see ``_meta_keys``); typed views of the keys MCP
+#: reserves: :mod:`mcp_ref.schema.meta`
+MetaObject = dict[str, Any]
+
 #: A request id: a string or an integer, never null, never coerced.
 RequestId = str | int
 ProgressToken = str | int
 Cursor = str
+#: What a 2026-07-28 result is: "complete", "input_required" (basic/patterns/mrtr), or a
+#: value an extension adds (the tasks extension's "task"); an open string
+ResultType = str
+RESULT_COMPLETE = "complete"
+RESULT_INPUT_REQUIRED = "input_required"
+#: syslog severities (RFC 5424), least to most severe
+LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+LOGGING_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-def _request_meta(instance: Any, attribute: Any, value: Any) -> None:
+def check_request_meta(instance: Any, attribute: Any, value: Any) -> None:
     """``_meta`` is any object; the one key the schema types is ``progressToken``."""
     if value is None:
         return
@@ -50,15 +90,27 @@ def _request_meta(instance: Any, attribute: Any, value: Any) -> None:
             raise FieldValueError("_meta.progressToken", "expected string or integer")
 
 
+#: ``inputResponses`` of a retried 2026-07-28 request (basic/patterns/mrtr): decoded as
+#: ``mcp_ref.schema.mrtr.InputResponses`` (a dict of sampling / roots / elicitation
+#: results), a chapter loaded only when a request carries answers
+InputResponsesField = lazy_type("InputResponsesField", f"{__package__}.mrtr", "InputResponses")
+
+
 @frozen(kw_only=True, repr=False, eq=False)
 class RequestParams:
     """Params every request may carry.
 
     ``meta`` is held as a dict (extensions put their own keys there); the
     schema types one key, ``progressToken``, and that type is checked.
+    2026-07-28 requires it on every request (its protocol version and the
+    client's capabilities travel there: :class:`mcp_ref.schema.meta.RequestMetaObject`
+    is the typed view, ``_meta_keys`` the accessors); encoding for that revision
+    refuses a request without it.
     """
 
-    meta: dict[str, Any] | None = field(default=None, validator=_request_meta)
+    meta: dict[str, Any] | None = field(
+        default=None, validator=check_request_meta, metadata=required_from("2026-07-28")
+    )
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -82,9 +134,17 @@ class Notification:
 
 @frozen(kw_only=True, repr=False, eq=False)
 class Result:
-    """Base of every result. Open: unknown keys are kept in ``extra`` and re-emitted."""
+    """Base of every result. Open: unknown keys are kept in ``extra`` and re-emitted.
+
+    ``result_type`` (2026-07-28, ``resultType``) says what kind of result it is; it
+    is always written for that revision and never before it. A result without it
+    (from a peer of an earlier revision) reads as "complete".
+    """
 
     meta: dict[str, Any] | None = None
+    # [2026-07-28:schema#15] written on every result of the revision (required, never None);
+    # [2026-07-28:schema#16] an earlier peer's result without it reads as "complete" -- schema#result
+    result_type: ResultType = field(default=RESULT_COMPLETE, metadata={**NEW_IN_2026_07_28, **REQUIRED_ON_WIRE})
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 

@@ -9,7 +9,18 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import EXTRA, NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods, since
+from ._base import (
+    EXTRA,
+    NEW_IN_2025_03_26,
+    NEW_IN_2025_06_18,
+    NEW_IN_2025_11_25,
+    NEW_IN_2026_07_28,
+    REMOVED_IN_2026_07_28,
+    install_model_methods,
+    since,
+    until,
+)
+from ._meta_keys import extension_key_problem
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 
 __all__ = [
@@ -72,12 +83,19 @@ class Implementation:
     website_url: str | None = field(default=None, metadata=NEW_IN_2025_11_25)
 
 
+#: metadata of ``extensions`` (2026-07-28): extension id -> its settings object ({} for
+#: none). [2026-07-28:schema#30, #31] ids follow the ``_meta`` key grammar with a
+#: prefix; encoding refuses another (decoding keeps what a peer sent)
+_EXTENSIONS: dict[str, Any] = {**NEW_IN_2026_07_28, "key_check": extension_key_problem}
+
+
 # -- client capabilities -------------------------------------------------------
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 class RootsCapability:
-    list_changed: bool | None = None
+    # 2026-07-28 has no roots/list_changed notification: its roots capability is an empty object
+    list_changed: bool | None = field(default=None, metadata=REMOVED_IN_2026_07_28)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -97,18 +115,21 @@ class ElicitationCapability:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTaskSamplingRequests:
     create_message: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTaskElicitationRequests:
     create: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTaskRequestsCapability:
     sampling: ClientTaskSamplingRequests | None = None
     elicitation: ClientTaskElicitationRequests | None = None
@@ -116,6 +137,7 @@ class ClientTaskRequestsCapability:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ClientTasksCapability:
     list: dict[str, Any] | None = None
     cancel: dict[str, Any] | None = None
@@ -128,7 +150,9 @@ class ClientCapabilities:
     roots: RootsCapability | None = None
     sampling: SamplingCapability | None = None
     elicitation: ElicitationCapability | None = field(default=None, metadata=NEW_IN_2025_06_18)
-    tasks: ClientTasksCapability | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    # core tasks left for the io.modelcontextprotocol/tasks extension in 2026-07-28
+    tasks: ClientTasksCapability | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
+    extensions: dict[str, dict[str, Any]] | None = field(default=None, metadata=_EXTENSIONS)
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
@@ -150,18 +174,21 @@ class ResourcesCapability:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ServerTaskToolsRequests:
     call: dict[str, Any] | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ServerTaskRequestsCapability:
     tools: ServerTaskToolsRequests | None = None
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ServerTasksCapability:
     list: dict[str, Any] | None = None
     cancel: dict[str, Any] | None = None
@@ -172,11 +199,12 @@ class ServerTasksCapability:
 class ServerCapabilities:
     experimental: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None
-    completions: dict[str, Any] | None = None
+    completions: dict[str, Any] | None = field(default=None, metadata=NEW_IN_2025_03_26)
     prompts: ListChangedCapability | None = None
     resources: ResourcesCapability | None = None
     tools: ListChangedCapability | None = None
-    tasks: ServerTasksCapability | None = field(default=None, metadata=NEW_IN_2025_11_25)
+    tasks: ServerTasksCapability | None = field(default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28})
+    extensions: dict[str, dict[str, Any]] | None = field(default=None, metadata=_EXTENSIONS)
     extra: dict[str, Any] = field(factory=dict, metadata=EXTRA)
 
 
@@ -184,6 +212,7 @@ class ServerCapabilities:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializeRequestParams(RequestParams):
     protocol_version: str
     capabilities: ClientCapabilities
@@ -191,6 +220,7 @@ class InitializeRequestParams(RequestParams):
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["initialize"] = "initialize"
@@ -199,6 +229,7 @@ class InitializeRequest:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializeResult(Result):
     protocol_version: str
     capabilities: ServerCapabilities
@@ -207,6 +238,7 @@ class InitializeResult(Result):
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class InitializedNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/initialized"] = "notifications/initialized"

@@ -4,29 +4,29 @@ from typing import Any, Literal
 
 from attrs import frozen
 
-from ._base import install_model_methods
+from ._base import install_model_methods, until
+from .jsonrpc import LOGGING_LEVELS as LOGGING_LEVELS  # (re-exported: its old home)
+from .jsonrpc import LoggingLevel as LoggingLevel  # (re-exported: its old home)
 from .jsonrpc import NotificationParams, RequestId, RequestParams
 
 __all__ = [
-    "LoggingLevel",
-    "LOGGING_LEVELS",
     "SetLevelRequestParams",
     "SetLevelRequest",
     "LoggingMessageNotificationParams",
     "LoggingMessageNotification",
 ]
 
-#: syslog severities (RFC 5424), least to most severe
-LoggingLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-LOGGING_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# (LoggingLevel is a common type: a 2026-07-28 request's _meta names one, see jsonrpc)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SetLevelRequestParams(RequestParams):
     level: LoggingLevel
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SetLevelRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["logging/setLevel"] = "logging/setLevel"

@@ -2,10 +2,18 @@
 
 The engine looks methods up here: which request class a method decodes to,
 per direction; its params and result types; whether it may be task-augmented;
-and the revision it first exists in. A method both sides send (``ping``,
+and the revisions it exists in. A method both sides send (``ping``,
 ``tasks/*``, ``notifications/cancelled`` / ``progress`` / ``tasks/status``) is
 in both directions' tables. tests/schema/test_messages.py holds the tables
-against the spec's methods.tsv and the three schema.json files.
+against the spec's methods.tsv and every revision's schema.json.
+
+The module-level tables (``CLIENT_REQUESTS`` ...) hold every method of every
+revision; what one revision has, per direction, is :func:`client_requests`
+(revision) and its siblings, and :func:`method_in`. 2026-07-28 has no
+server-to-client requests at all: sampling, roots and elicitation are
+questions inside an ``InputRequiredResult`` (:data:`INPUT_REQUEST_METHODS`),
+and a request that may need them answers either its result or that
+(:func:`result_type_for`).
 
 :data:`METHODS` names each method's classes by the chapter (module) that
 defines them; a table imports that chapter the first time the method is
@@ -19,7 +27,7 @@ import importlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ._base import since_of
+from ._base import MODERN_REVISIONS, REVISIONS, since_of, until_of
 
 __all__ = [  # (the unions are built on first use: see __getattr__)
     "ClientRequest",  # noqa: F822
@@ -36,7 +44,19 @@ __all__ = [  # (the unions are built on first use: see __getattr__)
     "RESULT_TYPES",
     "TASK_AUGMENTABLE",
     "KNOWN_METHODS",
+    "INPUT_REQUEST_METHODS",
+    "MRTR_METHODS",
+    "CACHEABLE_METHODS",
     "method_since",
+    "method_until",
+    "method_in",
+    "client_requests",
+    "server_requests",
+    "client_notifications",
+    "server_notifications",
+    "task_augmentable",
+    "result_type_for",
+    "union_in",
 ]
 
 #: method -> (chapter, its request or notification class, its params type, its result
@@ -72,7 +92,7 @@ METHODS: dict[str, tuple[str, str, str, str | None]] = {
         "CreateMessageRequestParams",
         "CreateMessageResult",
     ),
-    "roots/list": ("roots", "ListRootsRequest", "jsonrpc.RequestParams", "ListRootsResult"),
+    "roots/list": ("roots", "ListRootsRequest", "ListRootsRequestParams", "ListRootsResult"),
     # (a union: form or URL mode)
     "elicitation/create": ("elicitation", "ElicitRequest", "ElicitRequestParams", "ElicitResult"),
     "notifications/cancelled": ("cancellation", "CancelledNotification", "CancelledNotificationParams", None),
@@ -106,6 +126,20 @@ METHODS: dict[str, tuple[str, str, str, str | None]] = {
         "ElicitationCompleteNotificationParams",
         None,
     ),
+    # 2026-07-28
+    "server/discover": ("discover", "DiscoverRequest", "jsonrpc.RequestParams", "DiscoverResult"),
+    "subscriptions/listen": (
+        "subscriptions",
+        "SubscriptionsListenRequest",
+        "SubscriptionsListenRequestParams",
+        "SubscriptionsListenResult",
+    ),
+    "notifications/subscriptions/acknowledged": (
+        "subscriptions",
+        "SubscriptionsAcknowledgedNotification",
+        "SubscriptionsAcknowledgedNotificationParams",
+        None,
+    ),
 }
 
 #: the methods of each direction, in the order of schema.ts
@@ -127,6 +161,8 @@ _CLIENT_REQUEST_METHODS = (
     "tasks/list",
     "logging/setLevel",
     "completion/complete",
+    "server/discover",
+    "subscriptions/listen",
 )
 _SERVER_REQUEST_METHODS = (
     "ping",
@@ -155,6 +191,7 @@ _SERVER_NOTIFICATION_METHODS = (
     "notifications/tasks/status",
     "notifications/message",
     "notifications/elicitation/complete",
+    "notifications/subscriptions/acknowledged",
 )
 #: the members of the result unions (results are not looked up by method)
 _CLIENT_RESULTS = (
@@ -182,6 +219,9 @@ _SERVER_RESULTS = (
     "tasks.CancelTaskResult",
     "tasks.ListTasksResult",
     "completion.CompleteResult",
+    "discover.DiscoverResult",
+    "subscriptions.SubscriptionsListenResult",
+    "mrtr.InputRequiredResult",
 )
 
 
@@ -266,6 +306,17 @@ KNOWN_METHODS: frozenset[str] = frozenset(METHODS)
 #: read for every message the engine sends or receives: worked out once per method
 _SINCE: dict[str, str] = {}
 
+#: 2026-07-28: what a server may ask inside an InputRequiredResult (basic/patterns/mrtr);
+#: no longer JSON-RPC requests of that revision
+INPUT_REQUEST_METHODS: frozenset[str] = frozenset({"sampling/createMessage", "roots/list", "elicitation/create"})
+#: 2026-07-28: the requests whose answer may be an InputRequiredResult (their params take
+#: ``inputResponses`` and ``requestState``)
+MRTR_METHODS: frozenset[str] = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: 2026-07-28: the requests whose result is a CacheableResult (``ttlMs``, ``cacheScope``)
+CACHEABLE_METHODS: frozenset[str] = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
+
 
 def method_since(method: str) -> str:
     """The revision ``method`` first exists in (KeyError for a method MCP does not have)."""
@@ -275,6 +326,141 @@ def method_since(method: str) -> str:
         chapter, message_class = METHODS[method][:2]
         since = _SINCE[method] = since_of(_resolve(message_class, chapter))
         return since
+
+
+def method_until(method: str) -> str | None:
+    """The revision that removed ``method`` (None: every revision from its first has it).
+
+    The InputRequest methods are not removed: 2026-07-28 has them, inside a result.
+    """
+    chapter, message_class = METHODS[method][:2]
+    return until_of(_resolve(message_class, chapter))
+
+
+def method_in(method: str, revision: str) -> bool:
+    """Whether ``method`` is a JSON-RPC request or notification of ``revision``, either direction."""
+    return method in _by_revision(revision)[4]
+
+
+def _by_revision(revision: str) -> tuple[frozenset[str], ...]:
+    """The direction tables of ``revision`` (built on first use; KeyError for a revision
+    mcp_ref does not speak)."""
+    if not _BY_REVISION:
+        _BY_REVISION.update(_build_by_revision())
+    return _BY_REVISION[revision]
+
+
+def _build_by_revision() -> dict[str, tuple[frozenset[str], ...]]:
+    """revision -> (client requests, server requests, client notifications, server
+    notifications, all of them): the direction tables filtered by the marks of each
+    method's class, and, in the modern era, without server-to-client requests."""
+    out: dict[str, tuple[frozenset[str], ...]] = {}
+    for revision in REVISIONS:
+
+        def live(methods: tuple[str, ...], revision: str = revision) -> frozenset[str]:
+            return frozenset(m for m in methods if _SINCE_OF[m] <= revision < (_UNTIL_OF[m] or "9999"))
+
+        client_notes = live(_CLIENT_NOTIFICATION_METHODS)
+        server_requests = live(_SERVER_REQUEST_METHODS)
+        if revision in MODERN_REVISIONS:
+            # no server-to-client requests: nothing for a client to report progress on either
+            server_requests = frozenset()
+            client_notes -= {"notifications/progress"}
+        tables = (live(_CLIENT_REQUEST_METHODS), server_requests, client_notes, live(_SERVER_NOTIFICATION_METHODS))
+        out[revision] = (*tables, frozenset().union(*tables))
+    return out
+
+
+#: the revision marks of each method's message class, as data: the per-revision tables
+#: are built from them without importing every chapter (tests/schema/test_messages.py
+#: holds these to the classes' own marks)
+_SINCE_OF: dict[str, str] = {
+    **dict.fromkeys(METHODS, "2024-11-05"),
+    "elicitation/create": "2025-06-18",
+    **dict.fromkeys(
+        ("tasks/get", "tasks/result", "tasks/cancel", "tasks/list", "notifications/tasks/status"), "2025-11-25"
+    ),
+    "notifications/elicitation/complete": "2025-11-25",
+    **dict.fromkeys(
+        ("server/discover", "subscriptions/listen", "notifications/subscriptions/acknowledged"), "2026-07-28"
+    ),
+}
+_UNTIL_OF: dict[str, str | None] = {
+    **dict.fromkeys(METHODS),
+    **dict.fromkeys(
+        (
+            "initialize",
+            "ping",
+            "resources/subscribe",
+            "resources/unsubscribe",
+            "logging/setLevel",
+            "notifications/initialized",
+            "notifications/roots/list_changed",
+            "notifications/elicitation/complete",
+            "tasks/get",
+            "tasks/result",
+            "tasks/cancel",
+            "tasks/list",
+            "notifications/tasks/status",
+        ),
+        "2026-07-28",
+    ),
+}
+_BY_REVISION: dict[str, tuple[frozenset[str], ...]] = {}
+
+
+def client_requests(revision: str) -> frozenset[str]:
+    """The requests a client sends in ``revision`` (KeyError for a revision mcp_ref does not speak)."""
+    return _by_revision(revision)[0]
+
+
+def server_requests(revision: str) -> frozenset[str]:
+    """The requests a server sends in ``revision`` (none in 2026-07-28)."""
+    return _by_revision(revision)[1]
+
+
+def client_notifications(revision: str) -> frozenset[str]:
+    return _by_revision(revision)[2]
+
+
+def server_notifications(revision: str) -> frozenset[str]:
+    return _by_revision(revision)[3]
+
+
+def task_augmentable(method: str, revision: str) -> bool:
+    """Whether ``method``'s params may carry ``task`` in ``revision`` (core tasks: 2025-11-25 only;
+    2026-07-28's tasks are the io.modelcontextprotocol/tasks extension's)."""
+    return method in TASK_AUGMENTABLE and "2025-11-25" <= revision < "2026-07-28"
+
+
+#: (method, modern?) -> the type a result is decoded with
+_RESULT_TYPES_FOR: dict[tuple[str, bool], Any] = {}
+
+
+def result_type_for(method: str, revision: str) -> Any:
+    """The type a successful answer to ``method`` decodes with in ``revision``: its result
+    class, or, for a 2026-07-28 request that may need more input (:data:`MRTR_METHODS`),
+    the union of it and ``InputRequiredResult``, told apart by ``resultType``.
+    None for a method without a result (a notification) or unknown to MCP."""
+    modern = revision in MODERN_REVISIONS
+    key = (method, modern and method in MRTR_METHODS)
+    found = _RESULT_TYPES_FOR.get(key)
+    if found is None:
+        found = RESULT_TYPES.get(method)
+        if found is not None and key[1]:
+            from ._base import discriminate
+            from .mrtr import InputRequiredResult
+
+            complete = found
+            found = complete | InputRequiredResult
+
+            def choose(value: Any, complete: Any = complete) -> Any:
+                # [2026-07-28:schema#16] no resultType (or any but input_required) is the result itself
+                return InputRequiredResult if value.get("resultType") == "input_required" else complete
+
+            discriminate(found, choose)
+        _RESULT_TYPES_FOR[key] = found
+    return found
 
 
 def _union(members: Iterable[Any]) -> Any:
@@ -294,6 +480,41 @@ _UNIONS = {
     "ServerNotification": lambda: _union(SERVER_NOTIFICATIONS.values()),
     "ServerResult": lambda: _union([_resolve(name, "") for name in _SERVER_RESULTS]),
 }
+
+
+#: (union name, revision) -> the union as that revision has it
+_REVISION_UNIONS: dict[tuple[str, str], Any] = {}
+
+
+def union_in(name: str, revision: str) -> Any:
+    """One of schema.ts's message unions (``ClientRequest``, ``ClientNotification``,
+    ``ClientResult``, ``ServerRequest``, ``ServerNotification``, ``ServerResult``) as
+    ``revision`` has it (None where it has no member: 2026-07-28's ``ServerRequest``).
+
+    Results: the empty result, the results of the other side's requests, and, in
+    2026-07-28, ``InputRequiredResult`` for the server.
+    """
+    key = (name, revision)
+    if key in _REVISION_UNIONS:
+        return _REVISION_UNIONS[key]
+    if name.endswith("Result"):
+        # a client answers the server's requests and vice versa
+        answered = server_requests(revision) if name == "ClientResult" else client_requests(revision)
+        members: list[Any] = [_resolve("jsonrpc.Result", "")]
+        members += [RESULT_TYPES[m] for m in METHODS if m in answered]
+        if name == "ServerResult" and revision in MODERN_REVISIONS:
+            members.append(_resolve("mrtr.InputRequiredResult", ""))
+    else:
+        table, methods = {
+            "ClientRequest": (CLIENT_REQUESTS, client_requests(revision)),
+            "ClientNotification": (CLIENT_NOTIFICATIONS, client_notifications(revision)),
+            "ServerRequest": (SERVER_REQUESTS, server_requests(revision)),
+            "ServerNotification": (SERVER_NOTIFICATIONS, server_notifications(revision)),
+        }[name]
+        members = [table[m] for m in table if m in methods]
+    found = _union(dict.fromkeys(members)) if members else None
+    _REVISION_UNIONS[key] = found
+    return found
 
 
 def __getattr__(name: str) -> Any:

@@ -2,9 +2,9 @@
 
 from typing import Literal
 
-from attrs import frozen
+from attrs import field, frozen
 
-from ._base import install_model_methods
+from ._base import NEW_IN_2025_03_26, install_model_methods
 from .jsonrpc import NotificationParams, ProgressToken
 
 __all__ = ["ProgressNotificationParams", "ProgressNotification"]
@@ -15,7 +15,7 @@ class ProgressNotificationParams(NotificationParams):
     progress_token: ProgressToken
     progress: float
     total: float | None = None
-    message: str | None = None
+    message: str | None = field(default=None, metadata=NEW_IN_2025_03_26)
 
 
 @frozen(kw_only=True, repr=False, eq=False)

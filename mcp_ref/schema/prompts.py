@@ -4,11 +4,17 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, NEW_IN_2026_07_28, install_model_methods, required_from
 from .content import ContentBlock, Role, TextContent
-from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
+from .jsonrpc import (
+    InputResponsesField,
+    NotificationParams,
+    RequestId,
+    RequestParams,
+    Result,
+)
 from .lifecycle import Icon
-from .pagination import PaginatedRequestParams, PaginatedResult
+from .pagination import CACHE_SCOPE, TTL_MS, CacheScope, PaginatedRequestParams, PaginatedResult, ttl_ms_validator
 
 __all__ = [
     "PromptArgument",
@@ -52,18 +58,24 @@ class ListPromptsRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["prompts/list"] = "prompts/list"
     id: RequestId
-    params: PaginatedRequestParams | None = None
+    params: PaginatedRequestParams | None = field(default=None, metadata=required_from("2026-07-28"))
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 class ListPromptsResult(PaginatedResult):
     prompts: list[Prompt]
+    # (CacheableResult's fields, 2026-07-28)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 class GetPromptRequestParams(RequestParams):
     name: str
     arguments: dict[str, str] | None = None
+    # (2026-07-28: a retry's answers, basic/patterns/mrtr)
+    input_responses: InputResponsesField | None = field(default=None, metadata=NEW_IN_2026_07_28)
+    request_state: str | None = field(default=None, metadata=NEW_IN_2026_07_28)
 
 
 @frozen(kw_only=True, repr=False, eq=False)

@@ -4,11 +4,24 @@ from typing import Any, Literal
 
 from attrs import field, frozen
 
-from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, install_model_methods
+from ._base import NEW_IN_2025_06_18, NEW_IN_2025_11_25, NEW_IN_2026_07_28, install_model_methods, required_from, until
+from .caching import CacheableResult
 from .content import Annotations, BlobResourceContents, TextResourceContents
-from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
+from .jsonrpc import (
+    InputResponsesField,
+    NotificationParams,
+    RequestId,
+    RequestParams,
+)
 from .lifecycle import Icon
-from .pagination import PaginatedRequestParams, PaginatedResult
+from .pagination import (
+    CACHE_SCOPE,
+    TTL_MS,
+    CacheScope,
+    PaginatedRequestParams,
+    PaginatedResult,
+    ttl_ms_validator,
+)
 
 __all__ = [
     "Resource",
@@ -61,12 +74,15 @@ class ListResourcesRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/list"] = "resources/list"
     id: RequestId
-    params: PaginatedRequestParams | None = None
+    params: PaginatedRequestParams | None = field(default=None, metadata=required_from("2026-07-28"))
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 class ListResourcesResult(PaginatedResult):
     resources: list[Resource]
+    # (CacheableResult's fields, 2026-07-28)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -74,12 +90,15 @@ class ListResourceTemplatesRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/templates/list"] = "resources/templates/list"
     id: RequestId
-    params: PaginatedRequestParams | None = None
+    params: PaginatedRequestParams | None = field(default=None, metadata=required_from("2026-07-28"))
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 class ListResourceTemplatesResult(PaginatedResult):
     resource_templates: list[ResourceTemplate]
+    # (CacheableResult's fields, 2026-07-28)
+    ttl_ms: int | None = field(default=None, validator=ttl_ms_validator, metadata=TTL_MS)
+    cache_scope: CacheScope | None = field(default=None, metadata=CACHE_SCOPE)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -91,7 +110,9 @@ class ResourceRequestParams(RequestParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceRequestParams(ResourceRequestParams):
-    pass
+    # (2026-07-28: a retry's answers, basic/patterns/mrtr)
+    input_responses: InputResponsesField | None = field(default=None, metadata=NEW_IN_2026_07_28)
+    request_state: str | None = field(default=None, metadata=NEW_IN_2026_07_28)
 
 
 @frozen(kw_only=True, repr=False, eq=False)
@@ -103,7 +124,7 @@ class ReadResourceRequest:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
-class ReadResourceResult(Result):
+class ReadResourceResult(CacheableResult):
     contents: list[TextResourceContents | BlobResourceContents]
 
     @property
@@ -124,11 +145,13 @@ class ResourceListChangedNotification:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SubscribeRequestParams(ResourceRequestParams):
     pass
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class SubscribeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/subscribe"] = "resources/subscribe"
@@ -137,11 +160,13 @@ class SubscribeRequest:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class UnsubscribeRequestParams(ResourceRequestParams):
     pass
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class UnsubscribeRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["resources/unsubscribe"] = "resources/unsubscribe"

@@ -7,7 +7,9 @@ from attrs import field, frozen
 from ._base import (
     MEANINGFUL,
     NEW_IN_2025_11_25,
+    REQUIRED_ON_WIRE,
     UNIT_INTERVAL,
+    fields_until,
     in_unit_interval,
     install_model_methods,
     older_type,
@@ -70,6 +72,8 @@ class ToolChoice:
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+# 2026-07-28's params are a plain object: no _meta (and no task)
+@fields_until("2026-07-28", "meta")
 class CreateMessageRequestParams(TaskAugmentedRequestParams):
     messages: list[SamplingMessage]
     max_tokens: int
@@ -84,15 +88,22 @@ class CreateMessageRequestParams(TaskAugmentedRequestParams):
     tool_choice: ToolChoice | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
 
 
+# In 2026-07-28 this request is only a question inside an InputRequiredResult
+# (basic/patterns/mrtr): ``{method, params}``, no JSON-RPC envelope. ``id`` is
+# required wherever it exists (the session revisions) but defaults to None so
+# that the embedded form decodes.
 @frozen(kw_only=True, repr=False, eq=False)
+@fields_until("2026-07-28", "jsonrpc", "id")
 class CreateMessageRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
-    id: RequestId
+    id: RequestId | None = field(default=None, metadata=REQUIRED_ON_WIRE)
     params: CreateMessageRequestParams
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+# 2026-07-28: an InputResponse, which extends SamplingMessage, not Result (no resultType)
+@fields_until("2026-07-28", "result_type")
 class CreateMessageResult(Result):
     """``stop_reason`` is an open string ("endTurn", "stopSequence", "maxTokens", "toolUse", ...)."""
 

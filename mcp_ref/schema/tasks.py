@@ -4,7 +4,7 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from ._base import MEANINGFUL, NEW_IN_2025_11_25, install_model_methods, since
+from ._base import MEANINGFUL, NEW_IN_2025_11_25, REMOVED_IN_2026_07_28, install_model_methods, since, until
 from .jsonrpc import NotificationParams, RequestId, RequestParams, Result
 from .pagination import PaginatedRequestParams, PaginatedResult
 
@@ -40,6 +40,7 @@ RELATED_TASK_META_KEY = "io.modelcontextprotocol/related-task"
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class TaskMetadata:
     """What a requestor asks for when augmenting a request with a task."""
 
@@ -48,18 +49,24 @@ class TaskMetadata:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class RelatedTaskMetadata:
     task_id: str
 
 
 @frozen(kw_only=True, repr=False, eq=False)
+@until("2026-07-28")
 class TaskAugmentedRequestParams(RequestParams):
     # a task-augmented request expects a CreateTaskResult: never silently a plain request
-    task: TaskMetadata | None = field(default=None, metadata={**NEW_IN_2025_11_25, **MEANINGFUL})
+    # (core tasks are the io.modelcontextprotocol/tasks extension's from 2026-07-28 on)
+    task: TaskMetadata | None = field(
+        default=None, metadata={**NEW_IN_2025_11_25, **REMOVED_IN_2026_07_28, **MEANINGFUL}
+    )
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class Task:
     """``ttl`` is required and nullable: null means unlimited retention."""
 
@@ -74,12 +81,14 @@ class Task:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class CreateTaskResult(Result):
     task: Task
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class GetTaskRequestParams(RequestParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
 
@@ -88,6 +97,7 @@ class GetTaskRequestParams(RequestParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class GetTaskRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/get"] = "tasks/get"
@@ -97,6 +107,7 @@ class GetTaskRequest:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class GetTaskResult(Result):
     """Result & Task."""
 
@@ -111,6 +122,7 @@ class GetTaskResult(Result):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class GetTaskPayloadRequestParams(RequestParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
 
@@ -119,6 +131,7 @@ class GetTaskPayloadRequestParams(RequestParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class GetTaskPayloadRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/result"] = "tasks/result"
@@ -128,6 +141,7 @@ class GetTaskPayloadRequest:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class GetTaskPayloadResult(Result):
     """The underlying request's result; its shape depends on that request.
 
@@ -137,6 +151,7 @@ class GetTaskPayloadResult(Result):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class CancelTaskRequestParams(RequestParams):
     """Named here; inline in schema.ts (which lists no ``_meta``, see spec_notes/schema.md)."""
 
@@ -145,6 +160,7 @@ class CancelTaskRequestParams(RequestParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class CancelTaskRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/cancel"] = "tasks/cancel"
@@ -154,6 +170,7 @@ class CancelTaskRequest:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class CancelTaskResult(Result):
     """Result & Task."""
 
@@ -168,6 +185,7 @@ class CancelTaskResult(Result):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ListTasksRequest:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["tasks/list"] = "tasks/list"
@@ -177,12 +195,14 @@ class ListTasksRequest:
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class ListTasksResult(PaginatedResult):
     tasks: list[Task]
 
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class TaskStatusNotificationParams(NotificationParams):
     """NotificationParams & Task."""
 
@@ -197,6 +217,7 @@ class TaskStatusNotificationParams(NotificationParams):
 
 @frozen(kw_only=True, repr=False, eq=False)
 @since("2025-11-25")
+@until("2026-07-28")
 class TaskStatusNotification:
     jsonrpc: Literal["2.0"] = "2.0"
     method: Literal["notifications/tasks/status"] = "notifications/tasks/status"

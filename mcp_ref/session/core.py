@@ -75,7 +75,7 @@ from ..events import (
     UnknownResponse,
     VersionRejected,
 )
-from ..schema._base import LATEST_PROTOCOL_VERSION, install_model_methods
+from ..schema._base import LATEST_LEGACY_REVISION, install_model_methods
 from ..schema._converter import converter_for
 from ..schema.jsonrpc import ProgressToken, RequestId
 from ..schema.tasks import CancelTaskRequestParams
@@ -1820,7 +1820,7 @@ def check_encodable(value: Any) -> None:
     infinities, a datetime or a set anywhere in it.
     """
     try:
-        dumps(converter_for(LATEST_PROTOCOL_VERSION).unstructure(value))
+        dumps(converter_for(LATEST_LEGACY_REVISION).unstructure(value))
     except (TypeError, ValueError, OverflowError) as e:
         raise LocalProtocolError(f"cannot encode {type(value).__name__}: {e}", ErrorCode.INTERNAL_ERROR) from e
 

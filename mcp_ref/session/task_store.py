@@ -61,7 +61,7 @@ from ..basic.utilities.tasks import (
     limit_refusal,
 )
 from ..errors import ErrorCode, ProtocolError
-from ..schema._base import LATEST_PROTOCOL_VERSION
+from ..schema._base import LATEST_LEGACY_REVISION
 from ..schema._converter import converter_for, decode
 from ..schema.jsonrpc import Error
 from ..schema.messages import RESULT_TYPES
@@ -364,7 +364,7 @@ def outcome_text(outcome: Any) -> str | None:
     if isinstance(outcome, Error):
         return _json({"error": {"code": outcome.code, "message": outcome.message, "data": outcome.data}})
     # (encoded for the newest revision, which has every field; decoding is tolerant)
-    return _json({"result": converter_for(LATEST_PROTOCOL_VERSION).unstructure(outcome)})
+    return _json({"result": converter_for(LATEST_LEGACY_REVISION).unstructure(outcome)})
 
 
 def outcome_of(text: str | None, method: str) -> Any:

@@ -318,7 +318,14 @@ async def answer_to_initialize(server: Server, version: str) -> dict[str, Any]:
 @pytest.mark.req("basic/lifecycle#3", "basic/lifecycle#9", "basic/lifecycle#10", "basic/lifecycle#11")
 @pytest.mark.parametrize(
     ("requested", "answered"),
-    [("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"), ("2024-11-05", REV), ("2099-01-01", REV)],
+    [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+        ("2099-01-01", REV),
+        # 2026-07-28 has no initialize: a session never negotiates it
+        ("2026-07-28", REV),
+    ],
 )
 async def test_a_server_answers_initialize_with_its_capabilities_info_and_a_version(
     requested: str, answered: str
@@ -362,14 +369,60 @@ async def test_a_client_session_starts_with_initialize_and_says_when_it_is_ready
 
 
 @pytest.mark.req("basic/lifecycle#12", "basic/lifecycle#22", "schema#9")
-async def test_a_client_that_cannot_speak_the_answered_version_disconnects() -> None:
+@pytest.mark.parametrize("answered", ["1999-01-01", "2026-07-28"])
+async def test_a_client_that_cannot_speak_the_answered_version_disconnects(answered: str) -> None:
+    # (2026-07-28 is spoken, but never in a session: initialize cannot select it)
     client_end, peer = memory_channel_pair()
     seen: list[dict[str, Any]] = []
     with trio.fail_after(5):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(peer_answering, peer, "1999-01-01", seen)
+            nursery.start_soon(peer_answering, peer, answered, seen)
             with pytest.raises(UnsupportedProtocolVersion):
                 async with open_session(client_end, era="legacy"):
                     raise AssertionError("no session for a version we cannot speak")
         # the peer's loop ended: the client closed its end, having sent nothing after initialize
     assert [m.get("method") for m in seen] == ["initialize"]
+
+
+# -- 2024-11-05, the oldest session revision ---------------------------------------------
+
+
+def test_sessions_negotiate_every_legacy_revision_and_no_other() -> None:
+    assert lc.SUPPORTED_VERSIONS == ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+    assert lc.negotiate_version("2024-11-05") == "2024-11-05"
+
+
+@pytest.mark.req("basic/lifecycle#9", "basic/lifecycle#14", "2024-11-05:basic/lifecycle#13")
+def test_a_2024_11_05_session_writes_only_what_that_revision_has() -> None:
+    from mcp_ref.schema.content import AudioContent, TextContent
+    from mcp_ref.schema.tools import CallToolRequestParams, CallToolResult
+
+    caps = ServerCapabilities(tools=ListChangedCapability(), completions={})
+    client, server = handshake("2024-11-05", server_caps=caps)
+    assert client.protocol_version == server.protocol_version == "2024-11-05"
+    rid, data = client.send_request("tools/call", CallToolRequestParams(name="t"), progress_token=True)
+    server.receive_message(data)
+    token = json.loads(data)["params"]["_meta"]["progressToken"]
+    sent = server.send_progress(rid, 1, message="half")
+    assert sent is not None
+    note = json.loads(sent)
+    assert note["params"] == {"progressToken": token, "progress": 1}  # no message before 2025-03-26
+    # no audio before 2025-03-26: refused before anything is sent
+    with pytest.raises(LocalProtocolError, match="AudioContent does not exist in protocol revision 2024-11-05"):
+        server.send_response(rid, CallToolResult(content=[AudioContent(data="", mime_type="audio/wav")]))
+    reply = json.loads(server.send_response(rid, CallToolResult(content=[TextContent(text="ok")])))
+    assert reply["result"] == {"content": [{"type": "text", "text": "ok"}]}
+
+
+@pytest.mark.req("basic/lifecycle#14", "2024-11-05:basic/lifecycle#13")
+def test_completion_needs_the_capability_from_2025_03_26_only() -> None:
+    from mcp_ref.errors import CapabilityMissing
+    from mcp_ref.schema.completion import CompleteRequestParams, CompletionArgument, PromptReference
+
+    params = CompleteRequestParams(ref=PromptReference(name="p"), argument=CompletionArgument(name="a", value="x"))
+    # a 2024-11-05 server completes without declaring it (that revision has no completions capability)
+    old, _ = handshake("2024-11-05", server_caps=ServerCapabilities(prompts=ListChangedCapability()))
+    old.send_request("completion/complete", params)
+    newer, _ = handshake("2025-03-26", server_caps=ServerCapabilities(prompts=ListChangedCapability()))
+    with pytest.raises(CapabilityMissing, match="completions"):
+        newer.send_request("completion/complete", params)

@@ -205,8 +205,8 @@ async def test_the_everything_example_over_streamable_http_comes_out_clean() -> 
         nursery.cancel_scope.cancel()
     assert report.findings == [], report.to_text()
     # every revision it speaks has its section; nothing fails in any, nothing is skipped in the latest
-    assert report.revisions == ["2025-11-25", "2025-06-18", "2025-03-26"]
-    assert {c.revision for c in report.checks} == {None, "2025-06-18", "2025-03-26"}
+    assert report.revisions == ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    assert {c.revision for c in report.checks} == {None, "2025-06-18", "2025-03-26", "2024-11-05"}
     assert "fail" not in {c.status for c in report.checks}, report.to_text()
     statuses = {c.name: c.status for c in report.checks if c.revision is None}
     assert "fail" not in statuses.values() and "skip" not in statuses.values(), report.to_text()

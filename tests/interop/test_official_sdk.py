@@ -28,7 +28,7 @@ async def test_sdk_client_against_our_stdio_server() -> None:
     async with stdio_client(params) as (read, write), SDKClientSession(read, write) as session:
         init = await session.initialize()
         assert init.protocol_version == "2025-11-25"
-        assert init.server_info.name == "mcp_ref-echo"
+        assert init.server_info.name == "mcp_ref-echo" and init.server_info.title == "mcp_ref echo server"
         await session.send_ping()
         tools = await session.list_tools()
         assert [t.name for t in tools.tools] == ["echo"]
@@ -54,9 +54,27 @@ async def test_our_client_against_the_sdk_stdio_server() -> None:
 
 
 @pytest.mark.req("basic/lifecycle#9")
-@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26"])
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26", "2024-11-05"])
 async def test_version_negotiation_with_the_sdk_server(version: str) -> None:
     async with open_stdio_client(sys.executable, [SDK_SERVER], env=ENV, protocol_version=version) as client:
         assert client.protocol_version == version
         result = await client.call_tool("echo", {"text": version})
         assert result.content == [TextContent(text=version)]
+
+
+@pytest.mark.req("basic/lifecycle#9")
+async def test_an_sdk_client_offering_2024_11_05_gets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the SDK's client always offers its newest handshake revision; told to offer the
+    # oldest it speaks, it is a 2024-11-05 client (its server tables know that revision)
+    monkeypatch.setattr("mcp.client.session.LATEST_HANDSHAKE_VERSION", "2024-11-05")
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_ref.examples.echo"], env=ENV)
+    async with stdio_client(params) as (read, write), SDKClientSession(read, write) as session:
+        init = await session.initialize()
+        assert init.protocol_version == "2024-11-05"
+        # the server has a title, which 2024-11-05's Implementation lacks: it is not sent
+        assert init.server_info.name == "mcp_ref-echo" and init.server_info.title is None
+        await session.send_ping()
+        tools = await session.list_tools()
+        assert [t.name for t in tools.tools] == ["echo"]
+        result = await session.call_tool("echo", {"text": "from 2024"})
+        assert [c.text for c in result.content] == ["from 2024"]  # type: ignore[union-attr]

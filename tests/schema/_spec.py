@@ -23,8 +23,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 import attrs
 
 import mcp_ref.schema as S
-from mcp_ref.schema._base import REVISIONS, since_of
-from mcp_ref.schema._converter import wire_fields
+from mcp_ref.schema import encode as _encode
+from mcp_ref.schema._base import LATEST_LEGACY_REVISION, LAZY_TYPES, Narrowed, exists_in
+from mcp_ref.schema._converter import lazy_target, wire_fields
 from mcp_ref.schema.jsonrpc import NotificationParams, RequestParams
 from mcp_ref.schema.legacy import LEGACY_NAMES
 
@@ -32,6 +33,7 @@ from ..conftest import spec_path
 
 __all__ = [
     "REVISIONS",
+    "encode",
     "LATEST",
     "defs",
     "schema_document",
@@ -45,11 +47,24 @@ __all__ = [
     "class_shape",
     "is_message_class",
     "is_params_class",
-    "exists_in",
+    "exists_in_revision",
     "json_blocks",
 ]
 
-LATEST = REVISIONS[-1]
+#: the revisions whose schema.json the model is held against, oldest first
+REVISIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+#: the newest session-era revision: the one whose prose examples and
+#: request envelopes the tests below treat as the reference of that era
+LATEST = LATEST_LEGACY_REVISION
+
+
+def encode(obj: Any, revision: str = LATEST, as_type: Any = None) -> Any:
+    """``mcp_ref.schema.encode`` for the session era's newest revision unless told
+    (the library's default is the newest revision, 2026-07-28): what these
+    tests, written against 2025-11-25's schema and prose, compare with."""
+    return _encode(obj, revision, as_type)
+
+
 Norm = tuple[Any, ...]
 _NoneType = type(None)
 MISSING = object()
@@ -69,10 +84,19 @@ def defs(revision: str) -> dict[str, Any]:
     return found
 
 
+#: schema.ts's message unions: their members differ per revision by direction, not
+#: only by which classes exist (``messages.union_in``)
+MESSAGE_UNIONS = frozenset(
+    {"ClientRequest", "ClientNotification", "ClientResult", "ServerRequest", "ServerNotification", "ServerResult"}
+)
+
+
 def our_object(revision: str, name: str) -> Any:
     """What mcp_ref has for definition ``name`` of ``revision`` (MISSING if nothing)."""
     if (revision, name) in LEGACY_NAMES:
         return LEGACY_NAMES[(revision, name)]
+    if name in MESSAGE_UNIONS:
+        return S.union_in(name, revision)
     return getattr(S, name, MISSING)
 
 
@@ -87,8 +111,10 @@ def spec_names(revision: str) -> dict[type, str]:
     return out
 
 
-def exists_in(tp: Any, revision: str) -> bool:
-    return not attrs.has(tp) or since_of(tp) <= revision
+def exists_in_revision(tp: Any, revision: str) -> bool:
+    """Whether a type is part of ``revision`` (anything but a model class is; every
+    class is part of the pseudo-revision "every", see _strategies.EVERY)."""
+    return not attrs.has(tp) or revision == "every" or exists_in(tp, revision)
 
 
 def is_message_class(cls: type) -> bool:
@@ -113,6 +139,11 @@ UNTITLED_ENUM = (
     " (the same JSON); the union lists it as a member of its own"
 )
 
+INPUT_REQUIRED = (
+    "schema.ts types InputRequiredResult.resultType as any ResultType; the class is the result whose"
+    ' resultType is "input_required" (what tells it from a complete result), so it fixes the value'
+)
+
 #: (revision, definition, path) -> why our model differs from schema.json there
 #: (each also in spec_notes/schema.md; test_completeness proves each is real)
 DOCUMENTED: dict[tuple[str, str, str], str] = {
@@ -120,9 +151,12 @@ DOCUMENTED: dict[tuple[str, str, str], str] = {
     **{(rev, "Tool", "outputSchema"): OPAQUE_JSON_SCHEMA for rev in ("2025-06-18", "2025-11-25")},
     **{
         (rev, d, "params"): UNTYPED_PARAMS
-        for rev in ("2025-03-26", "2025-06-18")
+        for rev in ("2024-11-05", "2025-03-26", "2025-06-18")
         for d in ("Request", "Notification", "JSONRPCRequest", "JSONRPCNotification")
     },
+    ("2026-07-28", "ElicitResult", "content"): ELICIT_NUMBER,
+    ("2026-07-28", "Tool", "outputSchema"): OPAQUE_JSON_SCHEMA,
+    ("2026-07-28", "InputRequiredResult", "resultType"): INPUT_REQUIRED,
     ("2025-11-25", "ElicitResult", "content"): ELICIT_NUMBER,
     ("2025-06-18", "PrimitiveSchemaDefinition", ""): UNTITLED_ENUM,
     ("2025-06-18", "ElicitRequest", "params.requestedSchema.properties"): UNTITLED_ENUM,
@@ -138,7 +172,16 @@ def _widen_elicit_numbers(node: dict[str, Any]) -> None:
 
 #: the schema.json edits that make a documented difference hold on the
 #: schema side too (used where generated values are validated)
+def _json_value_as_schema_ts(node: dict[str, Any]) -> None:
+    # schema.ts: string | number | boolean | null | JSONObject | JSONArray; schema.json
+    # (the generator's integer default, and no null) narrows it to string | integer | boolean
+    scalar = next(n for n in node["anyOf"] if isinstance(n.get("type"), list))
+    scalar["type"] = ["string", "number", "boolean", "null"]
+
+
 PATCHES: dict[tuple[str, str], Any] = {
+    ("2026-07-28", "JSONValue"): _json_value_as_schema_ts,
+    ("2026-07-28", "ElicitResult"): _widen_elicit_numbers,
     ("2025-11-25", "ElicitResult"): _widen_elicit_numbers,
     ("2025-06-18", "ElicitResult"): _widen_elicit_numbers,
 }
@@ -171,6 +214,16 @@ def _union(members: Iterator[Norm] | list[Norm]) -> Norm:
 _ANNOTATIONS = frozenset({"description", "format", "minimum", "maximum", "default", "examples", "title", "$comment"})
 
 
+#: 2026-07-28's names for JSON itself, which mcp_ref holds as Python's JSON values
+#: (JSONValue refers to itself: followed, it would never end)
+JSON_ALIASES: dict[str, Norm] = {
+    "JSONValue": ("any",),
+    "JSONObject": ("any-object",),
+    "JSONArray": ("array", ("any",)),
+    "MetaObject": ("any-object",),
+}
+
+
 def _is_object_def(node: dict[str, Any]) -> bool:
     return "allOf" in node or (node.get("type") == "object" and bool(node.get("properties")))
 
@@ -184,6 +237,8 @@ def norm_spec(node: Any, revision: str) -> Norm:
         return ("any",)
     if "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
+        if name in JSON_ALIASES:
+            return JSON_ALIASES[name]
         target = defs(revision)[name]
         if _is_object_def(target):
             return ("ref", name)
@@ -242,6 +297,8 @@ def _merge_all_of(parts: list[Any], revision: str) -> Norm:
 
 def spec_definition(revision: str, name: str) -> Norm:
     """A definition itself (an object definition is expanded, not referenced)."""
+    if name in JSON_ALIASES:
+        return JSON_ALIASES[name]
     node = defs(revision)[name]
     if "allOf" in node:
         return _merge_all_of(node["allOf"], revision)
@@ -261,6 +318,10 @@ def norm_ours(tp: Any, revision: str) -> Norm:
     """Normalise one of our annotations as ``revision`` sees it."""
     if tp is Any or tp is object:
         return ("any",)
+    if isinstance(tp, Narrowed):  # (a check beyond the type: not a type of its own)
+        return norm_ours(tp.base, revision)
+    if tp in LAZY_TYPES:
+        return norm_ours(lazy_target(tp), revision)
     if tp is _NoneType:
         return ("null",)
     if tp is str:
@@ -276,7 +337,7 @@ def norm_ours(tp: Any, revision: str) -> Norm:
         vals = get_args(tp)
         return ("const", vals[0]) if len(vals) == 1 else ("enum", frozenset(vals))
     if _is_union(tp):
-        return _union([norm_ours(a, revision) for a in get_args(tp) if exists_in(a, revision)])
+        return _union([norm_ours(a, revision) for a in get_args(tp) if exists_in_revision(a, revision)])
     if origin is list:
         return ("array", norm_ours(get_args(tp)[0], revision))
     if origin is dict or origin is typing.Mapping:
@@ -298,12 +359,14 @@ def class_shape(cls: type, revision: str) -> Norm:
     """An attrs class as an object type: the fields ``revision`` has."""
     members = []
     for f in wire_fields(cls):
-        if f.extra or f.since > revision:
+        if f.extra or not f.exists_in(revision):
             continue
         required = f.required_in(revision)
         tp = f.type_in(revision)
         norm = norm_ours(tp, revision)
-        if not required and norm[0] == "union":
+        # None means "absent" unless the field is required and takes JSON null (a field
+        # required only from some revision on defaults to None, which is never written)
+        if not (required and f.nullable) and norm[0] == "union":
             rest = norm[1] - {("null",)}
             norm = next(iter(rest)) if len(rest) == 1 else ("union", frozenset(rest))
         members.append((f.wire, norm, required))

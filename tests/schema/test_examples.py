@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcp_ref.errors import DecodeError
-from mcp_ref.schema import decode, encode
+from mcp_ref.schema import decode
 from mcp_ref.schema.completion import PromptReference
 from mcp_ref.schema.content import (
     AudioContent,
@@ -57,7 +57,7 @@ from mcp_ref.schema.sampling import ModelPreferences, SamplingMessage, SamplingM
 from mcp_ref.schema.tasks import CreateTaskResult, GetTaskResult, RelatedTaskMetadata, TaskAugmentedRequestParams
 from mcp_ref.schema.tools import Tool
 
-from ._spec import json_blocks
+from ._spec import encode, json_blocks
 
 Key = tuple[str, int]  # (page, ordinal of the block within the page)
 

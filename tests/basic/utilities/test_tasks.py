@@ -877,9 +877,10 @@ def test_the_requestor_polls_after_the_receivers_poll_interval_within_bounds(
 @pytest.mark.req("basic/utilities/tasks#48", "basic/utilities/tasks#65")
 def test_related_task_params_are_made_for_methods_sent_without_params() -> None:
     from mcp_ref.schema.jsonrpc import NotificationParams, RequestParams
+    from mcp_ref.schema.roots import ListRootsRequestParams
 
     related = {RELATED_TASK_META_KEY: {"taskId": "t1"}}
-    assert tasks.relate_params("roots/list", None, "t1") == RequestParams(meta=related)
+    assert tasks.relate_params("roots/list", None, "t1") == ListRootsRequestParams(meta=related)
     assert tasks.relate_params("notifications/tools/list_changed", None, "t1") == NotificationParams(meta=related)
     kept = tasks.relate_params("ping", RequestParams(meta={"x.y/z": 1}), "t1")
     assert kept == RequestParams(meta={"x.y/z": 1, **related})
