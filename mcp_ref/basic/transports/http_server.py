@@ -1109,7 +1109,8 @@ class _HttpServer:
     async def _authenticate(self, req: _Request) -> "AccessToken":
         """The verified token of a request to the MCP endpoint, or a refusal with its challenge.
 
-        [basic/authorization#55, #57, #102] every request is checked, whatever its session.
+        [basic/authorization#55, #57, #102, 2026-07-28:basic/authorization/index#39] every request
+        is checked, whatever its session (or era).
         """
         from ..authorization.resource_server import AuthRefused, InvalidToken, bearer_token
 

@@ -139,6 +139,7 @@ class FileTokenStorage:
         return data if isinstance(data, dict) else {}
 
     def _update(self, key: str, value: StoredAuthorization | None) -> None:
+        # [2026-07-28:basic/authorization/index#48] refresh tokens kept where only the user reads them
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with _exclusive(self.path.with_name(self.path.name + ".lock")):
             self._replace(key, value)
