@@ -133,6 +133,17 @@ async def test_the_http_tap_judges_what_the_transport_says() -> None:
     assert server_side == {"basic/transports#18", "basic/index#7"}
 
 
+@pytest.mark.req("basic/transports#18")
+def test_a_202_answer_with_a_body_is_a_finding() -> None:
+    from mcp_ref.crosscheck.http_rules import HttpJudge
+
+    judge = HttpJudge()
+    found = judge.end("POST", 202, "application/json", b'{"jsonrpc":"2.0"}', is_request=False, first_event=None)
+    assert [(f.requirement, f.party) for f in found] == [("basic/transports#18", "server")]
+    assert "a 202 answer carried a body" in found[0].message
+    assert judge.end("POST", 202, "", b"", is_request=False, first_event=None) == []
+
+
 async def test_the_http_tap_answers_502_when_the_server_cannot_be_reached() -> None:
     import socket
 

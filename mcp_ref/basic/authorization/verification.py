@@ -75,7 +75,7 @@ def _access_token(claims: Mapping[str, Any], issuer: str | None) -> AccessToken:
         client_id=_string(claims, "client_id") or _string(claims, "azp"),
         scopes=frozenset(scopes),
         audience=tuple(audience),
-        expires_at=_expiry(claims.get("exp")),
+        expires_at=_checked_times(claims),
         issuer=iss,
         claims=dict(claims),
     )
@@ -85,18 +85,27 @@ def _access_token(claims: Mapping[str, Any], issuer: str | None) -> AccessToken:
 _MAX_TIME = 2.0**53
 
 
-def _expiry(exp: Any) -> float | None:
-    """``exp`` as seconds since the epoch; None when there is none (or it is not a number).
+def _checked_times(claims: Mapping[str, Any]) -> float | None:
+    """``exp`` as seconds since the epoch (None when there is none, or it is not a number),
+    once every time claim (``exp``, ``nbf``, ``iat``) is known to be usable.
 
     A number no clock can be compared with -- infinite, not a number, or past 2**53 (10**400
     made ``float()`` raise, and the server log a traceback for a plain bad token) -- is an
-    :class:`InvalidToken`: a token that claims to expire never is not one to accept.
+    :class:`InvalidToken`: a token that claims to expire never is not one to accept, and one
+    issued or valid from no usable time was not made by a sane issuer (its claims would reach
+    the handlers, whose arithmetic on them would fail).
     """
-    if not isinstance(exp, int | float) or isinstance(exp, bool):
+    for name, what in (("nbf", "start of validity (nbf)"), ("iat", "issue time (iat)")):
+        _time(claims.get(name), what)
+    return _time(claims.get("exp"), "expiry (exp)")
+
+
+def _time(value: Any, what: str) -> float | None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
         return None
-    if exp != exp or not -_MAX_TIME <= exp <= _MAX_TIME:
-        raise InvalidToken("the token's expiry (exp) is not a usable time")
-    return float(exp)
+    if value != value or not -_MAX_TIME <= value <= _MAX_TIME:
+        raise InvalidToken(f"the token's {what} is not a usable time")
+    return float(value)
 
 
 def _strings(value: Any, *, split: bool = False) -> list[str]:

@@ -615,7 +615,12 @@ class OAuthClient:
         at the fetch).
         """
         policy = self._policy if self._policy is not None else FetchPolicy()
-        if https and urlsplit(url).scheme.lower() != "https" and not policy.plain_http_allowed(url):
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            # (before: a ValueError from the HTTP layer, not an authorization failure)
+            problem = f"{url} is not an http or https URL with a host: refusing to fetch it"
+            raise AuthorizationError(step, problem, url=url, error="fetch_refused")
+        if https and parts.scheme.lower() != "https" and not policy.plain_http_allowed(url):
             raise AuthorizationError(step, f"{url} is not https: authorization server endpoints must be", url=url)
         try:
             policy.check_literal(url)

@@ -67,6 +67,8 @@ class Documents:
     def __init__(self, ca: trustme.CA) -> None:
         self.context = server_context(ca, "127.0.0.2")
         self.docs: dict[str, Any] = {}
+        #: paths answered with a 302 to the URL given
+        self.redirects: dict[str, str] = {}
         self.port = 0
 
     @property
@@ -79,7 +81,11 @@ class Documents:
             request = await read_request(stream, h11.Connection(h11.SERVER))
         except trio.BrokenResourceError:
             return
-        if request is not None:
+        if request is not None and (location := self.redirects.get(request[0].target.decode())) is not None:
+            await stream.send_all(
+                b"HTTP/1.1 302 Found\r\nlocation: %s\r\ncontent-length: 0\r\n\r\n" % location.encode()
+            )
+        elif request is not None:
             doc = self.docs.get(request[0].target.decode())
             body = json.dumps(doc).encode() if doc is not None else b"{}"
             status = b"200 OK" if doc is not None else b"404 Not Found"
@@ -219,6 +225,76 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_answer() 
     async with listening(target.handle, "127.0.0.2") as port:
         answer = await http_exchange("GET", f"http://flip.test:{port}/doc", policy=REMOTE_ONLY)
     assert answer.status == 200 and target.hits == ["/doc"] and resolver.lookups == ["flip.test"]
+
+
+@pytest.mark.parametrize("server", [REMOTE, "http://mcp.example.com/mcp"])
+@pytest.mark.parametrize(
+    "named",
+    ["file:///etc/passwd", "gopher://127.0.0.1:{port}/x", "javascript:alert(1)", "https:///no-host", "ftp://{host}/x"],
+)
+async def test_a_url_of_another_scheme_or_without_a_host_is_refused(ca: trustme.CA, server: str, named: str) -> None:
+    # refused as an authorization failure, nothing fetched (a URL without a host, or a plain-http
+    # MCP server's challenge naming file://, was a ValueError out of the HTTP layer)
+    target = Target()
+    async with listening(target.handle) as port:
+        url = named.format(port=port, host=f"127.0.0.1:{port}")
+        with pytest.raises(AuthorizationError, match=r"not an http or https URL with a host|is not https") as refused:
+            await client(ca, FetchPolicy()).challenged(server, 401, challenge(url), None)
+        assert refused.value.step == "resource-metadata"
+    assert target.hits == []
+
+
+@pytest.mark.parametrize(
+    ("url", "kind"),
+    [
+        ("https://169.254.169.254/latest/meta-data/iam/security-credentials/", "link-local"),
+        ("https://[fe80::1]/x", "link-local"),
+        ("https://10.1.2.3/admin", "private"),
+        ("https://192.168.1.1/cgi-bin/reset", "private"),
+        ("https://[fd00::1]/x", "private"),
+        ("https://[::ffff:10.0.0.1]/x", "private"),
+    ],
+)
+async def test_a_remote_server_cannot_send_the_client_into_a_private_network_or_the_cloud_metadata(
+    ca: trustme.CA, url: str, kind: str
+) -> None:
+    with pytest.raises(AuthorizationError, match=f"is a {kind} address, and a server named this URL") as refused:
+        await client(ca, FetchPolicy()).challenged(REMOTE, 401, challenge(url), None)
+    assert refused.value.error == "fetch_refused"
+
+
+async def test_a_local_server_does_not_open_the_cloud_metadata_service_either() -> None:
+    policy = await policy_for_server("http://127.0.0.1:8000/mcp")
+    assert not policy.allows("169.254.169.254") and not policy.allows("10.0.0.1")
+    assert not policy.plain_http_allowed("http://169.254.169.254/latest")
+
+
+async def test_a_redirect_to_this_machine_is_not_followed(ca: trustme.CA) -> None:
+    async with remote_world(ca) as (docs, target, port):
+        prm = "/.well-known/oauth-protected-resource/mcp"
+        docs.redirects[prm] = f"https://127.0.0.1:{port}/local-admin/reset?confirm=1"
+        with pytest.raises(AuthorizationError, match=r"a redirect to https://127\.0\.0\.1.*redirects are not followed"):
+            await client(ca).challenged(REMOTE, 401, challenge(docs.origin + prm), None)
+        # the authorization server's metadata, redirected: the same
+        del docs.redirects[prm]
+        docs.redirects["/.well-known/oauth-authorization-server"] = f"http://127.0.0.1:{port}/local-admin"
+        with pytest.raises(AuthorizationError, match="redirects are not followed") as refused:
+            await client(ca).challenged(REMOTE, 401, challenge(docs.origin + prm), None)
+        assert refused.value.step == "authorization-server-metadata"
+    assert target.hits == []
+
+
+async def test_a_document_over_the_size_limit_is_refused(ca: trustme.CA) -> None:
+    async with remote_world(ca) as (docs, _, _port):
+        prm = "/.well-known/oauth-protected-resource/mcp"
+        docs.docs[prm] = {**docs.docs[prm], "padding": "x" * 4096}
+        grant = ClientCredentials(client_id="c", client_secret="s")
+        auth = OAuthClient(
+            grant=grant, ssl_context=client_context(ca), fetch_policy=REMOTE_ONLY, timeout=5, max_document_size=4096
+        )
+        with pytest.raises(AuthorizationError, match=r"an answer of \d+ bytes, over 4096") as refused:
+            await auth.challenged(REMOTE, 401, challenge(docs.origin + prm), None)
+        assert refused.value.step == "resource-metadata"
 
 
 # -- where the client may go ---------------------------------------------------------------------------

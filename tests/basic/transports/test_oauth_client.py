@@ -535,6 +535,47 @@ async def test_a_token_is_never_quoted_in_an_error(answer: Any, expected: str) -
         assert "SECRET" not in repr(raised.value.__cause__) and raised.value.__suppress_context__ in (True, None)
 
 
+async def test_no_token_or_secret_reaches_the_logs(caplog: pytest.LogCaptureFixture) -> None:
+    # every logger at DEBUG, both sides in this process: an authorization with a registered
+    # client, a refresh after the server's 401, a token the server refuses, and a token the
+    # client refuses to send -- no access token, refresh token, code or client secret is logged
+    caplog.set_level(logging.DEBUG)
+    async with world() as w:
+        auth = oauth(w)
+        seen: set[str] = set()
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            assert auth.tokens is not None and auth.tokens.refresh_token is not None
+            seen |= {auth.tokens.access_token, auth.tokens.refresh_token}
+            auth.tokens = Tokens(access_token=auth.tokens.access_token, refresh_token=auth.tokens.refresh_token)
+            w.clock.now += 4000  # the server's view: expired (401), the client refreshes
+            await echo(client, "again")
+            seen |= {auth.tokens.access_token, auth.tokens.refresh_token or ""}
+        # (a public client: its secret is the svc client's below, "pw-SECRET")
+        seen |= {r.form["code"] for r in requests_to(w, "POST", "/token") if "code" in r.form}
+        # a token the server never issued
+        forged = {"accept": "application/json, text/event-stream", "authorization": f"Bearer {SECRET}"}
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert (await http_exchange("POST", w.mcp.url, headers=forged, json_body=ping)).status == 401
+
+        async def crlf(server: FakeAuthServer, request: Recorded) -> Answer:
+            if request.path != "/token":
+                return None
+            answer = {"access_token": SECRET + "\r\nX-Injected: 1", "token_type": "Bearer"}
+            return 200, {"content-type": "application/json"}, json.dumps(answer).encode()
+
+        w.auth_server.override = crlf
+        w.auth_server.clients["svc"] = {"client_id": "svc", "client_secret": "pw-SECRET", "redirect_uris": []}
+        grant = ClientCredentials(client_id="svc", client_secret="pw-SECRET")
+        with trio.fail_after(20), pytest.raises(AuthorizationError):
+            async with open_http_client(w.mcp.url, auth=OAuthClient(grant=grant, clock=w.clock)):
+                pytest.fail("the session must not open")
+    assert len(seen) == 5 and all(seen)  # two access tokens, two refresh tokens, the code
+    logged = caplog.text + "".join(repr(r.args) + str(r.exc_info) for r in caplog.records)
+    assert "SECRET" not in logged
+    assert [token for token in seen if token in logged] == []
+
+
 @pytest.mark.parametrize("expires_in", ["1e400", "1" + "0" * 400])
 async def test_an_absurd_expiry_is_one_clear_error(expires_in: str) -> None:
     async with world() as w:
@@ -651,6 +692,22 @@ async def test_file_storage_is_private_and_round_trips(tmp_path: Path) -> None:
     assert await storage.load("https://mcp/mcp") is None
     path.write_text("not json")
     assert await storage.load("https://mcp/mcp") is None  # unreadable: authorize again
+
+
+@pytest.mark.req("basic/authorization#76")
+async def test_file_storage_modes_are_the_owners_only(tmp_path: Path) -> None:
+    # the directory it makes, the lock file beside it, and a file an older version (or the
+    # user) left readable by others: after a save, none is open to anyone but the owner
+    path = tmp_path / "made" / "tokens.json"
+    await FileTokenStorage(path).save("https://mcp/mcp", StoredAuthorization(tokens=Tokens(access_token="a")))
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path.with_name("tokens.json.lock")).st_mode) == 0o600
+    loose = tmp_path / "loose.json"
+    loose.write_text("{}")
+    os.chmod(loose, 0o644)
+    await FileTokenStorage(loose).save("https://mcp/mcp", StoredAuthorization(tokens=Tokens(access_token="a")))
+    assert stat.S_IMODE(os.stat(loose).st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tokens-")] == []  # no temporary left
 
 
 @pytest.mark.req("basic/authorization#76")

@@ -200,6 +200,17 @@ def test_an_expiry_no_clock_can_compare_is_an_invalid_token(exp: Any) -> None:
     assert token_from_introspection({"active": True, "exp": "soon"}).expires_at is None
 
 
+@pytest.mark.parametrize("claim", ["nbf", "iat"])
+@pytest.mark.parametrize(
+    "value", [10**400, -(10**400), float("inf"), float("nan")], ids=["1e400", "-1e400", "inf", "nan"]
+)
+def test_other_time_claims_no_clock_can_compare_make_an_invalid_token(claim: str, value: Any) -> None:
+    # (they reach the handlers with the token's claims: arithmetic on 10**400 there would fail)
+    with pytest.raises(InvalidToken, match=f"\\({claim}\\) is not a usable time"):
+        token_from_introspection({"active": True, "aud": MCP, claim: value})
+    assert token_from_introspection({"active": True, claim: 1_800_000_000}).claims[claim] == 1_800_000_000
+
+
 def test_introspection_answers_are_read_strictly() -> None:
     with pytest.raises(ValueError):
         token_from_introspection({"scope": "mcp"})  # no active member: not an introspection answer
@@ -344,17 +355,29 @@ async def test_a_jwt_for_another_resource_is_refused_by_the_server() -> None:
         assert status == 401
 
 
-@pytest.mark.parametrize("exp", [10**400, float("inf")], ids=["1e400", "inf"])
-async def test_a_jwt_with_an_absurd_expiry_is_a_401_and_no_traceback(
-    exp: Any, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"exp": 10**400},
+        {"exp": float("inf")},
+        {"exp": 2**63},
+        {"iat": 10**400},
+        {"iat": float("-inf")},
+        {"nbf": -(10**400)},
+    ],
+    ids=["exp-1e400", "exp-inf", "exp-2**63", "iat-1e400", "iat--inf", "nbf--1e400"],
+)
+async def test_a_jwt_with_an_absurd_time_claim_is_a_401_and_no_traceback(
+    claims: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    # the report: exp 10**400 was refused, but as a verifier that broke (a traceback in the log)
+    # the report: exp 10**400 was refused, but as a verifier that broke (a traceback in the log);
+    # an absurd iat or nbf PyJWT lets through (iat is not checked; nbf in the distant past passes)
     key = ec.generate_private_key(ec.SECP256R1())
     verifier = JWTVerifier(issuer=ISSUER, jwks=jwks_of(key))
     with pytest.raises(InvalidToken):
-        await verifier.verify(signed(key, exp=exp))
+        await verifier.verify(signed(key, **claims))
     async with protected_mcp(verifier) as url:
-        status, headers, body = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(signed(key, exp=exp))}, INIT)
+        status, headers, body = await raw(url, "POST", {**ACCEPT_BOTH, **bearer(signed(key, **claims))}, INIT)
     assert status == 401 and json.loads(body)["error"] == "invalid_token"
     assert challenge_params(headers["www-authenticate"])["error"] == "invalid_token"
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
