@@ -158,6 +158,7 @@ class Exchange:
                 requirement="2026-07-28:basic/transports/stdio#11",
             )
         if self.state == "answered":
+            # [2026-07-28:basic/patterns/progress#12] nothing about a request after its answer
             raise LocalProtocolError(f"request {self.id!r} is answered: no {what} after its response")
 
     def send_progress(self, progress: float, total: float | None = None, message: str | None = None) -> bytes | None:
@@ -253,6 +254,7 @@ class Exchange:
             request["params"] = encoded
             requests[key] = request
         out: dict[str, Any] = {"resultType": "input_required"}
+        # [2026-07-28:basic/patterns/mrtr#7] the input requests, when there are any
         if requests:
             out["inputRequests"] = requests
         if request_state is not None:
@@ -268,7 +270,7 @@ class Exchange:
         self._check_running("response")
         if type(code) is not int and not isinstance(code, int):
             raise LocalProtocolError("error codes are integers")  # [2026-07-28:basic/index#17]
-        code = v.LEGACY_ONLY_ERROR_CODES.get(int(code), int(code))
+        code = v.modern_error_code(int(code))
         self.state = "answered"
         self.engine._finish(self)
         return self.engine.error_reply(self.id, code, message, data)
@@ -429,7 +431,9 @@ class StatelessEngine:
 
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
         """An error response (``rid`` None: the request's id could not be read, and none is written)."""
+        # [2026-07-28:basic/index#16] an error object with its code and message
         error: dict[str, Any] = {"code": int(code), "message": _concise(message)}
+        # [2026-07-28:basic/index#18] what more there is to say (a URI, nested errors) goes in data
         if data is not None:
             error["data"] = data
         out: dict[str, Any] = {"jsonrpc": "2.0"}
@@ -657,6 +661,7 @@ class StatelessEngine:
             # [2026-07-28:basic/index#59, server/discover#3] we name ourselves in every result
             meta.setdefault(v.SERVER_INFO_KEY, self._info_json)
             out["_meta"] = meta
+        # [2026-07-28:basic/index#7, #8] the request's own id, and a result
         data = self._encode({"jsonrpc": "2.0", "id": exchange.id, "result": out})
         exchange.state = "answered"
         self._finish(exchange)
@@ -736,6 +741,7 @@ class StatelessEngine:
         data = self._encode({"jsonrpc": "2.0", "id": rid, "method": method, "params": body})
         self._outgoing[rid] = OutgoingExchange(rid, method, body, version, token)
         if token is not None:
+            # [2026-07-28:basic/patterns/progress#10] the active tokens, each to its request
             self._progress[token] = rid
         return rid, data
 
@@ -752,6 +758,7 @@ class StatelessEngine:
     def send_cancel(self, rid: RequestId, reason: str | None = None) -> bytes:
         """(client, one channel) ``notifications/cancelled`` for one of our requests; stops waiting for it."""
         out = self._outgoing.get(rid)
+        # [2026-07-28:basic/patterns/cancellation#11] only a request of ours still in flight
         if out is None or out.state != "pending":
             raise LocalProtocolError(f"request {rid!r} is not in flight")
         params: dict[str, Any] = {"requestId": rid}
@@ -762,6 +769,7 @@ class StatelessEngine:
 
     def abandon(self, rid: RequestId) -> None:
         """(client) Stop waiting for ``rid`` (its answer, if it comes, is ignored)."""
+        # [2026-07-28:basic/patterns/cancellation#15] forgotten: a late answer is an UnknownResponse
         out = self._outgoing.pop(rid, None)
         if out is not None and out.progress_token is not None:
             self._progress.pop(out.progress_token, None)
@@ -791,7 +799,8 @@ class StatelessEngine:
                 self._progress.pop(out.progress_token, None)
             return [ErrorReceived(raw.id, out.method, Error(code=raw.code, message=raw.message, data=raw.data))]
         if type(raw) is RawRequest:
-            # [2026-07-28:basic/patterns/index#1] a server never sends a request
+            # [2026-07-28:basic/patterns/index#1] a server never sends a request; refused, never
+            # answered ([2026-07-28:basic/transports/streamable-http#12]: a client sends no responses)
             error = ProtocolError(f"the server sent a {raw.method} request: servers send none in {MODERN_REVISION}")
             return [MessageRejected(error, None, requirement="2026-07-28:basic/transports/stdio#9")]
         assert type(raw) is RawNotification
@@ -823,10 +832,13 @@ class StatelessEngine:
                 error = ProtocolError("an InputRequiredResult carries input requests or a request state")
                 return InvalidResponse(out.id, out.method, error, requirement="2026-07-28:basic/patterns/mrtr#16")
             return InputRequiredReceived(out.id, out.method, result)
-        if kind != "complete":
+        if kind not in v.supported_result_types(self._caps_json.get("extensions")):
             # [2026-07-28:basic/index#13] a resultType we do not know is invalid
             error = ProtocolError(f"unknown resultType {kind!r}")
             return InvalidResponse(out.id, out.method, error, requirement="2026-07-28:basic/index#13")
+        if kind != "complete":
+            # an extension's result (one we advertised): its layer reads it as it came
+            return ResponseReceived(out.id, out.method, result)
         cls = m.RESULT_TYPES[out.method] if out.method in m.KNOWN_METHODS else None
         if cls is None:
             return ResponseReceived(out.id, out.method, result)

@@ -19,7 +19,7 @@ the revision adds, with the ``data`` each carries.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -46,6 +46,10 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "MODERN_ERROR_CODES",
     "LEGACY_ONLY_ERROR_CODES",
+    "modern_error_code",
+    "CORE_RESULT_TYPES",
+    "EXTENSION_RESULT_TYPES",
+    "supported_result_types",
     "MODERN_CLIENT_REQUESTS",
     "REMOVED_IN_MODERN",
     "MRTR_METHODS",
@@ -91,6 +95,23 @@ SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 #: [2026-07-28:basic/index#52] the fields every request carries
 REQUIRED_META_KEYS: Final = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY)
 
+# -- result types (basic/index#resulttype) ---------------------------------------------------------
+
+#: [2026-07-28:basic/index#12] the result types of the core protocol
+CORE_RESULT_TYPES: Final = frozenset({"complete", "input_required"})
+#: [2026-07-28:basic/index#11] the result types extensions add, by extension id
+EXTENSION_RESULT_TYPES: Final[Mapping[str, frozenset[str]]] = {
+    "io.modelcontextprotocol/tasks": frozenset({"task"}),
+}
+
+
+def supported_result_types(extensions: Iterable[str] | None) -> frozenset[str]:
+    """[2026-07-28:basic/index#12] the result types a party accepts: the core protocol's and
+    those of the extensions it advertised in its capabilities (``extensions``: their ids)."""
+    extra = [EXTENSION_RESULT_TYPES.get(ext, frozenset()) for ext in extensions or ()]
+    return CORE_RESULT_TYPES.union(*extra)
+
+
 # -- error codes (basic/index#error-codes): the sub-range -32020..-32099 is the spec's ---------------
 
 HEADER_MISMATCH: Final = -32020
@@ -106,6 +127,22 @@ LEGACY_ONLY_ERROR_CODES: Final[Mapping[int, int]] = {
     int(ErrorCode.RESOURCE_NOT_FOUND): int(ErrorCode.INVALID_PARAMS),
     int(ErrorCode.URL_ELICITATION_REQUIRED): int(ErrorCode.INTERNAL_ERROR),
 }
+
+
+def modern_error_code(code: int) -> int:
+    """The code a 2026-07-28 error carries for ``code`` (an application's, or ours).
+
+    [2026-07-28:basic/index#19, #22] a code earlier revisions defined is written as the one that
+    replaced it (-32002, the one code of the legacy sub-range -32000..-32019 mcp_ref knows, never
+    goes out); [2026-07-28:basic/index#21] a code of the spec's sub-range -32020..-32099 the spec
+    does not define is written as -32603 (Internal error). Other codes are the application's.
+    """
+    code = LEGACY_ONLY_ERROR_CODES.get(code, code)
+    # [2026-07-28:basic/index#21] only the spec's own codes from its sub-range
+    if -32099 <= code <= -32020 and code not in MODERN_ERROR_CODES:
+        return int(ErrorCode.INTERNAL_ERROR)
+    return code
+
 
 # -- methods per modern revision (2026-07-28 methods.tsv) --------------------------------------------
 

@@ -772,6 +772,7 @@ async def open_session(
             set_modern = getattr(channel, "use_modern", None)
             if set_modern is not None:
                 set_modern(versions[0])
+            # [2026-07-28:basic/versioning#4] server/discover first: the versions it speaks, up front
             outcome = await probe(channel, engine, timeout=discover_timeout, versions=versions)
             if outcome.modern and outcome.version is not None:
                 eras.set(era_key, "modern")

@@ -125,6 +125,7 @@ class ModernContext(RequestContext):
         self._counts: Counter[str] = Counter()
         self.state = state
         self._log_limiter: Any = None
+        self._pace: Any = None
 
     # -- what a session context offers, without a session ---------------------------------------
 
@@ -172,9 +173,22 @@ class ModernContext(RequestContext):
         # [2026-07-28:basic/patterns/index#2] notifications about this request, while it is in flight
         if await _stopped(self.exchange):
             return
-        # [2026-07-28:basic/patterns/progress#8] only with the request's own token (None: nothing sent)
+        now = trio.current_time()
+        if self.runtime.progress_interval and self.exchange.progress_token is not None:
+            from ..basic.utilities.progress import DROP, ProgressPace
+
+            if self._pace is None:
+                self._pace = ProgressPace(self.runtime.progress_interval, coalesce=False)
+            # [2026-07-28:basic/patterns/progress#11] rate limited per request: inside the interval a value
+            # is dropped (one that reaches its total always goes); there is no session to flush it later
+            if self._pace.offer(progress, total, message, now) == DROP:
+                return
+        # [2026-07-28:basic/patterns/progress#1, #4, #8, #9] the handler's progress, with the request's own
+        # token (none: nothing sent; no total: none written)
         data = self.exchange.send_progress(progress, total, message)
         if data is not None:
+            if self._pace is not None:
+                self._pace.sent(progress, now, True)
             await self._sink.notify(data)
 
     async def flush_progress(self) -> None:
@@ -219,7 +233,8 @@ class ModernContext(RequestContext):
             return await self.sample(params, **options)
         if method == "roots/list":
             return await self.list_roots(**options)
-        # [2026-07-28:basic/patterns/index#1] a server initiates no requests
+        # [2026-07-28:basic/patterns/index#1, basic/transports/stdio#9, basic/transports/streamable-http#20]
+        # a server initiates no requests, on no transport
         raise LocalProtocolError(
             f"a 2026-07-28 server sends no requests ({method}): only elicitation, sampling and roots, as input requests"
         )
@@ -354,6 +369,8 @@ class ModernRuntime:
         config = server.config
         #: (rate, burst) of each request's log messages, from the server's SessionConfig (None: no limit)
         self.log_rate = (config.log_rate, config.log_burst) if config.log_rate is not None else None
+        #: the least interval between one request's progress notifications (SessionConfig.progress_min_interval)
+        self.progress_interval = config.progress_min_interval
 
     def engine(self, *, track_ids: bool) -> StatelessEngine:
         """A server engine for this server as it is now (its capabilities, what it serves)."""
@@ -397,7 +414,8 @@ class ModernRuntime:
                 answer = await self._handle(exchange, sink, scope, auth)
         if scope.cancel_called or exchange.state == "cancelled":
             exchange.cancelled()
-            # [2026-07-28:basic/patterns/cancellation#4, #13] cancelled: no response, even one ready
+            # [2026-07-28:basic/patterns/cancellation#4, #13, #16] cancelled: no response, even one ready (the
+            # race of a cancellation and an answer ends quietly)
             return
         if answer is not None:
             await sink.answer(*answer)
@@ -413,6 +431,7 @@ class ModernRuntime:
                 result = await handler(ctx, exchange.params)
             except mrtr.InputRequired:
                 result = None
+            # [2026-07-28:basic/patterns/mrtr#20] a retry may be asked for more, round after round
             if ctx.pending:
                 # [2026-07-28:basic/patterns/mrtr#1, #6] what the handler needs from the client comes back as
                 # input requests; the retry re-runs it with the answers
@@ -449,6 +468,9 @@ class ModernRuntime:
         return answers, dict(state) if isinstance(state, dict) else {}
 
     def _seal(self, exchange: Exchange, ctx: ModernContext, auth: AccessToken | None) -> str:
+        """[2026-07-28:basic/index#29, basic/patterns/mrtr#19] what the retry needs travels in the
+        state: nothing in this process waits for the client, which may retry on another connection or
+        replica, or never."""
         payload = {
             "m": exchange.method,
             "d": mrtr.salient_digest(exchange.method, exchange.raw_params),
@@ -591,6 +613,8 @@ async def serve_modern_channel(
                     scope = scopes[exchange.id] = trio.CancelScope()
                     if exchange.method == "subscriptions/listen":
                         listens.add(exchange.id)
+                    # [2026-07-28:basic/index#28] every request runs on its own: several at once, of any
+                    # number of conversations
                     nursery.start_soon(run, exchange, scope, name=f"mcp {exchange.method} {exchange.id!r}")
                 elif t is CancellationReceived:
                     assert isinstance(event, CancellationReceived)
@@ -622,5 +646,6 @@ async def serve_modern_channel(
             idle = trio.Event()
             with trio.move_on_after(eof_grace):
                 await idle.wait()
+        # [2026-07-28:basic/transports/stdio#13] input closed: we are done (the process then exits)
         nursery.cancel_scope.cancel(reason=reason)
     return reason

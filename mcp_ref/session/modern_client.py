@@ -470,8 +470,9 @@ class ModernSession:
         meta = params.get("_meta") if isinstance(params, dict) else None
         sid = meta.get(v.SUBSCRIPTION_ID_KEY) if isinstance(meta, dict) else None
         if sid is not None:
-            # [2026-07-28:basic/patterns/subscriptions#5, basic/transports/stdio#8] the subscription
-            # it belongs to, by the id of the subscriptions/listen request that opened it
+            # [2026-07-28:basic/patterns/subscriptions#3, #5, basic/transports/stdio#8] the subscription
+            # it belongs to, by the id of the subscriptions/listen request that opened it (on one
+            # channel other subscriptions' messages may come in between)
             sub = self._subscriptions.get(sid)
             if sub is None:
                 log.info("%s for no subscription of ours (%r): ignored", method, sid)
@@ -580,7 +581,7 @@ class ModernSession:
             assert type(event) is InputRequiredReceived
             result = event.result
             requests = result.get("inputRequests")
-            # [2026-07-28:basic/patterns/mrtr#23, #24, #25] the exact state, untouched, or none when none came
+            # [2026-07-28:basic/patterns/mrtr#3, #23, #24, #25] the exact state, untouched, or none when none came
             request_state = result.get("requestState")
             if requests:
                 # [2026-07-28:basic/patterns/mrtr#21] the inputs are built before the retry
@@ -684,6 +685,7 @@ class ModernSession:
         )
         send, receive = trio.open_memory_channel[Any](math.inf)
         self._waiters[rid] = send
+        # [2026-07-28:basic/patterns/cancellation#6, #8] every request has a timeout, this one's if given
         idle = self.request_timeout if timeout is None else timeout
         cap = self.max_request_timeout if max_timeout is None else max_timeout
         start = trio.current_time()
@@ -700,13 +702,15 @@ class ModernSession:
                     if type(item) is ProgressReceived:
                         if progress is not None:
                             await progress(item.progress, item.total, item.message)
-                        # progress pushes the idle deadline, never past the cap
+                        # [2026-07-28:basic/patterns/cancellation#9, #10] progress pushes the idle deadline,
+                        # never past the maximum
                         deadline = min(trio.current_time() + idle, start + cap)
                         continue
                     answered = True
                     return item
                 answered = True  # (timed out: we stop waiting and say so to the server)
                 capped = trio.current_time() >= start + cap
+                # [2026-07-28:basic/patterns/cancellation#7] timed out: cancelled, no longer awaited
                 await self._cancel(rid, f"timed out after {cap if capped else idle:g} s")
                 raise RequestTimeout(method, cap if capped else idle, "maximum" if capped else "idle")
         except trio.Cancelled:
@@ -719,7 +723,7 @@ class ModernSession:
                 self.engine.abandon(rid)
 
     async def _cancel(self, rid: Any, reason: str) -> None:
-        """[2026-07-28:basic/patterns/cancellation#5, basic/transports/stdio#10] tell the server
+        """[2026-07-28:basic/patterns/cancellation#1, #5, basic/transports/stdio#10] tell the server
         (the HTTP channel closes the request's stream instead of sending this), shielded, within a
         short grace."""
         if self.engine.outgoing(rid) is None:
@@ -766,6 +770,7 @@ class ModernSession:
             "subscriptions/listen", {"notifications": requested}, version=self.version, log_level=None
         )
         sub = Subscription(rid, requested)
+        # [2026-07-28:basic/patterns/subscriptions#6] one entry per listen: several may be open at once
         self._subscriptions[rid] = sub
         try:
             await self._write(data)

@@ -73,7 +73,7 @@ async def test_template_reads_ordinary_file_names() -> None:
         assert isinstance(got, TextResourceContents) and got.text == "contents of my notes.v2.txt"
 
 
-@pytest.mark.req("server/resources#7", "server/resources#8", "server/resources#6")
+@pytest.mark.req("server/resources#7", "server/resources#8", "server/resources#6", "2026-07-28:basic/index#23")
 async def test_not_found_and_invalid_uris() -> None:
     async with memory_session_pair(resource_server(), era="legacy") as client:
         with pytest.raises(MCPError) as info:

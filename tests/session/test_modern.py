@@ -139,6 +139,8 @@ async def test_one_server_serves_a_2025_session_and_2026_requests_with_the_same_
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/index#7",
+    "2026-07-28:basic/index#8",
     "2026-07-28:basic/patterns/index#2",
     "2026-07-28:basic/patterns/progress#8",
     "2026-07-28:server/utilities/logging#3",
@@ -187,7 +189,7 @@ async def test_lists_are_cacheable_deterministic_and_resources_keep_their_own_po
     assert (read["result"]["ttlMs"], read["result"]["cacheScope"]) == (5, "private")
 
 
-@pytest.mark.req("2026-07-28:basic/index#22")
+@pytest.mark.req("2026-07-28:basic/index#16", "2026-07-28:basic/index#18", "2026-07-28:basic/index#22")
 async def test_an_unknown_resource_is_invalid_params_with_its_uri() -> None:
     async with modern(make_server()) as peer:
         reply, _ = await peer.call("resources/read", {"uri": "test://none"})
@@ -202,6 +204,8 @@ def accept(**content: Any) -> dict[str, Any]:
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/patterns/mrtr#7",
+    "2026-07-28:basic/patterns/mrtr#20",
     "2026-07-28:basic/patterns/mrtr#1",
     "2026-07-28:basic/patterns/mrtr#6",
     "2026-07-28:basic/patterns/mrtr#10",
@@ -331,10 +335,7 @@ async def test_a_cancelled_request_stops_and_is_never_answered(caplog: pytest.Lo
     assert any("changed my mind" in r.getMessage() for r in caplog.records)  # the reason, in our log
 
 
-@pytest.mark.req(
-    "2026-07-28:basic/patterns/subscriptions#1",
-    "2026-07-28:basic/patterns/subscriptions#2",
-)
+@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#1", "2026-07-28:basic/patterns/subscriptions#2")
 async def test_a_subscription_on_one_channel_acknowledges_filters_and_tags(autojump_clock: trio.abc.Clock) -> None:
     server = make_server()
     async with modern(server) as peer:
@@ -398,6 +399,7 @@ async def test_a_server_of_legacy_revisions_only_never_serves_a_modern_request()
     assert reply["error"]["code"] == -32600  # a session not initialized
 
 
+@pytest.mark.req("2026-07-28:basic/transports/stdio#13")
 async def test_eof_ends_the_modern_channel_and_its_session() -> None:
     client_end, server_end = memory_channel_pair()
     async with trio.open_nursery() as nursery:
@@ -456,7 +458,12 @@ async def test_the_context_sees_this_requests_capabilities_and_identity() -> Non
     assert reply["result"]["content"][0]["text"] == "peer roots=True sampling=False 2026-07-28"
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/index#1", "2026-07-28:basic/transports/streamable-http#19")
+@pytest.mark.req(
+    "2026-07-28:basic/transports/stdio#9",
+    "2026-07-28:basic/transports/streamable-http#20",
+    "2026-07-28:basic/patterns/index#1",
+    "2026-07-28:basic/transports/streamable-http#19",
+)
 async def test_a_handler_cannot_send_requests_or_unrelated_notifications() -> None:
     server = make_server()
 
@@ -529,7 +536,11 @@ async def test_a_state_issued_to_one_user_is_refused_to_another() -> None:
             runtime._open_retry(again.exchange, other)
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/cancellation#4", "2026-07-28:basic/patterns/cancellation#13")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/cancellation#4",
+    "2026-07-28:basic/patterns/cancellation#13",
+    "2026-07-28:basic/patterns/cancellation#16",
+)
 async def test_a_cancellation_that_lands_after_the_handlers_last_checkpoint_still_suppresses_the_answer() -> None:
     from mcp_ref.session.modern import ModernRuntime
 

@@ -35,6 +35,9 @@ async def answer_bob(ctx: Any, params: Any) -> ElicitResult:
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/versioning#4",
+    "2026-07-28:basic/index#1",
+    "2026-07-28:basic/transports/index#2",
     "2026-07-28:basic/transports/stdio#16",
     "2026-07-28:server/discover#2",
     "2026-07-28:basic/index#52",
@@ -84,6 +87,8 @@ async def serve_script(channel: Any, answer: Any) -> None:
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/patterns/mrtr#3",
+    "2026-07-28:basic/index#31",
     "2026-07-28:basic/patterns/mrtr#21",
     "2026-07-28:basic/patterns/mrtr#23",
     "2026-07-28:basic/patterns/mrtr#24",
@@ -260,7 +265,11 @@ async def test_list_changed_through_subscriptions_listen() -> None:
         nursery.cancel_scope.cancel()
 
 
-@pytest.mark.req("2026-07-28:basic/patterns/cancellation#5", "2026-07-28:basic/transports/stdio#10")
+@pytest.mark.req(
+    "2026-07-28:basic/patterns/cancellation#1",
+    "2026-07-28:basic/patterns/cancellation#5",
+    "2026-07-28:basic/transports/stdio#10",
+)
 async def test_cancelling_a_call_tells_the_server() -> None:
     server = make_server()
     started, stopped = trio.Event(), trio.Event()

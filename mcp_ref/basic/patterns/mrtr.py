@@ -48,7 +48,7 @@ __all__ = [
     "STATE_KEY_ENV",
 ]
 
-#: [2026-07-28:basic/patterns/mrtr#supported-requests] the requests an InputRequiredResult may answer
+#: [2026-07-28:basic/patterns/mrtr#4] the requests an InputRequiredResult may answer -- mrtr#supported-requests
 SUPPORTED_REQUESTS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: [2026-07-28:basic/patterns/mrtr#9] what an input request may be, and the client capability each needs
 INPUT_METHODS: Final[Mapping[str, tuple[str, ...]]] = {

@@ -82,7 +82,7 @@ def encode_value(value: str) -> str:
 def decode_value(header: str) -> str:
     """The value a header carries, the Base64 sentinel decoded.
 
-    [2026-07-28:basic/transports/streamable-http#53, #54] only the exact lower-case markers wrap a
+    [2026-07-28:basic/transports/streamable-http#52, #53, #54] only the exact lower-case markers wrap a
     Base64 value; anything else is literal. A sentinel whose Base64 is malformed (bad padding or
     characters) or not UTF-8 is refused with -32020, as is a value with characters no header
     may hold ([2026-07-28:basic/transports/streamable-http#59]).
@@ -112,11 +112,12 @@ def name_of(method: str, params: Mapping[str, Any] | None) -> str | None:
 
 
 def standard_headers(version: str, method: str, params: Mapping[str, Any] | None) -> dict[str, str]:
-    """(client) [2026-07-28:basic/transports/streamable-http#10, #25, #32] the standard headers of a POST."""
+    """(client) [2026-07-28:basic/transports/streamable-http#10, #25, #32] the standard headers of a POST
+    (body fields mirrored into the envelope: [2026-07-28:basic/transports/index#3])."""
     headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
     name = name_of(method, params)
     if name is not None:
-        # [2026-07-28:basic/transports/streamable-http#33] a name not safe as a header goes Base64
+        # [2026-07-28:basic/transports/streamable-http#33, #51] a name not safe as a header goes Base64
         headers["Mcp-Name"] = encode_value(name)
     return headers
 
@@ -168,6 +169,7 @@ _PRIMITIVE: Final = frozenset({"string", "integer", "boolean"})
 def param_headers(input_schema: Mapping[str, Any]) -> tuple[ParamHeader, ...]:
     """The ``x-mcp-header`` annotations of a tool's ``inputSchema``; ValueError for an invalid one.
 
+    [2026-07-28:basic/transports/streamable-http#34] a tool may mirror parameters into headers;
     [2026-07-28:basic/transports/streamable-http#37-#44] a name that is a non-empty RFC 9110 token,
     unique regardless of case, on a property of type string, integer or boolean reached from the
     root through ``properties`` only; an annotation anywhere else (under ``items``, a composition

@@ -36,15 +36,18 @@ def test_malformed_base64_or_characters_are_a_header_mismatch(bad: str) -> None:
     assert caught.value.code == -32020
 
 
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#52")
 def test_values_without_the_exact_markers_are_literal() -> None:
     for literal in ("SGVsbG8=", "=?base64?SGVsbG8=", "=?BASE64?SGVsbG8=?="):
         assert h.decode_value(literal) == literal
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/transports/index#3",
     "2026-07-28:basic/transports/streamable-http#10",
     "2026-07-28:basic/transports/streamable-http#32",
     "2026-07-28:basic/transports/streamable-http#33",
+    "2026-07-28:basic/transports/streamable-http#51",
     "2026-07-28:basic/transports/streamable-http#63",
     "2026-07-28:basic/transports/streamable-http#65",
     "2026-07-28:basic/transports/streamable-http#66",
@@ -99,6 +102,7 @@ def test_annotations_are_read_with_their_paths() -> None:
 
 
 @pytest.mark.req(
+    "2026-07-28:basic/transports/streamable-http#34",
     "2026-07-28:basic/transports/streamable-http#37",
     "2026-07-28:basic/transports/streamable-http#38",
     "2026-07-28:basic/transports/streamable-http#39",
