@@ -350,6 +350,23 @@ def cimd(**overrides: Any) -> dict[str, Any]:
     return {"client_id": CIMD, "client_name": "App", "redirect_uris": [REDIRECT], **overrides}
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#14")
+async def test_a_client_id_metadata_document_that_never_comes_is_given_up(autojump_clock: trio.abc.Clock) -> None:
+    """A document URL whose server never answers holds the authorization request for
+    CIMD_TIMEOUT at most: then the client is unknown (an error page, no redirect)."""
+    from mcp_ref.examples.auth_server import CIMD_TIMEOUT
+
+    async def never(url: str) -> tuple[int, Mapping[str, str], bytes]:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    server = make_server(fetch=never)
+    with trio.fail_after(CIMD_TIMEOUT + 5):
+        status, _ = await authorize(server, CIMD, pkce()[1])
+    assert status == 400
+    assert trio.current_time() >= CIMD_TIMEOUT
+
+
 @pytest.mark.req(
     "basic/authorization#34",
     "basic/authorization#37",

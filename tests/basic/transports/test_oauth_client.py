@@ -1061,6 +1061,21 @@ async def test_dynamic_registration_names_the_application_type() -> None:
         assert json.loads(register.form["_body"])["application_type"] == "web"
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#2")
+async def test_a_client_id_metadata_document_url_is_the_client_id_where_the_server_takes_them() -> None:
+    """With client_id_metadata_url and a server that says it takes such documents, the URL is
+    the client id: nothing is registered (the server fetches the document; here it knows it)."""
+    url = "https://app.example/oauth/client.json"
+    async with world() as w:
+        w.auth_server.metadata_changes["client_id_metadata_document_supported"] = True
+        w.auth_server.clients[url] = {"client_id": url, "redirect_uris": [REDIRECT_URI]}
+        async with open_http_client(w.mcp.url, auth=oauth(w, client_id_metadata_url=url)) as client:
+            await echo(client)
+        assert not requests_to(w, "POST", "/register")
+        (authorize,) = requests_to(w, "GET", "/authorize")
+        assert authorize.query["client_id"] == url
+
+
 @pytest.mark.req("2026-07-28:basic/authorization/index#49")
 async def test_a_client_that_wants_refresh_tokens_registers_the_refresh_token_grant() -> None:
     """The refresh_token grant is in the registered grant_types when refresh tokens are
