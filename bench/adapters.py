@@ -20,6 +20,7 @@ bench/load.py). The yielded :class:`BenchClient` hides only the spelling of
 each API, never a step of its pipeline.
 """
 
+import os
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -428,12 +429,13 @@ def _free_port() -> int:
 
 @asynccontextmanager
 async def _spawned(argv: list[str], *, port: int | None = None) -> AsyncIterator[Served]:
-    """Run an HTTP server script; yield its URL (printed on its stdout, or on ``port``) and pid."""
+    """Run an HTTP server script; yield its URL (printed on its stdout, or on ``port``) and pid
+    (within ``$BENCH_SPAWN_TIMEOUT`` seconds, 30 by default: bench.icount allows more)."""
     process = await trio.lowlevel.open_process(
         argv, stdout=subprocess.PIPE if port is None else subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        with trio.fail_after(30):
+        with trio.fail_after(float(os.environ.get("BENCH_SPAWN_TIMEOUT", "30"))):
             if port is None:
                 assert process.stdout is not None
                 data = b""

@@ -76,7 +76,8 @@ def callgrind(argv: list[str], *, children: bool = True) -> dict[str, int]:
         if children:
             # (not the helpers some libraries run to find a shared library)
             cmd += ["--trace-children=yes", "--trace-children-skip=*/ldconfig,*/sh,*/uname"]
-        env = worker_env() | {"PYTHONHASHSEED": "0"}
+        # (a server started under callgrind on a busy machine may take minutes to listen)
+        env = worker_env() | {"PYTHONHASHSEED": "0", "BENCH_SPAWN_TIMEOUT": "600"}
         proc = subprocess.run(cmd + argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"{argv} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
