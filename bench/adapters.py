@@ -189,7 +189,15 @@ class RefAdapter:
 def _ref_revision(modern: bool) -> dict[str, str]:
     """2026-07-28 pinned (no ``server/discover`` probe: the SDK's and the floor's clients
     do not probe either), or the 2025 era's initialize."""
-    return {"protocol_version": MODERN_VERSION} if modern else {"era": "legacy"}
+    if not modern:
+        return {"era": "legacy"}
+    # (the server must answer its server/discover before the client goes on; under callgrind
+    # that takes as long as a spawn: bench.icount's BENCH_SPAWN_TIMEOUT)
+    return {"protocol_version": MODERN_VERSION, "discover_timeout": _spawn_timeout()}
+
+
+def _spawn_timeout() -> float:
+    return float(os.environ.get("BENCH_SPAWN_TIMEOUT", "30"))
 
 
 # -- the official SDK ----------------------------------------------------------------------
@@ -435,7 +443,7 @@ async def _spawned(argv: list[str], *, port: int | None = None) -> AsyncIterator
         argv, stdout=subprocess.PIPE if port is None else subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        with trio.fail_after(float(os.environ.get("BENCH_SPAWN_TIMEOUT", "30"))):
+        with trio.fail_after(_spawn_timeout()):
             if port is None:
                 assert process.stdout is not None
                 data = b""
