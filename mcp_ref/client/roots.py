@@ -59,6 +59,8 @@ def _file_path(uri: str) -> str | None:
     path = unquote(parts.path)
     if not path.startswith("/") or "\x00" in path:
         return None
+    # [2026-07-28:server/resources#21] dot segments resolved after percent-decoding: a reader of file://
+    # resources asks within_roots before it opens the path, and no traversal gets out of its directory
     return "/" + posixpath.normpath(path).lstrip("/")
 
 

@@ -22,6 +22,19 @@ same user (#58, #59): the elicitation id in the URL is random and bound here,
 on the server, so changing the URL cannot hand the interaction to someone
 else (#60). The notification of completion goes to the session (the client)
 that started it (#35).
+
+In 2026-07-28 there is no session and no completion notification: the tool keeps
+the id in ``ctx.state`` and, when the client retries, asks :meth:`completed`::
+
+    @server.tool()
+    async def connect_github(ctx, arguments):
+        if "eid" not in ctx.state:
+            params = pending.start(ctx, "Connect your GitHub account")
+            ctx.state["eid"] = params.elicitation_id
+            await ctx.elicit(params)              # the client is shown the URL; the handler stops here
+        if not pending.completed(ctx, ctx.state["eid"]):
+            raise ToolError("not connected yet: finish in the browser, then ask again")
+        ...
 """
 
 import secrets
@@ -33,6 +46,7 @@ from urllib.parse import urlencode, urlsplit
 
 import attrs
 
+from ..basic.versioning import Era, era_of
 from ..schema.elicitation import ElicitationCompleteNotificationParams, ElicitRequestURLParams
 
 __all__ = ["URLElicitations", "PendingURLElicitation", "User"]
@@ -48,7 +62,7 @@ class PendingURLElicitation:
     user: User
     #: the client (OAuth client id) that asked for it, when known
     client_id: str | None
-    #: the session the completion notification goes to
+    #: the session the completion notification goes to (None: a 2026-07-28 request, which has none)
     session: Any = attrs.field(eq=False, repr=False)
     expires_at: float
 
@@ -79,6 +93,8 @@ class URLElicitations:
         self.max_pending = max_pending
         self.clock = clock
         self._pending: OrderedDict[str, PendingURLElicitation] = OrderedDict()
+        #: (2026-07-28) completed, waiting for their request's retry to ask completed()
+        self._done: dict[str, PendingURLElicitation] = {}
 
     def start(self, ctx: Any, message: str, *, user: User | None = None) -> ElicitRequestURLParams:
         """A URL elicitation for the user of ``ctx``'s request, to send with ``ctx.session.elicit``.
@@ -101,12 +117,14 @@ class URLElicitations:
         now = self.clock()
         self._expire(now)
         eid = secrets.token_urlsafe(24)  # unguessable: the URL is not a credential, but it must not be guessed
-        # [client/elicitation#35] bound to the user and the client (the session that asked)
+        # [client/elicitation#35] bound to the user and the client (the session that asked; a
+        # 2026-07-28 request has none, and learns of completion on its retry: completed())
+        modern = era_of(getattr(ctx, "revision", "")) is Era.MODERN
         self._pending[eid] = PendingURLElicitation(
             elicitation_id=eid,
             user=user,
             client_id=auth.client_id if auth is not None else None,
-            session=ctx.session,
+            session=None if modern else ctx.session,
             expires_at=now + self.ttl,
         )
         while len(self._pending) > self.max_pending:
@@ -138,14 +156,41 @@ class URLElicitations:
         ``notifications/elicitation/complete`` to the session that started it."""
         pending = self.claim(elicitation_id, user)
         del self._pending[elicitation_id]
+        if pending.session is None:
+            # 2026-07-28: no notification exists; the request's retry asks completed()
+            self._done[elicitation_id] = pending
+            while len(self._done) > self.max_pending:
+                self._done.pop(next(iter(self._done)))
+            return pending
         await pending.session.notify(
             "notifications/elicitation/complete", ElicitationCompleteNotificationParams(elicitation_id=elicitation_id)
         )
         return pending
 
+    def completed(self, ctx: Any, elicitation_id: str, *, user: User | None = None) -> bool:
+        """(2026-07-28) Whether the interaction ``elicitation_id`` is done, asked by the retry of the
+        request that started it (keep the id in ``ctx.state``). True once, then it is forgotten.
+
+        The asker must be the user who started it, as :meth:`start` knows users (the verified
+        token, or ``user``): PermissionError otherwise, whatever the id.
+        """
+        auth = getattr(ctx, "auth", None)
+        if auth is not None and auth.subject is not None:
+            user = (auth.issuer, auth.subject)
+        self._expire(self.clock())
+        pending = self._done.get(elicitation_id) or self._pending.get(elicitation_id)
+        if pending is None:
+            return False
+        if pending.user != user:
+            # [2026-07-28:client/elicitation#25, #48] only the user who started it learns how it went
+            raise PermissionError("this URL elicitation was started by another user")
+        return self._done.pop(elicitation_id, None) is not None
+
     def _expire(self, now: float) -> None:
         for eid in [e for e, p in self._pending.items() if p.expires_at <= now]:
             del self._pending[eid]
+        for eid in [e for e, p in self._done.items() if p.expires_at <= now]:
+            del self._done[eid]
 
     def __len__(self) -> int:
         return len(self._pending)

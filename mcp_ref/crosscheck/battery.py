@@ -968,6 +968,7 @@ class Battery:
         from ..basic.authorization.challenge import bearer_challenge
         from ..basic.authorization.discovery import protected_resource_metadata_urls
         from ..basic.authorization.metadata import InvalidMetadata, ProtectedResourceMetadata
+        from ..basic.transports.fetch_rules import policy_for_server
         from ..basic.transports.http_fetch import http_exchange
         from ..errors import HTTPTransportError
         from .http_probe import initialize_probe
@@ -985,10 +986,13 @@ class Battery:
             urls = [challenge.resource_metadata] if challenge and challenge.resource_metadata else []
             urls += protected_resource_metadata_urls(url) if not urls else []
             problems = []
+            # the URL is the server's to name: fetched only where an OAuth client would fetch it
+            # (never this machine or its network for a remote server: request forgery, issue 31)
+            rules = await policy_for_server(url, timeout=self.timer.full)
             for where in urls:
                 try:
                     trust = self.target.ssl_context
-                    answer = await http_exchange("GET", where, timeout=self.timer.full, ssl_context=trust)
+                    answer = await http_exchange("GET", where, timeout=self.timer.full, ssl_context=trust, policy=rules)
                     if answer.status != 200:
                         problems.append(f"{where}: HTTP {answer.status}")
                         continue

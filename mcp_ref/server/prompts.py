@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -22,6 +22,7 @@ from ..schema._base import install_model_methods
 from ..schema.content import AudioContent, ImageContent, TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
+from .access import check_scopes, permits
 from .resources import Completer
 from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 
@@ -105,6 +106,8 @@ class _Entry:
     prompt: Prompt
     fn: PromptFunction
     completers: dict[str, Completer]
+    #: the OAuth scopes a request needs to see, get and complete it (none: every request)
+    scopes: frozenset[str] = frozenset()
 
 
 class PromptRegistry:
@@ -118,7 +121,14 @@ class PromptRegistry:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, prompt: Prompt, fn: PromptFunction, completers: dict[str, Completer] | None = None) -> None:
+    def add(
+        self,
+        prompt: Prompt,
+        fn: PromptFunction,
+        completers: dict[str, Completer] | None = None,
+        *,
+        scopes: Iterable[str] | None = None,
+    ) -> None:
         if prompt.name in self._entries:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
         check_meta_keys(prompt.meta, f"prompt {prompt.name!r}")
@@ -126,7 +136,8 @@ class PromptRegistry:
         unknown = set(completers or {}) - declared
         if unknown:
             raise ValueError(f"completers for arguments the prompt does not declare: {sorted(unknown)}")
-        self._entries[prompt.name] = _Entry(prompt, fn, dict(completers or {}))
+        needs = check_scopes(scopes, f"prompt {prompt.name!r}")
+        self._entries[prompt.name] = _Entry(prompt, fn, dict(completers or {}), needs)
         self._positions.add(prompt.name)
         if self.on_change is not None:
             self.on_change()
@@ -146,19 +157,22 @@ class PromptRegistry:
 
     async def list_prompts(self, ctx: Any, params: PaginatedRequestParams | None) -> ListPromptsResult:
         cursor = params.cursor if params is not None else None
-        prompts = {name: e.prompt for name, e in self._entries.items()}
+        # [2026-07-28:server/prompts#3] the prompts registered now that this request's authorization permits
+        prompts = {name: e.prompt for name, e in self._entries.items() if permits(ctx, e.scopes)}
         page, nxt = paginate("prompts", prompts, self._positions, cursor, self.page_size)
         return model.ListPromptsResult(prompts=page, next_cursor=nxt)
 
-    def _entry(self, name: str) -> _Entry:
+    def _entry(self, ctx: Any, name: str) -> _Entry:
         entry = self._entries.get(name)
+        if entry is not None and not permits(ctx, entry.scopes):
+            entry = None  # one this request may not see does not exist for it
         if entry is None:
             # [server/prompts#6] invalid prompt name: -32602
             raise ProtocolError(f"Invalid params: unknown prompt {name!r}", ErrorCode.INVALID_PARAMS)
         return entry
 
     async def get(self, ctx: Any, params: GetPromptRequestParams) -> GetPromptResult:
-        entry = self._entry(params.name)
+        entry = self._entry(ctx, params.name)
         arguments = dict(params.arguments or {})
         declared = {a.name: a for a in entry.prompt.arguments or ()}
         # [server/prompts#6, #7, #10] arguments are checked before the prompt runs -- prompts#security
@@ -172,7 +186,7 @@ class PromptRegistry:
         return as_get_prompt_result(value, entry.prompt.description)
 
     async def complete(self, ctx: Any, prompt: str, name: str, value: str, context: dict[str, str]) -> list[str]:
-        entry = self._entry(prompt)
+        entry = self._entry(ctx, prompt)
         # [server/utilities/completion#2] an argument the prompt lacks: -32602 -- completion#error-handling
         if name not in {a.name for a in entry.prompt.arguments or ()}:
             raise ProtocolError(f"Invalid params: prompt {prompt!r} has no argument {name!r}", ErrorCode.INVALID_PARAMS)

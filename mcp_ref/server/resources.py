@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -27,6 +27,7 @@ from ..schema.content import BlobResourceContents, TextResourceContents
 from ..schema.jsonrpc import Result
 from ..schema.lifecycle import ResourcesCapability
 from ..schema.pagination import PaginatedRequestParams
+from .access import check_scopes, permits
 from .uri_template import UriTemplate
 from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 
@@ -53,10 +54,24 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 class ResourceNotFound(MCPError):
-    """[server/resources#7] -32002, with the URI in ``data`` (resources#error-handling)."""
+    """[server/resources#7] -32002, with the URI in ``data`` (resources#error-handling).
 
-    def __init__(self, uri: str) -> None:
-        super().__init__(ErrorCode.RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+    Raised by a handler: nothing is there (a 2026-07-28 request gets it as -32602,
+    the code that replaced -32002). Raised by ``ClientSession.read_resource``: the
+    server said so, with either code; ``code`` is the one it sent.
+    """
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        code: int = ErrorCode.RESOURCE_NOT_FOUND,
+        message: str = "Resource not found",
+        data: Any = None,
+    ) -> None:
+        super().__init__(code, message, {"uri": uri} if data is None else data)
+        #: the URI that was read
+        self.uri = uri
 
 
 def check_uri(uri: str) -> None:
@@ -74,6 +89,7 @@ def _contents(uri: str, mime_type: str | None, value: Any) -> list[TextResourceC
         # [server/resources#10] binary data goes base64-encoded
         return [BlobResourceContents(uri=uri, mime_type=mime_type, blob=base64.b64encode(value).decode("ascii"))]
     if isinstance(value, list):
+        # [2026-07-28:server/resources#6] a read may answer with several contents
         out: list[TextResourceContents | BlobResourceContents] = []
         for item in value:
             out.extend(_contents(uri, mime_type, item))
@@ -81,10 +97,21 @@ def _contents(uri: str, mime_type: str | None, value: Any) -> list[TextResourceC
     raise TypeError(f"a resource read returns str, bytes or resource contents, not {type(value).__name__}")
 
 
+def _found(uri: str, contents: list[TextResourceContents | BlobResourceContents]) -> ReadResourceResult:
+    """The result of a template's read (a registered static resource exists, even when empty)."""
+    if not contents:
+        # [2026-07-28:server/resources#16] never an empty contents array for what does not exist: a
+        # template reader that found nothing at the URI it matched answers that the resource does not exist
+        raise ResourceNotFound(uri)
+    return model.ReadResourceResult(contents=contents)
+
+
 @attrs.define(repr=False, eq=False)
 class _Static:
     resource: Resource
     read: ReadFunction
+    #: the OAuth scopes a request needs to see and read it (none: every request)
+    scopes: frozenset[str] = frozenset()
 
 
 @attrs.define(repr=False, eq=False)
@@ -93,6 +120,7 @@ class _Template:
     parsed: UriTemplate
     read: TemplateReadFunction
     completers: dict[str, Completer]
+    scopes: frozenset[str] = frozenset()
 
 
 class ResourceRegistry:
@@ -117,12 +145,14 @@ class ResourceRegistry:
 
     # -- registration -----------------------------------------------------------------
 
-    def add(self, resource: Resource, read: ReadFunction) -> None:
+    def add(self, resource: Resource, read: ReadFunction, *, scopes: Iterable[str] | None = None) -> None:
+        """Register a static resource; ``scopes``: only requests whose token grants them see and read it."""
         check_uri(resource.uri)
+        needs = check_scopes(scopes, f"resource {resource.uri!r}")
         check_meta_keys(resource.meta, f"resource {resource.uri!r}")
         if resource.uri in self._static:
             raise ValueError(f"a resource {resource.uri!r} is already registered")
-        self._static[resource.uri] = _Static(resource, read)
+        self._static[resource.uri] = _Static(resource, read, needs)
         self._static_positions.add(resource.uri)
         self._changed()
 
@@ -131,13 +161,16 @@ class ResourceRegistry:
         template: ResourceTemplate,
         read: TemplateReadFunction,
         completers: dict[str, Completer] | None = None,
+        *,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         parsed = UriTemplate(template.uri_template)
+        needs = check_scopes(scopes, f"resource template {template.uri_template!r}")
         check_meta_keys(template.meta, f"resource template {template.uri_template!r}")
         unknown = set(completers or {}) - set(parsed.variables)
         if unknown:
             raise ValueError(f"completers for variables the template does not have: {sorted(unknown)}")
-        self._templates[template.uri_template] = _Template(template, parsed, read, dict(completers or {}))
+        self._templates[template.uri_template] = _Template(template, parsed, read, dict(completers or {}), needs)
         self._template_positions.add(template.uri_template)
         self._changed()
 
@@ -163,13 +196,14 @@ class ResourceRegistry:
 
     async def list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
         cursor = params.cursor if params is not None else None
-        resources = {uri: s.resource for uri, s in self._static.items()}
+        # [2026-07-28:server/resources#3] the resources registered now that this request's authorization permits
+        resources = {uri: s.resource for uri, s in self._static.items() if permits(ctx, s.scopes)}
         page, nxt = paginate("resources", resources, self._static_positions, cursor, self.page_size)
         return model.ListResourcesResult(resources=page, next_cursor=nxt)
 
     async def list_templates(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
         cursor = params.cursor if params is not None else None
-        items = {key: t.template for key, t in self._templates.items()}
+        items = {key: t.template for key, t in self._templates.items() if permits(ctx, t.scopes)}
         page, nxt = paginate("templates", items, self._template_positions, cursor, self.page_size)
         return model.ListResourceTemplatesResult(resource_templates=page, next_cursor=nxt)
 
@@ -178,13 +212,17 @@ class ResourceRegistry:
         check_uri(uri)
         static = self._static.get(uri)
         if static is not None:
+            if not permits(ctx, static.scopes):
+                raise ResourceNotFound(uri)  # one this request may not see does not exist for it
             value = await static.read(ctx)
             return model.ReadResourceResult(contents=_contents(uri, static.resource.mime_type, value))
         for t in self._templates.values():
             variables = t.parsed.match(uri)
             if variables is not None:
+                if not permits(ctx, t.scopes):
+                    raise ResourceNotFound(uri)
                 value = await t.read(ctx, uri, variables)
-                return model.ReadResourceResult(contents=_contents(uri, t.template.mime_type, value))
+                return _found(uri, _contents(uri, t.template.mime_type, value))
         # [server/resources#7] an unknown resource: -32002 with its URI -- resources#error-handling
         raise ResourceNotFound(uri)
 
@@ -227,6 +265,8 @@ class ResourceRegistry:
 
     async def complete(self, ctx: Any, uri_template: str, name: str, value: str, context: dict[str, str]) -> list[str]:
         t = self._templates.get(uri_template)
+        if t is not None and not permits(ctx, t.scopes):
+            t = None  # one this request may not see does not exist for it
         # [server/utilities/completion#2] an unknown template: -32602 -- completion#error-handling
         if t is None:
             raise ProtocolError(f"Invalid params: no resource template {uri_template!r}", ErrorCode.INVALID_PARAMS)

@@ -22,8 +22,8 @@ import json
 import logging
 import re
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Final
 
 import attrs
 
@@ -36,11 +36,13 @@ from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
 from ..schema.pagination import PaginatedRequestParams
 from ..schema.tools import CallToolRequestParams, CallToolResult, ListToolsResult, Tool
+from .access import check_scopes, permits
 from .utilities.pagination import DEFAULT_PAGE_SIZE, Positions, paginate
 
 __all__ = [
     "ToolError",
     "ToolNameWarning",
+    "SensitiveHeaderWarning",
     "ToolFunction",
     "ToolRegistry",
     "as_call_tool_result",
@@ -68,6 +70,28 @@ class ToolError(Exception):
 
 class ToolNameWarning(UserWarning):
     """A tool name outside the spec's guidance (server/tools#tool-names)."""
+
+
+class SensitiveHeaderWarning(UserWarning):
+    """An ``x-mcp-header`` annotation on a parameter whose name says it holds a secret (2026-07-28)."""
+
+
+#: parameter names that hold secrets or personal data by their look (lower case, without _ and -)
+_SENSITIVE: Final = re.compile(r"password|passwd|secret|token|apikey|credential|authorization|privatekey|ssn|cookie")
+
+
+def _warn_if_sensitive(tool: str, headers: tuple[ParamHeader, ...]) -> None:
+    """[2026-07-28:server/tools#33] header values are seen by every intermediary: a parameter named like a
+    secret should not be mirrored into one (a warning at registration: the name is only a hint)."""
+    for header in headers:
+        leaf = header.path[-1].lower().replace("_", "").replace("-", "")
+        if _SENSITIVE.search(leaf):
+            warnings.warn(
+                f"tool {tool!r}: parameter {'.'.join(header.path)!r} looks sensitive; x-mcp-header exposes its"
+                " value to every proxy on the way (server/tools#x-mcp-header)",
+                SensitiveHeaderWarning,
+                stacklevel=4,
+            )
 
 
 def check_tool_name(name: str) -> list[str]:
@@ -115,6 +139,8 @@ class _Entry:
     validate_output: Validate | None
     #: its x-mcp-header annotations (Streamable HTTP, 2026-07-28)
     headers: tuple[ParamHeader, ...] = ()
+    #: the OAuth scopes a request needs to see and call it (none: every request)
+    scopes: frozenset[str] = frozenset()
 
 
 class ToolRegistry:
@@ -148,13 +174,19 @@ class ToolRegistry:
         entry = self._entries.get(name)
         return entry.tool if entry else None
 
+    def visible(self, ctx: Any, name: str) -> Tool | None:
+        """Tool ``name`` if the request of ``ctx`` may see it (its scopes), else None."""
+        entry = self._entries.get(name)
+        return entry.tool if entry is not None and permits(ctx, entry.scopes) else None
+
     def param_headers(self, name: str) -> tuple[ParamHeader, ...]:
         """The ``x-mcp-header`` annotations of tool ``name`` (none for an unknown tool)."""
         entry = self._entries.get(name)
         return entry.headers if entry is not None else ()
 
-    def add(self, tool: Tool, fn: ToolFunction) -> None:
-        """Register a tool; its schemas are checked now (basic/index#24)."""
+    def add(self, tool: Tool, fn: ToolFunction, *, scopes: Iterable[str] | None = None) -> None:
+        """Register a tool; its schemas are checked now (basic/index#24). ``scopes``: only requests whose
+        access token grants them see and call it (:mod:`mcp_ref.server.access`)."""
         if tool.name in self._entries:
             # [server/tools#11] names are unique within a server
             raise ValueError(f"a tool named {tool.name!r} is already registered")
@@ -166,12 +198,15 @@ class ToolRegistry:
         validate_input = compile_schema(tool.input_schema)
         validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
         try:
+            # [2026-07-28:server/tools#13] parameters may carry x-mcp-header annotations: read (and checked) here
             headers = param_headers(tool.input_schema)
         except ValueError as e:
             # [2026-07-28:basic/transports/streamable-http#37-#44] a tool whose x-mcp-header annotations a
             # client would have to reject is refused here, when it is registered
             raise ValueError(f"tool {tool.name!r}: {e}") from None
-        self._entries[tool.name] = _Entry(tool, fn, validate_input, validate_output, headers)
+        needs = check_scopes(scopes, f"tool {tool.name!r}")
+        _warn_if_sensitive(tool.name, headers)
+        self._entries[tool.name] = _Entry(tool, fn, validate_input, validate_output, headers, needs)
         self._positions.add(tool.name)
         self._changed()
 
@@ -190,13 +225,16 @@ class ToolRegistry:
     async def list_tools(self, ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
         # [2026-07-28:server/tools#8] registration order, the same on every request while the set is unchanged
         cursor = params.cursor if params is not None else None
-        tools = {name: e.tool for name, e in self._entries.items()}
+        # [2026-07-28:server/tools#5] the tools registered now that this request's authorization permits
+        tools = {name: e.tool for name, e in self._entries.items() if permits(ctx, e.scopes)}
         page, next_cursor = paginate("tools", tools, self._positions, cursor, self.page_size)
         return ListToolsResult(tools=page, next_cursor=next_cursor)
 
     async def call(self, ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         # [server/tools#8] the name is matched exactly: case matters -- tools#tool-names
         entry = self._entries.get(params.name)
+        if entry is not None and not permits(ctx, entry.scopes):
+            entry = None  # a tool this request may not see is one it cannot call either
         if entry is None:
             # [server/tools#error-handling] unknown tool: a protocol error, invalid params
             raise ProtocolError(f"Unknown tool: {params.name}", ErrorCode.INVALID_PARAMS)

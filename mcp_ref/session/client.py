@@ -42,7 +42,14 @@ from ..basic.json_schema import Validate, available, compile_schema
 from ..basic.lifecycle import SUPPORTED_VERSIONS, Phase, Role
 from ..basic.transports._nursery import block_nursery
 from ..connection import Connection
-from ..errors import ConnectionClosed, LocalProtocolError, MCPError, RemoteProtocolError, UnsupportedProtocolVersion
+from ..errors import (
+    ConnectionClosed,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    RemoteProtocolError,
+    UnsupportedProtocolVersion,
+)
 from ..exchange import StatelessEngine
 from ..schema.jsonrpc import ProgressToken
 from ..schema.lifecycle import (
@@ -102,6 +109,26 @@ if TYPE_CHECKING:
     from .tasks import TaskManager
 
 log = logging.getLogger("mcp_ref.client")
+
+#: the list method of each list_all_* field whose pages the result cache keeps
+_LIST_METHODS: dict[str, str] = {
+    "tools": "tools/list",
+    "resources": "resources/list",
+    "resource_templates": "resources/templates/list",
+    "prompts": "prompts/list",
+}
+
+
+#: the codes a resources/read error says "nothing there" with: -32602 (2026-07-28), -32002 (before)
+_NOT_FOUND_CODES = frozenset({ErrorCode.INVALID_PARAMS, ErrorCode.RESOURCE_NOT_FOUND})
+
+
+class _CursorRefused(Exception):
+    """A page after the first failed: the server may have refused its cursor."""
+
+    def __init__(self, error: MCPError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class InvalidToolResult(RemoteProtocolError):
@@ -207,18 +234,54 @@ class ClientSession:
             raise LocalProtocolError(f"{what} is not part of revision {self.protocol_version}")
         return session
 
-    async def _all_pages(self, fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
-        """Follow ``nextCursor`` to the end; cursors stay opaque (pagination#3, #4)."""
+    async def _all_pages(self, fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
+        """Follow ``nextCursor`` to the end; cursors stay opaque (pagination#3, #4).
+
+        (2026-07-28, with the result cache) The list is one snapshot: its cached pages
+        serve only when every one of them is fresh; otherwise every page is read again
+        from the start (and kept). A cursor the server refuses midway drops the cached
+        pages of the list and reads it again from the start, once.
+        """
+        method = _LIST_METHODS.get(field)
+        cache = self.cache if method is not None and isinstance(self.session, ModernSession) else None
+        # every page fresh in the cache: walked through list_*'s own checks, each page a cache hit (no
+        # checkpoint between them, so none expires midway)
+        whole = cache is not None and method is not None and cache.pages(method, field) is not None
+        for attempt in range(2):
+            try:
+                # [2026-07-28:server/utilities/caching#22] a consistent snapshot: from the first page, every
+                # page fetched again rather than mixed with older cached ones
+                return await self._walk(
+                    lambda c: fetch(c, cache=False) if cache is not None and not whole else fetch(c), field
+                )
+            except _CursorRefused as refused:
+                error = refused.error
+                if cache is None or whole or attempt or error.code != ErrorCode.INVALID_PARAMS:
+                    raise error from None
+                assert method is not None
+                # [2026-07-28:server/utilities/caching#23] a cursor the server no longer takes: every cached
+                # page of the list goes, and the list is read again from its start
+                cache.forget(method)
+                log.info("%s: the server refused a cursor (%s); reading the list again from the start", method, error)
+        raise AssertionError("unreachable")
+
+    async def _walk(self, fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
         while True:
             # [server/prompts#8, server/utilities/pagination#1, #4] pages of any size; the cursor goes
             # back untouched -- pagination#implementation-guidelines
-            page = await fetch(cursor)
+            try:
+                page = await fetch(cursor)
+            except MCPError as e:
+                if cursor is None:
+                    raise
+                raise _CursorRefused(e) from e  # (refused on a later page: its cursor, not the request)
             items.extend(getattr(page, field))
             cursor = page.next_cursor
-            # [server/utilities/pagination#3] no nextCursor: the end
+            # [server/utilities/pagination#3] no nextCursor: the end; [2026-07-28:server/utilities/pagination#5]
+            # only None ends it: any string, "" too, is a cursor to send back
             if cursor is None:
                 return items
             if cursor in seen:
@@ -235,9 +298,12 @@ class ClientSession:
         """A cacheable request: a fresh cached result, or the server's (kept for its ttlMs)."""
         cache = self.cache
         session = self.session
+        options = dict(options)
+        # [2026-07-28:server/utilities/caching#7] cache=False: fetched now, whatever is kept (and kept anew)
+        use_cached = options.pop("cache", True)
         if cache is None or not isinstance(session, ModernSession):
             return await session.request(method, params, **options)
-        hit = cache.get(method, key)
+        hit = cache.get(method, key) if use_cached else None
         if hit is not None:
             return hit
         retried: list[bool] = []
@@ -283,7 +349,7 @@ class ClientSession:
 
     async def list_all_tools(self, **options: Any) -> list[Tool]:
         """Every tool, following the pages to the end."""
-        return await self._all_pages(lambda c: self.list_tools(c, **options), "tools")
+        return await self._all_pages(lambda c, **kw: self.list_tools(c, **{**options, **kw}), "tools")
 
     def _forget_tools(self) -> None:
         """The server's tools changed: what was learnt of their schemas is learnt again."""
@@ -379,7 +445,7 @@ class ClientSession:
 
     async def list_all_resources(self, **options: Any) -> list[Resource]:
         """Every resource, following the pages to the end."""
-        return await self._all_pages(lambda c: self.list_resources(c, **options), "resources")
+        return await self._all_pages(lambda c, **kw: self.list_resources(c, **{**options, **kw}), "resources")
 
     async def list_resource_templates(self, cursor: str | None = None, **options: Any) -> ListResourceTemplatesResult:
         """One page of the server's resource templates (``cursor``: the page after that one)."""
@@ -390,16 +456,28 @@ class ClientSession:
 
     async def list_all_resource_templates(self, **options: Any) -> list[ResourceTemplate]:
         """Every resource template, following the pages to the end."""
-        return await self._all_pages(lambda c: self.list_resource_templates(c, **options), "resource_templates")
+        return await self._all_pages(
+            lambda c, **kw: self.list_resource_templates(c, **{**options, **kw}), "resource_templates"
+        )
 
     async def read_resource(self, uri: str, **options: Any) -> ReadResourceResult:
-        """Read the resource at ``uri``: its contents (``result.text`` is the text of a single text content). MCPError
-        -32002 when the server has none there (-32602 from a 2026-07-28 server).
+        """Read the resource at ``uri``: its contents (``result.text`` is the text of a single text content).
+        :class:`~mcp_ref.ResourceNotFound` (an MCPError) when the server has none there or refused the
+        URI: code -32002 from a server of an earlier revision, -32602 from a 2026-07-28 one.
         """
         # (a read that needed input rounds is not kept: ModernSession reports whether it did)
-        result: ReadResourceResult = await self._cached(
-            "resources/read", uri, model.ReadResourceRequestParams(uri=uri), options
-        )
+        try:
+            result: ReadResourceResult = await self._cached(
+                "resources/read", uri, model.ReadResourceRequestParams(uri=uri), options
+            )
+        except MCPError as e:
+            from ..server.resources import ResourceNotFound  # (loaded when first needed, bench W7)
+
+            if isinstance(e, ResourceNotFound) or e.code not in _NOT_FOUND_CODES:
+                raise
+            # [2026-07-28:server/resources#15] -32602 (2026-07-28) and -32002 (earlier revisions) both say
+            # the server has nothing there: one exception, with the code it sent
+            raise ResourceNotFound(uri, code=e.code, message=e.message, data=e.data) from e
         return result
 
     async def subscribe_resource(self, uri: str, **options: Any) -> None:
@@ -454,7 +532,7 @@ class ClientSession:
 
     async def list_all_prompts(self, **options: Any) -> list[Prompt]:
         """Every prompt, following the pages to the end."""
-        return await self._all_pages(lambda c: self.list_prompts(c, **options), "prompts")
+        return await self._all_pages(lambda c, **kw: self.list_prompts(c, **{**options, **kw}), "prompts")
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, **options: Any
@@ -588,6 +666,8 @@ def _capabilities(
     sampling: SamplingGuard | None,
     elicitation: ElicitationGuard | None,
 ) -> ClientCapabilities:
+    # [2026-07-28:client/elicitation#4, client/sampling#6, client/roots#2] what the callbacks given make us
+    # support, declared in the _meta of every 2026-07-28 request (the engine writes it on each one)
     return ClientCapabilities(
         roots=roots.capability() if roots is not None else None,
         # [client/sampling#5] a sampling handler given: sampling declared -- sampling#capabilities

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -35,6 +35,7 @@ from ..basic import lifecycle as lc
 from ..basic import versioning as v
 from ..basic.lifecycle import Role
 from ..basic.patterns import mrtr, subscriptions
+from ..basic.rate_limit import TokenBucket
 from ..errors import DecodeError, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
 from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived, MessageRejected, NotificationIgnored
 from ..exchange import Exchange, StatelessEngine
@@ -73,6 +74,9 @@ class ModernServable(Protocol):
 __all__ = ["ModernContext", "ModernRuntime", "ModernServable", "Sink", "serve_modern_channel"]
 
 log = logging.getLogger("mcp_ref.session.modern")
+
+#: the rate-limit buckets a runtime keeps at most (the least recently used go first)
+_MAX_BUCKETS = 10_000
 
 
 class Sink(Protocol):
@@ -296,9 +300,16 @@ class ModernContext(RequestContext):
             raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {e}", ErrorCode.INVALID_PARAMS) from None
 
     async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+        from ..basic.url_elicitation import check_elicitation_url
         from ..client.elicitation import check_elicit_answer
-        from ..schema.elicitation import ElicitResult
+        from ..schema.elicitation import ElicitRequestURLParams, ElicitResult
 
+        if isinstance(params, ElicitRequestURLParams):
+            try:
+                check_elicitation_url(params.url)
+            except ValueError as e:
+                # [2026-07-28:client/elicitation#14] a URL elicitation carries a valid URL, checked before it is asked
+                raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None
         key, answer = self._input("elicitation/create", params, key)
         result = self._decode_answer(key, answer, ElicitResult)
         try:
@@ -371,6 +382,11 @@ class ModernRuntime:
         self.log_rate = (config.log_rate, config.log_burst) if config.log_rate is not None else None
         #: the least interval between one request's progress notifications (SessionConfig.progress_min_interval)
         self.progress_interval = config.progress_min_interval
+        #: (rate, burst) per method, from SessionConfig.request_rate_limits: counted per user (a verified
+        #: token's principal), else per channel (stdio, in memory), else one bucket for every tokenless
+        #: HTTP request (there is no identity to count them by)
+        self.request_limits = dict(config.request_rate_limits)
+        self._buckets: OrderedDict[tuple[str, Any], TokenBucket] = OrderedDict()
 
     def engine(self, *, track_ids: bool) -> StatelessEngine:
         """A server engine for this server as it is now (its capabilities, what it serves)."""
@@ -424,6 +440,9 @@ class ModernRuntime:
         self, exchange: Exchange, sink: Sink, scope: trio.CancelScope, auth: AccessToken | None
     ) -> tuple[bytes, int | None]:
         handler = self.handlers[exchange.method]
+        if exchange.method in self.request_limits and not self._within_limit(exchange, sink, auth):
+            message = f"Invalid Request: too many {exchange.method} requests; retry later"
+            return exchange.send_error(ErrorCode.INVALID_REQUEST, message), int(ErrorCode.INVALID_REQUEST)
         try:
             answers, state = self._open_retry(exchange, auth)
             ctx = ModernContext(self, exchange, scope, sink, auth=auth, answers=answers, state=state)
@@ -442,6 +461,31 @@ class ModernRuntime:
             raise
         except Exception as exc:
             return self._error(exchange, exc)
+
+    def _within_limit(self, exchange: Exchange, sink: Sink, auth: AccessToken | None) -> bool:
+        """Whether ``exchange`` is within its method's rate limit (each retry of a multi round-trip
+        request counts: it is a request like any other)."""
+        who: Any
+        if auth is not None:
+            who = ("user", tuple(_principal(auth) or ()))
+        elif isinstance(sink, _PipeSink):
+            who = ("channel", id(sink))
+        else:
+            who = ("anonymous",)
+        key = (exchange.method, who)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = TokenBucket(*self.request_limits[exchange.method])
+            while len(self._buckets) > _MAX_BUCKETS:
+                self._buckets.popitem(last=False)
+        else:
+            self._buckets.move_to_end(key)
+        # [2026-07-28:server/tools#42, server/utilities/completion#6] within its rate limit, or refused at
+        # once (-32600) before the handler runs
+        if bucket.allow(trio.current_time()):
+            return True
+        log.warning("refused %s request %r: over its rate limit (%g/s)", exchange.method, exchange.id, bucket.rate)
+        return False
 
     def _open_retry(self, exchange: Exchange, auth: AccessToken | None) -> tuple[dict[str, Any], dict[str, Any]]:
         """The answers a retry brings (its own, and those its requestState carries) and the handler's state."""
@@ -488,6 +532,7 @@ class ModernRuntime:
             code, message, data = exc.code, exc.message, exc.data
         else:
             log.error("handler for %s (request %r) failed", exchange.method, exchange.id, exc_info=exc)
+            # [2026-07-28:server/resources#14] any other failure is an internal error, -32603
             code, message, data = ErrorCode.INTERNAL_ERROR, "Internal error", None
         try:
             return exchange.send_error(code, message, data), code

@@ -294,7 +294,8 @@ class ResultCache:
         if entry is None:
             return None
         expires, result = entry
-        # [2026-07-28:server/utilities/caching#2, #8, #13] this method and params only; fresh while
+        # [2026-07-28:server/utilities/caching#2, #4, #5, #8, #13, #21] this method and params only (a
+        # list page by its own cursor, so an expired page is fetched again with that cursor); fresh while
         # now < received + ttlMs, then fetched again
         if self.clock() < expires:
             return result
@@ -309,7 +310,8 @@ class ResultCache:
             extra = getattr(result, "extra", None)
             if ttl is None and isinstance(extra, Mapping):
                 ttl = extra.get("ttlMs")  # (a data model without the 2026 caching fields keeps it here)
-        # [2026-07-28:server/utilities/caching#9, #10] absent or negative counts as 0: stale at once
+        # [2026-07-28:server/utilities/caching#9, #10] absent or negative counts as 0; [#6] 0: stale at
+        # once, so not kept (nor is a ttlMs that is not a number)
         if not isinstance(ttl, int | float) or isinstance(ttl, bool) or ttl <= 0:
             return
         self._entries[(method, key)] = (self.clock() + ttl / 1000, result)
@@ -325,6 +327,30 @@ class ResultCache:
 
     def clear(self) -> None:
         self._entries.clear()
+
+    def forget(self, method: str) -> None:
+        """Drop every kept result of ``method`` (every page of a list)."""
+        for key in [k for k in self._entries if k[0] == method]:
+            del self._entries[key]
+
+    def pages(self, method: str, field: str) -> list[Any] | None:
+        """The items of a whole list from fresh kept pages, following their cursors from the first; None
+        unless every page is here and fresh."""
+        items: list[Any] = []
+        cursor: Any = None
+        seen: set[Any] = set()
+        while True:
+            page = self.get(method, cursor)
+            if page is None:
+                return None
+            wire = "resourceTemplates" if field == "resource_templates" else field
+            items.extend(_field(page, wire, field) or ())
+            cursor = _field(page, "nextCursor", "next_cursor")
+            if cursor is None:
+                return items
+            if cursor in seen:
+                return None
+            seen.add(cursor)
 
 
 def _field(result: Any, wire: str, attr: str) -> Any:
@@ -589,7 +615,9 @@ class ModernSession:
             else:
                 # [2026-07-28:basic/patterns/mrtr#22] none asked for: retried at once, with no answers
                 input_responses = None
-        # retries bounded (issue 28): a server that loops is an error, not a hang
+        # retries bounded (issue 28): a server that loops is an error, not a hang; [2026-07-28:client/sampling#24]
+        # so the callbacks run only for our own requests, at most max_input_rounds times each: a server
+        # cannot make us sample (or elicit) at a pace of its own
         raise InputRoundsExceeded(
             f"{method}: the server still asked for input after {self.max_input_rounds} retries; giving up"
         )

@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import attrs
@@ -261,6 +261,7 @@ class Server:
         icons: list[Icon] | None = None,
         task_support: Literal["forbidden", "optional", "required"] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[Handler[P, R]], Handler[P, R]]:
         """Register ``fn`` as a tool (the name defaults to the function's, the description to its docstring).
 
@@ -274,6 +275,8 @@ class Server:
         A handler of neither shape, or whose return annotation could never
         be sent (``-> int``), is a TypeError here, not an error at each call.
         ``server.tools[name]`` is the :class:`~mcp_ref.schema.Tool` as listed.
+        ``scopes``: only requests whose access token grants all of them see and
+        call the tool (:mod:`mcp_ref.server.access`; the same for resources and prompts).
         """
         _check_decorator_argument("tool", "name", name)
         if task_support not in (None, "forbidden", "optional", "required"):
@@ -308,7 +311,7 @@ class Server:
             )
             if task_support == "required" and self.task_manager is None and self.sessions:
                 raise RuntimeError(self._tasks_needed([tool.name]))
-            self.tools.add(tool, handler)
+            self.tools.add(tool, handler, scopes=scopes)
             return fn
 
         return register
@@ -325,6 +328,7 @@ class Server:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         cache: CachePolicy | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[Callable[[RequestContext], Awaitable[R]]], Callable[[RequestContext], Awaitable[R]]]:
         """Register ``fn(ctx)`` as the reader of a static resource.
 
@@ -353,6 +357,7 @@ class Server:
                     icons=icons,
                 ),
                 fn,
+                scopes=scopes,
             )
             return fn
 
@@ -370,6 +375,7 @@ class Server:
         icons: list[Icon] | None = None,
         completers: dict[str, Completer] | None = None,
         cache: CachePolicy | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[Handler[P, R]], Handler[P, R]]:
         """Register ``fn`` as the reader of a URI template.
 
@@ -407,6 +413,7 @@ class Server:
                 ),
                 reader,
                 completers,
+                scopes=scopes,
             )
             self._has_completers = self._has_completers or bool(completers)
             return fn
@@ -422,6 +429,7 @@ class Server:
         arguments: list[PromptArgument] | None = None,
         icons: list[Icon] | None = None,
         completers: dict[str, Completer] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[Handler[P, R]], Handler[P, R]]:
         """Register ``fn`` as a prompt.
 
@@ -453,6 +461,7 @@ class Server:
                 ),
                 getter,
                 completers,
+                scopes=scopes,
             )
             self._has_completers = self._has_completers or bool(completers)
             return fn
@@ -503,7 +512,7 @@ class Server:
         return result
 
     async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
-        tool = self.tools.get(params.name)
+        tool = self.tools.visible(ctx, params.name)  # (one the token may not see is unknown, even as a task)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
         # (the engine records a request as augmented only when its params carry task metadata)
         augmented = params.task is not None and ctx.task_augmented
@@ -545,6 +554,7 @@ class Server:
         custom = {REQUEST_CAPABILITY[m][0] for m in self._handlers if m in REQUEST_CAPABILITY}
         # [server/tools#3] a server with tools declares the tools capability -- tools#capabilities
         tools = self.tools.capability() if len(self.tools) else None
+        # [2026-07-28:server/prompts#2] prompts registered: declared (server/discover carries these capabilities)
         prompts = self.prompts.capability() if self._offers("prompts") else None
         resources = self.resources.capability() if self._offers("resources") else None
         tools = tools or (ListChangedCapability() if "tools" in custom else None)
@@ -660,6 +670,8 @@ class Server:
         self._modern = None  # what is registered changed: the next 2026-07-28 request sees it
         for session in list(self.sessions):
             session.notify_soon(method, params if params is not None else NotificationParams())
+        # [2026-07-28:server/tools#11, server/prompts#7, server/resources#8] list changes reach the
+        # subscriptions/listen streams that asked for them (the feed filters by what each one asked)
         self.changes.publish(method, None)
 
     def resource_updated(self, uri: str) -> None:

@@ -112,6 +112,34 @@ async def test_a_server_protected_the_wrong_way_is_reported_with_the_rules_it_br
     }
 
 
+async def _pointing_at_cloud_metadata(stream: trio.SocketStream) -> None:
+    """A 401 whose resource_metadata names the cloud metadata service (request forgery)."""
+    conn = h11.Connection(h11.SERVER)
+    while not isinstance(event := conn.next_event(), h11.EndOfMessage | h11.ConnectionClosed):
+        if event is h11.NEED_DATA:
+            conn.receive_data(await stream.receive_some(65536))
+    challenge = 'Bearer resource_metadata="http://169.254.169.254/latest/meta-data/iam/", scope="mcp"'
+    head = [("www-authenticate", challenge), ("content-length", "0"), ("connection", "close")]
+    await stream.send_all(
+        (conn.send(h11.Response(status_code=401, headers=head)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+    )
+    await stream.aclose()
+
+
+async def test_the_battery_does_not_fetch_what_a_server_names_on_a_network_it_may_not_reach() -> None:
+    # the cross-checker is pointed at servers nobody vouches for: their resource_metadata is
+    # fetched under the OAuth client's fetch rules (issue 31), not from wherever they name
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, _pointing_at_cloud_metadata, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        battery = Battery(HttpTarget(f"http://127.0.0.1:{port}/mcp"), only=["authorization"])
+        with trio.fail_after(10), pytest.raises(TargetUnreachable):
+            await battery._authorization()
+        nursery.cancel_scope.cancel()
+    (finding,) = [f for f in battery.report.findings if f.requirement == "basic/authorization#14"]
+    assert "169.254.169.254 is a link-local address" in " ".join([finding.message, *map(str, finding.evidence)])
+
+
 async def test_an_unreachable_url_is_refused_not_a_traceback() -> None:
     with pytest.raises(TargetUnreachable) as caught:
         await check_server(HttpTarget("http://127.0.0.1:1/mcp"), only=["ping"])

@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 #: [2026-07-28:basic/patterns/mrtr#4] the requests an InputRequiredResult may answer -- mrtr#supported-requests
+#: ([2026-07-28:server/tools#9, server/resources#7, server/prompts#6]: a tool, a resource's reader and a
+#: prompt may each ask the client for input)
 SUPPORTED_REQUESTS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: [2026-07-28:basic/patterns/mrtr#9] what an input request may be, and the client capability each needs
 INPUT_METHODS: Final[Mapping[str, tuple[str, ...]]] = {

@@ -139,8 +139,10 @@ class FileTokenStorage:
         return data if isinstance(data, dict) else {}
 
     def _update(self, key: str, value: StoredAuthorization | None) -> None:
-        # [2026-07-28:basic/authorization/index#48] refresh tokens kept where only the user reads them
+        # [basic/authorization#76, 2026-07-28:basic/authorization/index#48] a directory made here is the
+        # user's alone (refresh tokens are kept where only the user reads them)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # [basic/authorization#76] no save writes over another process's (issue 31, row 4)
         with _exclusive(self.path.with_name(self.path.name + ".lock")):
             self._replace(key, value)
 
@@ -175,6 +177,7 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
         else:
             import fcntl
 
+            # [basic/authorization#76] held through the read-change-replace
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:

@@ -90,8 +90,11 @@ def hints_for(
     """
     if method not in CACHEABLE or result.get("resultType", "complete") != "complete":
         return {}
+    # [2026-07-28:server/utilities/caching#18, #19] the hints follow the policy alone, whether or not
+    # listChanged is declared
     policy = override or per_method.get(method) or default
     hints: dict[str, Any] = {}
+    # [2026-07-28:server/utilities/caching#20] a handler may give each page its own ttlMs: kept
     if "ttlMs" not in result:
         hints["ttlMs"] = policy.ttl_ms
     if "cacheScope" not in result:

@@ -870,6 +870,27 @@ async def test_cross_app_access() -> None:
         assert seen["grant"]["assertion"] == "id-jag"
 
 
+@pytest.mark.req("basic/authorization#79", "basic/authorization#80")
+async def test_an_identity_provider_token_endpoint_over_plain_http_is_refused() -> None:
+    # the application gave this URL, so the fetch rules do not apply to it; https still does
+    # (the user's ID token would cross the network in the clear), loopback excepted
+    from mcp_ref.basic.transports.oauth_client import CrossAppAccess
+
+    async with world() as w:
+        w.auth_server.clients["xaa"] = {"client_id": "xaa", "client_secret": "pw", "redirect_uris": []}
+        grant = CrossAppAccess(
+            idp_token_endpoint="http://idp.example/token",
+            id_token="the-users-id-token",
+            idp_client_id="idp-client",
+            client_id="xaa",
+            client_secret="pw",
+        )
+        with trio.fail_after(20), pytest.raises(AuthorizationError, match="is not https") as raised:
+            async with open_http_client(w.mcp.url, auth=OAuthClient(grant=grant, clock=w.clock)):
+                pytest.fail("the session must not open")
+        assert raised.value.step == "token-exchange" and "the-users-id-token" not in str(raised.value)
+
+
 async def test_resource_metadata_of_an_https_server_is_read_over_https() -> None:
     """A 401 from an https server pointing at plain-HTTP metadata (which anyone on the path could
     rewrite to name their own authorization server) is refused before it is fetched."""
