@@ -45,6 +45,13 @@ from .session import (
 from .session.client import InvalidToolResult
 from .session.connect import connect
 from .session.core import PendingRequest
+from .session.modern_client import (
+    EraCache,
+    InputRequestContext,
+    InputRoundsExceeded,
+    Subscription,
+    SubscriptionEnded,
+)
 
 if _TYPE_CHECKING:
     # loaded on first use at run time (see __getattr__); imported here so type
@@ -61,6 +68,7 @@ if _TYPE_CHECKING:
     from .server.resources import ResourceNotFound
     from .server.tools import ToolNameWarning
     from .session.http import (
+        AsgiApp,
         CallbackListenError,
         ClientCredentials,
         CrossAppAccess,
@@ -89,6 +97,7 @@ if _TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsgiApp",
     "AccessToken",
     "InvalidToken",
     "ProtectedResource",
@@ -104,6 +113,11 @@ __all__ = [
     "ClientInformation",
     "CachePolicy",
     "ClientSession",
+    "EraCache",
+    "InputRequestContext",
+    "InputRoundsExceeded",
+    "Subscription",
+    "SubscriptionEnded",
     "Connection",
     "ConnectionClosed",
     "CrossAppAccess",
@@ -181,6 +195,7 @@ __all__ = [
 
 #: names that need the http extra (h11), imported on first use
 _HTTP_NAMES = (
+    "AsgiApp",
     "open_http_client",
     "serve_http",
     "OAuthClient",

@@ -111,4 +111,23 @@ server_requirements 2026-07-28
 server_requirements 2025-11-25
 client_requirements 2026-07-28
 client_requirements 2025-11-25
+
+# -- the same server scenarios through ASGI ----------------------------------------------------
+# The everything server as an ASGI application (Server.asgi_app()) mounted in Starlette under
+# Hypercorn's trio worker (tools/asgi_everything.py): the endpoint an existing web application
+# mounts must pass what our own h11 server passes, in both eras. (cwd: the checkout)
+ASGI_PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$PY" -m hypercorn -k trio --bind "127.0.0.1:$ASGI_PORT" tools.asgi_everything:app 2>"$WORK/asgi.log" &
+ASGI=$!
+trap 'kill $SERVER $ASGI 2>/dev/null || true; wait $SERVER $ASGI 2>/dev/null || true; rm -rf "$WORK"' EXIT
+for _ in $(seq 100); do
+  "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $ASGI_PORT), 1)" 2>/dev/null && break
+  sleep 0.1
+done
+URL="http://127.0.0.1:$ASGI_PORT/mcp"
+LINE_2025="$LINE_2025 (ASGI: Starlette under Hypercorn)"
+LINE_2026="$LINE_2026 (ASGI: Starlette under Hypercorn)"
+for s in active pending; do server_suite_2025 "$s"; done
+server_requirements 2026-07-28
+server_requirements 2025-11-25
 exit $status

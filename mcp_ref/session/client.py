@@ -231,7 +231,10 @@ class ClientSession:
         """The 2025 session, for what only it has (2026-07-28 dropped it or made it an extension)."""
         session = self.session
         if isinstance(session, ModernSession):
-            raise LocalProtocolError(f"{what} is not part of revision {self.protocol_version}")
+            raise LocalProtocolError(
+                f"{what} is not part of revision {self.protocol_version}: open the client with era='legacy'"
+                " (or protocol_version='2025-11-25') for a 2025 session, which has it"
+            )
         return session
 
     async def _all_pages(self, fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
@@ -502,7 +505,7 @@ class ClientSession:
         """(2026-07-28) ``async with client.listen(tools=True) as sub: async for method, params in sub``.
 
         A ``subscriptions/listen`` stream (basic/patterns/subscriptions):
-        see :class:`~mcp_ref.session.modern_client.Subscription`. A 2025
+        see :class:`~mcp_ref.Subscription`. A 2025
         session has its notifications on the session instead (``on_list_changed``,
         ``on_resource_updated`` and :meth:`subscribe_resource`).
         """
@@ -1032,6 +1035,7 @@ async def _open_modern(
                 max_request_timeout=cfg.max_request_timeout,
                 max_input_rounds=max_input_rounds,
                 log_level=log_level,
+                telemetry=cfg.telemetry,
             )
             await nursery.start(modern.receive_loop)
             init = _synthetic_init(outcome.version, outcome.result)

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+from ..basic.transports.asgi import AsgiApp
 from ..basic.transports.http_client import HttpAuth, HttpClientChannel, SessionExpired, open_http_channel
 from ..basic.transports.http_server import HttpConfig, HttpServerInfo, serve_http
 from ..basic.transports.oauth_callback import LoopbackCallback
@@ -32,6 +33,7 @@ from ..errors import ConnectionClosed
 from .client import ClientSession, open_session
 
 __all__ = [
+    "AsgiApp",
     "open_http_client",
     "serve_http",
     "HttpConfig",

@@ -23,6 +23,7 @@ era; the Streamable HTTP server drives :meth:`ModernRuntime.run` per POST.
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections import Counter, OrderedDict
@@ -42,6 +43,7 @@ from ..exchange import Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
 from .core import RequestContext, RequestHandler, SessionConfig
+from .telemetry import Tracing, tracing
 
 if TYPE_CHECKING:
     from ..basic.authorization.resource_server import AccessToken
@@ -387,6 +389,18 @@ class ModernRuntime:
         #: HTTP request (there is no identity to count them by)
         self.request_limits = dict(config.request_rate_limits)
         self._buckets: OrderedDict[tuple[str, Any], TokenBucket] = OrderedDict()
+        #: OpenTelemetry (:mod:`.telemetry`, the otel extra): a SERVER span per request, or None.
+        #: Decided when the runtime is made (the server's first 2026-07-28 request, and again
+        #: when its registrations change), from ``SessionConfig.telemetry``, as a 2025 session
+        #: decides when it starts
+        self.tracing: Tracing | None = tracing(config.telemetry)
+
+    def traced_by(self, traced: Tracing | None) -> ModernRuntime:
+        """This runtime with another tracing (a channel whose SessionConfig says otherwise); it
+        shares everything else, the rate limits' buckets included."""
+        other = copy.copy(self)
+        other.tracing = traced
+        return other
 
     def engine(self, *, track_ids: bool) -> StatelessEngine:
         """A server engine for this server as it is now (its capabilities, what it serves)."""
@@ -447,7 +461,12 @@ class ModernRuntime:
             answers, state = self._open_retry(exchange, auth)
             ctx = ModernContext(self, exchange, scope, sink, auth=auth, answers=answers, state=state)
             try:
-                result = await handler(ctx, exchange.params)
+                traced = self.tracing
+                if traced is None:
+                    result = await handler(ctx, exchange.params)
+                else:
+                    # a SERVER span continuing the client's trace ([2026-07-28:basic/index#62])
+                    result = await traced.handle(ctx, _input_required_is_an_answer(handler), exchange.params)
             except mrtr.InputRequired:
                 result = None
             # [2026-07-28:basic/patterns/mrtr#20] a retry may be asked for more, round after round
@@ -574,6 +593,19 @@ class ModernRuntime:
         return exchange.end_subscription(), None
 
 
+def _input_required_is_an_answer(handler: RequestHandler) -> RequestHandler:
+    """``handler``, ending normally when it stops for input (its span is not a failure: the
+    request is answered with an ``InputRequiredResult`` from what ``ctx.pending`` holds)."""
+
+    async def run(ctx: Any, params: Any) -> Any:
+        try:
+            return await handler(ctx, params)
+        except mrtr.InputRequired:
+            return None
+
+    return run
+
+
 async def _stopped(exchange: Exchange) -> bool:
     """Whether the client cancelled ``exchange`` (its cancellation may have been read a moment
     before the handler's scope sees it): the scope's Cancelled is raised here when it is due."""
@@ -608,13 +640,18 @@ async def serve_modern_channel(
     *,
     max_concurrent: int = 1000,
     eof_grace: float = 0.0,
+    telemetry: Any = None,
 ) -> str:
     """Serve 2026-07-28 requests arriving on ``channel`` (``first`` already read) until it ends.
 
     One engine tracks the ids in flight, so ``notifications/cancelled`` stops the
     handler it names ([2026-07-28:basic/transports/stdio#10]); writes are serialised.
+    ``telemetry``: the channel's ``SessionConfig.telemetry`` (decided as it starts).
     Returns why it ended.
     """
+    traced = tracing(telemetry)
+    if traced is not runtime.tracing:
+        runtime = runtime.traced_by(traced)
     engine = runtime.engine(track_ids=True)
     lock = trio.StrictFIFOLock()
     scopes: dict[Any, trio.CancelScope] = {}

@@ -64,6 +64,7 @@ from ..events import (
 from ..exchange import StatelessEngine
 from ..schema import messages as m
 from ..schema._converter import decode
+from .telemetry import tracing
 
 if TYPE_CHECKING:
     pass
@@ -120,10 +121,15 @@ class InputRequestContext:
     """What an application's sampling / elicitation / roots callback gets as ``ctx`` in 2026-07-28:
     the input request's ``key`` and the original request it serves (``method``, ``params``)."""
 
+    #: the input request's key in the server's ``inputRequests``
     key: str
+    #: the method of the request it serves (``tools/call`` ...)
     method: str
+    #: that request's params
     params: Any
+    #: how many retries came before (0: the first answer)
     round: int
+    #: the :class:`~mcp_ref.ClientSession` asking
     client: Any = None
 
 
@@ -135,13 +141,17 @@ class Subscription:
     the acknowledgement left out. Iteration ends when the server ends the
     subscription gracefully (its completion result; ``graceful`` is True) and
     raises :class:`SubscriptionEnded` when the stream dropped without it.
-    Leaving the ``async with`` of :meth:`ModernSession.listen` cancels it.
+    Leaving the ``async with`` of ``client.listen(...)`` cancels it.
     """
 
     def __init__(self, request_id: Any, requested: dict[str, Any]) -> None:
+        #: the id of its subscriptions/listen request (what tags the notifications it carries)
         self.id = request_id
+        #: the filter asked for (``toolsListChanged``, ``resourceSubscriptions`` ...)
         self.requested = requested
+        #: the filter the server agreed to, once acknowledged (None until then)
         self.acknowledged: dict[str, Any] | None = None
+        #: whether the server ended it with its completion result
         self.graceful = False
         self._ack = trio.Event()
         self._send, self._receive = trio.open_memory_channel[Any](math.inf)
@@ -251,13 +261,16 @@ class EraCache:
         self._eras: dict[Any, str] = {}
 
     def get(self, key: Any) -> str | None:
+        """The era ("modern" or "legacy") found for ``key``, or None (not known: probe)."""
         return self._eras.get(key) if key is not None else None
 
     def set(self, key: Any, era: str) -> None:
+        """Remember the era found for ``key``."""
         if key is not None:
             self._eras[key] = era
 
     def forget(self, key: Any) -> None:
+        """Forget ``key`` (its server may have changed): the next client probes it again."""
         self._eras.pop(key, None)
 
 
@@ -383,6 +396,7 @@ class ModernSession:
         max_input_rounds: int = 8,
         max_reissues: int = 2,
         log_level: str | None = None,
+        telemetry: Any = None,
     ) -> None:
         if max_input_rounds < 1 or max_reissues < 0:
             raise ValueError("max_input_rounds is at least 1, max_reissues at least 0")
@@ -410,6 +424,13 @@ class ModernSession:
         #: the exception an application callback (on_log, on_list_changed) raised: it ends the
         #: client, and is raised from the ``async with`` as itself
         self.callback_error: BaseException | None = None
+        #: OpenTelemetry (:mod:`.telemetry`, the otel extra): a CLIENT span per call, or None;
+        #: ``telemetry`` is ``SessionConfig.telemetry``, decided now, as a 2025 session does
+        self._tracing = tracing(telemetry)
+        if self._tracing is not None:
+            # the traced funnel, in place of request() for this client alone: a client without
+            # tracing runs request() as it is, with not even a check (bench W1)
+            self.request = self._traced_request  # type: ignore[method-assign]
 
     # -- the wire ----------------------------------------------------------------------------------
 
@@ -558,6 +579,13 @@ class ModernSession:
     async def notify(self, method: str, params: Any = None) -> None:
         raise LocalProtocolError(f"2026-07-28 defines no client notification {method} (only cancellation)")
 
+    async def _traced_request(self, method: str, params: Any = None, **options: Any) -> Any:
+        """:meth:`request` in a CLIENT span (the otel extra), over all of the call's rounds."""
+        assert self._tracing is not None
+        return await self._tracing.call(
+            self.version, method, params, lambda traced: ModernSession.request(self, method, traced, **options)
+        )
+
     async def request(
         self,
         method: str,
@@ -649,7 +677,10 @@ class ModernSession:
             except Exception as e:
                 raise RemoteProtocolError(f"input request {key!r} ({kind}) has invalid params: {e}") from e
             ctx = InputRequestContext(key=key, method=method, params=params, round=round_, client=self.client)
-            answers[key] = await handler(ctx, typed)
+            if self._tracing is None:
+                answers[key] = await handler(ctx, typed)
+            else:
+                answers[key] = await self._tracing.answer(kind, key, handler, ctx, typed)
         return answers
 
     async def _one(
@@ -711,6 +742,8 @@ class ModernSession:
             input_responses=input_responses,
             request_state=request_state,
         )
+        if self._tracing is not None:
+            self._tracing.exchanged(rid)
         send, receive = trio.open_memory_channel[Any](math.inf)
         self._waiters[rid] = send
         # [2026-07-28:basic/patterns/cancellation#6, #8] every request has a timeout, this one's if given

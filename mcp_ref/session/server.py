@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = ["Server"]
 
 if TYPE_CHECKING:
+    from ..basic.transports.asgi import AsgiApp
     from .tasks import TaskManager
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -853,6 +854,16 @@ class Server:
         if failure is not None:
             raise SystemExit(f"cannot serve on {host} port {port}: {failure.strerror or failure}")
 
+    def asgi_app(self, **options: Any) -> AsgiApp:
+        """This server's MCP endpoint as an ASGI application, to mount in a web application
+        served by Hypercorn's trio worker or Quart-Trio (:class:`~mcp_ref.AsgiApp`; its
+        ``lifespan`` runs the sessions). ``options`` are those of ``serve_http``:
+        ``auth=`` (with its ``resource``), ``allowed_hosts=``, :class:`HttpConfig` fields.
+        The endpoint behaves as ``serve_http``'s does. Needs the ``http`` extra."""
+        from ..basic.transports.asgi import AsgiApp
+
+        return AsgiApp(self, **options)
+
     @staticmethod
     def _run_quietly(main: Callable[[], Awaitable[None]]) -> None:
         """trio.run(main); a Ctrl-C trio turns into KeyboardInterrupt ends it with status 130, quietly."""
@@ -902,6 +913,7 @@ class _Opening:
             data,
             max_concurrent=self.config.max_concurrent_requests,
             eof_grace=self.config.eof_grace,
+            telemetry=self.config.telemetry,
         )
 
     def decides(self, data: bytes) -> bool:

@@ -12,6 +12,14 @@ the trace from it; ``_meta`` is open in the 2025 revisions too, so this works
 with every peer. A handler's own spans are children of its request's span, and
 a request it sends on (sampling, elicitation) is a child too.
 
+In 2026-07-28 there is no session: a call on the client is one CLIENT span
+over all of its rounds (each retry after an ``InputRequiredResult`` carries the
+span's context; the client's answer to an input request is a span under it),
+and the server makes a SERVER span per request it handles, a round that stops
+for input included (not a failure). The server decides when its 2026-07-28
+runtime is made (its first such request; again when its registrations change)
+and, on a pipe, when the channel opens.
+
 A session that starts before a tracer provider is configured (the
 OpenTelemetry SDK) takes the plain path: no span, nothing added to ``_meta``. Without ``opentelemetry-api``,
 nothing is imported and a session does no more than check one attribute per
@@ -124,6 +132,40 @@ class Tracing:
                 _failed(span, self._trace, "tool_error", "the tool reported an error")
             return result
 
+    async def call(self, revision: str, method: str, params: Any, run: Callable[[Any], Awaitable[Any]]) -> Any:
+        """A 2026-07-28 call in a CLIENT span: ``run(params)`` makes it, every round of it
+        (an ``InputRequiredResult`` is answered and the request sent again) carrying the
+        span's context in its ``_meta``; the span ends with the final result. Its
+        ``jsonrpc.request.id`` is that of the round that got it (:meth:`exchanged`)."""
+        name, attributes = _describe(None, method, params, revision)
+        with self._tracer.start_as_current_span(name, kind=self._client, attributes=attributes) as span:
+            carrier: dict[str, str] = {}
+            # [2026-07-28:basic/index#62] the W3C Trace Context and Baggage formats (the propagators')
+            self._propagate.inject(carrier)
+            if carrier:
+                params = _with_meta(method, params, carrier)
+            try:
+                result = await run(params)
+            except MCPError as e:
+                _failed(span, self._trace, str(e.code), e.message, code=e.code)
+                raise
+            if getattr(result, "is_error", None) is True:
+                _failed(span, self._trace, "tool_error", "the tool reported an error")
+            return result
+
+    async def answer(
+        self, method: str, key: str, callback: Callable[[Any, Any], Awaitable[Any]], ctx: Any, params: Any
+    ) -> Any:
+        """A 2026-07-28 input request answered by the client's ``callback(ctx, params)``, in a
+        span under the call's: what a 2025 server->client request's SERVER span is."""
+        attributes = {"mcp.method.name": method, "mcp.input_request.key": key}
+        with self._tracer.start_as_current_span(method, attributes=attributes):
+            return await callback(ctx, params)
+
+    def exchanged(self, request_id: Any) -> None:
+        """The id a round of the current call went with (each round has its own)."""
+        self._trace.get_current_span().set_attribute("jsonrpc.request.id", str(request_id))
+
     # -- the receiver --------------------------------------------------------------------------
 
     async def handle(self, ctx: Any, handler: Callable[[Any, Any], Awaitable[Any]], params: Any) -> Any:
@@ -209,6 +251,11 @@ def _with_meta(method: str, params: Any, carrier: dict[str, str]) -> Any:
             return cls(meta=carrier)
         except TypeError:
             return None  # params with required fields: none to carry the context
+    if isinstance(params, dict):
+        meta = dict(params.get("_meta") or {})
+        for key, value in carrier.items():
+            meta.setdefault(key, value)
+        return {**params, "_meta": meta}
     if not attrs.has(type(params)) or not hasattr(params, "meta"):
         return params
     meta = dict(params.meta or {})

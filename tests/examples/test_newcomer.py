@@ -21,6 +21,8 @@ from .newcomer.weather import server
 APP = Path(__file__).parent / "newcomer"
 OURS = [APP / "weather.py", APP / "test_weather.py"]
 SDK = [APP / "sdk" / "weather_sdk.py", APP / "sdk" / "test_weather_sdk.py"]
+#: the same app mounted in a Starlette site (not counted: the SDK's is not either)
+SITE = APP / "website.py"
 
 
 def code_lines(paths: list[Path]) -> int:
@@ -60,20 +62,47 @@ async def test_it_serves_over_http() -> None:
     assert result.structured_content == {"city": "Bergen", "celsius": 21.5}
 
 
+async def test_it_mounts_in_a_starlette_site_under_hypercorn() -> None:
+    # newcomer/website.py: the same server in an existing web application, as the SDK's mounts
+    # in Starlette; served by Hypercorn's trio worker in its own process
+    from ..basic.transports.test_asgi import free_port
+
+    port = free_port()
+    argv = [sys.executable, "-m", "hypercorn", "-k", "trio", "--bind", f"127.0.0.1:{port}", "website:app"]
+    proc = subprocess.Popen(argv, cwd=APP, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with trio.fail_after(60):
+            while True:
+                try:
+                    await (await trio.open_tcp_stream("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    assert proc.poll() is None, "hypercorn exited"
+                    await trio.sleep(0.1)
+            async with open_http_client(f"http://127.0.0.1:{port}/mcp") as client:
+                result = await client.call_tool("forecast", {"city": "Tromsø"})
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert result.structured_content == {"city": "Tromsø", "celsius": 21.5}
+
+
 def test_it_passes_mypy_strict_against_the_installed_package(tmp_path: Path) -> None:
     # from outside the checkout, as the newcomer runs it: mcp_ref is found as installed
-    # (`make test` installs it so that type checkers see it), not through PYTHONPATH
+    # (`make test` installs it so that type checkers see it), not through PYTHONPATH; the
+    # website beside the app, as its author runs it there (it imports weather)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), *map(str, OURS)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    for files, cwd in ((OURS, tmp_path), ([SITE.name], APP)):
+        done = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), *map(str, files)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_sdk_app_is_a_working_equivalent(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from mcp_ref import MCPError, RequestContext, Server, SessionConfig, ToolError
 from mcp_ref.schema import ElicitResult
+from mcp_ref.session.telemetry import TRACE_KEYS
 from mcp_ref.testing import memory_session_pair
 
 from ..conftest import ROOT
@@ -68,12 +69,18 @@ def server(traced: Traced) -> Server:
     return server
 
 
+ERAS = pytest.mark.parametrize("era", ["legacy", "modern"])
+VERSION = {"legacy": "2025-11-25", "modern": "2026-07-28"}
+
+
 @pytest.mark.req("2026-07-28:basic/index#62")
-async def test_a_span_per_request_on_both_sides_in_one_trace() -> None:
+@ERAS
+async def test_a_span_per_request_on_both_sides_in_one_trace(era: str) -> None:
+    # a 2025-11-25 session and 2026-07-28 requests alike
     traced = Traced()
     srv = server(traced)
     app = traced.provider.get_tracer("app")
-    async with memory_session_pair(srv, server_config=traced.config, config=traced.config, era="legacy") as client:
+    async with memory_session_pair(srv, server_config=traced.config, config=traced.config, era=era) as client:
         token = context.attach(baggage.set_baggage("user", "ada"))
         try:
             with app.start_as_current_span("the application's work") as work:
@@ -99,17 +106,22 @@ async def test_a_span_per_request_on_both_sides_in_one_trace() -> None:
         assert span.attributes["mcp.method.name"] == "tools/call"
         assert span.attributes["gen_ai.tool.name"] == "echo"
         assert span.attributes["gen_ai.operation.name"] == "execute_tool"
-        assert span.attributes["jsonrpc.request.id"] == "1"
-        assert span.attributes["mcp.protocol.version"] == "2025-11-25"
+        assert span.attributes["mcp.protocol.version"] == VERSION[era]
         assert span.status.status_code is trace.StatusCode.UNSET
-    # initialize and tools/list (the output schema learnt for the call) are requests too
-    assert {"initialize", "tools/list"} <= set(traced.spans())
+    assert sent.attributes is not None and served.attributes is not None
+    assert sent.attributes["jsonrpc.request.id"] == served.attributes["jsonrpc.request.id"]
+    if era == "legacy":
+        assert sent.attributes["jsonrpc.request.id"] == "1"
+    # how the client opened (initialize; server/discover) and tools/list (the output schema
+    # learnt for the call) are requests too
+    assert {"initialize" if era == "legacy" else "server/discover", "tools/list"} <= set(traced.spans())
 
 
-async def test_failures_are_recorded_on_both_sides() -> None:
+@ERAS
+async def test_failures_are_recorded_on_both_sides(era: str) -> None:
     traced = Traced()
     async with memory_session_pair(
-        server(traced), server_config=traced.config, config=traced.config, era="legacy"
+        server(traced), server_config=traced.config, config=traced.config, era=era
     ) as client:
         assert (await client.call_tool("refuse")).is_error
         with pytest.raises(MCPError):
@@ -142,15 +154,47 @@ async def test_a_request_the_server_sends_while_handling_one_is_in_its_trace() -
     assert call.context.trace_id == asked.context.trace_id == answered.context.trace_id
 
 
-async def test_nothing_is_added_without_a_tracer_provider_or_when_turned_off() -> None:
+async def test_a_multi_round_trip_call_is_one_client_span_over_a_server_span_per_round() -> None:
+    # 2026-07-28: the server answers with an InputRequiredResult (not a failure), the client
+    # answers the input request under its call's span and sends the request again, in the
+    # same trace; the call's span ends with the final result
+    traced = Traced()
+
+    async def traveller(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with memory_session_pair(
+        server(traced), server_config=traced.config, config=traced.config, elicitation=traveller, era="modern"
+    ) as client:
+        assert (await client.call_tool("ask")).text == "Ada"
+    call = traced.one("tools/call ask", trace.SpanKind.CLIENT)
+    rounds = [s for s in traced.spans()["tools/call ask"] if s.kind is trace.SpanKind.SERVER]
+    answered = traced.one("elicitation/create", trace.SpanKind.INTERNAL)
+    assert len(rounds) == 2
+    for served in rounds:
+        assert served.parent is not None and served.parent.span_id == call.context.span_id
+        assert served.status.status_code is trace.StatusCode.UNSET
+    assert answered.parent is not None and answered.parent.span_id == call.context.span_id
+    assert answered.attributes is not None and answered.attributes["mcp.input_request.key"]
+    # the call's id is that of the round that got the result
+    assert call.attributes is not None and rounds[-1].attributes is not None
+    assert call.attributes["jsonrpc.request.id"] == rounds[-1].attributes["jsonrpc.request.id"]
+    assert call.attributes["jsonrpc.request.id"] != rounds[0].attributes["jsonrpc.request.id"]  # type: ignore[index]
+    assert {s.context.trace_id for s in (call, answered, *rounds)} == {call.context.trace_id}
+
+
+@ERAS
+async def test_nothing_is_added_without_a_tracer_provider_or_when_turned_off(era: str) -> None:
     # the API alone (no SDK configured: the global provider is the no-op one) and
-    # telemetry=False both leave _meta as the caller made it
+    # telemetry=False both leave _meta as the caller made it (a 2026-07-28 request's has
+    # only what the revision puts there)
     traced = Traced()
     for config in (SessionConfig(), SessionConfig(telemetry=False)):
         srv = server(traced)
-        async with memory_session_pair(srv, server_config=config, config=config, era="legacy") as client:
+        async with memory_session_pair(srv, server_config=config, config=config, era=era) as client:
             await client.call_tool("echo", {"text": "hi"})
-        assert srv.seen["meta"] == {}  # type: ignore[attr-defined]
+        assert not set(srv.seen["meta"]) & set(TRACE_KEYS)  # type: ignore[attr-defined]
+        assert era == "modern" or srv.seen["meta"] == {}  # type: ignore[attr-defined]
     assert set(traced.spans()) == {"inside the tool"}  # the tool's own, with no request span around
 
 
@@ -170,13 +214,17 @@ def test_without_the_api_nothing_is_imported() -> None:
 
         @server.tool()
         async def echo(ctx: mcp_ref.RequestContext, text: str) -> str:
-            assert ctx.session._tracing is None
+            if ctx.revision == "2025-11-25":
+                assert ctx.session._tracing is None
+            else:
+                assert ctx.runtime.tracing is None
             return text
 
         async def main():
-            async with memory_session_pair(server, era="legacy") as client:
-                assert client.session._tracing is None
-                assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
+            for era in ("legacy", "modern"):
+                async with memory_session_pair(server, era=era) as client:
+                    assert client.era == era and client.session._tracing is None
+                    assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
 
         trio.run(main)
         print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))

@@ -1,0 +1,161 @@
+"""The MCP endpoint as an ASGI application, in a real Hypercorn process (trio worker),
+mounted in a Starlette application: what our own HTTP server guarantees holds there too."""
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+import trio
+
+from mcp_ref import AsgiApp, ProtectedResource, Server, open_http_client
+from mcp_ref.schema import TextContent
+
+from ...conftest import ROOT
+from .test_streamable_http import INIT, exchange
+
+pytest.importorskip("hypercorn", reason="Hypercorn is in the test extra")
+pytest.importorskip("starlette", reason="Starlette is in the test extra")
+
+pytestmark = pytest.mark.subprocess
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@asynccontextmanager
+async def hypercorn(app: str) -> AsyncIterator[str]:
+    """``tests.basic.transports.asgi_apps:<app>`` served by Hypercorn's trio worker; yields its base URL."""
+    port = free_port()
+    argv = [sys.executable, "-m", "hypercorn", "-k", "trio", "--bind", f"127.0.0.1:{port}"]
+    argv.append(f"tests.basic.transports.asgi_apps:{app}")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        with trio.fail_after(30):
+            while True:
+                try:
+                    await (await trio.open_tcp_stream("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    if proc.poll() is not None:
+                        raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "hypercorn exited") from None
+                    await trio.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+@pytest.mark.parametrize("app", ["starlette_app", "bare_app"])
+async def test_a_client_of_either_era_through_hypercorn(app: str, era: str) -> None:
+    # both eras on the one endpoint: 2026-07-28 stateless requests (Mcp-Method / Mcp-Name
+    # headers, no session) and a 2025-11-25 session (initialize, Mcp-Session-Id)
+    async with hypercorn(app) as base:
+        with trio.fail_after(30):
+            async with open_http_client(f"{base}/mcp", era=era) as client:
+                assert client.era == era
+                assert client.protocol_version == {"modern": "2026-07-28", "legacy": "2025-11-25"}[era]
+                result = await client.call_tool("echo", {"text": "through hypercorn"})
+                assert result.content == [TextContent(text="through hypercorn")]
+                seen: list[float] = []
+
+                async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                    seen.append(progress)
+
+                # an event stream, piece by piece through the bridge
+                assert (await client.call_tool("count", {"steps": 4}, progress=on_progress)).text == "done"
+                assert seen == [1, 2, 3, 4]
+                # cancelling a call reaches the handler, as on our own server
+                with trio.move_on_after(1):
+                    await client.call_tool("hang")
+                await client.ping()
+
+
+async def test_a_subscription_stream_through_hypercorn() -> None:
+    # 2026-07-28 subscriptions/listen: a long event stream, each change sent on as it happens
+    async with hypercorn("starlette_app") as base:
+        with trio.fail_after(30):
+            async with open_http_client(f"{base}/mcp", era="modern") as client:
+                async with client.listen(tools=True) as subscription:
+                    changes = subscription.__aiter__()
+                    for _ in range(2):
+                        name = (await client.call_tool("grow")).text
+                        assert (await changes.__anext__())[0] == "notifications/tools/list_changed"
+                        assert name in [tool.name for tool in await client.list_all_tools()]
+
+
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#61")
+async def test_headers_that_contradict_the_body_are_refused_behind_hypercorn() -> None:
+    from .test_http_modern import post
+
+    async with hypercorn("starlette_app") as base:
+        with trio.fail_after(30):
+            headers, body = post("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+            async with exchange(f"{base}/mcp", "POST", headers, body) as ok:
+                assert ok.status == 200 and json.loads(await ok.body())["result"]["content"][0]["text"] == "x"
+            async with exchange(f"{base}/mcp", "POST", {**headers, "mcp-name": "fail"}, body) as refused:
+                assert refused.status == 400 and json.loads(await refused.body())["error"]["code"] == -32020
+
+
+async def test_the_web_application_keeps_its_own_routes() -> None:
+    async with hypercorn("starlette_app") as base:
+        with trio.fail_after(30):
+            async with exchange(f"{base}/", "GET") as home:
+                assert home.status == 200 and await home.body() == b"the web application's own page"
+
+
+@pytest.mark.req("basic/transports#9", "basic/transports#10")
+async def test_origin_host_and_limits_hold_behind_hypercorn() -> None:
+    async with hypercorn("starlette_app") as base:
+        url = f"{base}/mcp"
+        accept = {"accept": "application/json, text/event-stream"}
+        with trio.fail_after(30):
+            async with exchange(url, "POST", {**accept, "origin": "https://evil.example"}, INIT) as refused:
+                assert refused.status == 403
+                assert "allowed_origins=" in json.loads(await refused.body())["error"]["message"]
+            # a Host the application was not told about: DNS rebinding
+            async with exchange(url, "POST", {**accept, "host": "evil.example"}, INIT) as refused:
+                assert refused.status == 403
+            # max_body=64 KiB in asgi_apps.py: a larger body is 413, from our server's own check
+            big = {**INIT, "params": {**INIT["params"], "pad": "x" * 70_000}}
+            async with exchange(url, "POST", accept, big) as too_big:
+                assert too_big.status == 413
+            # GET without a session, DELETE of an unknown one: as our server answers them
+            async with exchange(url, "DELETE", {"mcp-session-id": "nope"}) as unknown:
+                assert unknown.status == 404
+
+
+def test_authorization_needs_the_resource_the_clients_use() -> None:
+    class Nobody:
+        async def verify(self, token: str) -> object:
+            raise AssertionError
+
+    auth = ProtectedResource(verifier=Nobody(), authorization_servers=["https://as.example"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"needs ProtectedResource\(resource=\.\.\.\)"):
+        Server("s").asgi_app(auth=auth)
+    assert isinstance(Server("s").asgi_app(), AsgiApp)
+
+
+async def test_a_request_before_the_lifespan_is_a_clear_503() -> None:
+    app = Server("s").asgi_app()
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"host", b"127.0.0.1")]}
+    await app(scope, receive, send)
+    assert sent[0]["status"] == 503 and b"not started" in sent[1]["body"]  # type: ignore[operator]
