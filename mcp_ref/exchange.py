@@ -445,6 +445,9 @@ class StatelessEngine:
 
     # -- server role -------------------------------------------------------------------------
 
+    #: receive_message takes ``classified=`` (the HTTP layer asks before it passes one)
+    takes_classified: Final = True
+
     def receive_message(
         self, data: bytes | str, *, headers: Mapping[str, str] | None = None, classified: RawMessage | None = None
     ) -> list[Event]:
