@@ -39,7 +39,17 @@ from typing import Any, Final, Literal
 import attrs
 
 from .basic import versioning as v
-from .basic.jsonrpc import InvalidMessage, RawError, RawNotification, RawRequest, RawResult, classify, dumps, loads
+from .basic.jsonrpc import (
+    InvalidMessage,
+    RawError,
+    RawMessage,
+    RawNotification,
+    RawRequest,
+    RawResult,
+    classify,
+    dumps,
+    loads,
+)
 from .basic.lifecycle import Role
 from .basic.patterns import cancellation, mrtr, subscriptions
 from .basic.patterns.progress import check_progress
@@ -459,30 +469,43 @@ class StatelessEngine:
 
     # -- server role -------------------------------------------------------------------------
 
-    def receive_message(self, data: bytes | str, *, headers: Mapping[str, str] | None = None) -> list[Event]:
+    #: receive_message takes ``classified=`` (the HTTP layer asks before it passes one)
+    takes_classified: Final = True
+
+    def receive_message(
+        self, data: bytes | str, *, headers: Mapping[str, str] | None = None, classified: RawMessage | None = None
+    ) -> list[Event]:
         """Feed one incoming message; get what it means.
 
         ``headers`` (Streamable HTTP, lower-case names): the request's headers,
         checked against the body. A client engine reads answers and notifications.
+        ``classified``: what :func:`~mcp_ref.basic.jsonrpc.classify` made of ``data``
+        already (the HTTP layer reads every POST's envelope first), so it is not
+        parsed twice.
         """
         if self.role is Role.CLIENT:
             return self._client_receive(data)
-        try:
-            obj = loads(data)
-        except InvalidMessage as e:
-            # [2026-07-28:basic/index#15] no id can be read: the error has none
-            return [self._rejected(None, e.code, e.message, 400)]
-        if type(obj) is list:
-            # [2026-07-28:basic/transports/streamable-http#11] one message per POST (and per line): no batches
-            return [self._rejected(None, ErrorCode.INVALID_REQUEST, "Invalid Request: no JSON-RPC batches", 400)]
-        try:
-            raw = classify(obj)
-        except InvalidMessage as e:
-            if not e.replyable:
-                return [
-                    RequestRefused(e, None, http_status=400, requirement=e.requirement, level=level_of(e.requirement))
-                ]
-            return [self._rejected(e.reply_id, e.code, e.message, 400, e.requirement)]
+        if classified is not None:
+            raw = classified
+        else:
+            try:
+                obj = loads(data)
+            except InvalidMessage as e:
+                # [2026-07-28:basic/index#15] no id can be read: the error has none
+                return [self._rejected(None, e.code, e.message, 400)]
+            if type(obj) is list:
+                # [2026-07-28:basic/transports/streamable-http#11] one message per POST (and per line): no batches
+                return [self._rejected(None, ErrorCode.INVALID_REQUEST, "Invalid Request: no JSON-RPC batches", 400)]
+            try:
+                raw = classify(obj)
+            except InvalidMessage as e:
+                if not e.replyable:
+                    return [
+                        RequestRefused(
+                            e, None, http_status=400, requirement=e.requirement, level=level_of(e.requirement)
+                        )
+                    ]
+                return [self._rejected(e.reply_id, e.code, e.message, 400, e.requirement)]
         if type(raw) is RawRequest:
             try:
                 return self._on_request(raw, headers)
