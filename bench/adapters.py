@@ -12,12 +12,15 @@ An adapter opens a client connected to a server with the same tools:
 in-memory transport (``buffer``: messages each direction holds before a send
 waits; None is the implementation's default); ``stdio()`` spawns the server
 script of bench/servers; ``http(json=...)`` spawns its Streamable HTTP server
-(SSE answers, or JSON ones) and connects its client; ``http_server(...)``
+(SSE answers, or JSON ones) and connects its client; ``modern=True`` (W11,
+W11H) has the client speak 2026-07-28 to the same server script (no
+initialize, no session: every request stands alone); ``http_server(...)``
 spawns the server alone and yields ``(url, pid)`` (W10 drives it with
 bench/load.py). The yielded :class:`BenchClient` hides only the spelling of
 each API, never a step of its pipeline.
 """
 
+import os
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,6 +32,8 @@ import trio
 from .common import ECHO_SCHEMA, EMPTY_SCHEMA, PROGRESS_SCHEMA, PYTHON, Probe, Skip, server_script
 
 OnProgress = Callable[[float], Awaitable[None]]
+#: the revision of W11 and W11H, pinned in every client (none probes with server/discover)
+MODERN_VERSION = "2026-07-28"
 #: a server spawned by ``http_server()``: its URL and process id
 Served = tuple[str, int]
 
@@ -50,8 +55,8 @@ class Adapter(Protocol):
     def memory(
         self, probe: Probe, *, concurrency: int | None = None, tasks: bool = False, buffer: int | None = None
     ) -> Any: ...
-    def stdio(self) -> Any: ...
-    def http(self, *, json: bool = False) -> Any: ...
+    def stdio(self, *, modern: bool = False) -> Any: ...
+    def http(self, *, json: bool = False, modern: bool = False) -> Any: ...
     def http_server(self, *, json: bool = False, max_sessions: int | None = None) -> Any: ...
 
 
@@ -157,18 +162,18 @@ class RefAdapter:
             task_nursery.cancel_scope.cancel()
 
     @asynccontextmanager
-    async def stdio(self) -> AsyncIterator[RefClient]:
+    async def stdio(self, *, modern: bool = False) -> AsyncIterator[RefClient]:
         import mcp_ref
 
-        async with mcp_ref.open_stdio_client(PYTHON, [server_script("ref_server")], era="legacy") as client:
+        async with mcp_ref.open_stdio_client(PYTHON, [server_script("ref_server")], **_ref_revision(modern)) as client:
             yield RefClient(client)
 
     @asynccontextmanager
-    async def http(self, *, json: bool = False) -> AsyncIterator[RefClient]:
+    async def http(self, *, json: bool = False, modern: bool = False) -> AsyncIterator[RefClient]:
         from mcp_ref.session.http import open_http_client
 
         async with self.http_server(json=json) as (url, pid):
-            async with open_http_client(url, era="legacy") as client:
+            async with open_http_client(url, **_ref_revision(modern)) as client:
                 yield _at(RefClient(client), url, pid)
 
     @asynccontextmanager
@@ -179,6 +184,20 @@ class RefAdapter:
             argv += ["--max-sessions", str(max_sessions)]
         async with _spawned(argv) as served:
             yield served
+
+
+def _ref_revision(modern: bool) -> dict[str, str]:
+    """2026-07-28 pinned (no ``server/discover`` probe: the SDK's and the floor's clients
+    do not probe either), or the 2025 era's initialize."""
+    if not modern:
+        return {"era": "legacy"}
+    # (the server must answer its server/discover before the client goes on; under callgrind
+    # that takes as long as a spawn: bench.icount's BENCH_SPAWN_TIMEOUT)
+    return {"protocol_version": MODERN_VERSION, "discover_timeout": _spawn_timeout()}
+
+
+def _spawn_timeout() -> float:
+    return float(os.environ.get("BENCH_SPAWN_TIMEOUT", "30"))
 
 
 # -- the official SDK ----------------------------------------------------------------------
@@ -213,7 +232,8 @@ class SdkClient:
 
 class SdkAdapter:
     """mcp 2.3.0: ``mcp.Client`` in ``mode="legacy"`` (the 2025-11-25 initialize handshake,
-    JSON-RPC dispatcher) and ``MCPServer``, all on anyio's trio backend."""
+    JSON-RPC dispatcher), or pinned to ``mode="2026-07-28"`` (W11, W11H), and ``MCPServer``,
+    all on anyio's trio backend."""
 
     name = "sdk"
     import_statement = "import mcp"
@@ -258,19 +278,19 @@ class SdkAdapter:
             yield SdkClient(client)
 
     @asynccontextmanager
-    async def stdio(self) -> AsyncIterator[SdkClient]:
+    async def stdio(self, *, modern: bool = False) -> AsyncIterator[SdkClient]:
         from mcp import Client, StdioServerParameters
 
         params = StdioServerParameters(command=PYTHON, args=[server_script("sdk_server")])
-        async with Client(params, mode="legacy") as client:
+        async with Client(params, mode=MODERN_VERSION if modern else "legacy") as client:
             yield SdkClient(client)
 
     @asynccontextmanager
-    async def http(self, *, json: bool = False) -> AsyncIterator[SdkClient]:
+    async def http(self, *, json: bool = False, modern: bool = False) -> AsyncIterator[SdkClient]:
         from mcp import Client
 
         async with self.http_server(json=json) as (url, pid):
-            async with Client(url, mode="legacy") as client:
+            async with Client(url, mode=MODERN_VERSION if modern else "legacy") as client:
                 yield _at(SdkClient(client), url, pid)
 
     @asynccontextmanager
@@ -361,7 +381,7 @@ class FloorAdapter:
             nursery.cancel_scope.cancel()
 
     @asynccontextmanager
-    async def stdio(self) -> AsyncIterator[FloorBench]:
+    async def stdio(self, *, modern: bool = False) -> AsyncIterator[FloorBench]:
         from .floor import LineChannel, floor_client
 
         process = await trio.lowlevel.open_process(
@@ -370,7 +390,7 @@ class FloorAdapter:
         assert process.stdin is not None and process.stdout is not None
         channel = LineChannel(process.stdin, process.stdout)
         try:
-            async with floor_client(channel) as client:
+            async with floor_client(channel, modern) as client:
                 yield FloorBench(client)
         finally:
             with trio.CancelScope(shield=True):
@@ -382,11 +402,11 @@ class FloorAdapter:
                     await process.wait()
 
     @asynccontextmanager
-    async def http(self, *, json: bool = False) -> AsyncIterator[FloorBench]:
+    async def http(self, *, json: bool = False, modern: bool = False) -> AsyncIterator[FloorBench]:
         from .floor import http_floor_client
 
         async with self.http_server(json=json) as (url, pid):
-            async with http_floor_client(url) as client:
+            async with http_floor_client(url, modern) as client:
                 yield _at(FloorBench(client), url, pid)
 
     @asynccontextmanager
@@ -417,12 +437,13 @@ def _free_port() -> int:
 
 @asynccontextmanager
 async def _spawned(argv: list[str], *, port: int | None = None) -> AsyncIterator[Served]:
-    """Run an HTTP server script; yield its URL (printed on its stdout, or on ``port``) and pid."""
+    """Run an HTTP server script; yield its URL (printed on its stdout, or on ``port``) and pid
+    (within ``$BENCH_SPAWN_TIMEOUT`` seconds, 30 by default: bench.icount allows more)."""
     process = await trio.lowlevel.open_process(
         argv, stdout=subprocess.PIPE if port is None else subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        with trio.fail_after(30):
+        with trio.fail_after(_spawn_timeout()):
             if port is None:
                 assert process.stdout is not None
                 data = b""

@@ -23,6 +23,35 @@ import h11
 import trio
 
 PROTOCOL_VERSION = "2025-11-25"
+#: the 2026-07-28 floor (W11, W11H): no initialize, every request carries its revision, capabilities
+#: and client in ``_meta``, every result says ``resultType``; over HTTP no session, the method and
+#: name repeated in headers (compared with the body: the one check a 2026-07-28 server must make
+#: that a 2025 one did not), one JSON body per answer
+MODERN_VERSION = "2026-07-28"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "floor", "version": "0"},
+}
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+#: the answer to ``server/discover`` (a client that probes, or learns the server's identity, asks it once)
+DISCOVER_RESULT = {
+    "resultType": "complete",
+    "supportedVersions": [MODERN_VERSION],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "public",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "floor", "version": "0"}},
+}
+#: ``tools/list`` (a client that checks results against output schemas lists the tools once)
+TOOLS_RESULT = {
+    "resultType": "complete",
+    "tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}],
+    "ttlMs": 300_000,
+    "cacheScope": "public",
+}
+#: what a floor server answers without a handler (2026-07-28)
+STATIC_RESULTS = {"server/discover": DISCOVER_RESULT, "tools/list": TOOLS_RESULT}
 dumps = json.dumps
 loads = json.loads
 
@@ -90,8 +119,9 @@ ProgressFn = Callable[[float, float | None], Awaitable[None]]
 
 
 class FloorClient:
-    def __init__(self, channel: Any) -> None:
+    def __init__(self, channel: Any, modern: bool = False) -> None:
         self.channel = channel
+        self.modern = modern
         self._ids = itertools.count(1)
         self._pending: dict[int, list[Any]] = {}  # id -> [event, response]
         self._progress: dict[int, ProgressFn] = {}
@@ -137,6 +167,9 @@ class FloorClient:
         if progress is not None:
             self._progress[rid] = progress
             msg["params"] = {**(params or {}), "_meta": {"progressToken": rid}}
+        if self.modern:
+            given = msg.get("params") or {}
+            msg["params"] = {**given, "_meta": {**given.get("_meta", {}), **MODERN_META}}
         try:
             await self.channel.send(dumps(msg).encode())
             await slot[0].wait()
@@ -177,12 +210,13 @@ class FloorClient:
 
 
 @asynccontextmanager
-async def floor_client(channel: Any) -> AsyncIterator[FloorClient]:
-    """Run the client's receive loop; initialise; yield."""
-    client = FloorClient(channel)
+async def floor_client(channel: Any, modern: bool = False) -> AsyncIterator[FloorClient]:
+    """Run the client's receive loop; initialise (2025) or not (``modern``: 2026-07-28); yield."""
+    client = FloorClient(channel, modern)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(client.receive_loop)
-        await client.initialize()
+        if not modern:
+            await client.initialize()
         try:
             yield client
         finally:
@@ -269,6 +303,8 @@ class FloorServer:
                     }
                 elif method == "ping":
                     result = {}
+                elif method in STATIC_RESULTS:
+                    result = STATIC_RESULTS[method]
                 else:
                     reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
                     await self.channel.send(dumps(reply).encode())
@@ -283,6 +319,8 @@ class FloorServer:
         meta = params.get("_meta")
         ctx = Ctx(self, meta.get("progressToken") if meta else None)
         text = await self.tools[params["name"]](ctx, params.get("arguments") or {})
+        if meta and VERSION_KEY in meta:
+            return {"resultType": "complete", "content": [{"type": "text", "text": text}]}
         return {"content": [{"type": "text", "text": text}]}
 
     def _start_task(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -380,6 +418,10 @@ class FloorHttpServer:
                     sid = value
             msg = loads(body)
             headers = []
+            if sid is None and msg.get("method") != "initialize":
+                await self._modern(conn, stream, request, msg)
+                conn.start_next_cycle()
+                continue
             if msg.get("method") == "initialize":
                 sid = secrets.token_hex(16).encode()
                 self.sessions.add(sid)
@@ -407,6 +449,28 @@ class FloorHttpServer:
                 headers.append((b"content-type", b"text/event-stream"))
                 await self._send(conn, stream, 200, headers, b"event: message\ndata: " + data + b"\n\n", chunked=True)
             conn.start_next_cycle()
+
+    async def _modern(self, conn: h11.Connection, stream: trio.abc.Stream, request: Any, msg: dict[str, Any]) -> None:
+        """A 2026-07-28 request: headers against the body, the handler, one JSON answer."""
+        method = name = None
+        for key, value in request.headers:
+            if key == b"mcp-method":
+                method = value.decode()
+            elif key == b"mcp-name":
+                name = value.decode()
+        params = msg.get("params") or {}
+        if method != msg.get("method") or name != params.get("name"):
+            error = {"code": -32020, "message": "header mismatch"}
+            data = dumps({"jsonrpc": "2.0", "id": msg.get("id"), "error": error}).encode()
+            await self._send(conn, stream, 400, [(b"content-type", b"application/json")], data)
+            return
+        if "id" not in msg:
+            await self._send(conn, stream, 202, [], b"")
+            return
+        static = STATIC_RESULTS.get(method)
+        result = static if static is not None else await self.server._call(params)
+        data = dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+        await self._send(conn, stream, 200, [(b"content-type", b"application/json")], data)
 
     @staticmethod
     async def _send(
@@ -437,8 +501,8 @@ async def serve_http(json_response: bool = False) -> None:
 class HttpFloorClient(FloorClient):
     """Sequential requests over one keep-alive h11 connection (``request`` only, no progress)."""
 
-    def __init__(self, stream: trio.SocketStream, host: str, path: str) -> None:
-        super().__init__(None)
+    def __init__(self, stream: trio.SocketStream, host: str, path: str, modern: bool = False) -> None:
+        super().__init__(None, modern)
         self.stream = stream
         self.conn = h11.Connection(h11.CLIENT)
         self.path = path
@@ -451,9 +515,12 @@ class HttpFloorClient(FloorClient):
     async def _post(self, msg: dict[str, Any]) -> tuple[Any, bytes]:
         body = dumps(msg).encode()
         conn = self.conn
-        request = h11.Request(
-            method="POST", target=self.path, headers=[*self.headers, ("content-length", str(len(body)))]
-        )
+        headers = [*self.headers, ("content-length", str(len(body)))]
+        if self.modern:
+            headers += [("mcp-protocol-version", MODERN_VERSION), ("mcp-method", msg["method"])]
+            if "name" in msg.get("params", {}):
+                headers.append(("mcp-name", msg["params"]["name"]))
+        request = h11.Request(method="POST", target=self.path, headers=headers)
         out = (
             (conn.send(request) or b"")
             + (conn.send(h11.Data(data=body)) or b"")
@@ -472,6 +539,8 @@ class HttpFloorClient(FloorClient):
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
         if params is not None:
             msg["params"] = params
+        if self.modern:
+            msg["params"] = {**(params or {}), "_meta": MODERN_META}
         head, body = await self._post(msg)
         for name, value in head.headers:
             if name == b"mcp-session-id":
@@ -493,11 +562,12 @@ class HttpFloorClient(FloorClient):
 
 
 @asynccontextmanager
-async def http_floor_client(url: str) -> AsyncIterator[HttpFloorClient]:
+async def http_floor_client(url: str, modern: bool = False) -> AsyncIterator[HttpFloorClient]:
     hostport, _, path = url.removeprefix("http://").partition("/")
     host, _, port = hostport.rpartition(":")
     stream = await trio.open_tcp_stream(host, int(port))
     async with stream:
-        client = HttpFloorClient(stream, hostport, "/" + path)
-        await client.initialize()
+        client = HttpFloorClient(stream, hostport, "/" + path, modern)
+        if not modern:
+            await client.initialize()
         yield client

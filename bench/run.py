@@ -46,7 +46,7 @@ class Goal(NamedTuple):
     kind: str = "floor"
 
 
-#: goals of issue 22 (W5, W6: of issue 8)
+#: goals of issue 22 (W5, W6: of issue 8; W11, W11H: of issue 28)
 GOALS = [
     Goal("W1 sequential calls, memory (p50)", "W1", "p50_us", 1.6),
     Goal("W1b the same, one-message buffer", "W1b", "p50_us", 1.6),
@@ -64,6 +64,11 @@ GOALS = [
     Goal("W9J Streamable HTTP, JSON answers (p50)", "W9J", "p50_us", 2.0),
     Goal("W10 64 HTTP clients: calls/s at least 4x the SDK's", "W10", "us_per_call", 4.0, "sdk"),
     Goal("W10 64 HTTP clients: p99 under 5x p50", "W10", "p99_over_p50", 5.0, "value"),
+    # issue 28: a 2026-07-28 tools/call, CPU of both ends per call (calls per CPU-second)
+    Goal("W11 2026-07-28 stdio: calls per CPU-s at least 3x the SDK's", "W11", "total_cpu_us_per_call", 3.0, "sdk"),
+    Goal("W11 2026-07-28 stdio: CPU per call", "W11", "total_cpu_us_per_call", 2.0),
+    Goal("W11H 2026-07-28 HTTP: calls per CPU-s at least 3x the SDK's", "W11H", "total_cpu_us_per_call", 3.0, "sdk"),
+    Goal("W11H 2026-07-28 HTTP: CPU per call", "W11H", "total_cpu_us_per_call", 2.0),
 ]
 
 

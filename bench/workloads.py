@@ -15,6 +15,7 @@ send waits; the default is each implementation's own) and W9 takes ``json``
 """
 
 import gc
+import os
 import subprocess
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
@@ -261,6 +262,77 @@ async def w9_http(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
         return metrics
 
 
+def _descendants(pid: int) -> list[int]:
+    """The processes started by ``pid`` and by them (Linux /proc), the servers of W11 and W11H."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children") as f:
+                    children = [int(c) for c in f.read().split()]
+            except FileNotFoundError:
+                continue
+            found += children
+            todo += children
+    return found
+
+
+def _cpu_of(pids: list[int]) -> float:
+    """CPU seconds of the processes' threads, in nanoseconds from ``/proc/PID/task/TID/schedstat``
+    (``/proc/PID/stat`` counts clock ticks, 10 ms: too coarse for a few thousand calls). A thread
+    that ended during the measurement is not counted: none of the servers ends one per call."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return total / 1e9
+
+
+async def w11_modern(adapter: Adapter, sizes: Sizes) -> dict[str, float]:
+    """Sequential 2026-07-28 ``tools/call`` of echo, over stdio or (``http``) Streamable HTTP.
+
+    Every request stands alone (its revision, capabilities and client in
+    ``_meta``; over HTTP no session and ``Mcp-Method``/``Mcp-Name`` headers).
+    The primary figure is CPU per call of both ends together: this process (the
+    client) and the server process, so ``calls_per_cpu_s`` is what one core
+    serves and calls, independent of how busy the machine is with other work.
+    """
+    transport = adapter.http(modern=True) if sizes.get("http") else adapter.stdio(modern=True)
+    async with transport as client:
+        for _ in range(sizes["warmup"]):
+            if await client.echo(TEXT) != TEXT:
+                raise AssertionError("echo returned something else")
+        servers = _descendants(os.getpid())
+        if not servers:
+            raise AssertionError("no server process found")
+        server_before = _cpu_of(servers)
+        metrics = await _sequential(client, sizes["calls"], 0)
+        server_cpu_us = (_cpu_of(servers) - server_before) / sizes["calls"] * 1e6
+    cpu = metrics["cpu_us_per_call"] + server_cpu_us
+    return {
+        "total_cpu_us_per_call": cpu,
+        "calls_per_cpu_s": 1e6 / cpu,
+        "client_cpu_us_per_call": metrics["cpu_us_per_call"],
+        "server_cpu_us_per_call": server_cpu_us,
+        "p50_us": metrics["p50_us"],
+        "p99_us": metrics["p99_us"],
+    }
+
+
 async def _load(sessions: list[RawHttpSession], *, seconds: float = 0.0, calls: int = 0) -> list[float]:
     """Every session calls echo in a loop, for ``seconds`` or ``calls`` calls each; the latencies."""
     latencies: list[float] = []
@@ -449,6 +521,22 @@ WORKLOADS["W10i"] = Spec(
     "bytes_per_session",
     "idle HTTP sessions: server RSS per session",
 )
+WORKLOADS["W11"] = Spec(
+    w11_modern,
+    {"calls": 2000, "warmup": 200},
+    {"calls": 500, "warmup": 50},
+    "total_cpu_us_per_call",
+    "2026-07-28 sequential tools/call, stdio subprocess (CPU of both ends per call)",
+    ("calls_per_cpu_s", "client_cpu_us_per_call", "server_cpu_us_per_call", "p50_us"),
+)
+WORKLOADS["W11H"] = Spec(
+    w11_modern,
+    {"calls": 1000, "warmup": 100, "http": 1},
+    {"calls": 300, "warmup": 30, "http": 1},
+    "total_cpu_us_per_call",
+    "2026-07-28 sequential tools/call, Streamable HTTP subprocess (CPU of both ends per call)",
+    ("calls_per_cpu_s", "client_cpu_us_per_call", "server_cpu_us_per_call", "p50_us"),
+)
 #: the in-memory workloads again, on a one-message buffer each way (mcp.Client's own size)
 for _name in ("W1", "W2", "W4", "W5", "W6", "W8"):
     _spec = WORKLOADS[_name]
@@ -458,7 +546,7 @@ for _name in ("W1", "W2", "W4", "W5", "W6", "W8"):
         label=_spec.label + ", one-message buffer",
     )
 
-# in order: W1, W1b, W2, W2b, ... W9, W9J, W10, W10i
-WORKLOADS = dict(sorted(WORKLOADS.items(), key=lambda kv: (int(kv[0][1:].rstrip("bJi")), kv[0])))
+# in order: W1, W1b, W2, W2b, ... W9, W9J, W10, W10i, W11, W11H
+WORKLOADS = dict(sorted(WORKLOADS.items(), key=lambda kv: (int(kv[0][1:].rstrip("bJiH")), kv[0])))
 
 __all__ = ["WORKLOADS", "Skip", "Spec"]

@@ -67,6 +67,7 @@ if _TYPE_CHECKING:
     from .client.sampling import SamplingHandler, SamplingRejected
     from .server.resources import ResourceNotFound
     from .server.tools import ToolNameWarning
+    from .session.changes_pg import open_postgres_change_feed
     from .session.http import (
         AsgiApp,
         CallbackListenError,
@@ -176,6 +177,7 @@ __all__ = [
     "open_session",
     "open_sqlite_task_store",
     "open_postgres_task_store",
+    "open_postgres_change_feed",
     "open_stdio_client",
     "safe_icon_uri",
     "safe_icons",
@@ -239,6 +241,8 @@ _LAZY = {
     # tasks shared by replicas need the postgres extra (psycopg)
     "PostgresTaskStore": "session.task_pg",
     "open_postgres_task_store": "session.task_pg",
+    # changes (subscriptions/listen) shared by replicas, on the same database
+    "open_postgres_change_feed": "session.changes_pg",
     # tasks: the receiver side (Server.enable_tasks), the requestor's handle and errors
     "TaskConfig": "session.tasks",
     "TaskManager": "session.tasks",

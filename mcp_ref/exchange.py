@@ -39,7 +39,17 @@ from typing import Any, Final, Literal
 import attrs
 
 from .basic import versioning as v
-from .basic.jsonrpc import InvalidMessage, RawError, RawNotification, RawRequest, RawResult, classify, dumps, loads
+from .basic.jsonrpc import (
+    InvalidMessage,
+    RawError,
+    RawMessage,
+    RawNotification,
+    RawRequest,
+    RawResult,
+    classify,
+    dumps,
+    loads,
+)
 from .basic.lifecycle import Role
 from .basic.patterns import cancellation, mrtr, subscriptions
 from .basic.patterns.progress import check_progress
@@ -69,12 +79,26 @@ from .schema._converter import converter_for, decode
 from .schema.jsonrpc import Error, RequestId
 from .schema.lifecycle import ClientCapabilities, Implementation, ServerCapabilities
 
-__all__ = ["StatelessEngine", "Exchange", "OutgoingExchange", "MODERN_REVISION"]
+__all__ = [
+    "StatelessEngine",
+    "Exchange",
+    "OutgoingExchange",
+    "MODERN_REVISION",
+    "TASKS_EXTENSION",
+    "TASK_REQUESTS",
+    "TASK_METHODS",
+]
 
 #: the revision this engine speaks
 MODERN_REVISION: Final = v.MODERN_VERSIONS[0]
 #: the converter that writes modern messages (the data model's own revision once it has one)
 _WRITE_AS: Final = MODERN_REVISION if MODERN_REVISION in REVISIONS else LATEST_PROTOCOL_VERSION
+#: the tasks extension (mcp_ref.ext.tasks): a result of resultType "task" exists only through it
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+#: the requests the tasks extension may answer with a CreateTaskResult
+TASK_REQUESTS: Final = frozenset({"tools/call"})
+#: the methods the tasks extension adds (the 2025-11-25 core tasks/* are not those of 2026-07-28)
+TASK_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 
 def _unstructure(value: Any) -> Any:
@@ -202,6 +226,16 @@ class Exchange:
         self._check_running("response")
         out = self.engine._result_json(self.method, self.engine._with_hints(self.method, result, cache))
         out.setdefault("resultType", "complete")
+        if out["resultType"] == "task":
+            # [ext-tasks:tasks#2] a CreateTaskResult only to a client whose request declared the
+            # extension; [ext-tasks:tasks#8] and only for a request a task may answer
+            if self.method not in TASK_REQUESTS or not self.client_has("extensions", TASKS_EXTENSION):
+                raise LocalProtocolError(
+                    f"a CreateTaskResult answers only {', '.join(sorted(TASK_REQUESTS))} of a client that"
+                    f" declared {TASKS_EXTENSION} on its request",
+                    requirement="ext-tasks:tasks#2",
+                )
+            return self.engine._answer(self, out)
         if out["resultType"] != "complete":
             raise LocalProtocolError("send_response is for complete results: use send_input_required")
         out.update(self.engine._cache_hints(self.method, out, cache))
@@ -435,30 +469,43 @@ class StatelessEngine:
 
     # -- server role -------------------------------------------------------------------------
 
-    def receive_message(self, data: bytes | str, *, headers: Mapping[str, str] | None = None) -> list[Event]:
+    #: receive_message takes ``classified=`` (the HTTP layer asks before it passes one)
+    takes_classified: Final = True
+
+    def receive_message(
+        self, data: bytes | str, *, headers: Mapping[str, str] | None = None, classified: RawMessage | None = None
+    ) -> list[Event]:
         """Feed one incoming message; get what it means.
 
         ``headers`` (Streamable HTTP, lower-case names): the request's headers,
         checked against the body. A client engine reads answers and notifications.
+        ``classified``: what :func:`~mcp_ref.basic.jsonrpc.classify` made of ``data``
+        already (the HTTP layer reads every POST's envelope first), so it is not
+        parsed twice.
         """
         if self.role is Role.CLIENT:
             return self._client_receive(data)
-        try:
-            obj = loads(data)
-        except InvalidMessage as e:
-            # [2026-07-28:basic/index#15] no id can be read: the error has none
-            return [self._rejected(None, e.code, e.message, 400)]
-        if type(obj) is list:
-            # [2026-07-28:basic/transports/streamable-http#11] one message per POST (and per line): no batches
-            return [self._rejected(None, ErrorCode.INVALID_REQUEST, "Invalid Request: no JSON-RPC batches", 400)]
-        try:
-            raw = classify(obj)
-        except InvalidMessage as e:
-            if not e.replyable:
-                return [
-                    RequestRefused(e, None, http_status=400, requirement=e.requirement, level=level_of(e.requirement))
-                ]
-            return [self._rejected(e.reply_id, e.code, e.message, 400, e.requirement)]
+        if classified is not None:
+            raw = classified
+        else:
+            try:
+                obj = loads(data)
+            except InvalidMessage as e:
+                # [2026-07-28:basic/index#15] no id can be read: the error has none
+                return [self._rejected(None, e.code, e.message, 400)]
+            if type(obj) is list:
+                # [2026-07-28:basic/transports/streamable-http#11] one message per POST (and per line): no batches
+                return [self._rejected(None, ErrorCode.INVALID_REQUEST, "Invalid Request: no JSON-RPC batches", 400)]
+            try:
+                raw = classify(obj)
+            except InvalidMessage as e:
+                if not e.replyable:
+                    return [
+                        RequestRefused(
+                            e, None, http_status=400, requirement=e.requirement, level=level_of(e.requirement)
+                        )
+                    ]
+                return [self._rejected(e.reply_id, e.code, e.message, 400, e.requirement)]
         if type(raw) is RawRequest:
             try:
                 return self._on_request(raw, headers)
@@ -681,7 +728,9 @@ class StatelessEngine:
         if self.role is not Role.CLIENT:
             raise LocalProtocolError("a server sends no requests (2026-07-28: multi round-trip requests instead)")
         version = version or self.supported_versions[0]
-        if method in v.REMOVED_IN_MODERN:
+        if method in v.REMOVED_IN_MODERN and not (
+            method in TASK_METHODS and self.we_have("extensions", TASKS_EXTENSION)
+        ):
             raise LocalProtocolError(f"{method} does not exist in revision {version}", ErrorCode.METHOD_NOT_FOUND)
         body: dict[str, Any]
         if params is None:
@@ -816,11 +865,19 @@ class StatelessEngine:
             # [2026-07-28:basic/index#13] a resultType we do not know is invalid
             error = ProtocolError(f"unknown resultType {kind!r}")
             return InvalidResponse(out.id, out.method, error, requirement="2026-07-28:basic/index#13")
+        if kind == "task" and (out.method not in TASK_REQUESTS or not self.we_have("extensions", TASKS_EXTENSION)):
+            # [ext-tasks:tasks#4] a CreateTaskResult for a request a task cannot answer (or one we
+            # never declared the extension on) is an invalid response
+            error = ProtocolError(f"a CreateTaskResult answers no {out.method} request of ours")
+            return InvalidResponse(out.id, out.method, error, requirement="ext-tasks:tasks#4")
         if kind != "complete":
-            # an extension's result (one we advertised): its layer reads it as it came
+            # an extension's result (one we advertised): its layer reads it as it came; [ext-tasks:tasks#3]
+            # a CreateTaskResult goes to the tasks extension's client
             return ResponseReceived(out.id, out.method, result)
-        cls = m.RESULT_TYPES[out.method] if out.method in m.KNOWN_METHODS else None
+        known = out.method in m.KNOWN_METHODS and out.method not in TASK_METHODS
+        cls = m.RESULT_TYPES[out.method] if known else None
         if cls is None:
+            # (the tasks extension's results are read by its client, as JSON)
             return ResponseReceived(out.id, out.method, result)
         try:
             return ResponseReceived(out.id, out.method, decode(result, cls))

@@ -122,6 +122,7 @@ TRIO_FREE = (
 )
 TRIO_ALLOWED = (
     "mcp_ref/session/",
+    "mcp_ref/ext/",
     "mcp_ref/basic/transports/",
     "mcp_ref/testing/",
     "mcp_ref/examples/",

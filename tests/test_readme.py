@@ -12,6 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import trio
+
 from .conftest import ROOT
 
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -57,3 +60,47 @@ def test_the_readme_snippets_run_as_written(tmp_path: Path) -> None:
         assert done.stderr == "", done.stderr
         if expected is not None:
             assert done.stdout == expected
+
+
+def _first_server(tmp_path: Path) -> Path:
+    """The README's first example server (``echo_server.py``), saved as written."""
+    name, code, _ = next(s for s in snippets() if s[0])
+    assert name == "echo_server.py"
+    path = tmp_path / name
+    path.write_text(code)
+    return path
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_the_first_example_serves_both_eras_to_our_client(tmp_path: Path, era: str) -> None:
+    """The README's first server, unchanged, answers a 2025-11-25 client (initialize, a
+    session) and a 2026-07-28 one (every request standing alone) on the same stdio pipe:
+    the era is chosen by how the client opens, never by the application's code."""
+    from mcp_ref import connect
+
+    script = _first_server(tmp_path)
+    with trio.fail_after(60):
+        async with connect([sys.executable, str(script)], era=era, env=_env()) as client:
+            assert client.protocol_version == ("2025-11-25" if era == "legacy" else "2026-07-28")
+            assert client.server_info is not None and client.server_info.name == "echo-demo"
+            result = await client.call_tool("echo", {"text": "hi"})
+            assert result.text == "hi"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_first_example_serves_the_official_sdk_client(tmp_path: Path, mode: str) -> None:
+    """The same server, unchanged, for the official Python SDK's client (mcp 2.3.0) in its
+    2025 handshake mode and pinned to 2026-07-28."""
+    mcp = pytest.importorskip("mcp", reason="the official SDK is in the test extra (pip install -e '.[test]')")
+
+    script = _first_server(tmp_path)
+    params = mcp.StdioServerParameters(command=sys.executable, args=[str(script)], env=_env())
+    with trio.fail_after(60):
+        async with mcp.Client(params, mode=mode) as client:
+            result = await client.call_tool("echo", {"text": "hi"})
+            assert [c.text for c in result.content] == ["hi"]
+            assert not result.is_error
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}

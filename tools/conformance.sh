@@ -114,6 +114,20 @@ client_requirements() {  # REVISION [SCENARIO...]: all the revision's client sce
   done
 }
 
+# the tasks extension's scenarios (io.modelcontextprotocol/tasks, issue 29): run one by one and
+# scored here (--requirements runs extension scenarios without scoring them)
+server_scenarios() {  # SCENARIO...
+  for scenario in "$@"; do
+    echo "== $LINE_2026 server, extension scenario: $scenario"
+    (cd "$WORK" && "$NODE" "$SUITE_2026" server --url "$URL" --scenario "$scenario") >"$WORK/scenario.log" 2>&1 \
+      || { tail -30 "$WORK/scenario.log"; status=1; }
+    grep -E "Passed:" "$WORK/scenario.log" || true
+  done
+}
+TASKS_SCENARIOS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition"
+
 # -- the plan ----------------------------------------------------------------------------------
 # With arguments, only that step of the plan runs (the machine's cores are shared), e.g.
 #   tools/conformance.sh server_requirements 2026-07-28                  one line, one revision
@@ -132,6 +146,8 @@ for s in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
 for s in auth metadata sep-835 backcompat draft extensions; do client_suite_2025 "$s"; done
 server_requirements 2026-07-28
 server_requirements 2025-11-25
+# shellcheck disable=SC2086
+server_scenarios $TASKS_SCENARIOS
 client_requirements 2026-07-28
 client_requirements 2025-11-25
 

@@ -254,6 +254,7 @@ class AuthorizationServer:
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic"],
             "code_challenge_methods_supported": ["S256"],
+            # [2026-07-28:basic/authorization/index#24] iss is in every authorization response: said so
             "authorization_response_iss_parameter_supported": True,
             "client_id_metadata_document_supported": self.fetch is not None,
             **({"jwks_uri": issuer + "/jwks"} if self.signing_key is not None else {}),
@@ -319,7 +320,8 @@ class AuthorizationServer:
             return 400, "unknown client, or a redirect_uri not registered for it"
 
         def back(**params: str) -> tuple[int, str]:
-            params = {**params, "iss": self._issuer()}  # RFC 9207: which server answered
+            # [2026-07-28:basic/authorization/index#23] RFC 9207: which server answered, errors included
+            params = {**params, "iss": self._issuer()}
             if "state" in query:
                 params["state"] = query["state"]
             return 302, redirect_uri + ("&" if "?" in redirect_uri else "?") + urlencode(params)
@@ -562,7 +564,8 @@ class AuthorizationServer:
         """[basic/authorization#34] a URL ``client_id`` is fetched; [#35, #38] and checked."""
         assert self.fetch is not None
         try:
-            # [basic/authorization#39, #95] CIMD security: the fetch is bounded in time (and size, below)
+            # [basic/authorization#39, #95, 2026-07-28:basic/authorization/client-registration#14] CIMD
+            # security: the fetch is bounded in time (and size, below)
             with trio.fail_after(CIMD_TIMEOUT):
                 status, headers, body = await self.fetch(url)
         except (OSError, trio.TooSlowError, ValueError) as e:

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import trio
 
 from mcp_ref import (
+    ErrorCode,
     MCPError,
     ProtocolError,
     RequestContext,
@@ -37,6 +38,7 @@ from mcp_ref import (
     URLElicitationRequired,
     decode,
 )
+from mcp_ref.ext.tasks import TaskExtension, as_task
 from mcp_ref.schema import (
     AudioContent,
     CreateMessageRequestParams,
@@ -94,14 +96,17 @@ def _text(result: Any) -> str:
     return " ".join(getattr(b, "text", f"<{getattr(b, 'type', '?')}>") for b in result.content)
 
 
-def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = None, *, auth: bool = False) -> Server:
+def build_server(
+    task_nursery: trio.Nursery | None = None, task_store: Any = None, *, auth: bool = False, changes: Any = None
+) -> Server:
     """The server; with ``task_nursery`` tasks are enabled (and the task-only tool registered).
 
     ``task_store``: where tasks are kept (in memory by default). With ``auth``
     tasks belong to the authenticated user who created them, in any store.
     Without auth a durable one (``--task-db``) binds tasks to no requestor --
     the task id is what gives access -- since a session does not survive the
-    restart its tasks do (quotas still count per session).
+    restart its tasks do (quotas still count per session). ``changes``: the change feed
+    (replicas share one: ``open_postgres_change_feed``).
     """
     server = Server(
         "mcp_ref-everything",
@@ -112,6 +117,7 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
             "A test server. Tools named test_* are fixtures of the official conformance suite; the others "
             "demonstrate features (progress, cancellation, sampling, elicitation, roots, logging, tasks)."
         ),
+        changes=changes,
     )
     if task_nursery is not None:
         if task_store is None or auth:
@@ -121,6 +127,12 @@ def build_server(task_nursery: trio.Nursery | None = None, task_store: Any = Non
     _demo_tools(server)
     _client_tools(server)
     _task_tools(server)
+    if task_nursery is not None:
+        # the tasks extension of 2026-07-28 requests, on the same store as the 2025 core tasks
+        TaskExtension(
+            task_nursery, store=server.task_manager.store if server.task_manager else None, decide=_decide
+        ).install(server)
+        _ext_task_tools(server)
     _conformance_tools(server)
     _modern_conformance_tools(server)
     _resources(server)
@@ -684,6 +696,108 @@ def _conformance_tools(server: Server) -> None:
         return "Reconnection test completed"
 
 
+def _decide(ctx: RequestContext, tool: Tool, params: Any) -> bool:
+    """Which calls of task-capable tools become tasks at once: all but the one that first asks
+    its question in the request (multi round-trip) and then hands its work to a task itself."""
+    return tool.name != "test_tool_with_task"
+
+
+def _ext_task_tools(server: Server) -> None:
+    """Tools of the tasks extension (io.modelcontextprotocol/tasks): the fixtures the official
+    conformance suite's tasks-* scenarios call, each a plain tool for a 2025 session."""
+    any_args: dict[str, Any] = {"type": "object"}
+
+    @server.tool(description="Say hello to `name` (no task support: always answered at once).")
+    async def greet(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return f"Hello, {arguments.get('name', 'World')}!"
+
+    @server.tool(
+        description="Sleep `seconds` (default 1), then answer; a task for a client with the tasks extension.",
+        input_schema={
+            "type": "object",
+            "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 3600}, "label": {"type": "string"}},
+        },
+        task_support="optional",
+    )
+    async def slow_compute(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        seconds = float(arguments.get("seconds", 1))
+        await trio.sleep(seconds)
+        return f"computed {arguments.get('label', '')!s} after {seconds:g} s"
+
+    @server.tool(
+        description="A task that fails as a tool (isError) after a second.",
+        input_schema=any_args,
+        task_support="required",
+    )
+    async def failing_job(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep(1)
+        raise ToolError("the job failed (on purpose)")
+
+    @server.tool(
+        description="A task that fails with a JSON-RPC error (a protocol-level failure).",
+        input_schema=any_args,
+        task_support="required",
+    )
+    async def protocol_error_job(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await trio.sleep(0.1)
+        raise ProtocolError("Internal error: the job broke (on purpose)", ErrorCode.INTERNAL_ERROR)
+
+    confirm_schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+
+    @server.tool(
+        description="Delete `filename` once you confirm (asked while the task is input_required).",
+        input_schema={"type": "object", "properties": {"filename": {"type": "string"}}},
+        task_support="optional",
+    )
+    async def confirm_delete(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        question = ElicitRequestFormParams(
+            message=f"Delete {arguments.get('filename', 'the file')}?",
+            requested_schema=decode(confirm_schema, ElicitationRequestedSchema),
+        )
+        answer = await _elicit(ctx, question)
+        confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
+        return f"{'deleted' if confirmed else 'kept'} {arguments.get('filename', 'the file')}"
+
+    both = {"type": "object", "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}}
+
+    @server.tool(
+        description="Ask two questions at once (two input requests outstanding together).",
+        input_schema=any_args,
+        task_support="optional",
+    )
+    async def multi_input(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        schema = decode(both, ElicitationRequestedSchema)
+        answers = await ctx.ask_all(
+            {
+                "first": ("elicitation/create", ElicitRequestFormParams(message="First?", requested_schema=schema)),
+                "second": ("elicitation/create", ElicitRequestFormParams(message="Second?", requested_schema=schema)),
+            }
+        )
+        return ", ".join(f"{key}={json.dumps(a.content)}" for key, a in sorted(answers.items()))
+
+    @server.tool(
+        description="Ask your name in the request (multi round-trip), then greet you from a task.",
+        input_schema=any_args,
+        task_support="required",
+    )
+    async def test_tool_with_task(ctx: RequestContext, arguments: dict[str, Any]) -> Any:
+        question = ElicitRequestFormParams(
+            message="What is your name?",
+            requested_schema=decode(
+                {"type": "object", "properties": {"name": {"type": "string"}}}, ElicitationRequestedSchema
+            ),
+        )
+        answer = await ctx.elicit(question, key="user_name")
+        name = (answer.content or {}).get("name", "stranger")
+
+        async def greet_later(tctx: RequestContext) -> str:
+            await trio.sleep(0.2)
+            return f"Hello, {name}! (from a task)"
+
+        # the question answered in the request, the work handed to a task
+        return await as_task(ctx, greet_later)
+
+
 def _modern_conformance_tools(server: Server) -> None:
     """The fixtures of the conformance suite's 2026-07-28 scenarios (multi round-trip requests,
     capabilities in ``_meta``, subscriptions). Written as any tool is: in a 2025-11-25 session the
@@ -991,7 +1105,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH|URL",
         help="keep tasks in this SQLite file (one server per file), or in PostgreSQL "
         "(postgresql://user@host/db[?table=NAME]; any number of servers share them): finished tasks survive "
-        "a restart, unfinished ones are failed (without --auth tasks are reachable by id alone, from any session)",
+        "a restart, unfinished ones are failed (without --auth tasks are reachable by id alone, from any session); "
+        "with PostgreSQL the servers also share their change notifications (subscriptions/listen)",
     )
     args = parser.parse_args(argv)
     if (args.auth or args.certfile) and not args.http:
@@ -999,8 +1114,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.http:
 
         async def run_stdio() -> None:
-            async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
-                server = build_server(nursery, store)
+            async with (
+                _task_store(args.task_db) as store,
+                _change_feed(args.task_db) as changes,
+                trio.open_nursery() as nursery,
+            ):
+                server = build_server(nursery, store, changes=changes)
                 await server.serve_stdio()
                 nursery.cancel_scope.cancel()
 
@@ -1034,8 +1153,12 @@ def main(argv: list[str] | None = None) -> int:
         # Ctrl-C (or SIGTERM) shuts the server down gracefully: requests in flight get a
         # few seconds to finish, then the process exits quietly
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with _task_store(args.task_db) as store, trio.open_nursery() as nursery:
-                server = build_server(nursery, store, auth=auth is not None)
+            async with (
+                _task_store(args.task_db) as store,
+                _change_feed(args.task_db) as changes,
+                trio.open_nursery() as nursery,
+            ):
+                server = build_server(nursery, store, auth=auth is not None, changes=changes)
                 info = await nursery.start(
                     lambda task_status: serve_http(
                         server, host=args.host, port=args.port, ssl_context=context, auth=auth, task_status=task_status
@@ -1107,6 +1230,23 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     async with open_sqlite_task_store(path) as store:
         print(f"tasks kept in {path}", file=sys.stderr, flush=True)
         yield store
+
+
+@asynccontextmanager
+async def _change_feed(url: str | None) -> AsyncIterator[Any]:
+    """With a PostgreSQL --task-db, the change feed replicas share on that database (else None:
+    the server's own, in memory)."""
+    if url is None or not url.startswith(("postgresql://", "postgres://")):
+        yield None
+        return
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    from mcp_ref import open_postgres_change_feed
+
+    parts = urlsplit(url)
+    query = {k: v for k, v in parse_qsl(parts.query) if k not in ("table", "sweep")}
+    async with open_postgres_change_feed(urlunsplit(parts._replace(query=urlencode(query)))) as feed:
+        yield feed
 
 
 def _task_file_locked() -> type[Exception]:

@@ -50,7 +50,7 @@ from ..errors import (
     RemoteProtocolError,
     UnsupportedProtocolVersion,
 )
-from ..exchange import StatelessEngine
+from ..exchange import TASKS_EXTENSION, StatelessEngine
 from ..schema.jsonrpc import ProgressToken
 from ..schema.lifecycle import (
     ClientCapabilities,
@@ -420,6 +420,12 @@ class ClientSession:
                 timeout=timeout,
                 max_timeout=max_timeout,
             )
+        if isinstance(result, dict) and result.get("resultType") == "task":
+            # [ext-tasks:tasks#3] the server made a task of the call (tasks extension): the caller
+            # gets the final result all the same, polled for underneath
+            from ..ext.tasks.client import wait_for_result  # (loaded when a task comes: bench W7)
+
+            result = await wait_for_result(self, result)
         if not self.validate_tool_results or result.is_error:
             return result
         if name not in self._output_validators and available():
@@ -732,6 +738,7 @@ async def open_session(
     max_input_rounds: int = 8,
     log_level: str | None = None,
     cache: bool = True,
+    tasks_extension: bool = False,
 ) -> AsyncIterator[ClientSession]:
     """Open an MCP client on ``channel`` in the revision the server speaks, and yield it.
 
@@ -845,6 +852,10 @@ async def open_session(
                     sampling=sampling_guard is not None, elicitation=elicitation_guard is not None
                 ),
             )
+        if tasks_extension:
+            # the tasks extension declared on every 2026-07-28 request: a tools/call may become a task
+            extensions = {**dict(caps.extra.get("extensions") or {}), TASKS_EXTENSION: {}}
+            caps = attrs.evolve(caps, extra={**caps.extra, "extensions": extensions})
         chosen = _choose_era(era, protocol_version, supported_versions, modern_versions)
         eras = era_cache if era_cache is not None else ERA_CACHE
         if chosen == "auto" and eras.get(era_key) == "legacy":

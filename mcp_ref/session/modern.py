@@ -39,7 +39,7 @@ from ..basic.patterns import mrtr, subscriptions
 from ..basic.rate_limit import TokenBucket
 from ..errors import DecodeError, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
 from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived, MessageRejected, NotificationIgnored
-from ..exchange import Exchange, StatelessEngine
+from ..exchange import TASKS_EXTENSION, Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
 from .core import RequestContext, RequestHandler, SessionConfig
@@ -63,6 +63,11 @@ class ModernServable(Protocol):
     state_sealer: mrtr.StateSealer
 
     def capabilities(self) -> ServerCapabilities: ...
+
+    def modern_capabilities(self) -> ServerCapabilities: ...
+
+    @property
+    def extension_methods(self) -> frozenset[str]: ...
 
     def modern_handler_table(self) -> dict[str, RequestHandler]: ...
 
@@ -408,10 +413,12 @@ class ModernRuntime:
         return StatelessEngine(
             Role.SERVER,
             info=server.info,
-            capabilities=server.capabilities(),
+            capabilities=server.modern_capabilities(),
             supported_versions=server.modern_versions,
             legacy_versions=server.supported_versions,
             served=frozenset(self.handlers),
+            # [ext-tasks:tasks#57] an extension's methods are served (by the extension's handlers)
+            extension_methods=server.extension_methods,
             track_ids=track_ids,
             identify=server.identify,
             param_headers=server.param_headers,
@@ -563,6 +570,11 @@ class ModernRuntime:
     ) -> tuple[bytes, int | None] | None:
         """``subscriptions/listen``: acknowledge, then every matching change until the client or the server ends it."""
         assert exchange.requested_filter is not None
+        asked = exchange.raw_params.get("notifications")
+        if isinstance(asked, dict) and "taskIds" in asked and not exchange.client_has("extensions", TASKS_EXTENSION):
+            # [ext-tasks:tasks#49, #56] task status notifications are the tasks extension's: a request
+            # that did not declare it is refused with -32021 (with it, none are agreed: tasks are polled)
+            return self._error(exchange, v.missing_capability(("extensions", TASKS_EXTENSION)))
         agreed = subscriptions.agreed_filter(exchange.requested_filter, exchange.engine._caps_json)
         dropped: FeedClosed | None = None
         async with self.changes.subscribe() as changes, trio.open_nursery() as watch:

@@ -24,7 +24,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 import attrs
 import trio
@@ -37,6 +37,7 @@ from ..basic.transports.mcp_headers import ParamHeader
 from ..basic.versioning import MODERN_VERSIONS, REMOVED_IN_MODERN, Era, era_of, era_of_first_message
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
+from ..exchange import TASKS_EXTENSION
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
 from ..schema.lifecycle import (
@@ -65,6 +66,22 @@ from .core import (
     session_scope,
 )
 from .modern import ModernRuntime, serve_modern_channel
+
+
+# the protocol the tasks extension implements (no import of it here: it imports this module)
+class TaskExtensionHook(Protocol):
+    """What :class:`Server` asks of the ``io.modelcontextprotocol/tasks`` extension
+    (:class:`mcp_ref.ext.tasks.TaskExtension` installs itself as ``server.task_extension``)."""
+
+    #: the extension's methods (tasks/get, tasks/update, tasks/cancel)
+    methods: frozenset[str]
+
+    def handlers(self) -> dict[str, RequestHandler]: ...
+
+    async def call_tool(
+        self, ctx: RequestContext, params: Any, call: Callable[[RequestContext, Any], Awaitable[Any]]
+    ) -> Any: ...
+
 
 if TYPE_CHECKING:
     # resources, prompts, completion and typed handlers load on first use: a
@@ -190,6 +207,8 @@ class Server:
         self._has_completers = False
         #: set by :meth:`enable_tasks`
         self.task_manager: TaskManager | None = None
+        #: the tasks extension of 2026-07-28 requests (set by ``mcp_ref.ext.tasks.TaskExtension``)
+        self.task_extension: TaskExtensionHook | None = None
         #: sessions currently being served
         self.sessions: set[Session] = set()
         self._trio_token: trio.lowlevel.TrioToken | None = None
@@ -310,7 +329,7 @@ class Server:
                 execution=ToolExecution(task_support=task_support) if task_support is not None else None,
                 meta=meta,
             )
-            if task_support == "required" and self.task_manager is None and self.sessions:
+            if task_support == "required" and not self._runs_tasks() and self.sessions:
                 raise RuntimeError(self._tasks_needed([tool.name]))
             self.tools.add(tool, handler, scopes=scopes)
             return fn
@@ -480,6 +499,11 @@ class Server:
         self.task_manager = TaskManager(nursery, **options)
         return self.task_manager
 
+    def _runs_tasks(self) -> bool:
+        """Whether some era can call a task-only tool: 2025 sessions (enable_tasks) or 2026-07-28
+        requests (the tasks extension)."""
+        return self.task_manager is not None or self.task_extension is not None
+
     def _required_task_tools(self) -> list[str]:
         return [
             name
@@ -505,7 +529,9 @@ class Server:
 
     async def _list_tools(self, ctx: RequestContext, params: Any) -> ListToolsResult:
         result = await self.tools.list_tools(ctx, params)
-        if ctx.revision < TASKS_SINCE or era_of(ctx.revision) is Era.MODERN:
+        modern_tasks = self.task_extension is not None and era_of(ctx.revision) is Era.MODERN
+        legacy_tasks = self.task_manager is not None and era_of(ctx.revision) is Era.LEGACY
+        if ctx.revision < TASKS_SINCE or not (modern_tasks or legacy_tasks):
             # a client of a revision without tasks could never call a task-only tool: not listed
             tools = [t for t in result.tools if t.execution is None or t.execution.task_support != "required"]
             if len(tools) != len(result.tools):
@@ -513,6 +539,10 @@ class Server:
         return result
 
     async def _call_tool(self, ctx: RequestContext, params: Any) -> Any:
+        extension = self.task_extension
+        if extension is not None and era_of(ctx.revision) is Era.MODERN:
+            # 2026-07-28: the tasks extension decides whether the call becomes a task
+            return await extension.call_tool(ctx, params, self.tools.call)
         tool = self.tools.visible(ctx, params.name)  # (one the token may not see is unknown, even as a task)
         support = tool.execution.task_support if tool is not None and tool.execution is not None else None
         # (the engine records a request as augmented only when its params carry task metadata)
@@ -548,7 +578,7 @@ class Server:
         it too, or the engine would refuse their requests. ``Server(capabilities=...)``
         replaces all of this.
         """
-        if self.task_manager is None and (required := self._required_task_tools()):
+        if not self._runs_tasks() and (required := self._required_task_tools()):
             raise RuntimeError(self._tasks_needed(required))
         if self.declared_capabilities is not None:
             return self.declared_capabilities
@@ -612,7 +642,9 @@ class Server:
         from ..server.discover import discover_result
 
         table = {m: h for m, h in self.handler_table().items() if m not in REMOVED_IN_MODERN}
-        caps = self.capabilities()
+        caps = self.modern_capabilities()
+        if self.task_extension is not None:
+            table.update(self.task_extension.handlers())
 
         async def discover(ctx: RequestContext, params: Any) -> dict[str, Any]:
             # [2026-07-28:basic/versioning#3, server/discover#1] every server answers server/discover
@@ -626,6 +658,22 @@ class Server:
         if any(caps_flag for caps_flag in _change_capabilities(caps)):
             table["subscriptions/listen"] = _listen_placeholder
         return table
+
+    def modern_capabilities(self) -> ServerCapabilities:
+        """What ``server/discover`` declares: the capabilities, with the extensions of 2026-07-28
+        (the core ``tasks`` capability of 2025-11-25 is not one of that revision's)."""
+        caps = self.capabilities()
+        if self.task_extension is None:
+            return caps
+        extensions = dict(caps.extra.get("extensions") or {})
+        # [ext-tasks:tasks#1] declared in server/discover: a client that declares it too may get tasks
+        extensions[TASKS_EXTENSION] = {}
+        return attrs.evolve(caps, tasks=None, extra={**caps.extra, "extensions": extensions})
+
+    @property
+    def extension_methods(self) -> frozenset[str]:
+        """The methods extensions add to 2026-07-28 (the engine serves them)."""
+        return self.task_extension.methods if self.task_extension is not None else frozenset()
 
     def modern_runtime(self) -> ModernRuntime:
         """The runtime serving this server's 2026-07-28 requests (made again when registrations change)."""

@@ -37,7 +37,9 @@ same database shares:
   connected; the rows of running tasks say which runner runs them. Every
   ``sweep_interval`` seconds each replica looks for running tasks whose
   runner's lock is free -- the process is gone, ``kill -9`` included, as the
-  database drops a dead connection's locks -- and fails them, saying so.
+  database drops a dead connection's locks -- and, when the lock is still free
+  ``sweep_grace`` seconds later (a listener reconnecting after a network blip
+  holds it again by then), fails them, saying so.
 * **No blocking on the trio thread.** Every database call runs in a worker
   thread (``trio.to_thread.run_sync``) on a bounded pool of ``pool_size``
   connections; waiting for a connection is bounded by ``acquire_timeout``,
@@ -240,7 +242,12 @@ class PostgresTaskStore:
     shared = True
 
     def __init__(
-        self, statements: _Statements, pool: _Pool, runner_key: int, clock_offset: Callable[[], float] | None = None
+        self,
+        statements: _Statements,
+        pool: _Pool,
+        runner_key: int,
+        clock_offset: Callable[[], float] | None = None,
+        sweep_grace: float = 2.0,
     ) -> None:
         self._sql = statements
         self._offset = clock_offset or (lambda: 0.0)
@@ -255,6 +262,11 @@ class PostgresTaskStore:
         self._announced: dict[str, int] = {}
         #: tasks of dead runners failed by this process's sweeps
         self.interrupted = 0
+        #: how long a runner's lock stays free before its tasks are failed (its listener reconnecting
+        #: after a network blip lets go of the lock for a moment: that runner is alive)
+        self.sweep_grace = sweep_grace
+        #: runner -> when (monotonic) a sweep first found its lock free
+        self._suspects: dict[str, float] = {}
         self._total = TotalCount()
 
     def subscribe(self, callback: Callable[[TaskChange], None]) -> Callable[[], None]:
@@ -361,15 +373,25 @@ class PostgresTaskStore:
     def _db_sweep(self, conn: Any, wall: float) -> list[TaskRecord]:
         """Fail the running tasks of runners whose process is gone (their lock is free)."""
         failed: list[TaskRecord] = []
-        for (runner,) in conn.execute(self._sql.runners, (self.runner,)).fetchall():
+        now = time.monotonic()
+        runners = [runner for (runner,) in conn.execute(self._sql.runners, (self.runner,)).fetchall()]
+        for gone in set(self._suspects) - set(runners):
+            del self._suspects[gone]
+        for runner in runners:
             try:
                 key = int(runner)
             except ValueError:
                 continue
             with conn.transaction():
-                # free: nobody holds the runner's lock, its process is gone (held only until commit)
+                # free: nobody holds the runner's lock (held only until commit) ...
                 if not conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,)).fetchone()[0]:
+                    self._suspects.pop(runner, None)
                     continue
+                # ... and still free a grace period later: its process is gone, not reconnecting
+                first = self._suspects.setdefault(runner, now)
+                if now - first < self.sweep_grace:
+                    continue
+                del self._suspects[runner]
                 for row in conn.execute(self._sql.orphans, (runner,)).fetchall():
                     new = interrupted(row_record(row), wall)
                     values = record_row(new)
@@ -525,6 +547,7 @@ async def open_postgres_task_store(
     statement_timeout: float = 10.0,
     acquire_timeout: float = 10.0,
     sweep_interval: float = 10.0,
+    sweep_grace: float = 2.0,
     clock_offset: Callable[[], float] | None = None,
 ) -> AsyncIterator[PostgresTaskStore]:
     """Open the task table ``table`` (created if missing) in the database at ``conninfo``.
@@ -532,9 +555,16 @@ async def open_postgres_task_store(
     ``conninfo`` is a libpq connection string or URL (``postgresql://user@host/db``).
     Every process opened on the same database and table shares the tasks.
     Raises TaskStoreUnavailable if the database cannot be reached now.
-    ``clock_offset`` (tests): seconds added to the database's clock.
+    ``sweep_grace``: how long another runner's lock must stay free (seen by two sweeps at
+    least that far apart) before its running tasks are failed: a listener that reconnects
+    lets go of its lock for a moment. ``clock_offset`` (tests): seconds added to the
+    database's clock.
     """
-    if pool_size < 1 or min(connect_timeout, statement_timeout, acquire_timeout, sweep_interval) <= 0:
+    if (
+        pool_size < 1
+        or min(connect_timeout, statement_timeout, acquire_timeout, sweep_interval) <= 0
+        or sweep_grace < 0
+    ):
         raise ValueError("pool_size and the timeouts must be positive")
     statements = _Statements(table)
     runner_key = secrets.randbits(62) + 1
@@ -562,7 +592,7 @@ async def open_postgres_task_store(
                 conn.execute(statement)
 
     await pool.run(create_schema)
-    store = PostgresTaskStore(statements, pool, runner_key, clock_offset)
+    store = PostgresTaskStore(statements, pool, runner_key, clock_offset, sweep_grace)
     stop = threading.Event()
     listening = trio.Event()
     try:

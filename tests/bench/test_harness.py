@@ -241,3 +241,54 @@ async def test_http_load_and_idle_sessions_run(impl: str) -> None:
         assert set(WORKLOADS["W10"].shown) <= metrics.keys()
         idle = await WORKLOADS["W10i"].run(ADAPTERS[impl], {"sessions": 5})
         assert set(idle) == {"bytes_per_session", "kib_per_session", "ms_per_session_opened"}
+
+
+@pytest.mark.parametrize("name", ["W11", "W11H"])
+@pytest.mark.parametrize("impl", ["floor", "mcp_ref", "sdk"])
+async def test_modern_workloads_speak_2026_07_28(impl: str, name: str) -> None:
+    """W11 (stdio) and W11H (HTTP): each implementation's client gets its echo from its own
+    server in 2026-07-28 (no initialize), and the CPU of both ends is counted."""
+    with trio.fail_after(90):
+        metrics = await WORKLOADS[name].run(ADAPTERS[impl], {**WORKLOADS[name].quick, "calls": 5, "warmup": 2})
+    assert set(WORKLOADS[name].shown) <= metrics.keys()
+    assert metrics["server_cpu_us_per_call"] > 0 and metrics["client_cpu_us_per_call"] > 0
+    assert math.isclose(
+        metrics["total_cpu_us_per_call"], metrics["server_cpu_us_per_call"] + metrics["client_cpu_us_per_call"]
+    )
+    assert math.isclose(metrics["calls_per_cpu_s"], 1e6 / metrics["total_cpu_us_per_call"])
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_modern_clients_stay_modern(transport: str) -> None:
+    """The clients of W11/W11H do not fall back to a 2025 session: mcp_ref's says 2026-07-28,
+    and the floor's requests carry the revision in _meta (a 2025 floor server would not
+    answer resultType)."""
+    for impl in ("mcp_ref", "floor"):
+        adapter = ADAPTERS[impl]
+        opener = adapter.http(modern=True) if transport == "http" else adapter.stdio(modern=True)
+        with trio.fail_after(60):
+            async with opener as bench_client:
+                if impl == "mcp_ref":
+                    assert bench_client.client.protocol_version == "2026-07-28"
+                else:
+                    result = await bench_client.client.call_tool("echo", {"text": "x"})
+                    assert result["resultType"] == "complete"
+
+
+async def test_the_modern_http_floor_checks_headers_against_the_body() -> None:
+    """The 2026-07-28 floor does the one check a modern server must make on every request:
+    Mcp-Method / Mcp-Name against the body (-32020, HTTP 400)."""
+    from bench.floor import MODERN_META, FloorError, http_floor_client
+
+    async with ADAPTERS["floor"].http_server() as (url, pid):
+        async with http_floor_client(url, modern=True) as client:
+            assert (await client.call_tool("echo", {"text": "ok"}))["content"][0]["text"] == "ok"
+            # the body names echo, the headers another tool: refused before any tool runs
+            client.modern = False  # (headers written by hand below)
+            client.headers += [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "not-echo"),
+            ]
+            with pytest.raises(FloorError, match="-32020"):
+                await client.request("tools/call", {"name": "echo", "arguments": {"text": "x"}, "_meta": MODERN_META})

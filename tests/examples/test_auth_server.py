@@ -107,6 +107,7 @@ async def test_a_code_becomes_tokens_the_resource_server_can_introspect() -> Non
     assert refused.value.status == 401
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#23", "2026-07-28:basic/authorization/index#24")
 async def test_the_authorization_response_echoes_state_and_names_the_issuer() -> None:
     server = make_server()
     client = server.register([REDIRECT])
@@ -114,6 +115,11 @@ async def test_the_authorization_response_echoes_state_and_names_the_issuer() ->
     assert status == 302 and location.startswith(REDIRECT + "?")
     answer = query_of(location)
     assert answer["state"] == "st-1" and answer["iss"] == ISSUER and answer["code"]
+    # an error response names the issuer too (RFC 9207 section 2), and the metadata says iss is sent
+    status, location = await authorize(server, client.client_id, pkce()[1], code_challenge_method="plain")
+    error = query_of(location)
+    assert status == 302 and error["error"] == "invalid_request" and error["iss"] == ISSUER
+    assert server.metadata()["authorization_response_iss_parameter_supported"] is True
 
 
 @pytest.mark.req("basic/authorization#90", "basic/authorization#92")
@@ -344,6 +350,23 @@ def cimd(**overrides: Any) -> dict[str, Any]:
     return {"client_id": CIMD, "client_name": "App", "redirect_uris": [REDIRECT], **overrides}
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#14")
+async def test_a_client_id_metadata_document_that_never_comes_is_given_up(autojump_clock: trio.abc.Clock) -> None:
+    """A document URL whose server never answers holds the authorization request for
+    CIMD_TIMEOUT at most: then the client is unknown (an error page, no redirect)."""
+    from mcp_ref.examples.auth_server import CIMD_TIMEOUT
+
+    async def never(url: str) -> tuple[int, Mapping[str, str], bytes]:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    server = make_server(fetch=never)
+    with trio.fail_after(CIMD_TIMEOUT + 5):
+        status, _ = await authorize(server, CIMD, pkce()[1])
+    assert status == 400
+    assert trio.current_time() >= CIMD_TIMEOUT
+
+
 @pytest.mark.req(
     "basic/authorization#34",
     "basic/authorization#37",
@@ -351,6 +374,7 @@ def cimd(**overrides: Any) -> dict[str, Any]:
     "basic/authorization#27",
     "basic/authorization#30",
 )
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#2")
 async def test_a_client_id_metadata_document_is_fetched_and_its_redirect_uris_are_enforced() -> None:
     documents = Documents()
     documents.put(CIMD, cimd())
@@ -397,6 +421,7 @@ async def test_a_client_id_metadata_document_is_cached_as_its_headers_allow() ->
 
 
 @pytest.mark.req("basic/authorization#96", "basic/authorization#30", "basic/authorization#39", "basic/authorization#95")
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#14")
 async def test_client_ids_that_are_no_public_https_url_are_not_fetched() -> None:
     documents = Documents()
     server = make_server(fetch=documents)

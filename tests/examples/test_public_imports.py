@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import mcp_ref
+import mcp_ref.ext.tasks
 import mcp_ref.schema
 
 from ..conftest import ROOT
@@ -25,7 +26,7 @@ EXAMPLES = (
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.rst"))]
 
 #: where an application's imports come from; everything else is the library's inside
-PUBLIC = {"mcp_ref": mcp_ref, "mcp_ref.schema": mcp_ref.schema}
+PUBLIC = {"mcp_ref": mcp_ref, "mcp_ref.schema": mcp_ref.schema, "mcp_ref.ext.tasks": mcp_ref.ext.tasks}
 
 
 def imports(path: Path) -> list[tuple[str, str]]:

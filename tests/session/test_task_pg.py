@@ -127,6 +127,32 @@ async def test_a_cancel_made_while_the_runners_listener_was_cut_off_still_stops_
         assert (await task_get(on_a, task.task_id)).status == "cancelled"
 
 
+async def test_a_runner_is_taken_for_gone_only_when_its_lock_stays_free_for_the_grace(postgres: PostgresServer) -> None:
+    # a listener that reconnects lets go of its runner's lock for a moment: another replica
+    # sweeping then must not fail the tasks of a live replica (the gate saw that race under load)
+    table = postgres.new_table()
+    limits = TaskLimits(running=5, kept=50, total=500)
+    async with open_postgres_task_store(postgres.conninfo, table=table, sweep_interval=3600) as gone:
+        await gone.create(record("orphan"), limits)
+    # its process is gone now (its lock with it), its task still "working"
+    async with open_postgres_task_store(
+        postgres.conninfo, table=table, sweep_interval=3600, sweep_grace=3600
+    ) as sweeper:
+        assert await sweeper.sweep() == 0  # free once: a suspect, not yet gone
+        assert await sweeper.sweep() == 0  # free within the grace: still only a suspect
+        assert (await sweeper.get("orphan")).status == "working"  # type: ignore[union-attr]
+        sweeper.sweep_grace = 0.0
+        # free for the whole grace: gone, its task failed (by this sweep, or by the store's own
+        # first sweep if that ran at the same moment and held the lock: one of them does it)
+        for _ in range(3):
+            await sweeper.sweep()
+            if sweeper.interrupted:
+                break
+        assert sweeper.interrupted == 1
+        failed = await sweeper.get("orphan")
+        assert failed is not None and failed.status == "failed" and failed.status_message == RESTART_MESSAGE
+
+
 async def test_a_database_that_goes_away_is_an_error_on_the_requests_that_need_it(postgres: PostgresServer) -> None:
     table = postgres.new_table()
     state: dict[str, Any] = {"release": trio.Event(), "started": 0, "cancelled": 0}

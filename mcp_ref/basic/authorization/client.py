@@ -66,6 +66,7 @@ def select_scope(
     want_refresh_token: bool = True,
 ) -> str | None:
     """[basic/authorization#22, #43, #44] the ``scope`` of the first authorization request, or None to omit it.
+    [2026-07-28:basic/authorization/index#17, #62] the challenge's scope first, then the strategy's.
 
     The challenge's scope first (it is authoritative for the request that
     met it, #19); else every scope of the resource's ``scopes_supported``;
@@ -87,6 +88,7 @@ def select_scope(
 def _with_offline_access(
     scopes: list[str], server_metadata: AuthorizationServerMetadata | None, want: bool
 ) -> str | None:
+    # [2026-07-28:basic/authorization/index#50] offline_access only where the server lists it
     if (
         want
         and scopes
@@ -106,6 +108,7 @@ def step_up_scope(
     want_refresh_token: bool = True,
 ) -> str | None:
     """[basic/authorization#19, #69] the scope to ask for after a 403 ``insufficient_scope``.
+    [2026-07-28:basic/authorization/index#17, #18] the challenge's scopes with those granted.
 
     Every scope the challenge names (authoritative for the request that met
     it), with the ones the current token already has, so that stepping up
@@ -123,6 +126,7 @@ def choose_registration(
     server_metadata: AuthorizationServerMetadata,
 ) -> Registration:
     """[basic/authorization#26, #40, #41] how this client gets a client id at this server.
+    [2026-07-28:basic/authorization/client-registration#1, #16, basic/authorization/index#13] the same order.
 
     Pre-registered credentials when the application has them; a Client ID
     Metadata Document when it has one and the server says it takes them;

@@ -39,6 +39,9 @@ from .challenge import format_bearer_challenge
 from .discovery import PRM_WELL_KNOWN, canonical_resource, protected_resource_metadata_urls, resource_allowed
 from .metadata import ProtectedResourceMetadata
 
+#: the scope a client asks for to get a refresh token (never the resource's requirement)
+OFFLINE_ACCESS = "offline_access"
+
 __all__ = [
     "WELL_KNOWN",
     "AccessToken",
@@ -145,8 +148,15 @@ class ProtectedResource:
     ``required_scopes`` are needed by every request; ``method_scopes`` and
     ``tool_scopes`` add scopes for some methods and some tools (a request
     without them is answered 403 ``insufficient_scope``). ``scopes_supported``
-    defaults to every scope named here. ``clock`` gives seconds since the
+    defaults to every scope named here. ``scope_implies`` maps a broad scope to
+    the narrower ones it grants (``{"files:admin": ["files:read", "files:write"]}``,
+    followed transitively): a token with the broad scope is enough wherever a
+    narrower one is needed. ``clock`` gives seconds since the
     epoch, for the expiry check (``leeway`` seconds of clock skew allowed).
+
+    ``offline_access`` is refused among the scopes named here: refresh tokens
+    are the client's business with its authorization server, never a
+    requirement of the resource.
     """
 
     #: how a token is checked (IntrospectionVerifier, JWTVerifier or your own TokenVerifier)
@@ -158,6 +168,7 @@ class ProtectedResource:
     method_scopes: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
     tool_scopes: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
     scopes_supported: Sequence[str] | None = None
+    scope_implies: Mapping[str, Sequence[str]] = attrs.field(factory=dict)
     #: a name for people, published in the metadata
     resource_name: str | None = None
     #: a URL of documentation for developers, published in the metadata
@@ -176,11 +187,21 @@ class ProtectedResource:
                 raise ValueError(f"authorization server {url!r} is not an absolute http(s) URL")
         if self.resource is not None:
             check_resource_uri(self.resource)
-        for name, scopes in [("required_scopes", self.required_scopes)] + [
+        named = [("required_scopes", self.required_scopes)] + [
             (f"scopes of {k}", v) for k, v in {**self.method_scopes, **self.tool_scopes}.items()
-        ]:
+        ]
+        named += [(f"scope_implies[{k!r}]", [k, *v]) for k, v in self.scope_implies.items()]
+        if self.scopes_supported is not None:
+            named.append(("scopes_supported", self.scopes_supported))
+        for name, scopes in named:
             if isinstance(scopes, str) or any(not _scope_token(s) for s in scopes):
                 raise ValueError(f"{name}: a sequence of scope tokens (no spaces or quotes), not {scopes!r}")
+            # [2026-07-28:basic/authorization/index#52] neither in a challenge's scope nor in scopes_supported
+            if OFFLINE_ACCESS in scopes and not name.startswith("scope_implies"):
+                raise ValueError(
+                    f"{name}: {OFFLINE_ACCESS!r} is not a scope a resource requires or publishes (refresh tokens are"
+                    " between the client and its authorization server)"
+                )
         if not math.isfinite(self.leeway) or self.leeway < 0:
             raise ValueError("leeway is a number of seconds >= 0")
 
@@ -233,8 +254,10 @@ class ProtectedResource:
         if token.expires_at is not None and token.expires_at + self.leeway <= self.clock():
             raise AuthRefused(401, "invalid_token", "the token has expired")
         needed = set(needed)
-        if missing := needed - token.scopes:
-            # [basic/authorization#17, #65-#68] 403 insufficient_scope naming what is needed: the scopes
+        # [2026-07-28:basic/authorization/index#64] a broad scope grants the narrower ones it implies
+        if missing := needed - self.granted_scopes(token.scopes):
+            # [basic/authorization#17, #65-#68, 2026-07-28:basic/authorization/index#55, #56]
+            # 403 insufficient_scope naming what is needed: the scopes
             # this request needs plus those already granted that we know (the spec's recommended approach,
             # so that a client re-authorizing with them loses nothing it had)
             keep = token.scopes & (set(self.all_scopes()) | needed)
@@ -244,6 +267,17 @@ class ProtectedResource:
                 f"this request needs the scope(s) {' '.join(sorted(missing))}",
                 scope=needed | keep,
             )
+
+    def granted_scopes(self, scopes: Iterable[str]) -> frozenset[str]:
+        """``scopes`` with every scope they imply (``scope_implies``, followed transitively)."""
+        granted = set(scopes)
+        todo = list(granted)
+        while todo:
+            for narrower in self.scope_implies.get(todo.pop(), ()):
+                if narrower not in granted:
+                    granted.add(narrower)
+                    todo.append(narrower)
+        return frozenset(granted)
 
     def scopes_needed(self, messages: Iterable[Any]) -> frozenset[str]:
         """The scopes the JSON-RPC messages of one HTTP request need (their union, for a batch)."""

@@ -54,7 +54,16 @@ METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
 PARAM_HEADER_PREFIX: Final = "mcp-param-"
 #: the methods whose Mcp-Name mirrors a field of the params, and which field
-NAMED_METHODS: Final[Mapping[str, str]] = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_METHODS: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # [ext-tasks:tasks#52] the tasks extension's methods name their task (the routing key of a
+    # load balancer) -- tasks#streamable-http-routing-headers
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 _SENTINEL_START: Final = "=?base64?"
 _SENTINEL_END: Final = "?="

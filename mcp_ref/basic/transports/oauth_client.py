@@ -329,7 +329,8 @@ class OAuthClient:
         return canonical_resource(self.server_url)
 
     async def authorization(self, url: str) -> str | None:
-        """[basic/authorization#54, #55, #56] the ``Authorization`` value for a request to ``url``.
+        """[basic/authorization#54, #55, #56, 2026-07-28:basic/authorization/index#39] the ``Authorization``
+        value for a request to ``url``.
 
         Only for the MCP server's origin (#61: never another's); a token
         about to expire is refreshed first (a refresh that fails leaves no
@@ -387,6 +388,8 @@ class OAuthClient:
                 # resource metadata says (read again; the tokens and client id of the old one
                 # are dropped then, so neither a refresh nor the client id goes to the new one)
                 await self._discover(challenge, recheck=True)
+            # [2026-07-28:basic/authorization/index#51] a refresh only with a refresh token the server
+            # chose to issue; without one, a new authorization
             if self.tokens is not None and self.tokens.refresh_token and used is not None:
                 try:
                     await self._refresh()
@@ -539,6 +542,8 @@ class OAuthClient:
                 meta: AuthorizationServerMetadata = self._document(
                     response, step, partial(AuthorizationServerMetadata.from_json, oidc=oidc)
                 )
+                # [2026-07-28:basic/authorization/authorization-server-discovery#10, #11, #12] the issuer
+                # of the document is the one its URL was built from, else the document is not used
                 if not issuer_matches(issuer, meta.issuer):
                     # RFC 8414 section 3.3 (and the mix-up attack it prevents): a document that
                     # speaks for another issuer is never used
@@ -871,7 +876,8 @@ class OAuthClient:
         if server.authorization_endpoint is None:
             raise AuthorizationError("authorization-server-metadata", f"{server.issuer} has no authorization endpoint")
         client = await self._client_for(server)
-        # [basic/authorization#73] OAuth 2.1 practice: PKCE (S256) and state on every authorization request
+        # [basic/authorization#73, 2026-07-28:basic/authorization/security-considerations#2] OAuth 2.1
+        # practice: PKCE (S256) and state on every authorization request
         pkce, state = PKCE.new(), new_state()
         url = authorization_request_url(
             server.authorization_endpoint,
@@ -957,7 +963,8 @@ class OAuthClient:
         how = choose_registration(
             pre_registered=None, client_id_metadata_url=self.client_id_metadata_url, server_metadata=server
         )
-        # [basic/authorization#6, #27] a Client ID Metadata Document when the server takes one
+        # [basic/authorization#6, #27, 2026-07-28:basic/authorization/client-registration#2] a Client ID
+        # Metadata Document when the server takes one
         # -- authorization#client-id-metadata-documents
         if how == "client-id-metadata-document":
             assert self.client_id_metadata_url is not None
@@ -983,6 +990,7 @@ class OAuthClient:
         assert server.registration_endpoint is not None and self.redirect_uri is not None
         methods = server.token_auth_methods() if server.token_endpoint_auth_methods_supported else ("none",)
         method = next((m for m in ("none", "client_secret_basic", "client_secret_post") if m in methods), "none")
+        # [2026-07-28:basic/authorization/index#49] refresh_token among the grants when refresh tokens are wanted
         grants = ["authorization_code", "refresh_token"] if self._wants_refresh() else ["authorization_code"]
         base = self.client_metadata or ClientMetadata(client_name=self.client_name)
         metadata = attrs.evolve(

@@ -139,7 +139,8 @@ class FileTokenStorage:
         return data if isinstance(data, dict) else {}
 
     def _update(self, key: str, value: StoredAuthorization | None) -> None:
-        # [basic/authorization#76] a directory made here is the user's alone
+        # [basic/authorization#76, 2026-07-28:basic/authorization/index#48] a directory made here is the
+        # user's alone (refresh tokens are kept where only the user reads them)
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         # [basic/authorization#76] no save writes over another process's (issue 31, row 4)
         with _exclusive(self.path.with_name(self.path.name + ".lock")):

@@ -38,6 +38,7 @@ def asm(**fields: object) -> AuthorizationServerMetadata:
 
 
 @pytest.mark.req("basic/authorization#44", "basic/authorization#19", "basic/authorization#18", "basic/authorization#17")
+@pytest.mark.req("2026-07-28:basic/authorization/index#17", "2026-07-28:basic/authorization/index#62")
 def test_scope_from_the_challenge_first() -> None:
     # the challenge wins even when it is neither subset nor superset of scopes_supported
     assert select_scope("files:read", prm(["a", "b"]), asm()) == "files:read"
@@ -51,6 +52,7 @@ def test_scope_falls_back_to_scopes_supported_then_omitted() -> None:
     assert select_scope(None, None, None) is None
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#50")
 def test_offline_access_only_where_the_server_lists_it() -> None:
     with_offline = asm(scopes_supported=["mcp:basic", "offline_access"])
     assert select_scope(None, prm(["mcp:basic"]), with_offline) == "mcp:basic offline_access"
@@ -61,6 +63,7 @@ def test_offline_access_only_where_the_server_lists_it() -> None:
 
 
 @pytest.mark.req("basic/authorization#69", "basic/authorization#19")
+@pytest.mark.req("2026-07-28:basic/authorization/index#17", "2026-07-28:basic/authorization/index#18")
 def test_step_up_joins_granted_and_challenged_scopes() -> None:
     assert step_up_scope("mcp:basic", "mcp:basic mcp:write") == "mcp:basic mcp:write"
     assert step_up_scope("a b", "c") == "a b c"
@@ -73,6 +76,12 @@ def test_step_up_joins_granted_and_challenged_scopes() -> None:
     "basic/authorization#27",
     "basic/authorization#40",
     "basic/authorization#41",
+)
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#1",
+    "2026-07-28:basic/authorization/client-registration#2",
+    "2026-07-28:basic/authorization/client-registration#16",
+    "2026-07-28:basic/authorization/index#13",
 )
 def test_registration_priority() -> None:
     cimd_dcr = asm(client_id_metadata_document_supported=True, registration_endpoint="https://as.example/register")

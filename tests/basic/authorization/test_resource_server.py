@@ -93,3 +93,37 @@ def test_scopes_needed_adds_method_and_tool_scopes() -> None:
     assert policy.scopes_needed([{"jsonrpc": "2.0", "method": "notifications/initialized"}]) == {"mcp"}
     assert policy.scopes_needed([None, "junk", {"method": 3}]) == {"mcp"}
     assert policy.all_scopes() == ("mcp", "tools", "x:run")
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#64")
+def test_a_broad_scope_grants_the_narrower_ones_it_implies() -> None:
+    """A token with ``files:admin`` is enough where ``files:read`` is needed when the policy
+    says admin implies write and write implies read (followed transitively); without that
+    relation, or for a scope nothing implies, it is still 403 insufficient_scope."""
+    admin = AccessToken(scopes=frozenset({"files:admin"}), audience=("https://mcp.example/mcp",))
+    implies = {"files:admin": ["files:write"], "files:write": ["files:read"]}
+    resource(scope_implies=implies).check_token(admin, {"files:read"})
+    with pytest.raises(AuthRefused) as refused:
+        resource().check_token(admin, {"files:read"})
+    assert refused.value.status == 403 and refused.value.error == "insufficient_scope"
+    with pytest.raises(AuthRefused):
+        resource(scope_implies=implies).check_token(admin, {"mail:read"})
+    assert resource(scope_implies=implies).granted_scopes({"files:write"}) == {"files:write", "files:read"}
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#52")
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"required_scopes": ["mcp", "offline_access"]},
+        {"tool_scopes": {"sync": ["offline_access"]}},
+        {"method_scopes": {"tools/list": ["offline_access"]}},
+        {"scopes_supported": ["mcp", "offline_access"]},
+    ],
+)
+def test_offline_access_is_no_scope_of_the_resource(policy: dict[str, Any]) -> None:
+    """Refresh tokens are the client's business with its authorization server: a policy that
+    would put offline_access in a challenge or in scopes_supported is refused when made."""
+    with pytest.raises(ValueError, match="offline_access"):
+        resource(**policy)
+    resource(required_scopes=["mcp"], scope_implies={"admin": ["mcp"]})  # (the same policy without it is fine)

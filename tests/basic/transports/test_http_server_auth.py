@@ -193,6 +193,7 @@ async def test_a_request_without_a_token_gets_401_naming_the_metadata_and_the_sc
 
 
 @pytest.mark.req("basic/authorization#16", "basic/authorization#66")
+@pytest.mark.req("2026-07-28:basic/authorization/index#55")
 async def test_the_401_challenge_names_the_scopes_this_request_needs(verifier: ScriptedVerifier) -> None:
     async with protected(verifier, tool_scopes={"reset": ["admin"]}) as http:
         status, headers, _ = await http.call("POST", ACCEPT_BOTH, call_tool("reset"))
@@ -203,6 +204,7 @@ async def test_the_401_challenge_names_the_scopes_this_request_needs(verifier: S
 @pytest.mark.req(
     "basic/authorization#53", "basic/authorization#55", "basic/authorization#57", "basic/authorization#103"
 )
+@pytest.mark.req("2026-07-28:basic/authorization/index#39")
 async def test_every_request_of_a_session_needs_the_token(verifier: ScriptedVerifier) -> None:
     async with protected(verifier) as http:
         session = await http.start_session("good")
@@ -269,6 +271,7 @@ async def test_an_expired_or_unknown_token_gets_401_invalid_token(verifier: Scri
     "basic/authorization#66",
     "basic/authorization#68",
 )
+@pytest.mark.req("2026-07-28:basic/authorization/index#55", "2026-07-28:basic/authorization/index#56")
 async def test_a_tool_needing_more_scope_gets_403_insufficient_scope(verifier: ScriptedVerifier) -> None:
     verifier.issue("reader", scopes=["mcp", "files:read", "unrelated"])
     async with protected(verifier, tool_scopes={"reset": ["admin"]}, scopes_supported=["mcp", "files:read"]) as http:

@@ -107,6 +107,7 @@ async def test_the_whole_flow_on_a_401() -> None:
 
 
 @pytest.mark.req("basic/authorization#54", "basic/authorization#55", "basic/authorization#56", "basic/authorization#61")
+@pytest.mark.req("2026-07-28:basic/authorization/index#39")
 async def test_the_token_goes_in_every_request_and_only_to_the_mcp_server() -> None:
     """Every request to the MCP server carries the header (the GET stream too); nothing sent to the
     authorization server (another origin) carries the access token, and no URL does."""
@@ -152,6 +153,11 @@ async def test_stored_tokens_are_used_without_a_new_authorization() -> None:
 
 
 @pytest.mark.req("basic/authorization#41", "basic/authorization#26")
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/client-registration#1",
+    "2026-07-28:basic/authorization/client-registration#16",
+    "2026-07-28:basic/authorization/index#13",
+)
 async def test_pre_registered_credentials_come_first() -> None:
     async with world() as w:
         w.auth_server.clients["pre-1"] = {
@@ -177,6 +183,7 @@ async def test_the_challenge_scope_is_asked_for() -> None:
 
 
 @pytest.mark.req("basic/authorization#69", "basic/authorization#70", "basic/authorization#19")
+@pytest.mark.req("2026-07-28:basic/authorization/index#18")
 async def test_step_up_on_insufficient_scope() -> None:
     async with world(tool_scopes={"reset": ["mcp:admin"]}) as w:
         auth = oauth(w)
@@ -249,6 +256,22 @@ async def test_refresh_on_a_401_for_an_expired_token() -> None:
         ]
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#51")
+async def test_without_a_refresh_token_an_expired_token_means_a_new_authorization() -> None:
+    """The authorization server may issue no refresh token (the client asked for one): the
+    client does not try a refresh grant it has nothing for, it authorizes again."""
+    async with world() as w:
+        auth = oauth(w)
+        async with open_http_client(w.mcp.url, auth=auth) as client:
+            await echo(client)
+            assert auth.tokens is not None
+            auth.tokens = Tokens(access_token=auth.tokens.access_token)  # as if none had been issued
+            w.clock.now += 4000  # the server's view: expired
+            assert await echo(client, "again") == "again"
+        assert [r.form["grant_type"] for r in requests_to(w, "POST", "/token")] == ["authorization_code"] * 2
+        assert len(requests_to(w, "GET", "/authorize")) == 2
+
+
 async def test_a_failed_refresh_leads_to_a_new_authorization() -> None:
     async with world() as w:
         auth = oauth(w)
@@ -275,6 +298,8 @@ async def test_client_credentials_grant() -> None:
 
 
 @pytest.mark.req("basic/authorization#91", "basic/authorization#73")
+@pytest.mark.req("2026-07-28:basic/authorization/index#65", "2026-07-28:basic/authorization/security-considerations#1")
+@pytest.mark.req("2026-07-28:basic/authorization/security-considerations#2")
 async def test_a_redirect_with_another_state_is_discarded() -> None:
     """A forged redirect (another state, the attacker's code) arrives first: it is discarded
     and its code never redeemed; the real one completes the flow."""
@@ -317,8 +342,15 @@ async def test_no_s256_no_authorization(methods: list[str] | None) -> None:
         assert not w.browser.opened and not requests_to(w, "GET", "/authorize")
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/index#12")
+@pytest.mark.req(
+    "2026-07-28:basic/authorization/authorization-server-discovery#10",
+    "2026-07-28:basic/authorization/authorization-server-discovery#11",
+    "2026-07-28:basic/authorization/authorization-server-discovery#12",
+)
 async def test_mix_up_issuer_mismatch_in_metadata() -> None:
-    """RFC 8414 section 3.3: metadata naming another issuer is never used."""
+    """RFC 8414 section 3.3: metadata naming another issuer is never used (the spec's example:
+    a document at the attacker's well-known URL naming an honest issuer is refused)."""
     async with world() as w:
         w.auth_server.metadata_changes["issuer"] = "https://attacker.example"
         with pytest.raises(AuthorizationError, match=r"attacker\.example") as raised:
@@ -630,6 +662,16 @@ async def test_no_half_open_session_after_a_failure_mid_session() -> None:
 
 
 # -- storage and the loopback callback ------------------------------------------------------------------
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#48")
+async def test_a_stored_refresh_token_is_readable_by_its_user_only(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "dir" / "tokens.json"
+    stored = StoredAuthorization(tokens=Tokens(access_token="a", refresh_token="secret-refresh"), issuer="https://as")
+    await FileTokenStorage(path).save("https://mcp/mcp", stored)
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert [p.name for p in path.parent.iterdir() if "secret-refresh" in p.read_text()] == ["tokens.json"]
 
 
 @pytest.mark.req("basic/authorization#76")
@@ -1038,6 +1080,34 @@ async def test_dynamic_registration_names_the_application_type() -> None:
             await echo(client)
         (register,) = requests_to(w, "POST", "/register")
         assert json.loads(register.form["_body"])["application_type"] == "web"
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#2")
+async def test_a_client_id_metadata_document_url_is_the_client_id_where_the_server_takes_them() -> None:
+    """With client_id_metadata_url and a server that says it takes such documents, the URL is
+    the client id: nothing is registered (the server fetches the document; here it knows it)."""
+    url = "https://app.example/oauth/client.json"
+    async with world() as w:
+        w.auth_server.metadata_changes["client_id_metadata_document_supported"] = True
+        w.auth_server.clients[url] = {"client_id": url, "redirect_uris": [REDIRECT_URI]}
+        async with open_http_client(w.mcp.url, auth=oauth(w, client_id_metadata_url=url)) as client:
+            await echo(client)
+        assert not requests_to(w, "POST", "/register")
+        (authorize,) = requests_to(w, "GET", "/authorize")
+        assert authorize.query["client_id"] == url
+
+
+@pytest.mark.req("2026-07-28:basic/authorization/index#49")
+async def test_a_client_that_wants_refresh_tokens_registers_the_refresh_token_grant() -> None:
+    """The refresh_token grant is in the registered grant_types when refresh tokens are
+    wanted (the default), and left out when they are not."""
+    for want in (True, False):
+        async with world() as w:
+            async with open_http_client(w.mcp.url, auth=oauth(w, want_refresh_token=want)) as client:
+                await echo(client)
+            (register,) = requests_to(w, "POST", "/register")
+            grants = json.loads(register.form["_body"])["grant_types"]
+            assert "authorization_code" in grants and ("refresh_token" in grants) is want
 
 
 @pytest.mark.req(
