@@ -503,8 +503,7 @@ class RequestContext:
         options.setdefault("timeout", self.session.config.max_request_timeout)
         params = typed_input("elicitation/create", params)
         result = await self.request("elicitation/create", params, **options)
-        check_elicit_answer(params, result)
-        return result
+        return check_elicit_answer(params, result)
 
     async def elicit_form(
         self,

@@ -321,7 +321,7 @@ class ModernContext(RequestContext):
         key, answer = self._input("elicitation/create", params, key)
         result = self._decode_answer(key, answer, ElicitResult)
         try:
-            check_elicit_answer(params, result)
+            result = check_elicit_answer(params, result)
         except RemoteProtocolError as e:
             raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {e.message}", e.code, e.data) from None
         return result

@@ -2,15 +2,20 @@
 same in a 2025-11-25 session (a real server->client request) and in a 2026-07-28 request (an
 input request of a multi round-trip request). Each test runs once per era and compares."""
 
+import json
 from typing import Any
 
 import pytest
 import trio
 
 from mcp_ref import RequestContext, Server
-from mcp_ref.errors import ErrorCode, LocalProtocolError
+from mcp_ref.basic.lifecycle import Role
+from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema import CreateMessageResult, ElicitResult, Root, TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
+from mcp_ref.schema.lifecycle import ClientCapabilities
 from mcp_ref.schema.sampling import CreateMessageRequestParams
 from mcp_ref.testing import memory_session_pair
 
@@ -31,7 +36,7 @@ def asking_server(asking: Any, results: list[Any]) -> Server:
     async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         try:
             results.append(await asking(ctx))
-        except LocalProtocolError as e:
+        except (LocalProtocolError, MCPError) as e:
             results.append(e)
         return "done"
 
@@ -125,3 +130,80 @@ async def test_a_mapping_that_is_not_valid_params_is_refused_before_the_client_i
     (error,) = await run(era, ask, seen)
     assert isinstance(error, LocalProtocolError) and error.code == ErrorCode.INVALID_PARAMS
     assert seen == []  # nothing reached the client
+
+
+async def extra_field(ctx: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada", "shoe_size": 43})
+
+
+@pytest.mark.req("client/elicitation#56", "2026-07-28:client/elicitation#45")
+@pytest.mark.parametrize("era", ERAS)
+async def test_fields_the_form_did_not_ask_for_never_leave_the_client(
+    era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    results: list[Any] = []
+    async with memory_session_pair(
+        asking_server(lambda ctx: ctx.elicit(FORM), results), era=era, elicitation=extra_field
+    ) as client:
+        assert not (await client.call_tool("ask")).is_error
+    assert results == [ElicitResult(action="accept", content={"name": "Ada"})]
+    assert "did not ask for are not sent: ['shoe_size']" in caplog.text
+
+
+@pytest.mark.req("client/elicitation#57", "2026-07-28:client/elicitation#46")
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_server_ignores_fields_it_did_not_ask_for_from_any_client(era: str) -> None:
+    results: list[Any] = []
+    server = asking_server(lambda ctx: ctx.elicit(FORM), results)
+    if era == "legacy":
+        # a client without our guard: its handler answers the request as it is
+        async def careless(ctx: Any, params: Any) -> ElicitResult:
+            return ElicitResult(action="accept", content={"name": "Ada", "shoe_size": 43})
+
+        async with memory_session_pair(
+            server, era="legacy", elicitation=extra_field, handlers={"elicitation/create": careless}
+        ) as client:
+            assert not (await client.call_tool("ask")).is_error
+    else:
+        # a client speaking the wire itself: the retry carries the extra field
+        client_end, server_end = memory_channel_pair()
+        engine = StatelessEngine(Role.CLIENT, capabilities=ClientCapabilities(elicitation={}))
+        params = {"name": "ask", "arguments": {}}
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.serve, server_end)
+            replies = []
+            answer = {"action": "accept", "content": {"name": "Ada", "shoe_size": 43}}
+            for options in ({}, {"input_responses": {"elicitation-1": answer}}):
+                if replies:
+                    options["request_state"] = replies[-1]["result"]["requestState"]
+                rid, data = engine.send_request("tools/call", params, **options)
+                await client_end.send(data)
+                with trio.fail_after(10):
+                    replies.append(json.loads(await client_end.receive()))
+            nursery.cancel_scope.cancel()
+        assert replies[-1]["result"]["content"] == [{"type": "text", "text": "done"}]
+    assert results == [ElicitResult(action="accept", content={"name": "Ada"})]
+
+
+async def wrong_type(ctx: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": 42})
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_answer_that_does_not_fit_never_leaves_the_client_and_the_revision_says_who_hears(
+    era: str,
+) -> None:
+    """A failing callback: 2025 answers the waiting server with an error; in 2026 nobody waits
+    (client/sampling and client/roots "Error Handling"), so the call is given up at the client."""
+    results: list[Any] = []
+    async with memory_session_pair(
+        asking_server(lambda ctx: ctx.elicit(FORM), results), era=era, elicitation=wrong_type
+    ) as client:
+        if era == "legacy":
+            assert not (await client.call_tool("ask")).is_error
+            (error,) = results
+            assert isinstance(error, MCPError) and error.code == ErrorCode.INTERNAL_ERROR
+        else:
+            with pytest.raises(ValueError, match="name: expected a string"):
+                await client.call_tool("ask")
+            assert results == []
