@@ -274,3 +274,40 @@ async def test_limits_hold_across_replicas(postgres: PostgresServer) -> None:
             for n in range(20):
                 nursery.start_soon(create, a if n % 2 else b, n)
         assert outcomes.count(True) == 5
+
+
+async def test_an_extension_task_that_ends_while_the_database_is_away_completes_when_it_is_back(
+    postgres: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The outcome of an extension task whose work ends during an outage is stored once the
+    database is back (tried again until the task's ttl), not left ``working`` until it expires."""
+    from mcp_ref.ext.tasks import TaskExtension, TaskHandle, call_tool
+
+    release = trio.Event()
+    async with open_postgres_task_store(postgres.conninfo, table=postgres.new_table(), sweep_interval=0.2) as store:
+        async with trio.open_nursery() as nursery:
+            server = Server("ext-replica", state_key=b"k" * 32)
+
+            @server.tool(task_support="optional")
+            async def held(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+                await release.wait()
+                return "held done"
+
+            TaskExtension(nursery, store=store).install(server)
+            async with memory_session_pair(server, tasks_extension=True) as client:
+                handle = await call_tool(client, "held", {})
+                assert isinstance(handle, TaskHandle)
+                postgres.stop()
+                try:
+                    release.set()  # the work ends while the database is away: its outcome cannot be stored
+                    with trio.fail_after(30):
+                        while not any("storing its outcome failed" in r.getMessage() for r in caplog.records):
+                            await trio.sleep(0.05)
+                finally:
+                    postgres.start()
+                with trio.fail_after(20):
+                    while (await handle.get())["status"] == "working":
+                        await trio.sleep(0.1)
+                assert (await handle.get())["status"] == "completed"
+                assert (await handle.result()).content[0].text == "held done"  # type: ignore[union-attr]
+            nursery.cancel_scope.cancel()
