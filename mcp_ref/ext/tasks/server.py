@@ -187,6 +187,7 @@ class TaskExtension:
             raise RuntimeError("the server has a tasks extension already")
         self.server = server
         server.task_extension = self
+        server._warn_unshared_state_key(self.store)
         server._modern = None  # the next 2026-07-28 request sees the extension's methods
         return self
 
