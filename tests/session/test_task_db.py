@@ -424,7 +424,7 @@ async def test_a_second_server_process_on_the_file_never_loses_the_firsts_result
         assert payload.extra["structuredContent"] == result.structured_content
         task = await task_get(third, running.task_id)
         assert task.status == "failed" and task.status_message == RESTART_MESSAGE
-        with pytest.raises(MCPError, match="restarted"):
+        with pytest.raises(MCPError, match="Task interrupted: the server running it stopped before the task finished"):
             await task_result(third, running.task_id)
 
 
