@@ -16,7 +16,6 @@ import argparse
 import base64
 import json
 import math
-import os
 import signal
 import ssl
 import sys
@@ -1220,8 +1219,7 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
         yield None
         return
     if _is_postgres(path):
-        from mcp_ref import open_postgres_task_store
-        from mcp_ref.session.task_store import TaskStoreUnavailable
+        from mcp_ref import TaskStoreUnavailable, open_postgres_task_store
 
         opened = False
         try:
@@ -1274,16 +1272,15 @@ def _is_postgres(task_db: str | None) -> bool:
 
 def _state_key_problem(task_db: str | None) -> str | None:
     """Why the server cannot start with its requestState key (MCP_REF_STATE_KEY), or None."""
-    from mcp_ref.basic.patterns.mrtr import STATE_KEY_ENV, StateSealer
-
     try:
-        sealer = StateSealer.from_environment(os.environ)
+        # (a server reads MCP_REF_STATE_KEY as it is made)
+        sealer = Server("state-key-check").state_sealer
     except ValueError as e:
         return str(e)  # (too short: it names the variable)
     if _is_postgres(task_db) and sealer.random:
         # several replicas: a multi round-trip retry served by another one must open this one's state
         return (
-            f"a PostgreSQL --task-db makes this server one of several replicas: set {STATE_KEY_ENV} in its "
+            "a PostgreSQL --task-db makes this server one of several replicas: set MCP_REF_STATE_KEY in its "
             "environment, the same secret (at least 16 bytes) on every replica, so that any of them opens the "
             "requestState another sealed"
         )
