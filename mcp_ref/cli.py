@@ -29,8 +29,7 @@ async def _demo(out: "TextSink", protocol: str | None = None) -> None:
     from .session.client import open_stdio_client
 
     out(f"launching: {sys.executable} -m mcp_ref.examples.echo")
-    options = {} if protocol is None else {"protocol_version": protocol}
-    async with open_stdio_client(sys.executable, ["-m", "mcp_ref.examples.echo"], **options) as client:
+    async with open_stdio_client(sys.executable, ["-m", "mcp_ref.examples.echo"], protocol_version=protocol) as client:
         info = client.server_info
         modern = client.protocol_version in MODERN_REVISIONS
         if modern:
