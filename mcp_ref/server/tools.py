@@ -195,8 +195,15 @@ class ToolRegistry:
             warnings.warn(f"tool name {tool.name!r}: {'; '.join(problems)}", ToolNameWarning, stacklevel=3)
         check_meta_keys(tool.meta, f"tool {tool.name!r}")
         # [server/tools#5] inputSchema is a JSON Schema object (the model checks type "object")
-        validate_input = compile_schema(tool.input_schema)
-        validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
+        try:
+            validate_input = compile_schema(tool.input_schema)
+        except ValueError as e:
+            # (InvalidSchema / UnsupportedDialect, kept as themselves, naming the tool and the schema)
+            raise type(e)(f"tool {tool.name!r}: inputSchema: {e}") from None
+        try:
+            validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
+        except ValueError as e:
+            raise type(e)(f"tool {tool.name!r}: outputSchema: {e}") from None
         try:
             # [2026-07-28:server/tools#13] parameters may carry x-mcp-header annotations: read (and checked) here
             headers = param_headers(tool.input_schema)
