@@ -37,7 +37,15 @@ from ..basic import versioning as v
 from ..basic.lifecycle import Role
 from ..basic.patterns import mrtr, subscriptions
 from ..basic.rate_limit import TokenBucket
-from ..errors import DecodeError, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
+from ..errors import (
+    DecodeError,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    MissingClientCapability,
+    ProtocolError,
+    RemoteProtocolError,
+)
 from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived, MessageRejected, NotificationIgnored
 from ..exchange import TASKS_EXTENSION, Exchange, StatelessEngine
 from ..schema._converter import decode
@@ -556,7 +564,9 @@ class ModernRuntime:
         """One place where handler exceptions become wire errors (as Session._error_reply)."""
         if isinstance(exc, MCPError):
             code, message, data = exc.code, exc.message, exc.data
-        elif isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError):
+        elif isinstance(exc, MissingClientCapability) or (
+            isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError)
+        ):
             code, message, data = exc.code, exc.message, exc.data
         else:
             log.error("handler for %s (request %r) failed", exchange.method, exchange.id, exc_info=exc)

@@ -11,7 +11,7 @@ import trio
 from mcp_ref import RequestContext, Server
 from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.errors import CapabilityMissing, ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema import CreateMessageResult, ElicitResult, Root, TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
@@ -207,3 +207,37 @@ async def test_an_answer_that_does_not_fit_never_leaves_the_client_and_the_revis
             with pytest.raises(ValueError, match="name: expected a string"):
                 await client.call_tool("ask")
             assert results == []
+
+
+@pytest.mark.req("2026-07-28:basic/index#57")
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_handler_doing_without_a_capability_runs_the_same_in_both_eras(era: str) -> None:
+    server = Server("frugal")
+
+    @server.tool()
+    async def polite(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            answer = await ctx.elicit(FORM)
+        except CapabilityMissing as e:
+            return f"did without ({e.code})"
+        return str(answer.content)
+
+    @server.tool()
+    async def insistent(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.elicit(FORM)
+        return "never"
+
+    async with memory_session_pair(server, era=era) as client:  # a client that cannot elicit
+        text = (await client.call_tool("polite")).content[0].text
+        if era == "legacy":
+            assert text == f"did without ({ErrorCode.METHOD_NOT_FOUND})"
+            # uncaught: a tool execution error the model can read
+            result = await client.call_tool("insistent")
+            assert result.is_error and "does not offer" in result.content[0].text
+        else:
+            assert text == "did without (-32021)"
+            # uncaught: the request fails with -32021, naming the capability (2026-07-28 basic/index#57)
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("insistent")
+            assert caught.value.code == -32021
+            assert caught.value.data == {"requiredCapabilities": {"elicitation": {}}}
