@@ -50,7 +50,7 @@ from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived
 from ..exchange import TASKS_EXTENSION, Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
-from .core import RequestContext, RequestHandler, SessionConfig, typed_input
+from .core import RequestContext, RequestHandler, SessionConfig, typed_input, typed_notification
 from .telemetry import Tracing, tracing
 
 if TYPE_CHECKING:
@@ -237,10 +237,12 @@ class ModernContext(RequestContext):
 
     async def notify(self, method: str, params: Any = None) -> None:
         if method == "notifications/message":
-            await self.log(params.level, params.data, params.logger)
+            message = typed_notification(method, params)
+            await self.log(message.level, message.data, message.logger)
             return
         if method == "notifications/progress":
-            await self.progress(params.progress, params.total, params.message)
+            report = typed_notification(method, params)
+            await self.progress(report.progress, report.total, report.message)
             return
         # [2026-07-28:basic/transports/streamable-http#19] only notifications about this request go on its stream
         raise LocalProtocolError(f"{method} is not a notification about this request (2026-07-28)")

@@ -13,9 +13,10 @@ from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.errors import CapabilityMissing, ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.exchange import StatelessEngine
-from mcp_ref.schema import CreateMessageResult, ElicitResult, Root, TextContent
+from mcp_ref.schema import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
 from mcp_ref.schema.lifecycle import ClientCapabilities
+from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.schema.sampling import CreateMessageRequestParams
 from mcp_ref.testing import memory_session_pair
 
@@ -96,6 +97,12 @@ async def test_a_mapping_in_wire_form_is_taken_in_both_eras(era: str, ask: Any, 
     # the client's callback gets the model object, whatever form the server's code used
     (params,) = seen
     assert isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams, CreateMessageRequestParams))
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_roots_asked_for_with_empty_params_in_both_eras(era: str) -> None:
+    (result,) = await run(era, lambda ctx: ctx.request("roots/list", {}))
+    assert result == ListRootsResult(roots=[Root(uri="file:///work")])
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -241,3 +248,44 @@ async def test_a_handler_doing_without_a_capability_runs_the_same_in_both_eras(e
                 await client.call_tool("insistent")
             assert caught.value.code == -32021
             assert caught.value.data == {"requiredCapabilities": {"elicitation": {}}}
+
+
+@pytest.mark.req("2026-07-28:server/utilities/logging#4")
+@pytest.mark.parametrize("era", ERAS)
+async def test_notify_sends_log_messages_and_progress_as_log_and_progress_do_in_both_eras(era: str) -> None:
+    server = Server("notifier")
+    refused: list[str] = []
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.notify("notifications/message", LoggingMessageNotificationParams(level="debug", data="quiet"))
+        await ctx.notify("notifications/message", {"level": "error", "data": "loud"})
+        await ctx.notify("notifications/progress", {"progress": 1, "total": 2})
+        for bad in (None, {"level": "shouting", "data": 1}):
+            try:
+                await ctx.notify("notifications/message", bad)
+            except LocalProtocolError as e:
+                refused.append(f"{e.code}")
+        return "done"
+
+    logs: list[Any] = []
+    reports: list[tuple[float, float | None]] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append((params.level, params.data))
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total))
+
+    options: dict[str, Any] = {"log_level": "warning"} if era == "modern" else {}
+    async with memory_session_pair(server, era=era, on_log=on_log, **options) as client:
+        if era == "legacy":
+            await client.set_logging_level("warning")
+        assert (await client.call_tool("chatty", progress=on_progress)).content[0].text == "done"
+        with trio.fail_after(5):
+            while not logs:
+                await trio.sleep(0.01)
+    # below the client's level: not sent, in either era (it used to go out in a 2025 session)
+    assert logs == [("error", "loud")]
+    assert reports == [(1, 2)]
+    assert refused == [str(ErrorCode.INVALID_PARAMS)] * 2
