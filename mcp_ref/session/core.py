@@ -25,6 +25,7 @@ import inspect
 import itertools
 import logging
 import math
+import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -534,9 +535,14 @@ class RequestContext:
         (``max_request_timeout``), not the idle ``request_timeout``.
         """
         from ..client.elicitation import check_elicit_answer
+        from ..schema.elicitation import ElicitRequestURLParams
 
         options.setdefault("timeout", self.session.config.max_request_timeout)
         params = typed_input("elicitation/create", params)
+        if isinstance(params, ElicitRequestURLParams) and params.elicitation_id is None:
+            # [client/elicitation#12] a URL elicitation written for 2026-07-28 (which has no id) runs
+            # in a 2025 session too, with a unique id of its own (give one to complete it later)
+            params = attrs.evolve(params, elicitation_id=secrets.token_urlsafe(16))
         result = await self.request("elicitation/create", params, **options)
         return check_elicit_answer(params, result)
 

@@ -289,3 +289,19 @@ async def test_notify_sends_log_messages_and_progress_as_log_and_progress_do_in_
     assert logs == [("error", "loud")]
     assert reports == [(1, 2)]
     assert refused == [str(ErrorCode.INVALID_PARAMS)] * 2
+
+
+@pytest.mark.req("client/elicitation#12")
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_url_elicitation_without_an_id_runs_in_both_eras(era: str) -> None:
+    """2026-07-28 URL elicitations have no id; the same call in a 2025 session, where the id is
+    required, gets a unique one of its own."""
+    no_id = {k: v for k, v in URL.items() if k != "elicitationId"}
+    seen: list[Any] = []
+    for _ in range(2):
+        assert await run(era, lambda ctx: ctx.elicit(no_id), seen) == [ElicitResult(action="accept")]
+    ids = [params.elicitation_id for params in seen]
+    if era == "legacy":
+        assert all(isinstance(i, str) and len(i) >= 16 for i in ids) and ids[0] != ids[1]
+    else:
+        assert ids == [None, None]
