@@ -29,8 +29,8 @@ from typing import Any, Final
 
 import trio
 
-from .modern import CAPS, CINFO, MODERN, MRTR_METHODS, PV, SINFO, mirrored
-from .report import Finding, Report, Status
+from .modern_judge import CAPS, MODERN, MRTR_METHODS, PV, SINFO, ClientRules, is_modern_request, mirrored
+from .report import Report, Status
 
 __all__ = ["ModernFixture", "is_modern_opening", "serve_modern_stdio", "FixtureRuntime"]
 
@@ -84,14 +84,20 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def is_modern_opening(message: Any) -> bool:
-    """Whether a client's first message opens a 2026-07-28 exchange (not an initialize)."""
-    if type(message) is not dict or not isinstance(message.get("method"), str):
-        return False
-    if message["method"] == "server/discover":
+    """Whether a client's first message opens a 2026-07-28 exchange (not an initialize): a
+    request :func:`~.modern_judge.is_modern_request` says is one, or a message carrying the
+    protocol version in ``_meta``."""
+    if is_modern_request(message):
         return True
-    params = message.get("params")
+    params = message.get("params") if type(message) is dict else None
     m = params.get("_meta") if type(params) is dict else None
-    return message["method"] != "initialize" and type(m) is dict and isinstance(m.get(PV), str)
+    return (
+        type(message) is dict
+        and isinstance(message.get("method"), str)
+        and message["method"] != "initialize"
+        and type(m) is dict
+        and isinstance(m.get(PV), str)
+    )
 
 
 class ModernFixture:
@@ -103,25 +109,18 @@ class ModernFixture:
         self.key = os.urandom(16)
         #: (method, name) -> (id, InputRequiredResult) of the requests answered with one
         self.asked: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
-        self.requests = 0
-        self.retries = 0
-        self._seen: set[tuple[str, str]] = set()
-        self.info: Any = None
+        #: the rules a client's requests are held to (the tap's and the judge's too)
+        self.rules = ClientRules(report.add)
+        self.find = self.rules.find
 
     # -- findings ---------------------------------------------------------------------------------------
-
-    def find(self, requirement: str, message: str, *evidence: Any, key: str = "") -> None:
-        if (requirement, key) in self._seen:
-            return
-        self._seen.add((requirement, key))
-        text = [e if isinstance(e, str) else json.dumps(e)[:300] for e in evidence]
-        self.report.add(Finding.of(R + requirement, message, *text, party="client"))
 
     def finish(self) -> None:
         """The report's checks, once the client is done."""
         self.report.revision = MODERN
-        if isinstance(self.info, dict) and isinstance(self.info.get("name"), str):
-            self.report.target = f"the client {self.info['name']} {self.info.get('version', '')}".strip()
+        info = self.rules.info
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            self.report.target = f"the client {info['name']} {info.get('version', '')}".strip()
         groups = {
             "modern-client/request-meta": ["basic/index#52", "basic/index#55"],
             "modern-client/mrtr-retries": [
@@ -146,12 +145,12 @@ class ModernFixture:
             status: Status
             if any(i in broken for i in ids):
                 status = "fail"
-            elif name == "modern-client/mrtr-retries" and not self.retries:
+            elif name == "modern-client/mrtr-retries" and not self.rules.retries:
                 self.report.check(name, "skip", ids, "the client retried no request that asked for input")
                 continue
             else:
                 status = "pass"
-            self.report.check(name, status, ids, f"{self.requests} request(s), {self.retries} retr(ies)")
+            self.report.check(name, status, ids, f"{self.rules.requests} request(s), {self.rules.retries} retr(ies)")
 
     # -- one message -------------------------------------------------------------------------------------
 
@@ -166,12 +165,11 @@ class ModernFixture:
             return 400, None
         if "id" not in message:
             return 202, None
-        self.requests += 1
         rid = message["id"]
         method = message["method"]
         params = _obj(message.get("params"))
         m = _obj(params.get("_meta"))
-        self._meta(method, m, message)
+        self.rules.meta(method, m, message)
         if headers is not None:
             self._headers(method, params, m, headers, message)
         version = m.get(PV)
@@ -192,16 +190,6 @@ class ModernFixture:
             error["data"] = data
         status = {-32020: 400, -32021: 400, -32022: 400, -32601: 404, -32602: 400 if code == -32602 else 200}
         return status.get(code, 200), {"jsonrpc": "2.0", "id": rid, "error": error}
-
-    def _meta(self, method: str, m: dict[str, Any], message: Any) -> None:
-        missing = [k for k, t in ((PV, str), (CAPS, dict)) if not isinstance(m.get(k), t)]
-        if missing:
-            # [2026-07-28:basic/index#52] the required _meta fields on every request
-            self.find("basic/index#52", f"a {method} request lacks {', '.join(missing)} in _meta", message)
-        if CINFO not in m:
-            self.find("basic/index#55", f"a {method} request carries no {CINFO}", message)
-        elif self.info is None:
-            self.info = m[CINFO]
 
     def _headers(
         self, method: str, params: dict[str, Any], m: dict[str, Any], headers: dict[str, str], message: Any
@@ -310,34 +298,8 @@ class ModernFixture:
         asked = self.asked.pop(key, None)
         if asked is None:
             return None
-        first_id, result = asked
-        self.retries += 1
-        if json.dumps(first_id) == json.dumps(rid):
-            # [2026-07-28:basic/patterns/mrtr#26] a retry is a new request
-            self.find("basic/patterns/mrtr#26", f"a retry of {key[1]} reused the id {rid!r} of the first request")
-        requests = result.get("inputRequests") or {}
-        answers = params.get("inputResponses")
-        missing = [k for k in requests if type(answers) is not dict or k not in answers]
-        if missing:
-            self.find(
-                "basic/patterns/mrtr#21",
-                f"a retry of {key[1]} carries no answer to the input request(s) {missing}",
-                params,
-            )
-        if "requestState" in result:
-            if params.get("requestState") != result["requestState"]:
-                self.find(
-                    "basic/patterns/mrtr#23",
-                    f"a retry of {key[1]} did not echo the requestState exactly",
-                    f"given {result['requestState']!r}, echoed {params.get('requestState')!r}",
-                )
-        elif "requestState" in params:
-            self.find(
-                "basic/patterns/mrtr#25",
-                f"a retry of {key[1]} carries a requestState though none was given",
-                f"requestState: {params['requestState']!r}",
-            )
-        return result
+        self.rules.retry(key[1], asked[0], asked[1], params, rid)
+        return asked[1]
 
     def _seal(self) -> str:
         body = base64.urlsafe_b64encode(json.dumps({"exp": time.time() + 600}).encode()).decode()
