@@ -58,6 +58,7 @@ from ..schema._meta_keys import bad_meta_keys
 from ..schema.messages import CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS
 from ..schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, CreateTaskResult
 from ..server.utilities.logging import LEVEL_RANK
+from .modern_judge import MODERN, ModernTraffic
 from .report import Finding
 
 __all__ = ["Direction", "Observer", "Transport"]
@@ -173,13 +174,27 @@ class Observer:
         self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
         self._task_requests: dict[Direction, set[Any]] = {d: set() for d in Direction}
+        #: [2026-07-28] the exchanges of that revision: judged by its own rules, not the engines'
+        self._modern_found: list[Finding] = []
+        self.modern = ModernTraffic(self._modern_found.append, transport=transport)
+        self.modern.notes = self.notes
 
     def _engine_of(self, who: str) -> Connection:
         return self.client if who == "client" else self.server
 
     @property
     def revision(self) -> str | None:
-        return self.client.protocol_version or self.server.protocol_version
+        legacy = self.client.protocol_version or self.server.protocol_version
+        return legacy or (MODERN if self.modern.seen else None)
+
+    def end(self) -> list[Finding]:
+        """The traffic is over: what only its end shows (a subscription that never got its
+        acknowledgement). Call after :meth:`flush`."""
+        self.modern.end()
+        out = list(self._modern_found)
+        self._modern_found.clear()
+        self.findings.extend(out)
+        return out
 
     def _find(self, out: list[Finding], requirement: str, message: str, evidence: Any, party: str) -> None:
         if (
@@ -262,6 +277,16 @@ class Observer:
             if not deliberate:
                 self._find(out, self._parse_error_requirement(direction, e), _not_json(sender, e), _text(raw), sender)
             engine.stats["parse-error"] += 1
+            return
+        to_server = direction is Direction.TO_SERVER
+        if self.modern.takes(to_server, message, legacy=bool(self._initialize_ids)):
+            # [2026-07-28:basic/versioning] an exchange of that revision: no session, no initialize,
+            # each request standing alone with its _meta -- judged by that revision's rules
+            if _is_response(message):
+                self._remember_answer(direction, message)
+            self.modern.observe(to_server, message)
+            found, self._modern_found[:] = list(self._modern_found), []
+            out.extend(f for f in found if not (deliberate and f.party == sender))
             return
         if type(message) is dict and _is_response(message):
             self._remember_answer(direction, message)

@@ -96,6 +96,7 @@ class Tap:
     def end(self) -> Report:
         for direction in Direction:
             self._found(self.observer.flush(direction))
+        self._found(self.observer.end())
         report = Report(self.target, self.observer.revision)
         for direction, data in self.traffic:
             report.record(1, direction.value, data)
