@@ -409,6 +409,9 @@ async def test_http_errors() -> None:
         status, _, body = await raw(url, "POST", ACCEPT_BOTH, b"{not json")
         assert status == 400 and json.loads(body)["error"]["code"] == -32700 and "id" not in json.loads(body)
         assert (await raw(url, "POST", ACCEPT_BOTH, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 400
+        # a batch never stands alone as a 2026-07-28 request, so without a session id it is a 400
+        batch = [{"jsonrpc": "2.0", "id": 4, "method": "ping"}]
+        assert (await raw(url, "POST", ACCEPT_BOTH, batch))[0] == 400
         unknown = {**ACCEPT_BOTH, "mcp-session-id": "deadbeef"}
         assert (await raw(url, "POST", unknown, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 404
         status, _, body = await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000})
