@@ -501,6 +501,10 @@ class ModernBattery:
         self.lists: dict[str, list[str]] = {}
         #: a tool that asked for input, its arguments and its first InputRequiredResult
         self.mrtr: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+        #: (HTTP) server/discover was refused for want of credentials
+        self.unauthorized = False
+        #: every tool call that asked for input with a requestState: (name, arguments, InputRequiredResult)
+        self.stated: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         self.called: list[str] = []
         #: the tools called that the server does not mark read-only
         self.called_unsafe: list[str] = []
@@ -666,6 +670,18 @@ class ModernBattery:
         got = await self.wire.call(sent, self.full * DISCOVER_WAIT)
         if got is not None and got.message is None and got.status is None:
             got = None
+        if got is not None and got.status in (401, 403) and got.message is None:
+            # a server behind OAuth: say so, not "no 2026-07-28" (basic/authorization#14 is judged
+            # where the token is got, before any battery: spec_notes/crosscheck.md)
+            www = got.headers.get("www-authenticate")
+            self.report.notes.append(
+                f"2026-07-28: server/discover was refused with HTTP {got.status}"
+                + (f" (WWW-Authenticate: {www})" if www else "")
+                + ": the server asks for authorization; give --header 'Authorization: Bearer TOKEN', or --oauth"
+                " (--client-credentials ID:SECRET) to run the flow, and its 2026-07-28 side is checked too"
+            )
+            self.unauthorized = True
+            return False
         result = got.result if got is not None else None
         versions = result.get("supportedVersions") if result is not None else None
         if result is not None and isinstance(versions, list) and MODERN in versions:
@@ -930,6 +946,8 @@ class ModernBattery:
                 return got
             if self.mrtr is None:
                 self.mrtr = (name, args, got.result)
+            if isinstance(got.result.get("requestState"), str) and not any(n == name for n, _, _ in self.stated):
+                self.stated.append((name, args, got.result))
             retry = self.retry_params(params, got.result)
             got = await self.send(self.message("tools/call", retry, caps=caps))
         return got
@@ -962,6 +980,7 @@ class ModernBattery:
                         "a retry whose requestState was altered was served (the state's integrity is not checked)",
                         got.message,
                     )
+        await self.replayed_state()
         requests = first.get("inputRequests")
         needed = (
             {INPUT_METHODS.get(str(r.get("method"))) for r in requests.values() if type(r) is dict}
@@ -982,6 +1001,46 @@ class ModernBattery:
                     "basic/index#57",
                     f"{name} needs {', '.join(sorted(str(n) for n in needed))}, which the request did not declare, "
                     f"and got error {got.code}, not -32021 (MissingRequiredClientCapability)",
+                    got.message,
+                )
+
+    async def replayed_state(self) -> None:
+        """A requestState presented on a request it was not issued for: other arguments for the same
+        tool, or another tool that asked for input too. A server binds the state to the request that
+        got it (basic/patterns/mrtr#14) and refuses it elsewhere (asking again is refusing)."""
+        from .exercise import varied_arguments
+
+        if not self.stated:
+            return
+        if any(f.requirement == R + "basic/patterns/mrtr#12" for f in self._findings):
+            # the state is not checked at all: that is the statement broken, a replay only its consequence
+            self.report.check("modern/mrtr/replayed-state", "skip", [R + "basic/patterns/mrtr#14"], "see forged-state")
+            return
+        name, args, first = self.stated[0]
+        target: tuple[str, dict[str, Any], str] | None = None
+        other = varied_arguments((self.tools.get(name) or {}).get("inputSchema"), args)
+        if other is not None:
+            target = (name, other, f"{name} with other arguments")
+        elif len(self.stated) > 1:
+            target = (self.stated[1][0], self.stated[1][1], f"the tool {self.stated[1][0]}")
+        async with self.check("modern/mrtr/replayed-state", ["basic/patterns/mrtr#14"]) as skipped:
+            if target is None:
+                skipped.append(f"no other request to present {name}'s requestState on (its arguments cannot vary)")
+                return
+            params = self.retry_params({"name": target[0], "arguments": target[1]}, first)
+            got = await self.send(self.message("tools/call", params))
+            if got is None:
+                skipped.append("no answer")
+            elif (
+                got.result is not None
+                and got.result.get("resultType", "complete") == "complete"
+                and got.result.get("isError") is not True
+            ):
+                # [2026-07-28:basic/patterns/mrtr#14] a state served on a request it was not issued for
+                self.find(
+                    "basic/patterns/mrtr#14",
+                    f"the requestState {name} was given was accepted on a request for {target[2]} "
+                    "(the state is not bound to the request that got it)",
                     got.message,
                 )
 

@@ -63,6 +63,11 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/index#59", "SHOULD", "results carry serverInfo in _meta"),
         ("2026-07-28:basic/index#61", "MUST", "notifications of a subscription carry its subscriptionId"),
         ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
+        (
+            "2026-07-28:basic/patterns/mrtr#14",
+            "SHOULD",
+            "a requestState is bound to the request that got it and refused on another",
+        ),
         ("2026-07-28:basic/patterns/mrtr#21", "MUST", "a retry carries the answers to the input requests"),
         ("2026-07-28:basic/patterns/mrtr#23", "MUST", "a retry echoes the requestState exactly"),
         ("2026-07-28:basic/patterns/mrtr#25", "MUST NOT", "no requestState in a retry when none was given"),

@@ -59,6 +59,7 @@ BREAKS = {
     "mrtr-undeclared": "2026-07-28:basic/patterns/mrtr#17",  # elicitation asked of a client without it
     "mrtr-bad-request": "2026-07-28:basic/patterns/mrtr#9",  # an input request of method "ask/user"
     "state-not-verified": "2026-07-28:basic/patterns/mrtr#12",  # any requestState is accepted
+    "state-unbound": "2026-07-28:basic/patterns/mrtr#14",  # a state is accepted on other arguments (SHOULD)
     "listen-no-ack": "2026-07-28:basic/patterns/subscriptions#2",  # list_changed before any ack
     "listen-untagged": "2026-07-28:basic/index#61",  # subscription notifications without the id
     "listen-extra-type": "2026-07-28:basic/patterns/subscriptions#1",  # prompts list_changed unasked
@@ -117,6 +118,10 @@ def _seal(payload: dict[str, Any]) -> str:
     return body + "." + hmac.new(KEY, body.encode(), hashlib.sha256).hexdigest()
 
 
+def _digest(args: Any) -> str:
+    return hashlib.sha256(json.dumps(args, sort_keys=True).encode()).hexdigest()
+
+
 def _unseal(state: Any) -> dict[str, Any] | None:
     if not isinstance(state, str) or "." not in state:
         return None
@@ -165,7 +170,11 @@ class Core:
                 },
                 "annotations": ro,
             },
-            {"name": "confirm", "inputSchema": {"type": "object", "properties": {}}, "annotations": ro},
+            {
+                "name": "confirm",
+                "inputSchema": {"type": "object", "properties": {"what": {"type": "string"}}, "required": ["what"]},
+                "annotations": ro,
+            },
         ]
         if self.brk == "list-varies" and self.echoed:
             tools.append({"name": "recent", "inputSchema": {"type": "object"}, "annotations": ro})
@@ -339,8 +348,12 @@ class Core:
             raise Refused(-32077 if self.brk == "reserved-code" else -32602, f"Unknown tool {name!r}")
         answers = params.get("inputResponses")
         if "requestState" in params or isinstance(answers, dict):
-            if self.brk != "state-not-verified" and _unseal(params.get("requestState")) is None:
+            state = _unseal(params.get("requestState"))
+            if self.brk != "state-not-verified" and state is None:
                 raise Refused(-32602, "Invalid params: requestState failed verification")
+            if self.brk not in ("state-not-verified", "state-unbound") and (state or {}).get("args") != _digest(args):
+                # the state is bound to the arguments of the request that got it
+                raise Refused(-32602, "Invalid params: requestState was issued for another request")
             if isinstance(answers, dict) and isinstance(answers.get("ok"), dict):
                 return self.finish({"content": [{"type": "text", "text": "confirmed"}]})
         if "elicitation" not in caps and self.brk != "mrtr-undeclared":
@@ -372,7 +385,11 @@ class Core:
             },
         }
         return self.finish(
-            {"resultType": "input_required", "inputRequests": {"ok": ask}, "requestState": _seal({"t": time.time()})}
+            {
+                "resultType": "input_required",
+                "inputRequests": {"ok": ask},
+                "requestState": _seal({"t": time.time(), "args": _digest(args)}),
+            }
         )
 
     def listen(self, message: dict[str, Any], params: dict[str, Any], emit: Any) -> dict[str, Any]:
