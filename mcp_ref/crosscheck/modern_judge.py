@@ -191,20 +191,25 @@ class ModernJudge:
             self.find("basic/index#10", f"a {method} result carries no resultType", message, key=method)
             rtype = "complete"
         elif rtype not in ("complete", "input_required"):
+            # [2026-07-28:basic/index#12] a resultType the core protocol defines
             self.find("basic/index#12", f"a {method} result has the resultType {rtype!r}", message, key=method)
             return
         rmeta = result.get("_meta")
         if type(rmeta) is not dict or SINFO not in rmeta:
+            # [2026-07-28:basic/index#59] serverInfo in every result's _meta
             self.find("basic/index#59", f"a {method} result carries no {SINFO} in _meta", message)
         if rtype == "complete" and method in CACHEABLE:
             ttl, scope = result.get("ttlMs"), result.get("cacheScope")
             if ttl is None or scope is None:
                 missing = " and ".join(n for n, v in (("ttlMs", ttl), ("cacheScope", scope)) if v is None)
+                # [2026-07-28:server/utilities/caching#1] a cacheable result says how long and for whom
                 self.find("server/utilities/caching#1", f"a {method} result carries no {missing}", message, key=method)
             if ttl is not None and (type(ttl) is not int or ttl < 0):
                 if not (type(ttl) is float and ttl.is_integer() and ttl >= 0):
+                    # [2026-07-28:server/utilities/caching#11] ttlMs is an integer >= 0
                     self.find("server/utilities/caching#11", f"a {method} result has ttlMs {ttl!r}", message)
             if scope is not None and scope not in ("public", "private"):
+                # [2026-07-28:server/utilities/caching#1] cacheScope is public or private
                 self.find("server/utilities/caching#1", f"a {method} result has cacheScope {scope!r}", message)
         if rtype == "input_required":
             self.input_required(method, params, result, message)
@@ -216,6 +221,7 @@ class ModernJudge:
             return
         requests = result.get("inputRequests")
         if requests is None and result.get("requestState") is None:
+            # [2026-07-28:basic/patterns/mrtr#16] input requests or a state, at least
             self.find(
                 "basic/patterns/mrtr#16", "an InputRequiredResult with neither inputRequests nor requestState", message
             )
@@ -223,6 +229,7 @@ class ModernJudge:
         if requests is None:
             return
         if type(requests) is not dict:
+            # [2026-07-28:basic/patterns/mrtr#9] inputRequests is a map of requests
             self.find("basic/patterns/mrtr#9", "inputRequests is not an object of requests", message)
             return
         m = _obj(params.get("_meta"))
@@ -230,6 +237,7 @@ class ModernJudge:
         for key, req in requests.items():
             rm = req.get("method") if type(req) is dict else None
             if rm not in INPUT_METHODS:
+                # [2026-07-28:basic/patterns/mrtr#9] elicitation, sampling or roots only
                 self.find(
                     "basic/patterns/mrtr#9",
                     f"input request {key!r} is {rm!r}: not elicitation, sampling or roots",
@@ -248,6 +256,7 @@ class ModernJudge:
     def error(self, method: str, error: dict[str, Any], got: Answer) -> None:
         code = error.get("code")
         if code in RETIRED and not (code == -32002 and method == "resources/read"):
+            # [2026-07-28:basic/index#22] -32002 and -32042 are retired
             self.find("basic/index#22", f"{method} got the retired code {code}", got.message, key=str(code))
         elif type(code) is int and -32099 <= code <= -32020 and code not in DEFINED_RESERVED:
             # [2026-07-28:basic/index#21] the sub-range is the specification's
@@ -261,19 +270,23 @@ class ModernJudge:
         method = message.get("method")
         if "id" in message and isinstance(method, str):
             if self.http:
+                # [2026-07-28:basic/transports/streamable-http#20] no request on a response stream
                 self.find(
                     "basic/transports/streamable-http#20",
                     f"the server sent a {method} request on a response stream",
                     message,
                 )
             else:
+                # [2026-07-28:basic/transports/stdio#9] no request from the server on stdout
                 self.find("basic/transports/stdio#9", f"the server wrote a {method} request on stdout", message)
             return
         params = _obj(message.get("params"))
         if method == "notifications/message":
             if self.declared is not None and "logging" not in self.declared:
+                # [2026-07-28:server/utilities/logging#2] log messages only from a server that declared logging
                 self.find("server/utilities/logging#2", "a log message from a server that declared no logging", message)
             if not asked_log:
+                # [2026-07-28:server/utilities/logging#3] no log message for a request without a logLevel
                 self.find(
                     "server/utilities/logging#3",
                     f"a log message for a request that carried no {LOGLEVEL}",
@@ -281,6 +294,7 @@ class ModernJudge:
                 )
         elif method == "notifications/cancelled":
             if json.dumps(params.get("requestId")) not in self.listens:
+                # [2026-07-28:basic/patterns/cancellation#3] a server cancels only subscriptions
                 self.find(
                     "basic/patterns/cancellation#3",
                     "the server cancelled a request that is not a subscription",
@@ -335,6 +349,7 @@ class ModernJudge:
 
     def http_answer(self, method: str, got: Answer) -> None:
         if "mcp-session-id" in got.headers and not self.dual:
+            # [2026-07-28:basic/transports/streamable-http#72] this revision has no sessions
             self.find(
                 "basic/transports/streamable-http#72",
                 f"an answer to {method} carries an Mcp-Session-Id (this revision has no sessions)",
@@ -342,8 +357,10 @@ class ModernJudge:
             )
         if got.content_type == "text/event-stream":
             if got.headers.get("x-accel-buffering", "").lower() != "no":
+                # [2026-07-28:basic/transports/streamable-http#22] SSE answers are not buffered
                 self.find("basic/transports/streamable-http#22", "an SSE answer without X-Accel-Buffering: no", method)
             if got.open_after:
+                # [2026-07-28:basic/transports/streamable-http#21] the stream ends with its response
                 self.find(
                     "basic/transports/streamable-http#21",
                     f"the SSE stream answering {method} stayed open after its response",
@@ -354,6 +371,7 @@ class ModernJudge:
             and 200 <= got.status < 300
             and got.content_type not in ("application/json", "text/event-stream")
         ):
+            # [2026-07-28:basic/transports/streamable-http#16] a request is answered with JSON or SSE
             self.find(
                 "basic/transports/streamable-http#16",
                 f"a {method} request was answered HTTP {got.status} {got.content_type or '(no content type)'} "
@@ -369,6 +387,7 @@ class ModernJudge:
                 -32022: "basic/transports/streamable-http#28",
                 -32601: "basic/transports/streamable-http#29",
             }[code]
+            # [2026-07-28:schema#18, basic/index#58, basic/transports/streamable-http#28, #29] each error's status
             self.find(
                 rid, f"error {code} for {method} came with HTTP {got.status}, not {want}", got.message, key=str(code)
             )
@@ -417,6 +436,7 @@ class ClientRules:
             # [2026-07-28:basic/index#52] the required _meta fields on every request
             self.find("basic/index#52", f"a {method} request lacks {', '.join(missing)} in _meta", message)
         if CINFO not in m:
+            # [2026-07-28:basic/index#55] clientInfo on every request
             self.find("basic/index#55", f"a {method} request carries no {CINFO}", message)
         elif self.info is None:
             self.info = m[CINFO]
