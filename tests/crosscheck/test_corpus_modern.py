@@ -108,6 +108,17 @@ async def test_a_request_state_replayed_on_another_request(name: str, found: set
     assert replay.status == status, report.to_text()
 
 
+@pytest.mark.req(
+    "2026-07-28:server/tools#6",
+    "2026-07-28:server/resources#4",
+    "2026-07-28:basic/transports/stdio#1",
+    "2026-07-28:basic/transports/stdio#4",
+)
+@pytest.mark.parametrize("name", ["list-varies", "resources-vary", "pretty-printed", "junk-on-stdout"])
+async def test_lists_that_vary_and_stdout_that_is_not_one_message_a_line(name: str) -> None:
+    _only(await _stdio(name), BREAKS[name])
+
+
 def test_the_modern_corpus_spans_thirty_rules() -> None:
     rules = set(BREAKS.values()) | set(HTTP_BREAKS.values())
     assert len(rules) >= 45

@@ -67,10 +67,12 @@ BREAKS = {
     "level-accepted": "2026-07-28:server/utilities/logging#6",  # logLevel "loud" served (SHOULD)
     "server-cancels": "2026-07-28:basic/patterns/cancellation#3",  # cancels the client's echo call
     "list-varies": "2026-07-28:server/tools#6",  # a tool appears once echo was called
+    "resources-vary": "2026-07-28:server/resources#4",  # a resource appears once echo was called
     "initialize-mute": "2026-07-28:basic/versioning#10",  # initialize refused without versions (SHOULD)
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
+    "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -98,7 +100,7 @@ CORRECT = {
     "crlf": "(stdio) every line ends with CRLF",
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
-STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf"}
+STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
 
 
 class Refused(Exception):
@@ -312,7 +314,10 @@ class Core:
                 raise Refused(-32042 if self.brk == "retired-code" else -32602, "Unknown prompt")
             return self.finish({"messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]})
         if method == "resources/list":
-            return self.page("resources", [{"uri": "mem://a", "name": "a"}, {"uri": "mem://b", "name": "b"}], params)
+            listed = [{"uri": "mem://a", "name": "a"}, {"uri": "mem://b", "name": "b"}]
+            if self.brk == "resources-vary" and self.echoed:
+                listed.append({"uri": "mem://recent", "name": "recent"})
+            return self.page("resources", listed, params)
         if method == "resources/templates/list":
             return self.page("resourceTemplates", [], params)
         if method == "resources/read":
@@ -423,7 +428,8 @@ def serve_stdio(brk: str) -> None:
     def write(message: dict[str, Any]) -> None:
         message.pop("_status", None)
         with lock:
-            sys.stdout.buffer.write(json.dumps(message).encode() + end)
+            indent = 1 if brk == "pretty-printed" else None
+            sys.stdout.buffer.write(json.dumps(message, indent=indent).encode() + end)
             sys.stdout.buffer.flush()
 
     if brk == "junk-on-stdout":
