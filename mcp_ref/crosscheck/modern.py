@@ -141,10 +141,12 @@ class Wire:
         tools: dict[str, Any] | None = None,
         keep_open: float = 0.0,
     ) -> Answer | None:
-        raise NotImplementedError
+        """Send a request and wait ``timeout`` for its answer; None when none came (here: nothing answers)."""
+        return None
 
     async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
-        raise NotImplementedError
+        """Send a notification; what came back, if the transport says (here: nothing)."""
+        return Answer()
 
 
 class StdioWire(Wire):
@@ -240,7 +242,7 @@ class StdioWire(Wire):
         self.inbox.append(message)
 
     async def _write(self, message: Any) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = frame(message)
         self.record("c2s", data)
         assert self.process.stdin is not None
         try:
@@ -290,18 +292,7 @@ class StdioWire(Wire):
 
 
 class _Unstarted(Wire):
-    """A command that could not be started: nothing answers."""
-
-    async def call(
-        self,
-        message: dict[str, Any],
-        timeout: float,
-        *,
-        headers: dict[str, str | None] | None = None,
-        tools: dict[str, Any] | None = None,
-        keep_open: float = 0.0,
-    ) -> Answer | None:
-        return None
+    """A command that could not be started: nothing answers (the base wire's calls)."""
 
 
 class HttpWire(Wire):
@@ -428,30 +419,32 @@ class HttpWire(Wire):
         tools: dict[str, Any] | None = None,
         keep_open: float = 0.0,
     ) -> Answer | None:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        try:
-            return await self.exchange(
-                "POST", body, self.headers_for(message, tools, headers), timeout, message.get("id"), keep_open
-            )
-        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
-            return None
+        hdrs = self.headers_for(message, tools, headers)
+        return await self._safely("POST", frame(message), hdrs, timeout, message.get("id"), keep_open)
 
     async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        try:
-            got = await self.exchange("POST", body, self.headers_for(message, None, headers), QUICK * 2, None)
-        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
-            got = None
+        got = await self._safely("POST", frame(message), self.headers_for(message, None, headers), QUICK * 2, None)
         return got or Answer()
 
     async def plain(self, method: str, headers: dict[str, str] | None = None) -> Answer | None:
         from .http_probe import ACCEPT_BOTH
 
         hdrs = {"accept": ACCEPT_BOTH, **{k.lower(): v for k, v in self.target.headers.items()}, **(headers or {})}
+        return await self._safely(method, b"", hdrs, QUICK * 2, None)
+
+    async def _safely(
+        self, method: str, body: bytes, headers: dict[str, str], timeout: float, rid: Any, keep_open: float = 0.0
+    ) -> Answer | None:
+        """One exchange; None when the connection failed (a server that went away answers nothing)."""
         try:
-            return await self.exchange(method, b"", hdrs, QUICK * 2, None)
+            return await self.exchange(method, body, headers, timeout, rid, keep_open)
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
             return None
+
+
+def frame(message: Any) -> bytes:
+    """``message`` as it goes on the wire: compact JSON, UTF-8 (a stdio line adds its newline)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def h11_errors() -> type[Exception]:
