@@ -26,6 +26,15 @@ from typing import Any, Final
 
 import attrs
 
+from ..schema._base import MODERN_REVISIONS
+from ..schema._meta_keys import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
+    PROTOCOL_VERSION,
+    SERVER_INFO,
+    SUBSCRIPTION_ID,
+)
 from .report import Finding
 
 __all__ = [
@@ -37,13 +46,14 @@ __all__ = [
     "is_modern_request",
 ]
 
-MODERN: Final = "2026-07-28"
-PV: Final = "io.modelcontextprotocol/protocolVersion"
-CAPS: Final = "io.modelcontextprotocol/clientCapabilities"
-CINFO: Final = "io.modelcontextprotocol/clientInfo"
-LOGLEVEL: Final = "io.modelcontextprotocol/logLevel"
-SINFO: Final = "io.modelcontextprotocol/serverInfo"
-SUBID: Final = "io.modelcontextprotocol/subscriptionId"
+MODERN: Final = MODERN_REVISIONS[-1]
+#: the reserved _meta keys, by the short names the rules use (the schema's constants)
+PV: Final = PROTOCOL_VERSION
+CAPS: Final = CLIENT_CAPABILITIES
+CINFO: Final = CLIENT_INFO
+LOGLEVEL: Final = LOG_LEVEL
+SINFO: Final = SERVER_INFO
+SUBID: Final = SUBSCRIPTION_ID
 R: Final = MODERN + ":"
 
 #: the results that carry caching hints [2026-07-28:server/utilities/caching#1]
