@@ -4,6 +4,7 @@ without credentials the target is refused saying what to pass (exit status 2).""
 
 import json
 from functools import partial
+from typing import Any
 
 import h11
 import pytest
@@ -81,17 +82,31 @@ async def test_a_2026_server_behind_oauth_is_recognised_and_checked_with_the_tok
     assert statuses["modern/tools/call"] == "pass", report.to_text()
 
 
-async def _always_401(stream: trio.SocketStream) -> None:
+async def _read_request(stream: trio.SocketStream) -> tuple[h11.Connection, h11.Request | None]:
     conn = h11.Connection(h11.SERVER)
-    while type(event := conn.next_event()) is not h11.EndOfMessage:
+    request: h11.Request | None = None
+    while True:
+        event = conn.next_event()
         if event is h11.NEED_DATA:
             conn.receive_data(await stream.receive_some(65536))
-    www = 'Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource"'
-    head = [("www-authenticate", www), ("content-length", "0"), ("connection", "close")]
-    await stream.send_all(
-        (conn.send(h11.Response(status_code=401, headers=head)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
-    )
+        elif isinstance(event, h11.Request):
+            request = event
+        elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+            return conn, request
+
+
+async def _answer(stream: trio.SocketStream, conn: h11.Connection, status: int, extra: list[Any], body: bytes) -> None:
+    head = [*extra, ("content-length", str(len(body))), ("connection", "close")]
+    out = conn.send(h11.Response(status_code=status, headers=head)) or b""
+    out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+    await stream.send_all(out)
     await stream.aclose()
+
+
+async def _always_401(stream: trio.SocketStream) -> None:
+    conn, _ = await _read_request(stream)
+    www = 'Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource"'
+    await _answer(stream, conn, 401, [("www-authenticate", www)], b"")
 
 
 async def test_the_2026_battery_says_a_refused_discover_asks_for_authorization() -> None:
@@ -112,16 +127,7 @@ async def test_the_2026_battery_says_a_refused_discover_asks_for_authorization()
 async def _lax_server(stream: trio.SocketStream) -> None:
     """Protected the wrong way: a bare ``Bearer`` challenge (no resource_metadata, no scope),
     no metadata at the well-known URLs, and any token let through."""
-    conn = h11.Connection(h11.SERVER)
-    request: h11.Request | None = None
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            conn.receive_data(await stream.receive_some(65536))
-        elif isinstance(event, h11.Request):
-            request = event
-        elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-            break
+    conn, request = await _read_request(stream)
     assert request is not None
     headers = {k.decode().lower(): v.decode() for k, v in request.headers}
     body = b""
@@ -133,11 +139,7 @@ async def _lax_server(stream: trio.SocketStream) -> None:
         status, extra = 200, [("content-type", "application/json")]
         result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "lax", "version": "1"}}
         body = json.dumps({"jsonrpc": "2.0", "id": "mcp-ref-probe", "result": result}).encode()
-    head = [*extra, ("content-length", str(len(body))), ("connection", "close")]
-    out = conn.send(h11.Response(status_code=status, headers=head)) or b""
-    out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
-    await stream.send_all(out)
-    await stream.aclose()
+    await _answer(stream, conn, status, extra, body)
 
 
 @pytest.mark.req("basic/authorization#14", "basic/authorization#16", "basic/authorization#60")
