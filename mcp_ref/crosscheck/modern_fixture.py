@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import trio
 
-from .modern_judge import CAPS, MODERN, MRTR_METHODS, PV, SINFO, ClientRules, is_modern_request, mirrored
+from .modern_judge import CAPS, MODERN, PV, SINFO, ClientRules, is_modern_request
 from .report import Report, Status
 
 __all__ = ["ModernFixture", "is_modern_opening", "serve_modern_stdio", "FixtureRuntime"]
@@ -171,7 +171,8 @@ class ModernFixture:
         m = _obj(params.get("_meta"))
         self.rules.meta(method, m, message)
         if headers is not None:
-            self._headers(method, params, m, headers, message)
+            tool = next((t for t in TOOLS if t["name"] == params.get("name")), None)
+            self.rules.headers(method, params, m, headers, tool.get("inputSchema") if tool else None)
         version = m.get(PV)
         if isinstance(version, str) and version != MODERN:
             data = {"supported": [MODERN], "requested": version}
@@ -190,44 +191,6 @@ class ModernFixture:
             error["data"] = data
         status = {-32020: 400, -32021: 400, -32022: 400, -32601: 404, -32602: 400 if code == -32602 else 200}
         return status.get(code, 200), {"jsonrpc": "2.0", "id": rid, "error": error}
-
-    def _headers(
-        self, method: str, params: dict[str, Any], m: dict[str, Any], headers: dict[str, str], message: Any
-    ) -> None:
-        h = {k.lower(): v for k, v in headers.items()}
-        version = h.get("mcp-protocol-version")
-        if version is None:
-            self.find("basic/transports/streamable-http#25", f"a {method} POST has no MCP-Protocol-Version header")
-        elif isinstance(m.get(PV), str) and version != m[PV]:
-            self.find(
-                "basic/transports/streamable-http#26",
-                f"a {method} POST has MCP-Protocol-Version {version!r} but _meta says {m[PV]!r}",
-            )
-        got = h.get("mcp-method")
-        if got != method:
-            what = "no Mcp-Method header" if got is None else f"Mcp-Method {got!r}"
-            self.find("basic/transports/streamable-http#32", f"a {method} POST has {what}", key="method")
-        if method in MRTR_METHODS:
-            name = params.get("uri") if method == "resources/read" else params.get("name")
-            raw = h.get("mcp-name")
-            if raw is None or (isinstance(name, str) and _decode(raw) != name):
-                what = "no Mcp-Name header" if raw is None else f"Mcp-Name {raw!r} for {name!r}"
-                self.find("basic/transports/streamable-http#32", f"a {method} POST has {what}", key="name")
-        if method == "tools/call":
-            tool = next((t for t in TOOLS if t["name"] == params.get("name")), None)
-            arguments = _obj(params.get("arguments"))
-            for prop, header in mirrored(tool.get("inputSchema") if tool else None).items():
-                value = arguments.get(prop)
-                if value is None:
-                    continue
-                raw = h.get("mcp-param-" + header.lower())
-                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-                if raw is None or _decode(raw) != text:
-                    what = f"no Mcp-Param-{header} header" if raw is None else f"Mcp-Param-{header} {raw!r}"
-                    self.find(
-                        "basic/transports/streamable-http#36",
-                        f"a tools/call of {params.get('name')} has {what} for the argument {prop}={value!r}",
-                    )
 
     # -- serving ------------------------------------------------------------------------------------------
 
@@ -315,15 +278,6 @@ class _Refused(Exception):
     def __init__(self, code: int, text: str, data: Any = None) -> None:
         super().__init__(text)
         self.code, self.text, self.data = code, text, data
-
-
-def _decode(raw: str) -> str | None:
-    if raw.startswith("=?base64?") and raw.endswith("?="):
-        try:
-            return base64.b64decode(raw[9:-2], validate=True).decode("utf-8")
-        except ValueError:
-            return None
-    return raw
 
 
 async def serve_modern_stdio(channel: trio.abc.Channel[bytes], first: bytes, fixture: ModernFixture) -> None:

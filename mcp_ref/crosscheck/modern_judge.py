@@ -20,8 +20,9 @@ protocol version in ``_meta``, is 2026-07-28; ``initialize`` opens a session of
 an earlier revision, judged by the 2025 engines.
 """
 
+import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
@@ -403,6 +404,16 @@ class ModernJudge:
             )
 
 
+def decode_header(raw: str) -> str | None:
+    """A request metadata header's value: the Base64 sentinel form decoded (None: not valid Base64)."""
+    if raw.startswith("=?base64?") and raw.endswith("?="):
+        try:
+            return base64.b64decode(raw[9:-2], validate=True).decode("utf-8")
+        except ValueError:
+            return None
+    return raw
+
+
 def is_modern_request(message: Any) -> bool:
     """Whether ``message`` is a request of a 2026-07-28 exchange: ``server/discover``, or any
     request but ``initialize`` carrying the protocol version in ``_meta``
@@ -450,6 +461,50 @@ class ClientRules:
             self.find("basic/index#55", f"a {method} request carries no {CINFO}", message)
         elif self.info is None:
             self.info = m[CINFO]
+
+    def headers(
+        self, method: str, params: dict[str, Any], m: dict[str, Any], headers: Mapping[str, str], schema: Any
+    ) -> None:
+        """(HTTP) The request metadata headers of a POST against its body; ``schema``: the called
+        tool's input schema, for the parameters it mirrors into headers (None: not known)."""
+        h = {k.lower(): v for k, v in headers.items()}
+        version = h.get("mcp-protocol-version")
+        if version is None:
+            # [2026-07-28:basic/transports/streamable-http#25] the version header on every POST
+            self.find("basic/transports/streamable-http#25", f"a {method} POST has no MCP-Protocol-Version header")
+        elif isinstance(m.get(PV), str) and version != m[PV]:
+            # [2026-07-28:basic/transports/streamable-http#26] and the same version as _meta
+            self.find(
+                "basic/transports/streamable-http#26",
+                f"a {method} POST has MCP-Protocol-Version {version!r} but _meta says {m[PV]!r}",
+            )
+        got = h.get("mcp-method")
+        if got != method:
+            what = "no Mcp-Method header" if got is None else f"Mcp-Method {got!r}"
+            # [2026-07-28:basic/transports/streamable-http#32] Mcp-Method mirrors the method
+            self.find("basic/transports/streamable-http#32", f"a {method} POST has {what}", key="method")
+        if method in MRTR_METHODS:
+            name = params.get("uri") if method == "resources/read" else params.get("name")
+            raw = h.get("mcp-name")
+            if raw is None or (isinstance(name, str) and decode_header(raw) != name):
+                what = "no Mcp-Name header" if raw is None else f"Mcp-Name {raw!r} for {name!r}"
+                # [2026-07-28:basic/transports/streamable-http#32] Mcp-Name mirrors the name or URI
+                self.find("basic/transports/streamable-http#32", f"a {method} POST has {what}", key="name")
+        if method == "tools/call":
+            arguments = _obj(params.get("arguments"))
+            for prop, header in mirrored(schema).items():
+                value = arguments.get(prop)
+                if value is None:
+                    continue
+                raw = h.get("mcp-param-" + header.lower())
+                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                if raw is None or decode_header(raw) != text:
+                    what = f"no Mcp-Param-{header} header" if raw is None else f"Mcp-Param-{header} {raw!r}"
+                    # [2026-07-28:basic/transports/streamable-http#36] marked parameters mirrored
+                    self.find(
+                        "basic/transports/streamable-http#36",
+                        f"a tools/call of {params.get('name')} has {what} for the argument {prop}={value!r}",
+                    )
 
     def retry(self, name: str, first_id: Any, result: dict[str, Any], params: dict[str, Any], rid: Any) -> None:
         """A retry (id ``rid``, ``params``) of the request ``first_id`` that got the InputRequiredResult ``result``."""
@@ -511,6 +566,8 @@ class ModernTraffic:
         self.listening: dict[str, list[Any]] = {}
         #: whether the server showed it speaks 2026-07-28 (None: not yet known)
         self.modern_server: bool | None = None
+        #: the input schemas of the tools listed (for the parameters mirrored into headers)
+        self.schemas: dict[str, Any] = {}
         #: how many modern requests were seen
         self.seen = 0
         self.notes: list[str] = []
@@ -547,12 +604,12 @@ class ModernTraffic:
 
     # -- judging -------------------------------------------------------------------------------------
 
-    def observe(self, to_server: bool, message: dict[str, Any]) -> None:
-        """Judge one message :meth:`takes` accepted."""
+    def observe(self, to_server: bool, message: dict[str, Any], headers: Mapping[str, str] | None = None) -> None:
+        """Judge one message :meth:`takes` accepted; ``headers``: (HTTP) those of the POST that carried it."""
         method = message.get("method")
         if "id" in message and isinstance(method, str):
             if to_server:
-                self._request(message)
+                self._request(message, headers)
             else:
                 self.server.other(message, asked_log=False)  # [stdio#9, streamable-http#20]
             return
@@ -573,12 +630,15 @@ class ModernTraffic:
         asked_log = any(LOGLEVEL in _obj(_obj(r.get("params")).get("_meta")) for r in self.open.values())
         self.server.other(message, asked_log=asked_log)
 
-    def _request(self, message: dict[str, Any]) -> None:
+    def _request(self, message: dict[str, Any], headers: Mapping[str, str] | None) -> None:
         self.seen += 1
         rid = message["id"]
         method = str(message["method"])
         params = _obj(message.get("params"))
         self.client.meta(method, _obj(params.get("_meta")), message)
+        if headers is not None:
+            schema = self.schemas.get(str(params.get("name"))) if method == "tools/call" else None
+            self.client.headers(method, params, _obj(params.get("_meta")), headers, schema)
         if len(self.open) < _OPEN_MEMORY:
             self.open[_key(rid)] = message
         if method == "subscriptions/listen":
@@ -613,6 +673,10 @@ class ModernTraffic:
                         "(no resultType): its results were not judged by 2026-07-28's rules"
                     )
                 return
+            if method == "tools/list" and isinstance(result.get("tools"), list):
+                for tool in result["tools"][:_OPEN_MEMORY]:
+                    if type(tool) is dict and isinstance(tool.get("name"), str):
+                        self.schemas[tool["name"]] = tool.get("inputSchema")
             if result.get("resultType") == "input_required" and method in MRTR_METHODS:
                 name = str(params.get("uri") if method == "resources/read" else params.get("name"))
                 self.asked[(method, name)] = (sent.get("id"), result)

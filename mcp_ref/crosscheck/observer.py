@@ -26,7 +26,7 @@ import binascii
 import enum
 import re
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -210,13 +210,21 @@ class Observer:
 
     # -- feeding ---------------------------------------------------------------------------------
 
-    def observe(self, direction: Direction, data: bytes | str, *, deliberate: bool = False) -> list[Finding]:
+    def observe(
+        self,
+        direction: Direction,
+        data: bytes | str,
+        *,
+        deliberate: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> list[Finding]:
         """Judge one message. ``deliberate``: the sender broke rules on purpose (a probe of
-        the battery): nothing is held against it, but the answer it calls for is judged."""
+        the battery): nothing is held against it, but the answer it calls for is judged.
+        ``headers``: (HTTP) those of the POST that carried it, where a revision judges them."""
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
         out: list[Finding] = []
         if self._judging:
-            self._observe(direction, raw, deliberate, out)
+            self._observe(direction, raw, deliberate, out, headers)
         self.count[direction] += 1
         self.findings.extend(out)
         return out
@@ -265,7 +273,14 @@ class Observer:
         run.clear()
         return out
 
-    def _observe(self, direction: Direction, raw: bytes, deliberate: bool, out: list[Finding]) -> None:
+    def _observe(
+        self,
+        direction: Direction,
+        raw: bytes,
+        deliberate: bool,
+        out: list[Finding],
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         sender, receiver = direction.sender, direction.receiver
         engine = self._engine_of(receiver)
         try:
@@ -284,7 +299,7 @@ class Observer:
             # each request standing alone with its _meta -- judged by that revision's rules
             if _is_response(message):
                 self._remember_answer(direction, message)
-            self.modern.observe(to_server, message)
+            self.modern.observe(to_server, message, headers)
             found, self._modern_found[:] = list(self._modern_found), []
             out.extend(f for f in found if not (deliberate and f.party == sender))
             return

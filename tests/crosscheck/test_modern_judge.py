@@ -273,3 +273,33 @@ def test_a_clients_requests_and_retries() -> None:
     unstated = {k: v for k, v in STATED.items() if k != "requestState"}
     assert client_found(lambda r: r.retry("t", 1, unstated, ANSWERED, 2)) == set()
     assert client_found(lambda r: r.retry("t", 1, unstated, good, 2)) == {"basic/patterns/mrtr#25"}
+
+
+WEATHER = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "weather"}
+
+
+@pytest.mark.req(
+    "2026-07-28:basic/transports/streamable-http#25",
+    "2026-07-28:basic/transports/streamable-http#26",
+    "2026-07-28:basic/transports/streamable-http#32",
+    "2026-07-28:basic/transports/streamable-http#36",
+)
+@pytest.mark.parametrize(
+    ("headers", "rule"),
+    [
+        ({**HEADERS, "Mcp-Param-Region": "north"}, None),
+        ({**HEADERS, "Mcp-Param-Region": "=?base64?bm9ydGg=?="}, None),  # the Base64 form of "north"
+        ({**HEADERS, "Mcp-Name": "=?base64?d2VhdGhlcg==?=", "Mcp-Param-Region": "north"}, None),
+        ({k: v for k, v in HEADERS.items() if k != "MCP-Protocol-Version"} | {"Mcp-Param-Region": "north"}, "#25"),
+        ({**HEADERS, "MCP-Protocol-Version": "2025-11-25", "Mcp-Param-Region": "north"}, "#26"),
+        ({**HEADERS, "Mcp-Method": "tools/list", "Mcp-Param-Region": "north"}, "#32"),
+        ({**HEADERS, "Mcp-Name": "other", "Mcp-Param-Region": "north"}, "#32"),
+        (HEADERS, "#36"),
+        ({**HEADERS, "Mcp-Param-Region": "south"}, "#36"),
+    ],
+)
+def test_a_clients_request_metadata_headers(headers: dict[str, str], rule: str | None) -> None:
+    params = {"name": "weather", "arguments": {"region": "north"}}
+    found = client_found(lambda r: r.headers("tools/call", params, META, headers, WEATHER))
+    assert found == (set() if rule is None else {"basic/transports/streamable-http" + rule})

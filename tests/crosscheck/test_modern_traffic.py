@@ -239,3 +239,24 @@ async def test_the_tap_between_our_client_and_our_server_finds_nothing_in_either
     data = json.loads(report.read_text())
     assert data["findings"] == []
     assert data["revision"] == (version or "2026-07-28")
+
+
+@pytest.mark.req("2026-07-28:basic/transports/streamable-http#26")
+def test_the_http_tap_judges_a_2026_requests_headers_against_its_body() -> None:
+    from mcp_ref.crosscheck.tap import Tap
+
+    tap = Tap("http://127.0.0.1:1/mcp", "http")
+    messages = recorded("our-our-auto", "http")
+    for d, m in messages:
+        headers = None
+        if d == "c2s" and "id" in m and m.get("method") == "tools/call":
+            # a client whose version header says another revision than its _meta
+            headers = {
+                "MCP-Protocol-Version": "2025-11-25",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": m["params"]["name"],
+            }
+        elif d == "c2s" and "id" in m:
+            headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": m["method"]}
+        tap.message(Direction(d), json.dumps(m).encode(), headers)
+    assert ids(tap.end()) == ["2026-07-28:basic/transports/streamable-http#26"]
