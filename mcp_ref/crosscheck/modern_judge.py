@@ -611,7 +611,7 @@ class ModernTraffic:
             if to_server:
                 self._request(message, headers)
             else:
-                self.server.other(message, asked_log=False)  # [stdio#9, streamable-http#20]
+                self.server.other(message, asked_log=False)  # a request from the server: stdio#9, streamable-http#20
             return
         if not isinstance(method, str):
             if to_server:
