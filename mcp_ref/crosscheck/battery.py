@@ -686,14 +686,17 @@ class Battery:
         that cannot be started or reached at all (or asks for credentials we lack) raises
         :class:`TargetUnreachable`."""
         try:
+            if isinstance(self.target, HttpTarget):
+                # first: the token (and how the server asks for it) serves every revision's battery
+                await self._authorization()
             if self.revision in (None, MODERN):
                 await self._phase("the 2026-07-28 battery", self._modern)
                 if self.revision == MODERN:
-                    if self.modern is None:
+                    if self.modern is None and not any(
+                        "server/discover was refused with HTTP" in n for n in self.report.notes
+                    ):
                         self._note("the target does not speak 2026-07-28 (server/discover does not list it)")
                     return self.report
-            if isinstance(self.target, HttpTarget):
-                await self._authorization()
             if await self._phase("the lifecycle probes", self._lifecycle_probes):
                 if self._wants("lifecycle"):
                     await self._phase("version negotiation", self._version_negotiation)
