@@ -57,15 +57,11 @@ from .task_store import (
     COLUMNS,
     MUTABLE,
     RESTART_MESSAGE,
+    SqlTaskStore,
     TaskChange,
     TaskLimitReached,
     TotalCount,
     _Subscribers,
-    apply_answer,
-    apply_ask,
-    apply_finish,
-    apply_move,
-    apply_take,
     interrupted,
     new_runner_id,
     record_row,
@@ -372,7 +368,7 @@ class _Database:
             conn.close()
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(SqlTaskStore):
     """A :class:`~mcp_ref.session.task_store.TaskStore` in a SQLite file (one process at a time).
 
     Build it with :func:`open_sqlite_task_store`. Its clock is ``wall_clock``
@@ -411,16 +407,12 @@ class SqliteTaskStore:
             finally:
                 self._idle_readers.append(conn)
 
-    def _announce(self, record: TaskRecord) -> TaskRecord:
+    def _changed(self, record: TaskRecord) -> TaskRecord:
         self._subscribers.announce(TaskChange(record.task_id, record.version, record.status, record))
         return record
 
-    async def _change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> Any:
-        """Apply a change in the file; announce the new record if the task changed."""
-        result, changed = await self._write(self._db.change, task_id, self.clock(), apply)
-        if changed:
-            self._announce(result[0] if isinstance(result, tuple) else result)
-        return result
+    async def _write_change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> tuple[Any, bool]:
+        return await self._write(self._db.change, task_id, self.clock(), apply)
 
     # -- TaskStore -------------------------------------------------------------------------------
 
@@ -437,53 +429,11 @@ class SqliteTaskStore:
         started = trio.current_time()
         new, total, counted = await self._write(self._db.create, record, limits, now, self._total.hint(started))
         self._total.created(started, total, counted)
-        return self._announce(new)
+        return self._changed(new)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task as stored; None if unknown, deleted or past its ttl."""
         return await self._read(_Database.get, task_id, self.clock())
-
-    async def move(
-        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
-    ) -> TaskRecord:
-        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError if
-        the task is gone), with ``outcome`` when terminal.
-        """
-        new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
-        return new
-
-    async def finish(
-        self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
-    ) -> TaskRecord | None:
-        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task cancelled
-        meanwhile keeps ``cancelled`` but gets the outcome if it has none ([basic/utilities/tasks#45]). None if the
-        task is gone.
-        """
-        try:
-            new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
-        except LookupError:
-            return None
-        return new
-
-    async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
-        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
-        new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
-        return new
-
-    async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
-        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none is
-        outstanding the task is ``working`` again.
-        """
-        _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
-        return list(taken)
-
-    async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
-        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
-        try:
-            _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
-        except LookupError:
-            return {}
-        return dict(taken)
 
     async def delete(self, task_id: str) -> None:
         """Delete the task (nothing happens if it is gone already)."""

@@ -76,16 +76,12 @@ from .task_store import (
     COLUMNS,
     MUTABLE,
     RESYNC,
+    SqlTaskStore,
     TaskChange,
     TaskLimitReached,
     TaskStoreUnavailable,
     TotalCount,
     _Subscribers,
-    apply_answer,
-    apply_ask,
-    apply_finish,
-    apply_move,
-    apply_take,
     interrupted,
     record_row,
     row_record,
@@ -235,7 +231,7 @@ def _why(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-class PostgresTaskStore:
+class PostgresTaskStore(SqlTaskStore):
     """A :class:`~mcp_ref.session.task_store.TaskStore` in a PostgreSQL table, shared by replicas.
 
     Build it with :func:`open_postgres_task_store`.
@@ -405,11 +401,8 @@ class PostgresTaskStore:
 
     # -- TaskStore -------------------------------------------------------------------------------
 
-    async def _change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> Any:
-        result, changed = await self._pool.run(self._db_change, task_id, apply, self._offset())
-        if changed:
-            self._changed(result[0] if isinstance(result, tuple) else result)
-        return result
+    async def _write_change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> tuple[Any, bool]:
+        return await self._pool.run(self._db_change, task_id, apply, self._offset())
 
     async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
         """Add a new task, committed, if ``limits`` allow it (else TaskLimitReached). The store sets ``seq``
@@ -427,47 +420,6 @@ class PostgresTaskStore:
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task as stored; None if unknown, deleted or past its ttl."""
         return await self._pool.run(self._db_get, task_id, self._offset())
-
-    async def move(
-        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
-    ) -> TaskRecord:
-        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError
-        if the task is gone), with ``outcome`` when terminal.
-        """
-        new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
-        return new
-
-    async def finish(
-        self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
-    ) -> TaskRecord | None:
-        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task
-        cancelled meanwhile keeps ``cancelled`` but gets the outcome if it has none. None if the task is gone.
-        """
-        try:
-            new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
-        except LookupError:
-            return None
-        return new
-
-    async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
-        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
-        new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
-        return new
-
-    async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
-        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none
-        is outstanding the task is ``working`` again.
-        """
-        _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
-        return list(taken)
-
-    async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
-        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
-        try:
-            _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
-        except LookupError:
-            return {}
-        return dict(taken)
 
     async def delete(self, task_id: str) -> None:
         """Delete the task (its work, wherever it runs, is stopped as the change is announced)."""
