@@ -136,6 +136,11 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> None:
             if isinstance(planned, list)
             else [(tool.name, arguments_for(tool.input_schema)) for tool in tools]
         )
+        if scenario == "json-schema-2020-12-preservation":
+            # the scenario reads back, through its echo tool, the input schema of its focal tool as
+            # this client holds it: every 2020-12 keyword is kept as the server sent it
+            focal = {tool.name: tool.input_schema for tool in tools}.get("json_schema_2020_12_tool")
+            calls = [("json_schema_echo", {"schema": focal})] if focal is not None else calls
         for name, arguments in calls:
             try:
                 result = await client.call_tool(name, arguments, timeout=30)
