@@ -42,7 +42,7 @@ from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived
 from ..exchange import TASKS_EXTENSION, Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
-from .core import RequestContext, RequestHandler, SessionConfig
+from .core import RequestContext, RequestHandler, SessionConfig, typed_input
 from .telemetry import Tracing, tracing
 
 if TYPE_CHECKING:
@@ -311,6 +311,7 @@ class ModernContext(RequestContext):
         from ..client.elicitation import check_elicit_answer
         from ..schema.elicitation import ElicitRequestURLParams, ElicitResult
 
+        params = typed_input("elicitation/create", params)
         if isinstance(params, ElicitRequestURLParams):
             try:
                 check_elicitation_url(params.url)
@@ -320,7 +321,7 @@ class ModernContext(RequestContext):
         key, answer = self._input("elicitation/create", params, key)
         result = self._decode_answer(key, answer, ElicitResult)
         try:
-            check_elicit_answer(params, result)
+            result = check_elicit_answer(params, result)
         except RemoteProtocolError as e:
             raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {e.message}", e.code, e.data) from None
         return result
@@ -329,6 +330,7 @@ class ModernContext(RequestContext):
         from ..client.sampling import sampling_messages_problem, sampling_result_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
 
+        params = typed_input("sampling/createMessage", params)
         if isinstance(params, CreateMessageRequestParams):
             problem = sampling_messages_problem(params)
             if problem is not None:
