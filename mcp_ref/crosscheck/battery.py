@@ -914,8 +914,8 @@ class Battery:
         await raw.send(data, deliberate=True)
         http = _http(raw)
         if http is not None and required:
-            # [basic/transports#19, #20] over HTTP the answer is an error status; a JSON-RPC
-            # error in the body is allowed, not required
+            # [basic/transports#19] over HTTP the answer is an error status; a JSON-RPC
+            # error in the body is allowed, not required (basic/transports#20, a MAY)
             status = http.exchanges[-1].status
             if not 400 <= status < 500:
                 chk.find("basic/transports#19", f"input the server cannot accept was answered HTTP {status}")
