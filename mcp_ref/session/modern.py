@@ -37,12 +37,20 @@ from ..basic import versioning as v
 from ..basic.lifecycle import Role
 from ..basic.patterns import mrtr, subscriptions
 from ..basic.rate_limit import TokenBucket
-from ..errors import DecodeError, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
+from ..errors import (
+    DecodeError,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    MissingClientCapability,
+    ProtocolError,
+    RemoteProtocolError,
+)
 from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived, MessageRejected, NotificationIgnored
 from ..exchange import TASKS_EXTENSION, Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
-from .core import RequestContext, RequestHandler, SessionConfig, typed_input
+from .core import RequestContext, RequestHandler, SessionConfig, typed_input, typed_notification
 from .telemetry import Tracing, tracing
 
 if TYPE_CHECKING:
@@ -229,10 +237,12 @@ class ModernContext(RequestContext):
 
     async def notify(self, method: str, params: Any = None) -> None:
         if method == "notifications/message":
-            await self.log(params.level, params.data, params.logger)
+            message = typed_notification(method, params)
+            await self.log(message.level, message.data, message.logger)
             return
         if method == "notifications/progress":
-            await self.progress(params.progress, params.total, params.message)
+            report = typed_notification(method, params)
+            await self.progress(report.progress, report.total, report.message)
             return
         # [2026-07-28:basic/transports/streamable-http#19] only notifications about this request go on its stream
         raise LocalProtocolError(f"{method} is not a notification about this request (2026-07-28)")
@@ -556,7 +566,9 @@ class ModernRuntime:
         """One place where handler exceptions become wire errors (as Session._error_reply)."""
         if isinstance(exc, MCPError):
             code, message, data = exc.code, exc.message, exc.data
-        elif isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError):
+        elif isinstance(exc, MissingClientCapability) or (
+            isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError)
+        ):
             code, message, data = exc.code, exc.message, exc.data
         else:
             log.error("handler for %s (request %r) failed", exchange.method, exchange.id, exc_info=exc)
@@ -637,14 +649,15 @@ async def _end_when(ending: trio.Event, scope: trio.CancelScope) -> None:
 class _PipeSink:
     __slots__ = ("write",)
 
-    def __init__(self, write: Callable[[bytes], Awaitable[None]]) -> None:
+    def __init__(self, write: Callable[[bytes, bool], Awaitable[None]]) -> None:
         self.write = write
 
     async def notify(self, data: bytes) -> None:
-        await self.write(data)
+        await self.write(data, True)
 
     async def answer(self, data: bytes, code: int | None) -> None:
-        await self.write(data)
+        # (the answer ends its task: no schedule point after it is handed over)
+        await self.write(data, False)
 
 
 async def serve_modern_channel(
@@ -671,8 +684,23 @@ async def serve_modern_channel(
     scopes: dict[Any, trio.CancelScope] = {}
     listens: set[Any] = set()
     limiter = trio.CapacityLimiter(max_concurrent)
+    #: a pipe's all-or-nothing write (the stdio channel's), used when nobody else is writing
+    send_nowait: Callable[[bytes], None] | None = getattr(channel, "send_nowait", None)
 
-    async def write(data: bytes) -> None:
+    async def write(data: bytes, checkpoint: bool = True) -> None:
+        # a message the channel takes whole at once, when no write is under way (the lock is
+        # free, so none waits either), goes out without the lock: taking it and the channel's
+        # own is two schedule points a message (bench W11), and the order is the same
+        if send_nowait is not None and not lock.locked():
+            await trio.lowlevel.checkpoint_if_cancelled()
+            try:
+                send_nowait(data)
+            except trio.WouldBlock:
+                pass  # (no room, or the channel is writing: nothing was written)
+            else:
+                if checkpoint:
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                return
         async with lock:
             await channel.send(data)
 
@@ -680,8 +708,15 @@ async def serve_modern_channel(
 
     async def run(exchange: Exchange, scope: trio.CancelScope) -> None:
         try:
-            async with limiter:
+            # (a free slot is taken at once: `async with limiter` is a schedule point even then)
+            try:
+                limiter.acquire_nowait()
+            except trio.WouldBlock:
+                await limiter.acquire()
+            try:
                 await runtime.run(exchange, sink, scope)
+            finally:
+                limiter.release()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("could not answer request %r: the channel is closed", exchange.id)
         finally:
@@ -692,7 +727,7 @@ async def serve_modern_channel(
 
     async def reply(data: bytes) -> None:
         try:
-            await write(data)
+            await write(data, False)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("could not send a reply: the channel is closed")
 

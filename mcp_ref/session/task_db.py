@@ -10,9 +10,10 @@
 :class:`SqliteTaskStore` keeps the :class:`~mcp_ref.session.task_store.TaskStore`
 contract on a file (standard library ``sqlite3``, WAL):
 
-* **One server per file.** Opening takes an exclusive lock on ``PATH.lock``
-  (``flock``) for as long as the store is open; a second process opening the
-  same file gets :class:`TaskStoreLocked` at once, naming the holder, and
+* **One server per file.** Opening takes an exclusive lock (``flock``) on the
+  database file itself for as long as the store is open; a second process
+  opening the same file -- by the same path, a symlink, a hard link or another
+  mount -- gets :class:`TaskStoreLocked` at once, naming the holder, and
   starts nothing. The kernel drops the lock when its process dies, ``kill -9``
   included, so a restart never waits. (Several servers on one set of tasks:
   :mod:`mcp_ref.session.task_pg`.)
@@ -41,11 +42,12 @@ so a task stays bound to the authenticated user who created it.
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from os import PathLike
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 import attrs
 import trio
@@ -112,28 +114,83 @@ class TaskStoreLocked(RuntimeError):
     """Another process has this task file open: one server per file."""
 
 
+#: the task files this process has open, by identity (st_dev, st_ino): the lock's descriptor, and
+#: descriptors of the file to close only when it is released (see _Lock)
+_HELD: dict[tuple[int, int], list[int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _holder(st: os.stat_result) -> str:
+    """The process holding the ``flock`` of the file ``st`` (Linux: /proc/locks), else "unknown"."""
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            for line in locks:
+                # "1: FLOCK  ADVISORY  WRITE 3303 fe:00:5309876 0 EOF" (a waiter's line has "->" second)
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == inode:
+                    return fields[4]
+    except OSError:
+        pass
+    return "unknown"
+
+
 class _Lock:
-    """An exclusive ``flock`` on a file beside the database, held while the store is open."""
+    """An exclusive ``flock`` on the database file itself, held while the store is open.
+
+    The lock belongs to the file (its inode), not to the name it was opened by:
+    a symlink, a hard link or another mount of the same file finds it taken.
+    (SQLite's own locks are POSIX record locks, which closing *any* descriptor of
+    the file drops for the whole process: a second opening in the process that
+    holds the file is refused before a descriptor is opened, by identity.)
+    """
 
     def __init__(self, path: str) -> None:
         import fcntl  # (POSIX: the durable stores need it)
 
         self.path = path
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(self.fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(self.fd)
-            raise TaskStoreLocked(
-                f"the task file is in use by another server (process {holder}, lock {path}): "
-                "one server per SQLite task file; several servers share tasks through PostgreSQL"
-            ) from None
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+            st = os.stat(path)
+        except FileNotFoundError:
+            pass
+        else:
+            self._refuse_if_held_here((st.st_dev, st.st_ino), path)
+        # (created empty if missing: an empty file is an empty SQLite database)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        st = os.fstat(fd)
+        self.identity = (st.st_dev, st.st_ino)
+        with _HELD_GUARD:
+            held = _HELD.get(self.identity)
+            if held is not None:
+                # (made by another thread of ours since the check above) kept open until that store
+                # closes, so its SQLite locks stay
+                held.append(fd)
+                self._refuse(os.getpid(), path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)  # (no SQLite connection of this process has the file: nothing to drop)
+                self._refuse(_holder(st), path)
+            self.fd = fd
+            _HELD[self.identity] = [fd]
+
+    @staticmethod
+    def _refuse_if_held_here(identity: tuple[int, int], path: str) -> None:
+        with _HELD_GUARD:
+            if identity in _HELD:
+                _Lock._refuse(os.getpid(), path)
+
+    @staticmethod
+    def _refuse(holder: object, path: str) -> NoReturn:
+        raise TaskStoreLocked(
+            f"the task file is in use by another server (process {holder}, file {path}): "
+            "one server per SQLite task file; several servers share tasks through PostgreSQL"
+        )
 
     def release(self) -> None:
-        os.close(self.fd)  # (closing drops the flock)
+        with _HELD_GUARD:
+            for fd in _HELD.pop(self.identity, [self.fd]):
+                os.close(fd)  # (closing the lock's descriptor drops the flock)
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -428,7 +485,8 @@ async def open_sqlite_task_store(
     if synchronous not in ("NORMAL", "FULL"):
         raise ValueError('synchronous must be "NORMAL" (survives a crash) or "FULL" (survives a power cut)')
     name = os.fspath(path)
-    lock = await trio.to_thread.run_sync(_Lock, name + ".lock")
+    # (the database file itself is locked: another name for it -- a symlink, a hard link -- finds it taken)
+    lock = await trio.to_thread.run_sync(_Lock, name)
     try:
         db = await trio.to_thread.run_sync(_Database, name, synchronous)
         store = SqliteTaskStore(db, wall_clock=wall_clock)

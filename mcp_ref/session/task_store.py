@@ -84,8 +84,9 @@ __all__ = [
 #: the statuses of a task whose work may still run
 UNFINISHED: Final = ("working", "input_required")
 
-#: the status message of a task whose work was lost with the process that ran it
-RESTART_MESSAGE: Final = "the server restarted before the task finished"
+#: the status message of a task whose work was lost with the process that ran it (true of a
+#: SQLite server that restarted and of a replica that died while the others go on)
+RESTART_MESSAGE: Final = "the server running it stopped before the task finished"
 
 
 @attrs.frozen
@@ -128,8 +129,11 @@ class TaskStoreUnavailable(ProtocolError):
     """The store cannot be reached (a database that went away): -32603 for the request
     that needed it, saying so; the server goes on, and the request may be retried."""
 
-    def __init__(self, detail: str) -> None:
-        super().__init__("Internal error: the task store is unavailable; retry later", ErrorCode.INTERNAL_ERROR)
+    def __init__(self, detail: str, *, message: str | None = None) -> None:
+        # (``message``: where nothing goes on the wire, opening a store, the error says what failed)
+        super().__init__(
+            message or "Internal error: the task store is unavailable; retry later", ErrorCode.INTERNAL_ERROR
+        )
         #: what failed (the store's own words)
         self.detail = detail
 
@@ -172,7 +176,8 @@ class TaskStore(Protocol):
     ) -> TaskRecord | None:
         """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal
         already; a task cancelled meanwhile keeps ``cancelled`` but gets the outcome if it has
-        none ([basic/utilities/tasks#45]). None if the task is gone."""
+        none (basic/utilities/tasks#45: the stores enforce it, in ``apply_finish``). None if the
+        task is gone."""
         ...
 
     async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:

@@ -60,6 +60,7 @@ from ...session.task_store import (
     TaskStore,
     TaskStoreUnavailable,
 )
+from ...session.tasks import store_outcome
 from .protocol import (
     METHODS,
     WRITE_AS,
@@ -186,6 +187,7 @@ class TaskExtension:
             raise RuntimeError("the server has a tasks extension already")
         self.server = server
         server.task_extension = self
+        server._warn_unshared_state_key(self.store)
         server._modern = None  # the next 2026-07-28 request sees the extension's methods
         return self
 
@@ -295,15 +297,30 @@ class TaskExtension:
             self._live.pop(task_id, None)
         if status is None:
             return  # cancelled through the store (tasks/cancel, expiry): the store has its status
-        with trio.CancelScope(shield=True):
-            await self._finish(task_id, status, message, outcome)
-
-    async def _finish(self, task_id: str, status: str, message: str | None, outcome: Any) -> None:
         try:
-            # a task cancelled meanwhile stays cancelled (the store never overwrites a terminal status)
-            await self.store.finish(task_id, status, wall=self.wall_clock(), message=message, outcome=outcome)
-        except TaskStoreUnavailable as e:
-            log.error("task %s: its %s outcome could not be stored: %s", task_id, status, e.detail)
+            # a store that is unavailable (a database that went away) is tried again until the
+            # task's ttl: the outcome lands when it is back (the task stays working meanwhile)
+            await self._finish(task_id, status, message, outcome, retry=True)
+        except BaseException:
+            # the server stops while the outcome waits for the store: one last try on the way out
+            with trio.CancelScope(shield=True), trio.move_on_after(_SHUTDOWN_WRITE):
+                await self._finish(task_id, status, message, outcome)
+            raise
+
+    async def _finish(
+        self, task_id: str, status: str, message: str | None, outcome: Any, *, retry: bool = False
+    ) -> None:
+        # (the same code as the 2025 core tasks': store_outcome)
+        await store_outcome(
+            self.store,
+            task_id,
+            status,
+            message,
+            outcome,
+            ttl_ms=self.config.ttl_ms,
+            wall_clock=self.wall_clock,
+            retry=retry,
+        )
 
     # -- tasks/get, tasks/update, tasks/cancel ----------------------------------------------------
 
@@ -547,8 +564,12 @@ async def as_task(ctx: RequestContext, work: Work) -> Any:
     (a 2025 session, whose own task machinery decided already; a client without
     the extension) ``work`` runs here and its
     result is returned: [ext-tasks:tasks#12] a handler may finish a multi
-    round-trip exchange in the request and only then become a task.
+    round-trip exchange in the request and only then become a task. In the work
+    of a task (the policy made the call a task at once) ``work`` runs there too.
     """
+    if isinstance(ctx, TaskWorkContext):
+        # the call is a task already (the policy made it one at once): the rest of the work runs here
+        return await work(ctx)
     runtime = getattr(ctx, "runtime", None)
     extension = getattr(getattr(runtime, "server", None), "task_extension", None)
     if isinstance(ctx, ModernContext) and isinstance(extension, TaskExtension):
