@@ -865,7 +865,9 @@ class _HttpServer:
             task_status.started(listeners)  # (bound and listening already: connections wait)
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
-    async def handle_connection(self, stream: trio.abc.Stream) -> None:
+    async def handle_connection(self, stream: trio.abc.Stream, head_limit: int = DEFAULT_HEAD_LIMIT) -> None:
+        """Serve one connection; ``head_limit``: bytes its request heads may take (the ASGI bridge
+        moves it by what its rebuilt head adds, so the limit holds on what the client sent)."""
         peer = _peer_address(stream)
         if peer is not None:
             held = self.connections.get(peer, 0)
@@ -878,7 +880,7 @@ class _HttpServer:
                 return
             self.connections[peer] = held + 1
         try:
-            await self._serve_connection(stream, peer)
+            await self._serve_connection(stream, peer, head_limit)
         finally:
             if peer is not None:
                 left = self.connections[peer] - 1
@@ -887,9 +889,9 @@ class _HttpServer:
                 else:
                     del self.connections[peer]
 
-    async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None) -> None:
-        conn = framed_connection(h11.SERVER, DEFAULT_HEAD_LIMIT)
-        reader = FramedReader(conn, stream, DEFAULT_HEAD_LIMIT)
+    async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None, head_limit: int) -> None:
+        conn = framed_connection(h11.SERVER, head_limit)
+        reader = FramedReader(conn, stream, head_limit)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
             # client does not pay a TCP handshake per message (bench W9)

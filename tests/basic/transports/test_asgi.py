@@ -7,7 +7,9 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
+import h11
 import pytest
 import trio
 
@@ -32,10 +34,13 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def hypercorn(app: str) -> AsyncIterator[str]:
-    """``tests.basic.transports.asgi_apps:<app>`` served by Hypercorn's trio worker; yields its base URL."""
+async def hypercorn(app: str, config: Path | None = None) -> AsyncIterator[str]:
+    """``tests.basic.transports.asgi_apps:<app>`` served by Hypercorn's trio worker (with the
+    TOML ``config`` file given); yields its base URL."""
     port = free_port()
     argv = [sys.executable, "-m", "hypercorn", "-k", "trio", "--bind", f"127.0.0.1:{port}"]
+    if config is not None:
+        argv += ["--config", str(config)]
     argv.append(f"tests.basic.transports.asgi_apps:{app}")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -159,3 +164,76 @@ async def test_a_request_before_the_lifespan_is_a_clear_503() -> None:
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"host", b"127.0.0.1")]}
     await app(scope, receive, send)
     assert sent[0]["status"] == 503 and b"not started" in sent[1]["body"]  # type: ignore[operator]
+
+
+async def raw_exchange(base: str, head: bytes, body: bytes = b"") -> tuple[int, dict[str, str], bytes, bool]:
+    """Bytes as a client wrote them, then the answer's status, headers and body, and whether
+    the server closed the connection after it (read to the end, on a raw socket)."""
+    port = int(base.rsplit(":", 1)[1])
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(head + body)
+        conn = h11.Connection(h11.CLIENT)
+        conn.send(h11.Request(method="POST", target="/", headers=[("host", "x")]))
+        conn.send(h11.EndOfMessage())
+        status, headers, data = 0, {}, b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await stream.receive_some(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {k.decode(): v.decode() for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                data += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+        # after the answer: the server closes (EOF), or keeps the connection for the next request
+        closed = False
+        with trio.move_on_after(2):
+            closed = await stream.receive_some(65536) == b""
+        return status, headers, data, closed
+
+
+async def test_a_request_framed_two_ways_is_refused_at_once_behind_hypercorn() -> None:
+    # Transfer-Encoding and Content-Length both (the request smuggling shape): 400 at once, the
+    # connection closed -- as our own server answers it, not a request waiting for bytes that
+    # never come
+    body = json.dumps({**INIT, "id": 1}).encode()
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    async with hypercorn("starlette_app") as base:
+        head = (
+            f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"accept: application/json, text/event-stream\r\ntransfer-encoding: chunked\r\n"
+            f"content-length: {len(chunked)}\r\n\r\n"
+        ).encode()
+        with trio.fail_after(5):
+            status, _, answer, closed = await raw_exchange(base, head, chunked)
+        error = json.loads(answer)["error"]
+        assert status == 400 and "both Transfer-Encoding and Content-Length" in error["message"]
+        assert closed
+
+
+def padded_head(size: int) -> bytes:
+    """A DELETE of an unknown session whose head is exactly ``size`` bytes, as sent."""
+    head = b"DELETE /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nmcp-session-id: nope\r\nx-pad: \r\n\r\n"
+    return head.replace(b"x-pad: ", b"x-pad: " + b"a" * (size - len(head)))
+
+
+async def test_the_head_limit_is_on_what_the_client_sent_behind_hypercorn(tmp_path: Path) -> None:
+    # 64 KiB of head, counted on the bytes the client sent (the bridge rebuilds the head for our
+    # server, which must not count what it adds); over it, 431 and the connection closed.
+    # (Hypercorn's own h11 limit is 16 KiB: raised here so that ours is the one that answers.)
+    config = tmp_path / "hypercorn.toml"
+    config.write_text("h11_max_incomplete_size = 262144\n")
+    async with hypercorn("starlette_app", config) as base:
+        for size in (65_518, 65_536, 65_537):
+            head = padded_head(size)
+            assert len(head) == size
+            with trio.fail_after(10):
+                status, _, answer, closed = await raw_exchange(base, head)
+            if size <= 64 * 1024:
+                assert (status, closed) == (404, False), size  # read whole: the session is unknown
+            else:
+                assert status == 431 and json.loads(answer)["error"]["code"] == -32600
+                assert closed
