@@ -29,6 +29,7 @@ resource metadata at its well-known URL when ``auth`` is given.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -38,8 +39,9 @@ import h11
 import trio
 import trio.testing
 
+from ...errors import ErrorCode
 from ._framing import DEFAULT_HEAD_LIMIT
-from .http_server import HttpConfig, Servable, _HttpServer
+from .http_server import HttpConfig, Servable, _HttpServer, error_body
 
 if TYPE_CHECKING:
     from ..authorization.resource_server import ProtectedResource
@@ -141,7 +143,7 @@ class AsgiApp:
         http = self._http
         if http is None:
             log.error("a request came before the MCP application's lifespan started (lifespan=app.lifespan)")
-            body = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"the MCP endpoint is not started"}}'
+            body = json.dumps(error_body(ErrorCode.INTERNAL_ERROR, "the MCP endpoint is not started")).encode()
             await _answer(send, 503, body)
             return
         # one in-process HTTP/1.1 connection per request: bytes in as they come, bytes out as

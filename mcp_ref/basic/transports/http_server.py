@@ -598,6 +598,13 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.get_stream = None
 
 
+def error_body(code: int, message: str) -> dict[str, Any]:
+    """The JSON-RPC error an HTTP answer carries when no request's id is known (a refused
+    head, body, method or client): ``"id": null``, as JSON-RPC 2.0 writes it and the official
+    SDKs send and read it (decision in ``spec_notes/basic/transports.md``)."""
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": int(code), "message": message}}
+
+
 def _accepts_both(header: str | None) -> bool:
     """Whether an Accept header lists JSON and event streams (a client sends the same one with
     every POST: the verdict on the last few short ones is kept, bench W9)."""
@@ -933,7 +940,7 @@ class _HttpServer:
                             conn,
                             stream,
                             500,
-                            {"jsonrpc": "2.0", "error": {"code": -32603, "message": "Internal error"}},
+                            error_body(ErrorCode.INTERNAL_ERROR, "Internal error"),
                         )
                     except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError):
                         log.debug("could not send the 500 answer")
@@ -947,7 +954,7 @@ class _HttpServer:
         rather than a closed connection the client cannot explain."""
         log.info("a plain HTTP request on the HTTPS port: answered 400 (use https://)")
         message = "Bad Request: this server speaks HTTPS (TLS); use an https:// URL"
-        body = json.dumps({"jsonrpc": "2.0", "error": {"code": ErrorCode.INVALID_REQUEST, "message": message}})
+        body = json.dumps(error_body(ErrorCode.INVALID_REQUEST, message))
         head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
         data = f"{head}content-length: {len(body)}\r\n\r\n{body}".encode()
         transport = stream.transport_stream
@@ -964,12 +971,10 @@ class _HttpServer:
     async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
         if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
             return  # an answer had begun: closing the connection is all that is left
-        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Bad Request: {e}"}
+        body = error_body(ErrorCode.INVALID_REQUEST, f"Bad Request: {e}")
         with trio.move_on_after(1):
             try:
-                await self._respond(
-                    conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
-                )
+                await self._respond(conn, stream, e.error_status_hint, body, {"connection": "close"})
                 await _linger(stream)
             except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
                 log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
@@ -1010,9 +1015,9 @@ class _HttpServer:
         await self._refuse_and_close(conn, stream, 413, f"Request body over {self.config.max_body} bytes")
 
     async def _refuse_and_close(self, conn: h11.Connection, stream: trio.abc.Stream, status: int, message: str) -> None:
-        """Answer ``status`` with an id-less JSON-RPC error; the connection ends after it."""
-        error = {"code": ErrorCode.INVALID_REQUEST, "message": message}
-        await self._respond(conn, stream, status, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+        """Answer ``status`` with a JSON-RPC error of no request; the connection ends after it."""
+        body = error_body(ErrorCode.INVALID_REQUEST, message)
+        await self._respond(conn, stream, status, body, {"connection": "close"})
         await _linger(stream)
 
     async def _respond(
@@ -1071,10 +1076,9 @@ class _HttpServer:
                 if self.busy == 0:
                     self._quiet.set()
         except _HttpError as e:
-            body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = e.headers or ({"allow": "GET, POST, DELETE"} if e.status == 405 else None)
-            body = body if e.body is None else e.body
-            # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
+            body = error_body(e.jsonrpc_code or ErrorCode.INVALID_REQUEST, e.message) if e.body is None else e.body
+            # [basic/transports#11, #20] the body may be a JSON-RPC error of no request (none for
             # HEAD: its answer never has one, RFC 9110 section 9.3.2)
             await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
 
@@ -1494,8 +1498,8 @@ class _HttpServer:
         # were kept for replay; only responses are in the body.
         if not answers:
             if session.closed:
-                error = {"code": ErrorCode.INTERNAL_ERROR, "message": "the session ended before answering"}
-                await self._respond(conn, stream, 503, {"jsonrpc": "2.0", "error": error}, headers)
+                ended = error_body(ErrorCode.INTERNAL_ERROR, "the session ended before answering")
+                await self._respond(conn, stream, 503, ended, headers)
             else:
                 # the client cancelled its request(s): there is no answer, and none is awaited
                 await self._respond(conn, stream, 202, None, headers)

@@ -127,14 +127,16 @@ async def test_origin_host_and_limits_hold_behind_hypercorn() -> None:
         with trio.fail_after(30):
             async with exchange(url, "POST", {**accept, "origin": "https://evil.example"}, INIT) as refused:
                 assert refused.status == 403
-                assert "allowed_origins=" in json.loads(await refused.body())["error"]["message"]
+                error = json.loads(await refused.body())
+                # the same error body as our own server's: a JSON-RPC error of no request, "id": null
+                assert error["id"] is None and "allowed_origins=" in error["error"]["message"]
             # a Host the application was not told about: DNS rebinding
             async with exchange(url, "POST", {**accept, "host": "evil.example"}, INIT) as refused:
                 assert refused.status == 403
             # max_body=64 KiB in asgi_apps.py: a larger body is 413, from our server's own check
             big = {**INIT, "params": {**INIT["params"], "pad": "x" * 70_000}}
             async with exchange(url, "POST", accept, big) as too_big:
-                assert too_big.status == 413
+                assert too_big.status == 413 and json.loads(await too_big.body())["id"] is None
             # GET without a session, DELETE of an unknown one: as our server answers them
             async with exchange(url, "DELETE", {"mcp-session-id": "nope"}) as unknown:
                 assert unknown.status == 404
@@ -163,7 +165,9 @@ async def test_a_request_before_the_lifespan_is_a_clear_503() -> None:
 
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"host", b"127.0.0.1")]}
     await app(scope, receive, send)
-    assert sent[0]["status"] == 503 and b"not started" in sent[1]["body"]  # type: ignore[operator]
+    assert sent[0]["status"] == 503
+    error = json.loads(sent[1]["body"])  # type: ignore[arg-type]
+    assert error["id"] is None and "not started" in error["error"]["message"]
 
 
 async def raw_exchange(base: str, head: bytes, body: bytes = b"") -> tuple[int, dict[str, str], bytes, bool]:
