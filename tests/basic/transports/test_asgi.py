@@ -3,8 +3,10 @@ mounted in a Starlette application: what our own HTTP server guarantees holds th
 
 import json
 import os
+import re
 import subprocess
 import sys
+import textwrap
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -42,8 +44,15 @@ async def hypercorn(app: str, config: Path | None = None) -> AsyncIterator[str]:
     if config is not None:
         argv += ["--config", str(config)]
     argv.append(f"tests.basic.transports.asgi_apps:{app}")
+    async with listening(argv, ROOT, port):
+        yield f"http://127.0.0.1:{port}"
+
+
+@asynccontextmanager
+async def listening(argv: list[str], cwd: Path, port: int) -> AsyncIterator[None]:
+    """``argv`` run in ``cwd`` until the block ends, entered once it listens on ``port``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         with trio.fail_after(30):
             while True:
@@ -54,7 +63,7 @@ async def hypercorn(app: str, config: Path | None = None) -> AsyncIterator[str]:
                     if proc.poll() is not None:
                         raise RuntimeError(proc.stderr.read().decode() if proc.stderr else "hypercorn exited") from None
                     await trio.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
+        yield
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -241,3 +250,38 @@ async def test_the_head_limit_is_on_what_the_client_sent_behind_hypercorn(tmp_pa
             else:
                 assert status == 431 and json.loads(answer)["error"]["code"] == -32600
                 assert closed
+
+
+def guide_section() -> str:
+    text = (ROOT / "docs" / "http.rst").read_text()
+    return text[text.index("Mounting in a web application (ASGI)") : text.index("\nConnecting\n")]
+
+
+async def test_the_guide_s_web_site_runs_as_pasted(tmp_path: Path) -> None:
+    # docs/http.rst's ASGI section, as a newcomer follows it in an empty directory: its
+    # website.py, its hypercorn command (on a free port instead of 8000), its client script
+    section = guide_section()
+    website, client = (
+        textwrap.dedent(b) for b in re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", section)
+    )
+    (command,) = re.findall(r"^    \$ (hypercorn .*website:app)$", section, re.MULTILINE)
+    assert "-b 127.0.0.1:8000" in command  # loopback only
+    port = free_port()
+    (tmp_path / "website.py").write_text(website)
+    (tmp_path / "client.py").write_text(client.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
+    argv = [str(Path(sys.executable).with_name("hypercorn")), *command.split()[1:]]
+    argv = [a.replace("127.0.0.1:8000", f"127.0.0.1:{port}") for a in argv]
+    async with listening(argv, tmp_path, port):
+        with trio.fail_after(30):
+            async with exchange(f"http://127.0.0.1:{port}/", "GET") as home:
+                assert home.status == 200 and await home.body() == b"the web site's own page"
+            done = await trio.run_process(
+                [sys.executable, "client.py"],
+                cwd=tmp_path,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == "hello, trio\n"
