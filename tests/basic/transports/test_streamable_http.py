@@ -410,9 +410,9 @@ async def test_http_errors() -> None:
         status, _, body = await raw(url, "POST", ACCEPT_BOTH, b"{not json")
         assert status == 400 and json.loads(body)["error"]["code"] == -32700 and json.loads(body)["id"] is None
         assert (await raw(url, "POST", ACCEPT_BOTH, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 400
-        # a session-only message without the session's id: a batch (2025-03-26 sessions take them;
-        # a single message without one is a 2026-07-28 request, standing alone)
-        status, _, body = await raw(url, "POST", ACCEPT_BOTH, [{"jsonrpc": "2.0", "id": 3, "method": "ping"}])
+        # a batch never stands alone as a 2026-07-28 request, so without a session id it is a 400
+        batch = [{"jsonrpc": "2.0", "id": 4, "method": "ping"}]
+        status, _, body = await raw(url, "POST", ACCEPT_BOTH, batch)
         assert status == 400 and "missing MCP-Session-Id" in json.loads(body)["error"]["message"]
         unknown = {**ACCEPT_BOTH, "mcp-session-id": "deadbeef"}
         assert (await raw(url, "POST", unknown, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 404
