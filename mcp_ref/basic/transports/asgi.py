@@ -252,9 +252,11 @@ async def _forward_answer(scope: Scope, incoming: trio.abc.ReceiveStream, send: 
             continue
         if isinstance(event, h11.Response):
             headers = [(k.lower(), v) for k, v in event.headers if k.lower() not in _HOP_BY_HOP]
-            if any(k.lower() == b"connection" and b"close" in v.lower() for k, v in event.headers):
+            closes = any(k.lower() == b"connection" and b"close" in v.lower() for k, v in event.headers)
+            if closes and scope.get("http_version", "1.1") in ("1.0", "1.1"):
                 # the server closes its connection after this answer (a refused head or body: what
-                # follows on the connection cannot be trusted): so does the ASGI server
+                # follows on the connection cannot be trusted): so does the ASGI server (HTTP/1
+                # only: HTTP/2 has no such header, its streams are framed apart)
                 headers.append((b"connection", b"close"))
             await send({"type": "http.response.start", "status": event.status_code, "headers": headers})
             started = True

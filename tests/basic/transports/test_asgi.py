@@ -285,3 +285,40 @@ async def test_the_guide_s_web_site_runs_as_pasted(tmp_path: Path) -> None:
             )
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode() == "hello, trio\n"
+
+
+async def test_a_refusal_over_http2_ends_its_stream_not_the_connection() -> None:
+    # HTTP/2 (prior knowledge, cleartext, loopback) through Hypercorn: a body over max_body is
+    # 413 on its stream, and the connection goes on to serve the next stream (no connection
+    # header is passed on: HTTP/2 has none)
+    import h2.config
+    import h2.connection
+    import h2.events
+
+    async with hypercorn("starlette_app") as base:
+        stream = await trio.open_tcp_stream("127.0.0.1", int(base.rsplit(":", 1)[1]))
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        conn.initiate_connection()
+        head = [(":scheme", "http"), (":authority", "127.0.0.1"), ("accept", "application/json, text/event-stream")]
+        big = [(":method", "POST"), (":path", "/mcp"), *head, ("content-type", "application/json")]
+        conn.send_headers(1, [*big, ("content-length", "70000")])
+        conn.send_headers(3, [(":method", "DELETE"), (":path", "/mcp"), *head, ("mcp-session-id", "nope")])
+        conn.end_stream(3)
+        status: dict[int, int] = {}
+        body: dict[int, bytes] = {1: b"", 3: b""}
+        ended: set[int] = set()
+        async with stream:
+            await stream.send_all(conn.data_to_send())
+            with trio.fail_after(10):
+                while ended != {1, 3}:
+                    data = await stream.receive_some(65536)
+                    assert data, "the connection closed"
+                    for event in conn.receive_data(data):
+                        if isinstance(event, h2.events.ResponseReceived):
+                            status[event.stream_id] = int(dict(event.headers)[b":status"])
+                        elif isinstance(event, h2.events.DataReceived):
+                            body[event.stream_id] += event.data
+                        elif isinstance(event, h2.events.StreamEnded):
+                            ended.add(event.stream_id)
+                    await stream.send_all(conn.data_to_send())
+        assert status == {1: 413, 3: 404} and json.loads(body[1])["id"] is None
