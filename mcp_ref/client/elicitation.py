@@ -16,10 +16,13 @@ with the -32042 error carrying the URL elicitations to complete (#20-#23).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .. import schema as model
 from ..basic.url_elicitation import announced_ids, check_elicitation_url, check_url
@@ -45,11 +48,14 @@ __all__ = [
     "check_url",
     "announced_ids",
     "check_elicit_answer",
+    "asked_only",
     "revision_problem",
 ]
 
 # (names as strings: the elicitation chapter of the model is loaded on first use)
 ElicitationHandler = Callable[[Any, "ElicitRequestFormParams | ElicitRequestURLParams"], Awaitable["ElicitResult"]]
+
+log = logging.getLogger(__name__)
 
 #: URL elicitations a client keeps waiting for completion (the engine keeps as many -32042 ids)
 MAX_PENDING_URLS = 1024
@@ -177,12 +183,15 @@ def _check_value(name: str, prop: Any, value: Any) -> str | None:
 
 
 def validate_form_content(schema: ElicitationRequestedSchema, content: dict[str, Any]) -> list[str]:
-    """[client/elicitation#56, #57] what is wrong with submitted form data (empty if nothing)."""
+    """[client/elicitation#56, #57] what is wrong with submitted form data (empty if nothing).
+
+    A field the form did not ask for is not a fault here (the requested schema does not close
+    the object): :func:`asked_only` takes it out before the answer is used.
+    """
     problems = [f"{name}: required" for name in schema.required or () if name not in content]
     for name, value in content.items():
         prop = schema.properties.get(name)
         if prop is None:
-            problems.append(f"{name}: not in the requested schema")
             continue
         problem = _check_value(name, prop, value)
         if problem:
@@ -190,16 +199,36 @@ def validate_form_content(schema: ElicitationRequestedSchema, content: dict[str,
     return problems
 
 
-def check_elicit_answer(params: Any, result: Any) -> None:
+def asked_only(schema: ElicitationRequestedSchema, result: ElicitResult) -> tuple[ElicitResult, list[str]]:
+    """``result`` with only the fields the form asked for, and the names of those left out.
+
+    The same rule on both sides and in both eras (spec_notes/client/elicitation.md): the
+    client sends nothing the user was not asked for, and a server's handler sees only what
+    it asked for, whoever answered.
+    """
+    content = result.content
+    unasked = [name for name in content or () if name not in schema.properties]
+    if not unasked or content is None:
+        return result, []
+    kept = {name: value for name, value in content.items() if name in schema.properties}
+    return attrs.evolve(result, content=kept), unasked
+
+
+def check_elicit_answer(params: Any, result: Any) -> Any:
     """[client/elicitation#57] server side: an accepted form answer must fit the schema we asked with.
 
-    Raises :class:`RemoteProtocolError` (-32602) listing the problems; other
-    answers (decline, cancel, URL mode, a task) pass.
+    Returns the answer with only the fields the form asked for (others are ignored, see
+    :func:`asked_only`); raises :class:`RemoteProtocolError` (-32602) listing the problems.
+    Other answers (decline, cancel, URL mode, a task) are returned as they are.
     """
     if not isinstance(params, model.ElicitRequestFormParams) or not isinstance(result, model.ElicitResult):
-        return
+        return result
     if result.action != "accept":
-        return
+        return result
+    # [client/elicitation#57] the handler sees only the fields it asked for, whoever answered
+    result, unasked = asked_only(params.requested_schema, result)
+    if unasked:
+        log.info("elicitation answer: fields the form did not ask for are ignored: %s", unasked)
     problems = validate_form_content(params.requested_schema, dict(result.content or {}))
     if problems:
         raise RemoteProtocolError(
@@ -207,6 +236,7 @@ def check_elicit_answer(params: Any, result: Any) -> None:
             ErrorCode.INVALID_PARAMS,
             {"problems": problems},
         )
+    return result
 
 
 class ElicitationGuard:
@@ -262,6 +292,10 @@ class ElicitationGuard:
                 raise ProtocolError(f"Invalid params: requestedSchema: {problem}", ErrorCode.INVALID_PARAMS)
         result = await self.handler(ctx, params)
         if result.action == "accept":
+            # [client/elicitation#56] nothing leaves the client that the form did not ask for
+            result, unasked = asked_only(params.requested_schema, result)
+            if unasked:
+                log.warning("elicitation answer: fields the form did not ask for are not sent: %s", unasked)
             problems = validate_form_content(params.requested_schema, dict(result.content or {}))
             if problems:
                 raise ValueError("the elicitation answer does not match the requested schema: " + "; ".join(problems))

@@ -722,7 +722,8 @@ def _ext_task_tools(server: Server) -> None:
     async def slow_compute(ctx: RequestContext, arguments: dict[str, Any]) -> str:
         seconds = float(arguments.get("seconds", 1))
         await trio.sleep(seconds)
-        return f"computed {arguments.get('label', '')!s} after {seconds:g} s"
+        label = str(arguments.get("label") or "")
+        return f"computed {label} after {seconds:g} s" if label else f"computed after {seconds:g} s"
 
     @server.tool(
         description="A task that fails as a tool (isError) after a second.",
@@ -1104,13 +1105,19 @@ def main(argv: list[str] | None = None) -> int:
         "--task-db",
         metavar="PATH|URL",
         help="keep tasks in this SQLite file (one server per file), or in PostgreSQL "
-        "(postgresql://user@host/db[?table=NAME]; any number of servers share them): finished tasks survive "
+        "(postgresql://user@host/db[?table=NAME][&sweep=SECONDS]: the task table, default mcp_tasks, and how "
+        "often the replicas look for the tasks of one that died, default 10; any number of servers share them, "
+        "and need the same MCP_REF_STATE_KEY): finished tasks survive "
         "a restart, unfinished ones are failed (without --auth tasks are reachable by id alone, from any session); "
         "with PostgreSQL the servers also share their change notifications (subscriptions/listen)",
     )
     args = parser.parse_args(argv)
     if (args.auth or args.certfile) and not args.http:
         parser.error("--auth and --certfile go with --http")
+    refused = _state_key_problem(args.task_db)
+    if refused is not None:
+        print(f"cannot start: {refused}", file=sys.stderr)
+        return 1
     if not args.http:
 
         async def run_stdio() -> None:
@@ -1129,10 +1136,11 @@ def main(argv: list[str] | None = None) -> int:
             trio.run(run_stdio)
         except* KeyboardInterrupt:
             interrupted = True  # Ctrl-C: stopped, without a traceback
-        except* _task_file_locked() as group:
+        except* _cannot_open() as group:
             locked.extend(_leaves(group))
         if locked:
-            print(f"cannot start: {locked[0]}", file=sys.stderr)  # (another server has the task file)
+            # (another server has the task file, the database cannot be reached, the URL is wrong)
+            print(f"cannot start: {locked[0]}", file=sys.stderr)
             return 1
         return 130 if interrupted else 0
     try:
@@ -1177,12 +1185,13 @@ def main(argv: list[str] | None = None) -> int:
     locked = []
     try:
         trio.run(run_http)
-    except* _task_file_locked() as group:
+    except* _cannot_open() as group:
         locked.extend(_leaves(group))
     except* OSError as group:
         failure = next(e for e in _leaves(group) if isinstance(e, OSError))
     if locked:
-        print(f"cannot start: {locked[0]}", file=sys.stderr)  # (another server has the task file)
+        # (another server has the task file, the database cannot be reached, the URL is wrong)
+        print(f"cannot start: {locked[0]}", file=sys.stderr)
         return 1
     if failure is not None:
         # the port is taken, or the address is not ours: say so, without a traceback
@@ -1209,21 +1218,21 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
     if path is None:
         yield None
         return
-    if path.startswith(("postgresql://", "postgres://")):
-        from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    if _is_postgres(path):
+        from mcp_ref import TaskStoreUnavailable, open_postgres_task_store
 
-        from mcp_ref import open_postgres_task_store
-
-        # table= and sweep= (seconds between looks for the tasks of replicas that died) are ours;
-        # the rest of the URL is libpq's
-        url = urlsplit(path)
-        query = dict(parse_qsl(url.query))
-        table = query.pop("table", "mcp_tasks")
-        sweep = float(query.pop("sweep", "10"))
-        conninfo = urlunsplit(url._replace(query=urlencode(query)))
-        async with open_postgres_task_store(conninfo, table=table, sweep_interval=sweep) as pg_store:
-            print(f"tasks kept in PostgreSQL, table {table}", file=sys.stderr, flush=True)
-            yield pg_store
+        opened = False
+        try:
+            # (the URL's table= and sweep= are the store's: open_postgres_task_store reads them)
+            async with open_postgres_task_store(path) as pg_store:
+                opened = True
+                print(f"tasks kept in PostgreSQL, table {pg_store._sql.table}", file=sys.stderr, flush=True)
+                yield pg_store
+        except (ValueError, TaskStoreUnavailable) as e:
+            if opened:
+                raise
+            # a URL libpq does not take, a database that cannot be reached: said, without a traceback
+            raise _CannotStart(str(e)) from e
         return
     from mcp_ref import open_sqlite_task_store
 
@@ -1236,24 +1245,54 @@ async def _task_store(path: str | None) -> AsyncIterator[Any]:
 async def _change_feed(url: str | None) -> AsyncIterator[Any]:
     """With a PostgreSQL --task-db, the change feed replicas share on that database (else None:
     the server's own, in memory)."""
-    if url is None or not url.startswith(("postgresql://", "postgres://")):
+    if url is None or not _is_postgres(url):
         yield None
         return
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
     from mcp_ref import open_postgres_change_feed
 
-    parts = urlsplit(url)
-    query = {k: v for k, v in parse_qsl(parts.query) if k not in ("table", "sweep")}
-    async with open_postgres_change_feed(urlunsplit(parts._replace(query=urlencode(query)))) as feed:
-        yield feed
+    opened = False
+    try:
+        # (the task store's table= and sweep= are left out by the feed)
+        async with open_postgres_change_feed(url) as feed:
+            opened = True
+            yield feed
+    except ConnectionError as e:
+        if opened:
+            raise
+        raise _CannotStart(str(e)) from e
 
 
-def _task_file_locked() -> type[Exception]:
-    """The error of a task file another server has open (imported only when something failed)."""
+class _CannotStart(Exception):
+    """What the server needs cannot be opened (the message says why)."""
+
+
+def _is_postgres(task_db: str | None) -> bool:
+    return task_db is not None and task_db.startswith(("postgresql://", "postgres://"))
+
+
+def _state_key_problem(task_db: str | None) -> str | None:
+    """Why the server cannot start with its requestState key (MCP_REF_STATE_KEY), or None."""
+    try:
+        # (a server reads MCP_REF_STATE_KEY as it is made)
+        sealer = Server("state-key-check").state_sealer
+    except ValueError as e:
+        return str(e)  # (too short: it names the variable)
+    if _is_postgres(task_db) and sealer.random:
+        # several replicas: a multi round-trip retry served by another one must open this one's state
+        return (
+            "a PostgreSQL --task-db makes this server one of several replicas: set MCP_REF_STATE_KEY in its "
+            "environment, the same secret (at least 16 bytes) on every replica, so that any of them opens the "
+            "requestState another sealed"
+        )
+    return None
+
+
+def _cannot_open() -> tuple[type[Exception], ...]:
+    """The errors of a task store that cannot be opened: a task file another server has open, a
+    database that cannot be reached, a URL libpq does not take (imported only when something failed)."""
     from mcp_ref import TaskStoreLocked
 
-    return TaskStoreLocked
+    return (TaskStoreLocked, _CannotStart)
 
 
 def _leaves(error: BaseException) -> list[BaseException]:

@@ -42,6 +42,7 @@ except ImportError as e:  # (without the postgres extra)
     raise ImportError("the PostgreSQL change feed needs psycopg 3: pip install 'mcp_ref[postgres]'") from e
 
 from .changes import LocalChangeFeed
+from .task_pg import split_url
 
 __all__ = ["PostgresChangeFeed", "open_postgres_change_feed"]
 
@@ -141,8 +142,10 @@ async def open_postgres_change_feed(
 ) -> AsyncIterator[PostgresChangeFeed]:
     """A change feed shared by every process opened on the database at ``conninfo`` and ``channel``.
 
-    Raises :class:`ConnectionError` if the database cannot be reached now.
+    Raises :class:`ConnectionError` if the database cannot be reached now. ``conninfo`` may be
+    the URL the task store is opened with: its ``table=`` and ``sweep=`` are the store's, left out here.
     """
+    conninfo, _ = split_url(conninfo)
 
     def connect() -> Any:
         return psycopg.connect(

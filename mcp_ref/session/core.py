@@ -255,6 +255,34 @@ class _Probe:
     include_context: str | None = None
 
 
+def typed_input(method: str, params: Any) -> Any:
+    """The params of a request a handler makes of the client (``ctx.elicit``, ``ctx.sample``,
+    ``ctx.request``) as the model's class.
+
+    Application code may pass either the model object or a mapping in the wire's form (as
+    the spec's examples write it); the mapping is decoded here, so both eras take the same
+    forms and every check that follows sees typed params. A mapping that does not decode is
+    bad use of the API: LocalProtocolError (-32602), before anything is sent or asked.
+    """
+    if not isinstance(params, Mapping):
+        return params
+    from ..schema import decode
+    from ..schema.elicitation import ElicitRequestParams
+    from ..schema.sampling import CreateMessageRequestParams
+
+    cls: Any
+    if method == "elicitation/create":
+        cls = ElicitRequestParams
+    elif method == "sampling/createMessage":
+        cls = CreateMessageRequestParams
+    else:
+        return params
+    try:
+        return decode(dict(params), cls)
+    except DecodeError as e:
+        raise LocalProtocolError(f"{method}: params that do not decode: {e}", ErrorCode.INVALID_PARAMS) from None
+
+
 class RequestContext:
     """What a request handler gets: the request, progress, and the session.
 
@@ -423,6 +451,7 @@ class RequestContext:
 
         Transports that route by request keep it with this request's stream.
         """
+        params = typed_input(method, params)
         return await self.session.request(method, params, related_request_id=self.request_id, **options)
 
     async def notify(self, method: str, params: Any = None) -> None:
@@ -442,6 +471,7 @@ class RequestContext:
         from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
 
+        params = typed_input("sampling/createMessage", params)
         if isinstance(params, CreateMessageRequestParams):
             problem = sampling_messages_problem(params) or tool_results_problem(params)
             if problem is not None:
@@ -471,9 +501,9 @@ class RequestContext:
         from ..client.elicitation import check_elicit_answer
 
         options.setdefault("timeout", self.session.config.max_request_timeout)
+        params = typed_input("elicitation/create", params)
         result = await self.request("elicitation/create", params, **options)
-        check_elicit_answer(params, result)
-        return result
+        return check_elicit_answer(params, result)
 
     async def elicit_form(
         self,

@@ -497,7 +497,20 @@ class Server:
         from .tasks import TaskManager
 
         self.task_manager = TaskManager(nursery, **options)
+        self._warn_unshared_state_key(self.task_manager.store)
         return self.task_manager
+
+    def _warn_unshared_state_key(self, store: Any) -> None:
+        """Warn when tasks are kept in a store replicas share (PostgreSQL) while requestState is
+        sealed with a key made in this process: a multi round-trip retry that another replica
+        serves is then rejected. Replicas share ``state_key`` (or ``MCP_REF_STATE_KEY``)."""
+        if getattr(store, "shared", False) and self.state_sealer.random:
+            log.warning(
+                "tasks are kept in a store shared by several servers, but requestState is sealed with a "
+                "key of this process only: set MCP_REF_STATE_KEY (the same on every replica, at least "
+                "16 bytes) or Server(state_key=...), or multi round-trip retries served by another "
+                "replica are rejected"
+            )
 
     def _runs_tasks(self) -> bool:
         """Whether some era can call a task-only tool: 2025 sessions (enable_tasks) or 2026-07-28

@@ -10,9 +10,10 @@
 :class:`SqliteTaskStore` keeps the :class:`~mcp_ref.session.task_store.TaskStore`
 contract on a file (standard library ``sqlite3``, WAL):
 
-* **One server per file.** Opening takes an exclusive lock on ``PATH.lock``
-  (``flock``) for as long as the store is open; a second process opening the
-  same file gets :class:`TaskStoreLocked` at once, naming the holder, and
+* **One server per file.** Opening takes an exclusive lock (``flock``) on the
+  database file itself for as long as the store is open; a second process
+  opening the same file -- by the same path, a symlink, a hard link or another
+  mount -- gets :class:`TaskStoreLocked` at once, naming the holder, and
   starts nothing. The kernel drops the lock when its process dies, ``kill -9``
   included, so a restart never waits. (Several servers on one set of tasks:
   :mod:`mcp_ref.session.task_pg`.)
@@ -41,11 +42,12 @@ so a task stays bound to the authenticated user who created it.
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from os import PathLike
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar
 
 import attrs
 import trio
@@ -55,15 +57,11 @@ from .task_store import (
     COLUMNS,
     MUTABLE,
     RESTART_MESSAGE,
+    SqlTaskStore,
     TaskChange,
     TaskLimitReached,
     TotalCount,
     _Subscribers,
-    apply_answer,
-    apply_ask,
-    apply_finish,
-    apply_move,
-    apply_take,
     interrupted,
     new_runner_id,
     record_row,
@@ -116,28 +114,83 @@ class TaskStoreLocked(RuntimeError):
     """Another process has this task file open: one server per file."""
 
 
+#: the task files this process has open, by identity (st_dev, st_ino): the lock's descriptor, and
+#: descriptors of the file to close only when it is released (see _Lock)
+_HELD: dict[tuple[int, int], list[int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _holder(st: os.stat_result) -> str:
+    """The process holding the ``flock`` of the file ``st`` (Linux: /proc/locks), else "unknown"."""
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            for line in locks:
+                # "1: FLOCK  ADVISORY  WRITE 3303 fe:00:5309876 0 EOF" (a waiter's line has "->" second)
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == inode:
+                    return fields[4]
+    except OSError:
+        pass
+    return "unknown"
+
+
 class _Lock:
-    """An exclusive ``flock`` on a file beside the database, held while the store is open."""
+    """An exclusive ``flock`` on the database file itself, held while the store is open.
+
+    The lock belongs to the file (its inode), not to the name it was opened by:
+    a symlink, a hard link or another mount of the same file finds it taken.
+    (SQLite's own locks are POSIX record locks, which closing *any* descriptor of
+    the file drops for the whole process: a second opening in the process that
+    holds the file is refused before a descriptor is opened, by identity.)
+    """
 
     def __init__(self, path: str) -> None:
         import fcntl  # (POSIX: the durable stores need it)
 
         self.path = path
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(self.fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(self.fd)
-            raise TaskStoreLocked(
-                f"the task file is in use by another server (process {holder}, lock {path}): "
-                "one server per SQLite task file; several servers share tasks through PostgreSQL"
-            ) from None
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+            st = os.stat(path)
+        except FileNotFoundError:
+            pass
+        else:
+            self._refuse_if_held_here((st.st_dev, st.st_ino), path)
+        # (created empty if missing: an empty file is an empty SQLite database)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        st = os.fstat(fd)
+        self.identity = (st.st_dev, st.st_ino)
+        with _HELD_GUARD:
+            held = _HELD.get(self.identity)
+            if held is not None:
+                # (made by another thread of ours since the check above) kept open until that store
+                # closes, so its SQLite locks stay
+                held.append(fd)
+                self._refuse(os.getpid(), path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)  # (no SQLite connection of this process has the file: nothing to drop)
+                self._refuse(_holder(st), path)
+            self.fd = fd
+            _HELD[self.identity] = [fd]
+
+    @staticmethod
+    def _refuse_if_held_here(identity: tuple[int, int], path: str) -> None:
+        with _HELD_GUARD:
+            if identity in _HELD:
+                _Lock._refuse(os.getpid(), path)
+
+    @staticmethod
+    def _refuse(holder: object, path: str) -> NoReturn:
+        raise TaskStoreLocked(
+            f"the task file is in use by another server (process {holder}, file {path}): "
+            "one server per SQLite task file; several servers share tasks through PostgreSQL"
+        )
 
     def release(self) -> None:
-        os.close(self.fd)  # (closing drops the flock)
+        with _HELD_GUARD:
+            for fd in _HELD.pop(self.identity, [self.fd]):
+                os.close(fd)  # (closing the lock's descriptor drops the flock)
 
 
 def _connect(path: str, synchronous: str) -> sqlite3.Connection:
@@ -315,7 +368,7 @@ class _Database:
             conn.close()
 
 
-class SqliteTaskStore:
+class SqliteTaskStore(SqlTaskStore):
     """A :class:`~mcp_ref.session.task_store.TaskStore` in a SQLite file (one process at a time).
 
     Build it with :func:`open_sqlite_task_store`. Its clock is ``wall_clock``
@@ -354,16 +407,12 @@ class SqliteTaskStore:
             finally:
                 self._idle_readers.append(conn)
 
-    def _announce(self, record: TaskRecord) -> TaskRecord:
+    def _changed(self, record: TaskRecord) -> TaskRecord:
         self._subscribers.announce(TaskChange(record.task_id, record.version, record.status, record))
         return record
 
-    async def _change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> Any:
-        """Apply a change in the file; announce the new record if the task changed."""
-        result, changed = await self._write(self._db.change, task_id, self.clock(), apply)
-        if changed:
-            self._announce(result[0] if isinstance(result, tuple) else result)
-        return result
+    async def _write_change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> tuple[Any, bool]:
+        return await self._write(self._db.change, task_id, self.clock(), apply)
 
     # -- TaskStore -------------------------------------------------------------------------------
 
@@ -380,53 +429,11 @@ class SqliteTaskStore:
         started = trio.current_time()
         new, total, counted = await self._write(self._db.create, record, limits, now, self._total.hint(started))
         self._total.created(started, total, counted)
-        return self._announce(new)
+        return self._changed(new)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task as stored; None if unknown, deleted or past its ttl."""
         return await self._read(_Database.get, task_id, self.clock())
-
-    async def move(
-        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
-    ) -> TaskRecord:
-        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError if
-        the task is gone), with ``outcome`` when terminal.
-        """
-        new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
-        return new
-
-    async def finish(
-        self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
-    ) -> TaskRecord | None:
-        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task cancelled
-        meanwhile keeps ``cancelled`` but gets the outcome if it has none ([basic/utilities/tasks#45]). None if the
-        task is gone.
-        """
-        try:
-            new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
-        except LookupError:
-            return None
-        return new
-
-    async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
-        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
-        new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
-        return new
-
-    async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
-        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none is
-        outstanding the task is ``working`` again.
-        """
-        _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
-        return list(taken)
-
-    async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
-        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
-        try:
-            _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
-        except LookupError:
-            return {}
-        return dict(taken)
 
     async def delete(self, task_id: str) -> None:
         """Delete the task (nothing happens if it is gone already)."""
@@ -478,7 +485,8 @@ async def open_sqlite_task_store(
     if synchronous not in ("NORMAL", "FULL"):
         raise ValueError('synchronous must be "NORMAL" (survives a crash) or "FULL" (survives a power cut)')
     name = os.fspath(path)
-    lock = await trio.to_thread.run_sync(_Lock, name + ".lock")
+    # (the database file itself is locked: another name for it -- a symlink, a hard link -- finds it taken)
+    lock = await trio.to_thread.run_sync(_Lock, name)
     try:
         db = await trio.to_thread.run_sync(_Database, name, synchronous)
         store = SqliteTaskStore(db, wall_clock=wall_clock)

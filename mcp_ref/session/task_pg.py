@@ -52,12 +52,14 @@ same database shares:
 """
 
 import logging
+import re
 import secrets
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import attrs
 import trio
@@ -65,6 +67,7 @@ import trio
 try:
     import psycopg
     from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
 except ImportError as e:  # (without the postgres extra)
     raise ImportError("the PostgreSQL task store needs psycopg 3: pip install 'mcp_ref[postgres]'") from e
 
@@ -73,22 +76,18 @@ from .task_store import (
     COLUMNS,
     MUTABLE,
     RESYNC,
+    SqlTaskStore,
     TaskChange,
     TaskLimitReached,
     TaskStoreUnavailable,
     TotalCount,
     _Subscribers,
-    apply_answer,
-    apply_ask,
-    apply_finish,
-    apply_move,
-    apply_take,
     interrupted,
     record_row,
     row_record,
 )
 
-__all__ = ["PostgresTaskStore", "open_postgres_task_store"]
+__all__ = ["PostgresTaskStore", "open_postgres_task_store", "split_url"]
 
 log = logging.getLogger("mcp_ref.tasks.pg")
 
@@ -232,7 +231,7 @@ def _why(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-class PostgresTaskStore:
+class PostgresTaskStore(SqlTaskStore):
     """A :class:`~mcp_ref.session.task_store.TaskStore` in a PostgreSQL table, shared by replicas.
 
     Build it with :func:`open_postgres_task_store`.
@@ -402,11 +401,8 @@ class PostgresTaskStore:
 
     # -- TaskStore -------------------------------------------------------------------------------
 
-    async def _change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> Any:
-        result, changed = await self._pool.run(self._db_change, task_id, apply, self._offset())
-        if changed:
-            self._changed(result[0] if isinstance(result, tuple) else result)
-        return result
+    async def _write_change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> tuple[Any, bool]:
+        return await self._pool.run(self._db_change, task_id, apply, self._offset())
 
     async def create(self, record: TaskRecord, limits: TaskLimits) -> TaskRecord:
         """Add a new task, committed, if ``limits`` allow it (else TaskLimitReached). The store sets ``seq``
@@ -424,47 +420,6 @@ class PostgresTaskStore:
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task as stored; None if unknown, deleted or past its ttl."""
         return await self._pool.run(self._db_get, task_id, self._offset())
-
-    async def move(
-        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
-    ) -> TaskRecord:
-        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError
-        if the task is gone), with ``outcome`` when terminal.
-        """
-        new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
-        return new
-
-    async def finish(
-        self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
-    ) -> TaskRecord | None:
-        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task
-        cancelled meanwhile keeps ``cancelled`` but gets the outcome if it has none. None if the task is gone.
-        """
-        try:
-            new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
-        except LookupError:
-            return None
-        return new
-
-    async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
-        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
-        new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
-        return new
-
-    async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
-        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none
-        is outstanding the task is ``working`` again.
-        """
-        _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
-        return list(taken)
-
-    async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
-        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
-        try:
-            _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
-        except LookupError:
-            return {}
-        return dict(taken)
 
     async def delete(self, task_id: str) -> None:
         """Delete the task (its work, wherever it runs, is stopped as the change is announced)."""
@@ -537,29 +492,88 @@ class PostgresTaskStore:
                 return
 
 
+#: the query parameters of a URL that are mcp_ref's, not libpq's (see split_url)
+URL_PARAMETERS = ("table", "sweep")
+
+
+def _redacted(conninfo: str) -> str:
+    """``conninfo`` without its password (for messages)."""
+    if not conninfo.startswith(("postgresql://", "postgres://")):
+        return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", conninfo)
+    parts = urlsplit(conninfo)
+    if parts.password is None:
+        return conninfo
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@", 1)))
+
+
+def split_url(conninfo: str) -> tuple[str, dict[str, str]]:
+    """``conninfo`` for libpq, and the parameters of ours it carried (``table=``, ``sweep=``).
+
+    A URL (``postgresql://user@host/db?table=mcp_tasks&sweep=10``) may carry
+    ours in its query beside libpq's (``sslmode=`` ...); a key=value string
+    only libpq's. Anything libpq does not know either is a ValueError naming it.
+    """
+    ours: dict[str, str] = {}
+    if conninfo.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(conninfo)
+        theirs = []
+        for key, value in parse_qsl(parts.query, keep_blank_values=True):
+            if key in URL_PARAMETERS:
+                ours[key] = value
+            else:
+                theirs.append((key, value))
+        conninfo = urlunsplit(parts._replace(query=urlencode(theirs)))
+    try:
+        conninfo_to_dict(conninfo)
+    except psycopg.ProgrammingError as e:
+        raise ValueError(
+            f"not a PostgreSQL URL or connection string libpq takes ({_redacted(conninfo)}): {_why(e)}"
+            f" (a URL's query may also carry mcp_ref's {', '.join(p + '=' for p in URL_PARAMETERS)})"
+        ) from None
+    return conninfo, ours
+
+
 @asynccontextmanager
 async def open_postgres_task_store(
     conninfo: str,
     *,
-    table: str = "mcp_tasks",
+    table: str | None = None,
     pool_size: int = 8,
     connect_timeout: float = 5.0,
     statement_timeout: float = 10.0,
     acquire_timeout: float = 10.0,
-    sweep_interval: float = 10.0,
+    sweep_interval: float | None = None,
     sweep_grace: float = 2.0,
     clock_offset: Callable[[], float] | None = None,
 ) -> AsyncIterator[PostgresTaskStore]:
     """Open the task table ``table`` (created if missing) in the database at ``conninfo``.
 
-    ``conninfo`` is a libpq connection string or URL (``postgresql://user@host/db``).
+    ``conninfo`` is a libpq connection string or URL (``postgresql://user@host/db``);
+    a URL may also give ``table`` and ``sweep_interval`` in its query
+    (``?table=mcp_tasks&sweep=10``), as the everything example's ``--task-db`` does.
+    By default the table is ``mcp_tasks`` and the sweep runs every 10 s.
     Every process opened on the same database and table shares the tasks.
-    Raises TaskStoreUnavailable if the database cannot be reached now.
+    Raises ValueError for a URL or parameter libpq does not know, and
+    TaskStoreUnavailable (saying why) if the database cannot be reached now.
     ``sweep_grace``: how long another runner's lock must stay free (seen by two sweeps at
     least that far apart) before its running tasks are failed: a listener that reconnects
     lets go of its lock for a moment. ``clock_offset`` (tests): seconds added to the
     database's clock.
     """
+    conninfo, ours = split_url(conninfo)
+    if "table" in ours:
+        if table is not None:
+            raise ValueError("the table is given twice: by table= and in the URL")
+        table = ours["table"]
+    if "sweep" in ours:
+        if sweep_interval is not None:
+            raise ValueError("the sweep interval is given twice: by sweep_interval= and in the URL (sweep=)")
+        try:
+            sweep_interval = float(ours["sweep"])
+        except ValueError:
+            raise ValueError(f"sweep= in the URL is seconds between sweeps, not {ours['sweep']!r}") from None
+    table = "mcp_tasks" if table is None else table
+    sweep_interval = 10.0 if sweep_interval is None else sweep_interval
     if (
         pool_size < 1
         or min(connect_timeout, statement_timeout, acquire_timeout, sweep_interval) <= 0
@@ -591,7 +605,13 @@ async def open_postgres_task_store(
             for statement in statements.schema:
                 conn.execute(statement)
 
-    await pool.run(create_schema)
+    try:
+        await pool.run(create_schema)
+    except TaskStoreUnavailable as e:
+        # (nothing goes on the wire yet: the error says why, not only that the store is unavailable)
+        raise TaskStoreUnavailable(
+            e.detail, message=f"cannot open the task store at {_redacted(conninfo)}: {e.detail}"
+        ) from e
     store = PostgresTaskStore(statements, pool, runner_key, clock_offset, sweep_grace)
     stop = threading.Event()
     listening = trio.Event()
@@ -618,7 +638,8 @@ async def open_postgres_task_store(
             with trio.move_on_after(connect_timeout + 1):
                 await listening.wait()  # (this runner's lock is held before it runs any task)
             if not listening.is_set():
-                raise TaskStoreUnavailable("the task change listener could not connect")
+                why = f"the task change listener could not connect within {connect_timeout + 1:g} s"
+                raise TaskStoreUnavailable(why, message=f"cannot open the task store at {_redacted(conninfo)}: {why}")
             # the first sweep is done before the store is handed out, not in the background: it
             # never runs at a moment the caller cannot see (a test's own sweeps, a cut listener)
             await sweep()

@@ -44,6 +44,7 @@ Errors of the storage itself (a database that went away) are
 process goes on.
 """
 
+import abc
 import itertools
 import json
 import secrets
@@ -83,8 +84,9 @@ __all__ = [
 #: the statuses of a task whose work may still run
 UNFINISHED: Final = ("working", "input_required")
 
-#: the status message of a task whose work was lost with the process that ran it
-RESTART_MESSAGE: Final = "the server restarted before the task finished"
+#: the status message of a task whose work was lost with the process that ran it (true of a
+#: SQLite server that restarted and of a replica that died while the others go on)
+RESTART_MESSAGE: Final = "the server running it stopped before the task finished"
 
 
 @attrs.frozen
@@ -127,8 +129,11 @@ class TaskStoreUnavailable(ProtocolError):
     """The store cannot be reached (a database that went away): -32603 for the request
     that needed it, saying so; the server goes on, and the request may be retried."""
 
-    def __init__(self, detail: str) -> None:
-        super().__init__("Internal error: the task store is unavailable; retry later", ErrorCode.INTERNAL_ERROR)
+    def __init__(self, detail: str, *, message: str | None = None) -> None:
+        # (``message``: where nothing goes on the wire, opening a store, the error says what failed)
+        super().__init__(
+            message or "Internal error: the task store is unavailable; retry later", ErrorCode.INTERNAL_ERROR
+        )
         #: what failed (the store's own words)
         self.detail = detail
 
@@ -444,6 +449,79 @@ def row_record(row: tuple[Any, ...] | list[Any]) -> TaskRecord:
         input_requests=None if requests is None else json.loads(requests),
         input_responses=None if responses is None else json.loads(responses),
     )
+
+
+class SqlTaskStore(abc.ABC):
+    """The changes a store keeping rows makes the same way, over one compare-and-set step.
+
+    :class:`~mcp_ref.session.task_db.SqliteTaskStore` and
+    :class:`~mcp_ref.session.task_pg.PostgresTaskStore` each say how to read a
+    stored task, apply a rule to it and write the result in one transaction
+    (:meth:`_write_change`) and how to announce a new record (:meth:`_changed`);
+    the rules are the ones every store shares (:func:`apply_move` ...).
+    """
+
+    @abc.abstractmethod
+    async def _write_change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> tuple[Any, bool]:
+        """In one transaction: read the stored task, ``apply`` the rule to it, write what it returns.
+
+        ``apply`` returns the new record (the same one: no change) or (new record,
+        answer). Returns what it returned and whether the task changed; LookupError
+        when the task is not there (or past its ttl).
+        """
+
+    @abc.abstractmethod
+    def _changed(self, record: TaskRecord) -> TaskRecord:
+        """Announce ``record``, the task as this process just changed it; returns it."""
+
+    async def _change(self, task_id: str, apply: Callable[[TaskRecord], Any]) -> Any:
+        """Apply a change in the store; announce the new record if the task changed."""
+        result, changed = await self._write_change(task_id, apply)
+        if changed:
+            self._changed(result[0] if isinstance(result, tuple) else result)
+        return result
+
+    async def move(
+        self, task_id: str, status: str, *, wall: float, message: str | None = None, outcome: Any = None
+    ) -> TaskRecord:
+        """Move the task to ``status`` from the stored status (TaskConflict if the lifecycle forbids it; LookupError if
+        the task is gone), with ``outcome`` when terminal.
+        """
+        new: TaskRecord = await self._change(task_id, lambda r: apply_move(r, status, wall, message, outcome))
+        return new
+
+    async def finish(
+        self, task_id: str, status: str, *, wall: float, message: str | None, outcome: Any
+    ) -> TaskRecord | None:
+        """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal already; a task cancelled
+        meanwhile keeps ``cancelled`` but gets the outcome if it has none ([basic/utilities/tasks#45]). None if the
+        task is gone.
+        """
+        try:
+            new: TaskRecord = await self._change(task_id, lambda r: apply_finish(r, status, wall, message, outcome))
+        except LookupError:
+            return None
+        return new
+
+    async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:
+        """Add outstanding input requests (keys new to the task); the task is ``input_required``."""
+        new: TaskRecord = await self._change(task_id, lambda r: apply_ask(r, requests, wall))
+        return new
+
+    async def answer(self, task_id: str, responses: dict[str, Any], *, wall: float) -> list[str]:
+        """Take answers to outstanding requests (other keys are ignored) and return the keys taken; once none is
+        outstanding the task is ``working`` again.
+        """
+        _, taken = await self._change(task_id, lambda r: apply_answer(r, responses, wall))
+        return list(taken)
+
+    async def take_responses(self, task_id: str, keys: list[str]) -> dict[str, Any]:
+        """The answers for ``keys`` that arrived, removed from the store (the work has them)."""
+        try:
+            _, taken = await self._change(task_id, lambda r: apply_take(r, keys))
+        except LookupError:
+            return {}
+        return dict(taken)
 
 
 def interrupted(record: TaskRecord, wall: float) -> TaskRecord:

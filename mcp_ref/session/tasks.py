@@ -107,6 +107,37 @@ Binding = Literal["session", "none"] | Callable[[Session], Hashable]
 Work = Callable[[RequestContext], Awaitable[Any]]
 
 
+async def store_outcome(
+    store: TaskStore,
+    task_id: str,
+    status: str,
+    message: str | None,
+    outcome: Any,
+    *,
+    ttl_ms: int | None,
+    wall_clock: Callable[[], float],
+    retry: bool,
+) -> None:
+    """Store how a task's work ended; if the store is unavailable (a database that went away),
+    try again (with ``retry``) until the task's ttl is over: a result is not given up while it
+    could still be kept, and it lands once the store is back. Shared by the 2025 core tasks and
+    the tasks extension (mcp_ref.ext.tasks)."""
+    delay = 0.5
+    deadline = trio.current_time() + (ttl_ms / 1000 if ttl_ms is not None else 3600.0)
+    while True:
+        try:
+            # a task cancelled meanwhile stays cancelled (the store never overwrites a terminal status)
+            await store.finish(task_id, status, wall=wall_clock(), message=message, outcome=outcome)
+            return
+        except TaskStoreUnavailable as e:
+            if not retry or trio.current_time() + delay > deadline:
+                log.error("task %s: its outcome (%s) could not be stored: %s", task_id, status, e.detail)
+                return
+            log.warning("task %s: storing its outcome failed (%s); again in %g s", task_id, e.detail, delay)
+            await trio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+
+
 @attrs.frozen(kw_only=True)
 class TaskConfig:
     """Receiver limits and policy (documented in spec_notes/basic/utilities/tasks.md).
@@ -448,24 +479,18 @@ class TaskManager:
         self._finish(live)
 
     async def _write_outcome(self, live: _Live, status: str, message: str | None, outcome: Any, retry: bool) -> None:
-        """Store how the work ended; if the store is unavailable, try again (with ``retry``)
-        until the task's ttl is over: the result is not given up while it could be kept."""
+        """Store how the work ended (see :func:`store_outcome`)."""
         record = live.record
-        delay = 0.5
-        deadline = trio.current_time() + (record.ttl_ms / 1000 if record.ttl_ms is not None else 3600.0)
-        while True:
-            try:
-                await self.store.finish(
-                    record.task_id, status, wall=self.wall_clock(), message=message, outcome=outcome
-                )
-                return
-            except TaskStoreUnavailable as e:
-                if not retry or trio.current_time() + delay > deadline:
-                    log.error("task %s: its outcome (%s) could not be stored: %s", record.task_id, status, e.detail)
-                    return
-                log.warning("task %s: storing its outcome failed (%s); again in %g s", record.task_id, e.detail, delay)
-                await trio.sleep(delay)
-                delay = min(delay * 2, 30.0)
+        await store_outcome(
+            self.store,
+            record.task_id,
+            status,
+            message,
+            outcome,
+            ttl_ms=record.ttl_ms,
+            wall_clock=self.wall_clock,
+            retry=retry,
+        )
 
     def _finish(self, live: _Live) -> None:
         """The task is over for its requestor: waiters answer, progress stops."""

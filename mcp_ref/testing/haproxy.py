@@ -27,13 +27,20 @@ class HAProxyNotInstalled(RuntimeError):
     """No ``haproxy`` binary (Debian: ``apt-get install haproxy``)."""
 
 
-def haproxy_config(port: int, backends: list[tuple[str, int]], *, host: str = "127.0.0.1") -> str:
-    """The configuration of a load balancer on ``host:port`` over ``backends`` (name, port on ``host``)."""
+def haproxy_config(
+    port: int, backends: list[tuple[str, int]], *, host: str = "127.0.0.1", threads: int | None = None
+) -> str:
+    """The configuration of a load balancer on ``host:port`` over ``backends`` (name, port on ``host``).
+
+    ``threads``: HAProxy's threads (``nbthread``); by default one per CPU, right for a host of its
+    own (a benchmark that shares a small machine with the replicas gives it one).
+    """
     servers = "\n".join(f"    server {name} {host}:{p} check inter 500 fall 2 rise 1" for name, p in backends)
+    nbthread = "" if threads is None else f"    nbthread {threads}\n"
     return f"""\
 global
     maxconn 4096
-
+{nbthread}
 defaults
     mode http
     timeout connect 2s
@@ -81,15 +88,16 @@ class HAProxy:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-def start_haproxy(backends: list[tuple[str, int]], *, port: int | None = None) -> HAProxy:
-    """HAProxy on a free loopback port over ``backends`` (name, loopback port), ready to accept."""
+def start_haproxy(backends: list[tuple[str, int]], *, port: int | None = None, threads: int | None = None) -> HAProxy:
+    """HAProxy on a free loopback port over ``backends`` (name, loopback port), ready to accept
+    (``threads``: see :func:`haproxy_config`)."""
     binary = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
     if binary is None:
         raise HAProxyNotInstalled("haproxy is not installed (Debian: apt-get install haproxy)")
     port = port or free_port()
     base = Path(tempfile.mkdtemp(prefix="mcp_ref-haproxy-"))
     config = base / "haproxy.cfg"
-    config.write_text(haproxy_config(port, backends))
+    config.write_text(haproxy_config(port, backends, threads=threads))
     check = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True, text=True)
     if check.returncode != 0:
         raise RuntimeError(f"haproxy refused its configuration: {check.stdout}{check.stderr}")

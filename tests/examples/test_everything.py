@@ -137,6 +137,11 @@ async def test_task_tools(autojump_clock: trio.abc.Clock) -> None:
             assert text(await handle.wait()) == "counted to 3"
             handle = await client.call_tool_as_task("confirm_then_finish")
             assert text(await handle.wait()) == 'confirmation: action=accept, content={"ok": true}'
+            # with a label and without (one space, not two)
+            handle = await client.call_tool_as_task("slow_compute", {"seconds": 4, "label": "x"})
+            assert text(await handle.wait()) == "computed x after 4 s"
+            handle = await client.call_tool_as_task("slow_compute", {"seconds": 4})
+            assert text(await handle.wait()) == "computed after 4 s"
         nursery.cancel_scope.cancel()
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import trio
 
-from mcp_ref import MCPError, RequestContext, Server
+from mcp_ref import MCPError, RequestContext, Server, TaskCancelled
 from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
 from mcp_ref.events import InvalidResponse, ResponseReceived
@@ -162,8 +162,12 @@ async def test_failed_and_cancelled_tasks_end_the_wait(autojump_clock: Any) -> N
                 outcome = await call_tool(client, "forever", {})
                 assert isinstance(outcome, TaskHandle)
                 await outcome.cancel()
-                with pytest.raises(TaskCancelledError):
+                # (caught as the 2025 core's TaskCancelled too: one except for the cancellations of both eras)
+                with pytest.raises(TaskCancelled) as cancelled:
                     await outcome.result()
+                assert isinstance(cancelled.value, TaskCancelledError)
+                assert cancelled.value.task_id == outcome.task_id
+                assert cancelled.value.status_message == "The task was cancelled by request."
         nursery.cancel_scope.cancel()
 
 

@@ -76,6 +76,58 @@ async def test_a_second_store_on_the_same_file_is_refused_until_the_first_closes
         assert (await again.get("t")) is not None
 
 
+def other_name(path: Path, how: str) -> Path:
+    """Another name for the file at ``path``: a symlink or a hard link beside it (``same``: ``path``)."""
+    if how == "same":
+        return path
+    alias = path.with_name(f"{how}-{path.name}")
+    if how == "symlink":
+        alias.symlink_to(path)
+    else:
+        os.link(path, alias)
+    return alias
+
+
+@pytest.mark.parametrize("how", ["symlink", "hardlink"])
+async def test_another_name_for_the_same_file_is_refused_too(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "tasks.db"
+    async with open_sqlite_task_store(path) as first:
+        await first.create(record("t"), TaskLimits())
+        alias = other_name(path, how)
+        with pytest.raises(TaskStoreLocked, match=f"in use by another server \\(process {os.getpid()}"):
+            async with open_sqlite_task_store(alias):
+                pass  # (never reached: the file is taken, whatever its name)
+        # another process is refused by the file's lock, naming this one
+        refused = await trio.run_process(
+            [sys.executable, "-c", OPEN_IN_ANOTHER_PROCESS, str(alias)],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+        assert refused.stdout.decode().strip() == f"refused: process {os.getpid()}", refused.stderr
+        await first.create(record("u"), TaskLimits())
+        assert (await first.get("t")) is not None  # the refused ones touched nothing
+    async with open_sqlite_task_store(alias) as again:  # (free once the first closed)
+        assert (await again.get("u")) is not None
+
+
+#: opens the task file named by argv[1] and says whether it was refused, and whom it names
+OPEN_IN_ANOTHER_PROCESS = """
+import re, sys, trio
+from mcp_ref.session.task_db import TaskStoreLocked, open_sqlite_task_store
+
+async def main():
+    try:
+        async with open_sqlite_task_store(sys.argv[1]):
+            print("opened")
+    except TaskStoreLocked as e:
+        print("refused: " + re.search(r"process \\w+", str(e)).group(0))
+
+trio.run(main)
+"""
+
+
 @pytest.mark.req("basic/utilities/tasks#45", "basic/utilities/tasks#47")
 async def test_a_restarted_server_answers_for_finished_tasks_and_fails_unfinished_ones(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
@@ -344,16 +396,17 @@ async def test_no_acknowledged_task_is_lost_to_kill_9(tmp_path: Path) -> None:
 
 @pytest.mark.subprocess
 @pytest.mark.req("basic/utilities/tasks#45", "basic/utilities/tasks#62")
-async def test_a_second_server_process_on_the_file_never_loses_the_firsts_results(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["same", "symlink", "hardlink"])
+async def test_a_second_server_process_on_the_file_never_loses_the_firsts_results(tmp_path: Path, how: str) -> None:
     path = tmp_path / "tasks.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     async with everything(path) as first:
         done = await first.call_tool_as_task("batch_job", {"seconds": 0})
         result = await done.result()
         running = await first.call_tool_as_task("count_slowly", {"count": 3600})
-        # a second server on the same file refuses to start, saying why, and touches nothing
+        # a second server on the same file (by any name) refuses to start, saying why, and touches nothing
         second = await trio.run_process(
-            [sys.executable, *everything_args(path)],
+            [sys.executable, *everything_args(other_name(path, how))],
             env=env,
             stdin=b"",
             capture_stdout=True,
@@ -371,7 +424,7 @@ async def test_a_second_server_process_on_the_file_never_loses_the_firsts_result
         assert payload.extra["structuredContent"] == result.structured_content
         task = await task_get(third, running.task_id)
         assert task.status == "failed" and task.status_message == RESTART_MESSAGE
-        with pytest.raises(MCPError, match="restarted"):
+        with pytest.raises(MCPError, match="Task interrupted: the server running it stopped before the task finished"):
             await task_result(third, running.task_id)
 
 

@@ -106,7 +106,7 @@ class _Key:
 
     def __init__(self, secret: bytes) -> None:
         if len(secret) < 16:
-            raise ValueError("a requestState secret has at least 16 bytes")
+            raise ValueError(f"a requestState secret has at least 16 bytes (this one has {len(secret)})")
         self.enc = _derive(secret, b"encryption")
         self.mac = _derive(secret, b"authentication")
         self.ident = _derive(secret, b"key id")[:_KEY_ID]
@@ -127,6 +127,8 @@ class StateSealer:
         if not ttl > 0:
             raise ValueError("the requestState ttl must be positive")
         raw = [s.encode("utf-8") if isinstance(s, str) else bytes(s) for s in secrets]
+        #: whether the key was made here (no secret given): states open in this process only
+        self.random = not raw
         if not raw:
             raw = [os.urandom(32)]
         self._keys = [_Key(s) for s in raw]
@@ -136,7 +138,10 @@ class StateSealer:
     def from_environment(cls, environ: Mapping[str, str], *, ttl: float = 600.0) -> StateSealer:
         """The secrets of ``MCP_REF_STATE_KEY`` (comma separated), or a random one."""
         value = environ.get(STATE_KEY_ENV, "")
-        return cls([s for s in (part.strip() for part in value.split(",")) if s], ttl=ttl)
+        try:
+            return cls([s for s in (part.strip() for part in value.split(",")) if s], ttl=ttl)
+        except ValueError as e:
+            raise ValueError(f"{STATE_KEY_ENV}: {e}") from None
 
     def seal(self, payload: Mapping[str, Any], *, now: float, nonce: bytes | None = None) -> str:
         """The sealed form of ``payload`` (a JSON object), valid until ``now + ttl``."""

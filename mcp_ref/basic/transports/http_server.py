@@ -741,6 +741,8 @@ class _StreamingAnswer:
         self.streaming: _ModernSink | None = None
         #: set once everything for the exchange is written (or nothing more will be)
         self.written = trio.Event()
+        #: the task that watches the connection for the client's close, while the exchange runs
+        self.watch = _CloseWatch()
 
     async def notify(self, data: bytes) -> None:
         if self.streaming is None:
@@ -752,6 +754,11 @@ class _StreamingAnswer:
     async def _stream(self, sink: "_ModernSink") -> None:
         try:
             await self.server._stream_modern(self.conn, self.stream, sink)
+        except Exception:
+            # (a task of the connection's nursery: what would have ended the connection with its
+            # exchange ends the exchange, and the connection, which is left mid-answer)
+            log.exception("error while writing a 2026-07-28 event stream")
+            self.scope.cancel(reason="its event stream failed")
         finally:
             self.written.set()
 
@@ -759,7 +766,10 @@ class _StreamingAnswer:
         if self.streaming is not None:
             await self.streaming.answer(data, code)
             return
-        # an answer with nothing before it: one JSON object, the status saying what kind of failure
+        # an answer with nothing before it: one JSON object, the status saying what kind of failure;
+        # the request is answered, so the close watcher is done (stopped before the write's
+        # schedule point, a watcher that has not run yet ends without reading the connection)
+        self.watch.scope.cancel()
         await self.server._respond(self.conn, self.stream, 400 if code in MODERN_400_CODES else 200, encoded=data)
 
     def end(self) -> None:
@@ -767,6 +777,18 @@ class _StreamingAnswer:
             self.streaming.end()
         else:
             self.written.set()
+
+
+class _CloseWatch:
+    """The close watcher of one 2026-07-28 exchange (:meth:`_HttpServer._watch_modern`)."""
+
+    __slots__ = ("done", "reading", "scope")
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        #: whether the watcher is reading the connection (the exchange's task waits for it to stop)
+        self.reading = False
+        self.done = trio.Event()
 
 
 class _HttpError(Exception):
@@ -803,6 +825,8 @@ class _Request:
         self.body = b""
         #: the cancel scope of the exchange (see _HttpServer.handle_connection)
         self.scope: trio.CancelScope | None = None
+        #: the nursery of the connection's helper tasks (see _HttpServer._serve_connection)
+        self.tasks: trio.Nursery | None = None
         #: the verified token (with auth)
         self.auth: AccessToken | None = None
         #: the client's address (None on a connection without one)
@@ -897,6 +921,18 @@ class _HttpServer:
                     del self.connections[peer]
 
     async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None, head_limit: int) -> None:
+        # the helper tasks of the connection's 2026-07-28 exchanges (each one's close watcher, an
+        # event stream's writer) live in one nursery for the connection's life: a nursery per
+        # exchange cost a scheduler pass each at its end (bench W11H)
+        async with trio.open_nursery() as tasks:
+            try:
+                await self._serve_exchanges(stream, peer, tasks, head_limit)
+            finally:
+                tasks.cancel_scope.cancel()
+
+    async def _serve_exchanges(
+        self, stream: trio.abc.Stream, peer: str | None, tasks: trio.Nursery, head_limit: int
+    ) -> None:
         conn = framed_connection(h11.SERVER, head_limit)
         reader = FramedReader(conn, stream, head_limit)
         try:
@@ -914,6 +950,7 @@ class _HttpServer:
                         request.peer = peer
                         exchange.deadline = math.inf
                         request.scope = exchange
+                        request.tasks = tasks
                         await self._dispatch(conn, stream, request)
                 if request is None or exchange.cancelled_caught:
                     break
@@ -1690,21 +1727,45 @@ class _HttpServer:
         (:class:`_StreamingAnswer`). (A task and a channel per request cost about a tenth of
         a 2026-07-28 call: bench W11H.)"""
         scope = trio.CancelScope()
-        async with trio.open_nursery() as nursery:
-            sink = _StreamingAnswer(self, conn, stream, nursery, scope)
-            # [2026-07-28:basic/transports/streamable-http#23, basic/patterns/cancellation#4] a client that
-            # closes its connection cancels the request
-            nursery.start_soon(self._watch_for_close, conn, stream, trio.Event(), scope)
-            try:
-                await runtime.run(exchange, sink, scope, auth=req.auth, ending=self.ending)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                log.debug("2026-07-28 request %r: the client went away", exchange.id)
-                scope.cancel(reason="the client closed its stream")
-            finally:
-                sink.end()
-            if not sink.written.is_set():  # (a set Event's wait is still a schedule point)
-                await sink.written.wait()
-            nursery.cancel_scope.cancel()
+        assert req.tasks is not None
+        sink = _StreamingAnswer(self, conn, stream, req.tasks, scope)
+        # [2026-07-28:basic/transports/streamable-http#23, basic/patterns/cancellation#4] a client that
+        # closes its connection cancels the request
+        req.tasks.start_soon(self._watch_modern, conn, stream, scope, sink.watch)
+        try:
+            await runtime.run(exchange, sink, scope, auth=req.auth, ending=self.ending)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.debug("2026-07-28 request %r: the client went away", exchange.id)
+            scope.cancel(reason="the client closed its stream")
+        finally:
+            sink.end()
+        if not sink.written.is_set():  # (a set Event's wait is still a schedule point)
+            await sink.written.wait()
+        sink.watch.scope.cancel()
+        if sink.watch.reading:
+            # (the next request on the connection is read by this task: the watcher stops first)
+            await sink.watch.done.wait()
+
+    async def _watch_modern(
+        self, conn: h11.Connection, stream: trio.abc.Stream, scope: trio.CancelScope, watch: _CloseWatch
+    ) -> None:
+        """The close watcher of a 2026-07-28 exchange: cancels ``scope`` when the client closes the
+        connection, until the exchange stops it (at once when its answer is written before this
+        task first ran: the usual case, which then costs no read of the connection)."""
+        if watch.scope.cancel_called:
+            watch.done.set()
+            return
+        watch.reading = True
+        try:
+            with watch.scope:
+                await self._watch_for_close(conn, stream, trio.Event(), scope)
+        except Exception:
+            # (a task of the connection's nursery: logged, as the connection's own errors are)
+            log.exception("error while watching a 2026-07-28 exchange's connection")
+            scope.cancel(reason="its connection failed")
+        finally:
+            watch.reading = False
+            watch.done.set()
 
     async def _stream_modern(self, conn: h11.Connection, stream: trio.abc.Stream, sink: "_ModernSink") -> None:
         try:

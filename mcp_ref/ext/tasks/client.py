@@ -24,9 +24,10 @@ from typing import Any
 
 import trio
 
-from ...errors import MCPError, MCPRefError, RemoteProtocolError
+from ...errors import MCPError, RemoteProtocolError
 from ...schema._converter import converter_for, decode
 from ...schema.tools import CallToolRequestParams, CallToolResult
+from ...session.task_requestor import TaskCancelled
 from .protocol import TERMINAL, WRITE_AS, is_task_result
 
 __all__ = ["TaskHandle", "TaskCancelledError", "call_tool", "wait_for_result"]
@@ -38,12 +39,12 @@ MIN_POLL = 0.05
 DEFAULT_POLL = 1.0
 
 
-class TaskCancelledError(MCPRefError):
-    """The task was cancelled before it produced a result."""
+class TaskCancelledError(TaskCancelled):
+    """The task was cancelled before it produced a result (``task_id``, ``status_message``).
 
-    def __init__(self, task_id: str, message: str | None) -> None:
-        super().__init__(f"task {task_id} was cancelled" + (f": {message}" if message else ""))
-        self.task_id = task_id
+    A :class:`mcp_ref.TaskCancelled`, as the 2025-11-25 core tasks raise: ``except
+    TaskCancelled`` catches the cancellations of both eras.
+    """
 
 
 class TaskHandle:

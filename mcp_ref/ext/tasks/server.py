@@ -60,6 +60,7 @@ from ...session.task_store import (
     TaskStore,
     TaskStoreUnavailable,
 )
+from ...session.tasks import store_outcome
 from .protocol import (
     METHODS,
     WRITE_AS,
@@ -186,6 +187,7 @@ class TaskExtension:
             raise RuntimeError("the server has a tasks extension already")
         self.server = server
         server.task_extension = self
+        server._warn_unshared_state_key(self.store)
         server._modern = None  # the next 2026-07-28 request sees the extension's methods
         return self
 
@@ -295,15 +297,30 @@ class TaskExtension:
             self._live.pop(task_id, None)
         if status is None:
             return  # cancelled through the store (tasks/cancel, expiry): the store has its status
-        with trio.CancelScope(shield=True):
-            await self._finish(task_id, status, message, outcome)
-
-    async def _finish(self, task_id: str, status: str, message: str | None, outcome: Any) -> None:
         try:
-            # a task cancelled meanwhile stays cancelled (the store never overwrites a terminal status)
-            await self.store.finish(task_id, status, wall=self.wall_clock(), message=message, outcome=outcome)
-        except TaskStoreUnavailable as e:
-            log.error("task %s: its %s outcome could not be stored: %s", task_id, status, e.detail)
+            # a store that is unavailable (a database that went away) is tried again until the
+            # task's ttl: the outcome lands when it is back (the task stays working meanwhile)
+            await self._finish(task_id, status, message, outcome, retry=True)
+        except BaseException:
+            # the server stops while the outcome waits for the store: one last try on the way out
+            with trio.CancelScope(shield=True), trio.move_on_after(_SHUTDOWN_WRITE):
+                await self._finish(task_id, status, message, outcome)
+            raise
+
+    async def _finish(
+        self, task_id: str, status: str, message: str | None, outcome: Any, *, retry: bool = False
+    ) -> None:
+        # (the same code as the 2025 core tasks': store_outcome)
+        await store_outcome(
+            self.store,
+            task_id,
+            status,
+            message,
+            outcome,
+            ttl_ms=self.config.ttl_ms,
+            wall_clock=self.wall_clock,
+            retry=retry,
+        )
 
     # -- tasks/get, tasks/update, tasks/cancel ----------------------------------------------------
 

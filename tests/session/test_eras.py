@@ -1,0 +1,209 @@
+"""The same application code in both eras: a tool asking the client through ``ctx`` behaves the
+same in a 2025-11-25 session (a real server->client request) and in a 2026-07-28 request (an
+input request of a multi round-trip request). Each test runs once per era and compares."""
+
+import json
+from typing import Any
+
+import pytest
+import trio
+
+from mcp_ref import RequestContext, Server
+from mcp_ref.basic.lifecycle import Role
+from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.exchange import StatelessEngine
+from mcp_ref.schema import CreateMessageResult, ElicitResult, Root, TextContent
+from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
+from mcp_ref.schema.lifecycle import ClientCapabilities
+from mcp_ref.schema.sampling import CreateMessageRequestParams
+from mcp_ref.testing import memory_session_pair
+
+ERAS = ("legacy", "modern")
+
+FORM = {
+    "message": "Who are you?",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+}
+URL = {"mode": "url", "message": "Connect", "url": "https://example.com/connect", "elicitationId": "el-1"}
+SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 10}
+
+
+def asking_server(asking: Any, results: list[Any]) -> Server:
+    server = Server("asker")
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            results.append(await asking(ctx))
+        except (LocalProtocolError, MCPError) as e:
+            results.append(e)
+        return "done"
+
+    return server
+
+
+async def run(era: str, ask: Any, seen: list[Any] | None = None) -> list[Any]:
+    """Call the tool ``ask`` once in ``era``; what the handler got back (or raised)."""
+    results: list[Any] = []
+    seen = seen if seen is not None else []
+
+    async def elicit(ctx: Any, params: Any) -> ElicitResult:
+        seen.append(params)
+        if isinstance(params, ElicitRequestURLParams):
+            return ElicitResult(action="accept")
+        return ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def sample(ctx: Any, params: Any) -> CreateMessageResult:
+        seen.append(params)
+        return CreateMessageResult(role="assistant", content=TextContent(text="hello"), model="m")
+
+    async with memory_session_pair(
+        asking_server(ask, results),
+        era=era,
+        elicitation=elicit,
+        elicitation_modes=("form", "url"),
+        sampling=sample,
+        roots=[Root(uri="file:///work")],
+    ) as client:
+        with trio.fail_after(10):
+            result = await client.call_tool("ask")
+        assert not result.is_error, result
+    return results
+
+
+@pytest.mark.parametrize(
+    ("ask", "expected"),
+    [
+        (lambda ctx: ctx.elicit(FORM), ElicitResult(action="accept", content={"name": "Ada"})),
+        (lambda ctx: ctx.elicit(URL), ElicitResult(action="accept")),
+        (lambda ctx: ctx.request("elicitation/create", FORM), ElicitResult(action="accept", content={"name": "Ada"})),
+        (
+            lambda ctx: ctx.sample(SAMPLE),
+            CreateMessageResult(role="assistant", content=TextContent(text="hello"), model="m"),
+        ),
+        (
+            lambda ctx: ctx.request("sampling/createMessage", SAMPLE),
+            CreateMessageResult(role="assistant", content=TextContent(text="hello"), model="m"),
+        ),
+    ],
+    ids=["elicit-form", "elicit-url", "request-elicit", "sample", "request-sample"],
+)
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_mapping_in_wire_form_is_taken_in_both_eras(era: str, ask: Any, expected: Any) -> None:
+    seen: list[Any] = []
+    assert await run(era, ask, seen) == [expected]
+    # the client's callback gets the model object, whatever form the server's code used
+    (params,) = seen
+    assert isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams, CreateMessageRequestParams))
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_form_returns_the_same_types_in_both_eras(era: str) -> None:
+    async def ask(ctx: RequestContext) -> list[str]:
+        answers = [
+            await ctx.elicit(FORM),
+            await ctx.sample(SAMPLE),
+            await ctx.list_roots(),
+            *(await ctx.ask_all({"e": ("elicitation/create", FORM), "s": ("sampling/createMessage", SAMPLE)})).values(),
+        ]
+        return [type(a).__name__ for a in answers]
+
+    assert await run(era, ask) == [
+        ["ElicitResult", "CreateMessageResult", "ListRootsResult", "ElicitResult", "CreateMessageResult"]
+    ]
+
+
+@pytest.mark.req("client/elicitation#13", "2026-07-28:client/elicitation#14")
+@pytest.mark.parametrize(
+    "ask",
+    [
+        lambda ctx: ctx.elicit({"message": "no schema"}),
+        lambda ctx: ctx.elicit({**URL, "url": "javascript:alert(1)"}),
+        lambda ctx: ctx.sample({"messages": "not a list", "maxTokens": 1}),
+    ],
+    ids=["form-without-schema", "url-that-is-not-one", "sample-without-messages"],
+)
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_mapping_that_is_not_valid_params_is_refused_before_the_client_is_asked(era: str, ask: Any) -> None:
+    seen: list[Any] = []
+    (error,) = await run(era, ask, seen)
+    assert isinstance(error, LocalProtocolError) and error.code == ErrorCode.INVALID_PARAMS
+    assert seen == []  # nothing reached the client
+
+
+async def extra_field(ctx: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada", "shoe_size": 43})
+
+
+@pytest.mark.req("client/elicitation#56", "2026-07-28:client/elicitation#45")
+@pytest.mark.parametrize("era", ERAS)
+async def test_fields_the_form_did_not_ask_for_never_leave_the_client(
+    era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    results: list[Any] = []
+    async with memory_session_pair(
+        asking_server(lambda ctx: ctx.elicit(FORM), results), era=era, elicitation=extra_field
+    ) as client:
+        assert not (await client.call_tool("ask")).is_error
+    assert results == [ElicitResult(action="accept", content={"name": "Ada"})]
+    assert "did not ask for are not sent: ['shoe_size']" in caplog.text
+
+
+@pytest.mark.req("client/elicitation#57", "2026-07-28:client/elicitation#46")
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_server_ignores_fields_it_did_not_ask_for_from_any_client(era: str) -> None:
+    results: list[Any] = []
+    server = asking_server(lambda ctx: ctx.elicit(FORM), results)
+    if era == "legacy":
+        # a client without our guard: its handler answers the request as it is
+        async def careless(ctx: Any, params: Any) -> ElicitResult:
+            return ElicitResult(action="accept", content={"name": "Ada", "shoe_size": 43})
+
+        async with memory_session_pair(
+            server, era="legacy", elicitation=extra_field, handlers={"elicitation/create": careless}
+        ) as client:
+            assert not (await client.call_tool("ask")).is_error
+    else:
+        # a client speaking the wire itself: the retry carries the extra field
+        client_end, server_end = memory_channel_pair()
+        engine = StatelessEngine(Role.CLIENT, capabilities=ClientCapabilities(elicitation={}))
+        params = {"name": "ask", "arguments": {}}
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.serve, server_end)
+            replies = []
+            answer = {"action": "accept", "content": {"name": "Ada", "shoe_size": 43}}
+            for options in ({}, {"input_responses": {"elicitation-1": answer}}):
+                if replies:
+                    options["request_state"] = replies[-1]["result"]["requestState"]
+                rid, data = engine.send_request("tools/call", params, **options)
+                await client_end.send(data)
+                with trio.fail_after(10):
+                    replies.append(json.loads(await client_end.receive()))
+            nursery.cancel_scope.cancel()
+        assert replies[-1]["result"]["content"] == [{"type": "text", "text": "done"}]
+    assert results == [ElicitResult(action="accept", content={"name": "Ada"})]
+
+
+async def wrong_type(ctx: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": 42})
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_answer_that_does_not_fit_never_leaves_the_client_and_the_revision_says_who_hears(
+    era: str,
+) -> None:
+    """A failing callback: 2025 answers the waiting server with an error; in 2026 nobody waits
+    (client/sampling and client/roots "Error Handling"), so the call is given up at the client."""
+    results: list[Any] = []
+    async with memory_session_pair(
+        asking_server(lambda ctx: ctx.elicit(FORM), results), era=era, elicitation=wrong_type
+    ) as client:
+        if era == "legacy":
+            assert not (await client.call_tool("ask")).is_error
+            (error,) = results
+            assert isinstance(error, MCPError) and error.code == ErrorCode.INTERNAL_ERROR
+        else:
+            with pytest.raises(ValueError, match="name: expected a string"):
+                await client.call_tool("ask")
+            assert results == []
