@@ -161,7 +161,8 @@ class Wrk:
 
     def run(self, port: int, seconds: float, check: bool = False) -> dict[str, Any]:
         """Calls per second through ``port``, errors, latency, and the generator's own CPU seconds."""
-        command = [self.binary, "-t1", f"-c{self.connections}", f"-d{seconds:g}s", "--timeout", "10s"]
+        # (wrk takes whole seconds: a shorter run is one second; the rate is from its own clock)
+        command = [self.binary, "-t1", f"-c{self.connections}", f"-d{max(1, round(seconds))}s", "--timeout", "10s"]
         command += ["-s", str(self.scripts[check]), f"http://127.0.0.1:{port}/mcp"]
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         assert process.stdout is not None
@@ -294,6 +295,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up (answers checked)")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each setup, interleaved")
     parser.add_argument("--connections", "--clients", type=int, default=16, help="keep-alive connections")
     parser.add_argument("--generator", choices=("wrk", "python"), default="wrk")
@@ -341,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         pids = [s.pid for s in servers]
         setups = {"one replica": (proxies[0], pids[:1]), "two replicas": (proxies[1], pids)}
         # warm-up (both replicas), every answer checked: a bench of errors would measure nothing
-        warm = generator.run(proxies[1].port, 2.0, check=True)
+        warm = generator.run(proxies[1].port, args.warmup, check=True)
         if warm["errors"]:
             raise RuntimeError(f"{warm['errors']} of the warm-up's answers were not a tools/call result")
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in setups}

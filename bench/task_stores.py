@@ -53,6 +53,15 @@ LIMITS = TaskLimits(running=1_000_000, kept=1_000_000, total=1_000_000)
 now = time.perf_counter
 
 
+def machine_busy() -> float:
+    """CPU seconds the whole machine has been busy so far (``/proc/stat``; 0 where there is none)."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except OSError:
+        return 0.0
+    return (sum(values[:8]) - values[3] - values[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def summary(latencies: list[float], elapsed: float, count: int) -> dict[str, float]:
     return {
         "per_s": count / elapsed,
@@ -246,15 +255,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"postgres skipped: {e}", file=sys.stderr)
             kinds.remove("postgres")
     results: dict[str, dict[str, Any]] = {}
+    machine: dict[str, dict[str, float]] = {}
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
         with tempfile.TemporaryDirectory(prefix="mcp-ref-bench-") as tmp:
             for kind in kinds:
                 print(f"{kind} ...", file=sys.stderr, flush=True)
+                busy0, wall0 = machine_busy(), now()
                 results[kind] = trio.run(bench_store, kind, Path(tmp), pg, tasks, args.clients)
+                # how busy the whole machine was meanwhile (this bench and PostgreSQL included)
+                machine[kind] = {
+                    "busy_cores": round((machine_busy() - busy0) / (now() - wall0), 2),
+                    "load": round(os.getloadavg()[0], 2),
+                }
     finally:
         if pg is not None:
             pg.close()
     print(table(results))
+    for kind, seen in machine.items():
+        print(f"{kind}: machine busy {seen['busy_cores']} cores on average, load {seen['load']} at the end")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "tasks": tasks,
@@ -263,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
+        "started": started,
+        "machine": machine,
     }
     args.out.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     return 0

@@ -4,7 +4,9 @@ Also run as ``python -m mcp_ref``. ``mcp-ref --version`` prints the version
 and the protocol revision it implements.
 
 ``mcp-ref demo``: start the echo example as a subprocess over stdio, talk to it
-as a client (initialize, ping, tools/list, tools/call) and print the exchange.
+as a client and print each step as the revision spoken has it (2026-07-28:
+server/discover, tools/list, tools/call; with ``--protocol 2025-11-25`` or an
+older one: initialize, ping, tools/list, tools/call).
 
 ``mcp-ref check``, ``judge``: cross-check another implementation (see
 :mod:`mcp_ref.crosscheck.cli`).
@@ -19,25 +21,39 @@ import trio
 __all__ = ["main"]
 
 
-async def _demo(out: "TextSink") -> None:
+async def _demo(out: "TextSink", protocol: str | None = None) -> None:
+    """What the client did, one line per step, as the revision it spoke has it: a 2026-07-28
+    client asks ``server/discover`` and sends each request on its own (no initialize, no
+    ping); a 2025 client initializes a session and pings it."""
+    from .schema._base import MODERN_REVISIONS
     from .session.client import open_stdio_client
 
     out(f"launching: {sys.executable} -m mcp_ref.examples.echo")
-    async with open_stdio_client(sys.executable, ["-m", "mcp_ref.examples.echo"]) as client:
+    async with open_stdio_client(sys.executable, ["-m", "mcp_ref.examples.echo"], protocol_version=protocol) as client:
         info = client.server_info
-        out(f"initialized: {info.name} {info.version}, protocol {client.protocol_version}")
+        modern = client.protocol_version in MODERN_REVISIONS
+        if modern:
+            # the revision travels with every request: there is no session to set up
+            out(f"server/discover: {info.name} {info.version}, protocol {client.protocol_version}")
+            out("no initialize and no ping in this revision: each request carries its version in _meta")
+        else:
+            out(f"initialize: {info.name} {info.version}, protocol {client.protocol_version}")
         if client.instructions:
             out(f"instructions: {client.instructions}")
-        with trio.fail_after(10):
-            await client.ping()
-        out("ping: ok")
+        if not modern:
+            with trio.fail_after(10):
+                await client.ping()
+            out("ping: ok")
         tools = await client.list_all_tools()
         for tool in tools:
             out(f"tool: {tool.name} -- {tool.description}")
         result = await client.call_tool("echo", {"text": "hello from mcp_ref"})
         for block in result.content:
             out(f"tools/call echo -> {getattr(block, 'text', block)!s}")
-    out("session closed; server process shut down")
+    if modern:
+        out("client closed; server process shut down")
+    else:
+        out("session closed; server process shut down")
 
 
 class TextSink:
@@ -47,17 +63,23 @@ class TextSink:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from . import LATEST_PROTOCOL_VERSION, __version__
+    from .schema._base import REVISIONS as SUPPORTED_VERSIONS
 
     parser = argparse.ArgumentParser(prog="mcp-ref", description="mcp_ref: a reference implementation of MCP")
     parser.add_argument("--version", action="version", version=f"mcp-ref {__version__} (MCP {LATEST_PROTOCOL_VERSION})")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="run a client against the echo example server over stdio")
+    demo = sub.add_parser("demo", help="run a client against the echo example server over stdio")
+    demo.add_argument(
+        "--protocol",
+        choices=SUPPORTED_VERSIONS,
+        help="the revision to speak (default: the newest the server offers, found by server/discover)",
+    )
     from .crosscheck import cli as crosscheck
 
     crosscheck.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
-        trio.run(_demo, TextSink())
+        trio.run(_demo, TextSink(), args.protocol)
         return 0
     if args.command in crosscheck.COMMANDS:
         return crosscheck.run(args)

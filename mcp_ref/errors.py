@@ -26,6 +26,7 @@ __all__ = [
     "ProtocolError",
     "LocalProtocolError",
     "CapabilityMissing",
+    "MissingClientCapability",
     "RemoteProtocolError",
     "DecodeError",
     "MCPError",
@@ -103,6 +104,17 @@ class CapabilityMissing(LocalProtocolError):
     client for something it does not offer (sampling, elicitation, roots) gets
     this; the tool registry turns it into a tool execution error the model can
     read. Check first with ``ctx.can_sample()`` / ``ctx.can_elicit()``.
+    """
+
+
+class MissingClientCapability(CapabilityMissing):
+    """(2026-07-28) A request needs a client capability its ``_meta`` did not declare.
+
+    The request is answered -32021 with ``data.requiredCapabilities``
+    (2026-07-28 basic/index#57), never turned into a tool execution error. It is
+    a :class:`CapabilityMissing`, so a handler that catches that to do without
+    (``except CapabilityMissing``) runs the same in a 2025 session and a
+    2026-07-28 request.
     """
 
 

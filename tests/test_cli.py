@@ -28,16 +28,29 @@ def run_module(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_talks_to_the_echo_server_and_shuts_it_down() -> None:
-    # a real subprocess pair: bounded by a timeout, no sleeps
+    # a real subprocess pair: bounded by a timeout, no sleeps; by default the client and the
+    # echo server speak 2026-07-28, which has no initialize and no ping: the demo says neither
     done = run_module("mcp_ref.cli", "demo")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"launching: {sys.executable} -m mcp_ref.examples.echo"
-    assert lines[1].startswith("initialized: ") and lines[1].endswith("protocol 2026-07-28")
-    assert "ping: ok" in lines
+    assert lines[1].startswith("server/discover: ") and lines[1].endswith("protocol 2026-07-28")
+    assert not [line for line in lines if line.startswith(("initialize", "ping"))]
     assert any(line.startswith("tool: echo -- ") for line in lines)
     assert "tools/call echo -> hello from mcp_ref" in lines
+    assert lines[-1] == "client closed; server process shut down"
+
+
+def test_demo_speaks_an_older_revision_when_asked() -> None:
+    done = run_module("mcp_ref.cli", "demo", "--protocol", "2025-11-25")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("initialize: ") and lines[1].endswith("protocol 2025-11-25")
+    assert "ping: ok" in lines and not [line for line in lines if "server/discover" in line]
+    assert "tools/call echo -> hello from mcp_ref" in lines
     assert lines[-1] == "session closed; server process shut down"
+    refused = run_module("mcp_ref.cli", "demo", "--protocol", "2099-01-01")
+    assert refused.returncode == 2 and "invalid choice" in refused.stderr
 
 
 def test_make_run_cross_checks_the_everything_example_with_its_tools() -> None:

@@ -90,6 +90,9 @@ CROSSCHECK_JUDGING = tuple(
         "exercise",
         "sections",
         "html",
+        # the rules of 2026-07-28 (the battery, the fixture, the tap and the judge hold traffic to them)
+        "modern_judge",
+        "explain",
     )
 )
 CROSSCHECK_DRIVERS = tuple(
@@ -103,7 +106,8 @@ CROSSCHECK_DRIVERS = tuple(
         "tap",
         "http_tap",
         "http_probe",
-        # the 2026-07-28 battery and fixture (their wires run on trio) and the fixture's HTTP relay
+        # the 2026-07-28 battery and fixture (their wires run on trio; the rules are modern_judge's)
+        # and the fixture's HTTP relay
         "modern",
         "modern_fixture",
         "client_http",

@@ -167,20 +167,29 @@ def _children(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
 
 
 def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` cannot be used (None: it can): a ``$ref`` that resolves to nothing in
-    the schema itself, or a size beyond the bounds. Pure Python; runs without jsonschema."""
-    # pass 1: every resource ($id) and anchor of the document, and the depth
+    """Why ``schema`` cannot be used (None: it can): a keyword whose value its dialect does
+    not allow, a ``$ref`` that resolves to nothing in the schema itself, or a size beyond the
+    bounds. Pure Python; runs without jsonschema (which, when installed, then checks the
+    schema against its dialect's metaschema as well)."""
+    # pass 1: every resource ($id) and anchor of the document, the depth, the keywords' values
+    draft4 = isinstance(schema, dict) and _normalise(str(schema.get("$schema", ""))) == _DRAFT4
     base_of: dict[int, str] = {}
     resources: dict[str, Any] = {}
     anchors: dict[str, Any] = {}
-    stack: list[tuple[Any, str, int]] = [(schema, "", 0)]
+    stack: list[tuple[Any, str, int, str]] = [(schema, "", 0, "")]
     while stack:
-        node, base, depth = stack.pop()
+        node, base, depth, where = stack.pop()
         if depth > MAX_SCHEMA_DEPTH:
             # [2026-07-28:basic/index#45] a bound on depth -- index#composition-keyword-resource-use
             return f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
-        if not isinstance(node, dict):
+        if type(node) is bool:
             continue
+        if not isinstance(node, dict):
+            return f"{where or '(root)'}: a schema is an object or a boolean, not {_json_type(node)}"
+        # [basic/index#24] valid in its dialect, with or without jsonschema installed
+        problem = _keyword_problem(node, draft4)
+        if problem is not None:
+            return f"{where}.{problem}" if where else problem
         if isinstance(node.get("$id"), str):
             base = urljoin(base, node["$id"])
             resources[urldefrag(base)[0]] = node
@@ -190,7 +199,7 @@ def schema_problem(schema: Any) -> str | None:
         for key in ("$anchor", "$dynamicAnchor"):
             if isinstance(node.get(key), str):
                 anchors[urljoin(base, "#" + node[key])] = node
-        stack.extend((sub, base, depth + 1) for _, sub in _children(node))
+        stack.extend((sub, base, depth + 1, f"{where}.{key}" if where else key) for key, sub in _children(node))
 
     def target(node: dict[str, Any], ref: str) -> Any:
         uri = urljoin(base_of.get(id(node), ""), ref)
@@ -258,6 +267,113 @@ def schema_problem(schema: Any) -> str | None:
 
 class _Unresolved(Exception):
     pass
+
+
+# -- keywords and the values their dialect allows ---------------------------------------------
+
+_DRAFT4 = "http://json-schema.org/draft-04/schema"
+_TYPE_NAMES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
+#: keywords whose value is a string, a boolean, an array, a number, a count (non-negative integer)
+_STRINGS = frozenset(
+    {"title", "description", "$comment", "format", "$id", "$anchor", "$dynamicAnchor", "$ref", "$dynamicRef"}
+    | {"$schema", "contentEncoding", "contentMediaType"}
+)
+_BOOLEANS = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
+_NUMBERS = frozenset({"maximum", "minimum"})
+_COUNTS = frozenset(
+    {"maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties", "maxContains", "minContains"}
+)
+
+
+def _json_type(value: Any) -> str:
+    for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
+        if _TYPE_TESTS[name](value):
+            return "null" if name == "null" else ("an " if name[0] in "aio" else "a ") + name
+    return type(value).__name__
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _is_schema(value: Any) -> bool:
+    return type(value) is dict or type(value) is bool
+
+
+def _keyword_problem(node: dict[str, Any], draft4: bool) -> str | None:
+    """``keyword: what is wrong`` for the first keyword of ``node`` whose value its dialect's
+    metaschema refuses, or None. Covers the keywords every supported dialect shares (their
+    values have the same types there) and those of 2019-09/2020-12; unknown keywords are
+    annotations and pass."""
+    for key, value in node.items():
+        if key == "type":
+            names = value if type(value) is list else [value]
+            if type(value) is list and (not value or len(set(map(str, value))) != len(value)):
+                return "type: a list of distinct type names"
+            for name in names:
+                if type(name) is not str or name not in _TYPE_NAMES:
+                    return f"type: {name!r} is not a JSON Schema type ({', '.join(sorted(_TYPE_NAMES))})"
+        elif key in _STRINGS:
+            if type(value) is not str:
+                return f"{key}: expected a string"
+        elif key in _BOOLEANS:
+            if type(value) is not bool:
+                return f"{key}: expected a boolean"
+        elif key in _NUMBERS:
+            if not _is_number(value):
+                return f"{key}: expected a number"
+        elif key in ("exclusiveMaximum", "exclusiveMinimum"):
+            # (a boolean beside maximum/minimum in draft-04, a number of its own after it)
+            if not (type(value) is bool if draft4 else _is_number(value)):
+                return f"{key}: expected {'a boolean' if draft4 else 'a number'}"
+        elif key == "multipleOf":
+            if not _is_number(value) or value <= 0:
+                return "multipleOf: expected a number above 0"
+        elif key in _COUNTS:
+            if not (type(value) is int or (type(value) is float and value.is_integer())) or value < 0:
+                return f"{key}: expected a non-negative integer"
+        elif key == "pattern":
+            if type(value) is not str or _regex_problem(value):
+                return f"pattern: not a regular expression: {value!r}"
+        elif key in ("required", "enum", "examples"):
+            if type(value) is not list:
+                return f"{key}: expected an array"
+            if key == "required" and (not all(type(n) is str for n in value) or len(set(value)) != len(value)):
+                return "required: expected distinct property names (strings)"
+        elif key in _ONE:
+            if not _is_schema(value):
+                return f"{key}: expected a schema (an object or a boolean)"
+        elif key == "items":
+            if not (_is_schema(value) or (type(value) is list and all(_is_schema(v) for v in value))):
+                return "items: expected a schema (an object or a boolean)"
+        elif key in _MANY:
+            if type(value) is not list or not value or not all(_is_schema(v) for v in value):
+                return f"{key}: expected a non-empty array of schemas"
+        elif key in _MAP:
+            if type(value) is not dict or not all(_is_schema(v) for v in value.values()):
+                return f"{key}: expected an object whose values are schemas"
+            if key == "patternProperties":
+                for pattern in value:
+                    if _regex_problem(pattern):
+                        return f"patternProperties: not a regular expression: {pattern!r}"
+        elif key == "dependentRequired":
+            if type(value) is not dict or not all(
+                type(v) is list and all(type(n) is str for n in v) for v in value.values()
+            ):
+                return "dependentRequired: expected an object whose values are arrays of property names"
+    return None
+
+
+def _regex_problem(pattern: str) -> bool:
+    """Whether ``pattern`` does not compile (Python's dialect stands in for ECMA 262, as
+    jsonschema's format check does)."""
+    import re
+
+    try:
+        re.compile(pattern)
+    except re.error:
+        return True
+    return False
 
 
 # -- a fast path for the schemas most tools declare ---------------------------------------

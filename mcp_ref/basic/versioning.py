@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..errors import DecodeError, ErrorCode, ProtocolError
+from ..errors import DecodeError, ErrorCode, MissingClientCapability, ProtocolError
 from ..schema._base import install_model_methods
 from ..schema._converter import decode
 from ..schema.lifecycle import ClientCapabilities, Implementation
@@ -331,11 +331,12 @@ def capability_object(paths: list[tuple[str, ...]] | tuple[tuple[str, ...], ...]
     return out
 
 
-def missing_capability(*paths: tuple[str, ...], what: str | None = None) -> ProtocolError:
+def missing_capability(*paths: tuple[str, ...], what: str | None = None) -> MissingClientCapability:
     """[2026-07-28:basic/index#57] the error for a request that needs a client capability its
-    ``_meta`` did not declare: ``data.requiredCapabilities`` is a ClientCapabilities object."""
+    ``_meta`` did not declare: ``data.requiredCapabilities`` is a ClientCapabilities object.
+    (A CapabilityMissing, as the 2025 session raises for the same handler code.)"""
     names = ", ".join(".".join(p) for p in paths)
-    return ProtocolError(
+    return MissingClientCapability(
         f"Missing required client capability: {names}" + (f" ({what})" if what else ""),
         MISSING_REQUIRED_CLIENT_CAPABILITY,
         {"requiredCapabilities": capability_object(list(paths))},

@@ -686,14 +686,17 @@ class Battery:
         that cannot be started or reached at all (or asks for credentials we lack) raises
         :class:`TargetUnreachable`."""
         try:
+            if isinstance(self.target, HttpTarget):
+                # first: the token (and how the server asks for it) serves every revision's battery
+                await self._authorization()
             if self.revision in (None, MODERN):
                 await self._phase("the 2026-07-28 battery", self._modern)
                 if self.revision == MODERN:
-                    if self.modern is None:
+                    if self.modern is None and not any(
+                        "server/discover was refused with HTTP" in n for n in self.report.notes
+                    ):
                         self._note("the target does not speak 2026-07-28 (server/discover does not list it)")
                     return self.report
-            if isinstance(self.target, HttpTarget):
-                await self._authorization()
             if await self._phase("the lifecycle probes", self._lifecycle_probes):
                 if self._wants("lifecycle"):
                     await self._phase("version negotiation", self._version_negotiation)
@@ -911,8 +914,8 @@ class Battery:
         await raw.send(data, deliberate=True)
         http = _http(raw)
         if http is not None and required:
-            # [basic/transports#19, #20] over HTTP the answer is an error status; a JSON-RPC
-            # error in the body is allowed, not required
+            # [basic/transports#19] over HTTP the answer is an error status; a JSON-RPC
+            # error in the body is allowed, not required (basic/transports#20, a MAY)
             status = http.exchanges[-1].status
             if not 400 <= status < 500:
                 chk.find("basic/transports#19", f"input the server cannot accept was answered HTTP {status}")

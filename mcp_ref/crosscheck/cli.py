@@ -189,39 +189,23 @@ def add_commands(sub: Any) -> None:
 def _add_explain(sub: Any) -> None:
     explain = sub.add_parser(
         "explain",
-        help="what a requirement id of a report asks, our note on it, and its section on modelcontextprotocol.io",
-        description="Print what the requirement ID asks (our words), its level, the spec section that states it "
-        "and a link to it. IDs are those of the reports: basic/lifecycle#9, 2026-07-28:basic/patterns/mrtr#4 ...",
+        help="what a requirement id asks, mcp_ref's note and status for it, and its section on modelcontextprotocol.io",
+        description="Print what the requirement ID asks (our words, and the spec's where its catalogue is at hand), "
+        "its level, mcp_ref's status for it, the spec section that states it and a link to it. Any revision's ids: "
+        "basic/lifecycle#9 (2025-11-25), 2026-07-28:basic/patterns/mrtr#4, ext-tasks:tasks#2; an id without a "
+        "revision that 2025-11-25 lacks is looked up in the newest revision that has it.",
     )
     explain.add_argument("id", nargs="+", help="a requirement id (several may be given)")
 
 
-def explain_text(requirement: str) -> str:
-    """What ``mcp-ref explain`` prints for one id; KeyError for an id the cross-checker does not cite."""
-    from .rules import rule
-    from .sections import link, section_title
-
-    r = rule(requirement)
-    lines = [f"{requirement} ({r.effective_level})", f"  our note: {r.what}"]
-    if r.judged_as:
-        lines.append(f"  (the catalogue says {r.level}; judged as {r.judged_as}: see spec_notes/crosscheck.md)")
-    if (title := section_title(requirement)) is not None:
-        lines.append(f"  section:  {title}")
-    if (url := link(requirement)) is not None:
-        lines.append(f"  link:     {url}")
-    return "\n".join(lines) + "\n"
-
-
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
-    from .rules import RULES
+    from .explain import explain_text
 
     for requirement in args.id:
         try:
             out.write(explain_text(requirement))
-        except KeyError:
-            close = sorted(r for r in RULES if r.split("#")[0] == requirement.split("#")[0])
-            hint = f" (of that chapter: {', '.join(close)})" if close else ""
-            raise UsageError(f"{requirement!r} is not a requirement mcp-ref reports{hint}") from None
+        except KeyError as e:
+            raise UsageError(str(e.args[0])) from None
     return 0
 
 

@@ -16,6 +16,9 @@ Sans-IO and pure: the battery (``battery.py``) asks here.
 * :func:`invalid_arguments_for` -- arguments the schema refuses (a required
   property left out, a property of the wrong type, a property it forbids),
   to check the error path; None when the schema accepts anything.
+* :func:`varied_arguments` -- the same arguments with one property given
+  another value the schema accepts (a requestState presented on "another
+  request"); None when no property can vary.
 * :func:`expand_template` -- a URI from a resource template (RFC 6570 level 1-4
   operators, each variable given one value).
 """
@@ -23,7 +26,14 @@ Sans-IO and pure: the battery (``battery.py``) asks here.
 import re
 from typing import Any, Final
 
-__all__ = ["safe_to_call", "why_not_safe", "arguments_for", "invalid_arguments_for", "expand_template"]
+__all__ = [
+    "safe_to_call",
+    "why_not_safe",
+    "arguments_for",
+    "invalid_arguments_for",
+    "varied_arguments",
+    "expand_template",
+]
 
 #: what a made-up string is, where the schema says nothing more
 WORD: Final = "mcp-ref-check"
@@ -230,6 +240,60 @@ def invalid_arguments_for(schema: Any) -> tuple[dict[str, Any], str] | None:
     if schema.get("additionalProperties") is False:
         return {**valid, "mcp-ref-unknown": 1}, "with a property the schema forbids"
     return None
+
+
+def varied_arguments(schema: Any, args: dict[str, Any]) -> dict[str, Any] | None:
+    """``args`` with one property changed to another value ``schema`` accepts; None when none can be."""
+    from ..basic.json_schema import compile_schema
+
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return None
+    try:
+        validate = compile_schema(schema)
+    except ValueError:
+        return None
+    for name, value in args.items():
+        sub = schema["properties"].get(name)
+        if not isinstance(sub, dict):
+            continue
+        options: list[Any] = [v for v in sub.get("enum", []) if v != value] if isinstance(sub.get("enum"), list) else []
+        if isinstance(value, bool):
+            options.append(not value)
+        elif isinstance(value, int | float):
+            options += [value + 1, value - 1]
+        elif isinstance(value, str):
+            options += [value + "-other", "other"]
+        for option in options:
+            candidate = {**args, name: option}
+            if _plainly_accepts(sub, option) and (validate is None or not validate(candidate)):
+                return candidate
+    return None
+
+
+def _plainly_accepts(sub: dict[str, Any], value: Any) -> bool:
+    """Whether the property schema ``sub`` surely accepts ``value`` (without a validator at hand)."""
+    if "const" in sub or "not" in sub or "pattern" in sub or "format" in sub or "$ref" in sub:
+        return False
+    if isinstance(sub.get("enum"), list):
+        return value in sub["enum"]
+    kind = sub.get("type")
+    if isinstance(value, bool):
+        return kind == "boolean"
+    if isinstance(value, str):
+        low, high = sub.get("minLength", 0), sub.get("maxLength")
+        return kind == "string" and len(value) >= low and (not isinstance(high, int) or len(value) <= high)
+    if isinstance(value, int | float):
+        if kind not in ("integer", "number") or (kind == "integer" and not isinstance(value, int)):
+            return False
+        low, high, step = sub.get("minimum"), sub.get("maximum"), sub.get("multipleOf")
+        return (
+            (not isinstance(low, int | float) or value >= low)
+            and (not isinstance(high, int | float) or value <= high)
+            and "exclusiveMinimum" not in sub
+            and "exclusiveMaximum" not in sub
+            and (not isinstance(step, int | float) or step <= 0 or value % step == 0)
+        )
+    return False
 
 
 _EXPRESSION: Final = re.compile(r"\{([+#./;?&]?)([^}]*)\}")

@@ -162,7 +162,8 @@ async def _exchange(
     is_request, message, ids = posted_kind(body) if method == "POST" else (False, None, [])
     session = next((v.decode("latin-1") for n, v in head.headers if n.lower() == b"mcp-session-id"), None)
     if method == "POST" and body:
-        tap.message(Direction.TO_SERVER, body)
+        # (the headers too: a 2026-07-28 request's metadata headers are judged against its body)
+        tap.message(Direction.TO_SERVER, body, {n.decode("latin-1"): v.decode("latin-1") for n, v in head.headers})
     headers = [(n, v) for n, v in head.headers if n.lower() not in _HOP and n.lower() != b"host"]
     headers.append((b"host", netloc.encode()))
     url = f"{'https' if where.ssl_context else 'http'}://{netloc}"

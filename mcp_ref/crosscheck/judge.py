@@ -100,6 +100,7 @@ def judge_records(
             obs.observe(record.direction, record.data)
     for direction in obs.count:
         obs.flush(direction)
+    obs.end()
     report.revision = obs.revision
     report.extend(obs.findings)
     if (why := reversed_directions(records)) is not None:

@@ -43,46 +43,37 @@ from typing import Any, Final
 import attrs
 import trio
 
+from .modern_judge import (
+    CAPS,
+    CINFO,
+    INPUT_METHODS,
+    LOGLEVEL,
+    MODERN,
+    MRTR_METHODS,
+    PV,
+    SINFO,
+    Answer,
+    ModernJudge,
+    R,
+    _brief,
+    _is_response,
+    _obj,
+    mirrored,
+)
 from .report import Finding, Report
 from .targets import HttpTarget, StdioTarget, Target
 
 __all__ = ["MODERN", "ModernBattery", "ModernJudge", "Answer", "StdioWire", "HttpWire", "run_modern"]
 
-MODERN: Final = "2026-07-28"
-PV: Final = "io.modelcontextprotocol/protocolVersion"
-CAPS: Final = "io.modelcontextprotocol/clientCapabilities"
-CINFO: Final = "io.modelcontextprotocol/clientInfo"
-LOGLEVEL: Final = "io.modelcontextprotocol/logLevel"
-SINFO: Final = "io.modelcontextprotocol/serverInfo"
-SUBID: Final = "io.modelcontextprotocol/subscriptionId"
-R: Final = MODERN + ":"
 
 #: what the battery declares when it wants to see multi round-trip requests
 FULL_CAPS: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 CLIENT_INFO: Final = {"name": "mcp-ref-check", "version": "0.1.0"}
 #: a protocol version nobody implements
 UNKNOWN_VERSION: Final = "1999-01-01"
-#: the results that carry caching hints [2026-07-28:server/utilities/caching#1]
-CACHEABLE: Final = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
-)
-#: where an InputRequiredResult may answer [2026-07-28:basic/patterns/mrtr#4]
-MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-#: what an input request may be, and the client capability each needs
-INPUT_METHODS: Final = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
 #: client-to-server methods of 2025-11-25 this revision no longer has (initialize aside: a dual-era
 #: server answers it; the tasks methods moved to an extension a server may still serve)
 REMOVED: Final = ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe")
-#: the codes of the sub-range reserved for the MCP specification that it defines
-DEFINED_RESERVED: Final = frozenset({-32020, -32021, -32022})
-#: codes this revision retired [2026-07-28:basic/index#22]
-RETIRED: Final = frozenset({-32002, -32042})
-#: the HTTP status an error calls for (anything else: 200 or another 4xx/5xx is the server's choice)
-STATUS_OF: Final = {-32020: 400, -32021: 400, -32022: 400, -32601: 404}
 LIST_KEYS: Final = {
     "tools/list": "tools",
     "prompts/list": "prompts",
@@ -94,13 +85,6 @@ LIST_CAPABILITY: Final = {
     "prompts/list": "prompts",
     "resources/list": "resources",
     "resources/templates/list": "resources",
-}
-#: a requested subscription filter key per list_changed notification
-LIST_CHANGED: Final = {
-    "notifications/tools/list_changed": "toolsListChanged",
-    "notifications/prompts/list_changed": "promptsListChanged",
-    "notifications/resources/list_changed": "resourcesListChanged",
-    "notifications/resources/updated": "resourceSubscriptions",
 }
 #: pages followed at most, tools/resources/prompts tried at most
 MAX_PAGES: Final = 20
@@ -118,11 +102,6 @@ STREAM_GRACE: Final = 2.0
 _HEADER_SAFE = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
 
 
-def _obj(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object, else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
 def header_value(value: str) -> str:
     """``value`` as a request metadata header: as it is when plain ASCII, else the Base64 sentinel form."""
     if _HEADER_SAFE.match(value) and not (value.startswith("=?base64?") and value.endswith("?=")):
@@ -138,59 +117,6 @@ def meta(version: str = MODERN, caps: dict[str, Any] | None = None, **extra: Any
     out: dict[str, Any] = {PV: version, CAPS: FULL_CAPS if caps is None else caps, CINFO: CLIENT_INFO}
     out.update(extra)
     return out
-
-
-def _is_response(m: Any) -> bool:
-    return type(m) is dict and "method" not in m and ("result" in m or "error" in m)
-
-
-def _error(m: Any) -> dict[str, Any] | None:
-    e = m.get("error") if type(m) is dict else None
-    return e if type(e) is dict else None
-
-
-def _result(m: Any) -> dict[str, Any] | None:
-    r = m.get("result") if type(m) is dict else None
-    return r if type(r) is dict else None
-
-
-def _code(m: Any) -> Any:
-    e = _error(m)
-    return e.get("code") if e is not None else None
-
-
-def _brief(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-@attrs.define
-class Answer:
-    """What came back for one request: the response (None: none in time) and what came with it."""
-
-    message: Any = None
-    #: notifications and requests that arrived while the request was open (stdio: on the shared
-    #: channel; HTTP: on the request's own SSE stream)
-    others: list[Any] = attrs.Factory(list)
-    #: (HTTP) the answer's status, headers (lower-case names) and content type
-    status: int | None = None
-    headers: dict[str, str] = attrs.Factory(dict)
-    content_type: str = ""
-    body: bytes = b""
-    #: (HTTP, SSE) the stream was still open STREAM_GRACE seconds after it carried the response
-    open_after: bool = False
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        return _result(self.message)
-
-    @property
-    def error(self) -> dict[str, Any] | None:
-        return _error(self.message)
-
-    @property
-    def code(self) -> Any:
-        return _code(self.message)
 
 
 # -- wires --------------------------------------------------------------------------------------------
@@ -215,10 +141,12 @@ class Wire:
         tools: dict[str, Any] | None = None,
         keep_open: float = 0.0,
     ) -> Answer | None:
-        raise NotImplementedError
+        """Send a request and wait ``timeout`` for its answer; None when none came (here: nothing answers)."""
+        return None
 
     async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
-        raise NotImplementedError
+        """Send a notification; what came back, if the transport says (here: nothing)."""
+        return Answer()
 
 
 class StdioWire(Wire):
@@ -314,7 +242,7 @@ class StdioWire(Wire):
         self.inbox.append(message)
 
     async def _write(self, message: Any) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        data = frame(message)
         self.record("c2s", data)
         assert self.process.stdin is not None
         try:
@@ -364,18 +292,7 @@ class StdioWire(Wire):
 
 
 class _Unstarted(Wire):
-    """A command that could not be started: nothing answers."""
-
-    async def call(
-        self,
-        message: dict[str, Any],
-        timeout: float,
-        *,
-        headers: dict[str, str | None] | None = None,
-        tools: dict[str, Any] | None = None,
-        keep_open: float = 0.0,
-    ) -> Answer | None:
-        return None
+    """A command that could not be started: nothing answers (the base wire's calls)."""
 
 
 class HttpWire(Wire):
@@ -502,30 +419,32 @@ class HttpWire(Wire):
         tools: dict[str, Any] | None = None,
         keep_open: float = 0.0,
     ) -> Answer | None:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        try:
-            return await self.exchange(
-                "POST", body, self.headers_for(message, tools, headers), timeout, message.get("id"), keep_open
-            )
-        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
-            return None
+        hdrs = self.headers_for(message, tools, headers)
+        return await self._safely("POST", frame(message), hdrs, timeout, message.get("id"), keep_open)
 
     async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
-        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        try:
-            got = await self.exchange("POST", body, self.headers_for(message, None, headers), QUICK * 2, None)
-        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
-            got = None
+        got = await self._safely("POST", frame(message), self.headers_for(message, None, headers), QUICK * 2, None)
         return got or Answer()
 
     async def plain(self, method: str, headers: dict[str, str] | None = None) -> Answer | None:
         from .http_probe import ACCEPT_BOTH
 
         hdrs = {"accept": ACCEPT_BOTH, **{k.lower(): v for k, v in self.target.headers.items()}, **(headers or {})}
+        return await self._safely(method, b"", hdrs, QUICK * 2, None)
+
+    async def _safely(
+        self, method: str, body: bytes, headers: dict[str, str], timeout: float, rid: Any, keep_open: float = 0.0
+    ) -> Answer | None:
+        """One exchange; None when the connection failed (a server that went away answers nothing)."""
         try:
-            return await self.exchange(method, b"", hdrs, QUICK * 2, None)
+            return await self.exchange(method, body, headers, timeout, rid, keep_open)
         except (OSError, trio.BrokenResourceError, trio.ClosedResourceError, h11_errors()):
             return None
+
+
+def frame(message: Any) -> bytes:
+    """``message`` as it goes on the wire: compact JSON, UTF-8 (a stdio line adds its newline)."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def h11_errors() -> type[Exception]:
@@ -534,199 +453,7 @@ def h11_errors() -> type[Exception]:
     return h11.ProtocolError
 
 
-def mirrored(schema: Any) -> dict[str, str]:
-    """The parameters of an inputSchema mirrored into headers: property name -> header name."""
-    out: dict[str, str] = {}
-    props = schema.get("properties") if type(schema) is dict else None
-    if type(props) is not dict:
-        return out
-    for prop, sub in props.items():
-        header = sub.get("x-mcp-header") if type(sub) is dict else None
-        if isinstance(header, str) and header:
-            out[prop] = header
-    return out
-
-
 # -- the judge ------------------------------------------------------------------------------------------
-
-
-class ModernJudge:
-    """The rules every answer of a 2026-07-28 server is held to (see the module doc)."""
-
-    def __init__(self, add: Callable[[Finding], None], *, http: bool) -> None:
-        self._add = add
-        self.http = http
-        self.declared: dict[str, Any] = {}
-        #: ids of the subscriptions/listen requests sent (a server may cancel those)
-        self.listens: set[str] = set()
-        #: the server speaks an earlier revision too (what only a modern-only server is asked is not judged)
-        self.dual = False
-        self._once: set[tuple[str, str]] = set()
-        self.count = 0
-
-    def find(self, requirement: str, message: str, *evidence: Any, key: str = "") -> None:
-        if (requirement, key) in self._once:
-            return
-        self._once.add((requirement, key))
-        self.count += 1
-        self._add(Finding.of(R + requirement, message, *[_brief(e) for e in evidence], party="server"))
-
-    def answer(self, sent: dict[str, Any], got: Answer) -> None:
-        method = str(sent.get("method"))
-        params = _obj(sent.get("params"))
-        m = _obj(params.get("_meta"))
-        result, error = got.result, got.error
-        if result is not None:
-            self.result(method, params, result, got.message)
-        elif error is not None:
-            self.error(method, error, got)
-        for other in got.others:
-            self.other(other, asked_log=LOGLEVEL in m)
-        if self.http and got.status is not None:
-            self.http_answer(method, got)
-
-    def result(self, method: str, params: dict[str, Any], result: dict[str, Any], message: Any) -> None:
-        rtype = result.get("resultType")
-        if rtype is None:
-            # [2026-07-28:basic/index#10] every result says what kind it is
-            self.find("basic/index#10", f"a {method} result carries no resultType", message, key=method)
-            rtype = "complete"
-        elif rtype not in ("complete", "input_required"):
-            self.find("basic/index#12", f"a {method} result has the resultType {rtype!r}", message, key=method)
-            return
-        rmeta = result.get("_meta")
-        if type(rmeta) is not dict or SINFO not in rmeta:
-            self.find("basic/index#59", f"a {method} result carries no {SINFO} in _meta", message)
-        if rtype == "complete" and method in CACHEABLE:
-            ttl, scope = result.get("ttlMs"), result.get("cacheScope")
-            if ttl is None or scope is None:
-                missing = " and ".join(n for n, v in (("ttlMs", ttl), ("cacheScope", scope)) if v is None)
-                self.find("server/utilities/caching#1", f"a {method} result carries no {missing}", message, key=method)
-            if ttl is not None and (type(ttl) is not int or ttl < 0):
-                if not (type(ttl) is float and ttl.is_integer() and ttl >= 0):
-                    self.find("server/utilities/caching#11", f"a {method} result has ttlMs {ttl!r}", message)
-            if scope is not None and scope not in ("public", "private"):
-                self.find("server/utilities/caching#1", f"a {method} result has cacheScope {scope!r}", message)
-        if rtype == "input_required":
-            self.input_required(method, params, result, message)
-
-    def input_required(self, method: str, params: dict[str, Any], result: dict[str, Any], message: Any) -> None:
-        if method not in MRTR_METHODS:
-            # [2026-07-28:basic/patterns/mrtr#5]
-            self.find("basic/patterns/mrtr#5", f"{method} was answered with an InputRequiredResult", message)
-            return
-        requests = result.get("inputRequests")
-        if requests is None and result.get("requestState") is None:
-            self.find(
-                "basic/patterns/mrtr#16", "an InputRequiredResult with neither inputRequests nor requestState", message
-            )
-            return
-        if requests is None:
-            return
-        if type(requests) is not dict:
-            self.find("basic/patterns/mrtr#9", "inputRequests is not an object of requests", message)
-            return
-        m = _obj(params.get("_meta"))
-        caps = _obj(m.get(CAPS))
-        for key, req in requests.items():
-            rm = req.get("method") if type(req) is dict else None
-            if rm not in INPUT_METHODS:
-                self.find(
-                    "basic/patterns/mrtr#9",
-                    f"input request {key!r} is {rm!r}: not elicitation, sampling or roots",
-                    message,
-                )
-                continue
-            cap = INPUT_METHODS[rm]
-            if cap not in caps:
-                # [2026-07-28:basic/patterns/mrtr#17] nothing the client did not declare
-                self.find(
-                    "basic/patterns/mrtr#17",
-                    f"input request {key!r} is {rm} though the request declared no {cap} capability",
-                    message,
-                )
-
-    def error(self, method: str, error: dict[str, Any], got: Answer) -> None:
-        code = error.get("code")
-        if code in RETIRED and not (code == -32002 and method == "resources/read"):
-            self.find("basic/index#22", f"{method} got the retired code {code}", got.message, key=str(code))
-        elif type(code) is int and -32099 <= code <= -32020 and code not in DEFINED_RESERVED:
-            # [2026-07-28:basic/index#21] the sub-range is the specification's
-            self.find(
-                "basic/index#21", f"{method} got error {code}, a reserved code the spec does not define", got.message
-            )
-
-    def other(self, message: Any, *, asked_log: bool) -> None:
-        if type(message) is not dict:
-            return
-        method = message.get("method")
-        if "id" in message and isinstance(method, str):
-            if self.http:
-                self.find(
-                    "basic/transports/streamable-http#20",
-                    f"the server sent a {method} request on a response stream",
-                    message,
-                )
-            else:
-                self.find("basic/transports/stdio#9", f"the server wrote a {method} request on stdout", message)
-            return
-        params = _obj(message.get("params"))
-        if method == "notifications/message":
-            if "logging" not in self.declared:
-                self.find("server/utilities/logging#2", "a log message from a server that declared no logging", message)
-            if not asked_log:
-                self.find(
-                    "server/utilities/logging#3",
-                    f"a log message for a request that carried no {LOGLEVEL}",
-                    message,
-                )
-        elif method == "notifications/cancelled":
-            if json.dumps(params.get("requestId")) not in self.listens:
-                self.find(
-                    "basic/patterns/cancellation#3",
-                    "the server cancelled a request that is not a subscription",
-                    message,
-                )
-
-    def http_answer(self, method: str, got: Answer) -> None:
-        if "mcp-session-id" in got.headers and not self.dual:
-            self.find(
-                "basic/transports/streamable-http#72",
-                f"an answer to {method} carries an Mcp-Session-Id (this revision has no sessions)",
-                f"Mcp-Session-Id: {got.headers['mcp-session-id']}",
-            )
-        if got.content_type == "text/event-stream":
-            if got.headers.get("x-accel-buffering", "").lower() != "no":
-                self.find("basic/transports/streamable-http#22", "an SSE answer without X-Accel-Buffering: no", method)
-            if got.open_after:
-                self.find(
-                    "basic/transports/streamable-http#21",
-                    f"the SSE stream answering {method} stayed open after its response",
-                    method,
-                )
-        if (
-            got.status is not None
-            and 200 <= got.status < 300
-            and got.content_type not in ("application/json", "text/event-stream")
-        ):
-            self.find(
-                "basic/transports/streamable-http#16",
-                f"a {method} request was answered HTTP {got.status} {got.content_type or '(no content type)'} "
-                "with no JSON-RPC response",
-                _brief(got.body.decode("utf-8", "replace")),
-            )
-        code = got.code
-        want = STATUS_OF.get(code) if type(code) is int else None
-        if want is not None and got.status != want:
-            rid = {
-                -32020: "schema#18",
-                -32021: "basic/index#58",
-                -32022: "basic/transports/streamable-http#28",
-                -32601: "basic/transports/streamable-http#29",
-            }[code]
-            self.find(
-                rid, f"error {code} for {method} came with HTTP {got.status}, not {want}", got.message, key=str(code)
-            )
 
 
 # -- the battery -----------------------------------------------------------------------------------------
@@ -767,6 +494,10 @@ class ModernBattery:
         self.lists: dict[str, list[str]] = {}
         #: a tool that asked for input, its arguments and its first InputRequiredResult
         self.mrtr: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+        #: (HTTP) server/discover was refused for want of credentials
+        self.unauthorized = False
+        #: every tool call that asked for input with a requestState: (name, arguments, InputRequiredResult)
+        self.stated: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         self.called: list[str] = []
         #: the tools called that the server does not mark read-only
         self.called_unsafe: list[str] = []
@@ -932,6 +663,18 @@ class ModernBattery:
         got = await self.wire.call(sent, self.full * DISCOVER_WAIT)
         if got is not None and got.message is None and got.status is None:
             got = None
+        if got is not None and got.status in (401, 403) and got.message is None:
+            # a server behind OAuth: say so, not "no 2026-07-28" (basic/authorization#14 is judged
+            # where the token is got, before any battery: spec_notes/crosscheck.md)
+            www = got.headers.get("www-authenticate")
+            self.report.notes.append(
+                f"2026-07-28: server/discover was refused with HTTP {got.status}"
+                + (f" (WWW-Authenticate: {www})" if www else "")
+                + ": the server asks for authorization; give --header 'Authorization: Bearer TOKEN', or --oauth"
+                " (--client-credentials ID:SECRET) to run the flow, and its 2026-07-28 side is checked too"
+            )
+            self.unauthorized = True
+            return False
         result = got.result if got is not None else None
         versions = result.get("supportedVersions") if result is not None else None
         if result is not None and isinstance(versions, list) and MODERN in versions:
@@ -1196,6 +939,8 @@ class ModernBattery:
                 return got
             if self.mrtr is None:
                 self.mrtr = (name, args, got.result)
+            if isinstance(got.result.get("requestState"), str) and not any(n == name for n, _, _ in self.stated):
+                self.stated.append((name, args, got.result))
             retry = self.retry_params(params, got.result)
             got = await self.send(self.message("tools/call", retry, caps=caps))
         return got
@@ -1228,6 +973,7 @@ class ModernBattery:
                         "a retry whose requestState was altered was served (the state's integrity is not checked)",
                         got.message,
                     )
+        await self.replayed_state()
         requests = first.get("inputRequests")
         needed = (
             {INPUT_METHODS.get(str(r.get("method"))) for r in requests.values() if type(r) is dict}
@@ -1248,6 +994,46 @@ class ModernBattery:
                     "basic/index#57",
                     f"{name} needs {', '.join(sorted(str(n) for n in needed))}, which the request did not declare, "
                     f"and got error {got.code}, not -32021 (MissingRequiredClientCapability)",
+                    got.message,
+                )
+
+    async def replayed_state(self) -> None:
+        """A requestState presented on a request it was not issued for: other arguments for the same
+        tool, or another tool that asked for input too. A server binds the state to the request that
+        got it (basic/patterns/mrtr#14) and refuses it elsewhere (asking again is refusing)."""
+        from .exercise import varied_arguments
+
+        if not self.stated:
+            return
+        if any(f.requirement == R + "basic/patterns/mrtr#12" for f in self._findings):
+            # the state is not checked at all: that is the statement broken, a replay only its consequence
+            self.report.check("modern/mrtr/replayed-state", "skip", [R + "basic/patterns/mrtr#14"], "see forged-state")
+            return
+        name, args, first = self.stated[0]
+        target: tuple[str, dict[str, Any], str] | None = None
+        other = varied_arguments((self.tools.get(name) or {}).get("inputSchema"), args)
+        if other is not None:
+            target = (name, other, f"{name} with other arguments")
+        elif len(self.stated) > 1:
+            target = (self.stated[1][0], self.stated[1][1], f"the tool {self.stated[1][0]}")
+        async with self.check("modern/mrtr/replayed-state", ["basic/patterns/mrtr#14"]) as skipped:
+            if target is None:
+                skipped.append(f"no other request to present {name}'s requestState on (its arguments cannot vary)")
+                return
+            params = self.retry_params({"name": target[0], "arguments": target[1]}, first)
+            got = await self.send(self.message("tools/call", params))
+            if got is None:
+                skipped.append("no answer")
+            elif (
+                got.result is not None
+                and got.result.get("resultType", "complete") == "complete"
+                and got.result.get("isError") is not True
+            ):
+                # [2026-07-28:basic/patterns/mrtr#14] a state served on a request it was not issued for
+                self.find(
+                    "basic/patterns/mrtr#14",
+                    f"the requestState {name} was given was accepted on a request for {target[2]} "
+                    "(the state is not bound to the request that got it)",
                     got.message,
                 )
 
@@ -1374,48 +1160,11 @@ class ModernBattery:
             if got is None:
                 skipped.append("no answer")
                 return
-            self.judge_listen(sent, got, wanted)
+            self.judge.subscription(sent, got.others, wanted)
             if got.message is not None:
                 self.judge.answer(sent, attrs.evolve(got, others=[], open_after=False))
             elif self.judge.http and got.status is not None:
                 self.judge.http_answer("subscriptions/listen", attrs.evolve(got, open_after=False))
-
-    def judge_listen(self, sent: dict[str, Any], got: Answer, wanted: dict[str, Any]) -> None:
-        sid = sent["id"]
-        on_stream = self.judge.http
-        mine: list[Any] = []
-        for m in got.others:
-            if type(m) is not dict or "id" in m:
-                continue
-            params = _obj(m.get("params"))
-            tag = _obj(params.get("_meta")).get(SUBID)
-            method = m.get("method")
-            if tag == sid or (tag is None and (on_stream or method in LIST_CHANGED or "subscriptions" in str(method))):
-                mine.append(m)
-                if tag is None and method != "notifications/cancelled":
-                    self.find(
-                        "basic/index#61",
-                        f"a {method} notification on a subscription carries no {SUBID}",
-                        m,
-                    )
-        listed = [m for m in mine if m.get("method") != "notifications/cancelled"]
-        if not listed or listed[0].get("method") != "notifications/subscriptions/acknowledged":
-            first = listed[0].get("method") if listed else "nothing"
-            self.find(
-                "basic/patterns/subscriptions#2",
-                f"the first message of the subscription was {first}, not notifications/subscriptions/acknowledged",
-                *(listed[:1]),
-            )
-        for m in listed[1:]:
-            key = LIST_CHANGED.get(str(m.get("method")))
-            if key is not None and not wanted.get(key):
-                self.find(
-                    "basic/patterns/subscriptions#1",
-                    f"the subscription asked for {sorted(wanted)} and got {m.get('method')}",
-                    m,
-                )
-        for m in got.others:
-            self.judge.other(m, asked_log=False)
 
     # -- Streamable HTTP ---------------------------------------------------------------------------------
 

@@ -29,8 +29,8 @@ from typing import Any, Final
 
 import trio
 
-from .modern import CAPS, CINFO, MODERN, MRTR_METHODS, PV, SINFO, mirrored
-from .report import Finding, Report, Status
+from .modern_judge import CAPS, MODERN, PV, SINFO, ClientRules, is_modern_request
+from .report import Report, Status
 
 __all__ = ["ModernFixture", "is_modern_opening", "serve_modern_stdio", "FixtureRuntime"]
 
@@ -84,14 +84,20 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def is_modern_opening(message: Any) -> bool:
-    """Whether a client's first message opens a 2026-07-28 exchange (not an initialize)."""
-    if type(message) is not dict or not isinstance(message.get("method"), str):
-        return False
-    if message["method"] == "server/discover":
+    """Whether a client's first message opens a 2026-07-28 exchange (not an initialize): a
+    request :func:`~.modern_judge.is_modern_request` says is one, or a message carrying the
+    protocol version in ``_meta``."""
+    if is_modern_request(message):
         return True
-    params = message.get("params")
+    params = message.get("params") if type(message) is dict else None
     m = params.get("_meta") if type(params) is dict else None
-    return message["method"] != "initialize" and type(m) is dict and isinstance(m.get(PV), str)
+    return (
+        type(message) is dict
+        and isinstance(message.get("method"), str)
+        and message["method"] != "initialize"
+        and type(m) is dict
+        and isinstance(m.get(PV), str)
+    )
 
 
 class ModernFixture:
@@ -103,25 +109,18 @@ class ModernFixture:
         self.key = os.urandom(16)
         #: (method, name) -> (id, InputRequiredResult) of the requests answered with one
         self.asked: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
-        self.requests = 0
-        self.retries = 0
-        self._seen: set[tuple[str, str]] = set()
-        self.info: Any = None
+        #: the rules a client's requests are held to (the tap's and the judge's too)
+        self.rules = ClientRules(report.add)
+        self.find = self.rules.find
 
     # -- findings ---------------------------------------------------------------------------------------
-
-    def find(self, requirement: str, message: str, *evidence: Any, key: str = "") -> None:
-        if (requirement, key) in self._seen:
-            return
-        self._seen.add((requirement, key))
-        text = [e if isinstance(e, str) else json.dumps(e)[:300] for e in evidence]
-        self.report.add(Finding.of(R + requirement, message, *text, party="client"))
 
     def finish(self) -> None:
         """The report's checks, once the client is done."""
         self.report.revision = MODERN
-        if isinstance(self.info, dict) and isinstance(self.info.get("name"), str):
-            self.report.target = f"the client {self.info['name']} {self.info.get('version', '')}".strip()
+        info = self.rules.info
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            self.report.target = f"the client {info['name']} {info.get('version', '')}".strip()
         groups = {
             "modern-client/request-meta": ["basic/index#52", "basic/index#55"],
             "modern-client/mrtr-retries": [
@@ -146,12 +145,12 @@ class ModernFixture:
             status: Status
             if any(i in broken for i in ids):
                 status = "fail"
-            elif name == "modern-client/mrtr-retries" and not self.retries:
+            elif name == "modern-client/mrtr-retries" and not self.rules.retries:
                 self.report.check(name, "skip", ids, "the client retried no request that asked for input")
                 continue
             else:
                 status = "pass"
-            self.report.check(name, status, ids, f"{self.requests} request(s), {self.retries} retr(ies)")
+            self.report.check(name, status, ids, f"{self.rules.requests} request(s), {self.rules.retries} retr(ies)")
 
     # -- one message -------------------------------------------------------------------------------------
 
@@ -166,14 +165,14 @@ class ModernFixture:
             return 400, None
         if "id" not in message:
             return 202, None
-        self.requests += 1
         rid = message["id"]
         method = message["method"]
         params = _obj(message.get("params"))
         m = _obj(params.get("_meta"))
-        self._meta(method, m, message)
+        self.rules.meta(method, m, message)
         if headers is not None:
-            self._headers(method, params, m, headers, message)
+            tool = next((t for t in TOOLS if t["name"] == params.get("name")), None)
+            self.rules.headers(method, params, m, headers, tool.get("inputSchema") if tool else None)
         version = m.get(PV)
         if isinstance(version, str) and version != MODERN:
             data = {"supported": [MODERN], "requested": version}
@@ -192,54 +191,6 @@ class ModernFixture:
             error["data"] = data
         status = {-32020: 400, -32021: 400, -32022: 400, -32601: 404, -32602: 400 if code == -32602 else 200}
         return status.get(code, 200), {"jsonrpc": "2.0", "id": rid, "error": error}
-
-    def _meta(self, method: str, m: dict[str, Any], message: Any) -> None:
-        missing = [k for k, t in ((PV, str), (CAPS, dict)) if not isinstance(m.get(k), t)]
-        if missing:
-            # [2026-07-28:basic/index#52] the required _meta fields on every request
-            self.find("basic/index#52", f"a {method} request lacks {', '.join(missing)} in _meta", message)
-        if CINFO not in m:
-            self.find("basic/index#55", f"a {method} request carries no {CINFO}", message)
-        elif self.info is None:
-            self.info = m[CINFO]
-
-    def _headers(
-        self, method: str, params: dict[str, Any], m: dict[str, Any], headers: dict[str, str], message: Any
-    ) -> None:
-        h = {k.lower(): v for k, v in headers.items()}
-        version = h.get("mcp-protocol-version")
-        if version is None:
-            self.find("basic/transports/streamable-http#25", f"a {method} POST has no MCP-Protocol-Version header")
-        elif isinstance(m.get(PV), str) and version != m[PV]:
-            self.find(
-                "basic/transports/streamable-http#26",
-                f"a {method} POST has MCP-Protocol-Version {version!r} but _meta says {m[PV]!r}",
-            )
-        got = h.get("mcp-method")
-        if got != method:
-            what = "no Mcp-Method header" if got is None else f"Mcp-Method {got!r}"
-            self.find("basic/transports/streamable-http#32", f"a {method} POST has {what}", key="method")
-        if method in MRTR_METHODS:
-            name = params.get("uri") if method == "resources/read" else params.get("name")
-            raw = h.get("mcp-name")
-            if raw is None or (isinstance(name, str) and _decode(raw) != name):
-                what = "no Mcp-Name header" if raw is None else f"Mcp-Name {raw!r} for {name!r}"
-                self.find("basic/transports/streamable-http#32", f"a {method} POST has {what}", key="name")
-        if method == "tools/call":
-            tool = next((t for t in TOOLS if t["name"] == params.get("name")), None)
-            arguments = _obj(params.get("arguments"))
-            for prop, header in mirrored(tool.get("inputSchema") if tool else None).items():
-                value = arguments.get(prop)
-                if value is None:
-                    continue
-                raw = h.get("mcp-param-" + header.lower())
-                text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-                if raw is None or _decode(raw) != text:
-                    what = f"no Mcp-Param-{header} header" if raw is None else f"Mcp-Param-{header} {raw!r}"
-                    self.find(
-                        "basic/transports/streamable-http#36",
-                        f"a tools/call of {params.get('name')} has {what} for the argument {prop}={value!r}",
-                    )
 
     # -- serving ------------------------------------------------------------------------------------------
 
@@ -310,34 +261,8 @@ class ModernFixture:
         asked = self.asked.pop(key, None)
         if asked is None:
             return None
-        first_id, result = asked
-        self.retries += 1
-        if json.dumps(first_id) == json.dumps(rid):
-            # [2026-07-28:basic/patterns/mrtr#26] a retry is a new request
-            self.find("basic/patterns/mrtr#26", f"a retry of {key[1]} reused the id {rid!r} of the first request")
-        requests = result.get("inputRequests") or {}
-        answers = params.get("inputResponses")
-        missing = [k for k in requests if type(answers) is not dict or k not in answers]
-        if missing:
-            self.find(
-                "basic/patterns/mrtr#21",
-                f"a retry of {key[1]} carries no answer to the input request(s) {missing}",
-                params,
-            )
-        if "requestState" in result:
-            if params.get("requestState") != result["requestState"]:
-                self.find(
-                    "basic/patterns/mrtr#23",
-                    f"a retry of {key[1]} did not echo the requestState exactly",
-                    f"given {result['requestState']!r}, echoed {params.get('requestState')!r}",
-                )
-        elif "requestState" in params:
-            self.find(
-                "basic/patterns/mrtr#25",
-                f"a retry of {key[1]} carries a requestState though none was given",
-                f"requestState: {params['requestState']!r}",
-            )
-        return result
+        self.rules.retry(key[1], asked[0], asked[1], params, rid)
+        return asked[1]
 
     def _seal(self) -> str:
         body = base64.urlsafe_b64encode(json.dumps({"exp": time.time() + 600}).encode()).decode()
@@ -353,15 +278,6 @@ class _Refused(Exception):
     def __init__(self, code: int, text: str, data: Any = None) -> None:
         super().__init__(text)
         self.code, self.text, self.data = code, text, data
-
-
-def _decode(raw: str) -> str | None:
-    if raw.startswith("=?base64?") and raw.endswith("?="):
-        try:
-            return base64.b64decode(raw[9:-2], validate=True).decode("utf-8")
-        except ValueError:
-            return None
-    return raw
 
 
 async def serve_modern_stdio(channel: trio.abc.Channel[bytes], first: bytes, fixture: ModernFixture) -> None:

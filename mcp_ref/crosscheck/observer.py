@@ -26,7 +26,7 @@ import binascii
 import enum
 import re
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -58,6 +58,7 @@ from ..schema._meta_keys import bad_meta_keys
 from ..schema.messages import CLIENT_NOTIFICATIONS, SERVER_NOTIFICATIONS
 from ..schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, CreateTaskResult
 from ..server.utilities.logging import LEVEL_RANK
+from .modern_judge import MODERN, ModernTraffic
 from .report import Finding
 
 __all__ = ["Direction", "Observer", "Transport"]
@@ -173,13 +174,27 @@ class Observer:
         self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
         self._task_requests: dict[Direction, set[Any]] = {d: set() for d in Direction}
+        #: [2026-07-28] the exchanges of that revision: judged by its own rules, not the engines'
+        self._modern_found: list[Finding] = []
+        self.modern = ModernTraffic(self._modern_found.append, transport=transport)
+        self.modern.notes = self.notes
 
     def _engine_of(self, who: str) -> Connection:
         return self.client if who == "client" else self.server
 
     @property
     def revision(self) -> str | None:
-        return self.client.protocol_version or self.server.protocol_version
+        legacy = self.client.protocol_version or self.server.protocol_version
+        return legacy or (MODERN if self.modern.seen else None)
+
+    def end(self) -> list[Finding]:
+        """The traffic is over: what only its end shows (a subscription that never got its
+        acknowledgement). Call after :meth:`flush`."""
+        self.modern.end()
+        out = list(self._modern_found)
+        self._modern_found.clear()
+        self.findings.extend(out)
+        return out
 
     def _find(self, out: list[Finding], requirement: str, message: str, evidence: Any, party: str) -> None:
         if (
@@ -195,13 +210,21 @@ class Observer:
 
     # -- feeding ---------------------------------------------------------------------------------
 
-    def observe(self, direction: Direction, data: bytes | str, *, deliberate: bool = False) -> list[Finding]:
+    def observe(
+        self,
+        direction: Direction,
+        data: bytes | str,
+        *,
+        deliberate: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> list[Finding]:
         """Judge one message. ``deliberate``: the sender broke rules on purpose (a probe of
-        the battery): nothing is held against it, but the answer it calls for is judged."""
+        the battery): nothing is held against it, but the answer it calls for is judged.
+        ``headers``: (HTTP) those of the POST that carried it, where a revision judges them."""
         raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
         out: list[Finding] = []
         if self._judging:
-            self._observe(direction, raw, deliberate, out)
+            self._observe(direction, raw, deliberate, out, headers)
         self.count[direction] += 1
         self.findings.extend(out)
         return out
@@ -250,7 +273,14 @@ class Observer:
         run.clear()
         return out
 
-    def _observe(self, direction: Direction, raw: bytes, deliberate: bool, out: list[Finding]) -> None:
+    def _observe(
+        self,
+        direction: Direction,
+        raw: bytes,
+        deliberate: bool,
+        out: list[Finding],
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         sender, receiver = direction.sender, direction.receiver
         engine = self._engine_of(receiver)
         try:
@@ -262,6 +292,16 @@ class Observer:
             if not deliberate:
                 self._find(out, self._parse_error_requirement(direction, e), _not_json(sender, e), _text(raw), sender)
             engine.stats["parse-error"] += 1
+            return
+        to_server = direction is Direction.TO_SERVER
+        if self.modern.takes(to_server, message, legacy=bool(self._initialize_ids)):
+            # [2026-07-28:basic/versioning] an exchange of that revision: no session, no initialize,
+            # each request standing alone with its _meta -- judged by that revision's rules
+            if _is_response(message):
+                self._remember_answer(direction, message)
+            self.modern.observe(to_server, message, headers)
+            found, self._modern_found[:] = list(self._modern_found), []
+            out.extend(f for f in found if not (deliberate and f.party == sender))
             return
         if type(message) is dict and _is_response(message):
             self._remember_answer(direction, message)

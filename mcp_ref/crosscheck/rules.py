@@ -11,7 +11,6 @@ statements than the engine does, and their levels are the catalogue's
 from typing import Final
 
 from ..basic.requirements import (
-    MODERN_RULES,
     MUST_LEVELS,
     RULES,
     SHOULD_LEVELS,
@@ -35,7 +34,8 @@ __all__ = [
     "SHOULD_LEVELS",
 ]
 
-#: the 2026-07-28 statements the cross-checker cites (the engine's own are in MODERN_RULES)
+#: the 2026-07-28 statements the cross-checker cites besides the engine's own (MODERN_RULES, looked up
+#: there, never restated here: a test keeps the two apart)
 CHECK_RULES: Final[dict[str, Rule]] = {
     row[0]: Rule(*row)
     for row in (
@@ -57,41 +57,28 @@ CHECK_RULES: Final[dict[str, Rule]] = {
             "every message is JSON-RPC 2.0: a method the server does not have is -32601",
         ),
         ("2026-07-28:basic/index#52", "MUST", "every client request carries the required _meta fields"),
-        ("2026-07-28:basic/index#53", "MUST", "a request missing a required _meta field gets -32602"),
         ("2026-07-28:basic/index#54", "MUST", "over HTTP, a malformed _meta is refused with 400"),
         ("2026-07-28:basic/index#55", "SHOULD", "client requests carry clientInfo"),
-        ("2026-07-28:basic/index#57", "MUST", "a request needing an undeclared client capability gets -32021"),
         ("2026-07-28:basic/index#58", "MUST", "over HTTP, -32021 comes with 400"),
         ("2026-07-28:basic/index#59", "SHOULD", "results carry serverInfo in _meta"),
         ("2026-07-28:basic/index#61", "MUST", "notifications of a subscription carry its subscriptionId"),
         ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
-        ("2026-07-28:basic/patterns/mrtr#12", "MUST", "a requestState failing verification is rejected"),
         (
-            "2026-07-28:basic/patterns/mrtr#16",
-            "MUST",
-            "an InputRequiredResult carries input requests or a request state",
+            "2026-07-28:basic/patterns/mrtr#14",
+            "SHOULD",
+            "a requestState is bound to the request that got it and refused on another",
         ),
-        ("2026-07-28:basic/patterns/mrtr#17", "MUST NOT", "no input request the client's capabilities do not allow"),
         ("2026-07-28:basic/patterns/mrtr#21", "MUST", "a retry carries the answers to the input requests"),
         ("2026-07-28:basic/patterns/mrtr#23", "MUST", "a retry echoes the requestState exactly"),
         ("2026-07-28:basic/patterns/mrtr#25", "MUST NOT", "no requestState in a retry when none was given"),
         ("2026-07-28:basic/patterns/mrtr#26", "MUST", "a retry has a new JSON-RPC id"),
         (
-            "2026-07-28:basic/patterns/mrtr#5",
-            "MUST NOT",
-            "InputRequiredResult only on tools/call, prompts/get, resources/read",
-        ),
-        ("2026-07-28:basic/patterns/mrtr#9", "MUST", "input requests are elicitation, sampling or roots requests"),
-        (
             "2026-07-28:basic/patterns/subscriptions#1",
             "MUST NOT",
             "a subscription gets only the notification types it asked for",
         ),
-        ("2026-07-28:basic/patterns/subscriptions#2", "MUST", "a subscription's acknowledgement comes first"),
         ("2026-07-28:basic/transports/stdio#1", "MUST NOT", "one message per line, no newline inside"),
         ("2026-07-28:basic/transports/stdio#4", "MUST NOT", "nothing but MCP messages on the server's stdout"),
-        ("2026-07-28:basic/transports/stdio#7", "MUST NOT", "a client writes no JSON-RPC responses"),
-        ("2026-07-28:basic/transports/stdio#9", "MUST NOT", "a server writes no JSON-RPC requests"),
         ("2026-07-28:basic/transports/streamable-http#13", "MUST", "an accepted notification gets 202 and no body"),
         ("2026-07-28:basic/transports/streamable-http#16", "MUST", "a request is answered with JSON or an SSE stream"),
         ("2026-07-28:basic/transports/streamable-http#20", "MUST NOT", "no server request on a response stream"),
@@ -99,13 +86,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/transports/streamable-http#22", "SHOULD", "SSE answers carry X-Accel-Buffering: no"),
         ("2026-07-28:basic/transports/streamable-http#25", "MUST", "every POST carries MCP-Protocol-Version"),
         ("2026-07-28:basic/transports/streamable-http#26", "MUST", "the MCP-Protocol-Version header matches _meta"),
-        (
-            "2026-07-28:basic/transports/streamable-http#27",
-            "MUST",
-            "a version header that does not match _meta gets 400 and -32020",
-        ),
         ("2026-07-28:basic/transports/streamable-http#28", "MUST", "an unsupported version gets 400"),
-        ("2026-07-28:basic/transports/streamable-http#29", "MUST", "an unknown method gets 404 and -32601"),
         ("2026-07-28:basic/transports/streamable-http#3", "MUST", "a request from a foreign Origin gets 403"),
         ("2026-07-28:basic/transports/streamable-http#31", "MUST", "a request without MCP-Protocol-Version is refused"),
         (
@@ -129,11 +110,6 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/transports/streamable-http#65", "MUST", "a header mismatch is error -32020 with 400"),
         ("2026-07-28:basic/transports/streamable-http#72", "SHOULD", "no session ids, no GET or DELETE (405)"),
         (
-            "2026-07-28:basic/versioning#1",
-            "MUST",
-            "a version the server does not implement gets -32022 listing the supported ones",
-        ),
-        (
             "2026-07-28:basic/versioning#10",
             "SHOULD",
             "a modern-only server names its versions when refusing initialize",
@@ -148,9 +124,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:server/utilities/caching#1", "MUST", "cacheable results carry ttlMs and cacheScope"),
         ("2026-07-28:server/utilities/caching#11", "MUST", "ttlMs is an integer >= 0"),
         ("2026-07-28:server/utilities/caching#24", "MUST", "every page of a list has the same cacheScope"),
-        ("2026-07-28:server/utilities/logging#2", "MUST", "a server sending log messages declares logging"),
         ("2026-07-28:server/utilities/logging#3", "MUST NOT", "no log message for a request without a logLevel"),
-        ("2026-07-28:server/utilities/logging#6", "SHOULD", "an unknown log level gets -32602"),
         ("basic/transports#16", "MUST", "a client's POST accepts both application/json and text/event-stream"),
         ("basic/transports#59", "MUST", "a client sends the session id it was given on every later request"),
         ("basic/transports#65", "MUST", "a client sends MCP-Protocol-Version on every request after initialize"),
@@ -162,9 +136,8 @@ CHECK_RULES: Final[dict[str, Rule]] = {
 
 def rule(requirement: str) -> Rule:
     """The rule for ``requirement``; KeyError names an id mcp_ref does not cite."""
-    if requirement not in MODERN_RULES and requirement not in RULES and requirement in CHECK_RULES:
-        return CHECK_RULES[requirement]
-    return _base_rule(requirement)
+    found = CHECK_RULES.get(requirement)
+    return found if found is not None else _base_rule(requirement)
 
 
 def level_of(requirement: str | None) -> str | None:

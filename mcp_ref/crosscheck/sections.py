@@ -163,6 +163,10 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
         "basic/patterns/mrtr.mdx",
         "Multi Round-Trip Requests > Basic Workflow > Server Requirements (Basic Workflow)",
     ),
+    "2026-07-28:basic/patterns/mrtr#14": (
+        "basic/patterns/mrtr.mdx",
+        "Multi Round-Trip Requests > Basic Workflow > Server Requirements (Basic Workflow)",
+    ),
     "2026-07-28:basic/patterns/mrtr#16": (
         "basic/patterns/mrtr.mdx",
         "Multi Round-Trip Requests > Basic Workflow > Server Requirements (Basic Workflow)",

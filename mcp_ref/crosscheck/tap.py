@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO
 
 import trio
@@ -80,9 +80,10 @@ class Tap:
         self.record(direction, line)
         self._found(self.observer.observe_stdio_line(direction, line))
 
-    def message(self, direction: Direction, data: bytes) -> None:
+    def message(self, direction: Direction, data: bytes, headers: Mapping[str, str] | None = None) -> None:
+        """One message; ``headers``: (HTTP) those of the POST that carried it."""
         self.record(direction, data)
-        self._found(self.observer.observe(direction, data))
+        self._found(self.observer.observe(direction, data, headers=headers))
 
     def found(self, finding: Finding) -> None:
         """A finding the transport itself made (an HTTP status, say)."""
@@ -96,6 +97,7 @@ class Tap:
     def end(self) -> Report:
         for direction in Direction:
             self._found(self.observer.flush(direction))
+        self._found(self.observer.end())
         report = Report(self.target, self.observer.revision)
         for direction, data in self.traffic:
             report.record(1, direction.value, data)

@@ -30,7 +30,7 @@ import attrs
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
 from ..basic.transports.mcp_headers import ParamHeader, param_headers
-from ..errors import CapabilityMissing, ErrorCode, ProtocolError
+from ..errors import CapabilityMissing, ErrorCode, MissingClientCapability, ProtocolError
 from ..schema._base import install_model_methods
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
@@ -195,8 +195,15 @@ class ToolRegistry:
             warnings.warn(f"tool name {tool.name!r}: {'; '.join(problems)}", ToolNameWarning, stacklevel=3)
         check_meta_keys(tool.meta, f"tool {tool.name!r}")
         # [server/tools#5] inputSchema is a JSON Schema object (the model checks type "object")
-        validate_input = compile_schema(tool.input_schema)
-        validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
+        try:
+            validate_input = compile_schema(tool.input_schema)
+        except ValueError as e:
+            # (InvalidSchema / UnsupportedDialect, kept as themselves, naming the tool and the schema)
+            raise type(e)(f"tool {tool.name!r}: inputSchema: {e}") from None
+        try:
+            validate_output = compile_schema(tool.output_schema) if tool.output_schema is not None else None
+        except ValueError as e:
+            raise type(e)(f"tool {tool.name!r}: outputSchema: {e}") from None
         try:
             # [2026-07-28:server/tools#13] parameters may carry x-mcp-header annotations: read (and checked) here
             headers = param_headers(tool.input_schema)
@@ -251,6 +258,10 @@ class ToolRegistry:
             # [server/tools#18] the tool's own failure is a result (isError), which reaches the
             # caller as data, for the model to see -- tools#error-handling
             return CallToolResult(content=[TextContent(text=str(e))], is_error=True)
+        except MissingClientCapability:
+            # [2026-07-28:basic/index#57] the request itself fails, -32021 (the same exception
+            # class as below, so the tool's own `except CapabilityMissing` works in both eras)
+            raise
         except CapabilityMissing as e:
             # a nested request the client cannot take (no sampling, elicitation, roots ...): the
             # tool could not do its work, which the model can read and act on -- not an internal error

@@ -25,6 +25,7 @@ import inspect
 import itertools
 import logging
 import math
+import secrets
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -264,21 +265,39 @@ def typed_input(method: str, params: Any) -> Any:
     forms and every check that follows sees typed params. A mapping that does not decode is
     bad use of the API: LocalProtocolError (-32602), before anything is sent or asked.
     """
-    if not isinstance(params, Mapping):
+    if not isinstance(params, Mapping) or method not in _INPUT_METHODS:
         return params
     from ..schema import decode
-    from ..schema.elicitation import ElicitRequestParams
-    from ..schema.sampling import CreateMessageRequestParams
+    from ..schema import messages as m
 
-    cls: Any
-    if method == "elicitation/create":
-        cls = ElicitRequestParams
-    elif method == "sampling/createMessage":
-        cls = CreateMessageRequestParams
-    else:
-        return params
     try:
-        return decode(dict(params), cls)
+        return decode(dict(params), m.PARAMS_TYPES[method])
+    except DecodeError as e:
+        raise LocalProtocolError(f"{method}: params that do not decode: {e}", ErrorCode.INVALID_PARAMS) from None
+
+
+#: the requests a server makes of the client while handling one (input requests in 2026-07-28)
+_INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
+def typed_notification(method: str, params: Any) -> Any:
+    """The params of ``ctx.notify("notifications/message" | "notifications/progress", ...)`` as
+    the model's class: a mapping in the wire's form is decoded (a progress mapping needs no
+    ``progressToken``: the request's own is used). Anything else is bad use of the API:
+    LocalProtocolError (-32602), before anything is sent."""
+    from ..schema import decode
+    from ..schema import messages as m
+
+    cls = m.PARAMS_TYPES[method]
+    if isinstance(params, cls):
+        return params
+    if not isinstance(params, Mapping):
+        raise LocalProtocolError(
+            f"{method} takes {cls.__name__} or a mapping, not {type(params).__name__}", ErrorCode.INVALID_PARAMS
+        )
+    wire = {"progressToken": 0, **params} if method == "notifications/progress" else dict(params)
+    try:
+        return decode(wire, cls)
     except DecodeError as e:
         raise LocalProtocolError(f"{method}: params that do not decode: {e}", ErrorCode.INVALID_PARAMS) from None
 
@@ -455,7 +474,24 @@ class RequestContext:
         return await self.session.request(method, params, related_request_id=self.request_id, **options)
 
     async def notify(self, method: str, params: Any = None) -> None:
-        """A notification tied to this request (e.g. a log message while handling it)."""
+        """A notification tied to this request.
+
+        ``notifications/message`` goes as :meth:`log` does (the client's level and the rate
+        limit apply) and ``notifications/progress`` as :meth:`progress` (this request's
+        token), in a 2025 session as in a 2026-07-28 request; their params may be the model
+        object or a mapping in the wire's form.
+        """
+        if method == "notifications/message":
+            message = typed_notification(method, params)
+            await self.log(message.level, message.data, message.logger)
+        elif method == "notifications/progress":
+            report = typed_notification(method, params)
+            await self.progress(report.progress, report.total, report.message)
+        else:
+            await self._notify(method, params)
+
+    async def _notify(self, method: str, params: Any) -> None:
+        """Send a notification tied to this request as it is (the hook a task's context routes)."""
         await self.session.notify(method, params, related_request_id=self.request_id)
 
     async def sample(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
@@ -499,9 +535,14 @@ class RequestContext:
         (``max_request_timeout``), not the idle ``request_timeout``.
         """
         from ..client.elicitation import check_elicit_answer
+        from ..schema.elicitation import ElicitRequestURLParams
 
         options.setdefault("timeout", self.session.config.max_request_timeout)
         params = typed_input("elicitation/create", params)
+        if isinstance(params, ElicitRequestURLParams) and params.elicitation_id is None:
+            # [client/elicitation#12] a URL elicitation written for 2026-07-28 (which has no id) runs
+            # in a 2025 session too, with a unique id of its own (give one to complete it later)
+            params = attrs.evolve(params, elicitation_id=secrets.token_urlsafe(16))
         result = await self.request("elicitation/create", params, **options)
         return check_elicit_answer(params, result)
 
@@ -585,7 +626,7 @@ class RequestContext:
         params = LoggingMessageNotificationParams(level=check_level(level), data=data, logger=logger)
         if not self.session.log_allowed(level):
             return False
-        await self.notify("notifications/message", params)
+        await self._notify("notifications/message", params)
         return True
 
 

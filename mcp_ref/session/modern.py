@@ -37,12 +37,20 @@ from ..basic import versioning as v
 from ..basic.lifecycle import Role
 from ..basic.patterns import mrtr, subscriptions
 from ..basic.rate_limit import TokenBucket
-from ..errors import DecodeError, ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
+from ..errors import (
+    DecodeError,
+    ErrorCode,
+    LocalProtocolError,
+    MCPError,
+    MissingClientCapability,
+    ProtocolError,
+    RemoteProtocolError,
+)
 from ..events import CancellationIgnored, CancellationReceived, ExchangeReceived, MessageRejected, NotificationIgnored
 from ..exchange import TASKS_EXTENSION, Exchange, StatelessEngine
 from ..schema._converter import decode
 from .changes import ChangeFeed, FeedClosed
-from .core import RequestContext, RequestHandler, SessionConfig, typed_input
+from .core import RequestContext, RequestHandler, SessionConfig, typed_input, typed_notification
 from .telemetry import Tracing, tracing
 
 if TYPE_CHECKING:
@@ -229,10 +237,12 @@ class ModernContext(RequestContext):
 
     async def notify(self, method: str, params: Any = None) -> None:
         if method == "notifications/message":
-            await self.log(params.level, params.data, params.logger)
+            message = typed_notification(method, params)
+            await self.log(message.level, message.data, message.logger)
             return
         if method == "notifications/progress":
-            await self.progress(params.progress, params.total, params.message)
+            report = typed_notification(method, params)
+            await self.progress(report.progress, report.total, report.message)
             return
         # [2026-07-28:basic/transports/streamable-http#19] only notifications about this request go on its stream
         raise LocalProtocolError(f"{method} is not a notification about this request (2026-07-28)")
@@ -556,7 +566,9 @@ class ModernRuntime:
         """One place where handler exceptions become wire errors (as Session._error_reply)."""
         if isinstance(exc, MCPError):
             code, message, data = exc.code, exc.message, exc.data
-        elif isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError):
+        elif isinstance(exc, MissingClientCapability) or (
+            isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError)
+        ):
             code, message, data = exc.code, exc.message, exc.data
         else:
             log.error("handler for %s (request %r) failed", exchange.method, exchange.id, exc_info=exc)

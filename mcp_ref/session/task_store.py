@@ -176,7 +176,8 @@ class TaskStore(Protocol):
     ) -> TaskRecord | None:
         """The work ended with ``outcome``: the task becomes ``status`` unless it is terminal
         already; a task cancelled meanwhile keeps ``cancelled`` but gets the outcome if it has
-        none ([basic/utilities/tasks#45]). None if the task is gone."""
+        none (basic/utilities/tasks#45: the stores enforce it, in ``apply_finish``). None if the
+        task is gone."""
         ...
 
     async def ask(self, task_id: str, requests: dict[str, Any], *, wall: float) -> TaskRecord:

@@ -897,7 +897,7 @@ class TaskContext(RequestContext):
             watcher.cancel()
         return _SUPERSEDED
 
-    async def notify(self, method: str, params: Any = None) -> None:
+    async def _notify(self, method: str, params: Any) -> None:
         # [basic/utilities/tasks#48, #65] notifications of the task name it -- tasks#related-task-metadata
         params = relate_params(method, params, self.task_id)
         session, related = self._route()

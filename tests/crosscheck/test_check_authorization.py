@@ -4,6 +4,7 @@ without credentials the target is refused saying what to pass (exit status 2).""
 
 import json
 from functools import partial
+from typing import Any
 
 import h11
 import pytest
@@ -62,9 +63,26 @@ async def test_the_oauth_flow_authorizes_the_battery_and_the_protected_example_c
     assert "refused the credentials (HTTP 401" in str(wrong.value)
 
 
-async def _lax_server(stream: trio.SocketStream) -> None:
-    """Protected the wrong way: a bare ``Bearer`` challenge (no resource_metadata, no scope),
-    no metadata at the well-known URLs, and any token let through."""
+@pytest.mark.req("basic/authorization#14", "basic/authorization#60")
+async def test_a_2026_server_behind_oauth_is_recognised_and_checked_with_the_token() -> None:
+    browser = HeadlessBrowser()
+    async with trio.open_nursery() as nursery:
+        _, url = await _protected(nursery)
+        # without credentials: the 401 and its resource metadata are named, not "no 2026-07-28"
+        with pytest.raises(TargetUnreachable) as anonymous:
+            await check_server(HttpTarget(url), revision="2026-07-28")
+        auth = OAuthClient(redirect_uri=REDIRECT, redirect_handler=browser.open, callback_handler=browser.callback)
+        report = await check_server(HttpTarget(url), revision="2026-07-28", auth=auth)
+        nursery.cancel_scope.cancel()
+    assert "asks for authorization (HTTP 401, WWW-Authenticate: Bearer resource_metadata=" in str(anonymous.value)
+    # the token got first serves the 2026-07-28 battery: the example speaks that revision and is clean
+    assert report.revision == "2026-07-28" and report.findings == [], report.to_text()
+    statuses = {c.name: c.status for c in report.checks}
+    assert statuses["authorization/discovery"] == "pass" and statuses["modern/discover"] == "pass"
+    assert statuses["modern/tools/call"] == "pass", report.to_text()
+
+
+async def _read_request(stream: trio.SocketStream) -> tuple[h11.Connection, h11.Request | None]:
     conn = h11.Connection(h11.SERVER)
     request: h11.Request | None = None
     while True:
@@ -74,7 +92,42 @@ async def _lax_server(stream: trio.SocketStream) -> None:
         elif isinstance(event, h11.Request):
             request = event
         elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-            break
+            return conn, request
+
+
+async def _answer(stream: trio.SocketStream, conn: h11.Connection, status: int, extra: list[Any], body: bytes) -> None:
+    head = [*extra, ("content-length", str(len(body))), ("connection", "close")]
+    out = conn.send(h11.Response(status_code=status, headers=head)) or b""
+    out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
+    await stream.send_all(out)
+    await stream.aclose()
+
+
+async def _always_401(stream: trio.SocketStream) -> None:
+    conn, _ = await _read_request(stream)
+    www = 'Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource"'
+    await _answer(stream, conn, 401, [("www-authenticate", www)], b"")
+
+
+async def test_the_2026_battery_says_a_refused_discover_asks_for_authorization() -> None:
+    from mcp_ref.crosscheck.modern import ModernBattery
+    from mcp_ref.crosscheck.report import Report
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, _always_401, 0, host="127.0.0.1"))
+        port = listeners[0].socket.getsockname()[1]
+        report = Report("x")
+        battery = ModernBattery(HttpTarget(f"http://127.0.0.1:{port}/mcp", {"Authorization": "Bearer old"}), report)
+        assert await battery.run() is False
+        nursery.cancel_scope.cancel()
+    assert battery.unauthorized and not report.findings
+    assert any("server/discover was refused with HTTP 401" in n and "resource_metadata" in n for n in report.notes)
+
+
+async def _lax_server(stream: trio.SocketStream) -> None:
+    """Protected the wrong way: a bare ``Bearer`` challenge (no resource_metadata, no scope),
+    no metadata at the well-known URLs, and any token let through."""
+    conn, request = await _read_request(stream)
     assert request is not None
     headers = {k.decode().lower(): v.decode() for k, v in request.headers}
     body = b""
@@ -86,11 +139,7 @@ async def _lax_server(stream: trio.SocketStream) -> None:
         status, extra = 200, [("content-type", "application/json")]
         result = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "lax", "version": "1"}}
         body = json.dumps({"jsonrpc": "2.0", "id": "mcp-ref-probe", "result": result}).encode()
-    head = [*extra, ("content-length", str(len(body))), ("connection", "close")]
-    out = conn.send(h11.Response(status_code=status, headers=head)) or b""
-    out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
-    await stream.send_all(out)
-    await stream.aclose()
+    await _answer(stream, conn, status, extra, body)
 
 
 @pytest.mark.req("basic/authorization#14", "basic/authorization#16", "basic/authorization#60")

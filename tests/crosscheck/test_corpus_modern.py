@@ -91,6 +91,34 @@ def test_modern_http_controls_come_out_clean(name: str, http_reports: dict[str, 
     assert {"modern/http/version-header", "modern/http/name-header", "modern/http/param-header"} <= names
 
 
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#14", "2026-07-28:basic/patterns/mrtr#12")
+@pytest.mark.parametrize(
+    "name, found, status",
+    [
+        ("none", set(), "pass"),
+        ("state-unbound", {"2026-07-28:basic/patterns/mrtr#14"}, "fail"),
+        # a state not checked at all is that, not also a replay
+        ("state-not-verified", {"2026-07-28:basic/patterns/mrtr#12"}, "skip"),
+    ],
+)
+async def test_a_request_state_replayed_on_another_request(name: str, found: set[str], status: str) -> None:
+    report = await _stdio(name)
+    assert {f.requirement for f in report.findings} == found, report.to_text()
+    replay = next(c for c in report.checks if c.name == "modern/mrtr/replayed-state")
+    assert replay.status == status, report.to_text()
+
+
+@pytest.mark.req(
+    "2026-07-28:server/tools#6",
+    "2026-07-28:server/resources#4",
+    "2026-07-28:basic/transports/stdio#1",
+    "2026-07-28:basic/transports/stdio#4",
+)
+@pytest.mark.parametrize("name", ["list-varies", "resources-vary", "pretty-printed", "junk-on-stdout"])
+async def test_lists_that_vary_and_stdout_that_is_not_one_message_a_line(name: str) -> None:
+    _only(await _stdio(name), BREAKS[name])
+
+
 def test_the_modern_corpus_spans_thirty_rules() -> None:
     rules = set(BREAKS.values()) | set(HTTP_BREAKS.values())
     assert len(rules) >= 45

@@ -8,7 +8,7 @@ import pytest
 from mcp_ref.crosscheck.report import Finding, Report
 from mcp_ref.crosscheck.rules import RULES, is_must, is_should
 
-from ..conftest import ROOT, spec_path
+from ..conftest import ROOT, spec_missing, spec_path
 
 
 def sample() -> Report:
@@ -191,6 +191,38 @@ def test_rule_levels_are_the_catalogues() -> None:
         if rule.judged_as is not None:
             assert rule.id == "server/utilities/logging#2" and rule.judged_as == "SHOULD"
         assert is_must(rule.effective_level) or is_should(rule.effective_level), rule.id
+
+
+def test_the_checkers_own_rules_restate_none_of_the_engines() -> None:
+    # [review] an id the engine cites is looked up in its table (basic/requirements.py), never copied
+    from mcp_ref.basic.requirements import MODERN_RULES
+    from mcp_ref.crosscheck.rules import CHECK_RULES, rule
+
+    assert not set(CHECK_RULES) & (set(RULES) | set(MODERN_RULES))
+    assert rule("2026-07-28:basic/patterns/mrtr#12") is MODERN_RULES["2026-07-28:basic/patterns/mrtr#12"]
+    assert rule("2026-07-28:basic/index#10") is CHECK_RULES["2026-07-28:basic/index#10"]
+
+
+def test_the_2026_rules_have_the_catalogues_levels_and_a_status_in_the_manifest() -> None:
+    import tomllib
+
+    from mcp_ref.basic.requirements import MODERN_RULES
+    from mcp_ref.crosscheck.rules import CHECK_RULES
+
+    levels = {}
+    for revision in ("2025-11-25", "2026-07-28"):
+        path = spec_path(revision, "requirements.tsv")
+        if path is None:
+            pytest.skip(spec_missing(revision, "requirements.tsv"))
+        with path.open(newline="") as f:
+            prefix = "" if revision == "2025-11-25" else revision + ":"
+            levels |= {prefix + row["id"]: row["keyword"] for row in csv.DictReader(f, delimiter="\t")}
+    with open(ROOT / "spec_notes" / "2026-07-28" / "requirements.toml", "rb") as f:
+        statuses = {"2026-07-28:" + e["id"]: e.get("status") for e in tomllib.load(f)["requirement"]}
+    for rule in [*CHECK_RULES.values(), *MODERN_RULES.values()]:
+        assert rule.level == levels[rule.id], rule.id
+        if rule.id.startswith("2026-07-28:"):
+            assert statuses.get(rule.id) in ("implemented", "divergent", "not-applicable"), rule.id
 
 
 @pytest.mark.parametrize("requirement", ["no/such#1", "basic/index#999"])

@@ -71,7 +71,9 @@ class Peer:
             await trio.sleep(task.get("pollIntervalMs", 1000) / 1000)
 
 
-def make_server(nursery: trio.Nursery, store: Any = None, **options: Any) -> tuple[Server, TaskExtension]:
+def make_server(
+    nursery: trio.Nursery, store: Any = None, decide: Any = None, **options: Any
+) -> tuple[Server, TaskExtension]:
     server = Server("ext-tasks-test", "1.0", state_key=b"k" * 32)
     release = trio.Event()
 
@@ -131,9 +133,9 @@ def make_server(nursery: trio.Nursery, store: Any = None, **options: Any) -> tup
         return await as_task(ctx, later)
 
     server.release = release  # type: ignore[attr-defined]
-    ext = TaskExtension(
-        nursery, store=store, decide=lambda ctx, tool, params: tool.name != "composed", **options
-    ).install(server)
+    if decide is None:
+        decide = lambda ctx, tool, params: tool.name != "composed"  # noqa: E731
+    ext = TaskExtension(nursery, store=store, decide=decide, **options).install(server)
     return server, ext
 
 
@@ -380,6 +382,20 @@ async def test_a_handler_asks_in_the_request_then_hands_its_work_to_a_task(autoj
         assert created["resultType"] == "task" and "requestState" not in created
         done = await peer.until(created["taskId"], "completed", "failed")
     assert done["result"]["content"][0]["text"] == "hi Zoe"
+
+
+async def test_as_task_in_the_work_of_a_task_runs_the_rest_there(autojump_clock: Any) -> None:
+    # every call a task at once (the default policy): the handler that would hand its work to a
+    # task is a task's work already -- it asks through the task, then finishes in it
+    async with served(decide=lambda ctx, tool, params: True) as (peer, _, _):
+        created = await peer.result("tools/call", {"name": "composed", "arguments": {}})
+        assert created["resultType"] == "task"
+        asking = await peer.until(created["taskId"], "input_required")
+        assert list(asking["inputRequests"]) == ["who"]
+        answer = {"who": {"action": "accept", "content": {"name": "Zoe"}}}
+        await peer.result("tasks/update", {"taskId": created["taskId"], "inputResponses": answer})
+        done = await peer.until(created["taskId"], "completed", "failed")
+    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "hi Zoe"
 
 
 @pytest.mark.req("ext-tasks:tasks#51")

@@ -238,6 +238,87 @@ def test_bad_schemas_are_refused_at_registration() -> None:
         server.tool("b", input_schema={"type": "object", "properties": {"x": {"type": 5}}})(fn)
 
 
+UNUSABLE_SCHEMAS = {
+    "nested-type-misspelled": ({"type": "object", "properties": {"a": {"type": "strin"}}}, "properties.a.type"),
+    "minimum-a-string": ({"type": "object", "properties": {"a": {"minimum": "3"}}}, "properties.a.minimum"),
+    "negative-length": ({"type": "object", "properties": {"a": {"maxLength": -1}}}, "properties.a.maxLength"),
+    "allOf-not-a-list": ({"type": "object", "allOf": {"type": "object"}}, "allOf"),
+    "additionalProperties-a-string": ({"type": "object", "additionalProperties": "no"}, "additionalProperties"),
+    "pattern-that-is-no-regex": ({"type": "object", "properties": {"a": {"pattern": "("}}}, "properties.a.pattern"),
+    "a-subschema-that-is-a-number": ({"type": "object", "properties": {"a": {"not": 5}}}, "properties.a.not"),
+    "required-twice": ({"type": "object", "required": ["a", "a"]}, "required"),
+    "multipleOf-zero": ({"type": "object", "properties": {"a": {"multipleOf": 0}}}, "properties.a.multipleOf"),
+}
+
+
+@pytest.mark.req("basic/index#24", "2026-07-28:basic/index#41")
+@pytest.mark.parametrize("extra", [True, False], ids=["with-jsonschema", "without-jsonschema"])
+@pytest.mark.parametrize("kind", ["input_schema", "output_schema"])
+@pytest.mark.parametrize("case", list(UNUSABLE_SCHEMAS))
+def test_a_schema_invalid_in_its_dialect_is_refused_at_registration_with_or_without_the_extra(
+    case: str, kind: str, extra: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The validation extra is optional: without it, instances are not validated, but a schema
+    no validator could use is still refused when the tool is registered, naming the tool and
+    the keyword, and the server does not list it."""
+    from mcp_ref.basic import json_schema
+    from mcp_ref.basic.json_schema import InvalidSchema
+
+    if extra and not json_schema.available():
+        pytest.skip("jsonschema (the validation extra) is not installed")
+    if not extra:
+        monkeypatch.setattr(json_schema, "available", lambda: False)
+    schema, where = UNUSABLE_SCHEMAS[case]
+    server = Server("s")
+
+    async def fn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return ""
+
+    with pytest.raises(InvalidSchema) as caught:
+        server.tool("t", **{kind: schema})(fn)
+    wire = "inputSchema" if kind == "input_schema" else "outputSchema"
+    assert str(caught.value).startswith(f"tool 't': {wire}: ")
+    if not extra:
+        assert where in str(caught.value)
+    assert "t" not in server.tools
+
+
+@pytest.mark.req("basic/index#24", "2026-07-28:basic/index#41")
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"type": ["string", "null"], "maxLength": 3.0, "format": "email"}}},
+        {"type": "object", "properties": {"a": True, "b": {"enum": []}}, "additionalProperties": False},
+        {
+            "type": "object",
+            "$defs": {"n": {"type": "integer", "exclusiveMinimum": 0}},
+            "properties": {"n": {"$ref": "#/$defs/n"}},
+        },
+        {"type": "object", "properties": {"a": {"prefixItems": [{"type": "string"}], "items": False}}},
+        {"type": "object", "x-vendor": {"anything": ["goes"]}, "dependentRequired": {"a": ["b"]}},
+        {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}},
+        },
+    ],
+    ids=["type-list", "boolean-subschema", "refs", "tuples", "unknown-keywords", "draft-04"],
+)
+def test_valid_schemas_of_every_kind_are_still_taken(schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_ref.basic import json_schema
+
+    for extra in (True, False):
+        if not extra:
+            monkeypatch.setattr(json_schema, "available", lambda: False)
+        server = Server("s")
+
+        async def fn(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+            return ""
+
+        server.tool("t", input_schema=schema)(fn)
+        assert "t" in server.tools
+
+
 @pytest.mark.req(
     "basic/index#17", "basic/index#18", "basic/index#19", "basic/index#20", "basic/index#21", "basic/index#23"
 )

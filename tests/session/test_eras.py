@@ -11,11 +11,12 @@ import trio
 from mcp_ref import RequestContext, Server
 from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.errors import CapabilityMissing, ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.exchange import StatelessEngine
-from mcp_ref.schema import CreateMessageResult, ElicitResult, Root, TextContent
+from mcp_ref.schema import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
 from mcp_ref.schema.lifecycle import ClientCapabilities
+from mcp_ref.schema.logging import LoggingMessageNotificationParams
 from mcp_ref.schema.sampling import CreateMessageRequestParams
 from mcp_ref.testing import memory_session_pair
 
@@ -96,6 +97,12 @@ async def test_a_mapping_in_wire_form_is_taken_in_both_eras(era: str, ask: Any, 
     # the client's callback gets the model object, whatever form the server's code used
     (params,) = seen
     assert isinstance(params, (ElicitRequestFormParams, ElicitRequestURLParams, CreateMessageRequestParams))
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_roots_asked_for_with_empty_params_in_both_eras(era: str) -> None:
+    (result,) = await run(era, lambda ctx: ctx.request("roots/list", {}))
+    assert result == ListRootsResult(roots=[Root(uri="file:///work")])
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -207,3 +214,94 @@ async def test_an_answer_that_does_not_fit_never_leaves_the_client_and_the_revis
             with pytest.raises(ValueError, match="name: expected a string"):
                 await client.call_tool("ask")
             assert results == []
+
+
+@pytest.mark.req("2026-07-28:basic/index#57")
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_handler_doing_without_a_capability_runs_the_same_in_both_eras(era: str) -> None:
+    server = Server("frugal")
+
+    @server.tool()
+    async def polite(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            answer = await ctx.elicit(FORM)
+        except CapabilityMissing as e:
+            return f"did without ({e.code})"
+        return str(answer.content)
+
+    @server.tool()
+    async def insistent(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.elicit(FORM)
+        return "never"
+
+    async with memory_session_pair(server, era=era) as client:  # a client that cannot elicit
+        text = (await client.call_tool("polite")).content[0].text
+        if era == "legacy":
+            assert text == f"did without ({ErrorCode.METHOD_NOT_FOUND})"
+            # uncaught: a tool execution error the model can read
+            result = await client.call_tool("insistent")
+            assert result.is_error and "does not offer" in result.content[0].text
+        else:
+            assert text == "did without (-32021)"
+            # uncaught: the request fails with -32021, naming the capability (2026-07-28 basic/index#57)
+            with pytest.raises(MCPError) as caught:
+                await client.call_tool("insistent")
+            assert caught.value.code == -32021
+            assert caught.value.data == {"requiredCapabilities": {"elicitation": {}}}
+
+
+@pytest.mark.req("2026-07-28:server/utilities/logging#4")
+@pytest.mark.parametrize("era", ERAS)
+async def test_notify_sends_log_messages_and_progress_as_log_and_progress_do_in_both_eras(era: str) -> None:
+    server = Server("notifier")
+    refused: list[str] = []
+
+    @server.tool()
+    async def chatty(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.notify("notifications/message", LoggingMessageNotificationParams(level="debug", data="quiet"))
+        await ctx.notify("notifications/message", {"level": "error", "data": "loud"})
+        await ctx.notify("notifications/progress", {"progress": 1, "total": 2})
+        for bad in (None, {"level": "shouting", "data": 1}):
+            try:
+                await ctx.notify("notifications/message", bad)
+            except LocalProtocolError as e:
+                refused.append(f"{e.code}")
+        return "done"
+
+    logs: list[Any] = []
+    reports: list[tuple[float, float | None]] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append((params.level, params.data))
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total))
+
+    options: dict[str, Any] = {"log_level": "warning"} if era == "modern" else {}
+    async with memory_session_pair(server, era=era, on_log=on_log, **options) as client:
+        if era == "legacy":
+            await client.set_logging_level("warning")
+        assert (await client.call_tool("chatty", progress=on_progress)).content[0].text == "done"
+        with trio.fail_after(5):
+            while not logs:
+                await trio.sleep(0.01)
+    # below the client's level: not sent, in either era (it used to go out in a 2025 session)
+    assert logs == [("error", "loud")]
+    assert reports == [(1, 2)]
+    assert refused == [str(ErrorCode.INVALID_PARAMS)] * 2
+
+
+@pytest.mark.req("client/elicitation#12")
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_url_elicitation_without_an_id_runs_in_both_eras(era: str) -> None:
+    """2026-07-28 URL elicitations have no id; the same call in a 2025 session, where the id is
+    required, gets a unique one of its own."""
+    no_id = {k: v for k, v in URL.items() if k != "elicitationId"}
+    seen: list[Any] = []
+    for _ in range(2):
+        assert await run(era, lambda ctx: ctx.elicit(no_id), seen) == [ElicitResult(action="accept")]
+    ids = [params.elicitation_id for params in seen]
+    if era == "legacy":
+        assert all(isinstance(i, str) and len(i) >= 16 for i in ids) and ids[0] != ids[1]
+    else:
+        assert ids == [None, None]

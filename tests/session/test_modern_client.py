@@ -883,3 +883,48 @@ async def test_over_a_pipe_a_tool_with_invalid_header_annotations_is_kept() -> N
         async with open_session(client_end, validate_tool_results=False, era_cache=EraCache()) as client:
             assert [t.name for t in (await client.list_tools()).tools] == ["bad"]
         nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/subscriptions#2")
+async def test_a_change_before_the_acknowledgement_is_not_taken_for_one(caplog: pytest.LogCaptureFixture) -> None:
+    """A server breaking the order: the client does not deliver what came before the
+    acknowledgement (it says so in its log), and delivers what follows it."""
+    import json
+
+    client_end, server_end = memory_channel_pair()
+
+    async def careless_server() -> None:
+        async for data in server_end:
+            message = json.loads(data)
+            if "id" not in message:
+                continue  # (the client's cancellation when it leaves the subscription)
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+            if message["method"] == "server/discover":
+                reply["result"] = {
+                    "resultType": "complete",
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "careless", "version": "0"}},
+                }
+                await server_end.send(json.dumps(reply).encode())
+                continue
+            assert message["method"] == "subscriptions/listen"
+            tag = {"io.modelcontextprotocol/subscriptionId": message["id"]}
+            ack = {"notifications": {"toolsListChanged": True}, "_meta": tag}
+            for method, params in (
+                ("notifications/tools/list_changed", {"_meta": {**tag, "n": "early"}}),
+                ("notifications/subscriptions/acknowledged", ack),
+                ("notifications/tools/list_changed", {"_meta": {**tag, "n": "after"}}),
+            ):
+                await server_end.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(careless_server)
+        async with open_session(client_end, era_cache=EraCache()) as client:
+            async with client.listen(tools=True) as sub:
+                with trio.fail_after(5):
+                    async for method, params in sub:
+                        assert (method, params["_meta"]["n"]) == ("notifications/tools/list_changed", "after")
+                        break
+        nursery.cancel_scope.cancel()
+    assert "notifications/tools/list_changed before the acknowledgement: ignored" in caplog.text

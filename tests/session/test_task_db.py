@@ -136,8 +136,15 @@ async def test_a_restarted_server_answers_for_finished_tasks_and_fails_unfinishe
         assert (await done.result()).content[0].text == "quick 1"
         # a task whose server dies before it finishes: its row says working, and nothing runs it
         await store.create(record("orphan", requestor=None, owner=None), TaskLimits())
+        # and one cancelled before it produced anything
+        await store.create(record("called-off", requestor=None, owner=None), TaskLimits())
+        await store.move("called-off", "cancelled", wall=START + 1)
     async with durable_server(path) as (second, store), memory_session_pair(second, era="legacy") as other:
         assert store.interrupted == 1
+        # a cancelled task has no result to give, after a restart too: -32602, saying so
+        with pytest.raises(MCPError) as none:
+            await task_result(other, "called-off")
+        assert none.value.code == -32602 and "was cancelled: no result" in none.value.message
         task = await task_get(other, done.task_id)
         assert task.status == "completed"
         payload = await task_result(other, done.task_id)
@@ -151,7 +158,12 @@ async def test_a_restarted_server_answers_for_finished_tasks_and_fails_unfinishe
         # new tasks go on after the old ones
         new = await other.call_tool_as_task("quick", {"n": 2})
         assert (await new.result()).content[0].text == "quick 2"
-        assert query(path, "SELECT task_id FROM tasks ORDER BY seq") == [(done.task_id,), ("orphan",), (new.task_id,)]
+        assert query(path, "SELECT task_id FROM tasks ORDER BY seq") == [
+            (done.task_id,),
+            ("orphan",),
+            ("called-off",),
+            (new.task_id,),
+        ]
 
 
 async def test_tasks_past_their_ttl_are_gone_when_the_file_is_opened_again(tmp_path: Path) -> None:

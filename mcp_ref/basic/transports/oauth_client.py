@@ -567,6 +567,8 @@ class OAuthClient:
         step = "authorization-server-metadata"
         url = legacy_metadata_url(self.server_url)
         response = await self._get(url, step)
+        # [2025-03-26:basic/authorization#18] the metadata document first; the default endpoints
+        # only when the server has none
         if response.status == 200:
             # Decision: no issuer check here -- there was no issuer to ask about, only an origin
             meta = self._document(response, step, AuthorizationServerMetadata.from_json)

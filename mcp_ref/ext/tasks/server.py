@@ -564,8 +564,12 @@ async def as_task(ctx: RequestContext, work: Work) -> Any:
     (a 2025 session, whose own task machinery decided already; a client without
     the extension) ``work`` runs here and its
     result is returned: [ext-tasks:tasks#12] a handler may finish a multi
-    round-trip exchange in the request and only then become a task.
+    round-trip exchange in the request and only then become a task. In the work
+    of a task (the policy made the call a task at once) ``work`` runs there too.
     """
+    if isinstance(ctx, TaskWorkContext):
+        # the call is a task already (the policy made it one at once): the rest of the work runs here
+        return await work(ctx)
     runtime = getattr(ctx, "runtime", None)
     extension = getattr(getattr(runtime, "server", None), "task_extension", None)
     if isinstance(ctx, ModernContext) and isinstance(extension, TaskExtension):

@@ -1286,3 +1286,34 @@ async def test_a_stored_entry_of_the_old_format_still_gives_its_client_id() -> N
             await echo(client)
         assert len(requests_to(w, "POST", "/register")) == 1
         assert len(requests_to(w, "GET", "/authorize")) == 2
+
+
+@pytest.mark.req("2025-03-26:basic/authorization#18")
+@pytest.mark.parametrize("has_metadata", [True, False], ids=["with-metadata", "without-metadata"])
+async def test_a_2025_03_26_server_without_resource_metadata_is_asked_for_its_metadata_first(
+    has_metadata: bool,
+) -> None:
+    """A server of 2025-03-26 authorization (no protected resource metadata, its own
+    authorization server at its origin): its metadata is asked for before any default endpoint
+    is used, and what it says wins over the defaults."""
+    async with world() as w:
+        a = w.auth_server
+        mcp_url = a.url + "/mcp"  # (the fake authorization server plays the 2025-03-26 MCP server)
+        if has_metadata:
+            a.metadata_changes = {"token_endpoint": a.url + "/oauth/token"}
+
+            async def moved_token_endpoint(server: FakeAuthServer, request: Recorded) -> Answer:
+                return server._token(request) if request.path == "/oauth/token" else None
+
+            a.override = moved_token_endpoint
+        else:
+            a.metadata_path = "/nowhere"
+        auth = oauth(w)
+        assert await auth.challenged(mcp_url, 401, "Bearer", None) is True
+        assert auth.tokens is not None
+        paths = [(r.method, r.path) for r in a.requests]
+        metadata = paths.index(("GET", "/.well-known/oauth-authorization-server"))
+        first_endpoint = min(i for i, p in enumerate(paths) if p in {("POST", "/register"), ("POST", "/token")})
+        assert metadata < first_endpoint
+        token_paths = {path for method, path in paths if method == "POST" and "token" in path}
+        assert token_paths == ({"/oauth/token"} if has_metadata else {"/token"})

@@ -1197,3 +1197,33 @@ async def test_graceful_shutdown() -> None:
         with trio.fail_after(10):
             await closed.wait()
     # serve_http returned by itself: the nursery closed without being cancelled
+
+
+@pytest.mark.req("2025-03-26:basic/transports#16", "2025-03-26:basic/transports#17", "2025-03-26:basic/transports#18")
+async def test_a_batch_of_notifications_and_responses_is_accepted_in_2025_03_26() -> None:
+    # 2025-03-26 lets the input be a batch: one of only notifications and responses is taken
+    # with 202 and no body, like one message; one that cannot be taken is 400 with an id-less error
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url, "2025-03-26")
+        quiet = [
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "x", "progress": 1}},
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+        ]
+        status, _, body = await raw(info.url, "POST", session, quiet)
+        assert (status, body) == (202, b"")
+        status, _, body = await raw(info.url, "POST", session, [{"jsonrpc": "2.0", "id": 5, "result": {}}])
+        assert (status, body) == (202, b"")
+        for bad in ([], [1]):
+            status, _, body = await raw(info.url, "POST", session, bad)
+            error = json.loads(body)
+            assert status == 400 and "id" not in error and error["error"]["code"] == -32600
+
+
+@pytest.mark.req("2025-06-18:basic/transports#15")
+async def test_a_2025_06_18_session_takes_no_batch() -> None:
+    async with http_server(check_server()) as info:
+        session = await start_session(info.url, "2025-06-18")
+        batch = [{"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+        status, _, body = await raw(info.url, "POST", session, batch)
+        error = json.loads(body)
+        assert status == 400 and error["error"]["code"] == -32600 and "2025-06-18" in error["error"]["message"]

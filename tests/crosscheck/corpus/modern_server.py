@@ -59,6 +59,7 @@ BREAKS = {
     "mrtr-undeclared": "2026-07-28:basic/patterns/mrtr#17",  # elicitation asked of a client without it
     "mrtr-bad-request": "2026-07-28:basic/patterns/mrtr#9",  # an input request of method "ask/user"
     "state-not-verified": "2026-07-28:basic/patterns/mrtr#12",  # any requestState is accepted
+    "state-unbound": "2026-07-28:basic/patterns/mrtr#14",  # a state is accepted on other arguments (SHOULD)
     "listen-no-ack": "2026-07-28:basic/patterns/subscriptions#2",  # list_changed before any ack
     "listen-untagged": "2026-07-28:basic/index#61",  # subscription notifications without the id
     "listen-extra-type": "2026-07-28:basic/patterns/subscriptions#1",  # prompts list_changed unasked
@@ -66,10 +67,12 @@ BREAKS = {
     "level-accepted": "2026-07-28:server/utilities/logging#6",  # logLevel "loud" served (SHOULD)
     "server-cancels": "2026-07-28:basic/patterns/cancellation#3",  # cancels the client's echo call
     "list-varies": "2026-07-28:server/tools#6",  # a tool appears once echo was called
+    "resources-vary": "2026-07-28:server/resources#4",  # a resource appears once echo was called
     "initialize-mute": "2026-07-28:basic/versioning#10",  # initialize refused without versions (SHOULD)
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
+    "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -97,7 +100,7 @@ CORRECT = {
     "crlf": "(stdio) every line ends with CRLF",
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
-STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf"}
+STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
 
 
 class Refused(Exception):
@@ -115,6 +118,10 @@ class Refused(Exception):
 def _seal(payload: dict[str, Any]) -> str:
     body = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
     return body + "." + hmac.new(KEY, body.encode(), hashlib.sha256).hexdigest()
+
+
+def _digest(args: Any) -> str:
+    return hashlib.sha256(json.dumps(args, sort_keys=True).encode()).hexdigest()
 
 
 def _unseal(state: Any) -> dict[str, Any] | None:
@@ -165,7 +172,11 @@ class Core:
                 },
                 "annotations": ro,
             },
-            {"name": "confirm", "inputSchema": {"type": "object", "properties": {}}, "annotations": ro},
+            {
+                "name": "confirm",
+                "inputSchema": {"type": "object", "properties": {"what": {"type": "string"}}, "required": ["what"]},
+                "annotations": ro,
+            },
         ]
         if self.brk == "list-varies" and self.echoed:
             tools.append({"name": "recent", "inputSchema": {"type": "object"}, "annotations": ro})
@@ -303,7 +314,10 @@ class Core:
                 raise Refused(-32042 if self.brk == "retired-code" else -32602, "Unknown prompt")
             return self.finish({"messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]})
         if method == "resources/list":
-            return self.page("resources", [{"uri": "mem://a", "name": "a"}, {"uri": "mem://b", "name": "b"}], params)
+            listed = [{"uri": "mem://a", "name": "a"}, {"uri": "mem://b", "name": "b"}]
+            if self.brk == "resources-vary" and self.echoed:
+                listed.append({"uri": "mem://recent", "name": "recent"})
+            return self.page("resources", listed, params)
         if method == "resources/templates/list":
             return self.page("resourceTemplates", [], params)
         if method == "resources/read":
@@ -339,8 +353,12 @@ class Core:
             raise Refused(-32077 if self.brk == "reserved-code" else -32602, f"Unknown tool {name!r}")
         answers = params.get("inputResponses")
         if "requestState" in params or isinstance(answers, dict):
-            if self.brk != "state-not-verified" and _unseal(params.get("requestState")) is None:
+            state = _unseal(params.get("requestState"))
+            if self.brk != "state-not-verified" and state is None:
                 raise Refused(-32602, "Invalid params: requestState failed verification")
+            if self.brk not in ("state-not-verified", "state-unbound") and (state or {}).get("args") != _digest(args):
+                # the state is bound to the arguments of the request that got it
+                raise Refused(-32602, "Invalid params: requestState was issued for another request")
             if isinstance(answers, dict) and isinstance(answers.get("ok"), dict):
                 return self.finish({"content": [{"type": "text", "text": "confirmed"}]})
         if "elicitation" not in caps and self.brk != "mrtr-undeclared":
@@ -372,7 +390,11 @@ class Core:
             },
         }
         return self.finish(
-            {"resultType": "input_required", "inputRequests": {"ok": ask}, "requestState": _seal({"t": time.time()})}
+            {
+                "resultType": "input_required",
+                "inputRequests": {"ok": ask},
+                "requestState": _seal({"t": time.time(), "args": _digest(args)}),
+            }
         )
 
     def listen(self, message: dict[str, Any], params: dict[str, Any], emit: Any) -> dict[str, Any]:
@@ -406,7 +428,8 @@ def serve_stdio(brk: str) -> None:
     def write(message: dict[str, Any]) -> None:
         message.pop("_status", None)
         with lock:
-            sys.stdout.buffer.write(json.dumps(message).encode() + end)
+            indent = 1 if brk == "pretty-printed" else None
+            sys.stdout.buffer.write(json.dumps(message, indent=indent).encode() + end)
             sys.stdout.buffer.flush()
 
     if brk == "junk-on-stdout":
