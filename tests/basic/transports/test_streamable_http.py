@@ -1202,7 +1202,7 @@ async def test_graceful_shutdown() -> None:
 @pytest.mark.req("2025-03-26:basic/transports#16", "2025-03-26:basic/transports#17", "2025-03-26:basic/transports#18")
 async def test_a_batch_of_notifications_and_responses_is_accepted_in_2025_03_26() -> None:
     # 2025-03-26 lets the input be a batch: one of only notifications and responses is taken
-    # with 202 and no body, like one message; one that cannot be taken is 400 with an id-less error
+    # with 202 and no body, like one message; one that cannot be taken is 400 with an error of no request ("id": null)
     async with http_server(check_server()) as info:
         session = await start_session(info.url, "2025-03-26")
         quiet = [
@@ -1216,7 +1216,7 @@ async def test_a_batch_of_notifications_and_responses_is_accepted_in_2025_03_26(
         for bad in ([], [1]):
             status, _, body = await raw(info.url, "POST", session, bad)
             error = json.loads(body)
-            assert status == 400 and "id" not in error and error["error"]["code"] == -32600
+            assert status == 400 and error["id"] is None and error["error"]["code"] == -32600
 
 
 @pytest.mark.req("2025-06-18:basic/transports#15")
