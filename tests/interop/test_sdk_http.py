@@ -49,6 +49,23 @@ async def test_sdk_client_against_our_http_server() -> None:
         nursery.cancel_scope.cancel()
 
 
+async def test_the_sdk_client_reads_our_http_level_errors() -> None:
+    # an error of no request (here the 413 of a body over max_body) carries "id": null: the SDK
+    # client reads it as the JSON-RPC error it is and raises our message (it would not parse an
+    # error without the id member, and raise a bare "Server returned an error response" instead)
+    from mcp.shared.exceptions import MCPError
+
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(
+            lambda task_status: serve_http(check_server(), max_body=4096, task_status=task_status)
+        )
+        async with streamable_http_client(info.url) as (read, write), SDKClientSession(read, write) as session:
+            await session.initialize()
+            with pytest.raises(MCPError, match="Request body over 4096 bytes"):
+                await session.call_tool("echo", {"text": "x" * 5000})
+        nursery.cancel_scope.cancel()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

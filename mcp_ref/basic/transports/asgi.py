@@ -29,6 +29,7 @@ resource metadata at its well-known URL when ``auth`` is given.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -38,7 +39,9 @@ import h11
 import trio
 import trio.testing
 
-from .http_server import HttpConfig, Servable, _HttpServer
+from ...errors import ErrorCode
+from ._framing import DEFAULT_HEAD_LIMIT
+from .http_server import HttpConfig, Servable, _HttpServer, error_body
 
 if TYPE_CHECKING:
     from ..authorization.resource_server import ProtectedResource
@@ -140,7 +143,7 @@ class AsgiApp:
         http = self._http
         if http is None:
             log.error("a request came before the MCP application's lifespan started (lifespan=app.lifespan)")
-            body = b'{"jsonrpc":"2.0","error":{"code":-32603,"message":"the MCP endpoint is not started"}}'
+            body = json.dumps(error_body(ErrorCode.INTERNAL_ERROR, "the MCP endpoint is not started")).encode()
             await _answer(send, 503, body)
             return
         # one in-process HTTP/1.1 connection per request: bytes in as they come, bytes out as
@@ -149,9 +152,12 @@ class AsgiApp:
         to_server, from_client = trio.testing.memory_stream_one_way_pair()
         to_client, from_server = trio.testing.lockstep_stream_one_way_pair()
         connection = trio.StapledStream(to_client, from_client)
+        head, chunked, sent = _head(scope)
+        # the head limit holds on what the client sent, not on what the bridge adds to it
+        head_limit = DEFAULT_HEAD_LIMIT + len(head) - sent
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(http.handle_connection, connection)
-            nursery.start_soon(_forward_request, scope, receive, to_server, nursery.cancel_scope)
+            nursery.start_soon(http.handle_connection, connection, head_limit)
+            nursery.start_soon(_forward_request, head, chunked, receive, to_server, nursery.cancel_scope)
             await _forward_answer(scope, from_server, send)
             nursery.cancel_scope.cancel()
 
@@ -167,30 +173,40 @@ async def _answer(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _head(scope: Scope) -> tuple[bytes, bool]:
-    """The request's head as HTTP/1.1 bytes, and whether its body is sent chunked."""
+def _head(scope: Scope) -> tuple[bytes, bool, int]:
+    """The request's head as HTTP/1.1 bytes, whether its body is sent chunked, and the length
+    of the head the client sent (as HTTP/1.1 writes it: ``name: value`` lines)."""
     target = scope.get("raw_path") or scope["path"].encode("utf-8")
     if scope.get("query_string"):
         target += b"?" + scope["query_string"]
     headers = [(k.lower(), v) for k, v in scope.get("headers", [])]
+    version = str(scope.get("http_version", "1.1")).encode()
+    sent = len(scope["method"]) + len(target) + len(version) + 9 + sum(len(k) + len(v) + 4 for k, v in headers) + 2
     names = {k for k, _ in headers}
     chunked = b"content-length" not in names and (b"transfer-encoding" in names or scope["method"] in ("POST", "PUT"))
     kept = [(k, v) for k, v in headers if k not in _HOP_BY_HOP]
+    if b"transfer-encoding" in names and b"content-length" in names:
+        # framed two ways (RFC 9112 section 6.1): the ASGI server read the body by one of them,
+        # the server is shown both, and refuses the request as it does on its own socket (400,
+        # and the connection closed)
+        kept += [(k, v) for k, v in headers if k == b"transfer-encoding"]
     if b"host" not in names and scope.get("server"):
         # (HTTP/2 has :authority, which an ASGI server need not turn into a Host header)
         host, port = scope["server"]
         kept.append((b"host", f"{host}:{port}".encode() if port else str(host).encode()))
-    kept.append((b"connection", b"close"))
+    # (kept alive: the server says ``connection: close`` only when it means to close, and the
+    # bridge passes that on to the ASGI server)
     if chunked:
         kept.append((b"transfer-encoding", b"chunked"))
     lines = [scope["method"].encode() + b" " + target + b" HTTP/1.1"]
     lines += [k + b": " + v for k, v in kept]
-    return b"\r\n".join(lines) + b"\r\n\r\n", chunked
+    return b"\r\n".join(lines) + b"\r\n\r\n", chunked, sent
 
 
-async def _forward_request(scope: Scope, receive: Receive, out: trio.abc.SendStream, stop: trio.CancelScope) -> None:
+async def _forward_request(
+    head: bytes, chunked: bool, receive: Receive, out: trio.abc.SendStream, stop: trio.CancelScope
+) -> None:
     """The request's head and body into the connection; the client leaving closes it."""
-    head, chunked = _head(scope)
     try:
         await out.send_all(head)
         body_done = False
@@ -236,11 +252,21 @@ async def _forward_answer(scope: Scope, incoming: trio.abc.ReceiveStream, send: 
             continue
         if isinstance(event, h11.Response):
             headers = [(k.lower(), v) for k, v in event.headers if k.lower() not in _HOP_BY_HOP]
+            closes = any(k.lower() == b"connection" and b"close" in v.lower() for k, v in event.headers)
+            if closes and scope.get("http_version", "1.1") in ("1.0", "1.1"):
+                # the server closes its connection after this answer (a refused head or body: what
+                # follows on the connection cannot be trusted): so does the ASGI server (HTTP/1
+                # only: HTTP/2 has no such header, its streams are framed apart)
+                headers.append((b"connection", b"close"))
             await send({"type": "http.response.start", "status": event.status_code, "headers": headers})
             started = True
         elif isinstance(event, h11.Data):
             await send({"type": "http.response.body", "body": bytes(event.data), "more_body": True})
         elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
             if started:
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                # shielded: the ASGI server ends the exchange inside this call (it tells the
+                # request's side the client is done, which cancels the bridge's tasks, this one
+                # among them) and closes its connection when the server asked it to
+                with trio.CancelScope(shield=True):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
             return

@@ -598,6 +598,13 @@ class _HttpSession(trio.abc.Channel[bytes]):
             self.get_stream = None
 
 
+def error_body(code: int, message: str) -> dict[str, Any]:
+    """The JSON-RPC error an HTTP answer carries when no request's id is known (a refused
+    head, body, method or client): ``"id": null``, as JSON-RPC 2.0 writes it and the official
+    SDKs send and read it (decision in ``spec_notes/basic/transports.md``)."""
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": int(code), "message": message}}
+
+
 def _accepts_both(header: str | None) -> bool:
     """Whether an Accept header lists JSON and event streams (a client sends the same one with
     every POST: the verdict on the last few short ones is kept, bench W9)."""
@@ -889,7 +896,9 @@ class _HttpServer:
             task_status.started(listeners)  # (bound and listening already: connections wait)
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
-    async def handle_connection(self, stream: trio.abc.Stream) -> None:
+    async def handle_connection(self, stream: trio.abc.Stream, head_limit: int = DEFAULT_HEAD_LIMIT) -> None:
+        """Serve one connection; ``head_limit``: bytes its request heads may take (the ASGI bridge
+        moves it by what its rebuilt head adds, so the limit holds on what the client sent)."""
         peer = _peer_address(stream)
         if peer is not None:
             held = self.connections.get(peer, 0)
@@ -902,7 +911,7 @@ class _HttpServer:
                 return
             self.connections[peer] = held + 1
         try:
-            await self._serve_connection(stream, peer)
+            await self._serve_connection(stream, peer, head_limit)
         finally:
             if peer is not None:
                 left = self.connections[peer] - 1
@@ -911,19 +920,21 @@ class _HttpServer:
                 else:
                     del self.connections[peer]
 
-    async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None) -> None:
+    async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None, head_limit: int) -> None:
         # the helper tasks of the connection's 2026-07-28 exchanges (each one's close watcher, an
         # event stream's writer) live in one nursery for the connection's life: a nursery per
         # exchange cost a scheduler pass each at its end (bench W11H)
         async with trio.open_nursery() as tasks:
             try:
-                await self._serve_exchanges(stream, peer, tasks)
+                await self._serve_exchanges(stream, peer, tasks, head_limit)
             finally:
                 tasks.cancel_scope.cancel()
 
-    async def _serve_exchanges(self, stream: trio.abc.Stream, peer: str | None, tasks: trio.Nursery) -> None:
-        conn = framed_connection(h11.SERVER, DEFAULT_HEAD_LIMIT)
-        reader = FramedReader(conn, stream, DEFAULT_HEAD_LIMIT)
+    async def _serve_exchanges(
+        self, stream: trio.abc.Stream, peer: str | None, tasks: trio.Nursery, head_limit: int
+    ) -> None:
+        conn = framed_connection(h11.SERVER, head_limit)
+        reader = FramedReader(conn, stream, head_limit)
         try:
             # HTTP/1.1 keep-alive: one exchange after another on the connection, so a
             # client does not pay a TCP handshake per message (bench W9)
@@ -966,7 +977,7 @@ class _HttpServer:
                             conn,
                             stream,
                             500,
-                            {"jsonrpc": "2.0", "error": {"code": -32603, "message": "Internal error"}},
+                            error_body(ErrorCode.INTERNAL_ERROR, "Internal error"),
                         )
                     except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError):
                         log.debug("could not send the 500 answer")
@@ -980,7 +991,7 @@ class _HttpServer:
         rather than a closed connection the client cannot explain."""
         log.info("a plain HTTP request on the HTTPS port: answered 400 (use https://)")
         message = "Bad Request: this server speaks HTTPS (TLS); use an https:// URL"
-        body = json.dumps({"jsonrpc": "2.0", "error": {"code": ErrorCode.INVALID_REQUEST, "message": message}})
+        body = json.dumps(error_body(ErrorCode.INVALID_REQUEST, message))
         head = "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
         data = f"{head}content-length: {len(body)}\r\n\r\n{body}".encode()
         transport = stream.transport_stream
@@ -997,12 +1008,10 @@ class _HttpServer:
     async def _refuse_framing(self, conn: h11.Connection, stream: trio.abc.Stream, e: h11.RemoteProtocolError) -> None:
         if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
             return  # an answer had begun: closing the connection is all that is left
-        error = {"code": ErrorCode.INVALID_REQUEST, "message": f"Bad Request: {e}"}
+        body = error_body(ErrorCode.INVALID_REQUEST, f"Bad Request: {e}")
         with trio.move_on_after(1):
             try:
-                await self._respond(
-                    conn, stream, e.error_status_hint, {"jsonrpc": "2.0", "error": error}, {"connection": "close"}
-                )
+                await self._respond(conn, stream, e.error_status_hint, body, {"connection": "close"})
                 await _linger(stream)
             except (trio.BrokenResourceError, trio.ClosedResourceError, h11.LocalProtocolError) as failed:
                 log.debug("could not send the %d answer: %r", e.error_status_hint, failed)
@@ -1043,9 +1052,9 @@ class _HttpServer:
         await self._refuse_and_close(conn, stream, 413, f"Request body over {self.config.max_body} bytes")
 
     async def _refuse_and_close(self, conn: h11.Connection, stream: trio.abc.Stream, status: int, message: str) -> None:
-        """Answer ``status`` with an id-less JSON-RPC error; the connection ends after it."""
-        error = {"code": ErrorCode.INVALID_REQUEST, "message": message}
-        await self._respond(conn, stream, status, {"jsonrpc": "2.0", "error": error}, {"connection": "close"})
+        """Answer ``status`` with a JSON-RPC error of no request; the connection ends after it."""
+        body = error_body(ErrorCode.INVALID_REQUEST, message)
+        await self._respond(conn, stream, status, body, {"connection": "close"})
         await _linger(stream)
 
     async def _respond(
@@ -1104,10 +1113,9 @@ class _HttpServer:
                 if self.busy == 0:
                     self._quiet.set()
         except _HttpError as e:
-            body: dict[str, Any] = {"jsonrpc": "2.0", "error": {"code": e.jsonrpc_code or -32600, "message": e.message}}
             extra = e.headers or ({"allow": "GET, POST, DELETE"} if e.status == 405 else None)
-            body = body if e.body is None else e.body
-            # [basic/transports#11, #20] the body may be a JSON-RPC error without id (none for
+            body = error_body(e.jsonrpc_code or ErrorCode.INVALID_REQUEST, e.message) if e.body is None else e.body
+            # [basic/transports#11, #20] the body may be a JSON-RPC error of no request (none for
             # HEAD: its answer never has one, RFC 9110 section 9.3.2)
             await self._respond(conn, stream, e.status, None if req.method == "HEAD" else body, extra)
 
@@ -1527,8 +1535,8 @@ class _HttpServer:
         # were kept for replay; only responses are in the body.
         if not answers:
             if session.closed:
-                error = {"code": ErrorCode.INTERNAL_ERROR, "message": "the session ended before answering"}
-                await self._respond(conn, stream, 503, {"jsonrpc": "2.0", "error": error}, headers)
+                ended = error_body(ErrorCode.INTERNAL_ERROR, "the session ended before answering")
+                await self._respond(conn, stream, 503, ended, headers)
             else:
                 # the client cancelled its request(s): there is no answer, and none is awaited
                 await self._respond(conn, stream, 202, None, headers)

@@ -569,6 +569,7 @@ async def test_a_server_on_every_interface_accepts_loopback_hosts_and_its_403_na
     assert len(refused) == 2 and "Host 'mcp.example:8000'" in refused[0] and "allowed_hosts=" in refused[0]
 
 
+@pytest.mark.req("basic/transports#9")
 def test_the_hosts_a_server_accepts_by_default_follow_where_it_listens() -> None:
     assert default_allowed_hosts("127.0.0.1") == default_allowed_hosts("::") == ["127.0.0.1", "localhost", "::1"]
     assert default_allowed_hosts("10.1.2.3") == ["127.0.0.1", "localhost", "::1", "10.1.2.3"]

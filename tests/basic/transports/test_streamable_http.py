@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
+from unittest.mock import ANY
 from urllib.parse import urlsplit
 
 import h11
@@ -407,15 +408,16 @@ async def test_http_errors() -> None:
         assert (await raw(url, "POST", {"accept": "application/json"}, INIT))[0] == 406
         assert (await raw(url, "POST", {**ACCEPT_BOTH, "content-type": "text/plain"}, INIT))[0] == 415
         status, _, body = await raw(url, "POST", ACCEPT_BOTH, b"{not json")
-        assert status == 400 and json.loads(body)["error"]["code"] == -32700 and "id" not in json.loads(body)
+        assert status == 400 and json.loads(body)["error"]["code"] == -32700 and json.loads(body)["id"] is None
         assert (await raw(url, "POST", ACCEPT_BOTH, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 400
         # a batch never stands alone as a 2026-07-28 request, so without a session id it is a 400
         batch = [{"jsonrpc": "2.0", "id": 4, "method": "ping"}]
-        assert (await raw(url, "POST", ACCEPT_BOTH, batch))[0] == 400
+        status, _, body = await raw(url, "POST", ACCEPT_BOTH, batch)
+        assert status == 400 and "missing MCP-Session-Id" in json.loads(body)["error"]["message"]
         unknown = {**ACCEPT_BOTH, "mcp-session-id": "deadbeef"}
         assert (await raw(url, "POST", unknown, {"jsonrpc": "2.0", "id": 3, "method": "ping"}))[0] == 404
         status, _, body = await raw(url, "POST", ACCEPT_BOTH, {"pad": "x" * 20_000})
-        assert status == 413 and json.loads(body)["error"]["code"] == -32600 and "id" not in json.loads(body)
+        assert status == 413 and json.loads(body)["error"]["code"] == -32600 and json.loads(body)["id"] is None
         # a declared length over the limit is refused before the body is sent at all
         stream = await trio.open_tcp_stream("127.0.0.1", info.port)
         async with stream:
@@ -425,7 +427,11 @@ async def test_http_errors() -> None:
             answer = Exchange(stream, conn)
             await answer.head()
             assert answer.status == 413
-        assert (await raw(url, "PUT", ACCEPT_BOTH, INIT))[0] == 405
+        status, headers, body = await raw(url, "PUT", ACCEPT_BOTH, INIT)
+        assert status == 405 and headers["allow"] == "GET, POST, DELETE"
+        # an HTTP-level error is a JSON-RPC error of no request: "id": null, as JSON-RPC 2.0 writes
+        # it (and the official SDKs read it; spec_notes/basic/transports.md)
+        assert json.loads(body) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": ANY}}
         assert (await raw(url.replace("/mcp", "/other"), "POST", ACCEPT_BOTH, INIT))[0] == 404
         assert info.host == "127.0.0.1"
 
@@ -452,7 +458,7 @@ async def test_invalid_bodies_are_refused_with_400(body: Any, code: int) -> None
         session = await start_session(info.url)
         status, _, answer = await raw(info.url, "POST", session, body)
         error = json.loads(answer)
-        assert status == 400 and error["error"]["code"] == code and "id" not in error
+        assert status == 400 and error["error"]["code"] == code and error["id"] is None
         # the session survives, and nothing went out on its GET stream (no stray error response)
         async with exchange(info.url, "GET", {**session, "accept": "text/event-stream"}) as get:
             assert get.status == 200
@@ -493,7 +499,7 @@ async def test_a_batch_over_the_limit_is_refused_before_any_of_it_is_handled() -
         call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "tally"}}
         batch = [{**call, "id": i} for i in range(4)]
         status, _, body = await raw(info.url, "POST", session, batch)
-        assert status == 400 and json.loads(body)["error"]["code"] == -32600
+        assert status == 400 and json.loads(body)["error"]["code"] == -32600 and json.loads(body)["id"] is None
         assert "a batch of 4 messages; at most 3" in json.loads(body)["error"]["message"]
         status, _, body = await raw(info.url, "POST", session, batch[:3])
         assert status == 200 and calls == 3  # (none of the refused batch ran)
@@ -551,7 +557,7 @@ async def test_a_request_id_in_flight_is_refused_and_the_first_gets_its_answer()
         async with exchange(info.url, "POST", session, call) as first:
             assert first.status == 200
             status, _, body = await raw(info.url, "POST", session, {"jsonrpc": "2.0", "id": 5, "method": "ping"})
-            assert status == 409 and "id" not in json.loads(body)
+            assert status == 409 and json.loads(body)["id"] is None
             release.set()
             (result,) = [json.loads(e.data) for e in await first.rest() if e.data]
             assert result["id"] == 5 and result["result"]["content"][0]["text"] == "first"
@@ -1196,7 +1202,7 @@ async def test_graceful_shutdown() -> None:
 @pytest.mark.req("2025-03-26:basic/transports#16", "2025-03-26:basic/transports#17", "2025-03-26:basic/transports#18")
 async def test_a_batch_of_notifications_and_responses_is_accepted_in_2025_03_26() -> None:
     # 2025-03-26 lets the input be a batch: one of only notifications and responses is taken
-    # with 202 and no body, like one message; one that cannot be taken is 400 with an id-less error
+    # with 202 and no body, like one message; one that cannot be taken is 400 with an error of no request ("id": null)
     async with http_server(check_server()) as info:
         session = await start_session(info.url, "2025-03-26")
         quiet = [
@@ -1210,7 +1216,7 @@ async def test_a_batch_of_notifications_and_responses_is_accepted_in_2025_03_26(
         for bad in ([], [1]):
             status, _, body = await raw(info.url, "POST", session, bad)
             error = json.loads(body)
-            assert status == 400 and "id" not in error and error["error"]["code"] == -32600
+            assert status == 400 and error["id"] is None and error["error"]["code"] == -32600
 
 
 @pytest.mark.req("2025-06-18:basic/transports#15")
