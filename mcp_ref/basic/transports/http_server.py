@@ -1258,6 +1258,14 @@ class _HttpServer:
 
     # -- sessions ----------------------------------------------------------------------------------
 
+    def _serves_modern(self) -> bool:
+        """Whether a request without a session id is a 2026-07-28 request here: a server narrowed to
+        the legacy revisions (``modern_versions=()``) serves only sessions, so such a request is
+        the 400 of [basic/transports#60], not a stateless request it cannot serve."""
+        return getattr(self.server, "modern_runtime", None) is not None and bool(
+            getattr(self.server, "modern_versions", True)
+        )
+
     def _session_for(self, req: _Request) -> _HttpSession:
         sid = req.header(MCP_SESSION_ID)
         if sid is None:
@@ -1440,7 +1448,7 @@ class _HttpServer:
             req.header(MCP_SESSION_ID) is None
             and init is None
             and not isinstance(message, list)
-            and getattr(self.server, "modern_runtime", None) is not None
+            and self._serves_modern()
         ):
             # [2026-07-28:basic/versioning#11] both shapes on one endpoint: without a session id and
             # an initialize, a POST is a 2026-07-28 request, standing alone
@@ -1825,7 +1833,7 @@ class _HttpServer:
     # -- GET --------------------------------------------------------------------------------------------
 
     async def _get(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
-        if req.header(MCP_SESSION_ID) is None and getattr(self.server, "modern_runtime", None) is not None:
+        if req.header(MCP_SESSION_ID) is None and self._serves_modern():
             # [2026-07-28:basic/transports/streamable-http#72] no GET stream without a session: 405
             raise _HttpError(405, "Method Not Allowed: no GET stream in 2026-07-28 (use subscriptions/listen)")
         # [basic/transports#38] the client accepts an event stream
@@ -1880,7 +1888,7 @@ class _HttpServer:
     # -- DELETE ---------------------------------------------------------------------------------------
 
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
-        if req.header(MCP_SESSION_ID) is None and getattr(self.server, "modern_runtime", None) is not None:
+        if req.header(MCP_SESSION_ID) is None and self._serves_modern():
             # [2026-07-28:basic/transports/streamable-http#72] no session to end: 405
             raise _HttpError(405, "Method Not Allowed: no sessions in 2026-07-28")
         session = self._session_for(req)

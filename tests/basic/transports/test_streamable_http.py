@@ -1227,3 +1227,19 @@ async def test_a_2025_06_18_session_takes_no_batch() -> None:
         status, _, body = await raw(info.url, "POST", session, batch)
         error = json.loads(body)
         assert status == 400 and error["error"]["code"] == -32600 and "2025-06-18" in error["error"]["message"]
+
+
+@pytest.mark.req("basic/transports#60")
+async def test_a_server_of_legacy_revisions_only_answers_a_sessionless_request_400() -> None:
+    server = Server("legacy only", modern_versions=())
+    async with http_server(server) as info:
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+        discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
+        headers = {**ACCEPT_BOTH, "mcp-protocol-version": "2026-07-28"}
+        status, _, body = await raw(info.url, "POST", headers, discover)
+        assert status == 400 and b"MCP-Session-Id" in body
+        assert (await raw(info.url, "GET", {"accept": "text/event-stream"}))[0] == 400
+        assert (await raw(info.url, "DELETE", {}))[0] == 400
+        # the 2025 shape still opens a session
+        status, headers_, _ = await raw(info.url, "POST", ACCEPT_BOTH, INIT)
+        assert status == 200 and "mcp-session-id" in headers_
