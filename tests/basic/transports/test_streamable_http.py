@@ -1233,9 +1233,12 @@ async def test_a_2025_06_18_session_takes_no_batch() -> None:
 async def test_a_server_of_legacy_revisions_only_answers_a_sessionless_request_400() -> None:
     server = Server("legacy only", modern_versions=())
     async with http_server(server) as info:
-        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
         discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
-        headers = {**ACCEPT_BOTH, "mcp-protocol-version": "2026-07-28"}
+        headers = {**ACCEPT_BOTH, "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover"}
         status, _, body = await raw(info.url, "POST", headers, discover)
         assert status == 400 and b"MCP-Session-Id" in body
         assert (await raw(info.url, "GET", {"accept": "text/event-stream"}))[0] == 400
@@ -1243,3 +1246,7 @@ async def test_a_server_of_legacy_revisions_only_answers_a_sessionless_request_4
         # the 2025 shape still opens a session
         status, headers_, _ = await raw(info.url, "POST", ACCEPT_BOTH, INIT)
         assert status == 200 and "mcp-session-id" in headers_
+    async with http_server(Server("both eras")) as info:
+        # the same request to a server that also speaks 2026-07-28 stands alone
+        status, _, body = await raw(info.url, "POST", headers, discover)
+        assert status == 200 and json.loads(body)["result"]["supportedVersions"]
