@@ -93,6 +93,8 @@ MAX_EXERCISED: Final = 30
 QUICK: Final = 2.0
 #: unanswered requests in a row before the battery sends no more
 GIVE_UP: Final = 3
+#: seconds a message may take to go into a stdio server's input (one that reads nothing fills the pipe)
+WRITE_WAIT: Final = 10.0
 #: seconds server/discover is waited for (a server of an earlier revision may ignore it)
 DISCOVER_WAIT: Final = 0.5  # (of the timeout: 5 s with the default 10)
 #: seconds a subscription is listened to
@@ -245,10 +247,13 @@ class StdioWire(Wire):
         data = frame(message)
         self.record("c2s", data)
         assert self.process.stdin is not None
-        try:
-            await self.process.stdin.send_all(data + b"\n")
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+        # (a server that reads none of its input fills the pipe: the write is given up, and the
+        # request it carried goes unanswered like any other)
+        with trio.move_on_after(WRITE_WAIT):
+            try:
+                await self.process.stdin.send_all(data + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
 
     async def call(
         self,
