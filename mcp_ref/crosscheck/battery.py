@@ -1441,6 +1441,12 @@ class Battery:
                     chk.find("server/tools#20", "an unknown tool was answered as a success", self._answer(pending.id))
             except MCPError as e:
                 chk.note(f"error {e.code}")
+                # [basic/index#3] an unknown tool is an invalid parameter of a method that exists:
+                # JSON-RPC's -32602, as every revision's tools chapter shows (spec_notes/server/tools.md)
+                if e.code != ErrorCode.INVALID_PARAMS:
+                    what = "Method not found (-32601), though tools/call exists" if e.code == -32601 else e.code
+                    text = f"an unknown tool got error {what}, not Invalid params (-32602)"
+                    chk.find("basic/index#3", text, self._answer(pending.id))
         for spec in self.config.calls:
             async with self.check(f"tools/call {spec.name}", ["server/tools#15", "server/tools#16"]) as chk:
                 params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)

@@ -135,6 +135,7 @@ async def test_unusual_but_valid_http_servers_come_out_clean(name: str) -> None:
     assert "fail" not in statuses.values() and statuses["transport/sse-streams-and-session-ids"] == "pass"
 
 
+@pytest.mark.req("basic/transports#39")
 @pytest.mark.parametrize("name, requirement", by_rule(HANGS))
 async def test_a_server_that_leaves_requests_unanswered_still_gets_its_report(name: str, requirement: str) -> None:
     """Every wait on the peer is bounded: a GET whose answer never comes, POSTs whose answers never
