@@ -337,12 +337,15 @@ class ModernContext(RequestContext):
         return result
 
     async def sample(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
-        from ..client.sampling import sampling_messages_problem, sampling_result_problem
+        from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
 
         params = typed_input("sampling/createMessage", params)
         if isinstance(params, CreateMessageRequestParams):
             problem = sampling_messages_problem(params)
+            if problem is None:
+                # [2026-07-28:schema#59] a tool result's structuredContent fits its tool's outputSchema
+                problem = tool_results_problem(params)
             if problem is not None:
                 raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
         key, answer = self._input("sampling/createMessage", params, key)

@@ -896,29 +896,38 @@ class _HttpServer:
             task_status.started(listeners)  # (bound and listening already: connections wait)
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
-    async def handle_connection(self, stream: trio.abc.Stream, head_limit: int = DEFAULT_HEAD_LIMIT) -> None:
+    async def handle_connection(
+        self, stream: trio.abc.Stream, head_limit: int = DEFAULT_HEAD_LIMIT, client: str | None = None
+    ) -> None:
         """Serve one connection; ``head_limit``: bytes its request heads may take (the ASGI bridge
-        moves it by what its rebuilt head adds, so the limit holds on what the client sent)."""
+        moves it by what its rebuilt head adds, so the limit holds on what the client sent).
+        ``client``: the client's address on a stream that has none (the ASGI bridge's in-process
+        connection: the ASGI server's ``scope["client"]``), the user of the per-user limits when
+        there is no authorization; not counted against max_connections_per_address (the ASGI
+        server holds that socket)."""
         peer = _peer_address(stream)
-        if peer is not None:
-            held = self.connections.get(peer, 0)
-            if held >= self.config.max_connections_per_address:
-                # one address holding every socket the process may open would lock everyone
-                # out (new connections wait for a free descriptor): past its share, closed unread
-                log.debug("a connection from %s refused: %d open already", peer, held)
-                with trio.CancelScope(shield=True):
-                    await stream.aclose()
-                return
-            self.connections[peer] = held + 1
+        if peer is None:
+            # (without it every client of the bridge was one user: one client's sessions evicted
+            # another's, its streams took everyone's share -- issue 31, row 2 behind ASGI)
+            await self._serve_connection(stream, client, head_limit)
+            return
+        held = self.connections.get(peer, 0)
+        if held >= self.config.max_connections_per_address:
+            # one address holding every socket the process may open would lock everyone
+            # out (new connections wait for a free descriptor): past its share, closed unread
+            log.debug("a connection from %s refused: %d open already", peer, held)
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+            return
+        self.connections[peer] = held + 1
         try:
             await self._serve_connection(stream, peer, head_limit)
         finally:
-            if peer is not None:
-                left = self.connections[peer] - 1
-                if left:
-                    self.connections[peer] = left
-                else:
-                    del self.connections[peer]
+            left = self.connections[peer] - 1
+            if left:
+                self.connections[peer] = left
+            else:
+                del self.connections[peer]
 
     async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None, head_limit: int) -> None:
         # the helper tasks of the connection's 2026-07-28 exchanges (each one's close watcher, an
@@ -1266,6 +1275,12 @@ class _HttpServer:
             getattr(self.server, "modern_versions", True)
         )
 
+    def _serves_legacy(self) -> bool:
+        """Whether this server holds 2025 sessions at all: one of modern revisions only
+        (``supported_versions=()``) serves every request in the 2026-07-28 shape, an ``initialize``
+        and any ``Mcp-Session-Id`` included ([2026-07-28:basic/transports/streamable-http#72])."""
+        return bool(getattr(self.server, "supported_versions", True)) or not self._serves_modern()
+
     def _session_for(self, req: _Request) -> _HttpSession:
         sid = req.header(MCP_SESSION_ID)
         if sid is None:
@@ -1408,6 +1423,10 @@ class _HttpServer:
             message = loads(req.body)
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
+        legacy = self._serves_legacy()
+        if isinstance(message, list) and not legacy:
+            # [2026-07-28:basic/transports/streamable-http#11] no batches in 2026-07-28, whatever the session id
+            raise _HttpError(400, "Invalid Request: no JSON-RPC batches", ErrorCode.INVALID_REQUEST)
         if isinstance(message, list):
             if len(message) > self.config.max_batch:
                 # each message of a batch is work the session does and answers: one body under
@@ -1444,14 +1463,17 @@ class _HttpServer:
         init = single if single is not None and single.method == "initialize" else None
         if init is not None and is_modern_request(init.params):
             init = None  # an initialize carrying a 2026-07-28 _meta: a modern request (answered -32601)
-        if (
+        if not legacy or (
             req.header(MCP_SESSION_ID) is None
             and init is None
             and not isinstance(message, list)
             and self._serves_modern()
         ):
             # [2026-07-28:basic/versioning#11] both shapes on one endpoint: without a session id and
-            # an initialize, a POST is a 2026-07-28 request, standing alone
+            # an initialize, a POST is a 2026-07-28 request, standing alone. A server of modern
+            # revisions only takes every POST so: [2026-07-28:basic/transports/streamable-http#72]
+            # its session id is ignored, and [2026-07-28:basic/versioning#10] an initialize is
+            # refused (400) naming the versions it supports, as on stdio
             await self._post_modern(conn, stream, req, kinds[0])
             return
         ping = single if single is not None and single.method == "ping" and not isinstance(message, list) else None
@@ -1833,8 +1855,9 @@ class _HttpServer:
     # -- GET --------------------------------------------------------------------------------------------
 
     async def _get(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
-        if req.header(MCP_SESSION_ID) is None and self._serves_modern():
-            # [2026-07-28:basic/transports/streamable-http#72] no GET stream without a session: 405
+        if (req.header(MCP_SESSION_ID) is None or not self._serves_legacy()) and self._serves_modern():
+            # [2026-07-28:basic/transports/streamable-http#72] no GET stream without a session (nor with
+            # one, on a server of modern revisions only: it has no sessions): 405
             raise _HttpError(405, "Method Not Allowed: no GET stream in 2026-07-28 (use subscriptions/listen)")
         # [basic/transports#38] the client accepts an event stream
         if not accepts(req.header("accept"), "text/event-stream"):
@@ -1888,7 +1911,7 @@ class _HttpServer:
     # -- DELETE ---------------------------------------------------------------------------------------
 
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
-        if req.header(MCP_SESSION_ID) is None and self._serves_modern():
+        if (req.header(MCP_SESSION_ID) is None or not self._serves_legacy()) and self._serves_modern():
             # [2026-07-28:basic/transports/streamable-http#72] no session to end: 405
             raise _HttpError(405, "Method Not Allowed: no sessions in 2026-07-28")
         session = self._session_for(req)
