@@ -181,6 +181,8 @@ class ClientSession:
         #: (modern) results reused while their ttlMs lasts (server/utilities/caching); None: off
         self.cache: ResultCache | None = None
         self._output_validators: dict[str, Validate | None] = {}
+        #: tools whose output schema cannot be used: why (their results are refused)
+        self._unusable_schemas: dict[str, str] = {}
         #: task support of the tools seen in tools/list (tasks#tool-level-negotiation)
         self._task_support: dict[str, str | None] = {}
 
@@ -358,18 +360,21 @@ class ClientSession:
     def _forget_tools(self) -> None:
         """The server's tools changed: what was learnt of their schemas is learnt again."""
         self._output_validators.clear()
+        self._unusable_schemas.clear()
         self._task_support.clear()
 
     def _remember_output_schema(self, tool: Tool) -> None:
         self._task_support[tool.name] = tool.execution.task_support if tool.execution is not None else None
+        self._unusable_schemas.pop(tool.name, None)
         if tool.output_schema is None:
             self._output_validators[tool.name] = None
             return
         try:
             self._output_validators[tool.name] = compile_schema(tool.output_schema)
         except ValueError as e:
-            log.warning("tool %r has an output schema we cannot use: %s", tool.name, e)
+            log.warning("tool %r has an output schema we cannot use (its results are refused): %s", tool.name, e)
             self._output_validators[tool.name] = None
+            self._unusable_schemas[tool.name] = str(e)
 
     async def call_tool(
         self,
@@ -436,6 +441,10 @@ class ClientSession:
             for tool in await self.list_all_tools():
                 self._remember_output_schema(tool)
             self._output_validators.setdefault(name, None)  # not listed: nothing to check against
+        if (unusable := self._unusable_schemas.get(name)) is not None:
+            # [2026-07-28:basic/index#44] a schema that cannot be used (a reference to nothing or to the
+            # network, an unknown dialect) refuses the tool's results, never lets them through unchecked
+            raise InvalidToolResult(f"tool {name!r} declares an output schema that cannot be used: {unusable}")
         validate = self._output_validators.get(name)
         if validate is not None:
             if result.structured_content is None:

@@ -336,12 +336,15 @@ class ModernContext(RequestContext):
     @staticmethod
     def _sample_params(params: Any) -> Any:
         """``params`` of a sampling request as the model, checked: LocalProtocolError before it is asked."""
-        from ..client.sampling import sampling_messages_problem
+        from ..client.sampling import sampling_messages_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams
 
         params = typed_input("sampling/createMessage", params)
         if isinstance(params, CreateMessageRequestParams):
             problem = sampling_messages_problem(params)
+            if problem is None:
+                # [2026-07-28:schema#59] a tool result's structuredContent fits its tool's outputSchema
+                problem = tool_results_problem(params)
             if problem is not None:
                 raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
         return params

@@ -128,3 +128,54 @@ def test_a_recursive_schema_is_not_an_expansion() -> None:
     validate = compile_schema(schema)
     assert validate is not None and validate({"next": {"next": {}}}) == []
     assert validate({"next": 1})
+
+
+def unusable_schema_server(schema: dict[str, Any]) -> Any:
+    """A server whose tool ``report`` is listed with ``schema`` as its output schema (one our own
+    registration refuses: a server of another implementation), and answers with structured content."""
+    from mcp_ref import RequestContext, Server
+    from mcp_ref.schema.tools import CallToolResult, ListToolsResult, Tool
+
+    server = Server("hostile")
+
+    @server.tool()
+    async def report(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[], structured_content={"a": "x"})
+
+    async def listing(ctx: Any, params: Any) -> ListToolsResult:
+        return ListToolsResult(tools=[Tool(name="report", input_schema={"type": "object"}, output_schema=schema)])
+
+    server.set_handler("tools/list", listing)
+    return server
+
+
+@pytest.mark.req("2026-07-28:basic/index#44")
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/admin.json"}}},
+        {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        {"$schema": "https://example.com/my-dialect", "type": "object"},
+    ],
+    ids=["network-ref", "unresolved-ref", "unknown-dialect"],
+)
+async def test_a_client_refuses_results_of_a_tool_whose_output_schema_cannot_be_used(
+    schema: dict[str, Any], era: str
+) -> None:
+    # (before: the tool's results were taken unchecked, as if its schema allowed anything)
+    from mcp_ref.session.client import InvalidToolResult
+    from mcp_ref.testing import memory_session_pair
+
+    async with memory_session_pair(unusable_schema_server(schema), era=era) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == ["report"]  # listed all the same
+        with pytest.raises(InvalidToolResult, match="declares an output schema that cannot be used"):
+            await client.call_tool("report")
+    # unlisted first: the schema learnt at the call is refused the same way
+    async with memory_session_pair(unusable_schema_server(schema), era=era) as client:
+        with pytest.raises(InvalidToolResult, match="cannot be used"):
+            await client.call_tool("report")
+    # without validation asked for, the result is the application's to judge
+    async with memory_session_pair(unusable_schema_server(schema), era=era, validate_tool_results=False) as client:
+        assert (await client.call_tool("report")).structured_content == {"a": "x"}

@@ -237,11 +237,14 @@ def test_a_tool_results_structured_content_is_checked_against_its_tools_output_s
     assert tool_results_problem(params({"celsius": "warm"}, [WEATHER])) is None
 
 
-@pytest.mark.req("schema#34")
+@pytest.mark.req("schema#34", "2026-07-28:schema#59")
+@pytest.mark.parametrize("era", ["legacy", "modern"])
 @pytest.mark.parametrize(("structured", "fits"), [({"celsius": 21.5}, True), ({"celsius": "warm"}, False)])
 async def test_the_server_does_not_send_a_tool_result_that_misfits_the_output_schema(
-    structured: dict[str, Any], fits: bool
+    structured: dict[str, Any], fits: bool, era: str
 ) -> None:
+    # (modern: the sampling request is one of the call's input requests; a misfit is refused
+    # before it goes into the InputRequiredResult)
     pytest.importorskip("jsonschema", reason="outputSchema is checked with the validation extra")
     asked: list[Any] = []
     results: list[Any] = []
@@ -261,7 +264,7 @@ async def test_the_server_does_not_send_a_tool_result_that_misfits_the_output_sc
             results.append(e)
         return "done"
 
-    async with memory_session_pair(server, sampling=llm, sampling_tools=True, era="legacy") as client:
+    async with memory_session_pair(server, sampling=llm, sampling_tools=True, era=era) as client:
         await client.call_tool("ask")
     (outcome,) = results
     if fits:

@@ -156,7 +156,7 @@ class AsgiApp:
         # the head limit holds on what the client sent, not on what the bridge adds to it
         head_limit = DEFAULT_HEAD_LIMIT + len(head) - sent
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(http.handle_connection, connection, head_limit)
+            nursery.start_soon(http.handle_connection, connection, head_limit, _client_address(scope))
             nursery.start_soon(_forward_request, head, chunked, receive, to_server, nursery.cancel_scope)
             await _forward_answer(scope, from_server, send)
             nursery.cancel_scope.cancel()
@@ -171,6 +171,15 @@ async def _answer(send: Send, status: int, body: bytes) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def _client_address(scope: Scope) -> str | None:
+    """The client's address as the ASGI server saw it (the user of the per-user limits when
+    there is no authorization, as a socket's peer is for the server on its own); None when the
+    ASGI server gives none (a Unix socket)."""
+    client = scope.get("client")
+    host = client[0] if isinstance(client, list | tuple) and client else None
+    return host if isinstance(host, str) and host else None
 
 
 def _head(scope: Scope) -> tuple[bytes, bool, int]:

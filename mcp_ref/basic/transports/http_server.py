@@ -896,29 +896,38 @@ class _HttpServer:
             task_status.started(listeners)  # (bound and listening already: connections wait)
             await trio.serve_listeners(self.handle_connection, tls, handler_nursery=self.nursery)
 
-    async def handle_connection(self, stream: trio.abc.Stream, head_limit: int = DEFAULT_HEAD_LIMIT) -> None:
+    async def handle_connection(
+        self, stream: trio.abc.Stream, head_limit: int = DEFAULT_HEAD_LIMIT, client: str | None = None
+    ) -> None:
         """Serve one connection; ``head_limit``: bytes its request heads may take (the ASGI bridge
-        moves it by what its rebuilt head adds, so the limit holds on what the client sent)."""
+        moves it by what its rebuilt head adds, so the limit holds on what the client sent).
+        ``client``: the client's address on a stream that has none (the ASGI bridge's in-process
+        connection: the ASGI server's ``scope["client"]``), the user of the per-user limits when
+        there is no authorization; not counted against max_connections_per_address (the ASGI
+        server holds that socket)."""
         peer = _peer_address(stream)
-        if peer is not None:
-            held = self.connections.get(peer, 0)
-            if held >= self.config.max_connections_per_address:
-                # one address holding every socket the process may open would lock everyone
-                # out (new connections wait for a free descriptor): past its share, closed unread
-                log.debug("a connection from %s refused: %d open already", peer, held)
-                with trio.CancelScope(shield=True):
-                    await stream.aclose()
-                return
-            self.connections[peer] = held + 1
+        if peer is None:
+            # (without it every client of the bridge was one user: one client's sessions evicted
+            # another's, its streams took everyone's share -- issue 31, row 2 behind ASGI)
+            await self._serve_connection(stream, client, head_limit)
+            return
+        held = self.connections.get(peer, 0)
+        if held >= self.config.max_connections_per_address:
+            # one address holding every socket the process may open would lock everyone
+            # out (new connections wait for a free descriptor): past its share, closed unread
+            log.debug("a connection from %s refused: %d open already", peer, held)
+            with trio.CancelScope(shield=True):
+                await stream.aclose()
+            return
+        self.connections[peer] = held + 1
         try:
             await self._serve_connection(stream, peer, head_limit)
         finally:
-            if peer is not None:
-                left = self.connections[peer] - 1
-                if left:
-                    self.connections[peer] = left
-                else:
-                    del self.connections[peer]
+            left = self.connections[peer] - 1
+            if left:
+                self.connections[peer] = left
+            else:
+                del self.connections[peer]
 
     async def _serve_connection(self, stream: trio.abc.Stream, peer: str | None, head_limit: int) -> None:
         # the helper tasks of the connection's 2026-07-28 exchanges (each one's close watcher, an
