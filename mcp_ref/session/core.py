@@ -549,7 +549,7 @@ class RequestContext:
     async def elicit_form(
         self,
         message: str,
-        properties: Mapping[str, Mapping[str, Any]],
+        properties: Mapping[str, Any],
         *,
         required: Sequence[str] | None = None,
         **options: Any,
@@ -558,9 +558,11 @@ class RequestContext:
 
         ``properties`` are the form's fields as JSON Schemas of the flat kinds
         client/elicitation allows (string, number, integer, boolean, enums),
-        e.g. ``{"name": {"type": "string"}, "age": {"type": "integer"}}``;
-        ``required`` names the fields the user must fill in (default: those
-        without a ``"default"``). Returns the :class:`~mcp_ref.schema.ElicitResult`:
+        e.g. ``{"name": {"type": "string"}, "age": {"type": "integer"}}``, or the
+        whole requested schema (``{"type": "object", "properties": {...}}``,
+        taken as it is, ``required`` included); ``required`` names the fields
+        the user must fill in (default: those without a ``"default"``).
+        Returns the :class:`~mcp_ref.schema.ElicitResult`:
         ``action`` is "accept" (with ``content``), "decline" or "cancel".
         ValueError, before anything is sent, for a field the form mode cannot
         ask for; :class:`~mcp_ref.CapabilityMissing` if the client cannot
@@ -569,13 +571,29 @@ class RequestContext:
         from ..schema import decode
         from ..schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams
 
-        fields = {name: dict(schema) for name, schema in properties.items()}
+        whole: dict[str, Any] = {"type": "object"}
+        if properties.get("type") == "object" and isinstance(properties.get("properties"), Mapping):
+            # a whole object schema (the wire's requestedSchema) rather than its properties: as unambiguous
+            # (a field's schema is a mapping, never the string "object"), so taken as that
+            whole = dict(properties)
+            if required is not None and "required" in whole:
+                raise ValueError("elicit_form: `required` given twice, in the schema and as an argument")
+            # taken as it is: without "required" no field is (JSON Schema's reading)
+            required = whole.pop("required", [] if required is None else required)
+            properties = whole.pop("properties")
+        fields: dict[str, dict[str, Any]] = {}
+        for name, field_schema in properties.items():
+            if not isinstance(field_schema, Mapping):
+                raise ValueError(
+                    f"elicit_form: field {name!r} is {field_schema!r}, not a JSON Schema object; pass the form's "
+                    'fields ({"name": {"type": "string"}, ...}) or a whole {"type": "object", "properties": {...}} '
+                    "schema"
+                )
+            fields[name] = dict(field_schema)
         if required is None:
             required = [name for name, schema in fields.items() if "default" not in schema]
         try:
-            schema = decode(
-                {"type": "object", "properties": fields, "required": list(required)}, ElicitationRequestedSchema
-            )
+            schema = decode({**whole, "properties": fields, "required": list(required)}, ElicitationRequestedSchema)
         except DecodeError as e:
             # the form mode asks for flat primitive fields only (client/elicitation#requested-schema)
             raise ValueError(f"elicit_form: not a form the client can show: {e}") from None
