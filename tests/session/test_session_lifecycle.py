@@ -148,7 +148,7 @@ async def test_an_oversized_message_is_answered_and_the_session_goes_on() -> Non
     async with trio.open_nursery() as nursery:
         await nursery.start(make_server().serve, OneTooLarge(server_end))
         reply = json.loads(await client_end.receive())
-        assert reply["error"]["code"] == -32600 and "id" not in reply
+        assert reply["error"]["code"] == -32600 and reply["id"] is None
         assert "exceeds the limit" in reply["error"]["message"]
         await client_end.send(b'{"jsonrpc":"2.0","id":"p","method":"ping"}')
         assert json.loads(await client_end.receive()) == {"jsonrpc": "2.0", "id": "p", "result": {}}
