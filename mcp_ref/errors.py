@@ -214,12 +214,24 @@ class UnsupportedProtocolVersion(MCPRefError):
     The session is closed (basic/lifecycle#12: the client disconnects).
     """
 
-    def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
-        super().__init__(f"server chose protocol version {offered!r}; this client supports {', '.join(supported)}")
+    def __init__(
+        self,
+        offered: str,
+        supported: tuple[str, ...],
+        *,
+        server_versions: tuple[str, ...] = (),
+        message: str | None = None,
+    ) -> None:
+        super().__init__(
+            message or f"server chose protocol version {offered!r}; this client supports {', '.join(supported)}"
+        )
         #: the revision the peer offered
         self.offered = offered
         #: the revisions we support
         self.supported = supported
+        #: the revisions the server says it supports, when it said (a refused initialize's
+        #: ``error.data.supported``, 2026-07-28:basic/versioning#10)
+        self.server_versions = server_versions
 
 
 class RequestCancelled(MCPRefError):

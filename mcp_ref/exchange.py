@@ -509,12 +509,19 @@ class StatelessEngine:
             try:
                 return self._on_request(raw, headers)
             except ProtocolError as e:
-                status = 404 if e.code == ErrorCode.METHOD_NOT_FOUND else 400
-                data = e.data
+                error = e
+                if raw.method == "initialize" and not v.is_modern_request(raw.params):
+                    # [2026-07-28:basic/versioning#10] a legacy client's initialize (a server of modern
+                    # revisions only, or a channel already modern): whatever else is wrong with it (no
+                    # _meta, on HTTP no version header), the answer names the versions we speak
+                    error = v.initialize_refused(raw.params, self.all_versions)
+                status = 404 if error.code == ErrorCode.METHOD_NOT_FOUND else 400
+                data = error.data
                 if raw.method == "initialize" and data is None:
-                    # [2026-07-28:basic/versioning#10] a legacy client's initialize learns what we speak
+                    # [2026-07-28:basic/versioning#10] an initialize with a 2026-07-28 _meta refused for
+                    # another reason names them too
                     data = {"supported": list(self.all_versions)}
-                return [self._rejected(raw.id, e.code, e.message, status, e.requirement, data)]
+                return [self._rejected(raw.id, error.code, error.message, status, error.requirement, data)]
         if type(raw) is RawNotification:
             return self._on_notification(raw)
         # [2026-07-28:basic/patterns/index#1, basic/transports/stdio#7] a client sends no responses: there is

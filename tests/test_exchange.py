@@ -34,10 +34,10 @@ INFO = Implementation(name="srv", version="1")
 def server(**options: Any) -> StatelessEngine:
     options.setdefault("served", frozenset({"tools/list", "tools/call", "server/discover", "subscriptions/listen"}))
     options.setdefault("capabilities", ServerCapabilities(tools={"listChanged": True}, logging={}))
+    options.setdefault("legacy_versions", ("2025-11-25",))
     return StatelessEngine(
         Role.SERVER,
         info=INFO,
-        legacy_versions=("2025-11-25",),
         cache=lambda m, out, o: hints_for(m, out, default=NO_PROMISE, per_method={}, override=o),
         **options,
     )
@@ -98,6 +98,31 @@ def test_methods_this_revision_or_this_server_lacks_are_404_method_not_found(met
 def test_initialize_is_answered_with_the_supported_versions() -> None:
     _, reply = refused(server().receive_message(request("initialize")))
     assert reply["error"]["data"] == {"supported": [V, "2025-11-25"]}
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#10")
+def test_a_legacy_initialize_is_refused_naming_the_versions_whatever_else_it_lacks() -> None:
+    def legacy_init(**params: Any) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": params}).encode()
+
+    modern_only = server(legacy_versions=())
+    # no _meta, and (on HTTP) no MCP-Protocol-Version header: neither is what a 2025 client should hear
+    for headers in (None, {"mcp-method": "initialize"}):
+        status, reply = refused(modern_only.receive_message(legacy_init(protocolVersion="2025-06-18"), headers=headers))
+        error = reply["error"]
+        assert (status, error["code"], reply["id"]) == (400, -32022, 3)
+        assert error["data"] == {"supported": [V], "requested": "2025-06-18"}
+        assert error["message"] == "Unsupported protocol version 2025-06-18: this server supports 2026-07-28"
+    # a version it proposes that a dual-era server serves, on a channel already modern: not served here
+    status, reply = refused(server().receive_message(legacy_init(protocolVersion="2025-11-25")))
+    assert reply["error"]["code"] == -32601 and "2026-07-28, 2025-11-25" in reply["error"]["message"]
+    assert reply["error"]["data"] == {"supported": [V, "2025-11-25"]}
+    # no version proposed at all
+    status, reply = refused(modern_only.receive_message(legacy_init()))
+    assert reply["error"]["code"] == -32602 and "supports 2026-07-28" in reply["error"]["message"]
+    # an initialize with a 2026-07-28 _meta, broken otherwise (a field missing): its error names them too
+    status, reply = refused(modern_only.receive_message(legacy_init(_meta={META_V: V})))
+    assert reply["error"]["code"] == -32602 and reply["error"]["data"] == {"supported": [V]}
 
 
 def test_an_applications_own_method_is_served_when_it_has_a_handler() -> None:

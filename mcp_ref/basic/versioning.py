@@ -58,6 +58,7 @@ __all__ = [
     "is_modern_request",
     "era_of_first_message",
     "unsupported_version",
+    "initialize_refused",
     "missing_capability",
     "header_mismatch",
     "capability_object",
@@ -314,6 +315,38 @@ def unsupported_version(requested: str, supported: tuple[str, ...]) -> ProtocolE
     lists what we do support and echoes what was asked for -- versioning#protocol-version-negotiation."""
     return ProtocolError(
         "Unsupported protocol version",
+        UNSUPPORTED_PROTOCOL_VERSION,
+        {"supported": list(supported), "requested": requested},
+        requirement="2026-07-28:basic/versioning#1",
+    )
+
+
+def initialize_refused(params: Any, supported: tuple[str, ...]) -> ProtocolError:
+    """The error for a legacy client's ``initialize`` (one without a modern ``_meta``) on the
+    modern path, naming the versions we support in its message and ``data``
+    (2026-07-28 basic/versioning#10; spec_notes/basic/versioning.md, "initialize to a server of
+    modern revisions only"): -32022 when the version it proposes is one we do not serve (a server of
+    modern revisions only), -32601 when it is one we serve through initialize but the channel
+    already speaks 2026-07-28, -32602 when it proposes none."""
+    requested = params.get("protocolVersion") if type(params) is dict else None
+    offered = ", ".join(supported)
+    if type(requested) is not str:
+        return ProtocolError(
+            f"Invalid params: initialize proposes no protocolVersion; this server supports {offered}",
+            ErrorCode.INVALID_PARAMS,
+            {"supported": list(supported)},
+            requirement="2026-07-28:basic/index#53",
+        )
+    if requested in supported:
+        return ProtocolError(
+            f"Method not found: initialize, on a channel that speaks 2026-07-28 (this server supports {offered})",
+            ErrorCode.METHOD_NOT_FOUND,
+            {"supported": list(supported)},
+            requirement="2026-07-28:basic/transports/streamable-http#29",
+        )
+    # [2026-07-28:basic/versioning#10] a version we do not serve: the answer names those we do
+    return ProtocolError(
+        f"Unsupported protocol version {requested}: this server supports {offered}",
         UNSUPPORTED_PROTOCOL_VERSION,
         {"supported": list(supported), "requested": requested},
         requirement="2026-07-28:basic/versioning#1",

@@ -1271,10 +1271,12 @@ class Battery:
         except ConnectionClosed as e:
             self._note(f"the main session ended early: {self._closed(str(e))}")
         except UnsupportedProtocolVersion as e:
-            self._note(
-                f"the server chose protocol version {e.offered!r}, which mcp_ref does not speak: "
-                "the main session (tools, resources, prompts ...) did not run"
+            chose = (
+                f"refused initialize (it supports {', '.join(e.server_versions)})"
+                if e.server_versions
+                else f"chose protocol version {e.offered!r}, which mcp_ref does not speak"
             )
+            self._note(f"the server {chose}: the main session (tools, resources, prompts ...) did not run")
         except (RequestTimeout, MCPError, ProtocolError, HTTPTransportError) as e:
             # what the other sessions found still stands
             what = "could not initialize" if self.report.revision is None else "failed"

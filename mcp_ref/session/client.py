@@ -45,6 +45,7 @@ from ..connection import Connection
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
+    HTTPTransportError,
     LocalProtocolError,
     MCPError,
     RemoteProtocolError,
@@ -938,8 +939,15 @@ async def open_session(
                 client_info=client_info,
                 meta=dict(initialize_meta) if initialize_meta else None,
             )
-            # [basic/lifecycle#1, #2] initialize is the first thing we send
-            result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
+            try:
+                # [basic/lifecycle#1, #2] initialize is the first thing we send
+                result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
+            except (MCPError, HTTPTransportError) as e:
+                refused = _initialize_refused(e, params.protocol_version, supported_versions, modern_versions)
+                if refused is None:
+                    raise
+                # [2026-07-28:basic/versioning#10] the versions a server of 2026 revisions names, said
+                raise refused from e
             if conn.phase is Phase.CLOSED:
                 await session.aclose("unsupported protocol version")
                 # [basic/lifecycle#12, #22, schema#9] we cannot speak the server's version: a clear
@@ -985,6 +993,34 @@ def _choose_era(era: str, protocol_version: str | None, legacy: tuple[str, ...],
             raise ValueError(f"protocol_version {protocol_version!r} is negotiated by initialize: not era='modern'")
         return "legacy"
     raise ValueError(f"protocol_version {protocol_version!r} is none we speak ({', '.join((*modern, *legacy))})")
+
+
+def _initialize_refused(
+    error: MCPError | HTTPTransportError, proposed: str, ours: tuple[str, ...], modern: tuple[str, ...]
+) -> UnsupportedProtocolVersion | None:
+    """A refused initialize that names the versions the server supports (a server of 2026
+    revisions only does, 2026-07-28 basic/versioning#10): the error says which, and how to reach
+    one this client speaks. None: the refusal names none."""
+    cause = error if isinstance(error, MCPError) else error.__cause__
+    data = cause.data if isinstance(cause, MCPError) else None
+    named = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(named, list) or not named or not all(isinstance(x, str) for x in named):
+        return None
+    theirs = tuple(named)
+    if any(x in modern for x in theirs):
+        hint = "; open with era='auto' (the default) to speak it"
+    elif common := [x for x in theirs if x in ours and x != proposed]:
+        hint = f"; open with protocol_version={common[0]!r} to speak it"
+    else:
+        hint = "" if proposed in theirs else "; this client speaks none of them"
+    assert isinstance(cause, MCPError)
+    return UnsupportedProtocolVersion(
+        ", ".join(theirs),
+        ours,
+        server_versions=theirs,
+        message=f"the server refused initialize for protocol version {proposed}: it supports {', '.join(theirs)}"
+        f"{hint} (its error: [{cause.code}] {cause.message})",
+    )
 
 
 def _discovered_versions(result: Any) -> list[str]:

@@ -14,6 +14,7 @@ import trio
 from mcp_ref.basic.transports.http_server import serve_http
 from mcp_ref.errors import HTTPTransportError
 from mcp_ref.schema.content import TextContent
+from mcp_ref.session import Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
@@ -63,6 +64,22 @@ async def test_the_sdk_client_reads_our_http_level_errors() -> None:
             await session.initialize()
             with pytest.raises(MCPError, match="Request body over 4096 bytes"):
                 await session.call_tool("echo", {"text": "x" * 5000})
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#10")
+async def test_the_sdk_legacy_client_is_told_which_versions_a_modern_only_server_speaks() -> None:
+    # a 2025 client has no way forward to 2026-07-28: the refusal of its initialize is all it can show
+    from mcp.shared.exceptions import MCPError
+
+    async with trio.open_nursery() as nursery:
+        server = Server("modern only", supported_versions=())
+        info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        async with streamable_http_client(info.url) as (read, write), SDKClientSession(read, write) as session:
+            with pytest.raises(
+                MCPError, match="Unsupported protocol version 2025-11-25: this server supports 2026-07-28"
+            ):
+                await session.initialize()
         nursery.cancel_scope.cancel()
 
 

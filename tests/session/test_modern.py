@@ -13,6 +13,7 @@ import trio
 from mcp_ref import CachePolicy, RequestContext, Server, open_session
 from mcp_ref.basic.lifecycle import SUPPORTED_VERSIONS, Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
+from mcp_ref.errors import MCPError, UnsupportedProtocolVersion
 from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema import ElicitResult
 from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation
@@ -509,8 +510,39 @@ async def test_a_server_of_modern_revisions_only_names_them_to_an_initialize() -
         await client_end.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
         reply = json.loads(await client_end.receive())
         nursery.cancel_scope.cancel()
-    assert reply["error"]["code"] in (-32601, -32602)
-    assert "2026-07-28" in json.dumps(reply["error"])
+    assert reply["error"]["code"] == -32022
+    assert reply["error"]["data"] == {"supported": ["2026-07-28"], "requested": "2025-11-25"}
+    assert reply["error"]["message"] == "Unsupported protocol version 2025-11-25: this server supports 2026-07-28"
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#10")
+async def test_a_client_pinned_to_2025_is_told_which_versions_a_modern_only_server_offers() -> None:
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(make_server(supported_versions=()).serve, server_end)
+        with pytest.raises(UnsupportedProtocolVersion) as e:
+            async with open_session(client_end, era="legacy"):
+                pass
+        nursery.cancel_scope.cancel()
+    assert e.value.server_versions == ("2026-07-28",)
+    assert str(e.value).startswith(
+        "the server refused initialize for protocol version 2025-11-25: it supports 2026-07-28;"
+        " open with era='auto' (the default) to speak it"
+    )
+
+
+def test_the_refusal_of_initialize_says_what_the_client_could_do() -> None:
+    from mcp_ref.session.client import _initialize_refused
+
+    def told(supported: Any, proposed: str = "2025-11-25") -> str | None:
+        error = MCPError(-32022, "refused", {"supported": supported})
+        refused = _initialize_refused(error, proposed, SUPPORTED_VERSIONS, ("2026-07-28",))
+        return None if refused is None else str(refused)
+
+    assert "open with protocol_version='2025-06-18'" in (told(["2025-06-18"]) or "")
+    assert (told(["2025-11-25"]) or "").endswith("2025-11-25 (its error: [-32022] refused)")
+    assert "this client speaks none of them" in (told(["2099-01-01"]) or "")
+    assert told([]) is None and told("2026-07-28") is None and told([1]) is None
 
 
 @pytest.mark.req("2026-07-28:basic/patterns/mrtr#14")

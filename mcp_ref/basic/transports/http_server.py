@@ -1275,6 +1275,12 @@ class _HttpServer:
             getattr(self.server, "modern_versions", True)
         )
 
+    def _serves_legacy(self) -> bool:
+        """Whether this server holds 2025 sessions at all: one of modern revisions only
+        (``supported_versions=()``) serves every request in the 2026-07-28 shape, an ``initialize``
+        and any ``Mcp-Session-Id`` included ([2026-07-28:basic/transports/streamable-http#72])."""
+        return bool(getattr(self.server, "supported_versions", True)) or not self._serves_modern()
+
     def _session_for(self, req: _Request) -> _HttpSession:
         sid = req.header(MCP_SESSION_ID)
         if sid is None:
@@ -1417,6 +1423,10 @@ class _HttpServer:
             message = loads(req.body)
         except InvalidMessage as e:
             raise _HttpError(400, str(e), e.code) from e
+        legacy = self._serves_legacy()
+        if isinstance(message, list) and not legacy:
+            # [2026-07-28:basic/transports/streamable-http#11] no batches in 2026-07-28, whatever the session id
+            raise _HttpError(400, "Invalid Request: no JSON-RPC batches", ErrorCode.INVALID_REQUEST)
         if isinstance(message, list):
             if len(message) > self.config.max_batch:
                 # each message of a batch is work the session does and answers: one body under
@@ -1453,14 +1463,17 @@ class _HttpServer:
         init = single if single is not None and single.method == "initialize" else None
         if init is not None and is_modern_request(init.params):
             init = None  # an initialize carrying a 2026-07-28 _meta: a modern request (answered -32601)
-        if (
+        if not legacy or (
             req.header(MCP_SESSION_ID) is None
             and init is None
             and not isinstance(message, list)
             and self._serves_modern()
         ):
             # [2026-07-28:basic/versioning#11] both shapes on one endpoint: without a session id and
-            # an initialize, a POST is a 2026-07-28 request, standing alone
+            # an initialize, a POST is a 2026-07-28 request, standing alone. A server of modern
+            # revisions only takes every POST so: [2026-07-28:basic/transports/streamable-http#72]
+            # its session id is ignored, and [2026-07-28:basic/versioning#10] an initialize is
+            # refused (400) naming the versions it supports, as on stdio
             await self._post_modern(conn, stream, req, kinds[0])
             return
         ping = single if single is not None and single.method == "ping" and not isinstance(message, list) else None
@@ -1842,8 +1855,9 @@ class _HttpServer:
     # -- GET --------------------------------------------------------------------------------------------
 
     async def _get(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
-        if req.header(MCP_SESSION_ID) is None and self._serves_modern():
-            # [2026-07-28:basic/transports/streamable-http#72] no GET stream without a session: 405
+        if (req.header(MCP_SESSION_ID) is None or not self._serves_legacy()) and self._serves_modern():
+            # [2026-07-28:basic/transports/streamable-http#72] no GET stream without a session (nor with
+            # one, on a server of modern revisions only: it has no sessions): 405
             raise _HttpError(405, "Method Not Allowed: no GET stream in 2026-07-28 (use subscriptions/listen)")
         # [basic/transports#38] the client accepts an event stream
         if not accepts(req.header("accept"), "text/event-stream"):
@@ -1897,7 +1911,7 @@ class _HttpServer:
     # -- DELETE ---------------------------------------------------------------------------------------
 
     async def _delete(self, conn: h11.Connection, stream: trio.abc.Stream, req: _Request) -> None:
-        if req.header(MCP_SESSION_ID) is None and self._serves_modern():
+        if (req.header(MCP_SESSION_ID) is None or not self._serves_legacy()) and self._serves_modern():
             # [2026-07-28:basic/transports/streamable-http#72] no session to end: 405
             raise _HttpError(405, "Method Not Allowed: no sessions in 2026-07-28")
         session = self._session_for(req)

@@ -11,10 +11,22 @@ import trio
 from mcp_ref import RequestContext, Server
 from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.http_server import serve_http
+from mcp_ref.errors import UnsupportedProtocolVersion
 from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation
+from mcp_ref.session.http import open_http_client
 
-from .test_streamable_http import ACCEPT_BOTH, exchange, hanging_server, http_server, raw, sse_messages, start_session
+from .test_streamable_http import (
+    ACCEPT_BOTH,
+    INIT,
+    INIT_PARAMS,
+    exchange,
+    hanging_server,
+    http_server,
+    raw,
+    sse_messages,
+    start_session,
+)
 
 V = "2026-07-28"
 
@@ -172,6 +184,54 @@ async def test_get_and_delete_without_a_session_are_405_and_the_2025_shape_stays
         session = await start_session(info.url)  # a 2025-11-25 client on the same endpoint
         status, _, data = await raw(info.url, "DELETE", session)
         assert status == 200
+
+
+@pytest.mark.req(
+    "2026-07-28:basic/versioning#10",
+    "2026-07-28:basic/transports/streamable-http#72",
+    "2026-07-28:basic/transports/streamable-http#11",
+)
+async def test_a_server_of_modern_revisions_only_refuses_a_2025_initialize_naming_its_versions() -> None:
+    async with http_server(Server("modern only", supported_versions=())) as info:
+        for version in ("2025-11-25", "2025-06-18"):
+            init = {**INIT, "params": {**INIT_PARAMS, "protocolVersion": version}}
+            status, rheaders, data = await raw(info.url, "POST", ACCEPT_BOTH, init)
+            error = json.loads(data)["error"]
+            # as over stdio: the version is refused, and the answer names the ones served (not a
+            # missing MCP-Protocol-Version header, which a 2025 client could do nothing about)
+            assert (status, error["code"]) == (400, -32022) and "mcp-session-id" not in rheaders
+            assert error["data"] == {"supported": [V], "requested": version}
+            assert V in error["message"] and version in error["message"]
+        # a stray session id is ignored: a 2026-07-28 request with one is served, and none is minted
+        headers, body = post("server/discover")
+        status, rheaders, data = await raw(info.url, "POST", {**headers, "mcp-session-id": "s1"}, body)
+        assert status == 200 and "result" in json.loads(data) and "mcp-session-id" not in rheaders
+        # a 2025 request of a session that cannot exist here is refused in the 2026 shape
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        session = {**ACCEPT_BOTH, "mcp-session-id": "s1", "mcp-protocol-version": "2025-11-25"}
+        status, rheaders, data = await raw(info.url, "POST", session, call)
+        assert status == 400 and json.loads(data)["error"]["code"] == -32602
+        status, _, data = await raw(info.url, "POST", session, [call])
+        assert status == 400 and json.loads(data)["error"]["code"] == -32600
+        # GET and DELETE are 405 with a session id too: there are no sessions to stream or end
+        assert (await raw(info.url, "GET", {"accept": "text/event-stream", "mcp-session-id": "s1"}))[0] == 405
+        assert (await raw(info.url, "DELETE", {"mcp-session-id": "s1"}))[0] == 405
+    # a server of both eras keeps its sessions (and GET/DELETE on them)
+    async with http_server(make_server()) as info:
+        session = await start_session(info.url)
+        assert (await raw(info.url, "DELETE", session))[0] == 200
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#10")
+async def test_our_client_pinned_to_2025_says_which_versions_a_modern_only_server_offers() -> None:
+    async with http_server(Server("modern only", supported_versions=())) as info:
+        for pin in ({"era": "legacy"}, {"protocol_version": "2025-06-18"}):
+            with pytest.raises(UnsupportedProtocolVersion, match="it supports 2026-07-28; open with era='auto'") as e:
+                async with open_http_client(info.url, **pin):
+                    pass
+            assert e.value.server_versions == (V,)
+        async with open_http_client(info.url) as client:  # the default finds 2026-07-28
+            assert client.protocol_version == V
 
 
 @pytest.mark.req("2026-07-28:basic/transports/streamable-http#13")
