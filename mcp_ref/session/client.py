@@ -872,6 +872,8 @@ async def open_session(
             # the tasks extension declared on every 2026-07-28 request: a tools/call may become a task
             extensions = {**dict(caps.extra.get("extensions") or {}), TASKS_EXTENSION: {}}
             caps = attrs.evolve(caps, extra={**caps.extra, "extensions": extensions})
+        #: what the client could speak (a pin narrows what it accepts, not what it can suggest)
+        speakable = supported_versions or SUPPORTED_VERSIONS
         if supported_versions is None:
             # [basic/lifecycle#12] a pinned revision is the only one we accept (docs/revisions.rst)
             pinned = protocol_version in SUPPORTED_VERSIONS
@@ -943,7 +945,7 @@ async def open_session(
                 # [basic/lifecycle#1, #2] initialize is the first thing we send
                 result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
             except (MCPError, HTTPTransportError) as e:
-                refused = _initialize_refused(e, params.protocol_version, supported_versions, modern_versions)
+                refused = _initialize_refused(e, params.protocol_version, speakable, modern_versions)
                 if refused is None:
                     raise
                 # [2026-07-28:basic/versioning#10] the versions a server of 2026 revisions names, said

@@ -230,3 +230,22 @@ async def test_a_pinned_revision_with_supported_versions_is_a_preference() -> No
     # and without a pin the client takes what the server answers, as negotiation says
     async with memory_session_pair(_server_of("2025-06-18"), era="legacy") as client:
         assert client.protocol_version == "2025-06-18"
+
+
+async def test_a_pinned_client_refused_by_the_server_is_told_which_revision_it_could_pin() -> None:
+    # a server that refuses initialize naming the versions it has (error.data.supported): the pin
+    # narrows what the client accepts, not what it can suggest
+    client_end, server_end = memory_channel_pair()
+
+    async def refusing_server() -> None:
+        req = json.loads(await server_end.receive())
+        error = {"code": -32602, "message": "Unsupported protocol version", "data": {"supported": ["2025-06-18"]}}
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": error}).encode())
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(refusing_server)
+            with pytest.raises(UnsupportedProtocolVersion) as info:
+                async with open_session(client_end, protocol_version="2025-11-25"):
+                    raise AssertionError("no session without a version in common")
+    assert "it supports 2025-06-18; open with protocol_version='2025-06-18' to speak it" in str(info.value)
