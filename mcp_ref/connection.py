@@ -304,9 +304,10 @@ class Connection:
         err = JSONRPCErrorResponse(id=rid, error=Error(code=int(code), message=message, data=data))
         try:
             out = converter_for(LATEST_LEGACY_REVISION).unstructure(err)
-            if rid is None and self.revision != LATEST_LEGACY_REVISION:
-                # [basic/index#10] an unreadable id: 2025-11-25 omits it; older
-                # revisions follow JSON-RPC 2.0 and write null -- see spec_notes/basic/index.md
+            if rid is None:
+                # [basic/index#10] an unreadable id is written null, as JSON-RPC 2.0 says, in every
+                # revision (2025-11-25 would allow leaving it out): as the HTTP layer does, and
+                # what the SDK clients need -- see spec_notes/basic/index.md
                 out["id"] = None
             return dumps(out)
         except _ENCODE_ERRORS as e:
@@ -860,8 +861,8 @@ class Connection:
         try:
             obj = loads(data)
         except InvalidMessage as e:
-            # [basic/index#10] a parse error is answered without an id
             self.stats["parse-error"] += 1
+            # [basic/index#10] a parse error is answered with a null id
             return [MessageRejected(e, self._reply(None, e.code, e.message), **_rule(e.requirement))]
         if type(obj) is list:
             # [2025-03-26:basic/index#14] batches are received in the one revision that has them

@@ -454,16 +454,15 @@ class StatelessEngine:
             raise LocalProtocolError(f"cannot encode the message: a value has no JSON form ({e})") from e
 
     def error_reply(self, rid: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
-        """An error response (``rid`` None: the request's id could not be read, and none is written)."""
+        """An error response (``rid`` None: the request's id could not be read, and is written
+        ``null``, as JSON-RPC 2.0 and our HTTP layer write it: spec_notes/basic/index.md)."""
         # [2026-07-28:basic/index#16] an error object with its code and message
         error: dict[str, Any] = {"code": int(code), "message": _concise(message)}
         # [2026-07-28:basic/index#18] what more there is to say (a URI, nested errors) goes in data
         if data is not None:
             error["data"] = data
-        out: dict[str, Any] = {"jsonrpc": "2.0"}
-        if rid is not None:
-            # [2026-07-28:basic/index#15] the request's id, echoed as it came
-            out["id"] = rid
+        # [2026-07-28:basic/index#15] the request's id, echoed as it came (null when unreadable)
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": rid}
         out["error"] = error
         return self._encode(out)
 
@@ -491,7 +490,7 @@ class StatelessEngine:
             try:
                 obj = loads(data)
             except InvalidMessage as e:
-                # [2026-07-28:basic/index#15] no id can be read: the error has none
+                # [2026-07-28:basic/index#15] no id can be read: the error's is null
                 return [self._rejected(None, e.code, e.message, 400)]
             if type(obj) is list:
                 # [2026-07-28:basic/transports/streamable-http#11] one message per POST (and per line): no batches

@@ -403,17 +403,13 @@ def test_notifications_are_never_answered() -> None:
         assert all(not isinstance(e, MessageRejected) or e.reply is None for e in events)
 
 
-def test_parse_error_gets_an_error_without_id() -> None:
-    client, server = handshake()
+@pytest.mark.parametrize("revision", ["2025-11-25", "2025-06-18"])
+def test_parse_error_gets_an_error_with_a_null_id(revision: str) -> None:
+    # JSON-RPC 2.0's null, in every revision (2025-11-25 would allow none; HTTP writes null too)
+    client, server = handshake(revision)
     (ev,) = server.receive_message(b"{nope")
     assert isinstance(ev, MessageRejected) and ev.reply is not None
-    assert wire(ev.reply) == {"jsonrpc": "2.0", "error": {"code": -32700, "message": ev.error.message}}
-
-
-def test_parse_error_in_an_older_revision_uses_null_id() -> None:
-    client, server = handshake("2025-06-18")
-    (ev,) = server.receive_message(b"{nope")
-    assert ev.reply is not None and wire(ev.reply)["id"] is None  # type: ignore[attr-defined]
+    assert wire(ev.reply) == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": ev.error.message}}
 
 
 # -- batches -------------------------------------------------------------------------------
@@ -771,7 +767,7 @@ def test_hostile_input_never_crashes_and_replies_are_valid(value: Any) -> None:
                 reply = wire(ev.reply)
                 assert reply["jsonrpc"] == "2.0"
                 assert type(reply["error"]["code"]) is int and reply["error"]["code"] in {e.value for e in ErrorCode}
-                assert "id" not in reply or type(reply["id"]) in (str, int)
+                assert type(reply["id"]) in (str, int, type(None))
     # the sessions still work
     rid, data = client.send_request("tools/list")
     events = server.receive_message(data)

@@ -86,9 +86,10 @@ def validate(revision: str, message: Any, sender: Role, answers: str | None) -> 
         names = ["JSONRPCNotification", f"{ours}Notification"]
     elif "error" in message:
         names = ["JSONRPCError" if revision < "2025-11-25" else "JSONRPCErrorResponse"]
-        if message.get("id", 0) is None and revision < "2025-11-25":
-            # the error for an unreadable id: these schemas require an id, JSON-RPC 2.0 says
-            # null (decision in spec_notes/basic/index.md): the rest of it is checked
+        if message.get("id", 0) is None:
+            # the error for an unreadable id: the schemas have no null id (older ones require an
+            # id, 2025-11-25 makes it optional), JSON-RPC 2.0 says null, and we write null in
+            # every revision (decision in spec_notes/basic/index.md): the rest of it is checked
             message = {**message, "id": 0}
     else:
         names = ["JSONRPCResponse" if revision < "2025-11-25" else "JSONRPCResultResponse"]

@@ -29,7 +29,7 @@ from typing import Any, Final
 import attrs
 import trio
 
-from ..basic.lifecycle import capability_applies, has_capability
+from ..basic.lifecycle import SUPPORTED_VERSIONS, capability_applies, has_capability
 from ..errors import (
     ConnectionClosed,
     ErrorCode,
@@ -542,7 +542,9 @@ class Battery:
                 config=SessionConfig(request_timeout=self.timer.full, cancel_grace=2.0),
                 initialize_timeout=self.timer.full,
                 validate_tool_results=False,
-                **{"era": "legacy", **options},  # (the battery judges a 2025 session)
+                # (the battery judges a 2025 session, in whatever revision the server answers: it notes a
+                # revision other than the one asked for, so a pin is a preference here)
+                **{"era": "legacy", "supported_versions": SUPPORTED_VERSIONS, **options},
             ) as client:
                 self._gated(client)
                 yield client

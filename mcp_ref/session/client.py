@@ -721,7 +721,7 @@ async def open_session(
     client_info: Implementation = DEFAULT_CLIENT_INFO,
     capabilities: ClientCapabilities | None = None,
     protocol_version: str | None = None,
-    supported_versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+    supported_versions: tuple[str, ...] | None = None,
     roots: Iterable[Root] | RootsProvider | None = None,
     sampling: SamplingHandler | None = None,
     sampling_tools: bool = False,
@@ -774,8 +774,14 @@ async def open_session(
     results for the ``ttlMs`` the server gives them (a change notification
     on any subscription drops the ones it concerns).
 
-    ``protocol_version`` is what we propose (default: our latest,
-    basic/lifecycle#8); the server may answer with another we support.
+    ``protocol_version`` pins a revision: a 2025 one is proposed in
+    ``initialize`` (default: our latest, basic/lifecycle#8) and a server that
+    answers with another raises :class:`~mcp_ref.UnsupportedProtocolVersion`
+    (the session is closed, basic/lifecycle#12), never runs it silently.
+    ``supported_versions`` are the 2025 revisions the client accepts in the
+    server's answer (default: the pinned one, else all we speak): give them
+    with ``protocol_version`` to make it a preference (``supported_versions=
+    mcp_ref.SUPPORTED_VERSIONS``).
     Callbacks: ``on_log(params)``, ``on_list_changed(kind)`` with kind
     "tools" / "resources" / "prompts", ``on_resource_updated(uri)``,
     ``on_elicitation_complete(elicitation_id)``, ``on_task_status(params)``
@@ -866,6 +872,12 @@ async def open_session(
             # the tasks extension declared on every 2026-07-28 request: a tools/call may become a task
             extensions = {**dict(caps.extra.get("extensions") or {}), TASKS_EXTENSION: {}}
             caps = attrs.evolve(caps, extra={**caps.extra, "extensions": extensions})
+        #: what the client could speak (a pin narrows what it accepts, not what it can suggest)
+        speakable = supported_versions or SUPPORTED_VERSIONS
+        if supported_versions is None:
+            # [basic/lifecycle#12] a pinned revision is the only one we accept (docs/revisions.rst)
+            pinned = protocol_version in SUPPORTED_VERSIONS
+            supported_versions = (protocol_version,) if pinned and protocol_version else SUPPORTED_VERSIONS
         chosen = _choose_era(era, protocol_version, supported_versions, modern_versions)
         eras = era_cache if era_cache is not None else ERA_CACHE
         if chosen == "auto" and eras.get(era_key) == "legacy":
@@ -933,7 +945,7 @@ async def open_session(
                 # [basic/lifecycle#1, #2] initialize is the first thing we send
                 result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
             except (MCPError, HTTPTransportError) as e:
-                refused = _initialize_refused(e, params.protocol_version, supported_versions, modern_versions)
+                refused = _initialize_refused(e, params.protocol_version, speakable, modern_versions)
                 if refused is None:
                     raise
                 # [2026-07-28:basic/versioning#10] the versions a server of 2026 revisions names, said

@@ -1569,7 +1569,7 @@ class Session:
                 self.connection.abandon(rid)
                 waiter.put(InvalidResponse(rid, out.method, e))
             return  # JSON-RPC never answers a response, even an unreadable one
-        # [basic/index#10] the error carries the request's id when its first bytes showed it, else none
+        # [basic/index#10] the error carries the request's id when its first bytes showed it, else null
         reply = self.connection.error_reply(rid, ErrorCode.INVALID_REQUEST, f"Invalid Request: {e}")
         self._reply_soon(reply)
 

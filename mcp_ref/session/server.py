@@ -304,7 +304,8 @@ class Server:
         _check_decorator_argument("tool", "name", name)
         if task_support not in (None, "forbidden", "optional", "required"):
             # [basic/utilities/tasks#tool-level-negotiation] the three values execution.taskSupport takes
-            raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
+            what = f"tool {name!r}" if name else "server.tool()"
+            raise ValueError(f"{what}: task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             from ..server.typed import StructuredResults, TypedTool, is_typed_handler, result_type, structured_schema
@@ -360,7 +361,7 @@ class Server:
         (e.g. ``CachePolicy(scope="private")`` for what depends on the user), instead
         of the server's (``Server(cache=..., cache_for=...)``)."""
         _check_decorator_argument("resource", "uri", uri)
-        _check_cache(cache)
+        _check_cache(cache, f"resource {uri!r}")
 
         def register(fn: Callable[[RequestContext], Awaitable[R]]) -> Callable[[RequestContext], Awaitable[R]]:
             from ..server.typed import result_type
@@ -410,7 +411,7 @@ class Server:
         default to one that may be absent, like ``{?query}``).
         """
         _check_decorator_argument("resource_template", "uri_template", uri_template)
-        _check_cache(cache)
+        _check_cache(cache, f"resource template {uri_template!r}")
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
             from ..server.typed import TypedTemplate, is_typed_handler, result_type
@@ -991,9 +992,9 @@ async def _listen_placeholder(ctx: RequestContext, params: Any) -> Any:
     raise AssertionError("subscriptions/listen is served by the modern runtime")
 
 
-def _check_cache(cache: object) -> None:
+def _check_cache(cache: object, what: str) -> None:
     if cache is not None and not isinstance(cache, CachePolicy):
-        raise TypeError(f"cache is a CachePolicy, not {type(cache).__name__}")
+        raise TypeError(f"{what}: cache is a CachePolicy, not {type(cache).__name__}")
 
 
 @contextlib.contextmanager

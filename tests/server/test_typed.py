@@ -730,6 +730,18 @@ async def bad_items(ctx: RequestContext, *, x: int) -> list[NoJson]:
             TypeError,
             "resource template 'file:///{x}': the first parameter receives",
         ),
+        # the decorator's own arguments
+        (
+            lambda s: s.tool("t", task_support="sometimes")(a_tool),
+            ValueError,
+            "tool 't': task_support is 'forbidden', 'optional' or 'required', not 'sometimes'",
+        ),
+        (lambda s: s.resource("file:///r", cache=60)(a_reader), TypeError, "resource 'file:///r': cache is a"),
+        (
+            lambda s: s.resource_template("file:///{x}", cache=60)(a_template),
+            TypeError,
+            "resource template 'file:///{x}': cache is a CachePolicy, not int",
+        ),
         # what the registries check
         (lambda s: s.resource("not a uri")(a_reader), ValueError, "resource 'not a uri': not an absolute URI"),
         (

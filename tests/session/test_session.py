@@ -465,7 +465,7 @@ async def test_invalid_json_gets_parse_error_and_session_continues() -> None:
         await nursery.start(make_server().serve, server_end)
         await client_end.send(b"{this is not json")
         reply = json.loads(await client_end.receive())
-        assert reply["error"]["code"] == -32700 and "id" not in reply
+        assert reply["error"]["code"] == -32700 and reply["id"] is None
         await client_end.send(b'{"jsonrpc":"2.0","id":"p","method":"ping"}')
         assert json.loads(await client_end.receive()) == {"jsonrpc": "2.0", "id": "p", "result": {}}
         nursery.cancel_scope.cancel()

@@ -148,7 +148,7 @@ async def test_an_oversized_message_is_answered_and_the_session_goes_on() -> Non
     async with trio.open_nursery() as nursery:
         await nursery.start(make_server().serve, OneTooLarge(server_end))
         reply = json.loads(await client_end.receive())
-        assert reply["error"]["code"] == -32600 and "id" not in reply
+        assert reply["error"]["code"] == -32600 and reply["id"] is None
         assert "exceeds the limit" in reply["error"]["message"]
         await client_end.send(b'{"jsonrpc":"2.0","id":"p","method":"ping"}')
         assert json.loads(await client_end.receive()) == {"jsonrpc": "2.0", "id": "p", "result": {}}
@@ -189,3 +189,63 @@ async def test_a_task_augmented_request_that_times_out_says_no_cancellation_went
             await trio.testing.wait_all_tasks_blocked()
             assert [m.get("method") for m in got] == ["notifications/initialized", "tools/call"]
         nursery.cancel_scope.cancel()
+
+
+def _server_of(*versions: str) -> Any:
+    from mcp_ref import Server
+
+    server = Server("only-old", supported_versions=versions, modern_versions=())
+
+    @server.tool()
+    async def which(ctx: RequestContext) -> str:
+        return str(ctx.session.connection.protocol_version)
+
+    return server
+
+
+@pytest.mark.req("basic/lifecycle#12")
+async def test_a_pinned_revision_is_the_one_spoken_or_a_clear_error() -> None:
+    # a client pinned to 2025-11-25 against a server of 2025-06-18 only: the server's answer is
+    # spec-legal negotiation, but running 2025-06-18 silently is not what the pin asked for
+    from mcp_ref.testing import memory_session_pair
+
+    with pytest.raises(UnsupportedProtocolVersion) as info:
+        async with memory_session_pair(_server_of("2025-06-18"), protocol_version="2025-11-25"):
+            raise AssertionError("ran a revision other than the pinned one")
+    assert info.value.offered == "2025-06-18" and info.value.supported == ("2025-11-25",)
+    assert "server chose protocol version '2025-06-18'; this client supports 2025-11-25" in str(info.value)
+    # the pin the server has: that one
+    async with memory_session_pair(_server_of("2025-06-18"), protocol_version="2025-06-18") as client:
+        assert client.protocol_version == "2025-06-18"
+
+
+async def test_a_pinned_revision_with_supported_versions_is_a_preference() -> None:
+    from mcp_ref import SUPPORTED_VERSIONS
+    from mcp_ref.testing import memory_session_pair
+
+    options: dict[str, Any] = {"protocol_version": "2025-11-25", "supported_versions": SUPPORTED_VERSIONS}
+    async with memory_session_pair(_server_of("2025-06-18"), **options) as client:
+        assert client.protocol_version == "2025-06-18"
+        assert (await client.call_tool("which")).content[0].text == "2025-06-18"  # type: ignore[union-attr]
+    # and without a pin the client takes what the server answers, as negotiation says
+    async with memory_session_pair(_server_of("2025-06-18"), era="legacy") as client:
+        assert client.protocol_version == "2025-06-18"
+
+
+async def test_a_pinned_client_refused_by_the_server_is_told_which_revision_it_could_pin() -> None:
+    # a server that refuses initialize naming the versions it has (error.data.supported): the pin
+    # narrows what the client accepts, not what it can suggest
+    client_end, server_end = memory_channel_pair()
+
+    async def refusing_server() -> None:
+        req = json.loads(await server_end.receive())
+        error = {"code": -32602, "message": "Unsupported protocol version", "data": {"supported": ["2025-06-18"]}}
+        await server_end.send(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": error}).encode())
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(refusing_server)
+            with pytest.raises(UnsupportedProtocolVersion) as info:
+                async with open_session(client_end, protocol_version="2025-11-25"):
+                    raise AssertionError("no session without a version in common")
+    assert "it supports 2025-06-18; open with protocol_version='2025-06-18' to speak it" in str(info.value)

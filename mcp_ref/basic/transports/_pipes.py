@@ -19,7 +19,9 @@ checkpoint, as trio's streams are.
 
 from __future__ import annotations
 
+import contextlib
 import operator
+from collections.abc import Iterator
 
 import trio
 
@@ -49,14 +51,21 @@ class PipeSendStream(trio.abc.SendStream):
         self._pipe = shared
         self._busy = False
 
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        shared = self._pipe
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[_Pipe]:
+        """One writer at a time, on an open end."""
         if self._busy:
             raise trio.BusyResourceError("another task is writing to this pipe")
         self._busy = True
         try:
-            if shared.send_closed:
+            if self._pipe.send_closed:
                 raise trio.ClosedResourceError("this end of the pipe is closed")
+            yield self._pipe
+        finally:
+            self._busy = False
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        with self._writing() as shared:
             if shared.receive_closed:
                 raise trio.BrokenResourceError("the reading end of the pipe is closed")
             if data:
@@ -66,8 +75,6 @@ class PipeSendStream(trio.abc.SendStream):
                 await trio.lowlevel.checkpoint()
                 return
             await self._drained(shared.consumed + len(shared.buffer))
-        finally:
-            self._busy = False
 
     async def _drained(self, until: int) -> None:
         """Wait until the reader has taken the bytes up to ``until``; a checkpoint.
@@ -84,13 +91,7 @@ class PipeSendStream(trio.abc.SendStream):
             raise trio.BrokenResourceError("the reading end of the pipe closed before it read everything")
 
     async def wait_send_all_might_not_block(self) -> None:
-        shared = self._pipe
-        if self._busy:
-            raise trio.BusyResourceError("another task is writing to this pipe")
-        self._busy = True
-        try:
-            if shared.send_closed:
-                raise trio.ClosedResourceError("this end of the pipe is closed")
+        with self._writing() as shared:
             if not shared.lockstep or shared.reading or shared.receive_closed:
                 await trio.lowlevel.checkpoint()
                 return
@@ -99,8 +100,6 @@ class PipeSendStream(trio.abc.SendStream):
                 await shared.lot.park()
             if shared.send_closed:
                 raise trio.ClosedResourceError("this end of the pipe was closed while waiting")
-        finally:
-            self._busy = False
 
     async def aclose(self) -> None:
         self._pipe.send_closed = True

@@ -40,6 +40,7 @@ from mcp_ref.basic.transports.stdio import (
 )
 from mcp_ref.connection import Connection
 from mcp_ref.errors import ConnectionClosed, ErrorCode, MessageTooLarge
+from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema.content import TextContent
 from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation, InitializeRequestParams
 from mcp_ref.session import Server, SessionConfig, open_session, open_stdio_client
@@ -458,7 +459,7 @@ async def test_an_oversized_request_is_refused_with_its_id(autojump_clock: trio.
         unreadable = {"jsonrpc": "2.0", "method": "ping", "params": {"pad": "x" * 2000}, "id": 4}
         await server.send(json.dumps(unreadable).encode())
         reply = json.loads(await server.receive())
-        assert "id" not in reply and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+        assert reply["id"] is None and reply["error"]["code"] == ErrorCode.INVALID_REQUEST
 
 
 # -- the shutdown sequence, on a fake process and virtual time ------------------------------
@@ -1169,3 +1170,36 @@ async def test_send_nowait_over_a_stream_that_is_no_pipe_always_defers_to_send()
     with pytest.raises(trio.WouldBlock):
         ch.send_nowait(b'{"a":1}')
     await ch.aclose()
+
+
+#: lines no id can be read from: not JSON (-32700), and a request whose id is not one (-32600)
+UNREADABLE = [(b"{nope", -32700), (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', -32600)]
+
+
+@pytest.mark.subprocess
+@pytest.mark.req("basic/index#10", "2026-07-28:basic/index#15")
+@pytest.mark.parametrize("opening", ["none", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
+async def test_an_unreadable_line_is_answered_with_a_null_id_in_every_revision(opening: str) -> None:
+    # the same as the HTTP layer writes (http_server.error_body, spec_notes/basic/transports.md):
+    # JSON-RPC 2.0's null, which the SDK clients need, before any revision is chosen, in every
+    # session revision and in a 2026-07-28 channel; the server goes on serving
+    with trio.fail_after(30):
+        async with open_process_channel(sys.executable, ["-m", "mcp_ref.examples.echo"]) as ch:
+            if opening == "2026-07-28":
+                modern = StatelessEngine(Role.CLIENT, capabilities=ClientCapabilities())
+                _, data = modern.send_request("tools/list")
+                await ch.send(data)
+                assert "result" in json.loads(await ch.receive())
+            elif opening != "none":
+                init = {"protocolVersion": opening, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+                await ch.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+                assert json.loads(await ch.receive())["result"]["protocolVersion"] == opening
+                await ch.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+            for line, code in UNREADABLE:
+                await ch.send(line)
+                reply = json.loads(await ch.receive())
+                assert reply["jsonrpc"] == "2.0" and "id" in reply and reply["id"] is None, reply
+                assert reply["error"]["code"] == code
+            if opening not in ("none", "2026-07-28"):
+                await ch.send(b'{"jsonrpc":"2.0","id":"p","method":"ping"}')
+                assert json.loads(await ch.receive()) == {"jsonrpc": "2.0", "id": "p", "result": {}}
