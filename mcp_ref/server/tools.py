@@ -30,6 +30,7 @@ import attrs
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
 from ..basic.transports.mcp_headers import ParamHeader, param_headers
+from ..basic.versioning import Era, era_of
 from ..errors import CapabilityMissing, ErrorCode, MissingClientCapability, ProtocolError
 from ..schema._base import install_model_methods
 from ..schema.content import TextContent
@@ -116,11 +117,8 @@ def check_tool_name(name: str) -> list[str]:
 def as_call_tool_result(value: Any) -> CallToolResult:
     """Normalise what a tool function returned (ValueError for a result the schema forbids)."""
     if isinstance(value, CallToolResult):
-        if value.structured_content is not None and not isinstance(value.structured_content, dict):
-            # [server/tools#structured-content] structured content is a JSON object
-            raise ValueError(
-                f"structured_content is a JSON object (dict), not {type(value.structured_content).__name__}"
-            )
+        # (structured content may be any JSON value from 2026-07-28 on; for the revisions before it,
+        # which take an object only, the registry wraps it: see legacy_tool)
         return value
     if isinstance(value, str):
         return CallToolResult(content=[TextContent(text=value)])
@@ -129,6 +127,49 @@ def as_call_tool_result(value: Any) -> CallToolResult:
     if isinstance(value, Sequence):
         return CallToolResult(content=list(value))
     raise TypeError(f"a tool returns CallToolResult, str, dict or a list of content blocks, not {type(value).__name__}")
+
+
+def _boolean_free(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its boolean property schemas spelled as objects (``true`` is ``{}``,
+    ``false`` is ``{"not": {}}``: the same meaning, in a form the 2025 revisions take)."""
+    props = schema.get("properties")
+    if type(props) is not dict or all(type(sub) is dict for sub in props.values()):
+        return schema
+    spelled = {k: v if type(v) is dict else ({} if v else {"not": {}}) for k, v in props.items()}
+    return {**schema, "properties": spelled}
+
+
+def wraps_for_legacy(tool: Tool) -> bool:
+    """Whether a 2025 revision sees ``tool``'s structured content wrapped as ``{"result": value}``:
+    its output schema describes something other than an object (allowed from 2026-07-28 on)."""
+    schema = tool.output_schema
+    return schema is not None and (type(schema) is not dict or schema.get("type") != "object")
+
+
+def legacy_tool(tool: Tool) -> Tool:
+    """``tool`` as a revision before 2026-07-28 lists it (spec_notes/server/tools.md, "Tools only
+    2026-07-28 can express"): an output schema of another type than object becomes
+    ``{"result": <schema>}`` (its structured content is wrapped the same way, see
+    :func:`legacy_result`), and boolean property schemas are spelled as objects. The same tool
+    when it reads the same already."""
+    output = tool.output_schema
+    if wraps_for_legacy(tool):
+        output = {"type": "object", "properties": {"result": output}, "required": ["result"]}
+    elif output is not None:
+        output = _boolean_free(output)
+    inputs = _boolean_free(tool.input_schema)
+    if output is tool.output_schema and inputs is tool.input_schema:
+        return tool
+    return attrs.evolve(tool, input_schema=inputs, output_schema=output)
+
+
+def legacy_result(tool: Tool, result: CallToolResult) -> CallToolResult:
+    """``result`` of ``tool`` for a revision before 2026-07-28: structured content that is not an
+    object, or of a tool listed with a wrapped schema, is wrapped as ``{"result": value}``."""
+    structured = result.structured_content
+    if structured is None or (type(structured) is dict and not wraps_for_legacy(tool)):
+        return result
+    return attrs.evolve(result, structured_content={"result": structured})
 
 
 @attrs.define(repr=False, eq=False)
@@ -234,6 +275,10 @@ class ToolRegistry:
         cursor = params.cursor if params is not None else None
         # [2026-07-28:server/tools#5] the tools registered now that this request's authorization permits
         tools = {name: e.tool for name, e in self._entries.items() if permits(ctx, e.scopes)}
+        if _legacy(ctx):
+            # a tool only 2026-07-28 can express is listed in the form a 2025 revision takes (never
+            # failing the whole list): spec_notes/server/tools.md
+            tools = {name: legacy_tool(tool) for name, tool in tools.items()}
         page, next_cursor = paginate("tools", tools, self._positions, cursor, self.page_size)
         return ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -268,9 +313,9 @@ class ToolRegistry:
             text = f"Tool {params.name!r} needs something this client does not offer: {e}"
             return CallToolResult(content=[TextContent(text=text)], is_error=True)
         result = as_call_tool_result(value)
-        return self._finish(entry, result)
+        return self._finish(entry, result, legacy=_legacy(ctx))
 
-    def _finish(self, entry: _Entry, result: CallToolResult) -> CallToolResult:
+    def _finish(self, entry: _Entry, result: CallToolResult, *, legacy: bool = False) -> CallToolResult:
         structured = result.structured_content
         if structured is None:
             if entry.tool.output_schema is not None and not result.is_error:
@@ -285,10 +330,20 @@ class ToolRegistry:
                     "tool %r returned structured content that breaks its output schema: %s", entry.tool.name, errors
                 )
                 raise ProtocolError("Internal error", ErrorCode.INTERNAL_ERROR)
+        if legacy:
+            # (checked against the schema as registered; the 2025 form wraps both alike)
+            result = legacy_result(entry.tool, result)
+            structured = result.structured_content
         if not result.content:
             # [server/tools#15] the serialized JSON also goes in a text block
             result = attrs.evolve(result, content=[TextContent(text=json.dumps(structured, ensure_ascii=False))])
         return result
+
+
+def _legacy(ctx: Any) -> bool:
+    """Whether ``ctx``'s request is of a revision before 2026-07-28 (a 2025 session)."""
+    revision = getattr(ctx, "revision", None)
+    return isinstance(revision, str) and era_of(revision) is Era.LEGACY
 
 
 # repr, eq and hash shared with the data model, not compiled per class at import (bench W7)
