@@ -236,6 +236,15 @@ async def test_our_client_pinned_to_2025_says_which_versions_a_modern_only_serve
             assert client.protocol_version == V
 
 
+async def test_our_client_pinned_to_2026_says_which_version_a_2025_only_server_speaks() -> None:
+    # the reverse of the test above, the same typed error (it was ConnectionClosed, trial28c N4)
+    async with http_server(Server("old only", modern_versions=())) as info:
+        with pytest.raises(UnsupportedProtocolVersion, match=r"^protocol_version='2026-07-28' was asked") as e:
+            async with open_http_client(info.url, protocol_version=V):
+                pass
+        assert e.value.server_versions == ("2025-11-25",) and "it speaks 2025-11-25" in str(e.value)
+
+
 def test_an_unknown_revision_is_refused_when_the_server_is_made() -> None:
     # trial28c N2: a typo in supported_versions used to pass, then fail the first 2025 initialize
     with pytest.raises(ValueError, match=r"supported_versions: '2025-13-01' is not .*known: 2026-07-28, 2025-11-25"):
