@@ -921,7 +921,7 @@ async def open_session(
                 return
             if outcome.modern:
                 offered = list(_discovered_versions(outcome.result)) or ["(none it would name)"]
-                # [2026-07-28:basic/versioning#2] no version in common: said, not guessed
+                # (no version in common: said, not guessed)
                 raise UnsupportedProtocolVersion(", ".join(offered), versions)
             if chosen == "modern":
                 # a 2026 pin (or era='modern') and a server of earlier revisions only: initialize
@@ -947,6 +947,7 @@ async def open_session(
                 result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
             except (MCPError, HTTPTransportError) as e:
                 if not_modern is not None:
+                    # [2026-07-28:basic/versioning#2] no version in common: an error, said to the user
                     raise not_modern(None) from e
                 refused = _initialize_refused(e, params.protocol_version, speakable, modern_versions)
                 if refused is None:
@@ -956,6 +957,7 @@ async def open_session(
             if conn.phase is Phase.CLOSED or not_modern is not None:
                 await session.aclose("unsupported protocol version")
                 if not_modern is not None:
+                    # [2026-07-28:basic/versioning#2] no version in common: an error naming the server's
                     raise not_modern(result.protocol_version)
                 # [basic/lifecycle#12, #22, schema#9] we cannot speak the server's version: a clear
                 # error, and leaving the session scope disconnects -- lifecycle#version-negotiation

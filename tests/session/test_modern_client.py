@@ -725,6 +725,27 @@ async def test_a_pinned_modern_version_refuses_a_legacy_server() -> None:
         nursery.cancel_scope.cancel()
 
 
+@pytest.mark.req("2026-07-28:basic/versioning#2")
+async def test_a_server_refusing_every_opening_is_an_unsupported_version() -> None:
+    import json
+
+    async def refusing(channel: Any) -> None:
+        async for data in channel:
+            message = json.loads(data)
+            error = {"code": -32022, "message": "no", "data": {"supported": ["2026-07-28"], "requested": "x"}}
+            await channel.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode())
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(refusing, server_end)
+        # (it refuses the initialize that would learn its revision too: the error says it named none)
+        with pytest.raises(UnsupportedProtocolVersion, match="it named none it speaks") as info:
+            async with open_session(client_end, era="modern", era_cache=EraCache()):
+                pytest.fail("no version in common")
+        assert info.value.server_versions == () and isinstance(info.value.__cause__, MCPError)
+        nursery.cancel_scope.cancel()
+
+
 @pytest.mark.req("2026-07-28:basic/patterns/mrtr#27", "2026-07-28:basic/patterns/mrtr#22")
 async def test_the_input_of_one_call_never_travels_with_another() -> None:
     seen: list[dict[str, Any]] = []
