@@ -749,6 +749,12 @@ class Battery:
         if self.modern is not None:
             if MODERN not in self.report.revisions:
                 self.report.revisions.insert(0, MODERN)
+            if self.revision == MODERN:
+                # (the handshake battery did not run: the earlier revisions known are those server/discover
+                # lists, and the one an initialize was answered with)
+                listed = (self.modern.discover or {}).get("supportedVersions")
+                known = {*(listed if isinstance(listed, list) else ()), self.modern.initialized_with}
+                self.report.revisions += [v for v in reversed(REVISIONS) if v in known]
             if self.report.revision is None:
                 self.report.revision = MODERN
         for obs in self.observers:

@@ -43,6 +43,7 @@ from typing import Any, Final
 import attrs
 import trio
 
+from .exercise import arguments_for, safe_to_call, why_not_safe
 from .modern_judge import (
     CAPS,
     CINFO,
@@ -511,6 +512,8 @@ class ModernBattery:
         self.legacy_too = False
         #: (HTTP) the endpoint serves an earlier revision too (initialize answered with a result)
         self.dual = False
+        #: (HTTP) the revision that initialize (asking for 2025-11-25) was answered with
+        self.initialized_with: str | None = None
         self.resources_listed: list[dict[str, Any]] = []
         self.prompts_listed: list[dict[str, Any]] = []
 
@@ -731,6 +734,9 @@ class ModernBattery:
         got = await self.wire.call(init, QUICK * 2)
         if got is None or got.result is None:
             return False
+        spoken = got.result.get("protocolVersion")
+        if isinstance(spoken, str):
+            self.initialized_with = spoken
         session = got.headers.get("mcp-session-id")
         if session is not None:
             await self.wire.plain("DELETE", {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"})
@@ -903,28 +909,33 @@ class ModernBattery:
     # -- tools and multi round-trip requests ---------------------------------------------------------
 
     def _safe(self, tool: dict[str, Any]) -> bool:
-        annotations = tool.get("annotations")
-        return type(annotations) is dict and annotations.get("readOnlyHint") is True
+        return safe_to_call(tool)
 
     async def exercise_tools(self) -> None:
-        from .exercise import arguments_for
-
+        """Call the tools that are safe to call (all with ``call_all_tools``, up to MAX_EXERCISED) and
+        say which were not called, and why, as the handshake battery does (``tools/exercised``)."""
         if not self.tools:
             return
-        chosen = [t for t in self.tools.values() if self.call_all_tools or self._safe(t)][:MAX_EXERCISED]
-        left = len(self.tools) - len(chosen)
-        async with self.check("modern/tools/call", ["basic/index#10", "basic/patterns/mrtr#16"]) as skipped:
-            for tool in chosen:
+        called: list[str] = []
+        left: list[str] = []
+        async with self.check("modern/tools/call", ["basic/index#10", "basic/patterns/mrtr#16"]):
+            for tool in self.tools.values():
+                name = tool["name"]
                 args = arguments_for(tool.get("inputSchema"))
-                if args is None:
-                    skipped.append(f"{tool['name']}: no arguments could be made from its input schema")
-                    continue
-                await self.call_tool(tool["name"], args)
-            if left:
-                self.report.notes.append(
-                    f"2026-07-28: {len(chosen)} of {len(self.tools)} tools called"
-                    + ("" if self.call_all_tools else " (the read-only ones; --call-all-tools calls every one)")
-                )
+                if not (self.call_all_tools or self._safe(tool)):
+                    left.append(f"{name} ({why_not_safe(tool)})")
+                elif len(called) >= MAX_EXERCISED:
+                    left.append(f"{name} (more than {MAX_EXERCISED} tools)")
+                elif args is None:
+                    left.append(f"{name} (its input schema asks for values mcp-ref cannot make)")
+                else:
+                    await self.call_tool(name, args)
+                    called.append(name)
+        why = "" if self.call_all_tools else "; --call-all-tools calls the tools not marked readOnlyHint"
+        detail = f"{len(called)} of {len(self.tools)} tool(s) called"
+        if left:
+            detail += "; not called: " + ", ".join(left) + why
+        self.report.check("modern/tools/exercised", "pass", [R + "server/tools#5"], detail)
 
     async def unknown_names(self) -> None:
         """An unknown tool and prompt: whatever the error, it is judged (its code above all)."""
