@@ -598,7 +598,7 @@ class Battery:
             with trio.move_on_after(bound) as cap:
                 yield chk
             if cap.cancelled_caught:
-                self.timer.missed(self._kind or "requests", name)
+                self.timer.missed(name, name)
                 chk.skip(f"inconclusive: the check was cut off after {bound:g}s")
                 self._note(f"mcp-ref could not finish check {name} within {bound:g}s: the server kept it waiting")
         except NotAnswered as e:
