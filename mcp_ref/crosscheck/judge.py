@@ -108,6 +108,7 @@ def judge_records(
         obs.flush(direction)
     obs.end()
     report.revision = obs.revision
+    report.revisions = obs.revisions if len(obs.revisions) > 1 else []
     report.extend(obs.findings)
     if (why := reversed_directions(records)) is not None:
         report.notes.append(f"the directions look reversed ({why}): {reversed_hint}")

@@ -107,6 +107,8 @@ class Tap:
             self._found(self.observer.flush(direction))
         self._found(self.observer.end())
         report = Report(self.target, self.observer.revision)
+        # (the line is for traffic of several revisions: one is the "protocol revision" line already)
+        report.revisions = self.observer.revisions if len(self.observer.revisions) > 1 else []
         for direction, data in self.traffic:
             report.record(1, direction.value, data)
         report.extend(self.observer.findings)
