@@ -13,6 +13,8 @@ older one: initialize, ping, tools/list, tools/call).
 """
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -61,6 +63,33 @@ class TextSink:
         print(line, flush=True)
 
 
+def _run_demo(protocol: str | None, out: "TextSink | None" = None) -> int:
+    """``mcp-ref demo``'s exit status. A reader of stdout that goes away (``mcp-ref demo | head``)
+    stops it quietly, as a Unix tool dies of SIGPIPE: no traceback, status 128 + SIGPIPE."""
+    try:
+        trio.run(_demo, out or TextSink(), protocol)
+    except BaseException as e:
+        if not _only_broken_pipes(e):
+            raise
+        _detach_stdout()
+        return 128 + getattr(signal, "SIGPIPE", 13)
+    return 0
+
+
+def _only_broken_pipes(e: BaseException) -> bool:
+    """A BrokenPipeError, or a group (the client's nursery) of nothing else."""
+    if isinstance(e, BaseExceptionGroup):
+        return all(_only_broken_pipes(inner) for inner in e.exceptions)
+    return isinstance(e, BrokenPipeError)
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter's last flush at exit would fail again and print
+    'Exception ignored ... BrokenPipeError' (the Python documentation's advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from . import LATEST_PROTOCOL_VERSION, __version__
     from .schema._base import REVISIONS as SUPPORTED_VERSIONS
@@ -79,8 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     crosscheck.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "demo":
-        trio.run(_demo, TextSink(), args.protocol)
-        return 0
+        return _run_demo(args.protocol)
     if args.command in crosscheck.COMMANDS:
         return crosscheck.run(args)
     parser.error(f"unknown command {args.command}")

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 import mcp_ref
 
 from .conftest import ROOT, default_sigint
@@ -158,3 +160,58 @@ def test_ctrl_c_ends_a_stdio_server_quietly() -> None:
             proc.kill()
             proc.wait(timeout=30)
     assert proc.returncode == 130 and err == b""
+
+
+def test_demo_whose_reader_is_gone_exits_quietly_as_a_unix_tool_does() -> None:
+    # `mcp-ref demo | head`: the reader closed before the demo writes (deterministic: the read
+    # end is closed before it starts); no traceback, no "Exception ignored", the status a
+    # process killed by SIGPIPE reports to a shell
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_ref.cli", "demo"],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 128 + signal.SIGPIPE
+
+
+def test_demo_whose_reader_goes_away_in_the_middle_of_a_session_exits_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the pipe breaking inside the client's session (whose nursery groups the error): the same
+    from mcp_ref import cli
+
+    detached: list[bool] = []
+    lines: list[str] = []
+
+    class ClosingSink(cli.TextSink):
+        def __call__(self, line: str) -> None:
+            if line.startswith("tool: "):
+                raise BrokenPipeError(32, "Broken pipe")
+            lines.append(line)
+
+    monkeypatch.setattr(cli, "_detach_stdout", lambda: detached.append(True))
+    assert cli._run_demo(None, ClosingSink()) == 128 + signal.SIGPIPE
+    assert detached == [True]
+    assert lines[1].startswith("server/discover: ") and not [line for line in lines if "tools/call" in line]
+
+
+def test_demo_lets_other_errors_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_ref import cli
+
+    class FailingSink(cli.TextSink):
+        def __call__(self, line: str) -> None:
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(cli, "_detach_stdout", lambda: None)
+    with pytest.raises(OSError, match="Input/output error"):
+        cli._run_demo(None, FailingSink())

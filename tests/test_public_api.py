@@ -323,3 +323,19 @@ trio.run(main)
 
 async def _read(ctx: Any) -> str:
     return "r"
+
+
+def test_an_http_server_or_client_loads_no_test_machinery() -> None:
+    # trio.testing imports pytest when it is installed: ~60 ms of every HTTP process's import
+    # (mcp_ref.session.http loads the ASGI bridge), and test modules in an application. The
+    # in-process byte pipes the library needs are its own (basic/transports/_pipes.py).
+    script = """
+import trio, mcp_ref
+from mcp_ref.basic.transports.memory import framed_memory_pair
+server = mcp_ref.Server("s")
+app = server.asgi_app()
+assert mcp_ref.serve_http and mcp_ref.open_http_client and framed_memory_pair()
+"""
+    loaded = _modules_after(script)
+    assert {"mcp_ref.session.http", "mcp_ref.basic.transports.asgi", "mcp_ref.basic.transports._pipes"} <= loaded
+    assert sorted(m for m in loaded if m.startswith(("trio.testing", "pytest", "_pytest"))) == []

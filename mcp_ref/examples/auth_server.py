@@ -47,7 +47,14 @@ import attrs
 import h11
 import trio
 
-__all__ = ["AuthorizationServer", "ConsentRequest", "auto_approve", "serve_auth_server", "main"]
+__all__ = [
+    "AuthorizationServer",
+    "ConsentRequest",
+    "auto_approve",
+    "fetch_metadata_document",
+    "serve_auth_server",
+    "main",
+]
 
 log = logging.getLogger("mcp_ref.examples.auth_server")
 
@@ -149,7 +156,8 @@ class AuthorizationServer:
     ``issuer`` is its URL (known once bound when not given). ``resources``: the
     resources (MCP servers) tokens may be issued for; None accepts any
     ``resource`` a client names. ``fetch`` gets a Client ID Metadata Document:
-    ``async fetch(url) -> (status, headers, body)``; None turns that feature off.
+    ``async fetch(url) -> (status, headers, body)`` (:func:`fetch_metadata_document`
+    keeps to public addresses); None turns that feature off.
     ``clock`` gives seconds since the epoch (tests move it). ``jwt_access_tokens``:
     access tokens are JWTs (RFC 9068, ES256, keys at ``/jwks``; needs the
     ``auth-jwt`` extra) instead of opaque strings; introspection works for both.
@@ -568,7 +576,7 @@ class AuthorizationServer:
             # security: the fetch is bounded in time (and size, below)
             with trio.fail_after(CIMD_TIMEOUT):
                 status, headers, body = await self.fetch(url)
-        except (OSError, trio.TooSlowError, ValueError) as e:
+        except (OSError, trio.TooSlowError, ValueError, h11.ProtocolError, trio.BrokenResourceError) as e:
             log.warning("client metadata document %s could not be fetched: %r", url, e)
             return None
         try:
@@ -599,6 +607,60 @@ class AuthorizationServer:
         )
         self.clients[url] = client
         return client
+
+
+def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return address.is_global and not address.is_multicast
+
+
+async def fetch_metadata_document(
+    url: str,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
+    allowed: Callable[[ipaddress.IPv4Address | ipaddress.IPv6Address], bool] = _public,
+) -> tuple[int, Mapping[str, str], bytes]:
+    """GET a Client ID Metadata Document as a server fetching a URL any client names must.
+
+    [basic/authorization#96, 2026-07-28:basic/authorization/client-registration#14] SSRF: the
+    host is resolved once and every address it has must be ``allowed`` (public ones by
+    default: a name resolving to this machine, a private network or a cloud metadata address
+    is refused, not only an address written in the URL); the connection goes to that very
+    address (a second lookup could answer otherwise: DNS rebinding); https only; a redirect
+    is answered as it is (not followed: only a 200 is a document); at most CIMD_MAX_BYTES.
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        raise ValueError(f"{url} is not an https URL with a host")
+    host, port = parts.hostname, parts.port or 443
+    infos = await trio.socket.getaddrinfo(host, port, type=trio.socket.SOCK_STREAM)
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    refused = [a for a in addresses if not allowed(ipaddress.ip_address(a.split("%", 1)[0]))]
+    if refused or not addresses:
+        raise ValueError(f"{url}: {host} is at {', '.join(refused) or 'no address'}, not a public address: not fetched")
+    tcp = await trio.open_tcp_stream(addresses[0], port)
+    context = ssl_context if ssl_context is not None else ssl.create_default_context()
+    async with trio.SSLStream(tcp, context, server_hostname=host, https_compatible=True) as stream:
+        conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=_HEAD_LIMIT)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = [("host", parts.netloc), ("accept", "application/json"), ("connection", "close")]
+        await stream.send_all(
+            (conn.send(h11.Request(method="GET", target=target, headers=headers)) or b"")
+            + (conn.send(h11.EndOfMessage()) or b"")
+        )
+        status, answer, body = 0, {}, b""
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(bytes(await stream.receive_some(65536)))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                answer = {k.decode("latin-1"): v.decode("latin-1") for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > CIMD_MAX_BYTES:
+                    raise ValueError(f"{url}: a document over {CIMD_MAX_BYTES} bytes")
+            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                return status, answer, body
 
 
 def _new_signing_key() -> Any:
@@ -647,7 +709,8 @@ def _metadata_document_url(client_id: str) -> bool:
 
     [basic/authorization#30] https with a path; [#96] SSRF: no IP literal of a
     private, link-local or reserved network (loopback is allowed: this example
-    only ever serves loopback).
+    only ever serves loopback). A host name can only be judged as resolved: that
+    is the fetch's to do (:func:`fetch_metadata_document`).
     """
     parts = urlsplit(client_id)
     if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/") or parts.fragment:

@@ -273,12 +273,14 @@ def lazy_type(name: str, module: str, attribute: str) -> Any:
 
 
 class FieldValueError(ValueError):
-    """A validator refused a value; ``path`` is the wire path inside the object."""
+    """A validator refused a value; ``path`` is the wire path inside the object, ``owner``
+    (if given) what the object is (``"tool 'search'"``: registration names what it refuses)."""
 
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
+    def __init__(self, path: str, problem: str, *, owner: str | None = None) -> None:
+        super().__init__(f"{owner}: {path}: {problem}" if owner else f"{path}: {problem}")
         self.path = path
         self.problem = problem
+        self.owner = owner
 
 
 #: union type -> function(json value) -> member class (or None: not decidable)

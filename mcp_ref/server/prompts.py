@@ -132,10 +132,13 @@ class PromptRegistry:
         if prompt.name in self._entries:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
         check_meta_keys(prompt.meta, f"prompt {prompt.name!r}")
+        for i, argument in enumerate(prompt.arguments or ()):
+            if not isinstance(argument, model.PromptArgument):
+                raise TypeError(f"prompt {prompt.name!r}: arguments[{i}] is a PromptArgument, not {argument!r}")
         declared = {a.name for a in prompt.arguments or ()}
         unknown = set(completers or {}) - declared
         if unknown:
-            raise ValueError(f"completers for arguments the prompt does not declare: {sorted(unknown)}")
+            raise ValueError(f"prompt {prompt.name!r}: completers for arguments it does not declare: {sorted(unknown)}")
         needs = check_scopes(scopes, f"prompt {prompt.name!r}")
         self._entries[prompt.name] = _Entry(prompt, fn, dict(completers or {}), needs)
         self._positions.add(prompt.name)

@@ -147,7 +147,11 @@ class ResourceRegistry:
 
     def add(self, resource: Resource, read: ReadFunction, *, scopes: Iterable[str] | None = None) -> None:
         """Register a static resource; ``scopes``: only requests whose token grants them see and read it."""
-        check_uri(resource.uri)
+        try:
+            check_uri(resource.uri)
+        except ProtocolError:
+            # (a request's URI is -32602; at registration it is the caller's ValueError)
+            raise ValueError(f"resource {resource.uri!r}: not an absolute URI (it needs a scheme)") from None
         needs = check_scopes(scopes, f"resource {resource.uri!r}")
         check_meta_keys(resource.meta, f"resource {resource.uri!r}")
         if resource.uri in self._static:
@@ -169,7 +173,10 @@ class ResourceRegistry:
         check_meta_keys(template.meta, f"resource template {template.uri_template!r}")
         unknown = set(completers or {}) - set(parsed.variables)
         if unknown:
-            raise ValueError(f"completers for variables the template does not have: {sorted(unknown)}")
+            raise ValueError(
+                f"resource template {template.uri_template!r}: completers for variables it does not have: "
+                f"{sorted(unknown)}"
+            )
         self._templates[template.uri_template] = _Template(template, parsed, read, dict(completers or {}), needs)
         self._template_positions.add(template.uri_template)
         self._changed()

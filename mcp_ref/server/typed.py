@@ -21,6 +21,14 @@ schemas are ordinary data: ``server.tools["add"].input_schema`` shows what
 goes on the wire, and an explicit ``input_schema=`` / ``output_schema=``
 given to ``@server.tool`` replaces them.
 
+A tool that returns a plain JSON value rather than text or an object
+(``-> list[str]``, ``-> list[Forecast]``, ``-> int``, ``-> bool``, an ``Enum``)
+sends it as structured content too, wrapped: ``{"result": value}``, with the
+output schema ``{"type": "object", "properties": {"result": ...}, "required":
+["result"]}``, the same in every revision (2025 requires an object there;
+the official Python SDK wraps the same way). A list of content blocks
+(``-> list[TextContent]``, a bare ``list``) stays content.
+
 The other form, ``async def fn(ctx, arguments)``, takes the whole arguments
 dict and derives no input schema: it is recognised by that one parameter
 name, ``arguments`` (:func:`is_typed_handler`). A typed tool with an argument
@@ -32,9 +40,9 @@ a first parameter that is not the context (``async def search(query: str)``,
 the official SDK's shape: there the context is any parameter annotated
 ``Context``, here it is always the first), ``**kwargs``, a parameter without
 annotation, and a return annotation whose values could never be sent
-(``-> int``, ``-> None``, a pydantic model: a tool returns ``str``, a dict,
-a list of content blocks, a ``CallToolResult``, or a structured class;
-:func:`result_type`). An unannotated return is not checked.
+(``-> None``, ``-> set[str]``, a pydantic model: a tool returns ``str``, a dict,
+a list of content blocks, a ``CallToolResult``, a structured class, or a plain
+JSON value; :func:`result_type`). An unannotated return is not checked.
 
 What an annotation becomes (:func:`json_schema`):
 
@@ -106,6 +114,8 @@ __all__ = [
     "json_schema",
     "is_typed_handler",
     "result_type",
+    "structured_schema",
+    "structured_value",
 ]
 
 _NONE = type(None)
@@ -184,9 +194,17 @@ def _enter(cls: type, seen: tuple[type, ...]) -> tuple[type, ...]:
 def _typed_dict(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
     inner = _enter(cls, seen)
     hints = typing.get_type_hints(cls, include_extras=True)
-    properties = {name: _schema(_strip_required(hint), inner) for name, hint in hints.items()}
+    properties = {name: _field_schema(cls, name, _strip_required(hint), inner) for name, hint in hints.items()}
     required = [name for name in hints if name in cls.__required_keys__]  # type: ignore[attr-defined]
     return _object(properties, required)
+
+
+def _field_schema(cls: type, name: str, hint: Any, seen: tuple[type, ...]) -> dict[str, Any]:
+    """A field's schema; TypeError saying which field has no JSON form."""
+    try:
+        return _schema(hint, seen)
+    except TypeError as e:
+        raise TypeError(f"{cls.__qualname__}.{name}: {e}") from None
 
 
 def _strip_required(hint: Any) -> Any:
@@ -203,7 +221,7 @@ def _attrs_class(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
     for field in attrs.fields(cls):
         if field.type is None:
             raise TypeError(f"{cls.__qualname__}.{field.name} has no annotation")
-        schema = _schema(field.type, inner)
+        schema = _field_schema(cls, field.name, field.type, inner)
         if "description" in field.metadata:
             schema["description"] = field.metadata["description"]
         if field.default is attrs.NOTHING:
@@ -222,7 +240,7 @@ def _dataclass(cls: type, seen: tuple[type, ...]) -> dict[str, Any]:
     for field in dataclasses.fields(cls):
         if not field.init:
             continue  # not an argument of the class: cattrs neither reads nor needs it
-        schema = _schema(hints[field.name], inner)
+        schema = _field_schema(cls, field.name, hints[field.name], inner)
         if "description" in field.metadata:
             schema["description"] = field.metadata["description"]
         if field.default is not dataclasses.MISSING:
@@ -325,7 +343,9 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
-def is_typed_handler(fn: Callable[..., Any], positional: int = 2, *, context: type | None = None) -> bool:
+def is_typed_handler(
+    fn: Callable[..., Any], positional: int = 2, *, context: type | None = None, what: str | None = None
+) -> bool:
     """Whether ``fn`` is a typed handler rather than the classic ``(ctx, arguments)``
     (with ``positional=3``: ``(ctx, uri, variables)``).
 
@@ -340,14 +360,15 @@ def is_typed_handler(fn: Callable[..., Any], positional: int = 2, *, context: ty
     TypeError, at registration, for a function that fits neither form: no
     ``ctx`` first (with ``context``, a first parameter annotated with another
     type), positional-only or ``**kwargs`` parameters, or an ``arguments``
-    parameter annotated with something that is not a dict.
+    parameter annotated with something that is not a dict; ``what`` names the handler in
+    it (``"tool 'search'"``; by default the function's name).
     """
-    name = getattr(fn, "__name__", None) or type(fn).__name__
+    name = what or repr(getattr(fn, "__name__", None) or type(fn).__name__)
     classic = CLASSIC_FORMS[positional]
     shapes = f"({', '.join(('ctx', *classic))}) or (ctx, name: type, ...)"
     params = list(inspect.signature(fn).parameters.values())
     if not params or params[0].kind not in _POSITIONAL:
-        raise TypeError(f"{name!r}: the first parameter receives the request context: a handler is {shapes}")
+        raise TypeError(f"{name}: the first parameter receives the request context: a handler is {shapes}")
     if context is not None:
         _check_context(fn, name, params[0], context, shapes)
     rest = params[1:]
@@ -355,7 +376,7 @@ def is_typed_handler(fn: Callable[..., Any], positional: int = 2, *, context: ty
         try:
             inspect.signature(fn).bind(*[None] * positional)
         except TypeError:
-            raise TypeError(f"{name!r}: a handler is {shapes}") from None
+            raise TypeError(f"{name}: a handler is {shapes}") from None
         return False
     if tuple(p.name for p in rest) == classic and all(p.kind in _POSITIONAL for p in rest):
         if positional == 2:
@@ -364,11 +385,11 @@ def is_typed_handler(fn: Callable[..., Any], positional: int = 2, *, context: ty
     for p in rest:
         if p.kind is inspect.Parameter.VAR_KEYWORD:
             raise TypeError(
-                f"{name!r}: **{p.name} has no schema: name each argument as a parameter, or take them "
+                f"{name}: **{p.name} has no schema: name each argument as a parameter, or take them "
                 f"all as a dict with the form {shapes.partition(' or ')[0]}"
             )
         if p.kind not in _NAMED:
-            raise TypeError(f"{name!r}: parameter {p.name!r} is positional-only, but arguments are passed by name")
+            raise TypeError(f"{name}: parameter {p.name!r} is positional-only, but arguments are passed by name")
     return True
 
 
@@ -383,7 +404,7 @@ def _check_context(fn: Callable[..., Any], name: str, first: inspect.Parameter, 
     if isinstance(hint, type) and (issubclass(hint, context) or issubclass(context, hint)):
         return
     raise TypeError(
-        f"{name!r}: the first parameter receives the request context, but {first.name!r} is annotated "
+        f"{name}: the first parameter receives the request context, but {first.name!r} is annotated "
         f"{_name(hint)}: write ({'ctx: ' + context.__name__}, {first.name}: {_name(hint)}, ...); a handler is {shapes}"
     )
 
@@ -396,7 +417,7 @@ def _check_arguments_dict(fn: Callable[..., Any], name: str, param: inspect.Para
     if isinstance(base, type) and issubclass(base, Mapping):
         return
     raise TypeError(
-        f"{name!r}: a parameter named 'arguments' receives the dict of all arguments (the form (ctx, arguments)), "
+        f"{name}: a parameter named 'arguments' receives the dict of all arguments (the form (ctx, arguments)), "
         f"but it is annotated {_name(hint)}: for a typed tool with an argument named 'arguments', "
         "make it keyword-only: (ctx, *, arguments: ...)"
     )
@@ -454,13 +475,16 @@ class TypedTool:
         ]
         properties: dict[str, Any] = {}
         for p in params:
-            schema = json_schema(hints.get(p.name, Any))
+            try:
+                schema = json_schema(hints.get(p.name, Any))
+            except TypeError as e:
+                raise TypeError(f"tool {name!r}: parameter {p.name!r}: {e}") from None
             properties[p.name] = schema if p.default is p.empty else _with_default(schema, p.default)
         self.input_schema = _object(properties, [p.name for p in self.parameters if p.required])
         #: the return annotation, when results are structured content (an attrs class,
         #: dataclass or TypedDict); TypeError for one a tool cannot return (result_type)
         self.returns = result_type(fn, "tool", name)
-        self.output_schema = json_schema(self.returns) if self.returns is not None else None
+        self.output_schema = structured_schema(self.returns) if self.returns is not None else None
 
     async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> Any:
         kwargs: dict[str, Any] = {}
@@ -478,9 +502,7 @@ class TypedTool:
             # [server/tools#20] arguments that do not fit: an execution error the model can correct
             raise ToolError(f"Invalid arguments for tool {self.name!r}: " + "; ".join(problems))
         result = await self.fn(ctx, **kwargs)
-        if self.returns is not None and not isinstance(result, CallToolResult):
-            return _CONVERTER.unstructure(result, unstructure_as=self.returns)
-        return result
+        return structured_value(self.returns, result) if self.returns is not None else result
 
     def _names(self) -> set[str]:
         return {p.name for p in self.parameters}
@@ -495,10 +517,7 @@ class StructuredResults:
         self.returns = returns
 
     async def __call__(self, ctx: Any, arguments: dict[str, Any]) -> Any:
-        result = await self.fn(ctx, arguments)
-        if isinstance(result, CallToolResult):
-            return result
-        return _CONVERTER.unstructure(result, unstructure_as=self.returns)
+        return structured_value(self.returns, await self.fn(ctx, arguments))
 
 
 def _is_structured(tp: Any) -> bool:
@@ -509,6 +528,46 @@ def _is_structured(tp: Any) -> bool:
     if not isinstance(tp, type) or tp.__module__.startswith(model.__name__):
         return False
     return attrs.has(tp) or dataclasses.is_dataclass(tp)
+
+
+#: the sequences a tool may return as one JSON array (they unstructure to a list)
+_ARRAYS = (list, Sequence, typing.Sequence, collections.abc.Sequence)
+
+
+def _is_json_value(tp: Any) -> bool:
+    """A plain JSON value other than text or an object: a number, a boolean, an enumerated
+    value, or a list of JSON values (``list[str]``, ``list[Reading]``; not a list of content
+    blocks, nor a bare ``list``, which are content). A tool's result of this kind is structured
+    content wrapped as ``{"result": value}`` (:func:`structured_schema`)."""
+    if tp in (int, float, bool) or get_origin(tp) is Literal:
+        return True
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return True
+    if get_origin(tp) not in _ARRAYS or not get_args(tp):
+        return False
+    blocks = _returns("tool")[1]
+    items = _members(get_args(tp)[0])
+    return not any(m is Any or m is object or (isinstance(m, type) and issubclass(m, blocks)) for m in items)
+
+
+def structured_schema(returns: Any) -> dict[str, Any]:
+    """The ``outputSchema`` of a tool whose results are ``returns`` (see :func:`result_type`).
+
+    A structured class is the object itself; a plain JSON value (``-> list[str]``, ``-> int``)
+    is wrapped, ``{"result": value}``: an object in every revision, as 2025-11-25 and older
+    require of structured content and an output schema, so that one tool reads the same in
+    every revision (2026-07-28 would allow the bare value; see spec_notes/server/tools.md).
+    """
+    schema = json_schema(returns)
+    return schema if _is_structured(returns) else _object({"result": schema}, ["result"])
+
+
+def structured_value(returns: Any, value: Any) -> Any:
+    """What a tool returned as ``returns``, as its structured content (a CallToolResult as it is)."""
+    if isinstance(value, CallToolResult):
+        return value
+    content = _CONVERTER.unstructure(value, unstructure_as=returns)
+    return content if _is_structured(returns) else {"result": content}
 
 
 # -- what a handler may return, checked at registration --------------------------------------
@@ -523,8 +582,9 @@ def _returns(kind: str) -> tuple[tuple[type, ...], tuple[type, ...], bool, str]:
     if kind == "tool":
         blocks = (model.TextContent, model.ImageContent, model.AudioContent, model.ResourceLink, model.EmbeddedResource)
         allowed = (
-            "str, a dict, a list of content blocks, a CallToolResult, "
-            "or an attrs class, dataclass or TypedDict (structured content, with its output schema)"
+            "str, a dict, a list of content blocks, a CallToolResult, an attrs class, dataclass or TypedDict, "
+            'or a number, boolean or list of JSON values (structured content, as {"result": ...}), '
+            "with its output schema"
         )
         return (str, CallToolResult), blocks, True, allowed
     if kind == "resource":
@@ -539,7 +599,7 @@ def result_type(fn: Callable[..., Any], kind: Literal["tool", "resource", "promp
     are not structured; always None for a resource or prompt).
 
     TypeError, at registration, for a return annotation the handler's result could
-    never be sent as (``-> int``, ``-> None``, a pydantic model): its every call would
+    never be sent as (``-> None``, ``-> set[str]``, a pydantic model): its every call would
     fail. An unannotated return is not checked.
     """
     hint = _hint(fn, "return")
@@ -547,7 +607,7 @@ def result_type(fn: Callable[..., Any], kind: Literal["tool", "resource", "promp
         return None
     leaves, items, mapping, allowed = _returns(kind)
     members = _members(hint)
-    structured = [m for m in members if kind == "tool" and _is_structured(m)]
+    structured = [m for m in members if kind == "tool" and (_is_structured(m) or _is_json_value(m))]
     bad = [m for m in members if m not in structured and not _returnable(m, leaves, items, mapping)]
     if bad or len(structured) > 1 or (structured and any(m not in (*structured, CallToolResult) for m in members)):
         if bad:
@@ -556,7 +616,10 @@ def result_type(fn: Callable[..., Any], kind: Literal["tool", "resource", "promp
             what = f"-> {_spell(hint)} mixes structured content with other results"
         raise TypeError(f"{kind} {name!r} {what}, which is never sent: a {kind} returns {allowed}")
     if structured:
-        json_schema(structured[0])  # TypeError now for a field with no JSON form
+        try:
+            json_schema(structured[0])  # TypeError now for a field with no JSON form
+        except TypeError as e:
+            raise TypeError(f"{kind} {name!r}: return type {_spell(structured[0])}: {e}") from None
         return structured[0]
     return None
 

@@ -48,6 +48,8 @@ from ..errors import (
     DecodeError,
     ErrorCode,
     HTTPTransportError,
+    InvalidAnswer,
+    InvalidCallbackAnswer,
     LocalProtocolError,
     MCPError,
     MCPRefError,
@@ -502,7 +504,7 @@ class RequestContext:
 
         Messages that break the tool use rules raise LocalProtocolError before
         anything is sent; a result that ignores ``toolChoice`` raises
-        RemoteProtocolError.
+        :class:`~mcp_ref.errors.InvalidAnswer` (a RemoteProtocolError), in both eras.
         """
         from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
@@ -517,7 +519,7 @@ class RequestContext:
         if isinstance(result, CreateMessageResult):
             problem = sampling_result_problem(params, result)
             if problem is not None:
-                raise RemoteProtocolError(f"the client's sampling result: {problem}", ErrorCode.INVALID_PARAMS)
+                raise InvalidAnswer(f"the client's sampling result: {problem}")
         return result
 
     async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
@@ -530,7 +532,8 @@ class RequestContext:
         order the handler asks).
 
         An accepted form answer that does not fit the requested schema raises
-        RemoteProtocolError (-32602) with the problems. A person answers, so
+        :class:`~mcp_ref.errors.InvalidAnswer` (a RemoteProtocolError, -32602) with the problems,
+        in both eras. A person answers, so
         unless ``timeout`` is given the wait is the session's cap
         (``max_request_timeout``), not the idle ``request_timeout``.
         """
@@ -549,7 +552,7 @@ class RequestContext:
     async def elicit_form(
         self,
         message: str,
-        properties: Mapping[str, Mapping[str, Any]],
+        properties: Mapping[str, Any],
         *,
         required: Sequence[str] | None = None,
         **options: Any,
@@ -558,9 +561,11 @@ class RequestContext:
 
         ``properties`` are the form's fields as JSON Schemas of the flat kinds
         client/elicitation allows (string, number, integer, boolean, enums),
-        e.g. ``{"name": {"type": "string"}, "age": {"type": "integer"}}``;
-        ``required`` names the fields the user must fill in (default: those
-        without a ``"default"``). Returns the :class:`~mcp_ref.schema.ElicitResult`:
+        e.g. ``{"name": {"type": "string"}, "age": {"type": "integer"}}``, or the
+        whole requested schema (``{"type": "object", "properties": {...}}``,
+        taken as it is, ``required`` included); ``required`` names the fields
+        the user must fill in (default: those without a ``"default"``).
+        Returns the :class:`~mcp_ref.schema.ElicitResult`:
         ``action`` is "accept" (with ``content``), "decline" or "cancel".
         ValueError, before anything is sent, for a field the form mode cannot
         ask for; :class:`~mcp_ref.CapabilityMissing` if the client cannot
@@ -569,13 +574,29 @@ class RequestContext:
         from ..schema import decode
         from ..schema.elicitation import ElicitationRequestedSchema, ElicitRequestFormParams
 
-        fields = {name: dict(schema) for name, schema in properties.items()}
+        whole: dict[str, Any] = {"type": "object"}
+        if properties.get("type") == "object" and isinstance(properties.get("properties"), Mapping):
+            # a whole object schema (the wire's requestedSchema) rather than its properties: as unambiguous
+            # (a field's schema is a mapping, never the string "object"), so taken as that
+            whole = dict(properties)
+            if required is not None and "required" in whole:
+                raise ValueError("elicit_form: `required` given twice, in the schema and as an argument")
+            # taken as it is: without "required" no field is (JSON Schema's reading)
+            required = whole.pop("required", [] if required is None else required)
+            properties = whole.pop("properties")
+        fields: dict[str, dict[str, Any]] = {}
+        for name, field_schema in properties.items():
+            if not isinstance(field_schema, Mapping):
+                raise ValueError(
+                    f"elicit_form: field {name!r} is {field_schema!r}, not a JSON Schema object; pass the form's "
+                    'fields ({"name": {"type": "string"}, ...}) or a whole {"type": "object", "properties": {...}} '
+                    "schema"
+                )
+            fields[name] = dict(field_schema)
         if required is None:
             required = [name for name, schema in fields.items() if "default" not in schema]
         try:
-            schema = decode(
-                {"type": "object", "properties": fields, "required": list(required)}, ElicitationRequestedSchema
-            )
+            schema = decode({**whole, "properties": fields, "required": list(required)}, ElicitationRequestedSchema)
         except DecodeError as e:
             # the form mode asks for flat primitive fields only (client/elicitation#requested-schema)
             raise ValueError(f"elicit_form: not a form the client can show: {e}") from None
@@ -1820,6 +1841,13 @@ class Session:
         if isinstance(exc, ProtocolError) and not isinstance(exc, (LocalProtocolError, RemoteProtocolError)):
             # library code answering with a protocol error on purpose (e.g. -32602 for params)
             return self._send_error(rid, exc.code, exc.message, exc.data)
+        if isinstance(exc, InvalidCallbackAnswer | InvalidAnswer):
+            # (client) our application's callback answered against the server's request: nothing of it
+            # is sent, the server hears why. (server) the client's answer to what the handler asked did
+            # not fit, and the handler let it go: the client hears why. -32603 both (the request was
+            # fine); the reasons name the fields asked for, nothing internal (client/elicitation.md)
+            log.warning("%s (request %r): %s", req.method, rid, exc.message)
+            return self._send_error(rid, ErrorCode.INTERNAL_ERROR, exc.message, exc.data)
         # anything else -- including our own API misuse (LocalProtocolError: a nested request
         # the peer has no capability for, progress going backwards) and a peer's broken
         # answer to a nested request (RemoteProtocolError): -32603 without internals;

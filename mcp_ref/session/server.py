@@ -18,12 +18,13 @@ what is registered when the session starts (basic/lifecycle#capability-negotiati
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 import attrs
@@ -38,6 +39,7 @@ from ..basic.versioning import MODERN_VERSIONS, REMOVED_IN_MODERN, Era, era_of, 
 from ..connection import Connection
 from ..errors import ErrorCode, ProtocolError
 from ..exchange import TASKS_EXTENSION
+from ..schema._base import FieldValueError
 from ..schema.content import Annotations
 from ..schema.jsonrpc import NotificationParams
 from ..schema.lifecycle import (
@@ -287,13 +289,14 @@ class Server:
 
         ``async def fn(ctx, name: type, ...)`` is a typed tool: the input
         schema is derived from the parameters after ``ctx`` and the output
-        schema from a returned attrs class, dataclass or TypedDict (see
+        schema from a returned attrs class, dataclass or TypedDict, or from a
+        plain JSON value (``-> list[str]``, ``-> int``: sent as ``{"result": ...}``; see
         :mod:`mcp_ref.server.typed`); an explicit ``input_schema=`` /
         ``output_schema=`` replaces the derived one. ``async def fn(ctx,
         arguments)`` (that parameter name) gets the arguments as a dict,
         checked against ``input_schema`` (any object, if not given).
         A handler of neither shape, or whose return annotation could never
-        be sent (``-> int``), is a TypeError here, not an error at each call.
+        be sent (``-> None``), is a TypeError here, not an error at each call.
         ``server.tools[name]`` is the :class:`~mcp_ref.schema.Tool` as listed.
         ``scopes``: only requests whose access token grants all of them see and
         call the tool (:mod:`mcp_ref.server.access`; the same for resources and prompts).
@@ -304,31 +307,32 @@ class Server:
             raise ValueError(f"task_support is 'forbidden', 'optional' or 'required', not {task_support!r}")
 
         def register(fn: Handler[P, R]) -> Handler[P, R]:
-            from ..server.typed import StructuredResults, TypedTool, is_typed_handler, json_schema, result_type
+            from ..server.typed import StructuredResults, TypedTool, is_typed_handler, result_type, structured_schema
 
             check_async("tool", fn)
             tool_name = name or fn.__name__
             handler: ToolFunction = fn  # type: ignore[assignment]
             derived_input: dict[str, Any] = {"type": "object"}
             derived_output = None
-            if is_typed_handler(fn, context=RequestContext):
+            if is_typed_handler(fn, context=RequestContext, what=f"tool {tool_name!r}"):
                 typed = TypedTool(fn, tool_name, schema_given=input_schema is not None)
                 handler, derived_input, derived_output = typed, typed.input_schema, typed.output_schema
             else:
                 returns = result_type(fn, "tool", tool_name)
                 if returns is not None:
-                    handler, derived_output = StructuredResults(fn, returns), json_schema(returns)
-            tool = Tool(
-                name=tool_name,
-                title=title,
-                description=description if description is not None else _doc(fn),
-                input_schema=input_schema if input_schema is not None else derived_input,
-                output_schema=output_schema if output_schema is not None else derived_output,
-                annotations=annotations,
-                icons=icons,
-                execution=ToolExecution(task_support=task_support) if task_support is not None else None,
-                meta=meta,
-            )
+                    handler, derived_output = StructuredResults(fn, returns), structured_schema(returns)
+            with _naming(f"tool {tool_name!r}"):
+                tool = Tool(
+                    name=tool_name,
+                    title=title,
+                    description=description if description is not None else _doc(fn),
+                    input_schema=input_schema if input_schema is not None else derived_input,
+                    output_schema=output_schema if output_schema is not None else derived_output,
+                    annotations=annotations,
+                    icons=icons,
+                    execution=ToolExecution(task_support=task_support) if task_support is not None else None,
+                    meta=meta,
+                )
             if task_support == "required" and not self._runs_tasks() and self.sessions:
                 raise RuntimeError(self._tasks_needed([tool.name]))
             self.tools.add(tool, handler, scopes=scopes)
@@ -365,8 +369,8 @@ class Server:
             result_type(fn, "resource", uri)
             if cache is not None:
                 self._resource_cache[uri] = cache
-            self.resources.add(
-                model.Resource(
+            with _naming(f"resource {uri!r}"):
+                resource = model.Resource(
                     uri=uri,
                     name=name or fn.__name__,
                     title=title,
@@ -375,10 +379,8 @@ class Server:
                     size=size,
                     annotations=annotations,
                     icons=icons,
-                ),
-                fn,
-                scopes=scopes,
-            )
+                )
+            self.resources.add(resource, fn, scopes=scopes)
             return fn
 
         return register
@@ -419,10 +421,10 @@ class Server:
             if cache is not None:
                 self._resource_cache[uri_template] = cache
             reader: TemplateReadFunction = fn  # type: ignore[assignment]
-            if is_typed_handler(fn, positional=3, context=RequestContext):
+            if is_typed_handler(fn, positional=3, context=RequestContext, what=f"resource template {uri_template!r}"):
                 reader = TypedTemplate(fn, uri_template, UriTemplate(uri_template).variables)
-            self.resources.add_template(
-                model.ResourceTemplate(
+            with _naming(f"resource template {uri_template!r}"):
+                template = model.ResourceTemplate(
                     uri_template=uri_template,
                     name=name or fn.__name__,
                     title=title,
@@ -430,11 +432,8 @@ class Server:
                     mime_type=mime_type,
                     annotations=annotations,
                     icons=icons,
-                ),
-                reader,
-                completers,
-                scopes=scopes,
-            )
+                )
+            self.resources.add_template(template, reader, completers, scopes=scopes)
             self._has_completers = self._has_completers or bool(completers)
             return fn
 
@@ -468,21 +467,18 @@ class Server:
             result_type(fn, "prompt", prompt_name)
             getter: PromptFunction = fn  # type: ignore[assignment]
             declared = arguments
-            if is_typed_handler(fn, context=RequestContext):
+            if is_typed_handler(fn, context=RequestContext, what=f"prompt {prompt_name!r}"):
                 typed = TypedPrompt(fn, prompt_name)
                 getter, declared = typed, arguments if arguments is not None else typed.arguments or None
-            self.prompts.add(
-                model.Prompt(
+            with _naming(f"prompt {prompt_name!r}"):
+                prompt = model.Prompt(
                     name=prompt_name,
                     title=title,
                     description=description if description is not None else _doc(fn),
                     arguments=declared,
                     icons=icons,
-                ),
-                getter,
-                completers,
-                scopes=scopes,
-            )
+                )
+            self.prompts.add(prompt, getter, completers, scopes=scopes)
             self._has_completers = self._has_completers or bool(completers)
             return fn
 
@@ -998,6 +994,18 @@ async def _listen_placeholder(ctx: RequestContext, params: Any) -> Any:
 def _check_cache(cache: object) -> None:
     if cache is not None and not isinstance(cache, CachePolicy):
         raise TypeError(f"cache is a CachePolicy, not {type(cache).__name__}")
+
+
+@contextlib.contextmanager
+def _naming(what: str) -> Iterator[None]:
+    """A field of the model object being registered that its validator refuses: the error
+    names what was being registered (``tool 't': inputSchema.type: ...``)."""
+    try:
+        yield
+    except FieldValueError as e:
+        if e.owner is not None:
+            raise
+        raise FieldValueError(e.path, e.problem, owner=what) from None
 
 
 def _check_decorator_argument(kind: str, param: str, value: object) -> None:

@@ -6,15 +6,23 @@ import json
 import secrets
 import socket
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import h11
 import pytest
 import trio
 
 from mcp_ref.basic.transports.http_fetch import http_exchange
 from mcp_ref.errors import HTTPTransportError
-from mcp_ref.examples.auth_server import AuthorizationServer, ConsentRequest, OAuthError, serve_auth_server
+from mcp_ref.examples.auth_server import (
+    AuthorizationServer,
+    ConsentRequest,
+    OAuthError,
+    fetch_metadata_document,
+    serve_auth_server,
+)
 from mcp_ref.examples.auth_server import main as auth_server_main
 
 from ..basic.transports.test_streamable_http import raw
@@ -429,6 +437,10 @@ async def test_client_ids_that_are_no_public_https_url_are_not_fetched() -> None
         status, _ = await authorize(server, client_id, pkce()[1])
         assert status == 400
     assert documents.fetched == []
+    # (while a public https URL with a path is fetched: the refusals above are the rule's, not a
+    # feature that fetches nothing)
+    await authorize(server, CIMD, pkce()[1])
+    assert documents.fetched == [CIMD]
 
 
 @pytest.mark.req("basic/authorization#10")
@@ -494,3 +506,83 @@ def test_a_port_in_use_is_one_line_not_a_traceback(capsys: pytest.CaptureFixture
         assert auth_server_main(["--port", str(port)]) == 1
     err = capsys.readouterr().err
     assert err.strip() == f"cannot serve on 127.0.0.1 port {port}: Address already in use"
+
+
+# -- fetching Client ID Metadata Documents (fetch_metadata_document) --------------------------------
+
+
+async def serve_document(ca: Any, host: str, doc: Any, hits: list[str]) -> Any:
+    """An https server on ``host`` answering every request with ``doc`` (recording its target)."""
+    from ..basic.transports.test_https import server_context
+
+    context = server_context(ca, "app.cimd.test", "admin.cimd.test")
+
+    async def handle(raw_stream: trio.SocketStream) -> None:
+        stream = trio.SSLStream(raw_stream, context, server_side=True)
+        try:
+            conn = h11.Connection(h11.SERVER)
+            while not isinstance(event := conn.next_event(), h11.Request):
+                if event is h11.NEED_DATA:
+                    conn.receive_data(await stream.receive_some(65536))
+            hits.append(event.target.decode())
+            body = json.dumps(doc).encode()
+            await stream.send_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+            )
+        except (trio.BrokenResourceError, h11.ProtocolError):
+            pass
+        finally:
+            await stream.aclose()
+
+    return partial(trio.serve_tcp, handle, 0, host=host)
+
+
+@pytest.mark.req("basic/authorization#96", "2026-07-28:basic/authorization/client-registration#14")
+async def test_a_metadata_document_whose_name_resolves_to_this_machine_is_not_fetched() -> None:
+    # the literal check (_metadata_document_url) cannot see where a name leads: the fetch checks
+    # the addresses it resolves to, and connects to none of them
+    import trustme
+
+    from ..basic.transports.test_fetch_rules import Resolver
+    from ..basic.transports.test_https import client_context
+
+    ca = trustme.CA()
+    trio.socket.set_custom_hostname_resolver(Resolver({"admin.cimd.test": [["127.0.0.1"]]}))
+    hits: list[str] = []
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(await serve_document(ca, "127.0.0.1", {}, hits))
+        port = listeners[0].socket.getsockname()[1]
+        url = f"https://admin.cimd.test:{port}/reset.json"
+        fetch = partial(fetch_metadata_document, ssl_context=client_context(ca))
+        with pytest.raises(ValueError, match=r"127\.0\.0\.1, not a public address"):
+            await fetch(url)
+        server = make_server(fetch=fetch)
+        status, _ = await authorize(server, url, pkce()[1])
+        assert status == 400
+        nursery.cancel_scope.cancel()
+    assert hits == []
+
+
+@pytest.mark.req("basic/authorization#34")
+async def test_a_metadata_document_at_an_allowed_address_is_fetched_and_used() -> None:
+    import ipaddress
+
+    import trustme
+
+    from ..basic.transports.test_fetch_rules import Resolver
+    from ..basic.transports.test_https import client_context
+
+    ca = trustme.CA()
+    trio.socket.set_custom_hostname_resolver(Resolver({"app.cimd.test": [["127.0.0.2"]]}))
+    hits: list[str] = []
+    async with trio.open_nursery() as nursery:
+        holder: dict[str, Any] = {}
+        listeners = await nursery.start(await serve_document(ca, "127.0.0.2", holder, hits))
+        url = f"https://app.cimd.test:{listeners[0].socket.getsockname()[1]}/oauth/client.json"
+        holder.update({"client_id": url, "client_name": "App", "redirect_uris": [REDIRECT]})
+        only = ipaddress.ip_address("127.0.0.2")
+        fetch = partial(fetch_metadata_document, ssl_context=client_context(ca), allowed=lambda a: a == only)
+        server = make_server(fetch=fetch)
+        await code_for(server, url, pkce()[1])
+        nursery.cancel_scope.cancel()
+    assert hits == ["/oauth/client.json"]

@@ -2,6 +2,7 @@
 
 import dataclasses
 import enum
+import json
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
@@ -444,10 +445,13 @@ class NotJson:
 @pytest.mark.parametrize(
     ("returns", "message"),
     [
-        ("int", r"tool 'f' returns int, which is never sent: a tool returns str, a dict"),
+        ("complex", r"tool 'f' returns complex, which is never sent: a tool returns str, a dict"),
         ("None", r"tool 'f' returns None, which"),
         ("NotJson", r"tool 'f' returns NotJson"),
-        ("list[str]", r"returns list\[str\]"),
+        ("set[str]", r"returns set\[str\]"),
+        ("list[NotJson]", r"tool 'f': return type list\[NotJson\]: NotJson has no JSON Schema here"),
+        ("list[str] | str", r"mixes structured content with other results"),
+        ("int | None", r"returns None \(in int \| None\)"),
         ("TextContent", r"returns TextContent, which"),
         ("Reading | str", r"mixes structured content with other results"),
         ("Reading | Address", r"mixes structured content with other results"),
@@ -488,6 +492,67 @@ def test_what_a_tool_may_return_is_accepted(returns: str) -> None:
     exec(f"async def f(ctx: RequestContext, *, x: int) -> {returns}: ...", space)
     server.tool()(space["f"])
     assert server.tools["f"].output_schema == (json_schema(Reading) if "Reading" in returns else None)
+
+
+WRAPPED = [
+    # (return annotation, what the tool returns, its structuredContent's "result", that value's schema)
+    ("list[str]", ["a", "b"], ["a", "b"], {"type": "array", "items": {"type": "string"}}),
+    ("list[Reading]", [Reading("Oslo", 3.5)], [{"city": "Oslo", "celsius": 3.5}], {"type": "array"}),
+    ("Sequence[int]", (1, 2), [1, 2], {"type": "array", "items": {"type": "integer"}}),
+    ("int", 3, 3, {"type": "integer"}),
+    ("float", 2.5, 2.5, {"type": "number"}),
+    ("bool", False, False, {"type": "boolean"}),
+    ("Colour", Colour.RED, "red", {"type": "string", "enum": ["red", "blue"]}),
+]
+
+
+@pytest.mark.parametrize(("returns", "value", "result", "schema"), WRAPPED, ids=[w[0] for w in WRAPPED])
+@pytest.mark.parametrize(
+    "form", ["(ctx: RequestContext, *, x: int)", "(ctx: RequestContext, arguments: dict[str, Any])"]
+)
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+async def test_a_plain_json_result_is_structured_content_wrapped_as_result_in_every_revision(
+    revision: str, form: str, returns: str, value: Any, result: Any, schema: dict[str, Any]
+) -> None:
+    # the official SDK's shape: an object in every revision, as 2025 requires (2026-07-28 would
+    # take the bare value; one tool reads the same to every client: spec_notes/server/tools.md)
+    server = Server("s")
+    space: dict[str, Any] = {"RequestContext": RequestContext, "Any": Any, "Sequence": Sequence}
+    space |= {"Reading": Reading, "Colour": Colour, "value": value}
+    exec(f"async def f{form} -> {returns}: return value", space)
+    server.tool()(space["f"])
+    output_schema = valid(server.tools["f"].output_schema or {})
+    assert output_schema["required"] == ["result"] and output_schema["additionalProperties"] is False
+    assert output_schema["type"] == "object" and list(output_schema["properties"]) == ["result"]
+    assert schema.items() <= output_schema["properties"]["result"].items()
+    async with memory_session_pair(server, protocol_version=revision) as client:
+        assert client.protocol_version == revision
+        (tool,) = (await client.list_tools()).tools
+        called = await client.call_tool("f", {"x": 1})
+    assert not called.is_error
+    text = [TextContent(text=json.dumps({"result": result}))]
+    if revision in ("2025-03-26", "2024-11-05"):
+        # no structured content nor output schemas yet: the JSON text alone (tools#15)
+        assert tool.output_schema is None and called.structured_content is None
+    else:
+        assert tool.output_schema == output_schema
+        assert called.structured_content == {"result": result}
+    assert called.content == text
+
+
+async def test_a_plain_json_result_may_also_be_an_error_result() -> None:
+    server = Server("s")
+
+    @server.tool()
+    async def names(ctx: RequestContext, *, fail: bool) -> list[str] | CallToolResult:
+        if fail:
+            return CallToolResult(content=[TextContent(text="no names today")], is_error=True)
+        return ["Ada"]
+
+    async with memory_session_pair(server) as client:
+        assert (await client.call_tool("names", {"fail": False})).structured_content == {"result": ["Ada"]}
+        failed = await client.call_tool("names", {"fail": True})
+    assert failed.is_error and failed.structured_content is None
 
 
 async def test_a_dataclass_result_is_structured_content_in_both_forms() -> None:
@@ -577,3 +642,118 @@ def test_an_annotation_only_a_type_checker_can_resolve_is_not_checked() -> None:
     exec("async def f(ctx: 'Ctx', arguments: 'Args') -> 'Out': ...", space)
     server.tool()(space["f"])
     assert server.tools["f"].output_schema is None
+
+
+# -- every registration error names what is registered ------------------------------------------
+
+
+class NoJson:
+    pass
+
+
+@dataclasses.dataclass
+class Holder:
+    inner: NoJson
+
+
+async def a_tool(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+    return ""
+
+
+async def a_reader(ctx: RequestContext) -> str:
+    return ""
+
+
+async def a_template(ctx: RequestContext, uri: str, variables: dict[str, str]) -> str:
+    return ""
+
+
+async def no_context(x: str) -> str:
+    return ""
+
+
+async def kwargs_tool(ctx: RequestContext, **kw: str) -> str:
+    return ""
+
+
+async def bad_parameter(ctx: RequestContext, *, x: NoJson) -> str:
+    return ""
+
+
+async def bad_field(ctx: RequestContext, *, x: int) -> Holder:
+    return Holder(NoJson())
+
+
+async def bad_items(ctx: RequestContext, *, x: int) -> list[NoJson]:
+    return []
+
+
+@pytest.mark.parametrize(
+    ("register", "error", "message"),
+    [
+        # the shape the data model checks (FieldValueError), like the dialect's check (InvalidSchema)
+        (
+            lambda s: s.tool("t", input_schema={"type": "obj"})(a_tool),
+            ValueError,
+            "tool 't': inputSchema.type: expected one of 'object'",
+        ),
+        (
+            lambda s: s.tool("t", input_schema={"type": "object", "required": "a"})(a_tool),
+            ValueError,
+            "tool 't': inputSchema.required: expected array",
+        ),
+        (
+            lambda s: s.tool("t", input_schema={"type": "array"})(a_tool),
+            ValueError,
+            "tool 't': inputSchema.type: expected one of 'object'",
+        ),
+        (
+            lambda s: s.tool("t", output_schema={"type": "object", "properties": []})(a_tool),
+            ValueError,
+            "tool 't': outputSchema.properties: expected object",
+        ),
+        (
+            lambda s: s.tool("t", input_schema={"type": "object", "properties": {"a": {"type": "strin"}}})(a_tool),
+            ValueError,
+            "tool 't': inputSchema: properties.a.type: 'strin' is not a JSON Schema type",
+        ),
+        # annotations with no JSON form: the parameter, the result and the field
+        (lambda s: s.tool("t")(bad_parameter), TypeError, "tool 't': parameter 'x': NoJson has no JSON Schema"),
+        (lambda s: s.tool("t")(bad_field), TypeError, "tool 't': return type Holder: Holder.inner: NoJson has no"),
+        (lambda s: s.tool("t")(bad_items), TypeError, "tool 't': return type list[NoJson]: NoJson has no"),
+        # the handler's shape, named by what it is registered as (not the function's name)
+        (lambda s: s.tool("t")(no_context), TypeError, "tool 't': the first parameter receives the request context"),
+        (lambda s: s.tool("t")(kwargs_tool), TypeError, "tool 't': **kw has no schema"),
+        (lambda s: s.prompt("p")(no_context), TypeError, "prompt 'p': the first parameter receives"),
+        (
+            lambda s: s.resource_template("file:///{x}")(no_context),
+            TypeError,
+            "resource template 'file:///{x}': the first parameter receives",
+        ),
+        # what the registries check
+        (lambda s: s.resource("not a uri")(a_reader), ValueError, "resource 'not a uri': not an absolute URI"),
+        (
+            lambda s: s.resource_template("file:///{x}", completers={"y": a_reader})(a_template),  # type: ignore[dict-item]
+            ValueError,
+            "resource template 'file:///{x}': completers for variables it does not have: ['y']",
+        ),
+        (
+            lambda s: s.prompt("p", completers={"y": a_reader})(a_tool),  # type: ignore[dict-item]
+            ValueError,
+            "prompt 'p': completers for arguments it does not declare: ['y']",
+        ),
+        (
+            lambda s: s.prompt("p", arguments=[{"name": "a"}])(a_tool),
+            TypeError,
+            "prompt 'p': arguments[0] is a PromptArgument, not {'name': 'a'}",
+        ),
+    ],
+)
+def test_every_registration_error_names_what_is_registered_and_where(
+    register: Any, error: type[Exception], message: str
+) -> None:
+    server = Server("s")
+    with pytest.raises(error) as caught:
+        register(server)
+    assert str(caught.value).startswith(message), str(caught.value)
+    assert len(server.tools) == len(server.prompts) == len(server.resources) == 0

@@ -14,6 +14,7 @@ from mcp_ref.schema import (
     ElicitResult,
     SamplingMessage,
     TextContent,
+    encode,
 )
 
 
@@ -164,3 +165,84 @@ def test_capability_missing_is_a_local_protocol_error() -> None:
     from mcp_ref import LocalProtocolError
 
     assert issubclass(CapabilityMissing, LocalProtocolError)
+
+
+FORM_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "required"),
+    [
+        ((FORM_SCHEMA,), {}, []),  # a whole schema is taken as it is: without "required" no field is
+        (({**FORM_SCHEMA, "required": ["age"]},), {}, ["age"]),
+        ((FORM_SCHEMA,), {"required": ["name"]}, ["name"]),
+        ((FORM_SCHEMA["properties"],), {}, ["name", "age"]),  # the fields alone: those without a default
+    ],
+    ids=["whole-schema", "whole-schema-required", "whole-schema-required-argument", "fields"],
+)
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_elicit_form_takes_the_fields_or_a_whole_object_schema_in_both_eras(
+    era: str, args: tuple[Any, ...], kwargs: dict[str, Any], required: list[str]
+) -> None:
+    asked: list[ElicitRequestFormParams] = []
+    server = Server("forms")
+
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        answer = await ctx.elicit_form("Who?", *args, **kwargs)
+        return f"{answer.action}: {answer.content}"
+
+    async def user(ctx: Any, params: ElicitRequestFormParams) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="accept", content={"name": "Ada", "age": 36})
+
+    async with memory_session_pair(server, elicitation=user, era=era) as client:
+        result = await client.call_tool("ask")
+    assert result.content == [TextContent(text="accept: {'name': 'Ada', 'age': 36}")]
+    assert [encode(p.requested_schema) for p in asked] == [
+        {"type": "object", "properties": FORM_SCHEMA["properties"], "required": required}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        (
+            ({"type": "object", "required": ["name"]},),
+            {},
+            "elicit_form: field 'type' is 'object', not a JSON Schema object; pass the form's fields",
+        ),
+        (({"name": "string"},), {}, "elicit_form: field 'name' is 'string', not a JSON Schema object"),
+        (
+            ({**FORM_SCHEMA, "required": ["name"]},),
+            {"required": ["age"]},
+            "elicit_form: `required` given twice, in the schema and as an argument",
+        ),
+    ],
+    ids=["object-schema-without-properties", "a-type-name-for-a-schema", "required-twice"],
+)
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_elicit_form_refuses_what_is_neither_fields_nor_a_schema_with_a_clear_error_before_sending(
+    era: str, args: tuple[Any, ...], kwargs: dict[str, Any], message: str
+) -> None:
+    asked: list[Any] = []
+    errors: list[ValueError] = []
+    server = Server("forms")
+
+    @server.tool()
+    async def ask(ctx: RequestContext) -> str:
+        try:
+            await ctx.elicit_form("Who?", *args, **kwargs)
+        except ValueError as e:
+            errors.append(e)
+        return "refused"
+
+    async def user(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    async with memory_session_pair(server, elicitation=user, era=era) as client:
+        await client.call_tool("ask")
+    assert asked == []
+    (error,) = errors
+    assert str(error).startswith(message)

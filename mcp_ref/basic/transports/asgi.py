@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 import h11
 import trio
-import trio.testing
 
 from ...errors import ErrorCode
 from ._framing import DEFAULT_HEAD_LIMIT
+from ._pipes import pipe
 from .http_server import HttpConfig, Servable, _HttpServer, error_body
 
 if TYPE_CHECKING:
@@ -149,8 +149,8 @@ class AsgiApp:
         # one in-process HTTP/1.1 connection per request: bytes in as they come, bytes out as
         # the server writes them (in lockstep: a slow client slows the server's writes, so
         # its own stall and buffer limits apply as on a socket)
-        to_server, from_client = trio.testing.memory_stream_one_way_pair()
-        to_client, from_server = trio.testing.lockstep_stream_one_way_pair()
+        to_server, from_client = pipe()
+        to_client, from_server = pipe(lockstep=True)
         connection = trio.StapledStream(to_client, from_client)
         head, chunked, sent = _head(scope)
         # the head limit holds on what the client sent, not on what the bridge adds to it

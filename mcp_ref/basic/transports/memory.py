@@ -144,12 +144,12 @@ def framed_memory_pair(
 ) -> tuple[StdioMessageChannel, StdioMessageChannel]:
     """Two ends that frame messages exactly as stdio does, over in-memory byte streams.
 
-    The byte streams buffer without limit (``trio.testing.memory_stream_pair``),
-    so ``send()`` never waits for the receiver.
+    The byte streams buffer without limit (:func:`._pipes.pipe_pair`), so
+    ``send()`` never waits for the receiver.
     """
-    import trio.testing  # here, not at import: trio.testing pulls in pytest when it is installed
+    from ._pipes import pipe_pair
 
-    left, right = trio.testing.memory_stream_pair()
+    left, right = pipe_pair()
     return (
         StdioMessageChannel(left.send_stream, left.receive_stream, max_message_size=max_message_size),
         StdioMessageChannel(right.send_stream, right.receive_stream, max_message_size=max_message_size),

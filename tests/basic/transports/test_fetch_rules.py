@@ -227,6 +227,31 @@ async def test_the_connection_goes_to_the_address_checked_not_a_second_answer() 
     assert answer.status == 200 and target.hits == ["/doc"] and resolver.lookups == ["flip.test"]
 
 
+@pytest.mark.req("2026-07-28:basic/authorization/client-registration#25")
+@pytest.mark.parametrize("host", ["127.0.0.1", "as.rebind.test"])
+async def test_a_resource_moving_to_an_authorization_server_on_this_machine_is_not_followed(
+    ca: trustme.CA, host: str
+) -> None:
+    # the 2026-07-28 migration path: our token refused, the protected resource metadata is read
+    # again and names another authorization server -- here one on this machine (an address, or a
+    # name resolving to one), which the fetch rules refuse as they do at first discovery
+    resolver = Resolver({"as.rebind.test": [["127.0.0.1"]]})
+    trio.socket.set_custom_hostname_resolver(resolver)
+    async with remote_world(ca) as (docs, target, port):
+        docs.docs["/token"] = {"access_token": "first", "token_type": "Bearer", "expires_in": 3600}
+        prm = "/.well-known/oauth-protected-resource/mcp"
+        auth = client(ca)
+        assert await auth.challenged(REMOTE, 401, challenge(docs.origin + prm), None)
+        used = await auth.authorization(REMOTE)
+        assert used == "Bearer first"
+        docs.docs[prm] = {**docs.docs[prm], "authorization_servers": [f"https://{host}:{port}/local-admin"]}
+        with pytest.raises(AuthorizationError, match="loopback address") as refused:
+            await auth.challenged(REMOTE, 401, challenge(docs.origin + prm), used)
+        assert refused.value.step == "authorization-server-metadata"
+    # (each well-known URL of the named server resolved, refused, and none connected to)
+    assert target.hits == [] and set(resolver.lookups) == (set() if host == "127.0.0.1" else {host})
+
+
 @pytest.mark.parametrize("server", [REMOTE, "http://mcp.example.com/mcp"])
 @pytest.mark.parametrize(
     "named",
