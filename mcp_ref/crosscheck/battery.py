@@ -600,7 +600,7 @@ class Battery:
             with trio.move_on_after(bound) as cap:
                 yield chk
             if cap.cancelled_caught:
-                self.timer.missed(self._kind or "requests", name)
+                self.timer.missed(name, name)
                 chk.skip(f"inconclusive: the check was cut off after {bound:g}s")
                 self._note(f"mcp-ref could not finish check {name} within {bound:g}s: the server kept it waiting")
         except NotAnswered as e:
@@ -751,6 +751,12 @@ class Battery:
         if self.modern is not None:
             if MODERN not in self.report.revisions:
                 self.report.revisions.insert(0, MODERN)
+            if self.revision == MODERN:
+                # (the handshake battery did not run: the earlier revisions known are those server/discover
+                # lists, and the one an initialize was answered with)
+                listed = (self.modern.discover or {}).get("supportedVersions")
+                known = {*(listed if isinstance(listed, list) else ()), self.modern.initialized_with}
+                self.report.revisions += [v for v in reversed(REVISIONS) if v in known]
             if self.report.revision is None:
                 self.report.revision = MODERN
         for obs in self.observers:

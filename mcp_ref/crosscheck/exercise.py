@@ -40,23 +40,33 @@ WORD: Final = "mcp-ref-check"
 _MAX_DEPTH: Final = 8
 
 
-def _annotations(tool: Any) -> Any:
-    return getattr(tool, "annotations", None)
+def _annotations(tool: Any) -> dict[str, Any] | None:
+    """The annotations of ``tool`` (a model ``Tool`` or its JSON) by their wire names; None: none."""
+    if isinstance(tool, dict):
+        found = tool.get("annotations")
+        return found if isinstance(found, dict) else None
+    found = getattr(tool, "annotations", None)
+    if found is None:
+        return None
+    return {
+        "readOnlyHint": getattr(found, "read_only_hint", None),
+        "destructiveHint": getattr(found, "destructive_hint", None),
+    }
 
 
 def safe_to_call(tool: Any) -> bool:
     """Whether ``tool`` is called by default: the server marks it read-only."""
     annotations = _annotations(tool)
-    return annotations is not None and getattr(annotations, "read_only_hint", None) is True
+    return annotations is not None and annotations.get("readOnlyHint") is True
 
 
 def why_not_safe(tool: Any) -> str:
     annotations = _annotations(tool)
     if annotations is None:
         return "no annotations"
-    if getattr(annotations, "destructive_hint", None) is True:
+    if annotations.get("destructiveHint") is True:
         return "marked destructive"
-    if getattr(annotations, "read_only_hint", None) is False:
+    if annotations.get("readOnlyHint") is False:
         return "marked not read-only"
     return "not marked readOnlyHint"
 

@@ -33,10 +33,19 @@ from ..schema._base import REVISIONS
 from .rules import CHECK_RULES, rule
 from .sections import SECTIONS, SITE, anchor
 
-__all__ = ["Explained", "explain", "explain_text", "EXTENSIONS"]
+__all__ = ["Explained", "explain", "explain_text", "EXTENSIONS", "EXTENSION_PAGES"]
 
 #: catalogues that are not revisions of the core protocol
 EXTENSIONS: Final = ("ext-tasks",)
+#: where each extension's prose is published (its catalogue's ``tasks.mdx`` is that page)
+EXTENSION_PAGES: Final = {
+    "ext-tasks": "https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md",
+}
+#: what to do when the catalogues are not at hand
+NO_CATALOGUE: Final = (
+    "no spec catalogue at hand, so no level, sentence or section: set MCP_SPEC_DIR to the spec's "
+    "folder (the one with <revision>/requirements.tsv), or run `make spec` in a checkout of mcp_ref"
+)
 #: where an unprefixed id is looked for, in order: the default revision first, then the newest
 _ORDER: Final = ("2025-11-25", *reversed([r for r in REVISIONS if r != "2025-11-25"]), *EXTENSIONS)
 _ROOT: Final = Path(__file__).resolve().parents[2]
@@ -64,14 +73,17 @@ class Explained:
     resolved_from: str | None = None
 
     @property
-    def link(self) -> str | None:
-        if self.file is None or self.section is None or self.revision in EXTENSIONS:
-            return None
-        page = self.file.removesuffix(".mdx").removesuffix("/index")
-        if self.file.endswith(".ts"):
-            page = "schema"
+    def link(self) -> str:
+        """The section's address (without the catalogue: the chapter's page, which the id names)."""
+        target = anchor(self.file, self.section) if self.file is not None and self.section is not None else ""
+        if self.revision in EXTENSIONS:
+            return EXTENSION_PAGES[self.revision] + (f"#{target}" if target else "")
+        if self.file is not None:
+            page = "schema" if self.file.endswith(".ts") else self.file.removesuffix(".mdx")
+        else:
+            page = self.local.split("#", 1)[0]
+        page = page.removesuffix("/index")
         page = "" if page == "index" else page
-        target = anchor(self.file, self.section)
         url = f"{SITE}/{self.revision}" + (f"/{page}" if page else "")
         return url + (f"#{target}" if target else "")
 
@@ -196,8 +208,10 @@ def _number(local: str) -> tuple[str, int]:
 def explain_text(requirement: str) -> str:
     """What ``mcp-ref explain`` prints for one id; KeyError for an id nobody knows."""
     e = explain(requirement)
-    level = e.judged_as or e.level or "?"
+    level = e.judged_as or e.level or "level not known"
     lines = [f"{e.id} ({level}{', ' + e.party if e.party else ''})"]
+    if not _catalogue(e.revision):
+        lines.append(f"  ({NO_CATALOGUE})")
     if e.resolved_from is not None:
         whose = "the tasks extension's" if e.revision == "ext-tasks" else f"revision {e.revision}'s"
         lines.append(f"  (2025-11-25 has no {e.resolved_from}: this is {whose})")
@@ -214,6 +228,5 @@ def explain_text(requirement: str) -> str:
             lines.append(f"  code:     {', '.join(e.symbols)}")
     if e.file is not None and e.section is not None:
         lines.append(f"  section:  {e.file.removesuffix('.mdx')}: {e.section}")
-    if (url := e.link) is not None:
-        lines.append(f"  link:     {url}")
+    lines.append(f"  link:     {e.link}")
     return "\n".join(lines) + "\n"

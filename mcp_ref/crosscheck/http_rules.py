@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from .report import Finding
 
-__all__ = ["HttpJudge", "posted_kind"]
+__all__ = ["judge_step", "HttpJudge", "posted_kind"]
 
 _JSON: Final = "application/json"
 _SSE: Final = "text/event-stream"
@@ -177,3 +177,42 @@ class HttpJudge:
         # [basic/transports#32] the stream ends once the response is sent
         text = "the SSE stream stayed open after it carried the response"
         return [Finding.of("basic/transports#32", text, posted, party="server")]
+
+
+def judge_step(judge: HttpJudge, step: dict[str, Any]) -> list[Finding]:
+    """Judge one step of an HTTP exchange as the tap logged it (``{"http": kind, ...}``): the tap
+    judges every step through here, and ``mcp-ref judge`` replays the log through here too."""
+    kind = step.get("http")
+    posted = step.get("posted")
+    if kind == "head":
+        headers = step.get("headers")
+        return judge.head(
+            str(step.get("method")),
+            int(step.get("status") or 0),
+            str(step.get("content_type") or ""),
+            headers if isinstance(headers, dict) else {},
+            is_request=bool(step.get("is_request")),
+            posted=posted,
+        )
+    if kind == "event":
+        session, event_id, data = step.get("session"), step.get("id"), step.get("data")
+        return judge.event(
+            session if isinstance(session, str) else None,
+            event_id if isinstance(event_id, str) else None,
+            data if isinstance(data, str) else None,
+        )
+    if kind == "end":
+        revision, first = step.get("revision"), step.get("first")
+        judge.revision = revision if isinstance(revision, str) else None
+        return judge.end(
+            str(step.get("method")),
+            int(step.get("status") or 0),
+            str(step.get("content_type") or ""),
+            str(step.get("body") or "").encode("utf-8", "surrogateescape"),
+            is_request=bool(step.get("is_request")),
+            first_event=(first[0], first[1]) if isinstance(first, list) and len(first) == 2 else None,
+            posted=posted,
+        )
+    if kind == "still-open":
+        return judge.still_open(posted)
+    return []

@@ -243,7 +243,7 @@ async def _relay_response(
             if wait.cancelled_caught:
                 # [basic/transports#32] the response came, and the stream went on
                 lingered = True
-                tap.found_all(tap.judge.still_open(posted))
+                tap.http_step({"http": "still-open", "posted": posted})
                 continue
             assert data is not None
             up.receive_data(data)
@@ -256,9 +256,8 @@ async def _relay_response(
                 headers.append((b"transfer-encoding", b"chunked"))
             await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
             head = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in event.headers}
-            tap.found_all(
-                tap.judge.head(method, event.status_code, content_type, head, is_request=is_request, posted=posted)
-            )
+            step = {"method": method, "status": event.status_code, "content_type": content_type, "headers": head}
+            tap.http_step({"http": "head", **step, "is_request": is_request, "posted": posted})
         elif isinstance(event, h11.Data):
             chunk = bytes(event.data)
             if chunk:
@@ -267,7 +266,7 @@ async def _relay_response(
                 for sse in decoder.feed(chunk):
                     if first is None:
                         first = (sse.id, sse.data)
-                    tap.found_all(tap.judge.event(session, sse.id, sse.data))
+                    tap.http_step({"http": "event", "session": session, "id": sse.id, "data": sse.data})
                     if sse.data:
                         tap.message(Direction.TO_CLIENT, sse.data.encode())
                         if _response_id(sse.data) in waiting:
@@ -281,17 +280,18 @@ async def _relay_response(
             if json_body and not (response is not None and response.status_code == 202):
                 tap.message(Direction.TO_CLIENT, json_body)
             if response is not None:
-                tap.judge.revision = tap.observer.revision
-                tap.found_all(
-                    tap.judge.end(
-                        method,
-                        response.status_code,
-                        content_type,
-                        json_body or body,
-                        is_request=is_request,
-                        first_event=first,
-                        posted=posted,
-                    )
+                tap.http_step(
+                    {
+                        "http": "end",
+                        "method": method,
+                        "status": response.status_code,
+                        "content_type": content_type,
+                        "body": (json_body or body).decode("utf-8", "surrogateescape"),
+                        "is_request": is_request,
+                        "first": list(first) if first is not None else None,
+                        "posted": posted,
+                        "revision": tap.observer.revision,
+                    }
                 )
             await client.send_all(conn.send(h11.EndOfMessage()) or b"")
             return True

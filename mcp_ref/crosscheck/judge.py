@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..schema.messages import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, SERVER_NOTIFICATIONS, SERVER_REQUESTS
+from .http_rules import HttpJudge, judge_step
 from .observer import Direction, Observer, Transport
 from .report import Report
 from .traffic import Perspective, Record, read_traffic
@@ -91,17 +92,23 @@ def judge_records(
     """Judge ``records`` in order; ``reversed_hint`` ends the note when the directions look reversed."""
     records = list(records)
     obs = Observer(transport=transport)
+    http = HttpJudge()
     report = Report(target)
     for record in records:
+        if record.http is not None:
+            # (the tap's log of Streamable HTTP: a step of an exchange, judged as the tap judged it)
+            obs.findings += judge_step(http, record.http)
+            continue
         report.record(1, record.direction.value, record.data)
         if transport == "stdio":
             obs.observe_stdio_line(record.direction, record.data)
         else:
-            obs.observe(record.direction, record.data)
+            obs.observe(record.direction, record.data, headers=record.headers)
     for direction in obs.count:
         obs.flush(direction)
     obs.end()
     report.revision = obs.revision
+    report.revisions = obs.revisions if len(obs.revisions) > 1 else []
     report.extend(obs.findings)
     if (why := reversed_directions(records)) is not None:
         report.notes.append(f"the directions look reversed ({why}): {reversed_hint}")

@@ -43,6 +43,7 @@ from typing import Any, Final
 import attrs
 import trio
 
+from .exercise import arguments_for, safe_to_call, why_not_safe
 from .modern_judge import (
     CAPS,
     CINFO,
@@ -511,6 +512,8 @@ class ModernBattery:
         self.legacy_too = False
         #: (HTTP) the endpoint serves an earlier revision too (initialize answered with a result)
         self.dual = False
+        #: (HTTP) the revision that initialize (asking for 2025-11-25) was answered with
+        self.initialized_with: str | None = None
         self.resources_listed: list[dict[str, Any]] = []
         self.prompts_listed: list[dict[str, Any]] = []
 
@@ -731,6 +734,9 @@ class ModernBattery:
         got = await self.wire.call(init, QUICK * 2)
         if got is None or got.result is None:
             return False
+        spoken = got.result.get("protocolVersion")
+        if isinstance(spoken, str):
+            self.initialized_with = spoken
         session = got.headers.get("mcp-session-id")
         if session is not None:
             await self.wire.plain("DELETE", {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"})
@@ -903,28 +909,33 @@ class ModernBattery:
     # -- tools and multi round-trip requests ---------------------------------------------------------
 
     def _safe(self, tool: dict[str, Any]) -> bool:
-        annotations = tool.get("annotations")
-        return type(annotations) is dict and annotations.get("readOnlyHint") is True
+        return safe_to_call(tool)
 
     async def exercise_tools(self) -> None:
-        from .exercise import arguments_for
-
+        """Call the tools that are safe to call (all with ``call_all_tools``, up to MAX_EXERCISED) and
+        say which were not called, and why, as the handshake battery does (``tools/exercised``)."""
         if not self.tools:
             return
-        chosen = [t for t in self.tools.values() if self.call_all_tools or self._safe(t)][:MAX_EXERCISED]
-        left = len(self.tools) - len(chosen)
-        async with self.check("modern/tools/call", ["basic/index#10", "basic/patterns/mrtr#16"]) as skipped:
-            for tool in chosen:
+        called: list[str] = []
+        left: list[str] = []
+        async with self.check("modern/tools/call", ["basic/index#10", "basic/patterns/mrtr#16"]):
+            for tool in self.tools.values():
+                name = tool["name"]
                 args = arguments_for(tool.get("inputSchema"))
-                if args is None:
-                    skipped.append(f"{tool['name']}: no arguments could be made from its input schema")
-                    continue
-                await self.call_tool(tool["name"], args)
-            if left:
-                self.report.notes.append(
-                    f"2026-07-28: {len(chosen)} of {len(self.tools)} tools called"
-                    + ("" if self.call_all_tools else " (the read-only ones; --call-all-tools calls every one)")
-                )
+                if not (self.call_all_tools or self._safe(tool)):
+                    left.append(f"{name} ({why_not_safe(tool)})")
+                elif len(called) >= MAX_EXERCISED:
+                    left.append(f"{name} (more than {MAX_EXERCISED} tools)")
+                elif args is None:
+                    left.append(f"{name} (its input schema asks for values mcp-ref cannot make)")
+                else:
+                    await self.call_tool(name, args)
+                    called.append(name)
+        why = "" if self.call_all_tools else "; --call-all-tools calls the tools not marked readOnlyHint"
+        detail = f"{len(called)} of {len(self.tools)} tool(s) called"
+        if left:
+            detail += "; not called: " + ", ".join(left) + why
+        self.report.check("modern/tools/exercised", "pass", [R + "server/tools#5"], detail)
 
     async def unknown_names(self) -> None:
         """An unknown tool and prompt: whatever the error, it is judged (its code above all)."""
@@ -954,21 +965,49 @@ class ModernBattery:
             self.find("basic/index#3", f"an unknown tool got error {code}, not Invalid params (-32602)", got.message)
 
     async def call_tool(self, name: str, args: dict[str, Any], caps: dict[str, Any] | None = None) -> Answer | None:
-        params: dict[str, Any] = {"name": name, "arguments": args}
-        got = await self.send(self.message("tools/call", params, caps=caps))
         self.called.append(name)
         if not self._safe(self.tools.get(name) or {}):
             self.called_unsafe.append(name)
-        for _ in range(3):
+
+        def asked(result: dict[str, Any]) -> None:
+            if self.mrtr is None:
+                self.mrtr = (name, args, result)
+            if isinstance(result.get("requestState"), str) and not any(n == name for n, _, _ in self.stated):
+                self.stated.append((name, args, result))
+
+        return await self.until_complete("tools/call", {"name": name, "arguments": args}, caps=caps, on_input=asked)
+
+    async def until_complete(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        caps: dict[str, Any] | None = None,
+        on_input: Callable[[dict[str, Any]], None] | None = None,
+        rounds: int = 3,
+    ) -> Answer | None:
+        """One request, retried with the answers a yes-saying client gives while it asks for input
+        (``rounds`` retries at most); ``on_input`` sees each InputRequiredResult."""
+        got = await self.send(self.message(method, params, caps=caps))
+        for _ in range(rounds):
             if got is None or got.result is None or got.result.get("resultType") != "input_required":
                 return got
-            if self.mrtr is None:
-                self.mrtr = (name, args, got.result)
-            if isinstance(got.result.get("requestState"), str) and not any(n == name for n, _, _ in self.stated):
-                self.stated.append((name, args, got.result))
-            retry = self.retry_params(params, got.result)
-            got = await self.send(self.message("tools/call", retry, caps=caps))
+            if on_input is not None:
+                on_input(got.result)
+            got = await self.send(self.message(method, self.retry_params(params, got.result), caps=caps))
         return got
+
+    async def read_each(
+        self, method: str, items: list[dict[str, Any]], params_of: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> list[str]:
+        """Send ``method`` for each listed item (up to MAX_EXERCISED, input rounds answered); what went
+        unanswered, for the check's skip reasons."""
+        unanswered = []
+        for item in items[:MAX_EXERCISED]:
+            params = params_of(item)
+            if await self.until_complete(method, params) is None:
+                unanswered.append(f"{params.get('uri', params.get('name'))}: no answer")
+        return unanswered
 
     def retry_params(self, params: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
         p = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState", "_meta")}
@@ -1068,10 +1107,7 @@ class ModernBattery:
         if not self._has("resources"):
             return
         async with self.check("modern/resources/read", ["server/utilities/caching#1"]) as skipped:
-            for res in self.resources_listed[:MAX_EXERCISED]:
-                got = await self.send(self.message("resources/read", {"uri": res["uri"]}))
-                if got is None:
-                    skipped.append(f"{res['uri']}: no answer")
+            skipped += await self.read_each("resources/read", self.resources_listed, lambda r: {"uri": r["uri"]})
         async with self.check("modern/resources/unknown", ["server/resources#13", "server/resources#16"]) as skipped:
             uri = "mcp-ref-check://no-such-resource"
             got = await self.send(self.message("resources/read", {"uri": uri}))
@@ -1098,21 +1134,17 @@ class ModernBattery:
     async def prompts(self) -> None:
         if not self._has("prompts"):
             return
+
+        def params_of(prompt: dict[str, Any]) -> dict[str, Any]:
+            args = {
+                a["name"]: "mcp-ref-check"
+                for a in prompt.get("arguments") or []
+                if type(a) is dict and a.get("required") and isinstance(a.get("name"), str)
+            }
+            return {"name": prompt["name"], "arguments": args}
+
         async with self.check("modern/prompts/get", ["basic/index#10"]) as skipped:
-            for prompt in self.prompts_listed[:MAX_EXERCISED]:
-                args = {
-                    a["name"]: "mcp-ref-check"
-                    for a in prompt.get("arguments") or []
-                    if type(a) is dict and a.get("required") and isinstance(a.get("name"), str)
-                }
-                params = {"name": prompt["name"], "arguments": args}
-                got = await self.send(self.message("prompts/get", params))
-                for _ in range(2):
-                    if got is None or got.result is None or got.result.get("resultType") != "input_required":
-                        break
-                    got = await self.send(self.message("prompts/get", self.retry_params(params, got.result)))
-                if got is None:
-                    skipped.append(f"{prompt['name']}: no answer")
+            skipped += await self.read_each("prompts/get", self.prompts_listed, params_of)
 
     async def stable(self) -> None:
         """[2026-07-28:server/tools#6, server/resources#4] lists do not vary with what was called."""

@@ -170,6 +170,8 @@ class Observer:
         self.last_answer: Any = None
         #: the ids of the client's initialize requests (cancelling one breaks cancellation#2)
         self._initialize_ids: set[Any] = set()
+        #: the revision each initialize was answered with, in order (a tap may see several sessions)
+        self.negotiated: list[str] = []
         #: progress tokens of cancelled requests (by the direction their progress travels)
         self._cancelled_tokens: dict[Direction, set[Any]] = {d: set() for d in Direction}
         #: ids of task-augmented requests (by the direction they were sent in)
@@ -186,6 +188,12 @@ class Observer:
     def revision(self) -> str | None:
         legacy = self.client.protocol_version or self.server.protocol_version
         return legacy or (MODERN if self.modern.seen else None)
+
+    @property
+    def revisions(self) -> list[str]:
+        """Every revision the traffic spoke, the first seen first: 2026-07-28 when stateless requests
+        of it crossed, and the one each initialize was answered with (one tap may carry several sessions)."""
+        return list(dict.fromkeys([*([MODERN] if self.modern.seen else []), *self.negotiated]))
 
     def end(self) -> list[Finding]:
         """The traffic is over: what only its end shows (a subscription that never got its
@@ -306,6 +314,12 @@ class Observer:
         if type(message) is dict and _is_response(message):
             self._remember_answer(direction, message)
             rid = message.get("id")
+            spoken = (
+                (message.get("result") or {}).get("protocolVersion") if type(message.get("result")) is dict else None
+            )
+            if _id_key(rid) in self._initialize_ids and isinstance(spoken, str):
+                # (one connection of a tap may carry several sessions: each one's revision is reported)
+                self.negotiated.append(spoken)
             expected = self._expect.pop((direction.back, _id_key(rid)), None)
             if (
                 expected is None

@@ -94,21 +94,20 @@ class Check:
             return _CHECK_CHAPTERS[prefix]
         return chapter_of(self.requirements[0]) if self.requirements else "other"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, party: str | None = None) -> dict[str, Any]:
+        """``party``: who broke the requirements of a failed check (from the findings), named in
+        its reason when the check gave none."""
         data: dict[str, Any] = {"name": self.name, "status": self.status, "requirements": list(self.requirements)}
         if self.revision is not None:
             data["revision"] = self.revision
         if self.status != "pass" or self.detail:
             # why it failed or was skipped (or what a passing check saw)
-            data["reason" if self.status != "pass" else "detail"] = self.detail or _DEFAULT_REASON[self.status]
+            default = {
+                "fail": f"the {party or 'peer'} broke the requirements listed (see the findings)",
+                "skip": "skipped",
+            }
+            data["reason" if self.status != "pass" else "detail"] = self.detail or default[self.status]
         return data
-
-
-_DEFAULT_REASON: Final = {
-    "fail": "the server broke the requirements listed (see the findings)",
-    "skip": "skipped",
-    "pass": "",
-}
 
 
 def evidence_text(value: Any) -> str:
@@ -222,10 +221,15 @@ class Report:
             "revision": self.revision,
             "findings": [f.to_json() for f in self.findings],
             "revisions": list(self.revisions),
-            "checks": [c.to_json() for c in self.checks],
+            "checks": [c.to_json(self._party_of(c)) for c in self.checks],
             "notes": list(self.notes),
             "summary": self.summary(),
         }
+
+    def _party_of(self, check: Check) -> str | None:
+        """Who broke the requirements of ``check``, when the findings about them name one party."""
+        parties = {f.party for f in self.findings if f.requirement in check.requirements and f.party}
+        return parties.pop() if len(parties) == 1 else None
 
     def to_text(self) -> str:
         lines = [f"mcp-ref cross-check of {self.target}", f"protocol revision: {self.revision or '(not negotiated)'}"]

@@ -19,15 +19,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import IO
+from typing import IO, Any
 
 import trio
 
 from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Oversized
-from .http_rules import HttpJudge
+from .http_rules import HttpJudge, judge_step
 from .observer import Direction, Observer
 from .report import MAX_TRAFFIC, Finding, Report
-from .traffic import traffic_header, traffic_line
+from .traffic import http_line, traffic_header, traffic_line
 
 __all__ = ["Tap", "run_stdio_tap", "finding_line"]
 
@@ -64,12 +64,20 @@ class Tap:
             log.write(traffic_header(transport, target))
             log.flush()
 
-    def record(self, direction: Direction, data: bytes) -> None:
+    def record(self, direction: Direction, data: bytes, headers: Mapping[str, str] | None = None) -> None:
         if len(self.traffic) < MAX_TRAFFIC:
             self.traffic.append((direction, data))
         if self.log is not None:
-            self.log.write(traffic_line(direction, data, time.time()))
+            self.log.write(traffic_line(direction, data, time.time(), dict(headers) if headers is not None else None))
             self.log.flush()
+
+    def http_step(self, step: dict[str, Any]) -> None:
+        """(HTTP) one step of an exchange (its head, an SSE event, its end...): judged by the
+        :class:`HttpJudge` and logged as it was judged, so ``mcp-ref judge`` replays the same."""
+        if self.log is not None:
+            self.log.write(http_line(step, time.time()))
+            self.log.flush()
+        self.found_all(judge_step(self.judge, step))
 
     def _found(self, findings: list[Finding]) -> None:
         if self.on_finding is not None:
@@ -82,7 +90,7 @@ class Tap:
 
     def message(self, direction: Direction, data: bytes, headers: Mapping[str, str] | None = None) -> None:
         """One message; ``headers``: (HTTP) those of the POST that carried it."""
-        self.record(direction, data)
+        self.record(direction, data, headers)
         self._found(self.observer.observe(direction, data, headers=headers))
 
     def found(self, finding: Finding) -> None:
@@ -99,6 +107,8 @@ class Tap:
             self._found(self.observer.flush(direction))
         self._found(self.observer.end())
         report = Report(self.target, self.observer.revision)
+        # (the line is for traffic of several revisions: one is the "protocol revision" line already)
+        report.revisions = self.observer.revisions if len(self.observer.revisions) > 1 else []
         for direction, data in self.traffic:
             report.record(1, direction.value, data)
         report.extend(self.observer.findings)

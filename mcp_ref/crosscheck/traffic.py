@@ -6,6 +6,11 @@ The tap writes one JSON object per line::
     {"ts": 1732500000.123, "dir": "c2s", "message": {"jsonrpc": "2.0", ...}}
     {"ts": 1732500000.125, "dir": "s2c", "raw": "a line that is not JSON"}
 
+and, for Streamable HTTP, the headers of the POST that carried a client's message
+(``"headers"``) and each step of an exchange the tap judged (``{"http": "head",
+"status": 200, ...}``: :func:`.http_rules.judge_step`), so ``mcp-ref judge`` sees
+what the tap saw.
+
 :func:`read_traffic` reads that and more, telling formats apart by content:
 
 * JSON Lines or a JSON list of records with a direction (``dir``,
@@ -30,7 +35,7 @@ import attrs
 
 from .observer import Direction
 
-__all__ = ["Record", "read_traffic", "traffic_header", "traffic_line", "TrafficFormatError"]
+__all__ = ["Record", "read_traffic", "traffic_header", "traffic_line", "http_line", "TrafficFormatError"]
 
 Perspective = Literal["client", "server"]
 
@@ -62,19 +67,35 @@ class Record:
     direction: Direction
     data: bytes
     ts: float | None = None
+    #: (HTTP) the headers of the POST that carried a client's message
+    headers: dict[str, str] | None = None
+    #: (HTTP, the tap's log) one step of an exchange as the tap judged it, not a message:
+    #: ``{"http": "head" | "event" | "end" | "still-open", ...}`` (:func:`.http_rules.judge_step`)
+    http: dict[str, Any] | None = None
 
 
 def traffic_header(transport: str, target: str) -> str:
     return json.dumps({"mcp_ref_traffic": 1, "transport": transport, "target": target}) + "\n"
 
 
-def traffic_line(direction: Direction, data: bytes, ts: float | None = None) -> str:
-    """One JSON Lines record for a message as it crossed (parsed when it is JSON, else raw text)."""
+def traffic_line(
+    direction: Direction, data: bytes, ts: float | None = None, headers: dict[str, str] | None = None
+) -> str:
+    """One JSON Lines record for a message as it crossed (parsed when it is JSON, else raw text);
+    ``headers``: (HTTP) those of the POST that carried it."""
     record: dict[str, Any] = {"ts": round(time.time() if ts is None else ts, 6), "dir": direction.value}
     try:
         record["message"] = json.loads(data)
     except ValueError:
         record["raw"] = data.decode("utf-8", "replace")
+    if headers is not None:
+        record["headers"] = headers
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def http_line(step: dict[str, Any], ts: float | None = None) -> str:
+    """One JSON Lines record for a step of an HTTP exchange (``{"http": kind, ...}``), as the tap judged it."""
+    record = {"ts": round(time.time() if ts is None else ts, 6), **step}
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
@@ -112,14 +133,18 @@ def _from_record(record: Any, perspective: Perspective) -> Record | None:
     """A record with a direction, or None when ``record`` is not one."""
     if not isinstance(record, dict):
         return None
+    if isinstance(record.get("http"), str):
+        return Record(Direction.TO_CLIENT, b"", _ts(record), http=record)
     direction = next(
         (d for key in _DIRECTION_KEYS if (d := _direction(record.get(key), perspective)) is not None), None
     )
     if direction is None:
         return None
+    headers = record.get("headers")
+    headers = {str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else None
     for key in _MESSAGE_KEYS:
         if key in record:
-            return Record(direction, _encode(record[key]), _ts(record))
+            return Record(direction, _encode(record[key]), _ts(record), headers)
     if "jsonrpc" in record or "method" in record or "result" in record or "error" in record:
         inline = {k: v for k, v in record.items() if k not in _DIRECTION_KEYS and k not in ("ts", "timestamp", "time")}
         return Record(direction, _encode(inline), _ts(record))

@@ -255,6 +255,23 @@ async def test_an_https_server_is_checked_with_the_trust_given() -> None:
     assert "TLS handshake" in str(untrusted.value) and "CERTIFICATE_VERIFY_FAILED" in str(untrusted.value)
 
 
+def test_revision_2026_says_what_else_is_spoken_and_which_tools_were_not_called(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """(trial30 #5) with --revision 2026-07-28 the earlier revisions are the ones server/discover
+    lists (the line agrees with the note that the server speaks one too), and the tools left
+    uncalled are named with the reason, as in the handshake revisions."""
+    echo = ["--", sys.executable, "-m", "mcp_ref.examples.echo"]
+    assert main(["check", "-q", "--json", "--revision", "2026-07-28", *echo]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["revisions"] == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+    exercised = next(c for c in data["checks"] if c["name"] == "modern/tools/exercised")
+    assert exercised["detail"] == (
+        "0 of 1 tool(s) called; not called: echo (no annotations); "
+        "--call-all-tools calls the tools not marked readOnlyHint"
+    )
+
+
 def test_revision_picks_one_revision(capsys: pytest.CaptureFixture[str]) -> None:
     echo = ["--", sys.executable, "-m", "mcp_ref.examples.echo"]
     assert main(["check", "-q", "--json", "--revision", "2025-06-18", *echo]) == 0

@@ -8,6 +8,7 @@ matter against a peer that gets them wrong: our own server never does.
 """
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ import trio.testing
 from mcp_ref.crosscheck.battery import check_server
 from mcp_ref.crosscheck.config import CheckConfig
 from mcp_ref.crosscheck.http_tap import serve_http_tap
+from mcp_ref.crosscheck.judge import judge_file
 from mcp_ref.crosscheck.report import Report
 from mcp_ref.crosscheck.tap import Tap
 from mcp_ref.crosscheck.targets import HttpTarget
@@ -98,6 +100,35 @@ async def test_the_tap_catches_a_get_answered_with_plain_text() -> None:
     # the correct server's 405 is what the rule allows
     status, _, tap = await _through_the_tap("none", "GET")
     assert status == 405 and tap.end().findings == []
+
+
+@pytest.mark.req("basic/transports#23")
+async def test_judge_sees_in_the_http_taps_log_what_the_tap_saw(tmp_path: Path) -> None:
+    """The log keeps each exchange's HTTP steps (status, headers, SSE events: the session id shows
+    where a session starts) besides its messages, and ``judge`` replays them through the same
+    rules: the missing priming event is found by both (trial30 #7)."""
+    path = tmp_path / "traffic.jsonl"
+    with path.open("w") as log:
+        tap = Tap("sse-no-priming", "http", log=log)
+        with serving("sse-no-priming") as upstream:
+            async with trio.open_nursery() as nursery:
+                url = await nursery.start(serve_http_tap, "127.0.0.1", 0, upstream, tap)
+                _, headers, _ = await raw(url, "POST", ACCEPT, INIT)
+                session = {**ACCEPT, "mcp-session-id": headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+                await raw(url, "POST", session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+                await raw(url, "POST", session, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.cancel_scope.cancel()
+    live = [(f.requirement, f.message) for f in tap.end().findings]
+    assert [r for r, _ in live] == ["basic/transports#23"]
+    assert [(f.requirement, f.message) for f in judge_file(str(path)).findings] == live
+    steps = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    heads = [s for s in steps if s.get("http") == "head"]
+    assert heads[0]["headers"]["mcp-session-id"] == headers["mcp-session-id"]  # where the session begins
+    sent = [s for s in steps if s.get("dir") == "c2s"]
+    assert [s["message"]["method"] for s in sent] == ["initialize", "notifications/initialized", "ping"]
+    assert "mcp-session-id" not in sent[0]["headers"]
+    assert {s["headers"]["mcp-session-id"] for s in sent[1:]} == {headers["mcp-session-id"]}
 
 
 @pytest.mark.req("basic/transports#21")

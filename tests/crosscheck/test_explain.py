@@ -70,6 +70,21 @@ def test_without_the_spec_checkout_the_manifest_and_our_tables_still_answer(
     assert "our note: requestState failing verification is rejected" in out
     assert "link:     https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr#" in out
     assert "2026-07-28:basic/patterns/mrtr#4 (MAY" not in out and "mcp_ref:  implemented" in out
+    # (trial30 #5) no bare "(?)": what is missing, and how to get it
+    assert "(?)" not in out and "2026-07-28:basic/patterns/mrtr#4 (level not known)" in out
+    assert out.count("set MCP_SPEC_DIR") == 2 and "make spec" in out
+    # the chapter's page, which the id names, even without the section
+    assert "link:     https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr\n" in out
+    out = out_of(capsys, "ext-tasks:tasks#2")
+    assert "link:     https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md\n" in out
+
+
+def test_an_id_of_the_tasks_extension_has_a_link_to_its_section(capsys: pytest.CaptureFixture[str]) -> None:
+    spec_path("ext-tasks", "requirements.tsv")  # (skips, saying why, without the catalogue)
+    out = out_of(capsys, "ext-tasks:tasks#2")
+    page = "https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md"
+    assert f"link:     {page}#capability-negotiation" in out
+    assert "set MCP_SPEC_DIR" not in out
 
 
 def test_an_unknown_id_names_the_ids_of_its_chapter_in_order(capsys: pytest.CaptureFixture[str]) -> None:

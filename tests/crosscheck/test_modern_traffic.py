@@ -234,6 +234,15 @@ def test_method_not_found_for_a_tool_of_a_server_that_declared_tools() -> None:
     assert "tools/call got Method not found (-32601)" in report.findings[0].message
 
 
+def test_one_tap_carrying_sessions_of_both_eras_names_each_revision() -> None:
+    """(trial30 #7) an HTTP tap that served a 2026-07-28 client and a 2025-11-25 session reports
+    both revisions, not only the session's."""
+    messages = recorded("our-our-auto", "http") + recorded("our-our-legacy", "http")
+    report = judged(messages, "http")
+    assert report.findings == [] and report.revisions == ["2026-07-28", "2025-11-25"]
+    assert "revisions the target speaks: 2026-07-28, 2025-11-25" in report.to_text()
+
+
 @pytest.mark.req("2026-07-28:server/utilities/logging#3")
 def test_a_log_message_for_a_request_that_asked_for_none() -> None:
     messages = recorded("our-our-auto")

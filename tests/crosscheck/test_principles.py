@@ -99,3 +99,19 @@ def test_a_server_that_stops_answering_is_not_asked_again_and_again(runs: dict[s
 def test_the_checkers_own_client_is_not_held_against_the_server(runs: dict[str, tuple[Report, float]]) -> None:
     for report, _ in runs.values():
         assert all(f.party != "client" for f in report.findings), report.to_text()
+
+
+async def test_a_check_kept_waiting_past_its_bound_is_cut_off_and_said_so(autojump_clock: trio.abc.Clock) -> None:
+    """The net under the bounded waits: a check that is still waiting after CHECK_BOUND timeouts
+    (at least CHECK_FLOOR seconds) ends, inconclusive, and the report's notes say so."""
+    from mcp_ref.crosscheck.battery import CHECK_FLOOR, Battery
+    from mcp_ref.crosscheck.config import CheckConfig
+
+    battery = Battery(StdioTarget(sys.executable), CheckConfig(timeout=1.0))
+    start = trio.current_time()
+    async with battery.check("jsonrpc/kept-waiting", ["basic/index#3"]):
+        await trio.sleep_forever()  # (an await on the peer that had no bound of its own)
+    assert trio.current_time() - start == CHECK_FLOOR
+    [check] = battery.report.checks
+    assert (check.status, check.detail) == ("skip", f"inconclusive: the check was cut off after {CHECK_FLOOR:g}s")
+    assert any(n.startswith("mcp-ref could not finish check jsonrpc/kept-waiting") for n in battery.report.notes)

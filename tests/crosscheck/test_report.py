@@ -53,6 +53,16 @@ def test_the_json_has_exactly_the_documented_shape() -> None:
     ]
 
 
+@pytest.mark.parametrize("party", ["client", "server", None])
+def test_a_failed_check_without_a_reason_names_who_broke_its_requirements(party: str | None) -> None:
+    """(trial30 #6) a client check's failure is not "the server broke"."""
+    report = Report("python client.py", "2025-11-25")
+    report.check("sampling/tools-not-declared", "fail", ["schema#25"])
+    report.add(Finding.of("schema#25", "answered without sampling.tools", party=party))
+    reason = report.to_json()["checks"][0]["reason"]
+    assert reason == f"the {party or 'peer'} broke the requirements listed (see the findings)"
+
+
 def test_exit_status_is_one_only_for_a_must() -> None:
     report = sample()
     assert report.exit_status() == 1

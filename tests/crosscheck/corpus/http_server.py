@@ -15,13 +15,17 @@ error without an id (which transports#11 / #20 allow).
 
 import argparse
 import json
-import threading
+import sys
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from http_base import CorpusServer, JsonHandler, serve_until_interrupted, serving_on_a_thread
 
 SUPPORTED = ["2025-11-25", "2025-06-18", "2025-03-26"]
 
@@ -59,25 +63,8 @@ CORRECT = {
 SSE = {"sse", "sse-split-data", "sse-no-priming", "sse-stays-open", "sse-event-id-reused"}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(JsonHandler):
     server: "CorpusHTTPServer"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # quiet: the test reads the report, not a request log
-
-    # -- answering ------------------------------------------------------------------------
-
-    def answer(self, status: int, body: Any = None, content_type: str = "application/json", **headers: str) -> None:
-        data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        self.send_response(status)
-        if data:
-            self.send_header("Content-Type", content_type)
-        for name, value in headers.items():
-            self.send_header(name.replace("_", "-"), value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def refuse(self, status: int, code: int, message: str) -> None:
         """An HTTP error with a JSON-RPC error without an id in its body."""
@@ -132,7 +119,7 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200)
 
     def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = self.read_body()
         try:
             message = json.loads(body)
         except ValueError:
@@ -217,35 +204,19 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class CorpusHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class CorpusHTTPServer(CorpusServer):
     def __init__(self, brk: str, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), Handler)
+        super().__init__(Handler, port)
         self.brk = brk
         self.sessions: set[str] = set()
         self.streams = 0
-        #: set when the server stops: what hangs lets go
-        self.released = threading.Event()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/mcp"
 
 
 @contextmanager
 def serving(brk: str = "none") -> Iterator[str]:
     """Serve the variant ``brk`` on a free loopback port for the block; yields its URL."""
-    server = CorpusHTTPServer(brk)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield server.url
-    finally:
-        server.released.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving_on_a_thread(CorpusHTTPServer(brk)) as url:
+        yield url
 
 
 def main() -> None:
@@ -253,12 +224,7 @@ def main() -> None:
     parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HANGS, *CORRECT])
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    server = CorpusHTTPServer(args.brk, args.port)
-    print(server.url, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve_until_interrupted(CorpusHTTPServer(args.brk, args.port))
 
 
 if __name__ == "__main__":

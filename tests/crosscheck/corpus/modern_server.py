@@ -25,8 +25,12 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from http_base import CorpusServer, JsonHandler, serve_until_interrupted, serving_on_a_thread
 
 V = "2026-07-28"
 PV = "io.modelcontextprotocol/protocolVersion"
@@ -477,20 +481,11 @@ def serve_stdio(brk: str) -> None:
 # -- Streamable HTTP --------------------------------------------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonHandler):
     server: "ModernHTTPServer"
 
-    def log_message(self, *args: Any) -> None:
-        pass
-
     def _plain(self, status: int, body: bytes = b"", ctype: str = "application/json") -> None:
-        self.send_response(status)
-        if body:
-            self.send_header("content-type", ctype)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(status, body or None, ctype)
 
     def do_GET(self) -> None:
         if self.server.brk == "get-stream":
@@ -506,7 +501,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         brk = self.server.brk
-        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = self.read_body()
         origin = self.headers.get("origin")
         if (
             origin is not None
@@ -565,28 +560,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-class ModernHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class ModernHTTPServer(CorpusServer):
     def __init__(self, brk: str, port: int = 0) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(_Handler, port)
         self.brk = brk
         self.core = Core(brk)
-        self.url = f"http://127.0.0.1:{self.server_address[1]}/mcp"
 
 
 @contextmanager
 def serving(brk: str = "none") -> Iterator[str]:
     """Serve the variant ``brk`` over HTTP on a free loopback port for the block; yields its URL."""
-    server = ModernHTTPServer(brk)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield server.url
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving_on_a_thread(ModernHTTPServer(brk)) as url:
+        yield url
 
 
 def main() -> None:
@@ -598,12 +583,7 @@ def main() -> None:
     if not args.http:
         serve_stdio(args.brk)
         return
-    server = ModernHTTPServer(args.brk, args.port)
-    print(server.url, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve_until_interrupted(ModernHTTPServer(args.brk, args.port))
 
 
 if __name__ == "__main__":
