@@ -13,9 +13,10 @@ A tool function takes ``(ctx, arguments)`` and returns one of:
 Errors: raising :class:`ToolError` reports a *tool execution error*
 (``isError: true``) the model can see; arguments that fail the input schema
 are reported the same way (2025-11-25 asks for it, so the model can correct
-itself); an unknown tool is a protocol error (-32602); a structured result that
-breaks the tool's own output schema, or any other exception, is an internal
-error (-32603) whose details stay in the server's log.
+itself); an unknown tool is a protocol error (-32602); any other exception of
+the tool is a tool execution error too, with a generic text ("Internal error in
+tool 'x'") and its traceback in the server's log; a structured result that
+breaks the tool's own output schema is an internal error (-32603).
 """
 
 import json
@@ -31,7 +32,7 @@ from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
 from ..basic.transports.mcp_headers import ParamHeader, param_headers
 from ..basic.versioning import Era, era_of
-from ..errors import CapabilityMissing, ErrorCode, MissingClientCapability, ProtocolError
+from ..errors import CapabilityMissing, ErrorCode, MCPRefError, MissingClientCapability, ProtocolError
 from ..schema._base import install_model_methods
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
@@ -46,6 +47,7 @@ __all__ = [
     "SensitiveHeaderWarning",
     "ToolFunction",
     "ToolRegistry",
+    "ToolSignal",
     "as_call_tool_result",
     "check_tool_name",
 ]
@@ -63,10 +65,17 @@ class ToolError(Exception):
     The call then answers with a result whose ``isError`` is true and whose one
     text block is ``str(error)`` (server/tools#error-handling): the model reads
     it and may try again differently. Use it for what the tool could not do
-    (a city it does not know, a quota reached); any other exception becomes a
-    JSON-RPC internal error (-32603) that tells the model nothing, with the
-    traceback in the server's log.
+    (a city it does not know, a quota reached). Any other exception gives a
+    result with ``isError`` too, whose text says only that the tool failed
+    ("Internal error in tool 'x'"), with the traceback in the server's log; an
+    ``MCPRefError`` (a deliberate ``ProtocolError``, a nested request's error)
+    keeps its protocol error.
     """
+
+
+class ToolSignal(Exception):
+    """Raised through a tool handler as control flow, not as a failure (the tasks extension's
+    ``TaskCreated``): the registry lets it pass instead of making it a tool execution error."""
 
 
 class ToolNameWarning(UserWarning):
@@ -311,6 +320,17 @@ class ToolRegistry:
             # a nested request the client cannot take (no sampling, elicitation, roots ...): the
             # tool could not do its work, which the model can read and act on -- not an internal error
             text = f"Tool {params.name!r} needs something this client does not offer: {e}"
+            return CallToolResult(content=[TextContent(text=text)], is_error=True)
+        except (MCPRefError, ToolSignal):
+            # the protocol's own conditions (a deliberate ProtocolError, a nested request's error,
+            # an input round of 2026-07-28, a timeout) and control flow keep their own answers
+            raise
+        except Exception:
+            # [schema#37, 2026-07-28:schema#47] an error that originates from the tool is a result
+            # with isError, not a protocol error (spec_notes/server/tools.md, "A tool that raises"):
+            # the model is told the tool failed, nothing of it leaks, the traceback is logged once
+            log.exception("tool %r failed", params.name)
+            text = f"Internal error in tool {params.name!r}"
             return CallToolResult(content=[TextContent(text=text)], is_error=True)
         result = as_call_tool_result(value)
         return self._finish(entry, result, legacy=_legacy(ctx))

@@ -520,3 +520,29 @@ def test_request_rate_limits_are_checked(limits: dict[str, Any]) -> None:
 
     with pytest.raises(ValueError, match="rate"):
         SessionConfig(request_rate_limits=limits)
+
+
+@pytest.mark.req("schema#37", "2026-07-28:schema#47")
+async def test_a_tool_that_raises_is_a_tool_execution_error_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    # trial28c N1: it was -32603 in every revision, which mcp-ref check reports (schema#37)
+    server = Server("s")
+
+    @server.tool()
+    async def boom(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise RuntimeError("secret database password")
+
+    @server.tool()
+    async def refuse(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "bad day")  # the protocol's own: kept
+
+    for era in ("legacy", "modern"):
+        caplog.clear()
+        async with memory_session_pair(server, era=era) as client:
+            result = await client.call_tool("boom")
+            assert result.is_error is True and result.content == [TextContent(text="Internal error in tool 'boom'")]
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("refuse")
+            assert (info.value.code, info.value.message) == (ErrorCode.INVALID_PARAMS, "bad day")
+        failures = [r for r in caplog.records if r.levelname == "ERROR"]
+        assert len(failures) == 1, era  # once, with its traceback, and nothing of it on the wire
+        assert failures[0].exc_info is not None and "secret" in str(failures[0].exc_info[1])
