@@ -122,6 +122,51 @@ class RemoteProtocolError(ProtocolError):
     """The peer broke the spec."""
 
 
+class InvalidAnswer(RemoteProtocolError):
+    """(server) The client's answer to what a handler asked it (``ctx.elicit``, ``ctx.sample``,
+    ``ctx.list_roots``) does not fit the question: form content against the requested schema, a
+    sampling result against its ``toolChoice``, an answer that does not parse.
+
+    The same exception, with the same message, in a 2025 session (the client's response) and a
+    2026-07-28 request (its retry's ``inputResponses`` entry, named by ``input_key``), so a handler
+    catching :class:`RemoteProtocolError` runs unchanged in both. ``data["problems"]`` lists what
+    is wrong, when known. Not caught, the request is answered with the reason: -32602 in
+    2026-07-28 (the retry's params are wrong, basic/patterns/mrtr#29), -32603 in a 2025 session
+    (the request's own params were fine).
+    """
+
+    def __init__(
+        self, message: str, code: int = ErrorCode.INVALID_PARAMS, data: Any = None, *, input_key: str | None = None
+    ) -> None:
+        super().__init__(message, code, data)
+        #: (2026-07-28) the key of the ``inputResponses`` entry that held the answer
+        self.input_key = input_key
+
+
+class InvalidCallbackAnswer(LocalProtocolError):
+    """(client) The application's callback (elicitation, sampling) answered with something the
+    server's request does not allow: form content that does not fit the requested schema, content
+    with a decline, a sampling result that breaks ``toolChoice``. Nothing was sent.
+
+    ``method`` is the request answered; ``problems`` lists what is wrong, each naming its field.
+    In a 2026-07-28 call it comes out of the call (``call_tool`` ...): input responses cannot carry
+    an error. In a 2025 session the server's request is answered -32603 with this message (the
+    server's handler hears why) and the call goes on as the server decides.
+    """
+
+    def __init__(self, method: str, problems: list[str]) -> None:
+        what = "elicitation answer" if method == "elicitation/create" else "sampling result"
+        super().__init__(
+            f"the client application's {what} does not fit the request: {'; '.join(problems)}",
+            ErrorCode.INTERNAL_ERROR,
+            {"problems": problems},
+        )
+        #: the request the callback answered (``elicitation/create``, ``sampling/createMessage``)
+        self.method = method
+        #: what is wrong, each naming its field
+        self.problems = problems
+
+
 class DecodeError(RemoteProtocolError):
     """A JSON value does not match the type it should decode to.
 

@@ -26,7 +26,7 @@ import attrs
 
 from .. import schema as model
 from ..basic.url_elicitation import announced_ids, check_elicitation_url, check_url
-from ..errors import DecodeError, ErrorCode, MCPError, ProtocolError, RemoteProtocolError
+from ..errors import DecodeError, ErrorCode, InvalidAnswer, InvalidCallbackAnswer, MCPError, ProtocolError
 from ..schema._converter import decode, encode
 from ..schema.lifecycle import ElicitationCapability
 
@@ -218,7 +218,7 @@ def check_elicit_answer(params: Any, result: Any) -> Any:
     """[client/elicitation#57] server side: an accepted form answer must fit the schema we asked with.
 
     Returns the answer with only the fields the form asked for (others are ignored, see
-    :func:`asked_only`); raises :class:`RemoteProtocolError` (-32602) listing the problems.
+    :func:`asked_only`); raises :class:`InvalidAnswer` (a RemoteProtocolError, -32602) listing the problems.
     Other answers (decline, cancel, URL mode, a task) are returned as they are.
     """
     if not isinstance(params, model.ElicitRequestFormParams) or not isinstance(result, model.ElicitResult):
@@ -231,7 +231,9 @@ def check_elicit_answer(params: Any, result: Any) -> Any:
         log.info("elicitation answer: fields the form did not ask for are ignored: %s", unasked)
     problems = validate_form_content(params.requested_schema, dict(result.content or {}))
     if problems:
-        raise RemoteProtocolError(
+        # [client/elicitation#57] an answer that does not fit reaches the handler as InvalidAnswer in
+        # both eras (a RemoteProtocolError), never as data
+        raise InvalidAnswer(
             "the client's elicitation answer does not match the requested schema: " + "; ".join(problems),
             ErrorCode.INVALID_PARAMS,
             {"problems": problems},
@@ -298,9 +300,12 @@ class ElicitationGuard:
                 log.warning("elicitation answer: fields the form did not ask for are not sent: %s", unasked)
             problems = validate_form_content(params.requested_schema, dict(result.content or {}))
             if problems:
-                raise ValueError("the elicitation answer does not match the requested schema: " + "; ".join(problems))
+                # [client/elicitation#56] the answer is checked against the form before it leaves:
+                # one that does not fit is never sent (spec_notes/client/elicitation.md)
+                raise InvalidCallbackAnswer("elicitation/create", problems)
         elif result.content is not None:
-            raise ValueError("content is only sent with action 'accept'")
+            problem = f"content is only sent with action 'accept', not {result.action!r}"
+            raise InvalidCallbackAnswer("elicitation/create", [problem])
         return result
 
     def complete(self, elicitation_id: str) -> ElicitRequestURLParams | None:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import schema as model
-from ..errors import ErrorCode, MCPError, ProtocolError
+from ..errors import ErrorCode, InvalidCallbackAnswer, MCPError, ProtocolError
 from ..schema.content import ToolResultContent, ToolUseContent
 
 if TYPE_CHECKING:
@@ -142,5 +142,5 @@ class SamplingGuard:
         problem = sampling_result_problem(params, result) if isinstance(result, model.CreateMessageResult) else None
         if problem is not None:
             # the application's handler broke the request's toolChoice: an internal error, not sent
-            raise ValueError(f"the sampling handler's result breaks the request: {problem}")
+            raise InvalidCallbackAnswer("sampling/createMessage", [problem])
         return result

@@ -99,6 +99,11 @@ SETTLE: Final = 0.05
 QUICK: Final = 2.0
 #: requests in a row that go unanswered before the battery sends no more
 GIVE_UP: Final = 3
+#: a check that runs longer than this many timeouts (at least CHECK_FLOOR seconds) is cut off, so
+#: that nothing the peer does holds the battery: every wait on the peer has its own bound; this is
+#: the net under them (a check cut off is inconclusive, and said so in the report's notes)
+CHECK_BOUND: Final = 6
+CHECK_FLOOR: Final = 30.0
 
 
 #: what the SSE streams and session ids of a Streamable HTTP server must be (judged by HttpJudge)
@@ -166,10 +171,12 @@ class Timer:
     def current(self) -> float:
         return self.full if not self.strikes else min(self.full, QUICK)
 
-    def missed(self, kind: str, where: str | None = None) -> None:
+    def missed(self, kind: str | None, where: str | None = None) -> None:
+        """A request went unanswered; ``kind`` (None: a deliberate probe) is not sent again."""
         self.strikes += 1
         self.in_a_row += 1
-        self.unanswered.setdefault(kind, where or self.running or "an earlier check")
+        if kind is not None:
+            self.unanswered.setdefault(kind, where or self.running or "an earlier check")
         if self.in_a_row >= GIVE_UP:
             self.unanswered.setdefault("requests", f"{GIVE_UP} requests in a row went unanswered")
 
@@ -297,12 +304,22 @@ class RawSession:
         self._next_id += 1
         return self._next_id
 
-    async def send(self, message: Any, *, deliberate: bool = False) -> None:
+    async def send(self, message: Any, *, deliberate: bool = False, within: float | None = None) -> None:
+        """Send one message; over HTTP the head of its answer is waited for ``within`` seconds
+        (the timer's current wait unless given), no longer: a peer that never answers does not hold us."""
         data = message if isinstance(message, bytes) else _dumps(message)
         if deliberate:
             self.channel.expect_deliberate(data)
+        wait = self.timer.current if within is None else within
+        http = _http(self)
+        if http is not None:
+            http.head_wait = wait
         try:
-            await self.channel.send(data)
+            # (stdio) a server that reads none of its input fills the pipe: the write is not waited for forever
+            with trio.fail_after(wait + QUICK):
+                await self.channel.send(data)
+        except trio.TooSlowError as e:
+            raise ConnectionClosed(f"the server read none of {len(data)} bytes within {wait + QUICK:g}s") from e
         except (trio.BrokenResourceError, trio.ClosedResourceError) as e:
             await self._drain()
             raise ConnectionClosed(str(e) or "the server closed the connection") from e
@@ -372,14 +389,18 @@ class RawSession:
         kind: str | None = "",
     ) -> Any:
         """Send a request and return its response (None if none came in time: a strike against
-        the server, and ``kind`` -- the method unless given, None for none -- is not asked again)."""
+        the server, and ``kind`` -- the method unless given, None for none -- is not asked again).
+        :class:`NotAnswered` without sending once the server has stopped answering altogether."""
+        if "requests" in self.timer.unanswered and method != "initialize":
+            raise NotAnswered("any request", self.timer.unanswered["requests"])
         if rid is None:
             rid = self.new_id()
         message = raw if raw is not None else {"jsonrpc": "2.0", "id": rid, "method": method}
         if raw is None and params is not None:
             message["params"] = params
-        await self.send(message, deliberate=deliberate)
-        deadline = trio.current_time() + (self.timer.current if timeout is None else timeout)
+        wait = self.timer.current if timeout is None else timeout
+        deadline = trio.current_time() + wait
+        await self.send(message, deliberate=deliberate, within=wait)
         http = _http(self)
         while (left := deadline - trio.current_time()) > 0:
             if http is not None and http.answered():
@@ -393,21 +414,19 @@ class RawSession:
         if kind is not None:
             if kind == "" and not deliberate:
                 kind = method
-            if kind:
-                self.timer.missed(kind)
-            else:
-                self.timer.strikes += 1
+            self.timer.missed(kind or None)
         return None
 
     async def round_trip(self) -> list[Any] | None:
         """Ping, and return what arrived before its answer (None: the ping went unanswered;
         what came meanwhile is then in :attr:`unpinged`)."""
         rid = f"mcp-ref-round-trip-{self.new_id()}"
-        await self.send({"jsonrpc": "2.0", "id": rid, "method": "ping"})
         seen: list[Any] = []
         self.unpinged = seen
         known = "ping" in self.timer.unanswered
-        deadline = trio.current_time() + (QUICK / 4 if known else self.timer.current)
+        wait = QUICK / 4 if known else self.timer.current
+        deadline = trio.current_time() + wait
+        await self.send({"jsonrpc": "2.0", "id": rid, "method": "ping"}, within=wait)
         while (left := deadline - trio.current_time()) > 0:
             message = await self.receive(left)
             if message is None:
@@ -513,7 +532,9 @@ class Battery:
     async def client_session(self, **options: Any) -> AsyncIterator[ClientSession]:
         obs = self._observer()
         recorder = self._recorder(f"the main session ({options.get('protocol_version') or LATEST})")
-        async with connect(self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder) as channel:
+        async with connect(
+            self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder, connect_timeout=self.timer.current
+        ) as channel:
             self._channel = channel
             async with open_session(
                 channel,
@@ -574,8 +595,14 @@ class Battery:
         start = len(obs.findings) if obs is not None else 0
         self._say(f"check {name}")
         self._running = self.timer.running = name
+        bound = max(CHECK_BOUND * self.timer.full, CHECK_FLOOR)
         try:
-            yield chk
+            with trio.move_on_after(bound) as cap:
+                yield chk
+            if cap.cancelled_caught:
+                self.timer.missed(self._kind or "requests", name)
+                chk.skip(f"inconclusive: the check was cut off after {bound:g}s")
+                self._note(f"mcp-ref could not finish check {name} within {bound:g}s: the server kept it waiting")
         except NotAnswered as e:
             chk.skip(str(e))
         except RequestTimeout as e:
@@ -758,6 +785,9 @@ class Battery:
             return True
         except OSError as e:
             raise TargetUnreachable(str(e)) from e
+        except NotAnswered as e:
+            self._note(f"{what} did not run: {e}")
+            return True
         except Exception as e:  # the report is always written (spec_notes/crosscheck.md)
             self._note(f"mcp-ref could not finish {what}: {type(e).__name__}: {e}")
             return True
@@ -919,7 +949,9 @@ class Battery:
             # [basic/transports#19] over HTTP the answer is an error status; a JSON-RPC
             # error in the body is allowed, not required (basic/transports#20, a MAY)
             status = http.exchanges[-1].status
-            if not 400 <= status < 500:
+            if not status:
+                chk.find("basic/transports#19", "input the server cannot accept got no answer, not even an HTTP status")
+            elif not 400 <= status < 500:
                 chk.find("basic/transports#19", f"input the server cannot accept was answered HTTP {status}")
             await raw.round_trip()
             return None
@@ -1058,16 +1090,31 @@ class Battery:
 
     async def _transport_checks(self) -> None:
         """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
-        from functools import partial
-
+        from .http_probe import Exchange, NoAnswer
         from .http_probe import exchange as plain_exchange
         from .http_rules import HttpJudge, posted_kind
 
         assert isinstance(self.target, HttpTarget)
-        exchange = partial(plain_exchange, ssl_context=self.target.ssl_context)
-
-        assert isinstance(self.target, HttpTarget)
         url = self.target.url
+        trust = self.target.ssl_context
+
+        async def exchange(chk: _Check, rule: str, method: str, headers: Any, body: bytes = b"") -> Exchange | None:
+            """One plain HTTP request of a check, bounded like any answer: None (and ``rule`` is
+            the finding) when not even the head of an answer came in time."""
+            kind = f"HTTP {method}"
+            self.timer.gate(kind)
+            wait = self.timer.current
+            try:
+                got, _ = await plain_exchange(
+                    url, method, headers, body, read_body=method != "GET", ssl_context=trust, timeout=wait
+                )
+            except NoAnswer:
+                self.timer.missed(kind)
+                chk.find(rule, f"{method} {url} got no answer within {wait:g}s")
+                return None
+            self.timer.answered()
+            return got
+
         async with self.raw_session() as raw:
             if await raw.initialize(LATEST) is None or raw.initialize_result is None:
                 self.skip("transport/http", ["basic/transports#21"], "initialize failed")
@@ -1086,32 +1133,36 @@ class Battery:
                         ):
                             chk.find(finding.requirement, finding.message, *finding.evidence)
             async with self.check("transport/notification-answered-202", ["basic/transports#18"]) as chk:
-                if initialized.status != 202:
+                if not initialized.status:
+                    chk.find("basic/transports#18", "a POSTed notification got no answer (not even 202)")
+                elif initialized.status != 202:
                     text = f"a POSTed notification was answered HTTP {initialized.status}, not 202"
                     chk.find("basic/transports#18", text)
             async with self.check("transport/get-sse-or-405", ["basic/transports#39"]) as chk:
-                got, _ = await exchange(url, "GET", http.headers(accept="text/event-stream"), read_body=False)
-                if got.status < 400 and not (got.status == 200 and got.content_type == "text/event-stream"):
-                    chk.find("basic/transports#39", f"a GET was answered HTTP {got.status} {got.content_type!r}")
-                chk.note(f"HTTP {got.status}")
+                # [basic/transports#39] an SSE stream or 405: an answer that never comes is neither
+                got = await exchange(chk, "basic/transports#39", "GET", http.headers(accept="text/event-stream"))
+                if got is not None:
+                    if got.status < 400 and not (got.status == 200 and got.content_type == "text/event-stream"):
+                        chk.find("basic/transports#39", f"a GET was answered HTTP {got.status} {got.content_type!r}")
+                    chk.note(f"HTTP {got.status}")
             ping = b'{"jsonrpc":"2.0","id":"mcp-ref-http","method":"ping"}'
             async with self.check("transport/unsupported-protocol-version", ["basic/transports#68"]) as chk:
                 headers = {**http.headers(), "mcp-protocol-version": UNKNOWN_VERSION}
-                got, _ = await exchange(url, "POST", headers, ping)
-                if got.status != 400:
+                got = await exchange(chk, "basic/transports#68", "POST", headers, ping)
+                if got is not None and got.status != 400:
                     text = f"MCP-Protocol-Version {UNKNOWN_VERSION} was answered HTTP {got.status}, not 400"
                     chk.find("basic/transports#68", text)
             if _loopback(url):
                 async with self.check("transport/foreign-origin", ["basic/transports#10"]) as chk:
                     headers = {**http.headers(), "origin": "http://mcp-ref-check.invalid"}
-                    got, _ = await exchange(url, "POST", headers, ping)
-                    if got.status != 403:
+                    got = await exchange(chk, "basic/transports#10", "POST", headers, ping)
+                    if got is not None and got.status != 403:
                         text = f"a request from Origin http://mcp-ref-check.invalid was answered HTTP {got.status}"
                         chk.find("basic/transports#10", text + ", not 403 (the server is on a loopback address)")
             async with self.check("transport/version-header-omitted", ["basic/transports#67"]) as chk:
                 headers = {k: v for k, v in http.headers().items() if k != "mcp-protocol-version"}
-                got, _ = await exchange(url, "POST", headers, ping)
-                if got.status == 400:
+                got = await exchange(chk, "basic/index#3", "POST", headers, ping)
+                if got is not None and got.status == 400:
                     # [basic/transports#67] without the header the server takes the session's version (or 2025-03-26)
                     chk.find("basic/transports#67", "a request without MCP-Protocol-Version was refused with 400")
             await self._tool_call_streams(raw)
@@ -1125,17 +1176,21 @@ class Battery:
                 return
             async with self.check("transport/missing-session-id", ["basic/transports#60"]) as chk:
                 headers = {k: v for k, v in http.headers().items() if k != "mcp-session-id"}
-                got, _ = await exchange(url, "POST", headers, ping)
-                if got.status != 400:
+                got = await exchange(chk, "basic/transports#60", "POST", headers, ping)
+                if got is not None and got.status != 400:
                     text = f"a request without the session id was answered HTTP {got.status}, not 400"
                     chk.find("basic/transports#60", text)
             async with self.check("transport/ended-session-404", ["basic/transports#61"]) as chk:
-                deleted, _ = await exchange(url, "DELETE", http.headers())
-                if deleted.status == 405:
+                try:
+                    deleted, _ = await plain_exchange(url, "DELETE", http.headers(), ssl_context=trust, timeout=QUICK)
+                except NoAnswer:
+                    deleted = None
+                    chk.skip(f"inconclusive: DELETE got no answer within {QUICK:g}s")
+                if deleted is not None and deleted.status == 405:
                     chk.note("the server does not let clients end sessions (405, allowed)")
-                else:
-                    got, _ = await exchange(url, "POST", http.headers(), ping)
-                    if got.status != 404:
+                elif deleted is not None:
+                    got = await exchange(chk, "basic/transports#61", "POST", http.headers(), ping)
+                    if got is not None and got.status != 404:
                         text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
                         chk.find("basic/transports#61", text + ", not 404")
                 http.session_id = None  # ended: no DELETE again
@@ -1145,7 +1200,10 @@ class Battery:
         priming events, event ids across streams, their ends) go through the HTTP judge too."""
         specs = [s for s in (self.config.tool("progress"), self.config.tool("slow")) if s is not None]
         if not specs:
-            listed = await raw.request("tools/list", {}, timeout=QUICK)
+            try:
+                listed = await raw.request("tools/list", {}, timeout=QUICK)
+            except NotAnswered:
+                return  # (the server stopped answering: no tool is called)
             result = listed.get("result") if type(listed) is dict else None
             tools = result.get("tools") if type(result) is dict else None
             for tool in tools if isinstance(tools, list) else []:
@@ -1387,6 +1445,12 @@ class Battery:
                     chk.find("server/tools#20", "an unknown tool was answered as a success", self._answer(pending.id))
             except MCPError as e:
                 chk.note(f"error {e.code}")
+                # [basic/index#3] an unknown tool is an invalid parameter of a method that exists:
+                # JSON-RPC's -32602, as every revision's tools chapter shows (spec_notes/server/tools.md)
+                if e.code != ErrorCode.INVALID_PARAMS:
+                    what = "Method not found (-32601), though tools/call exists" if e.code == -32601 else e.code
+                    text = f"an unknown tool got error {what}, not Invalid params (-32602)"
+                    chk.find("basic/index#3", text, self._answer(pending.id))
         for spec in self.config.calls:
             async with self.check(f"tools/call {spec.name}", ["server/tools#15", "server/tools#16"]) as chk:
                 params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)

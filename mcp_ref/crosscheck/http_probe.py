@@ -28,7 +28,7 @@ from ..errors import HTTPTransportError
 from .http_rules import HttpJudge, posted_kind
 from .report import Finding
 
-__all__ = ["Exchange", "RawHttpChannel", "exchange", "initialize_probe", "ACCEPT_BOTH"]
+__all__ = ["Exchange", "NoAnswer", "RawHttpChannel", "exchange", "initialize_probe", "ACCEPT_BOTH"]
 
 
 def _key(rid: Any) -> Any:
@@ -57,6 +57,7 @@ class Exchange:
     """One HTTP request and the head of its answer."""
 
     method: str
+    #: 0: no answer came (not even its head) in the time given
     status: int
     content_type: str
     headers: dict[str, str]
@@ -72,13 +73,19 @@ _CONNECT_TIMEOUT = 30.0
 
 
 async def _request(
-    url: str, method: str, headers: Mapping[str, str], body: bytes, ssl_context: ssl.SSLContext | None = None
+    url: str,
+    method: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    ssl_context: ssl.SSLContext | None = None,
+    timeout: float = math.inf,
 ) -> tuple[trio.abc.Stream, h11.Connection, h11.Response]:
+    """Send one request and read the head of its answer; :class:`NoAnswer` when the head has not
+    come within ``timeout`` seconds (a peer that never answers must not hold the checker)."""
     parts = urlsplit(url)
     https = parts.scheme == "https"
     context = (ssl_context or ssl.create_default_context()) if https else None
     port = parts.port or (443 if https else 80)
-    stream = await open_connection(parts.hostname or "127.0.0.1", port, context, url=url, timeout=_CONNECT_TIMEOUT)
     conn = h11.Connection(h11.CLIENT)
     hdrs = {"host": parts.netloc, "connection": "close", **headers}
     if body:
@@ -88,15 +95,30 @@ async def _request(
     out = conn.send(h11.Request(method=method, target=target, headers=list(hdrs.items()))) or b""
     out += (conn.send(h11.Data(data=body)) or b"") if body else b""
     out += conn.send(h11.EndOfMessage()) or b""
-    await stream.send_all(out)
-    while True:
-        event = conn.next_event()
-        if event is h11.NEED_DATA:
-            conn.receive_data(bytes(await stream.receive_some(_READ)))
-        elif isinstance(event, h11.Response):
-            return stream, conn, event
-        elif isinstance(event, h11.ConnectionClosed):
-            raise trio.BrokenResourceError(f"{url}: the server closed the connection without answering")
+    stream: trio.abc.Stream | None = None
+    try:
+        with trio.fail_after(timeout):
+            host = parts.hostname or "127.0.0.1"
+            stream = await open_connection(host, port, context, url=url, timeout=_CONNECT_TIMEOUT)
+            await stream.send_all(out)
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(bytes(await stream.receive_some(_READ)))
+                elif isinstance(event, h11.Response):
+                    return stream, conn, event
+                elif isinstance(event, h11.ConnectionClosed):
+                    raise trio.BrokenResourceError(f"{url}: the server closed the connection without answering")
+    except BaseException as e:
+        if stream is not None:
+            await trio.aclose_forcefully(stream)
+        if isinstance(e, trio.TooSlowError):
+            raise NoAnswer(f"{method} {url}: no answer within {timeout:g}s", url=url) from None
+        raise
+
+
+class NoAnswer(HTTPTransportError):
+    """The server did not answer (not even the head of an answer) within the time given."""
 
 
 def _head(response: h11.Response) -> tuple[str, dict[str, str]]:
@@ -112,14 +134,18 @@ async def exchange(
     *,
     read_body: bool = True,
     ssl_context: ssl.SSLContext | None = None,
+    timeout: float = math.inf,
 ) -> tuple[Exchange, bytes]:
-    """One request; its answer's head and (``read_body``) body (an SSE stream is not read)."""
-    stream, conn, response = await _request(url, method, headers or {}, body, ssl_context)
+    """One request; its answer's head and (``read_body``) body (an SSE stream is not read).
+    :class:`NoAnswer` when the head has not come within ``timeout`` seconds; a body that stops
+    coming is cut off there (what came of it is returned)."""
+    deadline = trio.current_time() + timeout
+    stream, conn, response = await _request(url, method, headers or {}, body, ssl_context, timeout)
     content_type, hdrs = _head(response)
     data = b""
     try:
-        if read_body and content_type != "text/event-stream":
-            while True:
+        with trio.move_on_at(deadline):
+            while read_body and content_type != "text/event-stream":
                 event = conn.next_event()
                 if event is h11.NEED_DATA:
                     conn.receive_data(bytes(await stream.receive_some(_READ)))
@@ -128,7 +154,7 @@ async def exchange(
                 elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                     break
     finally:
-        await stream.aclose()
+        await trio.aclose_forcefully(stream)
     return Exchange(method, response.status_code, content_type, hdrs, body), data
 
 
@@ -186,6 +212,8 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         self.on_finding: Callable[[Finding], None] = lambda finding: None
         #: seconds an SSE stream may stay open after it carried its response
         self.linger = 2.0
+        #: seconds the head of the answer to the next POST is waited for (the raw session sets it)
+        self.head_wait = _CONNECT_TIMEOUT
 
     def headers(self, *, accept: str = ACCEPT_BOTH) -> dict[str, str]:
         hdrs = {"accept": accept, **self.extra}
@@ -205,7 +233,16 @@ class RawHttpChannel(trio.abc.Channel[bytes]):
         if is_init:
             self._init_id = message.get("id")
         try:
-            stream, conn, response = await _request(self.url, "POST", self.headers(), value, self.ssl_context)
+            stream, conn, response = await _request(
+                self.url, "POST", self.headers(), value, self.ssl_context, self.head_wait
+            )
+        except NoAnswer:
+            # nothing came back, not even a status: the POST stays unanswered (the raw session
+            # sees that at once, and counts it as a request that went unanswered)
+            got = Exchange("POST", 0, "", {}, value)
+            got.done.set()
+            self.exchanges.append(got)
+            return
         except (OSError, HTTPTransportError, trio.TooSlowError) as e:
             raise trio.BrokenResourceError(f"POST to {self.url} failed: {e}") from e
         content_type, hdrs = _head(response)

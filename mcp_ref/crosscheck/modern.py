@@ -51,7 +51,9 @@ from .modern_judge import (
     MODERN,
     MRTR_METHODS,
     PV,
+    RETIRED,
     SINFO,
+    STRAY_RULES,
     Answer,
     ModernJudge,
     R,
@@ -93,6 +95,8 @@ MAX_EXERCISED: Final = 30
 QUICK: Final = 2.0
 #: unanswered requests in a row before the battery sends no more
 GIVE_UP: Final = 3
+#: seconds a message may take to go into a stdio server's input (one that reads nothing fills the pipe)
+WRITE_WAIT: Final = 10.0
 #: seconds server/discover is waited for (a server of an earlier revision may ignore it)
 DISCOVER_WAIT: Final = 0.5  # (of the timeout: 5 s with the default 10)
 #: seconds a subscription is listened to
@@ -245,10 +249,13 @@ class StdioWire(Wire):
         data = frame(message)
         self.record("c2s", data)
         assert self.process.stdin is not None
-        try:
-            await self.process.stdin.send_all(data + b"\n")
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+        # (a server that reads none of its input fills the pipe: the write is given up, and the
+        # request it carried goes unanswered like any other)
+        with trio.move_on_after(WRITE_WAIT):
+            try:
+                await self.process.stdin.send_all(data + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
 
     async def call(
         self,
@@ -572,7 +579,8 @@ class ModernBattery:
             skipped.append("the server stopped answering")
         except trio.TooSlowError:
             skipped.append("no answer in time")
-        new = self._findings[start:]
+        # (what the server wrote outside the answers is the output checks' business, not this one's)
+        new = [f for f in self._findings[start:] if f.requirement in reqs or f.requirement not in STRAY_RULES]
         for f in new:
             if f.requirement not in reqs:
                 reqs.append(f.requirement)
@@ -753,6 +761,7 @@ class ModernBattery:
             await self.http_checks()
         if isinstance(self.wire, StdioWire):
             await self.stdio_leftovers()
+        self.output_check()
 
     def _cheap(self) -> str:
         return "tools/list" if self._has("tools") else "prompts/list" if self._has("prompts") else "server/discover"
@@ -927,6 +936,22 @@ class ModernBattery:
                 got = await self.send(self.message(method, {"name": "mcp-ref-check-no-such-name", "arguments": {}}))
                 if got is None:
                     skipped.append("no answer")
+                elif method == "tools/call":
+                    self.unknown_tool_code(got)
+
+    def unknown_tool_code(self, got: Answer) -> None:
+        """An unknown tool is a protocol error, -32602 (the decision: spec_notes/server/tools.md)."""
+        code = got.code
+        if got.error is None or code == -32602 or code == -32601:
+            return  # (a result is judged by the rules of results; -32601 by the judge: basic/index#3)
+        if code in RETIRED or (type(code) is int and -32099 <= code <= -32020):
+            return  # (basic/index#21, #22: the judge's)
+        if type(code) is int and -32019 <= code <= -32000:
+            # [2026-07-28:basic/index#19] a code of the legacy sub-range, given a meaning of its own
+            self.find("basic/index#19", f"an unknown tool got error {code}, a legacy code, not -32602", got.message)
+        else:
+            # [2026-07-28:basic/index#3] JSON-RPC's code for a bad parameter is -32602 (Invalid params)
+            self.find("basic/index#3", f"an unknown tool got error {code}, not Invalid params (-32602)", got.message)
 
     async def call_tool(self, name: str, args: dict[str, Any], caps: dict[str, Any] | None = None) -> Answer | None:
         params: dict[str, Any] = {"name": name, "arguments": args}
@@ -1344,10 +1369,15 @@ class ModernBattery:
         for m in wire.inbox:
             if type(m) is dict and "id" in m and "method" in m:
                 self.judge.other(m, asked_log=False)
-        reqs = [R + "basic/transports/stdio#1", R + "basic/transports/stdio#4", R + "basic/transports/stdio#9"]
+
+    def output_check(self) -> None:
+        """What the server wrote besides its answers (judged as it came, whatever check was running)."""
+        stdio = isinstance(self.wire, StdioWire)
+        reqs = sorted(r for r in STRAY_RULES if ("streamable-http" if stdio else "stdio") not in r)
         bad = [f for f in self._findings if f.requirement in reqs]
-        detail = "; ".join(f.message for f in bad[:2]) or "only JSON-RPC messages, no request, on stdout"
-        self.report.check("modern/stdio/output", "fail" if bad else "pass", reqs, detail)
+        where = "on stdout" if stdio else "on its response streams"
+        detail = "; ".join(f.message for f in bad[:2]) or f"only JSON-RPC messages, no request, {where}"
+        self.report.check(f"modern/{'stdio' if stdio else 'http'}/output", "fail" if bad else "pass", reqs, detail)
 
 
 def input_response(request: Any) -> Any:

@@ -27,7 +27,9 @@ from typing import Any, Final
 
 import attrs
 
+from ..errors import DecodeError
 from ..schema._base import MODERN_REVISIONS
+from ..schema._converter import decode
 from ..schema._meta_keys import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -36,6 +38,7 @@ from ..schema._meta_keys import (
     SERVER_INFO,
     SUBSCRIPTION_ID,
 )
+from ..schema.messages import KNOWN_METHODS, RESULT_TYPES
 from .report import Finding
 
 __all__ = [
@@ -70,10 +73,33 @@ INPUT_METHODS: Final = {
     "roots/list": "roots",
 }
 
+#: what the server wrote outside any answer: judged by the output checks, not held against the check
+#: that happened to be running when it came
+STRAY_RULES: Final = frozenset(
+    R + r
+    for r in (
+        "basic/index#26",
+        "basic/transports/stdio#1",
+        "basic/transports/stdio#4",
+        "basic/transports/stdio#9",
+        "basic/transports/streamable-http#20",
+    )
+)
 #: the codes of the sub-range reserved for the MCP specification that it defines
 DEFINED_RESERVED: Final = frozenset({-32020, -32021, -32022})
 #: codes this revision retired [2026-07-28:basic/index#22]
 RETIRED: Final = frozenset({-32002, -32042})
+#: the methods a declared capability brings (answered -32601 only by a server that lacks them)
+SERVES: Final = {
+    "tools/call": "tools",
+    "tools/list": "tools",
+    "prompts/get": "prompts",
+    "prompts/list": "prompts",
+    "resources/read": "resources",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "completion/complete": "completions",
+}
 #: the HTTP status an error calls for (anything else: 200 or another 4xx/5xx is the server's choice)
 STATUS_OF: Final = {-32020: 400, -32021: 400, -32022: 400, -32601: 404}
 
@@ -224,6 +250,24 @@ class ModernJudge:
                 self.find("server/utilities/caching#1", f"a {method} result has cacheScope {scope!r}", message)
         if rtype == "input_required":
             self.input_required(method, params, result, message)
+        elif result.get("resultType") == "complete":
+            # (without a resultType it is not known what the result was meant to be: index#10 is the fault)
+            self.shape(method, result, message)
+
+    def shape(self, method: str, result: dict[str, Any], message: Any) -> None:
+        """A complete result has the fields the 2026-07-28 schema requires of its method's result
+        (a tools/call result its ``content`` ...): read with the data model, as the handshake
+        revisions' results are (spec_notes/crosscheck.md, "Messages that do not follow the schema")."""
+        # (the tasks extension's methods are read as JSON by its own client, and judged by it)
+        cls = RESULT_TYPES.get(method) if method in KNOWN_METHODS and not method.startswith("tasks/") else None
+        if cls is None:
+            return  # (a method the model does not know, or an extension's: not judged here)
+        try:
+            decode(result, cls)
+        except DecodeError as e:
+            text = f"the {method} result does not follow the {MODERN} schema: result.{e}"
+            # [2026-07-28:basic/index#1] the base protocol's messages are the schema's (basic/index#schema)
+            self.find("basic/index#1", text, message, key=method)
 
     def input_required(self, method: str, params: dict[str, Any], result: dict[str, Any], message: Any) -> None:
         if method not in MRTR_METHODS:
@@ -266,7 +310,17 @@ class ModernJudge:
 
     def error(self, method: str, error: dict[str, Any], got: Answer) -> None:
         code = error.get("code")
-        if code in RETIRED and not (code == -32002 and method == "resources/read"):
+        capability = SERVES.get(method)
+        if code == -32601 and capability is not None and self.declared is not None and capability in self.declared:
+            # [2026-07-28:basic/index#3] -32601 is JSON-RPC's "no such method": a method of a capability the
+            # server declared exists (an unknown tool, prompt or resource is -32602: spec_notes/server/tools.md)
+            self.find(
+                "basic/index#3",
+                f"{method} got Method not found (-32601), though the server declared {capability}",
+                got.message,
+                key=f"-32601:{method}",
+            )
+        elif code in RETIRED and not (code == -32002 and method == "resources/read"):
             # [2026-07-28:basic/index#22] -32002 and -32042 are retired
             self.find("basic/index#22", f"{method} got the retired code {code}", got.message, key=str(code))
         elif type(code) is int and -32099 <= code <= -32020 and code not in DEFINED_RESERVED:
@@ -279,6 +333,10 @@ class ModernJudge:
         if type(message) is not dict:
             return
         method = message.get("method")
+        if "id" in message and isinstance(method, str) and method.startswith("notifications/"):
+            # [2026-07-28:basic/index#26] a notification carries no id (it is not a request the server made)
+            self.find("basic/index#26", f"the server sent the notification {method} with an id", message)
+            return
         if "id" in message and isinstance(method, str):
             if self.http:
                 # [2026-07-28:basic/transports/streamable-http#20] no request on a response stream
@@ -391,6 +449,8 @@ class ModernJudge:
             )
         code = got.code
         want = STATUS_OF.get(code) if type(code) is int else None
+        if ("basic/index#3", f"-32601:{method}") in self._once:
+            want = None  # (the code itself is the fault: its status would be right for the code that was due)
         if want is not None and got.status != want:
             rid = {
                 -32020: "schema#18",
@@ -571,6 +631,9 @@ class ModernTraffic:
         #: how many modern requests were seen
         self.seen = 0
         self.notes: list[str] = []
+        #: ids of the requests (and notifications with an id) the server wrote: an answer to one is
+        #: a consequence of the server's fault, not the client's
+        self.server_asked: set[str] = set()
 
     # -- routing -------------------------------------------------------------------------------------
 
@@ -611,11 +674,20 @@ class ModernTraffic:
             if to_server:
                 self._request(message, headers)
             else:
-                self.server.other(message, asked_log=False)  # a request from the server: stdio#9, streamable-http#20
+                # a request from the server (stdio#9, streamable-http#20) or a notification with an id (index#26)
+                if len(self.server_asked) < _OPEN_MEMORY:
+                    self.server_asked.add(_key(message.get("id")))
+                self.server.other(message, asked_log=False)
             return
         if not isinstance(method, str):
             if to_server:
-                if self.stdio:
+                if _key(message.get("id")) in self.server_asked:
+                    # the server wrote a request (or a notification with an id) first: its finding is the
+                    # fault; the client answering it is a consequence, not the client's own
+                    self.notes.append(
+                        f"the client answered the server's stray message {message.get('id')!r}: not held against it"
+                    )
+                elif self.stdio:
                     # [2026-07-28:basic/transports/stdio#7] a client answers nothing in this revision
                     self.client.find("basic/transports/stdio#7", "the client wrote a JSON-RPC response", message)
                 return

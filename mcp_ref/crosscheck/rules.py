@@ -39,6 +39,11 @@ __all__ = [
 CHECK_RULES: Final[dict[str, Rule]] = {
     row[0]: Rule(*row)
     for row in (
+        (
+            "2026-07-28:basic/index#1",
+            "MUST",
+            "the base protocol is supported: its messages are the ones the revision's schema defines",
+        ),
         ("2026-07-28:basic/index#10", "MUST", "every result carries a resultType"),
         (
             "2026-07-28:basic/index#12",
@@ -50,7 +55,13 @@ CHECK_RULES: Final[dict[str, Rule]] = {
             "MUST NOT",
             "no code of the sub-range reserved for the specification that it does not define",
         ),
+        (
+            "2026-07-28:basic/index#19",
+            "MUST NOT",
+            "no code of the legacy sub-range (-32000 to -32019) is given a meaning of its own",
+        ),
         ("2026-07-28:basic/index#22", "MUST NOT", "none of the codes this revision retired (-32002, -32042)"),
+        ("2026-07-28:basic/index#26", "MUST NOT", "a notification carries no id"),
         (
             "2026-07-28:basic/index#3",
             "MUST",
@@ -125,6 +136,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:server/utilities/caching#11", "MUST", "ttlMs is an integer >= 0"),
         ("2026-07-28:server/utilities/caching#24", "MUST", "every page of a list has the same cacheScope"),
         ("2026-07-28:server/utilities/logging#3", "MUST NOT", "no log message for a request without a logLevel"),
+        ("basic/index#1", "MUST", "the base protocol is supported: its messages are the ones the schema defines"),
         ("basic/transports#16", "MUST", "a client's POST accepts both application/json and text/event-stream"),
         ("basic/transports#59", "MUST", "a client sends the session id it was given on every later request"),
         ("basic/transports#65", "MUST", "a client sends MCP-Protocol-Version on every request after initialize"),

@@ -57,12 +57,14 @@ async def connect(
     recorder: Recorder | None = None,
     stderr_tail: deque[str] | None = None,
     raw: bool = False,
+    connect_timeout: float = 10.0,
 ) -> AsyncIterator[ObservedChannel]:
     """One connection to ``target``, observed. ``stderr_tail`` collects the last
     lines a stdio server wrote on stderr (shown when it fails to start).
     ``raw``: over HTTP, messages go out as they are (a
     :class:`~mcp_ref.crosscheck.http_probe.RawHttpChannel`), not through
-    our HTTP client, which sends only what it can parse."""
+    our HTTP client, which sends only what it can parse. ``connect_timeout``: (HTTP) how long
+    connecting, and the head of the answer to the client's GET stream, may take."""
     if isinstance(target, StdioTarget):
         from ..basic.transports.stdio import open_process_channel
 
@@ -109,7 +111,7 @@ async def connect(
                 raise group.exceptions[0] from None
             raise
         return
-    options: dict[str, Any] = {"headers": dict(target.headers), "connect_timeout": 10.0}
+    options: dict[str, Any] = {"headers": dict(target.headers), "connect_timeout": connect_timeout}
     if target.ssl_context is not None:
         options["ssl_context"] = target.ssl_context
     async with open_http_channel(target.url, **options) as http:

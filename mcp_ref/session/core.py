@@ -48,6 +48,8 @@ from ..errors import (
     DecodeError,
     ErrorCode,
     HTTPTransportError,
+    InvalidAnswer,
+    InvalidCallbackAnswer,
     LocalProtocolError,
     MCPError,
     MCPRefError,
@@ -502,7 +504,7 @@ class RequestContext:
 
         Messages that break the tool use rules raise LocalProtocolError before
         anything is sent; a result that ignores ``toolChoice`` raises
-        RemoteProtocolError.
+        :class:`~mcp_ref.errors.InvalidAnswer` (a RemoteProtocolError), in both eras.
         """
         from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
         from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
@@ -517,7 +519,7 @@ class RequestContext:
         if isinstance(result, CreateMessageResult):
             problem = sampling_result_problem(params, result)
             if problem is not None:
-                raise RemoteProtocolError(f"the client's sampling result: {problem}", ErrorCode.INVALID_PARAMS)
+                raise InvalidAnswer(f"the client's sampling result: {problem}")
         return result
 
     async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
@@ -530,7 +532,8 @@ class RequestContext:
         order the handler asks).
 
         An accepted form answer that does not fit the requested schema raises
-        RemoteProtocolError (-32602) with the problems. A person answers, so
+        :class:`~mcp_ref.errors.InvalidAnswer` (a RemoteProtocolError, -32602) with the problems,
+        in both eras. A person answers, so
         unless ``timeout`` is given the wait is the session's cap
         (``max_request_timeout``), not the idle ``request_timeout``.
         """
@@ -1838,6 +1841,13 @@ class Session:
         if isinstance(exc, ProtocolError) and not isinstance(exc, (LocalProtocolError, RemoteProtocolError)):
             # library code answering with a protocol error on purpose (e.g. -32602 for params)
             return self._send_error(rid, exc.code, exc.message, exc.data)
+        if isinstance(exc, InvalidCallbackAnswer | InvalidAnswer):
+            # (client) our application's callback answered against the server's request: nothing of it
+            # is sent, the server hears why. (server) the client's answer to what the handler asked did
+            # not fit, and the handler let it go: the client hears why. -32603 both (the request was
+            # fine); the reasons name the fields asked for, nothing internal (client/elicitation.md)
+            log.warning("%s (request %r): %s", req.method, rid, exc.message)
+            return self._send_error(rid, ErrorCode.INTERNAL_ERROR, exc.message, exc.data)
         # anything else -- including our own API misuse (LocalProtocolError: a nested request
         # the peer has no capability for, progress going backwards) and a peer's broken
         # answer to a nested request (RemoteProtocolError): -32603 without internals;

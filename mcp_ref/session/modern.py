@@ -40,6 +40,7 @@ from ..basic.rate_limit import TokenBucket
 from ..errors import (
     DecodeError,
     ErrorCode,
+    InvalidAnswer,
     LocalProtocolError,
     MCPError,
     MissingClientCapability,
@@ -313,13 +314,15 @@ class ModernContext(RequestContext):
         try:
             return decode(answer, cls)
         except DecodeError as e:
-            # [2026-07-28:basic/patterns/mrtr#28, #29] an answer that does not parse: -32602
-            raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {e}", ErrorCode.INVALID_PARAMS) from None
+            # [2026-07-28:basic/patterns/mrtr#28, #29] an answer that does not parse: -32602 (InvalidAnswer,
+            # a RemoteProtocolError as a 2025 session's undecodable response is)
+            raise InvalidAnswer(f"the client's answer does not parse: {e}", input_key=key) from None
 
-    async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+    @staticmethod
+    def _elicit_params(params: Any) -> Any:
+        """``params`` of an elicitation as the model, checked: LocalProtocolError before it is asked."""
         from ..basic.url_elicitation import check_elicitation_url
-        from ..client.elicitation import check_elicit_answer
-        from ..schema.elicitation import ElicitRequestURLParams, ElicitResult
+        from ..schema.elicitation import ElicitRequestURLParams
 
         params = typed_input("elicitation/create", params)
         if isinstance(params, ElicitRequestURLParams):
@@ -328,17 +331,13 @@ class ModernContext(RequestContext):
             except ValueError as e:
                 # [2026-07-28:client/elicitation#14] a URL elicitation carries a valid URL, checked before it is asked
                 raise LocalProtocolError(f"URL elicitation: {e}", ErrorCode.INVALID_PARAMS) from None
-        key, answer = self._input("elicitation/create", params, key)
-        result = self._decode_answer(key, answer, ElicitResult)
-        try:
-            result = check_elicit_answer(params, result)
-        except RemoteProtocolError as e:
-            raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {e.message}", e.code, e.data) from None
-        return result
+        return params
 
-    async def sample(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
-        from ..client.sampling import sampling_messages_problem, sampling_result_problem, tool_results_problem
-        from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
+    @staticmethod
+    def _sample_params(params: Any) -> Any:
+        """``params`` of a sampling request as the model, checked: LocalProtocolError before it is asked."""
+        from ..client.sampling import sampling_messages_problem, tool_results_problem
+        from ..schema.sampling import CreateMessageRequestParams
 
         params = typed_input("sampling/createMessage", params)
         if isinstance(params, CreateMessageRequestParams):
@@ -348,12 +347,34 @@ class ModernContext(RequestContext):
                 problem = tool_results_problem(params)
             if problem is not None:
                 raise LocalProtocolError(f"sampling request: {problem}", ErrorCode.INVALID_PARAMS)
+        return params
+
+    async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+        from ..client.elicitation import check_elicit_answer
+        from ..schema.elicitation import ElicitResult
+
+        params = self._elicit_params(params)
+        key, answer = self._input("elicitation/create", params, key)
+        result = self._decode_answer(key, answer, ElicitResult)
+        try:
+            result = check_elicit_answer(params, result)
+        except InvalidAnswer as e:
+            # the handler gets what a 2025 session's ctx.elicit raises, with the same message
+            e.input_key = key
+            raise
+        return result
+
+    async def sample(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+        from ..client.sampling import sampling_result_problem
+        from ..schema.sampling import CreateMessageRequestParams, CreateMessageResult
+
+        params = self._sample_params(params)
         key, answer = self._input("sampling/createMessage", params, key)
         result = self._decode_answer(key, answer, CreateMessageResult)
         if isinstance(params, CreateMessageRequestParams):
             problem = sampling_result_problem(params, result)
             if problem is not None:
-                raise ProtocolError(f"Invalid params: inputResponses[{key!r}]: {problem}", ErrorCode.INVALID_PARAMS)
+                raise InvalidAnswer(f"the client's sampling result: {problem}", input_key=key)
         return result
 
     async def list_roots(self, *, key: str | None = None, **options: Any) -> Any:
@@ -569,6 +590,11 @@ class ModernRuntime:
         """One place where handler exceptions become wire errors (as Session._error_reply)."""
         if isinstance(exc, MCPError):
             code, message, data = exc.code, exc.message, exc.data
+        elif isinstance(exc, InvalidAnswer):
+            # [2026-07-28:basic/patterns/mrtr#29] an answer in the retry's inputResponses that does not
+            # fit, not caught by the handler: the retry's params are wrong, -32602 naming the entry
+            where = f"inputResponses[{exc.input_key!r}]: " if exc.input_key is not None else ""
+            code, message, data = ErrorCode.INVALID_PARAMS, f"Invalid params: {where}{exc.message}", exc.data
         elif isinstance(exc, MissingClientCapability) or (
             isinstance(exc, ProtocolError) and not isinstance(exc, LocalProtocolError | RemoteProtocolError)
         ):

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from mcp_ref.client.sampling import SamplingRejected, check_sampling_request
-from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError, ProtocolError, RemoteProtocolError
+from mcp_ref.errors import ErrorCode, InvalidAnswer, LocalProtocolError, MCPError, ProtocolError
 from mcp_ref.schema.content import TextContent, ToolResultContent, ToolUseContent
 from mcp_ref.schema.sampling import CreateMessageRequestParams, CreateMessageResult, SamplingMessage, ToolChoice
 from mcp_ref.schema.tools import Tool
@@ -292,11 +292,15 @@ async def test_results_must_follow_tool_choice() -> None:
         # our client refuses to send an answer that ignores toolChoice (an internal error for the server) ...
         results = await sample_once(question, choice, sampling=answer_wrong)
         assert isinstance(results[0], MCPError) and results[0].code == ErrorCode.INTERNAL_ERROR
+        assert results[0].message == (
+            f'the client application\'s sampling result does not fit the request: toolChoice "{choice.mode}"'
+            + (" but the result uses no tool" if choice.mode == "required" else " but the result uses a tool")
+        )
         # ... and our server refuses one that a careless client sends anyway
         results = await sample_once(
             question, choice, sampling=answer_right, handlers={"sampling/createMessage": answer_wrong}
         )
-        assert isinstance(results[0], RemoteProtocolError) and f'toolChoice "{choice.mode}"' in str(results[0])
+        assert isinstance(results[0], InvalidAnswer) and f'toolChoice "{choice.mode}"' in str(results[0])
         assert await sample_once(question, choice, sampling=answer_right) == [right]
 
 

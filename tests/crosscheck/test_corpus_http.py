@@ -15,13 +15,14 @@ import trio
 import trio.testing
 
 from mcp_ref.crosscheck.battery import check_server
+from mcp_ref.crosscheck.config import CheckConfig
 from mcp_ref.crosscheck.http_tap import serve_http_tap
 from mcp_ref.crosscheck.report import Report
 from mcp_ref.crosscheck.tap import Tap
 from mcp_ref.crosscheck.targets import HttpTarget
 
 from ..basic.transports.test_streamable_http import raw
-from .corpus.http_server import BREAKS, CORRECT, serving
+from .corpus.http_server import BREAKS, CORRECT, HANGS, serving
 from .variants import by_rule
 
 #: (the battery now judges every variant; the tap is checked on some below)
@@ -132,3 +133,18 @@ async def test_unusual_but_valid_http_servers_come_out_clean(name: str) -> None:
     assert report.findings == [], report.to_text()
     statuses = {c.name: c.status for c in report.checks}
     assert "fail" not in statuses.values() and statuses["transport/sse-streams-and-session-ids"] == "pass"
+
+
+@pytest.mark.req("basic/transports#39")
+@pytest.mark.parametrize("name, requirement", by_rule(HANGS))
+async def test_a_server_that_leaves_requests_unanswered_still_gets_its_report(name: str, requirement: str) -> None:
+    """Every wait on the peer is bounded: a GET whose answer never comes, POSTs whose answers never
+    come, are findings (the statement the silence breaks), and the report is written. Before,
+    the GET was waited for forever (trial30 #1)."""
+    with trio.fail_after(60):  # (the principle's bound on a whole run; a hang is what this test is about)
+        with serving(name) as url:
+            report = await check_server(HttpTarget(url), CheckConfig(timeout=2.0))
+    # the finding is the silence itself
+    assert [f for f in report.findings if f.requirement == requirement and " no " in f.message], report.to_text()
+    assert all(f.party == "server" for f in report.findings), report.to_text()
+    assert not [n for n in report.notes if n.startswith("mcp-ref could not")], report.to_text()

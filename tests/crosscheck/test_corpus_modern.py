@@ -119,6 +119,20 @@ async def test_lists_that_vary_and_stdout_that_is_not_one_message_a_line(name: s
     _only(await _stdio(name), BREAKS[name])
 
 
+@pytest.mark.req("2026-07-28:basic/index#3", "2026-07-28:basic/index#19")
+@pytest.mark.parametrize("name", ["unknown-tool-32000", "unknown-tool-32601", "unknown-tool-32603"])
+async def test_an_unknown_tool_answered_with_another_code_than_invalid_params(name: str) -> None:
+    """Over HTTP, where -32601 would also call for a 404: the finding is the code (trial30 #4)."""
+    _only(await _http(name), BREAKS[name])
+
+
+@pytest.mark.req("2026-07-28:basic/index#1", "2026-07-28:basic/index#26")
+@pytest.mark.parametrize("name", ["call-no-content", "notification-with-id"])
+async def test_a_result_without_content_and_a_notification_with_an_id(name: str) -> None:
+    """The rule each breaks, and only it: no other check fails because of the stray message (trial30 #2, #3)."""
+    _only(await _stdio(name), BREAKS[name])
+
+
 def test_the_modern_corpus_spans_thirty_rules() -> None:
     rules = set(BREAKS.values()) | set(HTTP_BREAKS.values())
     assert len(rules) >= 45

@@ -39,6 +39,8 @@ CHAPTERS: dict[str, list[str] | None] = {
     "ping-not-empty": ["ping"],
     # an error our client cannot read is never an answer: the main session would only wait
     "error-code-string": ["jsonrpc"],
+    "unknown-tool-32000": ["tools"],
+    "unknown-tool-32601": ["tools"],
 }
 
 
@@ -102,3 +104,13 @@ def test_the_correct_server_passes_every_check_it_can_run(reports: dict[str, Rep
     older = {c.name: c.status for c in report.checks if c.revision == "2025-03-26"}
     assert older["tools/listed"] == "pass" and "tasks/lifecycle" not in older, report.to_text()
     assert {c.status for c in report.checks if c.revision is not None} == {"pass"}, report.to_text()
+
+
+@pytest.mark.req("basic/index#3")
+@pytest.mark.parametrize("name", ["unknown-tool-32000", "unknown-tool-32601"])
+async def test_an_unknown_tool_answered_with_another_code_than_invalid_params(name: str) -> None:
+    """-32000 or -32601 for an unknown tool is a finding (spec_notes/server/tools.md), where it
+    used to pass with a note (trial30 #4)."""
+    report = await _check(name)
+    assert {f.requirement for f in report.findings} == {"basic/index#3"}, report.to_text()
+    assert {c.name: c.status for c in report.checks}["tools/unknown-tool"] == "fail"

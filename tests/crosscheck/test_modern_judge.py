@@ -65,7 +65,7 @@ BROKEN: list[tuple[str, dict[str, Any], Answer, bool]] = [
     (
         "basic/index#59",
         req("tools/call"),
-        Answer({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}),
+        Answer({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", **CALLED}}),
         False,
     ),
     ("server/utilities/caching#1", req("tools/list"), Answer(ok(tools=[])), False),

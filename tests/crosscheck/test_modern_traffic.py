@@ -97,6 +97,22 @@ def test_a_result_without_result_type_from_a_2026_server() -> None:
     assert ids(edited("our-our-auto", edit)) == ["2026-07-28:basic/index#10"]
 
 
+@pytest.mark.req("2026-07-28:basic/index#1")
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_tool_result_without_content_from_a_2026_server(transport: str) -> None:
+    """A complete result is read with the 2026-07-28 model, as a handshake revision's is: a
+    tools/call result without its required content is the statement it breaks (trial30 #2)."""
+
+    def edit(d: str, m: Any) -> Any:
+        if d == "s2c" and "content" in m.get("result", {}) and m["result"].get("resultType") == "complete":
+            del m["result"]["content"]
+        return m
+
+    report = edited("our-our-auto", edit, transport)
+    assert ids(report) == ["2026-07-28:basic/index#1"], report.to_text()
+    assert "result.content: required field missing" in report.findings[0].message
+
+
 def test_a_2025_server_serving_a_request_of_2026_gets_a_note_not_a_finding() -> None:
     # a server of an earlier revision that serves a modern-looking request: its results are not 2026-07-28's
     meta = {PV: "2026-07-28", CAPS: {}, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}}
@@ -184,6 +200,38 @@ def test_a_server_that_writes_a_request_on_stdio() -> None:
     ask = {"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create", "params": {"message": "?"}}
     messages.insert(4, ("s2c", ask))
     assert ids(judged(messages)) == ["2026-07-28:basic/transports/stdio#9"]
+
+
+@pytest.mark.req("2026-07-28:basic/index#26")
+def test_a_notification_with_an_id_is_the_servers_fault_and_the_clients_answer_is_not() -> None:
+    """A 2026 notification that carries an id breaks basic/index#26 (not stdio#9, "a request"); the
+    client that answers it (-32601) does so because of the server's fault: no finding against it."""
+    messages = recorded("sdk-sdk-auto")
+    stray = {"jsonrpc": "2.0", "id": 4242, "method": "notifications/tools/list_changed"}
+    answer = {"jsonrpc": "2.0", "id": 4242, "error": {"code": -32601, "message": "Method not found"}}
+    messages[4:4] = [("s2c", stray), ("c2s", answer)]
+    report = judged(messages)
+    assert ids(report) == ["2026-07-28:basic/index#26"], report.to_text()
+    assert report.findings[0].party == "server"
+    # a client answering something the server did not send is still its own fault
+    messages = recorded("sdk-sdk-auto")
+    messages.insert(4, ("c2s", answer))
+    assert ids(judged(messages)) == ["2026-07-28:basic/transports/stdio#7"]
+
+
+@pytest.mark.req("2026-07-28:basic/index#3")
+def test_method_not_found_for_a_tool_of_a_server_that_declared_tools() -> None:
+    """-32601 says the method does not exist; tools/call does, on a server that declared tools: the
+    code is the fault (an unknown tool is -32602), in tap and judge as in check."""
+
+    def edit(d: str, m: Any) -> Any:
+        if d == "s2c" and "content" in m.get("result", {}):
+            return {"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no such tool"}}
+        return m
+
+    report = edited("our-our-auto", edit)
+    assert ids(report) == ["2026-07-28:basic/index#3"], report.to_text()
+    assert "tools/call got Method not found (-32601)" in report.findings[0].message
 
 
 @pytest.mark.req("2026-07-28:server/utilities/logging#3")

@@ -330,6 +330,18 @@ def test_each_fault_is_found_with_its_requirement(requirement: str, party: str, 
     assert finding.evidence, "a finding shows the message that proves it"
 
 
+@pytest.mark.req("basic/index#1")
+def test_a_result_without_a_field_its_schema_requires_breaks_the_base_protocol() -> None:
+    """A tools/call result without its content is the base protocol's fault (schema.ts defines its
+    messages), not the catch-all about the negotiated revision, lifecycle#14 (trial30 #3)."""
+    obs = Observer()
+    handshake(obs)
+    send(obs, C2S, req(1, "tools/call", {"name": "echo"}))
+    send(obs, S2C, ok(1, {"isError": True}))
+    assert [(f.requirement, f.level, f.party) for f in obs.findings] == [("basic/index#1", "MUST", "server")]
+    assert "result.content: required field missing" in obs.findings[0].message
+
+
 def test_a_clean_session_has_no_findings() -> None:
     obs = Observer()
     handshake(obs)

@@ -123,6 +123,18 @@ def make_server(
         )
         return f"{got['a'].content['name']}+{got['b'].content['name']}"
 
+    @server.tool(description="asks with params that do not decode", task_support="optional")
+    async def badask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        nested = {"type": "object", "properties": {"a": {"type": "object"}}}  # not a flat form
+        bad = {"message": "a?", "requestedSchema": nested}
+        if arguments.get("how") == "all":
+            await ctx.ask_all({"a": ("elicitation/create", bad)})
+        elif arguments.get("how") == "sample":
+            await ctx.sample({"messages": [], "maxTokens": "many"})
+        else:
+            await ctx.elicit(bad)
+        return "never"
+
     @server.tool(description="asks in the request, then a task", task_support="required")
     async def composed(ctx: RequestContext, arguments: dict[str, Any]) -> Any:
         answer = await ctx.elicit_form("who?", PROPS, key="who")
@@ -344,6 +356,18 @@ async def test_input_required_and_update_resume_the_task(autojump_clock: Any) ->
         await peer.result("tasks/update", {"taskId": task_id, "inputResponses": {key2: answer}})
         done = await peer.until(task_id, "completed", "failed")
     assert done["result"]["content"][0]["text"] == "Ann/Ann"
+
+
+@pytest.mark.parametrize("how", ["one", "all", "sample"])
+async def test_params_that_do_not_decode_fail_the_task_before_anything_is_asked(how: str, autojump_clock: Any) -> None:
+    # as in a request (where LocalProtocolError comes before anything goes on the wire): the task
+    # never becomes input_required with a request the client could not read
+    async with served() as (peer, _, _):
+        created = await peer.result("tools/call", {"name": "badask", "arguments": {"how": how}})
+        seen = [(await peer.result("tasks/get", {"taskId": created["taskId"]}))["status"]]
+        done = await peer.until(created["taskId"], "completed", "failed", "input_required")
+    assert "input_required" not in seen and done["status"] == "failed" and "inputRequests" not in done
+    assert "params that do not decode" in done["statusMessage"] and done["error"]["code"] == -32602
 
 
 @pytest.mark.req("ext-tasks:tasks#40", "ext-tasks:tasks#21", "ext-tasks:schema#6")

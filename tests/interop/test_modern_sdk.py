@@ -114,3 +114,32 @@ async def test_the_readmes_first_server_runs_unchanged_for_a_2025_and_a_2026_cli
         assert client.session.protocol_version == era
         result = await client.call_tool("echo", {"text": "hi"})
         assert result.content[0].text == "hi"  # type: ignore[union-attr]
+
+
+@pytest.mark.req("client/elicitation#57", "2026-07-28:client/elicitation#46")
+@pytest.mark.parametrize(("mode", "era"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+async def test_an_sdk_answer_that_does_not_fit_reaches_a_2025_handler_the_same_way_in_both_eras(
+    mode: str, era: str
+) -> None:
+    from mcp_ref import RemoteProtocolError, RequestContext, Server
+
+    server = Server("strict")
+
+    @server.tool(description="a tool written for 2025")
+    async def ask_number(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await ctx.elicit_form("How many?", {"n": {"type": "integer"}})
+        except RemoteProtocolError as e:
+            return f"{type(e).__name__} in {ctx.revision}: {e.message}"
+        return "it fit"
+
+    async def wrong(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"n": "many"})
+
+    async with trio.open_nursery() as nursery:
+        info = await nursery.start(lambda task_status: serve_http(server, task_status=task_status))
+        async with Client(info.url, mode=mode, elicitation_callback=wrong) as client:
+            got = await client.call_tool("ask_number", {})
+        nursery.cancel_scope.cancel()
+    expected = "the client's elicitation answer does not match the requested schema: n: expected an integer"
+    assert got.content[0].text == f"InvalidAnswer in {era}: {expected}"  # type: ignore[union-attr]

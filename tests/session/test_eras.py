@@ -11,7 +11,16 @@ import trio
 from mcp_ref import RequestContext, Server
 from mcp_ref.basic.lifecycle import Role
 from mcp_ref.basic.transports.memory import memory_channel_pair
-from mcp_ref.errors import CapabilityMissing, ErrorCode, LocalProtocolError, MCPError
+from mcp_ref.errors import (
+    CapabilityMissing,
+    ErrorCode,
+    InvalidAnswer,
+    InvalidCallbackAnswer,
+    LocalProtocolError,
+    MCPError,
+    MCPRefError,
+    RemoteProtocolError,
+)
 from mcp_ref.exchange import StatelessEngine
 from mcp_ref.schema import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 from mcp_ref.schema.elicitation import ElicitRequestFormParams, ElicitRequestURLParams
@@ -162,33 +171,12 @@ async def test_fields_the_form_did_not_ask_for_never_leave_the_client(
 async def test_a_server_ignores_fields_it_did_not_ask_for_from_any_client(era: str) -> None:
     results: list[Any] = []
     server = asking_server(lambda ctx: ctx.elicit(FORM), results)
+    answer = {"action": "accept", "content": {"name": "Ada", "shoe_size": 43}}
+    got = await answer_from_a_careless_client(era, server, answer)
     if era == "legacy":
-        # a client without our guard: its handler answers the request as it is
-        async def careless(ctx: Any, params: Any) -> ElicitResult:
-            return ElicitResult(action="accept", content={"name": "Ada", "shoe_size": 43})
-
-        async with memory_session_pair(
-            server, era="legacy", elicitation=extra_field, handlers={"elicitation/create": careless}
-        ) as client:
-            assert not (await client.call_tool("ask")).is_error
+        assert not got.is_error
     else:
-        # a client speaking the wire itself: the retry carries the extra field
-        client_end, server_end = memory_channel_pair()
-        engine = StatelessEngine(Role.CLIENT, capabilities=ClientCapabilities(elicitation={}))
-        params = {"name": "ask", "arguments": {}}
-        async with trio.open_nursery() as nursery:
-            await nursery.start(server.serve, server_end)
-            replies = []
-            answer = {"action": "accept", "content": {"name": "Ada", "shoe_size": 43}}
-            for options in ({}, {"input_responses": {"elicitation-1": answer}}):
-                if replies:
-                    options["request_state"] = replies[-1]["result"]["requestState"]
-                rid, data = engine.send_request("tools/call", params, **options)
-                await client_end.send(data)
-                with trio.fail_after(10):
-                    replies.append(json.loads(await client_end.receive()))
-            nursery.cancel_scope.cancel()
-        assert replies[-1]["result"]["content"] == [{"type": "text", "text": "done"}]
+        assert got["result"]["content"] == [{"type": "text", "text": "done"}]
     assert results == [ElicitResult(action="accept", content={"name": "Ada"})]
 
 
@@ -196,13 +184,16 @@ async def wrong_type(ctx: Any, params: Any) -> ElicitResult:
     return ElicitResult(action="accept", content={"name": 42})
 
 
+@pytest.mark.req("client/elicitation#56", "2026-07-28:client/elicitation#45")
 @pytest.mark.parametrize("era", ERAS)
 async def test_an_answer_that_does_not_fit_never_leaves_the_client_and_the_revision_says_who_hears(
     era: str,
 ) -> None:
-    """A failing callback: 2025 answers the waiting server with an error; in 2026 nobody waits
-    (client/sampling and client/roots "Error Handling"), so the call is given up at the client."""
+    """A callback answering against the form: nothing of it is sent, in either era. In 2025 the
+    waiting server is answered with an error naming the field; in 2026 nobody waits (input
+    responses cannot carry an error), so the call gives up at the client with the same reason."""
     results: list[Any] = []
+    reason = "the client application's elicitation answer does not fit the request: name: expected a string"
     async with memory_session_pair(
         asking_server(lambda ctx: ctx.elicit(FORM), results), era=era, elicitation=wrong_type
     ) as client:
@@ -210,10 +201,119 @@ async def test_an_answer_that_does_not_fit_never_leaves_the_client_and_the_revis
             assert not (await client.call_tool("ask")).is_error
             (error,) = results
             assert isinstance(error, MCPError) and error.code == ErrorCode.INTERNAL_ERROR
+            assert error.message == reason and error.data == {"problems": ["name: expected a string"]}
         else:
-            with pytest.raises(ValueError, match="name: expected a string"):
+            with pytest.raises(InvalidCallbackAnswer) as raised:
                 await client.call_tool("ask")
+            assert isinstance(raised.value, MCPRefError) and str(raised.value) == reason
+            assert raised.value.problems == ["name: expected a string"] and raised.value.method == "elicitation/create"
             assert results == []
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_content_with_a_decline_never_leaves_the_client_either(era: str) -> None:
+    async def decline_with_content(ctx: Any, params: Any) -> ElicitResult:
+        return ElicitResult(action="decline", content={"name": "Ada"})
+
+    results: list[Any] = []
+    async with memory_session_pair(
+        asking_server(lambda ctx: ctx.elicit(FORM), results), era=era, elicitation=decline_with_content
+    ) as client:
+        if era == "legacy":
+            await client.call_tool("ask")
+            assert "only sent with action 'accept', not 'decline'" in results[0].message
+        else:
+            with pytest.raises(InvalidCallbackAnswer, match="only sent with action 'accept', not 'decline'"):
+                await client.call_tool("ask")
+
+
+async def answer_from_a_careless_client(era: str, server: Server, answer: dict[str, Any]) -> Any:
+    """What a client without our guard gets for tools/call ``ask`` when it answers the tool's
+    elicitation with ``answer`` (a 2025 response, or the 2026 retry's inputResponses entry)."""
+    if era == "legacy":
+
+        async def careless(ctx: Any, params: Any) -> ElicitResult:
+            return ElicitResult(action=answer["action"], content=answer.get("content"))
+
+        async with memory_session_pair(
+            server, era="legacy", elicitation=extra_field, handlers={"elicitation/create": careless}
+        ) as client:
+            try:
+                return await client.call_tool("ask")
+            except MCPError as e:
+                return e
+    client_end, server_end = memory_channel_pair()
+    engine = StatelessEngine(Role.CLIENT, capabilities=ClientCapabilities(elicitation={}))
+    params = {"name": "ask", "arguments": {}}
+    async with trio.open_nursery() as nursery:
+        await nursery.start(server.serve, server_end)
+        replies = []
+        for options in ({}, {"input_responses": {"elicitation-1": answer}}):
+            if replies:
+                options["request_state"] = replies[-1]["result"]["requestState"]
+            rid, data = engine.send_request("tools/call", params, **options)
+            await client_end.send(data)
+            with trio.fail_after(10):
+                replies.append(json.loads(await client_end.receive()))
+        nursery.cancel_scope.cancel()
+    return replies[-1]
+
+
+def catching_server(caught: list[Any]) -> Server:
+    """A tool written for 2025: it catches RemoteProtocolError (a 2025 response that does not decode
+    is a DecodeError, one too)."""
+    server = Server("strict")
+
+    @server.tool()
+    async def ask(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        try:
+            await ctx.elicit(FORM)
+        except RemoteProtocolError as e:
+            caught.append(e)
+        return "done"
+
+    return server
+
+
+@pytest.mark.req("client/elicitation#57", "2026-07-28:client/elicitation#46", "2026-07-28:basic/patterns/mrtr#29")
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_answer_that_does_not_fit_reaches_the_handler_as_the_same_error_in_both_eras(era: str) -> None:
+    """A tool written for 2025 (``except RemoteProtocolError``) runs unchanged in 2026."""
+    caught: list[Any] = []
+    await answer_from_a_careless_client(era, catching_server(caught), {"action": "accept", "content": {"name": 42}})
+    (error,) = caught
+    assert type(error) is InvalidAnswer and error.code == ErrorCode.INVALID_PARAMS
+    assert error.message == (
+        "the client's elicitation answer does not match the requested schema: name: expected a string"
+    )
+    assert error.data == {"problems": ["name: expected a string"]}
+    assert error.input_key == (None if era == "legacy" else "elicitation-1")
+
+    # not caught, the request is answered with the reason: the 2026 retry's params are wrong (-32602,
+    # naming the entry); the 2025 call's own params were fine (-32603)
+    server = Server("reckless")
+
+    @server.tool(name="ask")
+    async def ask_without_catching(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        await ctx.elicit(FORM)
+        return "never"
+
+    got = await answer_from_a_careless_client(era, server, {"action": "accept", "content": {"name": 42}})
+    if era == "legacy":
+        assert isinstance(got, MCPError) and got.code == ErrorCode.INTERNAL_ERROR
+        assert got.message == error.message
+    else:
+        assert got["error"]["code"] == ErrorCode.INVALID_PARAMS
+        assert got["error"]["message"] == f"Invalid params: inputResponses['elicitation-1']: {error.message}"
+
+
+@pytest.mark.req("2026-07-28:basic/patterns/mrtr#28", "2026-07-28:basic/patterns/mrtr#29")
+async def test_an_answer_that_does_not_parse_is_a_remote_protocol_error_as_in_2025() -> None:
+    caught: list[Any] = []
+    await answer_from_a_careless_client("modern", catching_server(caught), {"action": "maybe"})
+    (error,) = caught
+    assert isinstance(error, InvalidAnswer) and error.input_key == "elicitation-1"
+    assert error.message.startswith("the client's answer does not parse: ")
 
 
 @pytest.mark.req("2026-07-28:basic/index#57")

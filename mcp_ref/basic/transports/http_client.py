@@ -63,6 +63,7 @@ from ...errors import (
     StreamBroken,
     TLSError,
 )
+from ..versioning import MODERN_ERROR_CODES
 from ._framing import FramedReader, framed_connection, response_framing_problem
 from ._nursery import block_nursery
 from .stdio import DEFAULT_MAX_MESSAGE_SIZE, too_large
@@ -204,6 +205,20 @@ def _is_error_response(body: bytes, request_ids: list[Any]) -> bool:
         and isinstance(parsed["error"].get("code"), int)
         and parsed.get("id", None) in [*request_ids, None]
     )
+
+
+async def _read_modern_refusal(response: Any) -> bytes | None:
+    """The body of a 400 when it is a JSON-RPC error with a 2026-07-28 code (-32020, -32021,
+    -32022), else None."""
+    try:
+        body = await response.read(_MAX_ERROR_BODY)
+    except (_BodyTooLarge, *_FAILURES):
+        return None
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    return body if isinstance(error, dict) and error.get("code") in MODERN_ERROR_CODES else None
 
 
 #: what a broken exchange or a garbled answer raises
@@ -1159,8 +1174,16 @@ class HttpClientChannel(trio.abc.Channel[bytes]):
                 self._ready.set()
             return
         if is_init and self.legacy_fallback and response.status in (400, 404, 405):
-            await response.aclose()
-            await self._fall_back(value, request_ids)
+            refusal = await _read_modern_refusal(response) if response.status == 400 else None
+            # [2026-07-28:basic/transports/streamable-http#71] a 400 whose body is a modern error (a
+            # server of 2026-07-28 only refusing initialize, naming its versions) is no sign of the
+            # 2024-11-05 transport: the refusal is initialize's answer, not a reason to fall back
+            if refusal is None:
+                await response.aclose()
+                await self._fall_back(value, request_ids)
+                return
+            await self._fail_requests(request_ids, self._status_error(400, refusal), put)
+            self._ready.set()
             return
         if is_init:
             # [basic/transports#58, #59] the id the server gave, held by this channel and sent to

@@ -529,11 +529,15 @@ class TaskWorkContext(ModernContext):
                 await changed.wait()
 
     async def elicit(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+        # params that do not decode (or a URL never to send) are refused before the task asks,
+        # as in a request: nothing goes to the store, and so to the client
+        params = self._elicit_params(params)
         key = key if key is not None else self._key("elicitation/create")
         await self._gather({key: ("elicitation/create", params)})
         return await super().elicit(params, key=key)
 
     async def sample(self, params: Any, *, key: str | None = None, **options: Any) -> Any:
+        params = self._sample_params(params)
         key = key if key is not None else self._key("sampling/createMessage")
         await self._gather({key: ("sampling/createMessage", params)})
         return await super().sample(params, key=key)
@@ -545,8 +549,18 @@ class TaskWorkContext(ModernContext):
 
     async def ask_all(self, requests: Mapping[str, tuple[str, Any]]) -> dict[str, Any]:
         """Several input requests at once: all outstanding together; the answers as they all came."""
-        await self._gather(requests)
-        return await super().ask_all(requests)
+        checked = {key: (method, self._checked(method, params)) for key, (method, params) in requests.items()}
+        await self._gather(checked)
+        return await super().ask_all(checked)
+
+    def _checked(self, method: str, params: Any) -> Any:
+        if method == "elicitation/create":
+            return self._elicit_params(params)
+        if method == "sampling/createMessage":
+            return self._sample_params(params)
+        if method == "roots/list":
+            return None
+        raise LocalProtocolError(f"{method} is not a request a server makes of a client while handling one")
 
 
 def _input_request(method: str, params: Any) -> dict[str, Any]:

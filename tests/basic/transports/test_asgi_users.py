@@ -1,5 +1,6 @@
-"""The per-user limits behind the ASGI bridge: a user is the client's address as the ASGI server
-gives it (``scope["client"]``), as a socket's peer is for our own server (issue 31, row 2).
+"""Issue 31's server limits behind the ASGI bridge: a user is the client's address as the ASGI
+server gives it (``scope["client"]``), as a socket's peer is for our own server (row 2), and a
+batch past ``max_batch`` is refused whole (row 5).
 
 Driven in process (the ASGI calls made here, no ASGI server): every request's in-process
 connection has no address of its own, so before the bridge passed the client's on, all its
@@ -84,8 +85,10 @@ async def request(
     return answer
 
 
-async def start_session(app: AsgiApp, client: tuple[str, int] | None) -> dict[str, str]:
-    answer = await request(app, client, JSON, INIT)
+async def start_session(app: AsgiApp, client: tuple[str, int] | None, version: str = "2025-11-25") -> dict[str, str]:
+    init: dict[str, Any] = json.loads(json.dumps(INIT))
+    init["params"]["protocolVersion"] = version
+    answer = await request(app, client, JSON, init)
     assert answer.status == 200, answer.body
     session = {**JSON, "mcp-session-id": answer.headers["mcp-session-id"]}
     initialized = await request(app, client, session, {"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -133,3 +136,27 @@ async def test_a_client_without_an_address_is_still_served_behind_asgi() -> None
     async with running(app):
         session = await start_session(app, None)
         assert (await request(app, None, session, PING)).status == 200
+
+
+async def test_a_batch_past_the_limit_is_refused_whole_behind_asgi() -> None:
+    server = check_server()
+    calls = 0
+
+    @server.tool()
+    async def tally(ctx: Any, arguments: dict[str, Any]) -> str:
+        nonlocal calls
+        calls += 1
+        return "counted"
+
+    app = server.asgi_app(json_response=True, max_batch=3)
+    async with running(app):
+        session = await start_session(app, ("127.0.0.2", 50001), "2025-03-26")
+        call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "tally"}}
+        batch = [{**call, "id": i} for i in range(4)]
+        refused = await request(app, ("127.0.0.2", 50001), session, batch)
+        assert (
+            refused.status == 400 and "a batch of 4 messages; at most 3" in json.loads(refused.body)["error"]["message"]
+        )
+        assert calls == 0  # none of it handled
+        taken = await request(app, ("127.0.0.2", 50001), session, batch[:3])
+        assert taken.status == 200 and len(json.loads(taken.body)) == 3 and calls == 3

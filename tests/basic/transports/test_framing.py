@@ -27,6 +27,17 @@ from .test_streamable_http import INIT, http_server, read_request, tcp_server
 INIT_BODY = json.dumps(INIT).encode()
 
 
+def modern_request() -> tuple[bytes, list[bytes]]:
+    """A 2026-07-28 tools/list: its body and its header lines (no session: a stateless POST)."""
+    from mcp_ref.basic.lifecycle import Role
+    from mcp_ref.exchange import StatelessEngine
+    from mcp_ref.schema.lifecycle import ClientCapabilities, Implementation
+
+    engine = StatelessEngine(Role.CLIENT, info=Implementation(name="t", version="0"), capabilities=ClientCapabilities())
+    rid, data = engine.send_request("tools/list")
+    return data, [f"{k}: {v}".encode() for k, v in engine.http_headers(rid).items()]
+
+
 def chunked(body: bytes) -> bytes:
     return b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
 
@@ -85,13 +96,16 @@ async def answers(raw: bytes) -> list[h11.Response]:
     ],
     ids=["te-first", "cl-first"],
 )
-async def test_a_request_with_both_lengths_is_refused_and_the_connection_closed(framing: bytes) -> None:
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_request_with_both_lengths_is_refused_and_the_connection_closed(framing: bytes, era: str) -> None:
+    # (modern: a 2026-07-28 stateless POST, whose path is new since the fix: refused the same way)
+    body, extra = (INIT_BODY, []) if era == "legacy" else modern_request()
     async with http_server(check_server()) as info:
         stream = await trio.open_tcp_stream("127.0.0.1", info.port)
         # read by Transfer-Encoding, this is an initialize and then a second one pipelined behind it;
         # read by Content-Length, a proxy would see one request whose body ends elsewhere
-        smuggled = post(info.port, chunked(INIT_BODY), framing=framing % len(INIT_BODY))
-        await stream.send_all(smuggled + post(info.port, INIT_BODY))
+        smuggled = post(info.port, chunked(body), *extra, framing=framing % len(body))
+        await stream.send_all(smuggled + post(info.port, body, *extra))
         heads = await answers(await read_all(stream))
         assert [h.status_code for h in heads] == [400]  # refused, then closed: the second is never read
         assert (b"connection", b"close") in heads[0].headers

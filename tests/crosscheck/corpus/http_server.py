@@ -43,6 +43,12 @@ BREAKS = {
     "session-id-guessable": "basic/transports#56",  # session ids 1, 2, 3 ...
     "session-id-bad-chars": "basic/transports#57",  # a session id with a space in it
 }
+#: variants that leave requests unanswered (never send the head of an answer): the checker must
+#: still end in bounded time with a report (name -> the rule the silence breaks)
+HANGS = {
+    "get-never-answered": "basic/transports#39",  # a GET gets neither an SSE stream nor 405: nothing at all
+    "stops-answering": "basic/index#3",  # no request but initialize gets an answer
+}
 #: variants that bend nothing the spec requires: no MUST finding
 CORRECT = {
     "none": "the server as it should be",
@@ -107,8 +113,15 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return True
 
+    def hang(self) -> None:
+        """Send nothing back until the server stops (then close the connection)."""
+        self.server.released.wait()
+        self.close_connection = True
+
     def do_GET(self) -> None:
-        if self.server.brk == "get-200-text":
+        if self.server.brk == "get-never-answered":
+            self.hang()
+        elif self.server.brk == "get-200-text":
             self.answer(200, b"no event stream here", "text/plain")
         else:
             self.answer(405, Allow="POST, DELETE")
@@ -129,6 +142,9 @@ class Handler(BaseHTTPRequestHandler):
             self.refuse_input(-32600, "Invalid Request: one message per POST")
             return
         method = message.get("method")
+        if self.server.brk == "stops-answering" and "id" in message and method != "initialize":
+            self.hang()
+            return
         if not self.session_ok(method):
             return
         rid = message.get("id")
@@ -209,6 +225,8 @@ class CorpusHTTPServer(ThreadingHTTPServer):
         self.brk = brk
         self.sessions: set[str] = set()
         self.streams = 0
+        #: set when the server stops: what hangs lets go
+        self.released = threading.Event()
 
     @property
     def url(self) -> str:
@@ -224,6 +242,7 @@ def serving(brk: str = "none") -> Iterator[str]:
     try:
         yield server.url
     finally:
+        server.released.set()
         server.shutdown()
         server.server_close()
         thread.join(5)
@@ -231,7 +250,7 @@ def serving(brk: str = "none") -> Iterator[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *CORRECT])
+    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HANGS, *CORRECT])
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     server = CorpusHTTPServer(args.brk, args.port)

@@ -69,6 +69,11 @@ BREAKS = {
     "list-varies": "2026-07-28:server/tools#6",  # a tool appears once echo was called
     "resources-vary": "2026-07-28:server/resources#4",  # a resource appears once echo was called
     "initialize-mute": "2026-07-28:basic/versioning#10",  # initialize refused without versions (SHOULD)
+    "call-no-content": "2026-07-28:basic/index#1",  # echo's result has no content (the schema requires it)
+    "notification-with-id": "2026-07-28:basic/index#26",  # echo first sends a list_changed carrying an id
+    "unknown-tool-32000": "2026-07-28:basic/index#19",  # an unknown tool gets -32000 (a legacy code)
+    "unknown-tool-32601": "2026-07-28:basic/index#3",  # an unknown tool gets -32601 (with HTTP 200)
+    "unknown-tool-32603": "2026-07-28:basic/index#3",  # an unknown tool gets Internal error
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
@@ -343,14 +348,20 @@ class Core:
         if name == "echo":
             if self.brk == "log-unasked" or (LOGLEVEL in meta):
                 emit({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "echo"}})
+            if self.brk == "notification-with-id":
+                emit({"jsonrpc": "2.0", "id": 4242, "method": "notifications/tools/list_changed"})
             if self.brk == "server-cancels":
                 emit({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}})
             self.echoed = True
+            if self.brk == "call-no-content":
+                return self.finish({"isError": False})
             return self.finish({"content": [{"type": "text", "text": str(args.get("text"))}]})
         if name == "weather":
             return self.finish({"content": [{"type": "text", "text": f"sunny in {args.get('region')}"}]})
         if name != "confirm":
-            raise Refused(-32077 if self.brk == "reserved-code" else -32602, f"Unknown tool {name!r}")
+            codes = {"reserved-code": -32077, "unknown-tool-32000": -32000, "unknown-tool-32601": -32601}
+            codes["unknown-tool-32603"] = -32603
+            raise Refused(codes.get(self.brk, -32602), f"Unknown tool {name!r}")
         answers = params.get("inputResponses")
         if "requestState" in params or isinstance(answers, dict):
             state = _unseal(params.get("requestState"))

@@ -54,6 +54,8 @@ BREAKS = {
     "structured-breaks-schema": "server/tools#16",
     "structured-without-text": "server/tools#15",
     "unknown-tool-success": "server/tools#20",
+    "unknown-tool-32000": "basic/index#3",  # an unknown tool gets -32000, not -32602
+    "unknown-tool-32601": "basic/index#3",  # an unknown tool gets Method not found, though tools/call exists
     "tools-undeclared": "server/tools#3",
     # resources
     "resource-not-found-code": "server/resources#7",
@@ -295,6 +297,8 @@ class Server:
         if tool is None:
             if self.brk == "unknown-tool-success":
                 self.result(rid, {"content": [{"type": "text", "text": "done"}]})
+            elif self.brk in ("unknown-tool-32000", "unknown-tool-32601"):
+                self.error(rid, int(self.brk[-6:]), f"Unknown tool: {name}")
             elif self.brk == "tool-errors-in-results":
                 self.result(rid, {"content": [{"type": "text", "text": f"no tool {name}"}], "isError": True})
             else:
