@@ -717,7 +717,8 @@ class Battery:
         try:
             if isinstance(self.target, HttpTarget):
                 # first: the token (and how the server asks for it) serves every revision's battery
-                await self._authorization()
+                if not await self._authorization():
+                    return self.report
             if self.revision in (None, MODERN):
                 await self._phase("the 2026-07-28 battery", self._modern)
                 if self.revision == MODERN:
@@ -982,10 +983,11 @@ class Battery:
             chk.fail("basic/utilities/ping#1", "a ping got no answer" + self._stderr())
         return None
 
-    async def _authorization(self) -> None:
+    async def _authorization(self) -> bool:
         """(HTTP) Find out whether the server asks for authorization; if it does, judge how it asks
         (basic/authorization), get a token (``auth``'s flow, or the ``Authorization`` header given)
-        and put it on every request of the battery. TargetUnreachable when no credentials do."""
+        and put it on every request of the battery. TargetUnreachable when no credentials do, or
+        nothing listens; False (and a finding) when the server took the connection and never answered."""
         from .http_probe import initialize_probe
 
         assert isinstance(self.target, HttpTarget)
@@ -997,11 +999,14 @@ class Battery:
         try:
             got = await initialize_probe(target.url, anonymous, self.timer.full, target.ssl_context)
         except HTTPTransportError as e:
+            if e.status is None and isinstance(e.__context__, trio.TooSlowError) and await self._listens(target):
+                # reached but silent is not unreachable: the report says so, as over stdio
+                return not self._no_initialize(None)
             raise TargetUnreachable(str(e)) from e
         if got.status != 401:
             if self.auth is not None:
                 self.report.notes.append(f"the server asked for no authorization (HTTP {got.status} without a token)")
-            return
+            return True
         www = got.headers.get("www-authenticate")
         if self._wants("authorization"):
             await self._authorization_checks(got)
@@ -1030,6 +1035,23 @@ class Battery:
             why = again.headers.get("www-authenticate") or ""
             why = f"HTTP {again.status}" + (f", WWW-Authenticate: {why}" if why else "")
             raise TargetUnreachable(f"{target.url} refused the credentials ({why})")
+        return True
+
+    async def _listens(self, target: HttpTarget) -> bool:
+        """Whether something accepts TCP connections at ``target``'s address (a silent server, not a
+        missing one)."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(target.url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with trio.move_on_after(min(self.timer.full, QUICK)):
+            try:
+                stream = await trio.open_tcp_stream(parts.hostname or "", port)
+            except OSError:
+                return False
+            await stream.aclose()
+            return True
+        return False
 
     async def _authorization_checks(self, refused: Any) -> None:
         """How a protected server asks for a token (basic/authorization#authorization-server-discovery)."""
