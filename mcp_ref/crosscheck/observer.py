@@ -512,7 +512,14 @@ class Observer:
                 " (or the answer crossed the cancellation)"
             )
         elif type(event).__name__ == "UnknownResponse":
-            text = f"the {sender} answered request id {getattr(event, 'id', None)!r}, which the {receiver} never sent"
+            rid = getattr(event, "id", None)
+            sent = self._ids_used[direction.back]
+            if is_valid_id(rid) and _id_key(rid) in sent:
+                text = f"the {sender} answered request id {rid!r} again, after it had answered it"
+            elif len(sent) >= _ID_MEMORY:
+                text = f"the {sender} answered request id {rid!r}, which the {receiver} never sent or had seen answered"
+            else:
+                text = f"the {sender} answered request id {rid!r}, which the {receiver} never sent"
         elif type(event).__name__ == "ErrorWithoutId":
             if self.transport == "http":
                 return  # [basic/transports#11, #20] the body of an HTTP error may be an error without an id

@@ -342,6 +342,22 @@ def test_a_result_without_a_field_its_schema_requires_breaks_the_base_protocol()
     assert "result.content: required field missing" in obs.findings[0].message
 
 
+@pytest.mark.req("basic/index#7")
+def test_a_second_answer_is_called_a_second_answer_not_an_unknown_id() -> None:
+    """An id answered twice was sent: the finding says it was answered again (trial30b L3)."""
+    obs = Observer()
+    handshake(obs)
+    send(obs, C2S, req(10, "ping"))
+    send(obs, S2C, ok(10))
+    send(obs, S2C, ok(10))
+    send(obs, S2C, ok(77))
+    messages = [f.message for f in obs.findings if f.requirement == "basic/index#7"]
+    assert messages == [
+        "the server answered request id 10 again, after it had answered it",
+        "the server answered request id 77, which the client never sent",
+    ], obs.findings
+
+
 def test_a_clean_session_has_no_findings() -> None:
     obs = Observer()
     handshake(obs)
