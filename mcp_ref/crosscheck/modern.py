@@ -170,6 +170,10 @@ class StdioWire(Wire):
         self.closed = trio.Event()
         self._run: list[bytes] = []
         self._reported: set[str] = set()
+        #: the ids of the requests written, and of those answered (a second answer, or an answer to
+        #: an id never sent, breaks basic/index#7 as it does in a session)
+        self.sent: set[str] = set()
+        self.answered: set[str] = set()
 
     @staticmethod
     def _key(rid: Any) -> str:
@@ -239,6 +243,13 @@ class StdioWire(Wire):
     def _take(self, message: Any) -> None:
         if _is_response(message):
             key = self._key(message.get("id"))
+            if message.get("id") is not None and (key in self.answered or key not in self.sent):
+                # [2026-07-28:basic/index#7] one response, with the id of the request it answers
+                again = "a second time" if key in self.answered else "though the client never sent that id"
+                text = f"the server answered request id {message.get('id')!r} {again}"
+                self.on_finding(Finding.of(R + "basic/index#7", text, _brief(message), party="server"))
+                return
+            self.answered.add(key)
             self.responses[key] = message
             ev = self.waiting.get(key)
             if ev is not None:
@@ -247,6 +258,8 @@ class StdioWire(Wire):
         self.inbox.append(message)
 
     async def _write(self, message: Any) -> None:
+        if type(message) is dict and "id" in message and "result" not in message and "error" not in message:
+            self.sent.add(self._key(message["id"]))
         data = frame(message)
         self.record("c2s", data)
         assert self.process.stdin is not None

@@ -44,6 +44,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
             "MUST",
             "the base protocol is supported: its messages are the ones the revision's schema defines",
         ),
+        ("2026-07-28:basic/index#7", "MUST", "each request gets one response, with its id"),
         ("2026-07-28:basic/index#10", "MUST", "every result carries a resultType"),
         (
             "2026-07-28:basic/index#12",

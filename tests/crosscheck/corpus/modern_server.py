@@ -82,6 +82,7 @@ BREAKS = {
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
     "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
+    "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -109,7 +110,7 @@ CORRECT = {
     "crlf": "(stdio) every line ends with CRLF",
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
-STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
+STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed", "answer-twice"}
 
 
 class Refused(Exception):
@@ -459,7 +460,10 @@ def serve_stdio(brk: str) -> None:
                     return
                 time.sleep(0.05)
             answer["result"] = core.finish({})
+        again = json.loads(json.dumps(answer))
         write(answer)
+        if brk == "answer-twice" and message["method"] == "tools/list":
+            write(again)
 
     for line in sys.stdin.buffer:
         if not line.strip():
