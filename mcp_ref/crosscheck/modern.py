@@ -1160,10 +1160,15 @@ class ModernBattery:
             skipped += await self.read_each("prompts/get", self.prompts_listed, params_of)
 
     async def stable(self) -> None:
-        """[2026-07-28:server/tools#6, server/resources#4] lists do not vary with what was called."""
+        """[2026-07-28:server/tools#6, server/resources#4] lists do not vary with what was called;
+        [server/tools#8] the tools come in the same order each time."""
+        listed: dict[str, list[list[str]]] = {}
         for method, requirement in (("tools/list", "server/tools#6"), ("resources/list", "server/resources#4")):
             before = self.lists.get(method)
-            if before is None or not self.called:
+            if before is None:
+                continue
+            if not self.called:
+                listed[method] = [before]
                 continue
             if self.called_unsafe:
                 # a tool that may change things was called (--call-all-tools): the list may change with it
@@ -1173,6 +1178,7 @@ class ModernBattery:
                     [R + requirement],
                     f"{', '.join(self.called_unsafe[:3])} (not read-only) was called: the list may change with it",
                 )
+                listed[method] = [before]
                 continue
             async with self.check(f"modern/{method}-stable", [requirement]) as skipped:
                 items = await self.list_all(method, judge=False)
@@ -1181,6 +1187,7 @@ class ModernBattery:
                     continue
                 key = "uri" if method == "resources/list" else "name"
                 after = [str(i.get(key)) for i in items if type(i) is dict]
+                listed[method] = [before, after]
                 if sorted(after) != sorted(before):
                     added = sorted(set(after) - set(before))
                     gone = sorted(set(before) - set(after))
@@ -1188,6 +1195,26 @@ class ModernBattery:
                         requirement,
                         f"{method} changed after other requests on the connection (added {added}, gone {gone})",
                     )
+        if "tools/list" in listed:
+            await self.tools_order(listed["tools/list"])
+
+    async def tools_order(self, seen: list[list[str]]) -> None:
+        """[2026-07-28:server/tools#8] the same tools, listed again (twice in a row, whatever was called
+        before), come in the same order."""
+        async with self.check("modern/tools/list-order", ["server/tools#8"]) as skipped:
+            while len(seen) < 3:
+                items = await self.list_all("tools/list", judge=False)
+                if items is None:
+                    skipped.append("no answer")
+                    return
+                seen.append([str(i.get("name")) for i in items if type(i) is dict])
+            pairs = [(a, b) for a, b in zip(seen, seen[1:], strict=False) if sorted(a) == sorted(b)]
+            if not pairs:
+                skipped.append("the set of tools changed between the listings: their order cannot be compared")
+            for a, b in pairs:
+                if a != b:
+                    self.find("server/tools#8", f"tools/list gave the same tools in another order: {a[:6]}, then {b[:6]}")
+                    return
 
     # -- logging and subscriptions -----------------------------------------------------------------------
 

@@ -133,6 +133,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:server/resources#16", "MUST NOT", "no empty contents for an unknown resource"),
         ("2026-07-28:server/resources#4", "MUST NOT", "the resource list does not vary with other requests"),
         ("2026-07-28:server/tools#6", "MUST NOT", "the tool list does not vary with other requests"),
+        ("2026-07-28:server/tools#8", "SHOULD", "tools come in the same order while the set is unchanged"),
         ("2026-07-28:server/utilities/caching#1", "MUST", "cacheable results carry ttlMs and cacheScope"),
         ("2026-07-28:server/utilities/caching#11", "MUST", "ttlMs is an integer >= 0"),
         ("2026-07-28:server/utilities/caching#24", "MUST", "every page of a list has the same cacheScope"),

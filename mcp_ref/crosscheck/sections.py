@@ -276,6 +276,7 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
     "2026-07-28:server/resources#16": ("server/resources.mdx", "Error Handling"),
     "2026-07-28:server/resources#4": ("server/resources.mdx", "Capabilities"),
     "2026-07-28:server/tools#6": ("server/tools.mdx", "Capabilities"),
+    "2026-07-28:server/tools#8": ("server/tools.mdx", "Capabilities"),
     "2026-07-28:basic/index#7": ("basic/index.mdx", "Messages > Responses > Result Responses"),
     "2026-07-28:server/utilities/caching#1": ("server/utilities/caching.mdx", "Cacheable Results"),
     "2026-07-28:server/utilities/caching#11": (
