@@ -166,6 +166,8 @@ class Timer:
         self.unanswered: dict[str, str] = {}
         #: requests that went unanswered since the last answer
         self.in_a_row = 0
+        #: JSON-RPC requests (not plain HTTP probes such as a GET) that went unanswered
+        self.requests_missed = 0
 
     @property
     def current(self) -> float:
@@ -175,6 +177,8 @@ class Timer:
         """A request went unanswered; ``kind`` (None: a deliberate probe) is not sent again."""
         self.strikes += 1
         self.in_a_row += 1
+        if kind is None or not kind.startswith("HTTP "):
+            self.requests_missed += 1
         if kind is not None:
             self.unanswered.setdefault(kind, where or self.running or "an earlier check")
         if self.in_a_row >= GIVE_UP:
@@ -1313,7 +1317,8 @@ class Battery:
             if self.config.all_revisions:
                 order += spoken[1:]
         for i, version in enumerate(order):
-            if i and self.timer.strikes:
+            # (a GET left hanging is the transport checks' finding: the POSTs of a session may still be answered)
+            if i and self.timer.requests_missed:
                 self._note(f"revision {version} not checked: the server left requests unanswered")
                 continue
             self.report.section = None if i == 0 else version
