@@ -492,6 +492,7 @@ class Battery:
         self._kind = ""
         self.report = Report(target.describe())
         self.observers: list[Observer] = []
+        self._sections: dict[int, str | None] = {}
         self.on_progress = on_progress
         self.stderr_tail: deque[str] = deque(maxlen=20)
         self.capabilities: dict[str, Any] = {}
@@ -518,6 +519,8 @@ class Battery:
     def _observer(self) -> Observer:
         obs = Observer(transport="stdio" if isinstance(self.target, StdioTarget) else "http")
         self.observers.append(obs)
+        # what the observer finds belongs to the revision section its session ran in
+        self._sections[id(obs)] = self.report.section
         return obs
 
     def _recorder(self, what: str) -> Callable[[Direction, bytes], None]:
@@ -632,6 +635,10 @@ class Battery:
             if obs is not None and any(f.party != "client" for f in obs.findings[start:]):
                 chk.failed = True
                 chk.details.append(f"{type(e).__name__}: {e}")
+                for f in obs.findings[start:]:
+                    # the check failed because of what the observer found: it names that statement
+                    if f.party != "client" and f.requirement not in chk.requirements:
+                        chk.requirements.append(f.requirement)
             else:
                 requirement = e.requirement or (
                     "server/utilities/pagination#2" if "cursor" in str(e) else "basic/index#3"
@@ -771,6 +778,8 @@ class Battery:
                 if finding.party == "client":
                     # what our own client did (a race with the server, say): not the target's fault
                     self._note(f"mcp-ref's own client: {finding.requirement}: {finding.message}")
+                elif finding.revision is None and self._sections.get(id(obs)) is not None:
+                    self.report.add(attrs.evolve(finding, revision=self._sections[id(obs)]))
                 else:
                     self.report.add(finding)
             for note in obs.notes:
