@@ -590,7 +590,8 @@ class Observer:
             self._find(
                 out,
                 expected.requirement if expected.method != "tools/call" else "server/tools#20",
-                f"the {sender} answered {what} with a result, not an error",
+                f"the {sender} answered {expected.method or 'a message'} with a result, though it had to refuse it"
+                f" ({expected.why})",
                 message,
                 sender,
             )
