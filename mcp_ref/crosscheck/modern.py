@@ -38,6 +38,7 @@ import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from itertools import pairwise
 from typing import Any, Final
 
 import attrs
@@ -1208,12 +1209,13 @@ class ModernBattery:
                     skipped.append("no answer")
                     return
                 seen.append([str(i.get("name")) for i in items if type(i) is dict])
-            pairs = [(a, b) for a, b in zip(seen, seen[1:], strict=False) if sorted(a) == sorted(b)]
+            pairs = [(a, b) for a, b in pairwise(seen) if sorted(a) == sorted(b)]
             if not pairs:
                 skipped.append("the set of tools changed between the listings: their order cannot be compared")
             for a, b in pairs:
                 if a != b:
-                    self.find("server/tools#8", f"tools/list gave the same tools in another order: {a[:6]}, then {b[:6]}")
+                    text = f"tools/list gave the same tools in another order: {a[:6]}, then {b[:6]}"
+                    self.find("server/tools#8", text)
                     return
 
     # -- logging and subscriptions -----------------------------------------------------------------------
