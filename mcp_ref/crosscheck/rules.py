@@ -91,6 +91,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ),
         ("2026-07-28:basic/transports/stdio#1", "MUST NOT", "one message per line, no newline inside"),
         ("2026-07-28:basic/transports/stdio#4", "MUST NOT", "nothing but MCP messages on the server's stdout"),
+        ("2026-07-28:basic/transports/stdio#5", "MUST NOT", "nothing but MCP messages on the server's stdin"),
         ("2026-07-28:basic/transports/streamable-http#13", "MUST", "an accepted notification gets 202 and no body"),
         ("2026-07-28:basic/transports/streamable-http#16", "MUST", "a request is answered with JSON or an SSE stream"),
         ("2026-07-28:basic/transports/streamable-http#20", "MUST NOT", "no server request on a response stream"),

@@ -200,6 +200,7 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
     "2026-07-28:basic/patterns/subscriptions#2": ("basic/patterns/subscriptions.mdx", "Acknowledgment"),
     "2026-07-28:basic/transports/stdio#1": ("basic/transports/stdio.mdx", "(intro)"),
     "2026-07-28:basic/transports/stdio#4": ("basic/transports/stdio.mdx", "(intro)"),
+    "2026-07-28:basic/transports/stdio#5": ("basic/transports/stdio.mdx", "(intro)"),
     "2026-07-28:basic/transports/stdio#7": ("basic/transports/stdio.mdx", "Sending Messages"),
     "2026-07-28:basic/transports/stdio#9": ("basic/transports/stdio.mdx", "Receiving Messages"),
     "2026-07-28:basic/transports/streamable-http#13": ("basic/transports/streamable-http.mdx", "Sending Messages"),

@@ -317,3 +317,19 @@ def test_the_http_tap_judges_a_2026_requests_headers_against_its_body() -> None:
             headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": m["method"]}
         tap.message(Direction(d), json.dumps(m).encode(), headers)
     assert ids(tap.end()) == ["2026-07-28:basic/transports/streamable-http#26"]
+
+
+@pytest.mark.req("2026-07-28:basic/index#7", "2026-07-28:basic/transports/stdio#4")
+def test_2026_traffic_is_judged_by_2026_ids_for_duplicates_and_stray_lines() -> None:
+    """(trial30b L4) a response sent twice, and a plain log line on stdout, in 2026-07-28 traffic:
+    the 2026-07-28 statements, as ``check`` names them, not the handshake revisions' ones."""
+    records: list[Record] = []
+    for d, m in recorded("our-our-auto"):
+        records.append(Record(Direction(d), json.dumps(m).encode()))
+        if d == "s2c" and "tools" in m.get("result", {}):
+            records.append(Record(Direction(d), json.dumps(m).encode()))
+            records.append(Record(Direction(d), b"INFO handled tools/list"))
+    report = judge_records(records, transport="stdio")
+    assert sorted(set(ids(report))) == ["2026-07-28:basic/index#7", "2026-07-28:basic/transports/stdio#4"], (
+        report.to_text()
+    )
