@@ -518,6 +518,9 @@ class Observer:
                 f"the {sender} answered {event.method} request {event.id!r} after the {receiver} cancelled it"
                 " (or the answer crossed the cancellation)"
             )
+            if self.transport == "http":
+                # (a POST still gets an HTTP answer: an SSE stream closed without the response sends none)
+                text += "; over Streamable HTTP the POST is still answered, but with no JSON-RPC response in it"
         elif type(event).__name__ == "UnknownResponse":
             rid = getattr(event, "id", None)
             sent = self._ids_used[direction.back]

@@ -167,8 +167,9 @@ class Report:
                 and old.message == finding.message
                 and old.revision == finding.revision
             ):
-                if len(old.evidence) < MAX_EVIDENCE:
-                    merged = (old.evidence + finding.evidence)[:MAX_EVIDENCE]
+                new = tuple(e for e in finding.evidence if e not in old.evidence)  # the same proof once
+                if new and len(old.evidence) < MAX_EVIDENCE:
+                    merged = (old.evidence + new)[:MAX_EVIDENCE]
                     self.findings[i] = attrs.evolve(old, evidence=merged)
                 return
         self.findings.append(finding)

@@ -495,3 +495,16 @@ def test_an_elicitation_completion_for_an_id_never_sent() -> None:
     handshake(obs, client_caps={"elicitation": {"form": {}, "url": {}}})
     send(obs, S2C, note("notifications/elicitation/complete", {"elicitationId": "never"}))
     assert [(f.requirement, f.party) for f in obs.findings] == [("client/elicitation#16", "server")]
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+def test_an_answer_after_a_cancellation_over_http_says_what_the_post_needed() -> None:
+    """(trial30b L5) over Streamable HTTP the POST is answered anyway: the finding says how to send no response."""
+    obs = Observer(transport="http")
+    handshake(obs)
+    for direction, message in [(C2S, req(1, "ping")), (C2S, note("notifications/cancelled", {"requestId": 1}))]:
+        send(obs, direction, message)
+    send(obs, S2C, ok(1))
+    [finding] = obs.findings
+    assert finding.requirement == "basic/utilities/cancellation#4"
+    assert "no JSON-RPC response in it" in finding.message

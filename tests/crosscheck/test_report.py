@@ -244,3 +244,12 @@ def test_the_2026_rules_have_the_catalogues_levels_and_a_status_in_the_manifest(
 def test_an_unknown_requirement_is_refused(requirement: str) -> None:
     with pytest.raises(KeyError, match="has no rule"):
         Finding.of(requirement, "x")
+
+
+def test_the_same_evidence_is_kept_once() -> None:
+    """(trial30b L5) one answer seen by several engines was printed three times as evidence."""
+    report = Report("t")
+    for _ in range(3):
+        report.add(Finding.of("server/tools#20", "answered", {"id": 20}))
+    report.add(Finding.of("server/tools#20", "answered", {"id": 21}))
+    assert report.findings[0].evidence == ({"id": 20}, {"id": 21})
