@@ -126,6 +126,26 @@ def test_a_2025_server_serving_a_request_of_2026_gets_a_note_not_a_finding() -> 
     assert any("as an earlier revision would" in n for n in report.notes)
 
 
+@pytest.mark.req("2026-07-28:basic/index#10")
+def test_a_result_with_2026_fields_but_no_result_type_is_judged_without_a_discover() -> None:
+    """(trial30b N1) a client that sends no server/discover first: caching hints and serverInfo in
+    _meta are 2026-07-28's alone, so the server spoke that revision and owed a resultType."""
+    meta = {PV: "2026-07-28", CAPS: {}, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}}
+    result = {
+        "tools": [],
+        "ttlMs": 0,
+        "cacheScope": "public",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+    }
+    report = judged(
+        [
+            ("c2s", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
+            ("s2c", {"jsonrpc": "2.0", "id": 1, "result": result}),
+        ]
+    )
+    assert ids(report) == ["2026-07-28:basic/index#10"], report.to_text()
+
+
 @pytest.mark.req("2026-07-28:basic/index#52")
 def test_a_request_without_the_client_capabilities() -> None:
     def edit(d: str, m: Any) -> Any:
