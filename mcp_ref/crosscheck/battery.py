@@ -166,6 +166,8 @@ class Timer:
         self.unanswered: dict[str, str] = {}
         #: requests that went unanswered since the last answer
         self.in_a_row = 0
+        #: JSON-RPC requests (not plain HTTP probes such as a GET) that went unanswered
+        self.requests_missed = 0
 
     @property
     def current(self) -> float:
@@ -175,6 +177,8 @@ class Timer:
         """A request went unanswered; ``kind`` (None: a deliberate probe) is not sent again."""
         self.strikes += 1
         self.in_a_row += 1
+        if kind is None or not kind.startswith("HTTP "):
+            self.requests_missed += 1
         if kind is not None:
             self.unanswered.setdefault(kind, where or self.running or "an earlier check")
         if self.in_a_row >= GIVE_UP:
@@ -488,6 +492,7 @@ class Battery:
         self._kind = ""
         self.report = Report(target.describe())
         self.observers: list[Observer] = []
+        self._sections: dict[int, str | None] = {}
         self.on_progress = on_progress
         self.stderr_tail: deque[str] = deque(maxlen=20)
         self.capabilities: dict[str, Any] = {}
@@ -514,6 +519,8 @@ class Battery:
     def _observer(self) -> Observer:
         obs = Observer(transport="stdio" if isinstance(self.target, StdioTarget) else "http")
         self.observers.append(obs)
+        # what the observer finds belongs to the revision section its session ran in
+        self._sections[id(obs)] = self.report.section
         return obs
 
     def _recorder(self, what: str) -> Callable[[Direction, bytes], None]:
@@ -628,6 +635,10 @@ class Battery:
             if obs is not None and any(f.party != "client" for f in obs.findings[start:]):
                 chk.failed = True
                 chk.details.append(f"{type(e).__name__}: {e}")
+                for f in obs.findings[start:]:
+                    # the check failed because of what the observer found: it names that statement
+                    if f.party != "client" and f.requirement not in chk.requirements:
+                        chk.requirements.append(f.requirement)
             else:
                 requirement = e.requirement or (
                     "server/utilities/pagination#2" if "cursor" in str(e) else "basic/index#3"
@@ -717,7 +728,8 @@ class Battery:
         try:
             if isinstance(self.target, HttpTarget):
                 # first: the token (and how the server asks for it) serves every revision's battery
-                await self._authorization()
+                if not await self._authorization():
+                    return self.report
             if self.revision in (None, MODERN):
                 await self._phase("the 2026-07-28 battery", self._modern)
                 if self.revision == MODERN:
@@ -766,6 +778,8 @@ class Battery:
                 if finding.party == "client":
                     # what our own client did (a race with the server, say): not the target's fault
                     self._note(f"mcp-ref's own client: {finding.requirement}: {finding.message}")
+                elif finding.revision is None and self._sections.get(id(obs)) is not None:
+                    self.report.add(attrs.evolve(finding, revision=self._sections[id(obs)]))
                 else:
                     self.report.add(finding)
             for note in obs.notes:
@@ -982,10 +996,11 @@ class Battery:
             chk.fail("basic/utilities/ping#1", "a ping got no answer" + self._stderr())
         return None
 
-    async def _authorization(self) -> None:
+    async def _authorization(self) -> bool:
         """(HTTP) Find out whether the server asks for authorization; if it does, judge how it asks
         (basic/authorization), get a token (``auth``'s flow, or the ``Authorization`` header given)
-        and put it on every request of the battery. TargetUnreachable when no credentials do."""
+        and put it on every request of the battery. TargetUnreachable when no credentials do, or
+        nothing listens; False (and a finding) when the server took the connection and never answered."""
         from .http_probe import initialize_probe
 
         assert isinstance(self.target, HttpTarget)
@@ -997,11 +1012,14 @@ class Battery:
         try:
             got = await initialize_probe(target.url, anonymous, self.timer.full, target.ssl_context)
         except HTTPTransportError as e:
+            if e.status is None and isinstance(e.__context__, trio.TooSlowError) and await self._listens(target):
+                # reached but silent is not unreachable: the report says so, as over stdio
+                return not self._no_initialize(None)
             raise TargetUnreachable(str(e)) from e
         if got.status != 401:
             if self.auth is not None:
                 self.report.notes.append(f"the server asked for no authorization (HTTP {got.status} without a token)")
-            return
+            return True
         www = got.headers.get("www-authenticate")
         if self._wants("authorization"):
             await self._authorization_checks(got)
@@ -1030,6 +1048,23 @@ class Battery:
             why = again.headers.get("www-authenticate") or ""
             why = f"HTTP {again.status}" + (f", WWW-Authenticate: {why}" if why else "")
             raise TargetUnreachable(f"{target.url} refused the credentials ({why})")
+        return True
+
+    async def _listens(self, target: HttpTarget) -> bool:
+        """Whether something accepts TCP connections at ``target``'s address (a silent server, not a
+        missing one)."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(target.url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with trio.move_on_after(min(self.timer.full, QUICK)):
+            try:
+                stream = await trio.open_tcp_stream(parts.hostname or "", port)
+            except OSError:
+                return False
+            await stream.aclose()
+            return True
+        return False
 
     async def _authorization_checks(self, refused: Any) -> None:
         """How a protected server asks for a token (basic/authorization#authorization-server-discovery)."""
@@ -1291,7 +1326,8 @@ class Battery:
             if self.config.all_revisions:
                 order += spoken[1:]
         for i, version in enumerate(order):
-            if i and self.timer.strikes:
+            # (a GET left hanging is the transport checks' finding: the POSTs of a session may still be answered)
+            if i and self.timer.requests_missed:
                 self._note(f"revision {version} not checked: the server left requests unanswered")
                 continue
             self.report.section = None if i == 0 else version

@@ -38,6 +38,7 @@ import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from itertools import pairwise
 from typing import Any, Final
 
 import attrs
@@ -170,6 +171,10 @@ class StdioWire(Wire):
         self.closed = trio.Event()
         self._run: list[bytes] = []
         self._reported: set[str] = set()
+        #: the ids of the requests written, and of those answered (a second answer, or an answer to
+        #: an id never sent, breaks basic/index#7 as it does in a session)
+        self.sent: set[str] = set()
+        self.answered: set[str] = set()
 
     @staticmethod
     def _key(rid: Any) -> str:
@@ -239,6 +244,13 @@ class StdioWire(Wire):
     def _take(self, message: Any) -> None:
         if _is_response(message):
             key = self._key(message.get("id"))
+            if message.get("id") is not None and (key in self.answered or key not in self.sent):
+                # [2026-07-28:basic/index#7] one response, with the id of the request it answers
+                again = "a second time" if key in self.answered else "though the client never sent that id"
+                text = f"the server answered request id {message.get('id')!r} {again}"
+                self.on_finding(Finding.of(R + "basic/index#7", text, _brief(message), party="server"))
+                return
+            self.answered.add(key)
             self.responses[key] = message
             ev = self.waiting.get(key)
             if ev is not None:
@@ -247,6 +259,8 @@ class StdioWire(Wire):
         self.inbox.append(message)
 
     async def _write(self, message: Any) -> None:
+        if type(message) is dict and "id" in message and "result" not in message and "error" not in message:
+            self.sent.add(self._key(message["id"]))
         data = frame(message)
         self.record("c2s", data)
         assert self.process.stdin is not None
@@ -1147,10 +1161,15 @@ class ModernBattery:
             skipped += await self.read_each("prompts/get", self.prompts_listed, params_of)
 
     async def stable(self) -> None:
-        """[2026-07-28:server/tools#6, server/resources#4] lists do not vary with what was called."""
+        """[2026-07-28:server/tools#6, server/resources#4] lists do not vary with what was called;
+        [server/tools#8] the tools come in the same order each time."""
+        listed: dict[str, list[list[str]]] = {}
         for method, requirement in (("tools/list", "server/tools#6"), ("resources/list", "server/resources#4")):
             before = self.lists.get(method)
-            if before is None or not self.called:
+            if before is None:
+                continue
+            if not self.called:
+                listed[method] = [before]
                 continue
             if self.called_unsafe:
                 # a tool that may change things was called (--call-all-tools): the list may change with it
@@ -1160,6 +1179,7 @@ class ModernBattery:
                     [R + requirement],
                     f"{', '.join(self.called_unsafe[:3])} (not read-only) was called: the list may change with it",
                 )
+                listed[method] = [before]
                 continue
             async with self.check(f"modern/{method}-stable", [requirement]) as skipped:
                 items = await self.list_all(method, judge=False)
@@ -1168,6 +1188,7 @@ class ModernBattery:
                     continue
                 key = "uri" if method == "resources/list" else "name"
                 after = [str(i.get(key)) for i in items if type(i) is dict]
+                listed[method] = [before, after]
                 if sorted(after) != sorted(before):
                     added = sorted(set(after) - set(before))
                     gone = sorted(set(before) - set(after))
@@ -1175,6 +1196,27 @@ class ModernBattery:
                         requirement,
                         f"{method} changed after other requests on the connection (added {added}, gone {gone})",
                     )
+        if "tools/list" in listed:
+            await self.tools_order(listed["tools/list"])
+
+    async def tools_order(self, seen: list[list[str]]) -> None:
+        """[2026-07-28:server/tools#8] the same tools, listed again (twice in a row, whatever was called
+        before), come in the same order."""
+        async with self.check("modern/tools/list-order", ["server/tools#8"]) as skipped:
+            while len(seen) < 3:
+                items = await self.list_all("tools/list", judge=False)
+                if items is None:
+                    skipped.append("no answer")
+                    return
+                seen.append([str(i.get("name")) for i in items if type(i) is dict])
+            pairs = [(a, b) for a, b in pairwise(seen) if sorted(a) == sorted(b)]
+            if not pairs:
+                skipped.append("the set of tools changed between the listings: their order cannot be compared")
+            for a, b in pairs:
+                if a != b:
+                    text = f"tools/list gave the same tools in another order: {a[:6]}, then {b[:6]}"
+                    self.find("server/tools#8", text)
+                    return
 
     # -- logging and subscriptions -----------------------------------------------------------------------
 

@@ -117,6 +117,13 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _claims_modern(result: dict[str, Any]) -> bool:
+    """A result with what only 2026-07-28 has (caching hints, serverInfo in ``_meta``): its server
+    speaks that revision, though it left out resultType (trial30b N1)."""
+    meta = result.get("_meta")
+    return "cacheScope" in result or "ttlMs" in result or (type(meta) is dict and SINFO in meta)
+
+
 def _is_response(m: Any) -> bool:
     return type(m) is dict and "method" not in m and ("result" in m or "error" in m)
 
@@ -731,7 +738,7 @@ class ModernTraffic:
         result = _result(message)
         if result is not None:
             versions = result.get("supportedVersions")
-            if "resultType" in result:
+            if "resultType" in result or _claims_modern(result):
                 self.modern_server = True
             elif method == "server/discover" and isinstance(versions, list):
                 self.modern_server = MODERN in versions

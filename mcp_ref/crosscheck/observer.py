@@ -438,8 +438,15 @@ class Observer:
         if "utf-8" in e.message:
             return "basic/transports#1"
         if self.transport == "stdio":
+            if self._modern_era():
+                # [2026-07-28:basic/transports/stdio#4, #5] nothing but MCP messages on stdout / stdin
+                return f"{MODERN}:basic/transports/stdio#{4 if direction is Direction.TO_CLIENT else 5}"
             return "basic/transports#6" if direction is Direction.TO_CLIENT else "basic/transports#7"
         return "basic/index#3"
+
+    def _modern_era(self) -> bool:
+        """The traffic is 2026-07-28's (no initialize seen): its faults are named by that revision's ids."""
+        return bool(self.modern.seen) and not self._initialize_ids
 
     @staticmethod
     def _words(sender: str, event: RuleBroken, message: Any) -> str:
@@ -511,8 +518,20 @@ class Observer:
                 f"the {sender} answered {event.method} request {event.id!r} after the {receiver} cancelled it"
                 " (or the answer crossed the cancellation)"
             )
+            if self.transport == "http":
+                # (a POST still gets an HTTP answer: an SSE stream closed without the response sends none)
+                text += "; over Streamable HTTP the POST is still answered, but with no JSON-RPC response in it"
         elif type(event).__name__ == "UnknownResponse":
-            text = f"the {sender} answered request id {getattr(event, 'id', None)!r}, which the {receiver} never sent"
+            rid = getattr(event, "id", None)
+            sent = self._ids_used[direction.back]
+            if self._modern_era() and requirement == "basic/index#7":
+                requirement = f"{MODERN}:basic/index#7"  # as check's 2026-07-28 section names it
+            if is_valid_id(rid) and _id_key(rid) in sent:
+                text = f"the {sender} answered request id {rid!r} again, after it had answered it"
+            elif len(sent) >= _ID_MEMORY or self._modern_era():
+                text = f"the {sender} answered request id {rid!r}, which the {receiver} never sent or had seen answered"
+            else:
+                text = f"the {sender} answered request id {rid!r}, which the {receiver} never sent"
         elif type(event).__name__ == "ErrorWithoutId":
             if self.transport == "http":
                 return  # [basic/transports#11, #20] the body of an HTTP error may be an error without an id
@@ -583,7 +602,8 @@ class Observer:
             self._find(
                 out,
                 expected.requirement if expected.method != "tools/call" else "server/tools#20",
-                f"the {sender} answered {what} with a result, not an error",
+                f"the {sender} answered {expected.method or 'a message'} with a result, though it had to refuse it"
+                f" ({expected.why})",
                 message,
                 sender,
             )

@@ -69,7 +69,11 @@ class Finding:
             "party": self.party,
             "revision": self.revision,
             "message": self.message,
-            "evidence": list(self.evidence),
+            # one shape: each piece a string (a message as compact JSON, or a text)
+            "evidence": [
+                e if isinstance(e, str) else json.dumps(e, ensure_ascii=False, separators=(",", ":"))
+                for e in self.evidence
+            ],
         }
 
 
@@ -108,6 +112,18 @@ class Check:
             }
             data["reason" if self.status != "pass" else "detail"] = self.detail or default[self.status]
         return data
+
+
+def _evidence_value(text: Any) -> Any:
+    """A piece of JSON evidence as the report held it: a message (an object or array) read back."""
+    if isinstance(text, str) and text[:1] in ("{", "["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(value, (dict, list)):
+            return value
+    return text
 
 
 def evidence_text(value: Any) -> str:
@@ -151,8 +167,9 @@ class Report:
                 and old.message == finding.message
                 and old.revision == finding.revision
             ):
-                if len(old.evidence) < MAX_EVIDENCE:
-                    merged = (old.evidence + finding.evidence)[:MAX_EVIDENCE]
+                new = tuple(e for e in finding.evidence if e not in old.evidence)  # the same proof once
+                if new and len(old.evidence) < MAX_EVIDENCE:
+                    merged = (old.evidence + new)[:MAX_EVIDENCE]
                     self.findings[i] = attrs.evolve(old, evidence=merged)
                 return
         self.findings.append(finding)
@@ -201,7 +218,7 @@ class Report:
         """The report :meth:`to_json` wrote (details and notes are not in that shape)."""
         report = cls(str(data.get("target", "")), data.get("revision"))
         for f in data.get("findings", []):
-            evidence = tuple(f.get("evidence", ()))
+            evidence = tuple(_evidence_value(e) for e in f.get("evidence", ()))
             report.findings.append(
                 Finding(f["requirement"], f["level"], f["message"], evidence, f.get("party"), f.get("revision"))
             )

@@ -44,6 +44,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
             "MUST",
             "the base protocol is supported: its messages are the ones the revision's schema defines",
         ),
+        ("2026-07-28:basic/index#7", "MUST", "each request gets one response, with its id"),
         ("2026-07-28:basic/index#10", "MUST", "every result carries a resultType"),
         (
             "2026-07-28:basic/index#12",
@@ -90,6 +91,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ),
         ("2026-07-28:basic/transports/stdio#1", "MUST NOT", "one message per line, no newline inside"),
         ("2026-07-28:basic/transports/stdio#4", "MUST NOT", "nothing but MCP messages on the server's stdout"),
+        ("2026-07-28:basic/transports/stdio#5", "MUST NOT", "nothing but MCP messages on the server's stdin"),
         ("2026-07-28:basic/transports/streamable-http#13", "MUST", "an accepted notification gets 202 and no body"),
         ("2026-07-28:basic/transports/streamable-http#16", "MUST", "a request is answered with JSON or an SSE stream"),
         ("2026-07-28:basic/transports/streamable-http#20", "MUST NOT", "no server request on a response stream"),
@@ -132,6 +134,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:server/resources#16", "MUST NOT", "no empty contents for an unknown resource"),
         ("2026-07-28:server/resources#4", "MUST NOT", "the resource list does not vary with other requests"),
         ("2026-07-28:server/tools#6", "MUST NOT", "the tool list does not vary with other requests"),
+        ("2026-07-28:server/tools#8", "SHOULD", "tools come in the same order while the set is unchanged"),
         ("2026-07-28:server/utilities/caching#1", "MUST", "cacheable results carry ttlMs and cacheScope"),
         ("2026-07-28:server/utilities/caching#11", "MUST", "ttlMs is an integer >= 0"),
         ("2026-07-28:server/utilities/caching#24", "MUST", "every page of a list has the same cacheScope"),

@@ -200,6 +200,7 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
     "2026-07-28:basic/patterns/subscriptions#2": ("basic/patterns/subscriptions.mdx", "Acknowledgment"),
     "2026-07-28:basic/transports/stdio#1": ("basic/transports/stdio.mdx", "(intro)"),
     "2026-07-28:basic/transports/stdio#4": ("basic/transports/stdio.mdx", "(intro)"),
+    "2026-07-28:basic/transports/stdio#5": ("basic/transports/stdio.mdx", "(intro)"),
     "2026-07-28:basic/transports/stdio#7": ("basic/transports/stdio.mdx", "Sending Messages"),
     "2026-07-28:basic/transports/stdio#9": ("basic/transports/stdio.mdx", "Receiving Messages"),
     "2026-07-28:basic/transports/streamable-http#13": ("basic/transports/streamable-http.mdx", "Sending Messages"),
@@ -276,6 +277,8 @@ SECTIONS: Final[dict[str, tuple[str, str]]] = {
     "2026-07-28:server/resources#16": ("server/resources.mdx", "Error Handling"),
     "2026-07-28:server/resources#4": ("server/resources.mdx", "Capabilities"),
     "2026-07-28:server/tools#6": ("server/tools.mdx", "Capabilities"),
+    "2026-07-28:server/tools#8": ("server/tools.mdx", "Capabilities"),
+    "2026-07-28:basic/index#7": ("basic/index.mdx", "Messages > Responses > Result Responses"),
     "2026-07-28:server/utilities/caching#1": ("server/utilities/caching.mdx", "Cacheable Results"),
     "2026-07-28:server/utilities/caching#11": (
         "server/utilities/caching.mdx",

@@ -280,3 +280,40 @@ def test_revision_picks_one_revision(capsys: pytest.CaptureFixture[str]) -> None
     assert all("revision" not in c for c in data["checks"])  # one section: the revision asked for
     assert main(["check", "-q", "--revision", "1999-01-01", *echo]) == 2
     assert "--revision 1999-01-01: mcp-ref checks" in capsys.readouterr().err
+
+
+@pytest.mark.req("basic/lifecycle#3")
+def test_an_http_server_that_accepts_and_never_answers_gets_a_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """Reached but silent is not unreachable: the report is written, with the finding stdio gets (trial30b N3)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # read nothing, never answer
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+        assert main(["check", "-q", "--json", "--timeout", "0.5", url]) == 1
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert [f["requirement"] for f in report["findings"]] == ["basic/lifecycle#3"], report
+    assert "did not answer initialize" in report["findings"][0]["message"]

@@ -179,3 +179,14 @@ async def test_a_server_that_leaves_requests_unanswered_still_gets_its_report(na
     assert [f for f in report.findings if f.requirement == requirement and " no " in f.message], report.to_text()
     assert all(f.party == "server" for f in report.findings), report.to_text()
     assert not [n for n in report.notes if n.startswith("mcp-ref could not")], report.to_text()
+
+
+async def test_an_unanswered_get_does_not_cost_the_older_revisions() -> None:
+    """Only the GET hangs; every POST is answered: the older revisions are still checked (trial30b L6)."""
+    with trio.fail_after(60):
+        with serving("get-never-answered") as url:
+            report = await check_server(HttpTarget(url), CheckConfig(timeout=2.0))
+    assert len(report.revisions) > 2, report.to_text()
+    assert not [n for n in report.notes if "not checked" in n], report.notes
+    checked = {c.revision for c in report.checks}
+    assert set(report.revisions[1:]) <= checked, (report.revisions, checked)

@@ -84,6 +84,16 @@ CAUGHT_BY_A_CHECK = {
 }
 
 
+@pytest.mark.req("client/roots#1")
+def test_an_undeclared_request_answered_is_one_finding_that_reads_well(reports: dict[str, Report]) -> None:
+    """(trial30b L2) not the fixture's finding and the observer's, the second garbled."""
+    report = reports["answers-roots-undeclared"]
+    found = [f for f in report.findings if f.requirement == "client/roots#1"]
+    assert len(found) == 1, report.to_text()
+    assert found[0].message.startswith("the client answered roots/list with a result, though it had to refuse it")
+    assert {c.name: c.status for c in report.checks}["roots/undeclared"] == "fail", report.to_text()
+
+
 @pytest.mark.parametrize("name, check", list(CAUGHT_BY_A_CHECK.items()))
 def test_a_check_that_records_a_violation_fails(name: str, check: str, reports: dict[str, Report]) -> None:
     report = reports[name]

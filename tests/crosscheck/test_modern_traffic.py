@@ -126,6 +126,26 @@ def test_a_2025_server_serving_a_request_of_2026_gets_a_note_not_a_finding() -> 
     assert any("as an earlier revision would" in n for n in report.notes)
 
 
+@pytest.mark.req("2026-07-28:basic/index#10")
+def test_a_result_with_2026_fields_but_no_result_type_is_judged_without_a_discover() -> None:
+    """(trial30b N1) a client that sends no server/discover first: caching hints and serverInfo in
+    _meta are 2026-07-28's alone, so the server spoke that revision and owed a resultType."""
+    meta = {PV: "2026-07-28", CAPS: {}, "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}}
+    result = {
+        "tools": [],
+        "ttlMs": 0,
+        "cacheScope": "public",
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+    }
+    report = judged(
+        [
+            ("c2s", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}),
+            ("s2c", {"jsonrpc": "2.0", "id": 1, "result": result}),
+        ]
+    )
+    assert ids(report) == ["2026-07-28:basic/index#10"], report.to_text()
+
+
 @pytest.mark.req("2026-07-28:basic/index#52")
 def test_a_request_without_the_client_capabilities() -> None:
     def edit(d: str, m: Any) -> Any:
@@ -317,3 +337,19 @@ def test_the_http_tap_judges_a_2026_requests_headers_against_its_body() -> None:
             headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": m["method"]}
         tap.message(Direction(d), json.dumps(m).encode(), headers)
     assert ids(tap.end()) == ["2026-07-28:basic/transports/streamable-http#26"]
+
+
+@pytest.mark.req("2026-07-28:basic/index#7", "2026-07-28:basic/transports/stdio#4")
+def test_2026_traffic_is_judged_by_2026_ids_for_duplicates_and_stray_lines() -> None:
+    """(trial30b L4) a response sent twice, and a plain log line on stdout, in 2026-07-28 traffic:
+    the 2026-07-28 statements, as ``check`` names them, not the handshake revisions' ones."""
+    records: list[Record] = []
+    for d, m in recorded("our-our-auto"):
+        records.append(Record(Direction(d), json.dumps(m).encode()))
+        if d == "s2c" and "tools" in m.get("result", {}):
+            records.append(Record(Direction(d), json.dumps(m).encode()))
+            records.append(Record(Direction(d), b"INFO handled tools/list"))
+    report = judge_records(records, transport="stdio")
+    assert sorted(set(ids(report))) == ["2026-07-28:basic/index#7", "2026-07-28:basic/transports/stdio#4"], (
+        report.to_text()
+    )

@@ -342,6 +342,22 @@ def test_a_result_without_a_field_its_schema_requires_breaks_the_base_protocol()
     assert "result.content: required field missing" in obs.findings[0].message
 
 
+@pytest.mark.req("basic/index#7")
+def test_a_second_answer_is_called_a_second_answer_not_an_unknown_id() -> None:
+    """An id answered twice was sent: the finding says it was answered again (trial30b L3)."""
+    obs = Observer()
+    handshake(obs)
+    send(obs, C2S, req(10, "ping"))
+    send(obs, S2C, ok(10))
+    send(obs, S2C, ok(10))
+    send(obs, S2C, ok(77))
+    messages = [f.message for f in obs.findings if f.requirement == "basic/index#7"]
+    assert messages == [
+        "the server answered request id 10 again, after it had answered it",
+        "the server answered request id 77, which the client never sent",
+    ], obs.findings
+
+
 def test_a_clean_session_has_no_findings() -> None:
     obs = Observer()
     handshake(obs)
@@ -479,3 +495,16 @@ def test_an_elicitation_completion_for_an_id_never_sent() -> None:
     handshake(obs, client_caps={"elicitation": {"form": {}, "url": {}}})
     send(obs, S2C, note("notifications/elicitation/complete", {"elicitationId": "never"}))
     assert [(f.requirement, f.party) for f in obs.findings] == [("client/elicitation#16", "server")]
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+def test_an_answer_after_a_cancellation_over_http_says_what_the_post_needed() -> None:
+    """(trial30b L5) over Streamable HTTP the POST is answered anyway: the finding says how to send no response."""
+    obs = Observer(transport="http")
+    handshake(obs)
+    for direction, message in [(C2S, req(1, "ping")), (C2S, note("notifications/cancelled", {"requestId": 1}))]:
+        send(obs, direction, message)
+    send(obs, S2C, ok(1))
+    [finding] = obs.findings
+    assert finding.requirement == "basic/utilities/cancellation#4"
+    assert "no JSON-RPC response in it" in finding.message

@@ -115,3 +115,19 @@ async def test_a_check_kept_waiting_past_its_bound_is_cut_off_and_said_so(autoju
     [check] = battery.report.checks
     assert (check.status, check.detail) == ("skip", f"inconclusive: the check was cut off after {CHECK_FLOOR:g}s")
     assert any(n.startswith("mcp-ref could not finish check jsonrpc/kept-waiting") for n in battery.report.notes)
+
+
+@pytest.mark.req("basic/index#1")
+async def test_a_fault_of_every_section_is_found_in_every_section() -> None:
+    """tools/call results without content, in every revision: each section's failed checks name the
+    statement, and each section has its finding (trial30b L1: once, in no section)."""
+    from mcp_ref.crosscheck.config import load_config
+
+    corpus = Path(__file__).parent / "corpus"
+    target = StdioTarget(sys.executable, (str(corpus / "server.py"), "--break", "call-no-content"))
+    report = await check_server(target, load_config(corpus / "corpus.toml"))
+    assert not failed_checks_without_a_finding(report), report.to_text()
+    sections = {c.revision for c in report.checks if c.status == "fail"}
+    assert len(sections) > 1, report.to_text()
+    found = {f.revision for f in report.findings if f.requirement == "basic/index#1"}
+    assert sections <= found, report.to_text()

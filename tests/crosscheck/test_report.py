@@ -31,11 +31,16 @@ def test_the_json_has_exactly_the_documented_shape() -> None:
         "party": "server",
         "revision": None,
         "message": "an unknown tool was answered as a success",
-        "evidence": [{"id": 3}],
+        "evidence": ['{"id":3}'],
     }
     assert all(
         list(f) == ["requirement", "level", "party", "revision", "message", "evidence"] for f in data["findings"]
     )
+    # evidence has one shape, whoever made it (trial30b L1): strings
+    mixed = Report("t")
+    mixed.add(Finding.of("server/tools#20", "a text", "not JSON at all", {"id": 4}))
+    assert mixed.to_json()["findings"][0]["evidence"] == ["not JSON at all", '{"id":4}']
+    assert Report.from_json(mixed.to_json()).findings == mixed.findings
     # every check that did not pass says why
     assert data["checks"][1] == {
         "name": "cancellation/stops-and-stays-silent",
@@ -239,3 +244,12 @@ def test_the_2026_rules_have_the_catalogues_levels_and_a_status_in_the_manifest(
 def test_an_unknown_requirement_is_refused(requirement: str) -> None:
     with pytest.raises(KeyError, match="has no rule"):
         Finding.of(requirement, "x")
+
+
+def test_the_same_evidence_is_kept_once() -> None:
+    """(trial30b L5) one answer seen by several engines was printed three times as evidence."""
+    report = Report("t")
+    for _ in range(3):
+        report.add(Finding.of("server/tools#20", "answered", {"id": 20}))
+    report.add(Finding.of("server/tools#20", "answered", {"id": 21}))
+    assert report.findings[0].evidence == ({"id": 20}, {"id": 21})

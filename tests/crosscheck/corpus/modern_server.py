@@ -78,10 +78,12 @@ BREAKS = {
     "unknown-tool-32000": "2026-07-28:basic/index#19",  # an unknown tool gets -32000 (a legacy code)
     "unknown-tool-32601": "2026-07-28:basic/index#3",  # an unknown tool gets -32601 (with HTTP 200)
     "unknown-tool-32603": "2026-07-28:basic/index#3",  # an unknown tool gets Internal error
+    "tools-reordered": "2026-07-28:server/tools#8",  # every second tools/list in reverse order (SHOULD)
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
     "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
+    "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -109,7 +111,7 @@ CORRECT = {
     "crlf": "(stdio) every line ends with CRLF",
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
-STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
+STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed", "answer-twice"}
 
 
 class Refused(Exception):
@@ -162,6 +164,7 @@ class Core:
 
     def __init__(self, brk: str) -> None:
         self.brk = brk
+        self.listings = 0  # tools/list requests for a first page
         self.echoed = False
 
     def tools(self) -> list[dict[str, Any]]:
@@ -307,7 +310,12 @@ class Core:
         if method == "ping" and self.brk == "removed-served":
             return self.finish({})
         if method == "tools/list":
-            return self.page("tools", self.tools(), params)
+            tools = self.tools()
+            if not params.get("cursor"):
+                self.listings += 1
+            if self.brk == "tools-reordered" and self.listings % 2 == 0:
+                tools.reverse()
+            return self.page("tools", tools, params)
         if method == "prompts/list":
             if self.brk == "mrtr-on-list" and "requestState" not in params:
                 return self.finish({"resultType": "input_required", "requestState": _seal({"warm": True})})
@@ -459,7 +467,10 @@ def serve_stdio(brk: str) -> None:
                     return
                 time.sleep(0.05)
             answer["result"] = core.finish({})
+        again = json.loads(json.dumps(answer))
         write(answer)
+        if brk == "answer-twice" and message["method"] == "tools/list":
+            write(again)
 
     for line in sys.stdin.buffer:
         if not line.strip():

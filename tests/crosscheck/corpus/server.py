@@ -54,6 +54,7 @@ BREAKS = {
     "structured-breaks-schema": "server/tools#16",
     "structured-without-text": "server/tools#15",
     "unknown-tool-success": "server/tools#20",
+    "call-no-content": "basic/index#1",  # every tools/call result lacks content (the schema requires it)
     "unknown-tool-32000": "basic/index#3",  # an unknown tool gets -32000, not -32602
     "unknown-tool-32601": "basic/index#3",  # an unknown tool gets Method not found, though tools/call exists
     "tools-undeclared": "server/tools#3",
@@ -318,6 +319,8 @@ class Server:
 
     def run_tool(self, rid: Any, name: str, args: dict[str, Any], token: Any) -> None:
         result = self.tool_result(rid, name, args, token)
+        if result is not None and self.brk == "call-no-content":
+            result.pop("content", None)
         if result is not None and (json.dumps(rid) not in self.cancelled or self.brk == "answers-after-cancel"):
             self.result(rid, result)
             if name == "progress" and self.brk == "progress-after-result" and token is not None:
