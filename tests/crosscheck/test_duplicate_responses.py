@@ -59,7 +59,7 @@ async def _through_the_tap(upstream: str, tap: Tap, era: str, calls: int = 2) ->
                     else:
                         await client.list_tools()
                 # (on the GET stream the second answer comes after the first: wait until the tap saw it)
-                while not tap.observer.findings:
+                while not any(tap.sessions.findings()):
                     await trio.sleep(0.02)
             await trio.testing.wait_all_tasks_blocked()
         nursery.cancel_scope.cancel()
