@@ -13,9 +13,10 @@ A tool function takes ``(ctx, arguments)`` and returns one of:
 Errors: raising :class:`ToolError` reports a *tool execution error*
 (``isError: true``) the model can see; arguments that fail the input schema
 are reported the same way (2025-11-25 asks for it, so the model can correct
-itself); an unknown tool is a protocol error (-32602); a structured result that
-breaks the tool's own output schema, or any other exception, is an internal
-error (-32603) whose details stay in the server's log.
+itself); an unknown tool is a protocol error (-32602); any other exception of
+the tool is a tool execution error too, with a generic text ("Internal error in
+tool 'x'") and its traceback in the server's log; a structured result that
+breaks the tool's own output schema is an internal error (-32603).
 """
 
 import json
@@ -30,7 +31,8 @@ import attrs
 from ..basic.json_schema import Validate, compile_schema
 from ..basic.meta import check_meta_keys
 from ..basic.transports.mcp_headers import ParamHeader, param_headers
-from ..errors import CapabilityMissing, ErrorCode, MissingClientCapability, ProtocolError
+from ..basic.versioning import Era, era_of
+from ..errors import CapabilityMissing, ErrorCode, MCPRefError, MissingClientCapability, ProtocolError
 from ..schema._base import install_model_methods
 from ..schema.content import TextContent
 from ..schema.lifecycle import ListChangedCapability
@@ -45,6 +47,7 @@ __all__ = [
     "SensitiveHeaderWarning",
     "ToolFunction",
     "ToolRegistry",
+    "ToolSignal",
     "as_call_tool_result",
     "check_tool_name",
 ]
@@ -62,10 +65,17 @@ class ToolError(Exception):
     The call then answers with a result whose ``isError`` is true and whose one
     text block is ``str(error)`` (server/tools#error-handling): the model reads
     it and may try again differently. Use it for what the tool could not do
-    (a city it does not know, a quota reached); any other exception becomes a
-    JSON-RPC internal error (-32603) that tells the model nothing, with the
-    traceback in the server's log.
+    (a city it does not know, a quota reached). Any other exception gives a
+    result with ``isError`` too, whose text says only that the tool failed
+    ("Internal error in tool 'x'"), with the traceback in the server's log; an
+    ``MCPRefError`` (a deliberate ``ProtocolError``, a nested request's error)
+    keeps its protocol error.
     """
+
+
+class ToolSignal(Exception):
+    """Raised through a tool handler as control flow, not as a failure (the tasks extension's
+    ``TaskCreated``): the registry lets it pass instead of making it a tool execution error."""
 
 
 class ToolNameWarning(UserWarning):
@@ -116,11 +126,8 @@ def check_tool_name(name: str) -> list[str]:
 def as_call_tool_result(value: Any) -> CallToolResult:
     """Normalise what a tool function returned (ValueError for a result the schema forbids)."""
     if isinstance(value, CallToolResult):
-        if value.structured_content is not None and not isinstance(value.structured_content, dict):
-            # [server/tools#structured-content] structured content is a JSON object
-            raise ValueError(
-                f"structured_content is a JSON object (dict), not {type(value.structured_content).__name__}"
-            )
+        # (structured content may be any JSON value from 2026-07-28 on; for the revisions before it,
+        # which take an object only, the registry wraps it: see legacy_tool)
         return value
     if isinstance(value, str):
         return CallToolResult(content=[TextContent(text=value)])
@@ -129,6 +136,49 @@ def as_call_tool_result(value: Any) -> CallToolResult:
     if isinstance(value, Sequence):
         return CallToolResult(content=list(value))
     raise TypeError(f"a tool returns CallToolResult, str, dict or a list of content blocks, not {type(value).__name__}")
+
+
+def _boolean_free(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its boolean property schemas spelled as objects (``true`` is ``{}``,
+    ``false`` is ``{"not": {}}``: the same meaning, in a form the 2025 revisions take)."""
+    props = schema.get("properties")
+    if type(props) is not dict or all(type(sub) is dict for sub in props.values()):
+        return schema
+    spelled = {k: v if type(v) is dict else ({} if v else {"not": {}}) for k, v in props.items()}
+    return {**schema, "properties": spelled}
+
+
+def wraps_for_legacy(tool: Tool) -> bool:
+    """Whether a 2025 revision sees ``tool``'s structured content wrapped as ``{"result": value}``:
+    its output schema describes something other than an object (allowed from 2026-07-28 on)."""
+    schema = tool.output_schema
+    return schema is not None and (type(schema) is not dict or schema.get("type") != "object")
+
+
+def legacy_tool(tool: Tool) -> Tool:
+    """``tool`` as a revision before 2026-07-28 lists it (spec_notes/server/tools.md, "Tools only
+    2026-07-28 can express"): an output schema of another type than object becomes
+    ``{"result": <schema>}`` (its structured content is wrapped the same way, see
+    :func:`legacy_result`), and boolean property schemas are spelled as objects. The same tool
+    when it reads the same already."""
+    output = tool.output_schema
+    if wraps_for_legacy(tool):
+        output = {"type": "object", "properties": {"result": output}, "required": ["result"]}
+    elif output is not None:
+        output = _boolean_free(output)
+    inputs = _boolean_free(tool.input_schema)
+    if output is tool.output_schema and inputs is tool.input_schema:
+        return tool
+    return attrs.evolve(tool, input_schema=inputs, output_schema=output)
+
+
+def legacy_result(tool: Tool, result: CallToolResult) -> CallToolResult:
+    """``result`` of ``tool`` for a revision before 2026-07-28: structured content that is not an
+    object, or of a tool listed with a wrapped schema, is wrapped as ``{"result": value}``."""
+    structured = result.structured_content
+    if structured is None or (type(structured) is dict and not wraps_for_legacy(tool)):
+        return result
+    return attrs.evolve(result, structured_content={"result": structured})
 
 
 @attrs.define(repr=False, eq=False)
@@ -234,6 +284,10 @@ class ToolRegistry:
         cursor = params.cursor if params is not None else None
         # [2026-07-28:server/tools#5] the tools registered now that this request's authorization permits
         tools = {name: e.tool for name, e in self._entries.items() if permits(ctx, e.scopes)}
+        if _legacy(ctx):
+            # a tool only 2026-07-28 can express is listed in the form a 2025 revision takes (never
+            # failing the whole list): spec_notes/server/tools.md
+            tools = {name: legacy_tool(tool) for name, tool in tools.items()}
         page, next_cursor = paginate("tools", tools, self._positions, cursor, self.page_size)
         return ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -267,10 +321,21 @@ class ToolRegistry:
             # tool could not do its work, which the model can read and act on -- not an internal error
             text = f"Tool {params.name!r} needs something this client does not offer: {e}"
             return CallToolResult(content=[TextContent(text=text)], is_error=True)
+        except (MCPRefError, ToolSignal):
+            # the protocol's own conditions (a deliberate ProtocolError, a nested request's error,
+            # an input round of 2026-07-28, a timeout) and control flow keep their own answers
+            raise
+        except Exception:
+            # [schema#37, 2026-07-28:schema#47] an error that originates from the tool is a result
+            # with isError, not a protocol error (spec_notes/server/tools.md, "A tool that raises"):
+            # the model is told the tool failed, nothing of it leaks, the traceback is logged once
+            log.exception("tool %r failed", params.name)
+            text = f"Internal error in tool {params.name!r}"
+            return CallToolResult(content=[TextContent(text=text)], is_error=True)
         result = as_call_tool_result(value)
-        return self._finish(entry, result)
+        return self._finish(entry, result, legacy=_legacy(ctx))
 
-    def _finish(self, entry: _Entry, result: CallToolResult) -> CallToolResult:
+    def _finish(self, entry: _Entry, result: CallToolResult, *, legacy: bool = False) -> CallToolResult:
         structured = result.structured_content
         if structured is None:
             if entry.tool.output_schema is not None and not result.is_error:
@@ -285,10 +350,20 @@ class ToolRegistry:
                     "tool %r returned structured content that breaks its output schema: %s", entry.tool.name, errors
                 )
                 raise ProtocolError("Internal error", ErrorCode.INTERNAL_ERROR)
+        if legacy:
+            # (checked against the schema as registered; the 2025 form wraps both alike)
+            result = legacy_result(entry.tool, result)
+            structured = result.structured_content
         if not result.content:
             # [server/tools#15] the serialized JSON also goes in a text block
             result = attrs.evolve(result, content=[TextContent(text=json.dumps(structured, ensure_ascii=False))])
         return result
+
+
+def _legacy(ctx: Any) -> bool:
+    """Whether ``ctx``'s request is of a revision before 2026-07-28 (a 2025 session)."""
+    revision = getattr(ctx, "revision", None)
+    return isinstance(revision, str) and era_of(revision) is Era.LEGACY
 
 
 # repr, eq and hash shared with the data model, not compiled per class at import (bench W7)

@@ -879,6 +879,7 @@ async def open_session(
             pinned = protocol_version in SUPPORTED_VERSIONS
             supported_versions = (protocol_version,) if pinned and protocol_version else SUPPORTED_VERSIONS
         chosen = _choose_era(era, protocol_version, supported_versions, modern_versions)
+        not_modern: Callable[[str | None], UnsupportedProtocolVersion] | None = None
         eras = era_cache if era_cache is not None else ERA_CACHE
         if chosen == "auto" and eras.get(era_key) == "legacy":
             chosen = "legacy"  # [2026-07-28:basic/versioning#9] known: not probed again
@@ -918,25 +919,25 @@ async def open_session(
                 ) as client:
                     yield client
                 return
-            if outcome.modern or chosen == "modern":
+            if outcome.modern:
                 offered = list(_discovered_versions(outcome.result)) or ["(none it would name)"]
-                # [2026-07-28:basic/versioning#2] no version in common: said, not guessed
-                raise (
-                    UnsupportedProtocolVersion(", ".join(offered), versions)
-                    if outcome.modern
-                    else ConnectionClosed(
-                        f"the server does not speak 2026-07-28 ({outcome.reason}) and era='modern' was asked for"
-                    )
-                )
-            log.info("a server of an earlier revision (%s): initialize", outcome.reason)
-            eras.set(era_key, "legacy")
+                # (no version in common: said, not guessed)
+                raise UnsupportedProtocolVersion(", ".join(offered), versions)
+            if chosen == "modern":
+                # a 2026 pin (or era='modern') and a server of earlier revisions only: initialize
+                # once to learn which one it speaks, so the error can name it (trial28c N4)
+                asked = f"protocol_version={protocol_version!r}" if protocol_version else "era='modern'"
+                not_modern = functools.partial(_not_modern, asked, outcome.reason, versions)
+            else:
+                log.info("a server of an earlier revision (%s): initialize", outcome.reason)
+                eras.set(era_key, "legacy")
             if set_modern is not None:
                 set_modern(None)
         conn = Connection(Role.CLIENT, capabilities=caps, supported_versions=supported_versions)
         async with session_scope(conn, channel, handlers=table, notification_handlers=notes, config=config) as session:
             params = InitializeRequestParams(
                 # [basic/lifecycle#8] we propose our latest unless told otherwise -- lifecycle#version-negotiation
-                protocol_version=protocol_version or supported_versions[0],
+                protocol_version=(protocol_version if not_modern is None else None) or supported_versions[0],
                 capabilities=caps,
                 client_info=client_info,
                 meta=dict(initialize_meta) if initialize_meta else None,
@@ -945,16 +946,24 @@ async def open_session(
                 # [basic/lifecycle#1, #2] initialize is the first thing we send
                 result: InitializeResult = await session.request("initialize", params, timeout=initialize_timeout)
             except (MCPError, HTTPTransportError) as e:
+                if not_modern is not None:
+                    # [2026-07-28:basic/versioning#2] no version in common: an error, said to the user
+                    raise not_modern(None) from e
                 refused = _initialize_refused(e, params.protocol_version, speakable, modern_versions)
                 if refused is None:
                     raise
                 # [2026-07-28:basic/versioning#10] the versions a server of 2026 revisions names, said
                 raise refused from e
-            if conn.phase is Phase.CLOSED:
+            if conn.phase is Phase.CLOSED or not_modern is not None:
                 await session.aclose("unsupported protocol version")
+                if not_modern is not None:
+                    # [2026-07-28:basic/versioning#2] no version in common: an error naming the server's
+                    raise not_modern(result.protocol_version)
                 # [basic/lifecycle#12, #22, schema#9] we cannot speak the server's version: a clear
                 # error, and leaving the session scope disconnects -- lifecycle#version-negotiation
-                raise UnsupportedProtocolVersion(result.protocol_version, supported_versions)
+                raise UnsupportedProtocolVersion(
+                    result.protocol_version, supported_versions, server_versions=(result.protocol_version,)
+                )
             # [basic/lifecycle#4] tell the server we are ready
             await session.notify("notifications/initialized")
             session.initialized.set()
@@ -979,6 +988,21 @@ def _also(before: list[Callable[[], None]], then: NotificationHandler | None) ->
             await then(session, params)
 
     return handle
+
+
+def _not_modern(asked: str, reason: str, versions: tuple[str, ...], spoken: str | None) -> UnsupportedProtocolVersion:
+    """The error of a client asked for a 2026 revision (``asked``: what the user gave) whose server
+    speaks earlier revisions only: ``spoken`` is the one its initialize answered (None: unknown)."""
+    which = f"it speaks {spoken}" if spoken else "it named none it speaks"
+    return UnsupportedProtocolVersion(
+        spoken or "(none it would name)",
+        versions,
+        server_versions=(spoken,) if spoken else (),
+        message=(
+            f"{asked} was asked for, but the server does not speak {', '.join(versions)} ({reason});"
+            f" {which}: leave the version to negotiation, or pin one the server speaks"
+        ),
+    )
 
 
 def _choose_era(era: str, protocol_version: str | None, legacy: tuple[str, ...], modern: tuple[str, ...]) -> str:

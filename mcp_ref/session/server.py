@@ -109,6 +109,22 @@ Handler = Callable[Concatenate[RequestContext, P], Awaitable[R]]
 log = logging.getLogger("mcp_ref.server")
 
 
+def _known_versions(name: str, given: Iterable[str], known: tuple[str, ...]) -> tuple[str, ...]:
+    """The legacy revisions of ``given`` (``name``'s value), every entry checked now: a revision
+    mcp_ref does not speak would otherwise fail only when a peer first asks for it (trial28c N2).
+    (A modern revision in ``supported_versions`` is taken and left to ``modern_versions``.)"""
+    if isinstance(given, str):
+        raise TypeError(f"{name} is a tuple of protocol revisions, not the string {given!r}")
+    allowed = (*MODERN_VERSIONS, *SUPPORTED_VERSIONS) if name == "supported_versions" else known
+    for version in given:
+        if version not in allowed:
+            raise ValueError(
+                f"{name}: {version!r} is not a protocol revision this server can serve there"
+                f" (known: {', '.join(allowed)})"
+            )
+    return tuple(v for v in given if era_of(v) is Era.LEGACY)
+
+
 class Server:
     """An MCP server: what it offers, and how to serve it on a channel.
 
@@ -165,9 +181,8 @@ class Server:
         #: instructions for the model, sent at initialization
         self.instructions = instructions
         #: the protocol revisions served through initialize (a session), newest first
-        self.supported_versions = tuple(x for x in supported_versions if era_of(x) is Era.LEGACY)
-        if any(x not in MODERN_VERSIONS for x in modern_versions):
-            raise ValueError(f"modern_versions must be a subset of {MODERN_VERSIONS}")
+        self.supported_versions = _known_versions("supported_versions", supported_versions, SUPPORTED_VERSIONS)
+        _known_versions("modern_versions", modern_versions, MODERN_VERSIONS)
         #: the revisions served request by request (2026-07-28); () serves none
         self.modern_versions = tuple(modern_versions)
         if not self.supported_versions and not self.modern_versions:

@@ -10,7 +10,7 @@ import trio
 from mcp_ref.errors import ErrorCode, LocalProtocolError, MCPError
 from mcp_ref.schema.content import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 from mcp_ref.schema.tools import CallToolResult, ToolAnnotations
-from mcp_ref.server.tools import ToolError, ToolNameWarning, as_call_tool_result, check_tool_name
+from mcp_ref.server.tools import ToolError, ToolNameWarning, check_tool_name
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.client import InvalidToolResult
 from mcp_ref.testing import memory_session_pair
@@ -401,22 +401,62 @@ def test_bad_registration_and_results_are_refused_before_the_wire() -> None:
     with pytest.raises(ValueError, match="task_support is 'forbidden', 'optional' or 'required', not 'bogus'"):
         server.tool(task_support=BOGUS)
     assert len(server.tools) == 0
-    with pytest.raises(ValueError, match="structured_content is a JSON object"):
-        as_call_tool_result(CallToolResult(content=[], structured_content=A_LIST))
 
 
-async def test_a_tool_returning_non_object_structured_content_is_an_internal_error() -> None:
+def two_era_server() -> Server:
+    """Tools only 2026-07-28 can express as they are: a string output schema, a bare list as
+    structured content, a boolean property schema."""
     server = Server("s")
+
+    @server.tool(output_schema={"type": "string"})
+    async def word(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[], structured_content="plain")
 
     @server.tool()
     async def listy(ctx: RequestContext, arguments: dict[str, Any]) -> CallToolResult:
         return CallToolResult(content=[], structured_content=A_LIST)
 
+    @server.tool(
+        input_schema={"type": "object", "properties": {"any": True, "never": False}},
+        output_schema={"type": "object", "properties": {"n": True}},
+    )
+    async def loose(ctx: RequestContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"n": 1}
+
+    @server.tool()
+    async def plain(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    return server
+
+
+async def test_a_tool_only_2026_can_express_is_wrapped_for_a_2025_session_not_fatal_to_the_list() -> None:
+    # trial28c N3: one such tool used to fail tools/list as a whole (-32603) for every 2025 client
+    server = two_era_server()
     async with memory_session_pair(server, era="legacy") as client:
-        with pytest.raises(MCPError) as info:
-            await client.call_tool("listy")
-        assert info.value.code == ErrorCode.INTERNAL_ERROR
-        await client.ping()
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert list(tools) == ["word", "listy", "loose", "plain"]
+        assert tools["word"].output_schema == {
+            "type": "object",
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+        }
+        assert tools["loose"].input_schema["properties"] == {"any": {}, "never": {"not": {}}}
+        assert tools["loose"].output_schema == {"type": "object", "properties": {"n": {}}}
+        word = await client.call_tool("word")
+        assert word.structured_content == {"result": "plain"}
+        assert [b.text for b in word.content if isinstance(b, TextContent)] == ['{"result": "plain"}']
+        assert (await client.call_tool("listy")).structured_content == {"result": A_LIST}
+        assert (await client.call_tool("loose")).structured_content == {"n": 1}
+    async with memory_session_pair(server) as client:
+        assert client.protocol_version == "2026-07-28"
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["word"].output_schema == {"type": "string"}
+        assert tools["loose"].input_schema["properties"] == {"any": True, "never": False}
+        word = await client.call_tool("word")
+        assert word.structured_content == "plain"
+        assert [b.text for b in word.content if isinstance(b, TextContent)] == ['"plain"']
+        assert (await client.call_tool("listy")).structured_content == A_LIST
 
 
 async def test_structured_results_for_a_2025_03_26_client_are_text_only() -> None:
@@ -480,3 +520,29 @@ def test_request_rate_limits_are_checked(limits: dict[str, Any]) -> None:
 
     with pytest.raises(ValueError, match="rate"):
         SessionConfig(request_rate_limits=limits)
+
+
+@pytest.mark.req("schema#37", "2026-07-28:schema#47")
+async def test_a_tool_that_raises_is_a_tool_execution_error_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    # trial28c N1: it was -32603 in every revision, which mcp-ref check reports (schema#37)
+    server = Server("s")
+
+    @server.tool()
+    async def boom(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise RuntimeError("secret database password")
+
+    @server.tool()
+    async def refuse(ctx: RequestContext, arguments: dict[str, Any]) -> str:
+        raise MCPError(ErrorCode.INVALID_PARAMS, "bad day")  # the protocol's own: kept
+
+    for era in ("legacy", "modern"):
+        caplog.clear()
+        async with memory_session_pair(server, era=era) as client:
+            result = await client.call_tool("boom")
+            assert result.is_error is True and result.content == [TextContent(text="Internal error in tool 'boom'")]
+            with pytest.raises(MCPError) as info:
+                await client.call_tool("refuse")
+            assert (info.value.code, info.value.message) == (ErrorCode.INVALID_PARAMS, "bad day")
+        failures = [r for r in caplog.records if r.levelname == "ERROR"]
+        assert len(failures) == 1, era  # once, with its traceback, and nothing of it on the wire
+        assert failures[0].exc_info is not None and "secret" in str(failures[0].exc_info[1])

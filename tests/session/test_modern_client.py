@@ -8,7 +8,7 @@ import pytest
 import trio
 
 from mcp_ref.basic.transports.memory import memory_channel_pair
-from mcp_ref.errors import MCPError
+from mcp_ref.errors import MCPError, UnsupportedProtocolVersion
 from mcp_ref.schema import ElicitResult
 from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.client import open_session
@@ -706,9 +706,43 @@ async def test_a_pinned_modern_version_refuses_a_legacy_server() -> None:
     client_end, server_end = memory_channel_pair()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(server.serve, server_end)
-        with pytest.raises(Exception, match="does not speak 2026-07-28"):
+        # the same typed error as a 2025 pin against a 2026-only server, naming what the user gave
+        # and what the server speaks (it used to be ConnectionClosed, trial28c N4)
+        with pytest.raises(UnsupportedProtocolVersion) as info:
             async with open_session(client_end, era="modern", era_cache=EraCache()):
                 pytest.fail("no client for a legacy server in era='modern'")
+        assert str(info.value).startswith("era='modern' was asked for, but the server does not speak 2026-07-28")
+        assert "it speaks 2025-11-25" in str(info.value)
+        assert info.value.server_versions == ("2025-11-25",) and info.value.supported == ("2026-07-28",)
+        nursery.cancel_scope.cancel()
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server.serve, server_end)
+        with pytest.raises(UnsupportedProtocolVersion, match=r"^protocol_version='2026-07-28' was asked") as info:
+            async with open_session(client_end, protocol_version="2026-07-28", era_cache=EraCache()):
+                pytest.fail("no client for a legacy server pinned to 2026-07-28")
+        assert info.value.server_versions == ("2025-11-25",) and info.value.offered == "2025-11-25"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.req("2026-07-28:basic/versioning#2")
+async def test_a_server_refusing_every_opening_is_an_unsupported_version() -> None:
+    import json
+
+    async def refusing(channel: Any) -> None:
+        async for data in channel:
+            message = json.loads(data)
+            error = {"code": -32022, "message": "no", "data": {"supported": ["2026-07-28"], "requested": "x"}}
+            await channel.send(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode())
+
+    client_end, server_end = memory_channel_pair()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(refusing, server_end)
+        # (it refuses the initialize that would learn its revision too: the error says it named none)
+        with pytest.raises(UnsupportedProtocolVersion, match="it named none it speaks") as info:
+            async with open_session(client_end, era="modern", era_cache=EraCache()):
+                pytest.fail("no version in common")
+        assert info.value.server_versions == () and isinstance(info.value.__cause__, MCPError)
         nursery.cancel_scope.cancel()
 
 

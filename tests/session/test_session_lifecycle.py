@@ -67,7 +67,7 @@ async def test_a_server_version_we_do_not_speak_closes_the_session(autojump_cloc
         with pytest.raises(UnsupportedProtocolVersion) as info:
             async with open_session(client_end, era="legacy"):
                 raise AssertionError("initialised with an unsupported version")
-        assert info.value.offered == "1999-01-01"
+        assert info.value.offered == "1999-01-01" and info.value.server_versions == ("1999-01-01",)
         await trio.testing.wait_all_tasks_blocked()
         assert got == []  # no notifications/initialized: the client disconnected
         with pytest.raises(trio.ClosedResourceError):
@@ -213,6 +213,7 @@ async def test_a_pinned_revision_is_the_one_spoken_or_a_clear_error() -> None:
         async with memory_session_pair(_server_of("2025-06-18"), protocol_version="2025-11-25"):
             raise AssertionError("ran a revision other than the pinned one")
     assert info.value.offered == "2025-06-18" and info.value.supported == ("2025-11-25",)
+    assert info.value.server_versions == ("2025-06-18",)  # what the server answered, named (trial28c)
     assert "server chose protocol version '2025-06-18'; this client supports 2025-11-25" in str(info.value)
     # the pin the server has: that one
     async with memory_session_pair(_server_of("2025-06-18"), protocol_version="2025-06-18") as client:

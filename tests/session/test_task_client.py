@@ -7,6 +7,7 @@ import pytest
 import trio
 
 from mcp_ref import RequestContext, Server, TaskCancelled, TaskFailed, memory_session_pair
+from mcp_ref.errors import ErrorCode, MCPError
 from mcp_ref.schema import CancelTaskRequestParams
 
 
@@ -21,6 +22,11 @@ def make_server(nursery: trio.Nursery) -> Server:
 
     @server.tool(task_support="optional")
     async def broken(ctx: RequestContext) -> str:
+        # (a JSON-RPC error fails a task; an exception of the tool is an isError result instead)
+        raise MCPError(ErrorCode.INTERNAL_ERROR, "Internal error")
+
+    @server.tool(task_support="optional")
+    async def crash(ctx: RequestContext) -> str:
         raise RuntimeError("bug")
 
     return server
@@ -60,4 +66,7 @@ async def test_a_failed_task_still_raises_task_failed(autojump_clock: Any) -> No
             with pytest.raises(TaskFailed) as caught:
                 await handle.wait()
             assert caught.value.code == -32603
+            # a tool that raises: the task ends with its isError result (status failed, 2025-11-25)
+            result = await (await client.call_tool_as_task("crash")).wait()
+            assert result.is_error is True and result.text == "Internal error in tool 'crash'"
         nursery.cancel_scope.cancel()

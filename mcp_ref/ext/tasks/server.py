@@ -49,7 +49,7 @@ from ...schema._converter import converter_for
 from ...schema.content import TextContent
 from ...schema.jsonrpc import Error
 from ...schema.tools import CallToolResult
-from ...server.tools import ToolError, as_call_tool_result
+from ...server.tools import ToolError, ToolSignal, as_call_tool_result
 from ...session.core import RequestContext
 from ...session.modern import ModernContext
 from ...session.task_store import (
@@ -93,7 +93,7 @@ _SHUTDOWN_WRITE = 5.0
 STOPPED_MESSAGE = "the server stopped before the task finished"
 
 
-class TaskCreated(Exception):
+class TaskCreated(ToolSignal):
     """Raised by :func:`as_task` through the tool handler: the call is answered with ``result``
     (the ``CreateTaskResult``), not with what the handler would have returned."""
 

@@ -18,7 +18,7 @@ from mcp_ref.basic.transports._framing import (
     response_framing_problem,
 )
 from mcp_ref.basic.transports.http_fetch import http_exchange
-from mcp_ref.errors import ConnectionClosed, HTTPTransportError
+from mcp_ref.errors import HTTPTransportError, UnsupportedProtocolVersion
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
@@ -333,8 +333,9 @@ async def test_an_answer_with_both_lengths_fails_its_request(era: str, method: s
     both = [b"Transfer-Encoding: chunked", b"Content-Length: 5"]
     raw = RawMcpServer(extra_headers={method: both})
     async with tcp_server(raw.handle) as port:
-        # (the 2026-07-28 opening fails as a server not speaking it, naming the HTTP failure)
-        with pytest.raises((HTTPTransportError, ConnectionClosed)) as failed, trio.fail_after(10):
+        # (the 2026-07-28 opening fails as a server not speaking it, naming the HTTP failure: an
+        # UnsupportedProtocolVersion that also names the revision its initialize answered)
+        with pytest.raises((HTTPTransportError, UnsupportedProtocolVersion)) as failed, trio.fail_after(10):
             async with open_http_client(f"http://127.0.0.1:{port}/mcp", era=era):
                 pass
     assert "both Transfer-Encoding and Content-Length" in str(failed.value)

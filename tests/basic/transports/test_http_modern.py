@@ -236,6 +236,47 @@ async def test_our_client_pinned_to_2025_says_which_versions_a_modern_only_serve
             assert client.protocol_version == V
 
 
+async def test_our_client_pinned_to_2026_says_which_version_a_2025_only_server_speaks() -> None:
+    # the reverse of the test above, the same typed error (it was ConnectionClosed, trial28c N4)
+    async with http_server(Server("old only", modern_versions=())) as info:
+        with pytest.raises(UnsupportedProtocolVersion, match=r"^protocol_version='2026-07-28' was asked") as e:
+            async with open_http_client(info.url, protocol_version=V):
+                pass
+        assert e.value.server_versions == ("2025-11-25",) and "it speaks 2025-11-25" in str(e.value)
+
+
+def test_an_unknown_revision_is_refused_when_the_server_is_made() -> None:
+    # trial28c N2: a typo in supported_versions used to pass, then fail the first 2025 initialize
+    with pytest.raises(ValueError, match=r"supported_versions: '2025-13-01' is not .*known: 2026-07-28, 2025-11-25"):
+        Server("s", supported_versions=("2025-13-01", "2025-11-25"))
+    with pytest.raises(ValueError, match=r"modern_versions: '2027-01-01' is not .*known: 2026-07-28\)"):
+        Server("s", modern_versions=("2027-01-01",))
+    with pytest.raises(TypeError, match="a tuple of protocol revisions, not the string '2025-11-25'"):
+        Server("s", supported_versions="2025-11-25")  # type: ignore[arg-type]
+    # a 2026 revision among supported_versions is taken (modern_versions serves it), as before
+    assert Server("s", supported_versions=(V, "2025-06-18")).supported_versions == ("2025-06-18",)
+
+
+async def test_a_session_that_fails_ends_alone_its_request_answered_and_the_server_serves_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a bug behind one HTTP session (here: versions made unservable after the checks) used to end
+    # serve_http, so one peer's initialize took the server from every client (trial28c N2)
+    server = make_server()
+    server.supported_versions = ("2025-13-01",)
+    async with http_server(server) as info:
+        status, _, data = await raw(info.url, "POST", ACCEPT_BOTH, INIT)
+        answers = [json.loads(line[6:]) for line in data.decode().splitlines() if line.startswith("data: {")]
+        assert status == 200 and answers == [
+            {"jsonrpc": "2.0", "id": INIT["id"], "error": {"code": -32603, "message": "Internal error"}}
+        ]
+        failures = [r for r in caplog.records if r.getMessage().startswith("HTTP session ")]
+        assert [r.exc_info is not None for r in failures if "failed" in r.getMessage()] == [True]
+        headers, body = post("server/discover")
+        status, _, data = await raw(info.url, "POST", headers, body)
+        assert status == 200 and "result" in json.loads(data)
+
+
 @pytest.mark.req("2026-07-28:basic/transports/streamable-http#13")
 async def test_a_notification_is_accepted_with_202() -> None:
     async with http_server(make_server()) as info:
