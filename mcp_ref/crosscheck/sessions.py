@@ -32,7 +32,10 @@ import attrs
 from .observer import Direction, Observer, Transport
 from .report import Finding
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "SESSION_MARK"]
+
+#: how a finding's evidence names the session that showed it
+SESSION_MARK = "MCP-Session-Id: "
 
 
 def _holds_initialize(posted: Any) -> bool:
@@ -132,7 +135,7 @@ class Sessions:
         session = self.session_of(obs)
         if session is None:
             return findings
-        mark = f"MCP-Session-Id: {session}"
+        mark = SESSION_MARK + session
         return [f if mark in f.evidence else attrs.evolve(f, evidence=(*f.evidence, mark)) for f in findings]
 
     def end(self) -> list[Finding]:

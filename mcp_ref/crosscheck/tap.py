@@ -27,7 +27,7 @@ from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Overs
 from .http_rules import HttpJudge, judge_step
 from .observer import Direction, Observer
 from .report import MAX_TRAFFIC, Finding, Report
-from .sessions import Sessions
+from .sessions import SESSION_MARK, Sessions
 from .traffic import http_line, traffic_header, traffic_line
 
 __all__ = ["Tap", "run_stdio_tap", "finding_line", "report_of"]
@@ -37,7 +37,9 @@ _READ = 65536
 
 def finding_line(finding: Finding) -> str:
     who = f" ({finding.party})" if finding.party else ""
-    return f"mcp-ref tap: {finding.level}{who} {finding.requirement}: {finding.message}"
+    sessions = [e for e in finding.evidence if isinstance(e, str) and e.startswith(SESSION_MARK)]
+    where = f" [{sessions[-1]}]" if sessions else ""
+    return f"mcp-ref tap: {finding.level}{who} {finding.requirement}: {finding.message}{where}"
 
 
 class Tap:

@@ -17,7 +17,7 @@ from mcp_ref import open_http_client
 from mcp_ref.crosscheck.http_tap import serve_http_tap
 from mcp_ref.crosscheck.judge import judge_file
 from mcp_ref.crosscheck.report import Report
-from mcp_ref.crosscheck.tap import Tap
+from mcp_ref.crosscheck.tap import Tap, finding_line
 
 from .corpus import http_server
 
@@ -63,6 +63,8 @@ async def test_a_finding_in_each_session_names_that_session(tmp_path: Path) -> N
     named = {e for f in live.findings for e in f.evidence if isinstance(e, str) and e.startswith("MCP-Session-Id: ")}
     # each session answered its pings twice: each is named as the session that showed it
     assert named == {f"MCP-Session-Id: {s}" for s in sessions}, live.to_text()
+    # the line the tap prints as it finds it says where, too
+    assert all(finding_line(f).endswith("]") and "[MCP-Session-Id: " in finding_line(f) for f in live.findings)
     replayed = judge_file(str(log_path))
     said = [(f.requirement, f.message, f.evidence) for f in live.findings]
     assert [(f.requirement, f.message, f.evidence) for f in replayed.findings] == said
