@@ -42,10 +42,13 @@ async def _two_sessions(name: str, log_path: Path) -> tuple[Report, list[str]]:
     return tap.end(), sessions
 
 
-@pytest.mark.req("basic/index#6")
-async def test_two_sessions_reusing_request_ids_are_no_finding(tmp_path: Path) -> None:
+@pytest.mark.req("basic/index#6", "basic/transports#50")
+@pytest.mark.parametrize("name", ["sse", "sse-ids-per-session"])
+async def test_two_sessions_reusing_request_ids_are_no_finding(name: str, tmp_path: Path) -> None:
+    """Nor are two sessions whose SSE event ids both count from 1 (initialize's stream included: it
+    belongs to the session its answer names, though its request carried no session id)."""
     log_path = tmp_path / "traffic.jsonl"
-    live, sessions = await _two_sessions("sse", log_path)
+    live, sessions = await _two_sessions(name, log_path)
     assert len(set(sessions)) == 2
     # (before: the second initialize was "initialize twice", and ids 0, 1, 2 "used again")
     assert live.findings == [], live.to_text()

@@ -66,9 +66,19 @@ CORRECT = {
     "none": "the server as it should be",
     "sse": "every answer is an SSE stream (a priming event, the answer, the end)",
     "sse-split-data": "every answer is an SSE stream whose JSON is split over several data: lines, CRLF line ends",
+    # (event ids are unique within a session, basic/transports#50: another session may use them again)
+    "sse-ids-per-session": "every answer, initialize's too, an SSE stream; event ids count from 1 in each session",
 }
 #: the variants that answer requests with SSE streams
-SSE = {"sse", "sse-split-data", "sse-no-priming", "sse-stays-open", "sse-event-id-reused", "sse-answer-twice"}
+SSE = {
+    "sse",
+    "sse-split-data",
+    "sse-no-priming",
+    "sse-stays-open",
+    "sse-event-id-reused",
+    "sse-answer-twice",
+    "sse-ids-per-session",
+}
 
 
 class Handler(JsonHandler):
@@ -181,7 +191,7 @@ class Handler(JsonHandler):
         if self.server.brk == "request-202" and method != "initialize":
             self.answer(202)
             return
-        if self.server.brk in SSE and method != "initialize":
+        if self.server.brk in SSE and (method != "initialize" or self.server.brk == "sse-ids-per-session"):
             self.stream(reply, headers)
             return
         kind = "text/plain" if self.server.brk == "request-text-plain" else "application/json"
@@ -229,12 +239,18 @@ class Handler(JsonHandler):
         self.end_headers()
         eol = "\r\n" if brk == "sse-split-data" else "\n"
         events = []
+        first, second = f"{stream}-1", f"{stream}-2"
+        if brk == "sse-event-id-reused":
+            first, second = "1", "2"
+        elif brk == "sse-ids-per-session":
+            session = headers.get("Mcp_Session_Id") or self.headers.get("Mcp-Session-Id", "")
+            with self.server.lock:
+                count = self.server.event_counts[session] = self.server.event_counts.get(session, 0) + 2
+            first, second = str(count - 1), str(count)
         if brk != "sse-no-priming":
-            first = "1" if brk == "sse-event-id-reused" else f"{stream}-1"
             events.append(f"id: {first}{eol}data:{eol}{eol}")
         text = json.dumps(reply, indent=1) if brk == "sse-split-data" else json.dumps(reply)
         data = "".join(f"data: {line}{eol}" for line in text.split("\n"))
-        second = "2" if brk == "sse-event-id-reused" else f"{stream}-2"
         events.append(f"id: {second}{eol}{data}{eol}")
         if brk == "sse-answer-twice":
             events.append(f"id: {stream}-3{eol}{data}{eol}")  # the same response again
@@ -253,10 +269,12 @@ class CorpusHTTPServer(CorpusServer):
         self.streams = 0
         #: session id -> what its GET stream is still to carry
         self._outboxes: dict[str, queue.Queue[Any]] = {}
-        self._lock = threading.Lock()
+        #: session id -> the last SSE event id it used (sse-ids-per-session)
+        self.event_counts: dict[str, int] = {}
+        self.lock = threading.Lock()
 
     def outbox(self, session: str) -> queue.Queue[Any]:
-        with self._lock:
+        with self.lock:
             return self._outboxes.setdefault(session, queue.Queue())
 
 
