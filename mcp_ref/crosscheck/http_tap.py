@@ -276,15 +276,17 @@ async def _relay_response(
             content_type = dict((n.lower(), v) for n, v in event.headers).get(b"content-type", b"").decode()
             if not any(n.lower() == b"content-length" for n, _ in headers):
                 headers.append((b"transfer-encoding", b"chunked"))
-            await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
             head = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in event.headers}
             # (an initialize carries no session id: its stream belongs to the session its answer names,
             # as the battery's raw channel has it -- its event ids count among that session's)
             session = session if session is not None else head.get("mcp-session-id")
             step = {"method": method, "status": event.status_code, "content_type": content_type, "headers": head}
+            # judged before the client has it: a request it makes in the session this head names cannot
+            # overtake the session's start
             tap.http_step(
                 {"http": "head", "x": x, "session": session, **step, "is_request": is_request, "posted": posted}
             )
+            await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
         elif isinstance(event, h11.Data):
             chunk = bytes(event.data)
             if chunk:
