@@ -191,6 +191,11 @@ class _Entry:
     headers: tuple[ParamHeader, ...] = ()
     #: the OAuth scopes a request needs to see and call it (none: every request)
     scopes: frozenset[str] = frozenset()
+    #: ``tool`` as the revisions before 2026-07-28 list it, derived once (:func:`legacy_tool`)
+    legacy: Tool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.legacy = legacy_tool(self.tool)
 
 
 class ToolRegistry:
@@ -283,11 +288,10 @@ class ToolRegistry:
         # [2026-07-28:server/tools#8] registration order, the same on every request while the set is unchanged
         cursor = params.cursor if params is not None else None
         # [2026-07-28:server/tools#5] the tools registered now that this request's authorization permits
-        tools = {name: e.tool for name, e in self._entries.items() if permits(ctx, e.scopes)}
-        if _legacy(ctx):
-            # a tool only 2026-07-28 can express is listed in the form a 2025 revision takes (never
-            # failing the whole list): spec_notes/server/tools.md
-            tools = {name: legacy_tool(tool) for name, tool in tools.items()}
+        # a tool only 2026-07-28 can express is listed in the form a 2025 revision takes (never
+        # failing the whole list): spec_notes/server/tools.md
+        legacy = _legacy(ctx)
+        tools = {name: e.legacy if legacy else e.tool for name, e in self._entries.items() if permits(ctx, e.scopes)}
         page, next_cursor = paginate("tools", tools, self._positions, cursor, self.page_size)
         return ListToolsResult(tools=page, next_cursor=next_cursor)
 

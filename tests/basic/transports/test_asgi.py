@@ -19,6 +19,7 @@ from mcp_ref import AsgiApp, ProtectedResource, Server, open_http_client
 from mcp_ref.schema import TextContent
 
 from ...conftest import ROOT
+from ._raw_http import read_response
 from .test_streamable_http import INIT, exchange
 
 pytest.importorskip("hypercorn", reason="Hypercorn is in the test extra")
@@ -189,18 +190,7 @@ async def raw_exchange(base: str, head: bytes, body: bytes = b"") -> tuple[int, 
         conn = h11.Connection(h11.CLIENT)
         conn.send(h11.Request(method="POST", target="/", headers=[("host", "x")]))
         conn.send(h11.EndOfMessage())
-        status, headers, data = 0, {}, b""
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await stream.receive_some(65536))
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                headers = {k.decode(): v.decode() for k, v in event.headers}
-            elif isinstance(event, h11.Data):
-                data += event.data
-            elif isinstance(event, h11.EndOfMessage):
-                break
+        status, headers, data = await read_response(conn, stream)
         # after the answer: the server closes (EOF), or keeps the connection for the next request
         closed = False
         with trio.move_on_after(2):

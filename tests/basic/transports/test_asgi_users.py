@@ -18,6 +18,7 @@ import trio
 from mcp_ref import AsgiApp
 from mcp_ref.testing.transport_check import check_server
 
+from ._servers import Tally
 from .test_http_users import holding_server, modern
 from .test_streamable_http import ACCEPT_BOTH, INIT
 
@@ -139,24 +140,15 @@ async def test_a_client_without_an_address_is_still_served_behind_asgi() -> None
 
 
 async def test_a_batch_past_the_limit_is_refused_whole_behind_asgi() -> None:
-    server = check_server()
-    calls = 0
-
-    @server.tool()
-    async def tally(ctx: Any, arguments: dict[str, Any]) -> str:
-        nonlocal calls
-        calls += 1
-        return "counted"
-
-    app = server.asgi_app(json_response=True, max_batch=3)
+    tally = Tally()
+    app = tally.server.asgi_app(json_response=True, max_batch=3)
     async with running(app):
         session = await start_session(app, ("127.0.0.2", 50001), "2025-03-26")
-        call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "tally"}}
-        batch = [{**call, "id": i} for i in range(4)]
+        batch = tally.batch(4)
         refused = await request(app, ("127.0.0.2", 50001), session, batch)
         assert (
             refused.status == 400 and "a batch of 4 messages; at most 3" in json.loads(refused.body)["error"]["message"]
         )
-        assert calls == 0  # none of it handled
+        assert tally.calls == 0  # none of it handled
         taken = await request(app, ("127.0.0.2", 50001), session, batch[:3])
-        assert taken.status == 200 and len(json.loads(taken.body)) == 3 and calls == 3
+        assert taken.status == 200 and len(json.loads(taken.body)) == 3 and tally.calls == 3

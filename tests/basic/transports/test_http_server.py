@@ -24,6 +24,7 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server
 
+from ._raw_http import read_response
 from .test_streamable_http import ACCEPT_BOTH, INIT, Exchange, hanging_server, send_request
 
 
@@ -727,22 +728,11 @@ async def raw_exchange(mem: MemoryHttp, data: bytes, *, then_closed: bool = True
     conn = h11.Connection(h11.CLIENT)
     conn.send(h11.Request(method="GET", target="/", headers=[("host", "x")]))  # (only to read an answer)
     conn.send(h11.EndOfMessage())
-    status, headers, body = 0, {}, b""
-    with trio.fail_after(10):
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await client.receive_some(65536))
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                headers = {k.decode().lower(): v.decode() for k, v in event.headers}
-            elif isinstance(event, h11.Data):
-                body += bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                break
-        if then_closed:
+    answer = await read_response(conn, client)
+    if then_closed:
+        with trio.fail_after(10):
             assert await client.receive_some(65536) == b""
-    return status, headers, body
+    return answer
 
 
 @pytest.mark.req("basic/transports#9")

@@ -32,6 +32,9 @@ from mcp_ref.session import RequestContext, Server
 from mcp_ref.session.http import open_http_client
 from mcp_ref.testing.transport_check import check_server, check_transport
 
+from ._raw_http import read_response
+from ._servers import Tally
+
 # -- sans-IO ------------------------------------------------------------------------------------
 
 
@@ -238,21 +241,9 @@ async def raw(
     out += (conn.send(h11.Data(data=data)) or b"") if data else b""
     out += conn.send(h11.EndOfMessage()) or b""
     await stream.send_all(out)
-    status, rheaders, chunks = 0, {}, []
-    with trio.fail_after(10):
-        while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                conn.receive_data(await stream.receive_some(65536))
-            elif isinstance(event, h11.Response):
-                status = event.status_code
-                rheaders = {k.decode().lower(): v.decode() for k, v in event.headers}
-            elif isinstance(event, h11.Data):
-                chunks.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                break
+    answer = await read_response(conn, stream)
     await stream.aclose()
-    return status, rheaders, b"".join(chunks)
+    return answer
 
 
 class Exchange:
@@ -485,24 +476,15 @@ async def test_batches_only_in_2025_03_26() -> None:
 
 
 async def test_a_batch_over_the_limit_is_refused_before_any_of_it_is_handled() -> None:
-    server = check_server()
-    calls = 0
-
-    @server.tool()
-    async def tally(ctx: RequestContext, arguments: dict[str, Any]) -> str:
-        nonlocal calls
-        calls += 1
-        return "counted"
-
-    async with http_server(server, max_batch=3) as info:
+    tally = Tally()
+    async with http_server(tally.server, max_batch=3) as info:
         session = await start_session(info.url, "2025-03-26")
-        call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "tally"}}
-        batch = [{**call, "id": i} for i in range(4)]
+        batch = tally.batch(4)
         status, _, body = await raw(info.url, "POST", session, batch)
         assert status == 400 and json.loads(body)["error"]["code"] == -32600 and json.loads(body)["id"] is None
         assert "a batch of 4 messages; at most 3" in json.loads(body)["error"]["message"]
         status, _, body = await raw(info.url, "POST", session, batch[:3])
-        assert status == 200 and calls == 3  # (none of the refused batch ran)
+        assert status == 200 and tally.calls == 3  # (none of the refused batch ran)
 
 
 @pytest.mark.req("basic/transports#17", "basic/transports#21", "2025-03-26:basic/transports#22")
@@ -1068,18 +1050,9 @@ async def test_server_answers_several_exchanges_on_one_connection() -> None:
                 out = conn.send(h11.Request(method="POST", target=parts.path, headers=headers)) or b""
                 out += (conn.send(h11.Data(data=body)) or b"") + (conn.send(h11.EndOfMessage()) or b"")
                 await stream.send_all(out)
-                chunks = []
-                while True:
-                    event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        conn.receive_data(await stream.receive_some(65536))
-                    elif isinstance(event, h11.Response):
-                        statuses.append(event.status_code)
-                    elif isinstance(event, h11.Data):
-                        chunks.append(bytes(event.data))
-                    elif isinstance(event, h11.EndOfMessage):
-                        break
-                assert sse_messages(b"".join(chunks))[-1]["result"]["protocolVersion"] == "2025-11-25"
+                status, _, answer = await read_response(conn, stream)
+                statuses.append(status)
+                assert sse_messages(answer)[-1]["result"]["protocolVersion"] == "2025-11-25"
                 assert conn.our_state is h11.DONE and conn.their_state is h11.DONE  # kept alive
                 conn.start_next_cycle()
         await stream.aclose()
