@@ -83,7 +83,7 @@ BREAKS = {
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
     "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
-    "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice
+    "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice (HTTP: in one SSE stream)
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -111,7 +111,7 @@ CORRECT = {
     "crlf": "(stdio) every line ends with CRLF",
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
-STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed", "answer-twice"}
+STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
 
 
 class Refused(Exception):
@@ -541,7 +541,8 @@ class _Handler(JsonHandler):
             return
         listen = bool(answer.get("result", {}).pop("_listen", None))
         lingering = brk in ("stream-lingers", "no-accel") and message["method"] == "tools/call"
-        if status != 200 or not (sent or listen or lingering or brk == "all-sse"):
+        twice = brk == "answer-twice" and message["method"] == "tools/list"
+        if status != 200 or not (sent or listen or lingering or twice or brk == "all-sse"):
             self._plain(status, json.dumps(answer).encode())
             return
         self.send_response(200)
@@ -558,6 +559,8 @@ class _Handler(JsonHandler):
                 time.sleep(2)
                 answer["result"] = self.server.core.finish({})
             self._event(answer)
+            if twice:
+                self._event(answer)  # the same response again, in the same stream
             if brk == "stream-lingers" and lingering:
                 time.sleep(2.5)
         except OSError:
