@@ -79,14 +79,14 @@ BREAKS = {
     "unknown-tool-32601": "2026-07-28:basic/index#3",  # an unknown tool gets -32601 (with HTTP 200)
     "unknown-tool-32603": "2026-07-28:basic/index#3",  # an unknown tool gets Internal error
     "tools-reordered": "2026-07-28:server/tools#8",  # every second tools/list in reverse order (SHOULD)
+    "resource-uri-not-uri": "2026-07-28:server/resources#12",  # resource "mem a" (no scheme, a space)
+    "bad-traceparent": "2026-07-28:basic/index#62",  # every result's _meta traceparent is "not-a-trace"
+    "elicitation-nested": "2026-07-28:basic/index#1",  # confirm's form schema has an object property
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
     "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
     "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice
-    "resource-uri-not-uri": "2026-07-28:server/resources#12",  # resource "mem a" (no scheme, a space)
-    "bad-traceparent": "2026-07-28:basic/index#62",  # every result's _meta traceparent is "not-a-trace"
-    "elicitation-nested": "2026-07-28:basic/index#1",  # confirm's form schema has an object property
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
