@@ -167,11 +167,11 @@ class Core:
 
     def __init__(self, brk: str) -> None:
         self.brk = brk
-        self.listings = 0  # tools/list requests for a first page
-        self.echoed = False
         self.uri_a = "mem a" if brk == "resource-uri-not-uri" else "mem://a"
         nested = {"type": "object", "properties": {"really": {"type": "boolean"}}}
         self.ok_schema: dict[str, Any] = nested if brk == "elicitation-nested" else {"type": "boolean"}
+        self.listings = 0  # tools/list requests for a first page
+        self.echoed = False
 
     def tools(self) -> list[dict[str, Any]]:
         ro = {"readOnlyHint": True}
