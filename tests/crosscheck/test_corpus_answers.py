@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from mcp_ref.crosscheck.battery import check_server
-from mcp_ref.crosscheck.config import CheckConfig
+from mcp_ref.crosscheck.config import CheckConfig, ToolSpec
 from mcp_ref.crosscheck.report import Report
 from mcp_ref.crosscheck.targets import StdioTarget
 
@@ -53,6 +53,13 @@ def test_a_malformed_answer_is_a_finding_in_every_revision(
     assert _sections(report, requirement) == expected, report.to_text()
 
 
+@pytest.mark.req("basic/index#13")
+def test_a_response_to_an_id_never_sent_is_not_an_answer_to_a_notification(reports: dict[str, Report]) -> None:
+    """(trial30c D7, ssewrongid) it answers a request that was never made (index#7), nothing else."""
+    report = reports["answers-unknown-id"]
+    assert {f.requirement for f in report.findings if f.party == "server"} == {"basic/index#7"}, report.to_text()
+
+
 @pytest.mark.req("2025-03-26:basic/index#14")
 def test_a_batch_is_judged_by_the_revision_the_server_speaks(reports: dict[str, Report]) -> None:
     report = reports["only-0326-batched"]
@@ -61,3 +68,32 @@ def test_a_batch_is_judged_by_the_revision_the_server_speaks(reports: dict[str, 
     assert not [f for f in report.findings if "batch" in f.message], report.to_text()
     tools = [c for c in report.checks if c.name == "pagination/tools/list"]
     assert tools and all(c.status == "pass" for c in tools), report.to_text()
+
+
+SERVER = Path(__file__).parent / "corpus" / "server.py"
+
+
+@pytest.mark.req("basic/utilities/cancellation#4")
+@pytest.mark.req("basic/utilities/progress#4")
+async def test_the_progress_call_runs_while_the_cancellation_is_watched() -> None:
+    """(trial30c D10) a slow tool named for both roles ran to its end once per revision after the
+    cancellation check's watch; now the progress call is sent before it, and both checks still run
+    and pass in every revision."""
+    slow = ToolSpec("slow")
+    config = CheckConfig(tools={"slow": slow, "progress": slow}, timeout=8.0, cancel_wait=1.0)
+    report = await check_server(
+        StdioTarget(sys.executable, (str(SERVER),)), config, only=("lifecycle", "cancellation", "progress")
+    )
+    for name in ("cancellation/stops-and-stays-silent", "progress/increasing-and-before-the-result"):
+        statuses = {c.revision or report.revision: c.status for c in report.checks if c.name == name}
+        assert statuses == dict.fromkeys(SPOKEN, "pass"), report.to_text()
+    assert report.findings == [], report.to_text()
+    sessions: dict[str, list[str]] = {}
+    for message in report.traffic:
+        if message["dir"] == "c2s" and "main session" in message["session"]:
+            sessions.setdefault(message["session"], []).append(message["text"])
+    assert len(sessions) == len(SPOKEN), list(sessions)
+    for sent in sessions.values():
+        progress_call = next(i for i, t in enumerate(sent) if "mcp-ref-progress-1" in t)
+        cancelled = next(i for i, t in enumerate(sent) if "notifications/cancelled" in t and "mcp-ref-never" not in t)
+        assert progress_call < cancelled, sent

@@ -23,6 +23,8 @@ BREAKS = {
     "tools-list-batched": "basic/lifecycle#14",
     # a tools/list response with both result and error
     "result-and-error": "basic/index#3",
+    # every ping answer comes after a response to an id never sent (not an answer to a notification)
+    "answers-unknown-id": "basic/index#7",
 }
 CORRECT = {
     "only-0326-batched": "speaks 2025-03-26 only, where batches are allowed, and batches its tools/list answers",
@@ -43,12 +45,15 @@ class Answers(Server):
         super().on_request(rid, method, params)
 
     def write(self, message: dict[str, Any]) -> None:
+        if self.brk == "answers-unknown-id" and message.get("result") == {} and "id" in message:
+            self.count = getattr(self, "count", 0) + 1
+            super().write({"jsonrpc": "2.0", "id": f"never-sent-{self.count}", "result": {}})
         if "method" in message or json.dumps(message.get("id")) not in self.listing:
             super().write(message)
             return
         if self.brk in ("tools-list-batched", "only-0326-batched"):
             data = json.dumps([message]).encode()
-        elif "result" in message:  # result-and-error
+        elif self.brk == "result-and-error" and "result" in message:
             data = json.dumps({**message, "error": {"code": -32603, "message": "and an error"}}).encode()
         else:
             data = json.dumps(message).encode()
