@@ -262,10 +262,16 @@ class Report:
         if self.revisions:
             lines.append(f"revisions the target speaks: {', '.join(self.revisions)}")
         lines += [f"note: {n}" for n in self.notes]
-        sections = sorted({c.revision for c in self.checks if c.revision} - {self.revision}, reverse=True)
-        for section in [None, *sections]:
+        # the revisions the latest first (check --help): the main section (its revision, and what ran before
+        # any was negotiated) takes its revision's place, under a header when a later one came first
+        others = sorted({c.revision for c in self.checks if c.revision} - {self.revision}, reverse=True)
+        later = [r for r in others if self.revision is not None and r > self.revision]
+        sections: list[str | None] = [*later, None, *(r for r in others if r not in later)]
+        for section in sections:
             if section is not None:
                 lines += ["", f"=== revision {section}"]
+            elif later:
+                lines += ["", f"=== revision {self.revision} (and the checks before any revision was negotiated)"]
 
             def mine(revision: str | None, section: str | None = section) -> bool:
                 return revision in (None, self.revision) if section is None else revision == section

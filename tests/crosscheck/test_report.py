@@ -271,3 +271,28 @@ def test_the_same_evidence_is_kept_once() -> None:
         report.add(Finding.of("server/tools#20", "answered", {"id": 20}))
     report.add(Finding.of("server/tools#20", "answered", {"id": 21}))
     assert report.findings[0].evidence == ({"id": 20}, {"id": 21})
+
+
+def test_the_text_lists_the_revisions_the_latest_first() -> None:
+    # check --help: one section per revision, the latest first (trial30c D9); the main section (the
+    # checks before any revision was negotiated, and its own revision's) takes its revision's place
+    report = Report("python server.py", "2025-11-25")
+    report.check("lifecycle/version-negotiation", "pass", ["basic/lifecycle#9"])
+    for section in ("2026-07-28", None, "2025-06-18"):
+        report.section = section
+        report.check("ping/answered-promptly", "pass", ["basic/utilities/ping#1"])
+    report.section = None
+    headers = [line for line in report.to_text().splitlines() if line.startswith("=== ")]
+    assert headers == [
+        "=== revision 2026-07-28",
+        "=== revision 2025-11-25 (and the checks before any revision was negotiated)",
+        "=== revision 2025-06-18",
+    ]
+    text = report.to_text()
+    assert text.index("lifecycle/version-negotiation") > text.index("=== revision 2025-11-25")
+    # with no later revision the main section opens the report, as before, without a header
+    older = Report("python server.py", "2025-11-25")
+    older.check("ping/answered-promptly", "pass", ["basic/utilities/ping#1"])
+    older.section = "2025-06-18"
+    older.check("ping/answered-promptly", "pass", ["basic/utilities/ping#1"])
+    assert [line for line in older.to_text().splitlines() if line.startswith("=== ")] == ["=== revision 2025-06-18"]
