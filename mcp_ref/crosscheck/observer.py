@@ -429,12 +429,14 @@ class Observer:
         """The value rules of the prose and the schema that decoding does not check (:mod:`.values`), in
         the negotiated revision -- the same functions ModernJudge applies to 2026-07-28's. Whether one broke."""
         revision = self.client.protocol_version or self.server.protocol_version
-        if revision is None:
-            return False  # (before initialize was answered, the lifecycle is what the message breaks)
         sender = direction.sender
         method = message.get("method")
         if isinstance(method, str):
             params = message.get("params")
+            if method == "initialize" and type(params) is dict:
+                revision = revision or _published(params.get("protocolVersion"))  # (the one it offers)
+            if revision is None:
+                return False  # (before initialize, the lifecycle is what a message breaks)
             if "id" in message:
                 problems = request_problems(revision, method, params)
             else:
@@ -442,9 +444,12 @@ class Observer:
             what = f"{method} {'request' if 'id' in message else 'notification'}"
         elif "result" in message and is_valid_id(message.get("id")):
             request = self._engine_of(direction.receiver).outgoing(message["id"])
-            if request is None:
+            result = message["result"]
+            if request is not None and request.method == "initialize" and type(result) is dict:
+                revision = revision or _published(result.get("protocolVersion"))  # (the one it chose)
+            if request is None or revision is None:
                 return False
-            problems = result_problems(revision, request.method, message["result"])
+            problems = result_problems(revision, request.method, result)
             what = f"{request.method} result"
         else:
             return False
@@ -889,6 +894,10 @@ class Observer:
 def _id_key(rid: Any) -> Any:
     # "1" and 1 are different ids (basic/index#4): keep the type in the key
     return (type(rid).__name__, rid) if isinstance(rid, str | int) and not isinstance(rid, bool) else ("?", repr(rid))
+
+
+def _published(version: Any) -> str | None:
+    return version if isinstance(version, str) and version in PUBLISHED_REVISIONS else None
 
 
 def _bad_code(message: Any) -> bool:

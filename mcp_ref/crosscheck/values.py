@@ -28,6 +28,8 @@ from typing import Any, Final
 
 import attrs
 
+from ..basic.url_elicitation import check_url
+
 __all__ = [
     "Problem",
     "is_uri",
@@ -53,6 +55,19 @@ _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:(?:[A-Za-z0-9\-._~!$&'()*+,;
 # W3C Trace Context, section 3.2: version "-" trace-id "-" parent-id "-" trace-flags, lower-case hex
 _TRACEPARENT: Final = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
 _PRIMITIVE: Final = frozenset({"string", "number", "integer", "boolean"})
+#: StringSchema's formats (an enum of the schema)
+_FORMATS: Final = frozenset({"email", "uri", "date", "date-time"})
+#: the revisions whose Implementation and lists carry icons and websiteUrl ("format": "uri")
+_ICONS: Final = frozenset({"2025-11-25", MODERN})
+#: the lists whose items may carry icons
+_ICON_LISTS: Final = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+SERVER_INFO_META: Final = "io.modelcontextprotocol/serverInfo"
+CLIENT_INFO_META: Final = "io.modelcontextprotocol/clientInfo"
 
 
 @attrs.frozen
@@ -104,6 +119,8 @@ def form_schema_problem(schema: Any, revision: str) -> str | None:
             continue
         if kind not in _PRIMITIVE:
             return f"property {name!r} has type {kind!r}: only string, number, integer and boolean are allowed"
+        if kind == "string" and "format" in prop and prop["format"] not in _FORMATS:
+            return f"property {name!r} has format {prop['format']!r}: only email, uri, date and date-time are allowed"
     return None
 
 
@@ -132,6 +149,26 @@ def _content_uris(where: str, block: Any, revision: str) -> Iterator[Problem]:
     resource = block.get("resource") if block.get("type") == "resource" else None
     if isinstance(resource, dict) and "uri" in resource:
         yield from _uris(f"{where}.resource.uri", resource["uri"], revision)
+
+
+def _icons(where: str, item: Any, revision: str) -> Iterator[Problem]:
+    """The icons' ``src`` of one item (an Implementation, a tool, a prompt, a resource ...)."""
+    if revision not in _ICONS or not isinstance(item, dict):
+        return
+    for i, icon in enumerate(_list(item.get("icons"))):
+        if isinstance(icon, dict) and "src" in icon and not is_uri(icon["src"]):
+            # [basic/index#1] [2026-07-28:basic/index#1] Icon.src is "format": "uri" (a data: URI is one)
+            yield Problem(_schema_id(revision), f"{where}.icons[{i}].src {_brief(icon['src'])} is not a URI")
+
+
+def _implementation(where: str, info: Any, revision: str) -> Iterator[Problem]:
+    """An Implementation (serverInfo, clientInfo): its websiteUrl and icons."""
+    if revision not in _ICONS or not isinstance(info, dict):
+        return
+    if "websiteUrl" in info and not is_uri(info["websiteUrl"]):
+        # [basic/index#1] [2026-07-28:basic/index#1] Implementation.websiteUrl is "format": "uri"
+        yield Problem(_schema_id(revision), f"{where}.websiteUrl {_brief(info['websiteUrl'])} is not a URI")
+    yield from _icons(where, info, revision)
 
 
 def _list(value: Any) -> list[Any]:
@@ -171,6 +208,15 @@ def result_problems(revision: str, method: str, result: Any) -> list[Problem]:
         for i, message in enumerate(_list(result.get("messages"))):
             if isinstance(message, dict):
                 found.extend(_content_uris(f"messages[{i}].content", message.get("content"), revision))
+    if method in ("initialize", "server/discover"):
+        found.extend(_implementation("serverInfo", result.get("serverInfo"), revision))
+    if method in _ICON_LISTS:
+        key = _ICON_LISTS[method]
+        for i, item in enumerate(_list(result.get(key))):
+            found.extend(_icons(f"{key}[{i}]", item, revision))
+    meta = result.get("_meta")
+    if revision == MODERN and isinstance(meta, dict):
+        found.extend(_implementation(f"_meta {SERVER_INFO_META}", meta.get(SERVER_INFO_META), revision))
     if revision == MODERN and result.get("resultType") == "input_required":
         requests = result.get("inputRequests")
         for key, request in requests.items() if isinstance(requests, dict) else ():
@@ -191,9 +237,21 @@ def request_problems(revision: str, method: str, params: Any) -> list[Problem]:
             # [basic/index#1] [2026-07-28:basic/index#1] a form's requestedSchema is a flat object of
             # PrimitiveSchemaDefinition properties (the schema; client/elicitation.mdx, "Requested Schema")
             found.append(Problem(_schema_id(revision), f"the elicitation form's {problem}"))
+    elif method == "elicitation/create" and params.get("mode") == "url" and revision in _ICONS:
+        try:
+            check_url(params["url"] if isinstance(params.get("url"), str) else "")
+        except ValueError:
+            # [client/elicitation#13] [2026-07-28:client/elicitation#14] a URL elicitation's url is a valid URL
+            rule = "client/elicitation#14" if revision == MODERN else "client/elicitation#13"
+            found.append(Problem(rule, f"the URL elicitation's url {_brief(params.get('url'))} is not a valid URL"))
+    if method == "initialize":
+        found.extend(_implementation("clientInfo", params.get("clientInfo"), revision))
+    meta = params.get("_meta")
+    if revision == MODERN and isinstance(meta, dict):
+        found.extend(_implementation(f"_meta {CLIENT_INFO_META}", meta.get(CLIENT_INFO_META), revision))
     # (a client's resources/read of a URI is not judged: it reads what the server listed, and the
     # server's listing is where the fault is)
-    return found
+    return _first_per_rule(found)
 
 
 def notification_problems(revision: str, method: str, params: Any) -> list[Problem]:

@@ -230,3 +230,98 @@ def test_form_schemas_flat_and_primitive() -> None:
     objects = {"type": "object", "properties": {"o": {"type": "array", "items": {"type": "object"}}}}
     assert form_schema_problem(objects, "2026-07-28") == "property 'o' is an array whose items are not strings"
     assert form_schema_problem({"type": "object", "properties": {"x": {}}}, "2026-07-28") is not None
+
+
+# -- more of the schema's value constraints: icons, websiteUrl, URL elicitation, form formats -------
+
+
+@pytest.mark.req("basic/index#1")
+def test_an_icon_src_that_is_not_a_uri_2025_11_25() -> None:
+    report = check("server_more.py", "icon-src-not-uri", "2025-11-25")
+    caught_by_both(report, "basic/index#1", "tools[0].icons[0].src 'echo icon.png' is not a URI")
+    assert server_ids(report) == {"basic/index#1"}, report.to_text()
+
+
+@pytest.mark.req("2026-07-28:basic/index#1")
+def test_an_icon_src_that_is_not_a_uri_2026() -> None:
+    report = check("modern_server.py", "icon-src-not-uri", "2026-07-28")
+    caught_by_both(report, "2026-07-28:basic/index#1", "tools[0].icons[0].src 'echo icon.png' is not a URI")
+    assert server_ids(report) == {"2026-07-28:basic/index#1"}, report.to_text()
+
+
+@pytest.mark.req("basic/index#1")
+def test_icons_are_judged_only_where_the_schema_has_them() -> None:
+    icon = {"tools": [{"name": "t", "inputSchema": {"type": "object"}, "icons": [{"src": "a b"}]}]}
+    listed = [ask(1, "tools/list", {}), answer(1, icon)]
+    assert [f.requirement for f in session("2025-11-25", *listed).findings] == ["basic/index#1"]
+    assert session("2025-06-18", *listed).findings == []  # (icons are 2025-11-25's: an unknown field then)
+
+
+@pytest.mark.req("basic/index#1")
+def test_a_website_url_that_is_not_a_uri_either_side() -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1", "websiteUrl": "example dot com"},
+        },
+    }
+    info = {"name": "s", "version": "1", "websiteUrl": "https://ok.example/", "icons": [{"src": "icon.png"}]}
+    ok = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": info}
+    records = [
+        Record(Direction.TO_SERVER, json.dumps(init).encode()),
+        Record(Direction.TO_CLIENT, json.dumps({"jsonrpc": "2.0", "id": 0, "result": ok}).encode()),
+    ]
+    report = judge_records(records, transport="stdio")
+    found = sorted((f.party or "", f.message) for f in report.findings)
+    assert [p for p, _ in found] == ["client", "server"], found
+    assert "clientInfo.websiteUrl 'example dot com' is not a URI" in found[0][1]
+    assert "serverInfo.icons[0].src 'icon.png' is not a URI" in found[1][1]
+
+
+URL_ASK = {"mode": "url", "message": "Sign in", "elicitationId": "e-1", "url": "https//no-colon.example"}
+
+
+@pytest.mark.req("client/elicitation#13")
+def test_a_url_elicitation_without_a_valid_url_2025() -> None:
+    elicit = ("s2c", {"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": URL_ASK})
+    declined = ("c2s", {"jsonrpc": "2.0", "id": "e1", "result": {"action": "decline"}})
+    report = session("2025-11-25", elicit, declined, caps={"elicitation": {"url": {}}})
+    assert [(f.requirement, f.party) for f in report.findings] == [("client/elicitation#13", "server")]
+
+
+def modern_call(result: dict[str, Any]) -> Report:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+    }
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": meta}}
+    server = {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
+    got = {"jsonrpc": "2.0", "id": 1, "result": {**result, "_meta": server}}
+    records = [
+        Record(Direction.TO_SERVER, json.dumps(call).encode()),
+        Record(Direction.TO_CLIENT, json.dumps(got).encode()),
+    ]
+    return judge_records(records, transport="stdio")
+
+
+@pytest.mark.req("2026-07-28:client/elicitation#14")
+def test_a_url_elicitation_without_a_valid_url_in_an_input_request_2026() -> None:
+    asked = {"method": "elicitation/create", "params": {k: v for k, v in URL_ASK.items() if k != "elicitationId"}}
+    report = modern_call({"resultType": "input_required", "inputRequests": {"login": asked}})
+    assert [f.requirement for f in report.findings] == ["2026-07-28:client/elicitation#14"], report.to_text()
+    fine = {"method": "elicitation/create", "params": {**asked["params"], "url": "https://login.example/x"}}
+    assert modern_call({"resultType": "input_required", "inputRequests": {"login": fine}}).findings == []
+
+
+@pytest.mark.req("2026-07-28:basic/index#1")
+def test_a_form_string_with_a_format_the_schema_does_not_name_2026() -> None:
+    form = {"type": "object", "properties": {"when": {"type": "string", "format": "time"}}}
+    asked = {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": form}}
+    report = modern_call({"resultType": "input_required", "inputRequests": {"when": asked}})
+    assert [f.requirement for f in report.findings] == ["2026-07-28:basic/index#1"], report.to_text()
+    assert "property 'when' has format 'time'" in report.findings[0].message

@@ -82,6 +82,7 @@ BREAKS = {
     "resource-uri-not-uri": "2026-07-28:server/resources#12",  # resource "mem a" (no scheme, a space)
     "bad-traceparent": "2026-07-28:basic/index#62",  # every result's _meta traceparent is "not-a-trace"
     "elicitation-nested": "2026-07-28:basic/index#1",  # confirm's form schema has an object property
+    "icon-src-not-uri": "2026-07-28:basic/index#1",  # the echo tool's icon src is "echo icon.png"
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
@@ -198,6 +199,8 @@ class Core:
         ]
         if self.brk == "list-varies" and self.echoed:
             tools.append({"name": "recent", "inputSchema": {"type": "object"}, "annotations": ro})
+        if self.brk == "icon-src-not-uri":
+            tools[0]["icons"] = [{"src": "echo icon.png", "mimeType": "image/png"}]
         return tools
 
     def caps(self) -> dict[str, Any]:

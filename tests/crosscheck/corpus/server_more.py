@@ -54,6 +54,7 @@ BREAKS = {
     # values the prose or the schema constrain
     "completion-too-many": "basic/index#1",  # 150 completion values (the schema allows 100)
     "resource-uri-not-uri": "server/resources#6",  # the resource "corpus text" (no scheme, a space)
+    "icon-src-not-uri": "basic/index#1",  # (2025-11-25) the echo tool's icon src is "echo icon.png"
 }
 CORRECT = {
     "none": "the server as it should be (read-only tools marked)",
@@ -67,6 +68,9 @@ AUDIO = "UklGRg=="
 
 
 class More(Server):
+    #: the revision this session negotiated
+    version = ""
+
     def write(self, message: dict[str, Any]) -> None:
         if self.brk == "error-without-message" and isinstance(message.get("error"), dict):
             message = {**message, "error": {"code": message["error"]["code"]}}
@@ -96,6 +100,8 @@ class More(Server):
         return caps
 
     def on_request(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+        if method == "initialize" and isinstance(params.get("protocolVersion"), str):
+            self.version = self.negotiate(params["protocolVersion"])
         family = {
             "resources-undeclared": "resources",
             "prompts-undeclared": "prompts",
@@ -173,6 +179,8 @@ class More(Server):
             if tool["name"] in READ_ONLY:
                 tool["annotations"] = {"readOnlyHint": True}
             tools.append(tool)
+        if self.brk == "icon-src-not-uri" and self.version == "2025-11-25":
+            tools[0]["icons"] = [{"src": "echo icon.png", "mimeType": "image/png"}]
         if self.brk == "tool-name-too-long":
             tools[0]["name"] = "e" * 130
         if self.brk == "output-schema-invalid":
