@@ -129,3 +129,16 @@ async def test_without_a_slow_tool_the_cancellation_is_skipped_saying_why() -> N
     named = await _stdio("none", CheckConfig(tools={"slow": ToolSpec("no-such-tool")}, timeout=20.0))
     check = next(c for c in named.checks if c.name == CANCEL)
     assert check.status == "skip" and "no-such-tool" in check.detail, named.to_text()
+
+
+@pytest.mark.req("2026-07-28:basic/index#53")
+async def test_a_tools_call_without_a_name_is_sent_and_must_be_refused() -> None:
+    served = await _stdio("nameless-call-served", CheckConfig(timeout=20.0))
+    assert {f.requirement for f in served.findings} == {"2026-07-28:basic/index#53"}, served.to_text()
+    assert "without a name was served" in served.findings[0].message
+    check = next(c for c in served.checks if c.name == "modern/tools/call-without-name")
+    assert check.status == "fail", served.to_text()
+    with modern_server.serving("none") as url:
+        refused = await check_server(HttpTarget(url), CheckConfig(timeout=10.0), revision="2026-07-28")
+    check = next(c for c in refused.checks if c.name == "modern/tools/call-without-name")
+    assert check.status == "pass" and not refused.findings, refused.to_text()
