@@ -93,6 +93,8 @@ CROSSCHECK_JUDGING = tuple(
         # the rules of 2026-07-28 (the battery, the fixture, the tap and the judge hold traffic to them)
         "modern_judge",
         "explain",
+        # one observer per HTTP session (the tap and the judge route traffic through it)
+        "sessions",
     )
 )
 CROSSCHECK_DRIVERS = tuple(

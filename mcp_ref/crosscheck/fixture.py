@@ -103,6 +103,8 @@ class FixtureOptions:
 
 #: seconds a client is given to leave once the fixture has ended its session (and written its report)
 LEAVE_GRACE: Final = 3.0
+#: seconds an answer is waited for once the client has left a request unanswered (--timeout if shorter)
+AFTER_SILENCE: Final = 2.0
 #: requests in a row a client may leave unanswered before the battery asks it nothing more
 #: (each waited for ``--timeout``: a client that answers nothing must not cost them all)
 SILENT_STRIKES: Final = 2
@@ -137,6 +139,12 @@ class ClientBattery:
         #: requests the client left unanswered in a row (SILENT_STRIKES: nothing more is asked)
         self.unanswered = 0
 
+    @property
+    def wait(self) -> float:
+        """Seconds the next answer is waited for: ``--timeout``, or, once the client has left a request
+        unanswered, no more than AFTER_SILENCE (a client that answers again gets the full time back)."""
+        return self.options.timeout if not self.unanswered else min(self.options.timeout, AFTER_SILENCE)
+
     def _check(self, name: str, status: Status, requirements: Sequence[str], detail: str = "") -> None:
         self.report.check(name, status, requirements, detail)
 
@@ -155,7 +163,7 @@ class ClientBattery:
         data = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         self.channel.expect_deliberate(data)
         await self.session.send_raw(data)
-        with trio.move_on_after(self.options.timeout):
+        with trio.move_on_after(self.wait):
             while (answer := self._answer(rid)) is None:
                 await trio.sleep(0.02)
             return answer
@@ -264,7 +272,7 @@ class ClientBattery:
 
     async def _ping(self) -> str:
         start = trio.current_time()
-        pending = await self.session.start_request("ping", None, timeout=self.options.timeout)
+        pending = await self.session.start_request("ping", None, timeout=self.wait)
         await pending.result()
         answer = self._answer(pending.id)
         result = answer.get("result") if type(answer) is dict else None
@@ -275,18 +283,18 @@ class ClientBattery:
     async def _unknown_method(self) -> str:
         # the observer judges the answer (-32601, basic/index#3)
         if await self._raw_request("mcp-ref/no-such-method", {}) is None:
-            raise RequestTimeout("mcp-ref/no-such-method", self.options.timeout)
+            raise RequestTimeout("mcp-ref/no-such-method", self.wait)
         return ""
 
     async def _roots(self) -> str:
-        result = await self.session.request("roots/list", None, timeout=self.options.timeout)
+        result = await self.session.request("roots/list", None, timeout=self.wait)
         return f"{len(result.roots)} root(s)"
 
     async def _sample(self) -> str:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text="Say hello."))], max_tokens=50
         )
-        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.wait)
         try:
             result = await pending.result()
         except MCPError as e:
@@ -316,7 +324,7 @@ class ClientBattery:
             text = f"{method}, of the undeclared {cap}, got error {error['code']}, not -32601 (Method not found)"
             self._add(Finding.of(wrong_code, text, answer, party="client"))
         elif answer is None:
-            raise RequestTimeout(method, self.options.timeout)
+            raise RequestTimeout(method, self.wait)
         return ""
 
     async def _tool_loop(self) -> str:
@@ -326,7 +334,7 @@ class ClientBattery:
             params = CreateMessageRequestParams(
                 messages=messages, max_tokens=200, tools=[WEATHER], tool_choice=ToolChoice(mode="auto")
             )
-            result = await self.session.request("sampling/createMessage", params, timeout=self.options.timeout)
+            result = await self.session.request("sampling/createMessage", params, timeout=self.wait)
             blocks = result.content if isinstance(result.content, list) else [result.content]
             uses = [b for b in blocks if isinstance(b, ToolUseContent)]
             if result.stop_reason != "toolUse" or not uses:
@@ -348,7 +356,7 @@ class ClientBattery:
             tools=[WEATHER],
             tool_choice=ToolChoice(mode="none"),
         )
-        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.wait)
         result = await pending.result()
         blocks = result.content if isinstance(result.content, list) else [result.content]
         if any(isinstance(b, ToolUseContent) for b in blocks):
@@ -372,7 +380,7 @@ class ClientBattery:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text="Take your time."))], max_tokens=50
         )
-        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.wait)
         await trio.sleep(0.1)
         if self._answer(pending.id) is not None:
             return "answered before the cancellation could be sent"
@@ -387,7 +395,7 @@ class ClientBattery:
 
         schema = decode(FORM_SCHEMA, ElicitationRequestedSchema)
         params = ElicitRequestFormParams(message="mcp-ref fixture: your name?", requested_schema=schema)
-        pending = await self.session.start_request("elicitation/create", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("elicitation/create", params, timeout=self.wait)
         result = await pending.result()
         if result.action == "accept":
             validate = compile_schema(FORM_SCHEMA)
@@ -403,7 +411,7 @@ class ClientBattery:
             url="https://example.com/mcp-ref-fixture",
             elicitation_id="mcp-ref-fixture-url",
         )
-        result = await self.session.request("elicitation/create", params, timeout=self.options.timeout)
+        result = await self.session.request("elicitation/create", params, timeout=self.wait)
         return f"action {result.action}"
 
     async def _undeclared_mode(self, mode: str) -> str:
@@ -433,8 +441,11 @@ class ClientBattery:
             messages=[SamplingMessage(role="user", content=TextContent(text="Say hello, as a task."))], max_tokens=50
         )
         handle = await start_task(self.session, "sampling/createMessage", params, ttl=60_000)
-        with trio.fail_after(self.options.timeout):
-            result = await handle.result()
+        try:
+            with trio.fail_after(self.wait):
+                result = await handle.result()
+        except trio.TooSlowError:
+            raise RequestTimeout("tasks/result", self.wait) from None
         return f"task {handle.task_id}: model {result.model}"
 
 

@@ -28,8 +28,7 @@ from ..schema.messages import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, SERVER_NOTI
 from .http_rules import HttpJudge, judge_step
 from .observer import Direction, Transport
 from .report import Finding, Report
-from .sessions import Sessions
-from .tap import report_of
+from .sessions import Sessions, report_of
 from .traffic import Perspective, Record, read_traffic
 
 __all__ = ["judge_records", "judge_file", "reversed_directions"]

@@ -24,15 +24,15 @@ Sans-IO, like the observer.
 """
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from .observer import Direction, Observer, Transport
-from .report import Finding
+from .report import Finding, Report
 
-__all__ = ["Sessions", "SESSION_MARK"]
+__all__ = ["Sessions", "SESSION_MARK", "report_of"]
 
 #: how a finding's evidence names the session that showed it
 SESSION_MARK = "MCP-Session-Id: "
@@ -165,3 +165,29 @@ class Sessions:
 
     def count(self, direction: Direction) -> int:
         return sum(obs.count[direction] for obs in self.observers)
+
+
+def report_of(
+    target: str,
+    sessions: Sessions,
+    transport_findings: list[Finding],
+    traffic: list[tuple[Direction, bytes]],
+    on_finding: Callable[[list[Finding]], None] = lambda findings: None,
+) -> Report:
+    """The report on traffic judged by ``sessions`` (the tap's, and ``judge``'s on its log)."""
+    on_finding(sessions.end())
+    revisions = sessions.revisions
+    report = Report(target, sessions.revision)
+    # (the line is for traffic of several revisions: one is the "protocol revision" line already)
+    report.revisions = revisions if len(revisions) > 1 else []
+    for direction, data in traffic:
+        report.record(1, direction.value, data)
+    report.extend(transport_findings)
+    report.extend(sessions.findings())
+    report.notes.extend(sessions.notes)
+    tapped = [obs for obs in sessions.observers if any(obs.count.values())]
+    if len(tapped) > 1:
+        report.notes.append(f"{len(tapped)} sessions (or session-less streams of traffic), each judged on its own")
+    up, down = sessions.count(Direction.TO_SERVER), sessions.count(Direction.TO_CLIENT)
+    report.notes.append(f"{up} message(s) from the client, {down} from the server")
+    return report

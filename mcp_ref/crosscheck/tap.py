@@ -27,10 +27,10 @@ from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Overs
 from .http_rules import HttpJudge, judge_step
 from .observer import Direction, Observer
 from .report import MAX_TRAFFIC, Finding, Report
-from .sessions import SESSION_MARK, Sessions
+from .sessions import SESSION_MARK, Sessions, report_of
 from .traffic import http_line, traffic_header, traffic_line
 
-__all__ = ["Tap", "run_stdio_tap", "finding_line", "report_of"]
+__all__ = ["Tap", "run_stdio_tap", "finding_line"]
 
 _READ = 65536
 
@@ -141,32 +141,6 @@ class Tap:
 
     def end(self) -> Report:
         return report_of(self.target, self.sessions, self.transport_findings, self.traffic, self._found)
-
-
-def report_of(
-    target: str,
-    sessions: Sessions,
-    transport_findings: list[Finding],
-    traffic: list[tuple[Direction, bytes]],
-    on_finding: Callable[[list[Finding]], None] = lambda findings: None,
-) -> Report:
-    """The report on traffic judged by ``sessions`` (the tap's, and ``judge``'s on its log)."""
-    on_finding(sessions.end())
-    revisions = sessions.revisions
-    report = Report(target, sessions.revision)
-    # (the line is for traffic of several revisions: one is the "protocol revision" line already)
-    report.revisions = revisions if len(revisions) > 1 else []
-    for direction, data in traffic:
-        report.record(1, direction.value, data)
-    report.extend(transport_findings)
-    report.extend(sessions.findings())
-    report.notes.extend(sessions.notes)
-    tapped = [obs for obs in sessions.observers if any(obs.count.values())]
-    if len(tapped) > 1:
-        report.notes.append(f"{len(tapped)} sessions (or session-less streams of traffic), each judged on its own")
-    up, down = sessions.count(Direction.TO_SERVER), sessions.count(Direction.TO_CLIENT)
-    report.notes.append(f"{up} message(s) from the client, {down} from the server")
-    return report
 
 
 async def _pump(

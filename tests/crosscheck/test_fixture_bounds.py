@@ -1,11 +1,12 @@
 """``mcp-ref check --client``: every wait on the client is bounded by the user's options.
 
-A client that answers nothing costs the fixture ``--timeout`` per request only until it has shown
-that twice in a row (then the battery asks it nothing more); one that never opens the session
-costs ``--timeout``; one that never leaves is stopped at ``--client-timeout`` (the fixture, which
-bounds itself at that time too, has written its report by then). Each gets a report and a
-finding. Real processes (``corpus/client.py``) and small timeouts: the bounds below are nets
-against a hang, with a margin for starting Python on a loaded machine.
+A client that answers nothing costs the fixture ``--timeout`` once, then at most
+``AFTER_SILENCE`` per request, and only until it has shown that twice in a row (then the
+battery asks it nothing more); one that never opens the session costs ``--timeout``; one that
+never leaves is stopped at ``--client-timeout`` (the fixture, which bounds itself at that time
+too, has written its report by then). Each gets a report and a finding. Real processes
+(``corpus/client.py``) and small timeouts: the bounds below are nets against a hang, with a
+margin for starting Python on a loaded machine.
 """
 
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from mcp_ref.crosscheck.fixture import LEAVE_GRACE, SILENT_STRIKES, FixtureOptions, check_client
+from mcp_ref.crosscheck.fixture import AFTER_SILENCE, LEAVE_GRACE, SILENT_STRIKES, FixtureOptions, check_client
 from mcp_ref.crosscheck.report import Report
 
 from .corpus.client import HANGS
@@ -33,13 +34,17 @@ async def _check(name: str, timeout: float, client_timeout: float) -> Report:
 @pytest.mark.req("basic/utilities/ping#1", "basic/index#3")
 async def test_a_client_that_answers_nothing_is_asked_twice_then_no_more() -> None:
     # (the --client-timeout is far: what ends this run is the client's silence, twice)
-    report = await _check("stops-answering", timeout=1.0, client_timeout=120.0)
+    report = await _check("stops-answering", timeout=3.0, client_timeout=120.0)
     assert {(f.requirement, f.party) for f in report.findings} == {
         ("basic/utilities/ping#1", "client"),
         ("basic/index#3", "client"),
     }, report.to_text()
     statuses = {c.name: c.status for c in report.checks}
     assert statuses["ping/answered-promptly"] == statuses["jsonrpc/unknown-method"] == "fail"
+    # the first silence costs --timeout; once the client has shown it, the next wait is AFTER_SILENCE
+    details = {c.name: c.detail for c in report.checks}
+    assert "no answer within 3s" in details["ping/answered-promptly"]
+    assert f"no answer within {AFTER_SILENCE:g}s" in details["jsonrpc/unknown-method"]
     skipped = [c for c in report.checks if c.detail.startswith("not asked")]
     assert skipped and all(f"last {SILENT_STRIKES} requests unanswered" in c.detail for c in skipped)
     assert report.exit_status_for() == 1
