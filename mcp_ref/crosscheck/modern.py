@@ -1627,9 +1627,10 @@ class ModernBattery:
         stdio = isinstance(self.wire, StdioWire)
         reqs = sorted(r for r in STRAY_RULES if ("streamable-http" if stdio else "stdio") not in r)
         if not stdio:
-            reqs.append(R + "basic/transports/streamable-http#16")  # (one JSON object an answer: HttpWire)
+            # (HttpWire's: one JSON object an answer, and on a request's stream no response to another)
+            reqs += [R + "basic/transports/streamable-http#16", R + "basic/index#7"]
         bad = [f for f in self._findings if f.requirement in reqs]
-        where = "on stdout" if stdio else "on its response streams, one JSON object each"
+        where = "on stdout" if stdio else "on its response streams, one JSON object each, no other request's response"
         detail = "; ".join(f.message for f in bad[:2]) or f"only JSON-RPC messages, no request, {where}"
         self.report.check(f"modern/{'stdio' if stdio else 'http'}/output", "fail" if bad else "pass", reqs, detail)
 

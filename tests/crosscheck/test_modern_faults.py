@@ -67,6 +67,9 @@ async def test_a_response_with_another_id_on_a_requests_stream(tmp_path: Path) -
     # once for the foreign id, not once per stream that carried it
     assert len(report.findings) == 1, report.to_text()
     assert "never sent" in report.findings[0].message
+    # (the first one came with server/discover, before any other check: the output check lists it)
+    output = next(c for c in report.checks if c.name == "modern/http/output")
+    assert output.status == "fail" and "2026-07-28:basic/index#7" in output.requirements, report.to_text()
     live, replayed = await _tapped("foreign-id", tmp_path)
     assert {f.requirement for f in live.findings} == {"2026-07-28:basic/index#7"}, live.to_text()
     assert _said(replayed.findings) == _said(live.findings)
