@@ -20,6 +20,7 @@ tool, and arguments the schema refuses, with ``--call-all-tools``
 prompt (up to ``MAX_EXERCISED`` of each).
 """
 
+import contextlib
 import json
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -29,6 +30,7 @@ from typing import Any, Final
 import attrs
 import trio
 
+from ..basic.jsonrpc import BATCH_REVISIONS
 from ..basic.lifecycle import SUPPORTED_VERSIONS, capability_applies, has_capability
 from ..errors import (
     ConnectionClosed,
@@ -97,6 +99,11 @@ MAX_EXERCISED: Final = 50
 SETTLE: Final = 0.05
 #: seconds any one answer is waited for once the server has let a request go unanswered
 QUICK: Final = 2.0
+#: seconds a request is still waited for once an answer with its id came that the observer faulted
+#: (an answer mcp_ref's client could read arrives meanwhile; one it could not ends the wait)
+GARBLED_GRACE: Final = 0.25
+#: version negotiation's sessions open at once
+NEGOTIATING: Final = 3
 #: requests in a row that go unanswered before the battery sends no more
 GIVE_UP: Final = 3
 #: a check that runs longer than this many timeouts (at least CHECK_FLOOR seconds) is cut off, so
@@ -140,6 +147,8 @@ _ANSWER_RULES: Final = frozenset(
         "basic/index#12",
     }
 )
+#: how the engine words a batch it refuses (judged again once the server's revisions are known)
+_BATCH_REFUSED: Final = "JSON-RPC batches are not allowed"
 #: protocol errors that are not the tool's own failure: invalid params, a task-only tool, a URL
 #: elicitation needed, a resource not found
 _NOT_THE_TOOLS: Final = frozenset({-32602, -32601, -32042, -32002})
@@ -173,9 +182,15 @@ class Timer:
     def current(self) -> float:
         return self.full if not self.strikes else min(self.full, QUICK)
 
-    def missed(self, kind: str | None, where: str | None = None) -> None:
-        """A request went unanswered; ``kind`` (None: a deliberate probe) is not sent again."""
+    def missed(self, kind: str | None, where: str | None = None, *, garbled: bool = False) -> None:
+        """A request went unanswered; ``kind`` (None: a deliberate probe) is not sent again.
+        ``garbled``: an answer did come, but could not be read (a batch where none is allowed,
+        result and error both ...): that is the finding, not silence, so the waits get short
+        but nothing counts as unanswered (later revisions are still checked)."""
         self.strikes += 1
+        if garbled:
+            self.in_a_row = 0
+            return
         self.in_a_row += 1
         if kind is None or not kind.startswith("HTTP "):
             self.requests_missed += 1
@@ -425,6 +440,10 @@ class RawSession:
             if _is_response(answer) and _same_id(answer, rid):
                 self.timer.answered()
                 return answer
+            if type(answer) is list and (inside := [m for m in answer if _is_response(m) and _same_id(m, rid)]):
+                # answered inside a batch: whether a batch was allowed is the observer's finding
+                self.timer.answered()
+                return inside[0]
         if kind is not None:
             if kind == "" and not deliberate:
                 kind = method
@@ -503,6 +522,12 @@ class Battery:
         self.report = Report(target.describe())
         self.observers: list[Observer] = []
         self._sections: dict[int, str | None] = {}
+        #: batches the server sent before initialize (judged by the revisions it speaks)
+        self._early_batches: list[Finding] = []
+        #: the id of the request the main session waits for, and the scope of the wait
+        self._waiting: tuple[Any, trio.CancelScope] | None = None
+        #: the progress check's call, sent before the cancellation check (its values, the findings' mark)
+        self._early_progress: tuple[Any, list[float], int] | None = None
         self.on_progress = on_progress
         self.stderr_tail: deque[str] = deque(maxlen=20)
         self.capabilities: dict[str, Any] = {}
@@ -553,6 +578,8 @@ class Battery:
             self.target, obs, stderr_tail=self.stderr_tail, recorder=recorder, connect_timeout=self.timer.current
         ) as channel:
             self._channel = channel
+            if channel.on_finding is None:
+                channel.on_finding = self._live
             async with open_session(
                 channel,
                 client_info=CLIENT_INFO,
@@ -570,18 +597,31 @@ class Battery:
         """Every request of the main session waits as the timer says, and a kind of request the
         server left unanswered is not sent again (:class:`NotAnswered`)."""
         session = client.session
-        plain_request, plain_start = session.request, session.start_request
+        plain_start = session.start_request
 
         async def request(method: str, params: Any = None, **options: Any) -> Any:
             kind = self._kind = _kind_of(method, params)
             self.timer.gate(kind)
             options.setdefault("timeout", self.timer.current)
+            mark = self._server_findings()
             try:
-                result = await plain_request(method, params, **options)
+                pending = await plain_start(method, params, **options)
+                with trio.CancelScope() as scope:
+                    # an answer that came but could not be read ends the wait (_live), not the timeout
+                    self._waiting = (getattr(pending, "id", None), scope)
+                    try:
+                        result = await pending.result()
+                    finally:
+                        self._waiting = None
+                if scope.cancelled_caught:
+                    with contextlib.suppress(LocalProtocolError):
+                        await pending.cancel("its answer could not be read")
+                    raise RequestTimeout(method, options["timeout"], outcome="its answer could not be read")
                 self.timer.answered()
                 return result
             except RequestTimeout:
-                self.timer.missed(kind, self._running or "the main session")
+                garbled = self._server_findings() > mark
+                self.timer.missed(kind, self._running or "the main session", garbled=garbled)
                 raise
             except MCPError as e:
                 self.timer.answered()
@@ -597,19 +637,46 @@ class Battery:
         session.request = request  # type: ignore[method-assign]
         session.start_request = start_request  # type: ignore[method-assign]
 
+    def _live(self, finding: Finding) -> None:
+        """A finding as the observer makes it: when it is about the answer the main session waits
+        for (a batch where none is allowed, result and error both ...), the wait ends now."""
+        if self._waiting is None or finding.party != "server":
+            return
+        rid, scope = self._waiting
+        for text in finding.evidence:
+            try:
+                message = json.loads(text) if isinstance(text, str) else text
+            except ValueError:
+                continue
+            if any(_is_response(m) and _same_id(m, rid) for m in (message if type(message) is list else [message])):
+                # (a finding about an answer that can be read, a result's content say: it is read meanwhile)
+                scope.deadline = min(scope.deadline, trio.current_time() + GARBLED_GRACE)
+
+    def _findings_mark(self) -> int:
+        """How many findings (any party) the current session's observer has made."""
+        return len(self.observers[-1].findings) if self.observers else 0
+
+    def _server_findings(self) -> int:
+        """How many findings against the server the current session's observer has made."""
+        obs = self.observers[-1] if self.observers else None
+        return sum(f.party == "server" for f in obs.findings) if obs is not None else 0
+
     def skip(self, name: str, requirements: Sequence[str], reason: str) -> None:
         if self.report.section is not None:
             return  # an older revision's section lists what ran in it; what does not apply there is not news
         self.report.check(name, "skip", requirements, reason)
 
     @asynccontextmanager
-    async def check(self, name: str, requirements: Sequence[str]) -> AsyncIterator[_Check]:
+    async def check(self, name: str, requirements: Sequence[str], *, since: int | None = None) -> AsyncIterator[_Check]:
         """Run one check: its status comes from what it decided and from the findings the
-        observer made about its requirements meanwhile. Whatever the server does, the check
+        observer made about its requirements meanwhile (``since``: from that many findings on,
+        for a check whose request was started earlier). Whatever the server does, the check
         ends with a status; a failed check names at least one broken statement (a finding)."""
         chk = _Check(name, requirements)
         obs = self.observers[-1] if self.observers else None
         start = len(obs.findings) if obs is not None else 0
+        if since is not None:
+            start = min(start, since)
         self._say(f"check {name}")
         self._running = self.timer.running = name
         bound = max(CHECK_BOUND * self.timer.full, CHECK_FLOOR)
@@ -623,8 +690,9 @@ class Battery:
         except NotAnswered as e:
             chk.skip(str(e))
         except RequestTimeout as e:
-            self.timer.missed(self._kind if self._kind.startswith(e.method) else e.method, name)
             refused = [f for f in (obs.findings[start:] if obs is not None else []) if f.party == "server"]
+            kind = self._kind if self._kind.startswith(e.method) else e.method
+            self.timer.missed(kind, name, garbled=bool(refused))
             if refused:
                 # an answer came that could not be read: that is the statement broken, not silence
                 chk.failed = True
@@ -771,7 +839,29 @@ class Battery:
             cancel_wait=self.config.cancel_wait,
         )
 
+    def _hold_early_batches(self) -> None:
+        """A batch before initialize is judged once version negotiation has shown what the server
+        speaks (spec_notes/crosscheck.md "Batches before initialize"): the observer, knowing no
+        revision yet, judged it by the latest."""
+        obs = self.observers[-1]
+        early = [f for f in obs.findings if f.party == "server" and _BATCH_REFUSED in f.message]
+        obs.findings[:] = [f for f in obs.findings if f not in early]
+        self._early_batches += early
+
+    def _judge_early_batches(self) -> None:
+        spoken = [v for v in reversed(REVISIONS) if self.versions.get(v) == v]
+        if not self._early_batches or (spoken and BATCH_REVISIONS & set(spoken)):
+            return  # it speaks a revision that has batches: a batch before negotiation is allowed
+        said = (
+            f"protocol revision {spoken[0]}" if len(spoken) == 1 else f"the revisions it speaks ({', '.join(spoken)})"
+        )
+        for f in self._early_batches:
+            if spoken:
+                f = attrs.evolve(f, message=f"{f.message.split(' in protocol revision ')[0]} in {said}")
+            self.report.add(attrs.evolve(f, message=f"before initialize: {f.message}"))
+
     def _gather(self) -> None:
+        self._judge_early_batches()
         if self.modern is not None:
             if MODERN not in self.report.revisions:
                 self.report.revisions.insert(0, MODERN)
@@ -864,6 +954,7 @@ class Battery:
                 async with self.check("lifecycle/request-before-initialize", ["basic/index#3"]) as chk:
                     # not answering is allowed: a short wait, and no strike against the server
                     answer = await raw.request("tools/list", deliberate=True, timeout=QUICK, kind=None)
+                    self._hold_early_batches()
                     if answer is None:
                         chk.note("the server did not answer a request sent before initialize")
                     elif _error(answer) is None:
@@ -945,7 +1036,9 @@ class Battery:
             await raw.send(bad, deliberate=True)
             seen = await self._after(raw, chk)
             if seen is not None:
-                answers = [m for m in seen if _is_response(m)]
+                # a notification has no id: its answer has none (or null); a response with an id answers
+                # a request, ours or one never sent (basic/index#7, the observer's finding: trial30c D7)
+                answers = [m for m in seen if _is_response(m) and m.get("id") is None]
                 if answers:
                     chk.find("basic/index#13", "a notification was answered", answers[0])
         caps = raw.initialize_result.get("capabilities") if raw.initialize_result else None
@@ -1289,12 +1382,30 @@ class Battery:
         async with self.check(
             "lifecycle/version-negotiation", ["basic/lifecycle#9", "basic/lifecycle#10", "basic/lifecycle#11"]
         ) as chk:
-            for version in reversed(REVISIONS):
-                async with self.raw_session() as raw:
-                    answer = await raw.initialize(version)
+            # a few sessions at a time (bounded time, trial30c D10: each start of a stdio server costs a second)
+            limit = trio.CapacityLimiter(NEGOTIATING)
+
+            failed: list[Exception] = []
+
+            async def ask(version: str, cancel_scope: trio.CancelScope) -> None:
+                try:
+                    async with limit, self.raw_session() as raw:
+                        answer = await raw.initialize(version)
+                except Exception as e:  # re-raised below as the sequential loop did: the first ends it
+                    failed.append(e)
+                    cancel_scope.cancel()
+                    return
                 result = answer.get("result") if type(answer) is dict else None
                 spoken = result.get("protocolVersion") if type(result) is dict else None
                 self.versions[version] = spoken if isinstance(spoken, str) else None
+
+            for version in reversed(REVISIONS):
+                self.versions[version] = None  # (the answers are listed in this order)
+            async with trio.open_nursery() as nursery:
+                for version in reversed(REVISIONS):
+                    nursery.start_soon(ask, version, nursery.cancel_scope)
+            if failed:
+                raise failed[0]
             supported = {v for v in REVISIONS if self.versions.get(v) == v}
             chk.note("answers: " + ", ".join(f"{k} -> {v}" for k, v in self.versions.items()))
             for asked, spoken in self.versions.items():
@@ -1350,6 +1461,7 @@ class Battery:
 
     async def _main_session(self, version: str | None = None, *, first: bool = True) -> None:
         changed: list[str] = []
+        self._early_progress = None
 
         async def on_list_changed(kind: str) -> None:
             changed.append(kind)
@@ -1924,6 +2036,9 @@ class Battery:
         if spec is None:
             self.skip(name, ["basic/utilities/cancellation#4"], _needs("slow"))
             return
+        # the progress check's call runs meanwhile (bounded time, trial30c D10): its wait for the tool
+        # to finish overlaps this check's watch for an answer after the cancellation
+        await self._start_progress(client)
         async with self.check(name, ["basic/utilities/cancellation#4", "basic/utilities/ping#1"]):
             started = trio.Event()
 
@@ -1943,6 +2058,26 @@ class Battery:
                     await trio.sleep(0.05)
             await client.ping()
 
+    async def _start_progress(self, client: ClientSession) -> None:
+        """Send the progress check's tools/call now (it is awaited by :meth:`_progress`)."""
+        spec = self.config.tool("progress")
+        if spec is None or not self._wants("progress"):
+            return
+        values: list[float] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            values.append(progress)
+
+        mark = self._findings_mark()
+        params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)
+        try:
+            pending = await client.start_request(
+                "tools/call", params, progress=on_progress, progress_token="mcp-ref-progress-1"
+            )
+        except (NotAnswered, MCPError, ProtocolError, RequestTimeout):
+            return  # the progress check sends it again, and says what happened
+        self._early_progress = (pending, values, mark)
+
     async def _progress(self, client: ClientSession) -> None:
         spec = self.config.tool("progress")
         name = "progress/increasing-and-before-the-result"
@@ -1950,14 +2085,19 @@ class Battery:
         if spec is None:
             self.skip(name, requirements, _needs("progress"))
             return
-        async with self.check(name, requirements) as chk:
-            values: list[float] = []
+        early, self._early_progress = self._early_progress, None
+        async with self.check(name, requirements, since=early[2] if early else None) as chk:
+            if early is None:
+                values: list[float] = []
 
-            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                values.append(progress)
+                async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                    values.append(progress)
 
-            params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)
-            await client.request("tools/call", params, progress=on_progress, progress_token="mcp-ref-progress-1")
+                params = CallToolRequestParams(name=spec.name, arguments=spec.arguments or None)
+                await client.request("tools/call", params, progress=on_progress, progress_token="mcp-ref-progress-1")
+            else:
+                pending, values, _ = early
+                await pending.result()
             await client.ping()
             await trio.sleep(SETTLE)
             chk.note(f"{len(values)} progress notification(s)")

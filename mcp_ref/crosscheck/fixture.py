@@ -63,12 +63,25 @@ _SAMPLING_REFUSALS: Final = frozenset({-1, -32602, -32603})
 _USER_REFUSAL: Final = re.compile(
     r"\b(user|human)\b.*\b(reject|declin|denie|refus)|\b(rejected|declined) by the user", re.IGNORECASE
 )
-#: (method, capability, what answering it breaks, what another error code breaks)
-_UNDECLARED: Final = (
-    ("roots/list", "roots", "client/roots#1", "client/roots#4"),
-    ("sampling/createMessage", "sampling", "client/sampling#5", "basic/index#3"),
-    ("elicitation/create", "elicitation", "client/elicitation#4", "basic/index#3"),
+#: a request of a capability the client did not declare: (method, capability, the statement an answer
+#: breaks, the statement that names the codes of its refusal (None: none does), those codes). Only roots
+#: and elicitation name a code; sampling's refusal may have any (spec_notes/crosscheck.md "The code of a
+#: refused undeclared capability", trial30c D8)
+_UNDECLARED: Final[tuple[tuple[str, str, str, str | None, frozenset[int]], ...]] = (
+    ("roots/list", "roots", "client/roots#1", "client/roots#4", frozenset({-32601})),
+    ("sampling/createMessage", "sampling", "client/sampling#5", None, frozenset()),
+    # a client without elicitation declares no mode: elicitation#34 names -32602; -32601 (the method
+    # is not served) says as much
+    (
+        "elicitation/create",
+        "elicitation",
+        "client/elicitation#4",
+        "client/elicitation#34",
+        frozenset({-32601, -32602}),
+    ),
 )
+#: the revisions whose elicitation chapter names the code for an undeclared mode (client/elicitation#34)
+_ELICITATION_CODES: Final = frozenset({"2025-11-25"})
 _UNDECLARED_PARAMS: Final[dict[str, Any]] = {
     "roots/list": {},
     "sampling/createMessage": {
@@ -220,12 +233,14 @@ class ClientBattery:
             await self._run("roots/list", ["client/roots#3"], self._roots)
         else:
             self._check("roots/list", "skip", ["client/roots#3"], "the client declares no roots")
-        for method, cap, requirement, wrong_code in _UNDECLARED:
+        for method, cap, requirement, wrong_code, codes in _UNDECLARED:
+            if cap == "elicitation" and self.observer.revision not in _ELICITATION_CODES:
+                wrong_code = None
             if not _has(caps, cap):
                 await self._run(
                     f"{cap}/undeclared",
-                    [requirement, wrong_code],
-                    lambda m=method, c=cap, r=requirement, w=wrong_code: self._undeclared(m, c, r, w),
+                    [requirement, *([wrong_code] if wrong_code else [])],
+                    lambda m=method, c=cap, r=requirement, w=wrong_code, k=codes: self._undeclared(m, c, r, w, k),
                 )
         if _has(caps, "sampling"):
             await self._run("sampling/plain", ["basic/lifecycle#14", "client/sampling#13"], self._sample)
@@ -309,8 +324,11 @@ class ClientBattery:
             return f"refused with error {e.code}"
         return f"model {result.model}"
 
-    async def _undeclared(self, method: str, cap: str, requirement: str, wrong_code: str) -> str:
-        """A request of a capability the client did not declare: it must get Method not found (-32601)."""
+    async def _undeclared(
+        self, method: str, cap: str, requirement: str, wrong_code: str | None, codes: frozenset[int]
+    ) -> str:
+        """A request of a capability the client did not declare: it must get an error, with one of
+        ``codes`` where ``wrong_code`` (a statement) names them."""
         params = _UNDECLARED_PARAMS[method]
         answer = await self._raw_request(method, params)
         error = answer.get("error") if type(answer) is dict else None
@@ -320,8 +338,11 @@ class ClientBattery:
                 return ""
             text = f"{method} was answered, though the client did not declare {cap}"
             self._add(Finding.of(requirement, text, answer, party="client"))
-        elif type(error) is dict and type(error.get("code")) is int and error["code"] != -32601:
-            text = f"{method}, of the undeclared {cap}, got error {error['code']}, not -32601 (Method not found)"
+        elif type(error) is dict and type(error.get("code")) is int and error["code"] not in codes:
+            named = " or ".join(str(c) for c in sorted(codes, reverse=True))
+            if wrong_code is None:
+                return f"refused with error {error['code']} (no statement names the code; -32601 says 'not served')"
+            text = f"{method}, of the undeclared {cap}, got error {error['code']}, not {named}"
             self._add(Finding.of(wrong_code, text, answer, party="client"))
         elif answer is None:
             raise RequestTimeout(method, self.wait)

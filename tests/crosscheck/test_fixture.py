@@ -73,6 +73,20 @@ def test_the_battery_follows_the_clients_capabilities(reports: dict[str, Report]
     assert "roots/undeclared" not in plain
 
 
+@pytest.mark.req("client/elicitation#34")
+def test_only_a_code_a_statement_names_is_held_against_an_undeclared_refusal(reports: dict[str, Report]) -> None:
+    """(trial30c D8) elicitation names -32602 for a mode the client did not declare (MUST); no statement
+    names the code of a refused undeclared sampling: any error will do, and the check says which came."""
+    odd = reports["undeclared-odd-codes"]
+    assert odd.findings == [], odd.to_text()
+    checks = {c.name: c for c in odd.checks}
+    assert checks["elicitation/undeclared"].status == "pass", odd.to_text()
+    assert checks["sampling/undeclared"].status == "pass" and "-32600" in checks["sampling/undeclared"].detail
+    wrong = reports["elicitation-undeclared-invalid-request"]
+    assert [f.level for f in wrong.findings if f.requirement == "client/elicitation#34"] == ["MUST"]
+    assert {c.name: c.status for c in wrong.checks}["elicitation/undeclared"] == "fail", wrong.to_text()
+
+
 #: the broken clients a fixture check sees itself, and that check
 CAUGHT_BY_A_CHECK = {
     "ping-not-empty": "ping/answered-promptly",

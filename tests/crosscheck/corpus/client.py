@@ -39,6 +39,9 @@ BREAKS = {
     "roots-undeclared-wrong-code": "client/roots#4",
     "answers-sampling-undeclared": "client/sampling#5",
     "answers-elicitation-undeclared": "client/elicitation#4",
+    # refuses the elicitation it did not declare as if the request were malformed (-32600), not with the
+    # code elicitation names for an undeclared mode (-32602) or Method not found
+    "elicitation-undeclared-invalid-request": "client/elicitation#34",
     # the lifecycle, JSON-RPC and the transport
     "unknown-protocol-version": "basic/lifecycle#7",
     "cancels-initialize": "basic/utilities/cancellation#2",
@@ -61,6 +64,9 @@ CORRECT = {
     "declines": "declines every sampling and elicitation request (allowed)",
     "with-tools": "declares sampling.tools and carries the tool loop to its end",
     "declines-everything": "declares no roots (answers -32601) and declines every sampling and elicitation request",
+    # (trial30c D8: the Python SDK client) no statement names the code of a refused undeclared sampling;
+    # -32602 is what elicitation names for an undeclared mode
+    "undeclared-odd-codes": "declares neither sampling nor elicitation; refuses sampling -32600, elicitation -32602",
 }
 
 
@@ -109,8 +115,10 @@ class Client:
             del caps["roots"]
         if self.brk == "answers-sampling-undeclared":
             del caps["sampling"]
-        if self.brk == "answers-elicitation-undeclared":
+        if self.brk in ("answers-elicitation-undeclared", "elicitation-undeclared-invalid-request"):
             del caps["elicitation"]
+        if self.brk == "undeclared-odd-codes":
+            del caps["sampling"], caps["elicitation"]
         return caps
 
     def run(self) -> None:
@@ -181,11 +189,17 @@ class Client:
         elif method == "sampling/createMessage" and "sampling" not in self.capabilities():
             if self.brk == "answers-sampling-undeclared":
                 self.sample(rid, params)
+            elif self.brk == "undeclared-odd-codes":
+                self.error(rid, -32600, "Sampling not supported")
             else:
                 self.error(rid, -32601, "Method not found: sampling/createMessage")
         elif method == "elicitation/create" and "elicitation" not in self.capabilities():
             if self.brk == "answers-elicitation-undeclared":
                 self.result(rid, {"action": "decline"})
+            elif self.brk == "elicitation-undeclared-invalid-request":
+                self.error(rid, -32600, "Elicitation not supported")
+            elif self.brk == "undeclared-odd-codes":
+                self.error(rid, -32602, "Invalid params: no elicitation mode declared")
             else:
                 self.error(rid, -32601, "Method not found: elicitation/create")
         elif method == "sampling/createMessage":

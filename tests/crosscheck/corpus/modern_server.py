@@ -79,6 +79,9 @@ BREAKS = {
     "unknown-tool-32601": "2026-07-28:basic/index#3",  # an unknown tool gets -32601 (with HTTP 200)
     "unknown-tool-32603": "2026-07-28:basic/index#3",  # an unknown tool gets Internal error
     "tools-reordered": "2026-07-28:server/tools#8",  # every second tools/list in reverse order (SHOULD)
+    "resource-uri-not-uri": "2026-07-28:server/resources#12",  # resource "mem a" (no scheme, a space)
+    "bad-traceparent": "2026-07-28:basic/index#62",  # every result's _meta traceparent is "not-a-trace"
+    "elicitation-nested": "2026-07-28:basic/index#1",  # confirm's form schema has an object property
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
@@ -177,6 +180,9 @@ class Core:
 
     def __init__(self, brk: str) -> None:
         self.brk = brk
+        self.uri_a = "mem a" if brk == "resource-uri-not-uri" else "mem://a"
+        nested = {"type": "object", "properties": {"really": {"type": "boolean"}}}
+        self.ok_schema: dict[str, Any] = nested if brk == "elicitation-nested" else {"type": "boolean"}
         self.listings = 0  # tools/list requests for a first page
         self.echoed = False
         #: (stdio) the ids (as JSON) of the requests the client cancelled
@@ -229,6 +235,8 @@ class Core:
             result.setdefault("resultType", "complete")
         if self.brk != "no-server-info":
             result["_meta"] = {**result.get("_meta", {}), SINFO: {"name": "modern-corpus", "version": "1"}}
+        if self.brk == "bad-traceparent":
+            result["_meta"] = {**result.get("_meta", {}), "traceparent": "not-a-trace"}
         if cacheable and result.get("resultType") != "input_required" and self.brk != "no-ttl":
             result.setdefault("ttlMs", -1 if self.brk == "negative-ttl" else 1000)
             result.setdefault("cacheScope", "public")
@@ -353,7 +361,7 @@ class Core:
                 raise Refused(-32042 if self.brk == "retired-code" else -32602, "Unknown prompt")
             return self.finish({"messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]})
         if method == "resources/list":
-            listed = [{"uri": "mem://a", "name": "a"}, {"uri": "mem://b", "name": "b"}]
+            listed = [{"uri": self.uri_a, "name": "a"}, {"uri": "mem://b", "name": "b"}]
             if self.brk == "resources-vary" and self.echoed:
                 listed.append({"uri": "mem://recent", "name": "recent"})
             return self.page("resources", listed, params)
@@ -361,7 +369,7 @@ class Core:
             return self.page("resourceTemplates", [], params)
         if method == "resources/read":
             uri = params.get("uri")
-            if uri not in ("mem://a", "mem://b"):
+            if uri not in (self.uri_a, "mem://b"):
                 if self.brk == "resource-empty":
                     return self.finish({"contents": []}, cacheable=True)
                 raise Refused(
@@ -437,7 +445,7 @@ class Core:
             "params": {
                 "mode": "form",
                 "message": "ok?",
-                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+                "requestedSchema": {"type": "object", "properties": {"ok": self.ok_schema}, "required": ["ok"]},
             },
         }
         return self.finish(
