@@ -835,6 +835,8 @@ class Battery:
             call_all_tools=self.config.call_all_tools,
             say=self.on_progress,
             stderr_tail=self.stderr_tail,
+            slow=self.config.tool("slow"),
+            cancel_wait=self.config.cancel_wait,
         )
 
     def _hold_early_batches(self) -> None:

@@ -33,6 +33,16 @@ _VISIBLE_ASCII: Final = re.compile(r"^[\x21-\x7e]+$")
 _PRIMING_REVISIONS: Final = frozenset({"2025-11-25"})
 
 
+_MODERN: Final = "2026-07-28"
+
+
+def _modern_request(posted: Any) -> bool:
+    """Whether ``posted`` is a 2026-07-28 request (its version in ``_meta``)."""
+    params = posted.get("params") if isinstance(posted, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and meta.get("io.modelcontextprotocol/protocolVersion") == _MODERN
+
+
 def posted_kind(body: bytes) -> tuple[bool, Any, list[Any]]:
     """(holds a request, the JSON posted or None, the ids of the requests in it)."""
     try:
@@ -157,11 +167,12 @@ class HttpJudge:
             out.append(Finding.of("basic/transports#18", text, body.decode("utf-8", "replace"), party="server"))
         if method == "POST" and is_request and 200 <= status < 300 and _kind(content_type) == _JSON:
             if body.strip().startswith(b"["):
-                # [basic/transports#21] a request is answered with ONE JSON object (no batches since 2025-06-18)
+                # [basic/transports#21] a request is answered with ONE JSON object (no batches since 2025-06-18);
+                # [2026-07-28:basic/transports/streamable-http#16] the same in that revision
+                modern = self.revision == _MODERN or _modern_request(posted)
+                requirement = _MODERN + ":basic/transports/streamable-http#16" if modern else "basic/transports#21"
                 text = "a request was answered with a JSON array, not one JSON object"
-                out.append(
-                    Finding.of("basic/transports#21", text, body.decode("utf-8", "replace")[:300], party="server")
-                )
+                out.append(Finding.of(requirement, text, body.decode("utf-8", "replace")[:300], party="server"))
         # (not for initialize: the server cannot know yet whether the client takes priming events)
         initialize = isinstance(posted, dict) and posted.get("method") == "initialize"
         # (2026-07-28 has no event ids and no resumption: its streams have no priming event either)

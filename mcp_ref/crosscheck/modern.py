@@ -44,6 +44,7 @@ from typing import Any, Final
 import attrs
 import trio
 
+from .config import ROLES, ToolSpec
 from .exercise import arguments_for, safe_to_call, why_not_safe
 from .modern_judge import (
     CAPS,
@@ -105,6 +106,10 @@ DISCOVER_WAIT: Final = 0.5  # (of the timeout: 5 s with the default 10)
 LISTEN: Final = 1.5  # (once its first message came: a loaded server may be slow to acknowledge)
 #: seconds an SSE stream may stay open after carrying its answer
 STREAM_GRACE: Final = 2.0
+#: seconds the slow tool runs (or its first progress is waited for) before it is cancelled
+CANCEL_AFTER: Final = 1.0
+#: seconds after a cancellation during which a message for the request is taken for one that crossed it
+CROSSING: Final = 0.2
 _HEADER_SAFE = re.compile(r"^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$")
 
 
@@ -258,7 +263,7 @@ class StdioWire(Wire):
             return
         self.inbox.append(message)
 
-    async def _write(self, message: Any) -> None:
+    async def write(self, message: Any) -> None:
         if type(message) is dict and "id" in message and "result" not in message and "error" not in message:
             self.sent.add(self._key(message["id"]))
         data = frame(message)
@@ -284,7 +289,7 @@ class StdioWire(Wire):
         key = self._key(message.get("id"))
         ev = self.waiting[key] = trio.Event()
         start = len(self.inbox)
-        await self._write(message)
+        await self.write(message)
         with trio.move_on_after(timeout):
             await ev.wait()
         self.waiting.pop(key, None)
@@ -294,7 +299,7 @@ class StdioWire(Wire):
         return Answer(self.responses.pop(key), others=self.inbox[start:])
 
     async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
-        await self._write(message)
+        await self.write(message)
         return Answer()
 
     async def listen(self, message: dict[str, Any], seconds: float, first: float) -> Answer:
@@ -302,13 +307,13 @@ class StdioWire(Wire):
         most), then a cancellation (the response, if any, included)."""
         key = self._key(message.get("id"))
         start = len(self.inbox)
-        await self._write(message)
+        await self.write(message)
         with trio.move_on_after(first):
             while len(self.inbox) == start and key not in self.responses:
                 await trio.sleep(0.02)
         await trio.sleep(seconds)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": message["id"]}}
-        await self._write(cancel)
+        await self.write(cancel)
         await trio.sleep(0.2)
         return Answer(self.responses.pop(key, None), others=self.inbox[start:])
 
@@ -330,6 +335,9 @@ class HttpWire(Wire):
     ) -> None:
         super().__init__(record, on_finding)
         self.target = target
+        #: the ids of the requests posted (a response on a stream to an id never sent breaks basic/index#7)
+        self.sent: set[str] = set()
+        self._reported: set[str] = set()
 
     def headers_for(
         self, message: dict[str, Any], tools: dict[str, Any] | None, extra: dict[str, str | None] | None
@@ -407,7 +415,7 @@ class HttpWire(Wire):
                                 if ev.data is None:
                                     continue
                                 self.record("s2c", ev.data.encode("utf-8"))
-                                self._take(answer, ev.data, rid)
+                                self._take(answer, ev.data, rid, sse=True)
                     elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
                         break
                 if not sse and answer.body:
@@ -420,10 +428,20 @@ class HttpWire(Wire):
             return None
         return answer
 
-    def _take(self, answer: Answer, text: str, rid: Any) -> None:
+    def _take(self, answer: Answer, text: str, rid: Any, *, sse: bool = False) -> None:
         try:
             message = json.loads(text)
         except ValueError:
+            return
+        if type(message) is list:
+            # [2026-07-28:basic/transports/streamable-http#16] a request is answered with a single JSON
+            # object, or an SSE stream of single messages: this revision has no batches. (What the array
+            # holds is judged as if it had come alone, so the rest of the battery still runs.)
+            where = "an SSE event" if sse else f"the {answer.content_type or 'HTTP'} answer"
+            text = f"{where} to a request carried a JSON array ({len(message)} element(s)), not a single JSON object"
+            self._once("basic/transports/streamable-http#16", text, message)
+            for item in message:
+                self._take(answer, json.dumps(item), rid, sse=sse)
             return
         if _is_response(message) and (rid is None or message.get("id") == rid or message.get("id") is None):
             if answer.message is None:
@@ -433,8 +451,25 @@ class HttpWire(Wire):
                 text = f"the server answered request id {rid!r} a second time, in the same SSE stream"
                 self.on_finding(Finding.of(R + "basic/index#7", text, _brief(message), party="server"))
             return
+        if _is_response(message):
+            # [2026-07-28:basic/index#7] a response carries the id of the request it answers: each request
+            # has its own stream, so a response with another id on it answers a request it was not for
+            whose = (
+                "a request sent on another stream"
+                if json.dumps(message.get("id")) in self.sent
+                else "an id the client never sent"
+            )
+            text = f"the server answered request id {message.get('id')!r} on the stream of request {rid!r}: {whose}"
+            self._once("basic/index#7", text, message, key="foreign")  # (once, not once per stream)
+            return
         answer.others.append(message)
         self.inbox.append(message)
+
+    def _once(self, requirement: str, text: str, evidence: Any, key: str = "") -> None:
+        if requirement + key in self._reported:
+            return
+        self._reported.add(requirement + key)
+        self.on_finding(Finding.of(R + requirement, text, _brief(evidence), party="server"))
 
     async def call(
         self,
@@ -446,6 +481,8 @@ class HttpWire(Wire):
         keep_open: float = 0.0,
     ) -> Answer | None:
         hdrs = self.headers_for(message, tools, headers)
+        if "id" in message:
+            self.sent.add(json.dumps(message["id"]))
         return await self._safely("POST", frame(message), hdrs, timeout, message.get("id"), keep_open)
 
     async def notify(self, message: dict[str, Any], headers: dict[str, str | None] | None = None) -> Answer:
@@ -501,11 +538,16 @@ class ModernBattery:
         call_all_tools: bool = False,
         say: Callable[[str], None] | None = None,
         stderr_tail: deque[str] | None = None,
+        slow: ToolSpec | None = None,
+        cancel_wait: float = 2.0,
     ) -> None:
         self.target = target
         self.report = report
         self.full = timeout
         self.call_all_tools = call_all_tools
+        #: the tool that runs for a few seconds (--slow-tool): the cancellation check cancels it
+        self.slow = slow
+        self.cancel_wait = cancel_wait
         self.say = say or (lambda text: None)
         self.stderr_tail = stderr_tail if stderr_tail is not None else deque(maxlen=20)
         self.wire: Wire | None = None
@@ -780,6 +822,7 @@ class ModernBattery:
         await self.prompts()
         await self.stable()
         await self.logging()
+        await self.cancellation()
         await self.subscriptions()
         if isinstance(self.wire, HttpWire):
             await self.http_checks()
@@ -829,6 +872,25 @@ class ModernBattery:
                     "basic/index#54",
                     f"the -32602 for a malformed _meta came with HTTP {got.status}, not 400",
                     got.message,
+                )
+        if self._has("tools"):
+            await self.nameless_call()
+
+    async def nameless_call(self) -> None:
+        """[2026-07-28:basic/index#53] a tools/call without its required ``name`` is malformed: -32602.
+        (Over HTTP it goes without an Mcp-Name header, as there is no name to mirror; a server that
+        checks the headers first may refuse it -32020, which is a refusal too.)"""
+        async with self.check("modern/tools/call-without-name", ["basic/index#53"]) as skipped:
+            got = await self.send(self.message("tools/call", {"arguments": {}}))
+            if got is None:
+                skipped.append("no answer")
+            elif got.result is not None:
+                self.find("basic/index#53", "a tools/call without a name was served", got.message)
+            elif got.code == -32601 or got.code in RETIRED or (type(got.code) is int and -32099 <= got.code <= -32021):
+                pass  # (judged with every answer: basic/index#3, #21, #22)
+            elif got.code != -32602 and not (self.judge.http and got.code == -32020):
+                self.find(
+                    "basic/index#53", f"a tools/call without a name got error {got.code}, not -32602", got.message
                 )
 
     async def methods(self) -> None:
@@ -1222,6 +1284,118 @@ class ModernBattery:
                     self.find("server/tools#8", text)
                     return
 
+    # -- cancellation ------------------------------------------------------------------------------------
+
+    async def cancellation(self) -> None:
+        """The slow tool, cancelled as this revision's transports say: over stdio with
+        ``notifications/cancelled``, after which nothing more may come for the request
+        (basic/transports/stdio#11; no response: basic/patterns/cancellation#13); over Streamable
+        HTTP by closing the request's stream (streamable-http#23), after which the server goes on
+        serving (what it would send for the request has nowhere to go: #24 is not observable)."""
+        stdio = isinstance(self.wire, StdioWire)
+        if not (stdio or isinstance(self.wire, HttpWire)) or not self._has("tools"):
+            return
+        name = "modern/cancellation/stops-and-stays-silent"
+        reqs = (
+            ["basic/transports/stdio#11", "basic/patterns/cancellation#13"]
+            if stdio
+            else ["basic/transports/streamable-http#23", "basic/transports/streamable-http#24"]
+        )
+        spec = self.slow
+        why = ""
+        if spec is None:
+            why = f"needs {ROLES['slow']} (--slow-tool NAME, or [tools.slow] in --config)"
+        elif self.tools and spec.name not in self.tools:
+            why = f"the server lists no tool {spec.name!r} (--slow-tool)"
+        if why or spec is None:
+            self.report.check(name, "skip", [R + r for r in reqs], why)
+            return
+        async with self.check(name, reqs) as skipped:
+            if isinstance(self.wire, StdioWire):
+                await self._cancel_stdio(self.wire, spec, skipped)
+            else:
+                await self._cancel_http(spec, skipped)
+
+    async def _cancel_stdio(self, wire: StdioWire, spec: ToolSpec, skipped: list[str]) -> None:
+        token = f"mcp-ref-cancel-{self._next + 1}"
+        sent = self.message("tools/call", {"name": spec.name, "arguments": dict(spec.arguments)}, progressToken=token)
+        key = wire._key(sent["id"])
+        start = len(wire.inbox)
+
+        def progressed(since: int) -> list[Any]:
+            return [
+                m
+                for m in wire.inbox[since:]
+                if type(m) is dict and json.dumps(_obj(m.get("params")).get("progressToken")) == json.dumps(token)
+            ]
+
+        await wire.write(sent)
+        with trio.move_on_after(CANCEL_AFTER):
+            while key not in wire.responses and not progressed(start):
+                await trio.sleep(0.02)
+        if key in wire.responses:
+            self.judge.answer(sent, Answer(wire.responses.pop(key), others=wire.inbox[start:]))
+            skipped.append(f"{spec.name} answered before it could be cancelled (a slower tool is needed)")
+            return
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": sent["id"], "reason": "mcp-ref check: cancellation"},
+        }
+        await wire.write(cancel)
+        cancelled_at = trio.current_time()
+        mark = len(wire.inbox)
+        late: list[tuple[float, Any]] = []
+        answered: tuple[float, Any] | None = None
+        seen = mark
+        while trio.current_time() - cancelled_at < self.cancel_wait:
+            await trio.sleep(0.02)
+            now = trio.current_time() - cancelled_at
+            for m in progressed(seen):
+                late.append((now, m))
+            seen = len(wire.inbox)
+            if answered is None and key in wire.responses:
+                answered = (now, wire.responses.pop(key))
+        for m in wire.inbox[start:mark]:
+            self.judge.other(m, asked_log=False)
+        after = [(t, m) for t, m in late if t > CROSSING]
+        if after:
+            t, m = after[0]
+            # [2026-07-28:basic/transports/stdio#11] nothing more for a cancelled request
+            self.find(
+                "basic/transports/stdio#11",
+                f"the server sent {m.get('method')} for request {sent['id']!r} {t:.2f} s after it was cancelled"
+                f" ({len(after)} message(s) in {self.cancel_wait:g} s)",
+                m,
+            )
+        if answered is not None and answered[0] > CROSSING:
+            # [2026-07-28:basic/patterns/cancellation#13] no response for a cancelled request
+            self.find(
+                "basic/patterns/cancellation#13",
+                f"the server answered request {sent['id']!r} {answered[0]:.2f} s after it was cancelled",
+                answered[1],
+            )
+
+    async def _cancel_http(self, spec: ToolSpec, skipped: list[str]) -> None:
+        assert isinstance(self.wire, HttpWire)
+        token = f"mcp-ref-cancel-{self._next + 1}"
+        sent = self.message("tools/call", {"name": spec.name, "arguments": dict(spec.arguments)}, progressToken=token)
+        # (the exchange is given up after CANCEL_AFTER seconds: its connection, and so the request's
+        # stream, is closed; that is this transport's cancellation)
+        got = await self.wire.call(sent, CANCEL_AFTER, tools=self.tools)
+        if got is not None and got.message is not None:
+            self.judge.answer(sent, got)
+            skipped.append(f"{spec.name} answered before it could be cancelled (a slower tool is needed)")
+            return
+        if got is not None:
+            for m in got.others:
+                self.judge.other(m, asked_log=False)
+        # [2026-07-28:basic/transports/streamable-http#23] the closed stream cancels that request, and
+        # only it: the server goes on serving
+        after = await self.send(self.message(self._cheap()))
+        if after is None:
+            skipped.append(f"nothing was answered after the stream of a {spec.name} call was closed")
+
     # -- logging and subscriptions -----------------------------------------------------------------------
 
     async def logging(self) -> None:
@@ -1452,8 +1626,11 @@ class ModernBattery:
         """What the server wrote besides its answers (judged as it came, whatever check was running)."""
         stdio = isinstance(self.wire, StdioWire)
         reqs = sorted(r for r in STRAY_RULES if ("streamable-http" if stdio else "stdio") not in r)
+        if not stdio:
+            # (HttpWire's: one JSON object an answer, and on a request's stream no response to another)
+            reqs += [R + "basic/transports/streamable-http#16", R + "basic/index#7"]
         bad = [f for f in self._findings if f.requirement in reqs]
-        where = "on stdout" if stdio else "on its response streams"
+        where = "on stdout" if stdio else "on its response streams, one JSON object each, no other request's response"
         detail = "; ".join(f.message for f in bad[:2]) or f"only JSON-RPC messages, no request, {where}"
         self.report.check(f"modern/{'stdio' if stdio else 'http'}/output", "fail" if bad else "pass", reqs, detail)
 
@@ -1496,10 +1673,19 @@ async def run_modern(
     call_all_tools: bool = False,
     say: Callable[[str], None] | None = None,
     stderr_tail: deque[str] | None = None,
+    slow: ToolSpec | None = None,
+    cancel_wait: float = 2.0,
 ) -> ModernBattery | None:
     """Check ``target`` as a 2026-07-28 server into ``report``; None when it is not one."""
     battery = ModernBattery(
-        target, report, timeout=timeout, call_all_tools=call_all_tools, say=say, stderr_tail=stderr_tail
+        target,
+        report,
+        timeout=timeout,
+        call_all_tools=call_all_tools,
+        say=say,
+        stderr_tail=stderr_tail,
+        slow=slow,
+        cancel_wait=cancel_wait,
     )
     try:
         found = await battery.run()

@@ -284,6 +284,22 @@ class Observer:
         run.clear()
         return out
 
+    def _modern(
+        self,
+        direction: Direction,
+        message: Any,
+        deliberate: bool,
+        out: list[Finding],
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        """[2026-07-28:basic/versioning] an exchange of that revision: no session, no initialize, each
+        request standing alone with its _meta -- judged by that revision's rules."""
+        if _is_response(message):
+            self._remember_answer(direction, message)
+        self.modern.observe(direction is Direction.TO_SERVER, message, headers)
+        found, self._modern_found[:] = list(self._modern_found), []
+        out.extend(f for f in found if not (deliberate and f.party == direction.sender))
+
     def _observe(
         self,
         direction: Direction,
@@ -305,14 +321,21 @@ class Observer:
             engine.stats["parse-error"] += 1
             return
         to_server = direction is Direction.TO_SERVER
-        if self.modern.takes(to_server, message, legacy=bool(self._initialize_ids)):
-            # [2026-07-28:basic/versioning] an exchange of that revision: no session, no initialize,
-            # each request standing alone with its _meta -- judged by that revision's rules
-            if _is_response(message):
-                self._remember_answer(direction, message)
-            self.modern.observe(to_server, message, headers)
-            found, self._modern_found[:] = list(self._modern_found), []
-            out.extend(f for f in found if not (deliberate and f.party == sender))
+        legacy = bool(self._initialize_ids)
+        if (
+            self.modern.server.http
+            and type(message) is list
+            and message
+            and all(self.modern.takes(to_server, m, legacy=legacy) for m in message)
+        ):
+            # a 2026-07-28 answer sent as a JSON array: the array is the transport's fault, judged with
+            # the HTTP answer (2026-07-28:basic/transports/streamable-http#16); each message in it is
+            # judged as if it had come alone
+            for item in message:
+                self._modern(direction, item, deliberate, out, headers)
+            return
+        if self.modern.takes(to_server, message, legacy=legacy):
+            self._modern(direction, message, deliberate, out, headers)
             return
         if type(message) is dict and _is_response(message):
             self._remember_answer(direction, message)

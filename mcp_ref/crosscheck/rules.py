@@ -76,6 +76,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/index#61", "MUST", "notifications of a subscription carry its subscriptionId"),
         ("2026-07-28:basic/index#62", "MUST", "_meta traceparent, tracestate and baggage follow the W3C formats"),
         ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
+        ("2026-07-28:basic/patterns/cancellation#13", "SHOULD", "a cancelled request is not answered"),
         (
             "2026-07-28:basic/patterns/mrtr#14",
             "SHOULD",
@@ -98,6 +99,8 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/transports/streamable-http#20", "MUST NOT", "no server request on a response stream"),
         ("2026-07-28:basic/transports/streamable-http#21", "SHOULD", "the response ends its SSE stream"),
         ("2026-07-28:basic/transports/streamable-http#22", "SHOULD", "SSE answers carry X-Accel-Buffering: no"),
+        ("2026-07-28:basic/transports/streamable-http#23", "MUST", "closing a request's stream cancels it"),
+        ("2026-07-28:basic/transports/streamable-http#24", "MUST NOT", "nothing more is sent for a cancelled request"),
         ("2026-07-28:basic/transports/streamable-http#25", "MUST", "every POST carries MCP-Protocol-Version"),
         ("2026-07-28:basic/transports/streamable-http#26", "MUST", "the MCP-Protocol-Version header matches _meta"),
         ("2026-07-28:basic/transports/streamable-http#28", "MUST", "an unsupported version gets 400"),

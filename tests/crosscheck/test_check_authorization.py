@@ -57,7 +57,9 @@ async def test_the_oauth_flow_authorizes_the_battery_and_the_protected_example_c
     assert statuses["authorization/discovery"] == "pass" and statuses["authorization/invalid-token-401"] == "pass"
     assert "fail" not in statuses.values() and statuses["ping/answered-promptly"] == "pass", report.to_text()
     assert any("authorized by the OAuth flow" in n for n in report.notes)
-    assert with_header.findings == [] and {c.status for c in with_header.checks} == {"pass"}
+    # (every check passes but those that need a tool the run did not name: the 2026-07-28 cancellation's slow tool)
+    unnamed = [c for c in with_header.checks if c.status == "skip" and "--slow-tool" in c.detail]
+    assert with_header.findings == [] and {c.status for c in with_header.checks if c not in unnamed} == {"pass"}
     assert "asks for authorization (HTTP 401, WWW-Authenticate: Bearer" in str(anonymous.value)
     assert "--header 'Authorization: Bearer TOKEN'" in str(anonymous.value) and "--oauth" in str(anonymous.value)
     assert "refused the credentials (HTTP 401" in str(wrong.value)

@@ -88,6 +88,8 @@ BREAKS = {
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
     "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
     "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice (HTTP: in one SSE stream)
+    "foreign-id": "2026-07-28:basic/index#7",  # tools/list: first a response to an id never sent, then its own
+    "nameless-call-served": "2026-07-28:basic/index#53",  # a tools/call without a name answered with a result
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -108,6 +110,13 @@ HTTP_BREAKS = {
     "no-accel": "2026-07-28:basic/transports/streamable-http#22",  # SSE without X-Accel-Buffering (SHOULD)
     "request-on-stream": "2026-07-28:basic/transports/streamable-http#20",  # elicitation/create on the stream
     "text-plain-answer": "2026-07-28:basic/transports/streamable-http#16",  # unknown prompt: 200 text/plain
+    "answer-as-array": "2026-07-28:basic/transports/streamable-http#16",  # 2026 JSON answers: one-element arrays
+}
+#: variants only a check that knows the slow tool (``--slow-tool slow``) can catch: they misbehave once
+#: the slow tool is cancelled (stdio: ``notifications/cancelled``)
+CANCEL_BREAKS = {
+    "progress-after-cancel": "2026-07-28:basic/transports/stdio#11",  # one more progress 0.5 s after the cancel
+    "answer-after-cancel": "2026-07-28:basic/patterns/cancellation#13",  # answered 0.5 s after the cancel (SHOULD)
 }
 #: variants that bend nothing the spec requires: no MUST finding (and no SHOULD)
 CORRECT = {
@@ -116,6 +125,10 @@ CORRECT = {
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
 STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
+
+
+class Silenced(Exception):
+    """The request was cancelled: no response."""
 
 
 class Refused(Exception):
@@ -173,6 +186,8 @@ class Core:
         self.ok_schema: dict[str, Any] = nested if brk == "elicitation-nested" else {"type": "boolean"}
         self.listings = 0  # tools/list requests for a first page
         self.echoed = False
+        #: (stdio) the ids (as JSON) of the requests the client cancelled
+        self.cancelled: set[str] = set()
 
     def tools(self) -> list[dict[str, Any]]:
         ro = {"readOnlyHint": True}
@@ -195,6 +210,11 @@ class Core:
                 "name": "confirm",
                 "inputSchema": {"type": "object", "properties": {"what": {"type": "string"}}, "required": ["what"]},
                 "annotations": ro,
+            },
+            {
+                # runs for a few seconds, reporting progress; not read-only, so called only when named
+                "name": "slow",
+                "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
             },
         ]
         if self.brk == "list-varies" and self.echoed:
@@ -294,6 +314,8 @@ class Core:
             result = self.serve(message, meta, emit)
         except Refused as e:
             return {"jsonrpc": "2.0", "id": rid, "error": e.error(), "_status": e.status}
+        except Silenced:
+            return {"_silent": True}
         return {"jsonrpc": "2.0", "id": rid, "result": result}
 
     def page(self, key: str, items: list[Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -379,6 +401,12 @@ class Core:
             if self.brk == "call-no-content":
                 return self.finish({"isError": False})
             return self.finish({"content": [{"type": "text", "text": str(args.get("text"))}]})
+        if name is None:
+            if self.brk == "nameless-call-served":
+                return self.finish({"content": [{"type": "text", "text": "called nothing"}]})
+            raise Refused(-32602, "Invalid params: a tool call needs a name")
+        if name == "slow":
+            return self.slow(message, meta, args, emit)
         if name == "weather":
             return self.finish({"content": [{"type": "text", "text": f"sunny in {args.get('region')}"}]})
         if name != "confirm":
@@ -431,6 +459,33 @@ class Core:
             }
         )
 
+    def slow(self, message: dict[str, Any], meta: dict[str, Any], args: dict[str, Any], emit: Any) -> dict[str, Any]:
+        token = meta.get("progressToken")
+        steps = max(1, int(float(args.get("seconds") or 3) / 0.2))
+
+        def progress(value: float, total: float) -> None:
+            if token is not None:
+                emit(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": value, "total": total},
+                    }
+                )
+
+        for i in range(steps):
+            if json.dumps(message["id"]) in self.cancelled:
+                if self.brk == "progress-after-cancel":
+                    time.sleep(0.5)
+                    progress(steps, steps)
+                elif self.brk == "answer-after-cancel":
+                    time.sleep(0.5)
+                    break
+                raise Silenced()
+            progress(i + 1, steps)
+            time.sleep(0.2)
+        return self.finish({"content": [{"type": "text", "text": "done"}]})
+
     def listen(self, message: dict[str, Any], params: dict[str, Any], emit: Any) -> dict[str, Any]:
         rid = message["id"]
 
@@ -457,7 +512,7 @@ def serve_stdio(brk: str) -> None:
     core = Core(brk)
     lock = threading.Lock()
     end = b"\r\n" if brk == "crlf" else b"\n"
-    cancelled: set[str] = set()
+    cancelled = core.cancelled
 
     def write(message: dict[str, Any]) -> None:
         message.pop("_status", None)
@@ -472,6 +527,8 @@ def serve_stdio(brk: str) -> None:
 
     def run(message: dict[str, Any]) -> None:
         answer = core.handle(message, write)
+        if answer.get("_silent"):
+            return
         if answer.get("result", {}).pop("_listen", None):
             for _ in range(100):
                 if json.dumps(message["id"]) in cancelled:
@@ -479,6 +536,8 @@ def serve_stdio(brk: str) -> None:
                 time.sleep(0.05)
             answer["result"] = core.finish({})
         again = json.loads(json.dumps(answer))
+        if brk == "foreign-id" and message["method"] == "tools/list":
+            write({**again, "id": "mcp-ref-never-sent"})
         write(answer)
         if brk == "answer-twice" and message["method"] == "tools/list":
             write(again)
@@ -552,9 +611,10 @@ class _Handler(JsonHandler):
             return
         listen = bool(answer.get("result", {}).pop("_listen", None))
         lingering = brk in ("stream-lingers", "no-accel") and message["method"] == "tools/call"
-        twice = brk == "answer-twice" and message["method"] == "tools/list"
+        twice = brk in ("answer-twice", "foreign-id") and message["method"] == "tools/list"
         if status != 200 or not (sent or listen or lingering or twice or brk == "all-sse"):
-            self._plain(status, json.dumps(answer).encode())
+            array = brk == "answer-as-array" and self.headers.get("mcp-protocol-version") == V  # (not initialize's)
+            self._plain(status, json.dumps([answer] if array else answer).encode())
             return
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -569,8 +629,10 @@ class _Handler(JsonHandler):
             if listen:
                 time.sleep(2)
                 answer["result"] = self.server.core.finish({})
+            if twice and brk == "foreign-id":
+                self._event({**answer, "id": "mcp-ref-never-sent"})  # a response to no request of this stream
             self._event(answer)
-            if twice:
+            if twice and brk == "answer-twice":
                 self._event(answer)  # the same response again, in the same stream
             if brk == "stream-lingers" and lingering:
                 time.sleep(2.5)
@@ -601,7 +663,9 @@ def serving(brk: str = "none") -> Iterator[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HTTP_BREAKS, *CORRECT])
+    parser.add_argument(
+        "--break", dest="brk", default="none", choices=[*BREAKS, *HTTP_BREAKS, *CANCEL_BREAKS, *CORRECT]
+    )
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
