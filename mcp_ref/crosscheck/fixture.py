@@ -690,8 +690,18 @@ async def check_client(
             from .client_http import ClientHttpJudge, sniffing
 
             judge = ClientHttpJudge()
+            quiet = [trio.current_time(), 0.0]  # (when the client's request count last changed, the count)
+
+            def ended() -> bool:
+                """The fixture has asked everything and the client has sent nothing for --timeout."""
+                now = trio.current_time()
+                if judge.requests != quiet[1]:
+                    quiet[:] = [now, judge.requests]
+                done = bool(fixtures) and fixtures[0].once_done.is_set()
+                return done and now - quiet[0] >= options.timeout
+
             async with serve_fixture_http(options, reports, fixtures) as inner, sniffing(inner, judge) as url:
-                await _run_client([w.replace("{url}", url) for w in words], client_timeout)
+                stayed = await _run_client([w.replace("{url}", url) for w in words], client_timeout, ended=ended)
                 if fixtures and fixtures[0].modern is not None:
                     fixtures[0].modern.finish()
                 with trio.move_on_after(2):
@@ -706,6 +716,11 @@ async def check_client(
                 status: Status = "fail" if judge.findings else "pass"
                 reports[-1].check("transport/client-http-requests", status, reqs, f"{judge.requests} request(s)")
                 reports[-1].extend(judge.findings)
+            if stayed and reports:
+                reports[-1].notes.append(
+                    f"the client was still running {LEAVE_GRACE:g}s after the fixture had asked everything and"
+                    f" heard nothing from it for {options.timeout:g}s (--timeout): stopped"
+                )
         else:
             argv: list[str] = []
             for w in words:

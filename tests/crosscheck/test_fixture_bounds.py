@@ -19,6 +19,10 @@ from mcp_ref.crosscheck.fixture import AFTER_SILENCE, LEAVE_GRACE, SILENT_STRIKE
 from mcp_ref.crosscheck.report import Report
 
 from .corpus.client import HANGS, SLOW_ANSWER
+from .corpus.http_client import HANGS as HTTP_HANGS
+from .corpus.http_client import KEEPS_WORKING, KEEPS_WORKING_EVERY
+
+HTTP_CLIENT = Path(__file__).parent / "corpus" / "http_client.py"
 
 CLIENT = Path(__file__).parent / "corpus" / "client.py"
 #: seconds to start two Python processes (the client, the fixture) on a loaded machine
@@ -101,5 +105,35 @@ async def test_a_client_that_keeps_answering_slowly_is_not_cut_short() -> None:
     assert report.exit_status_for() == 0
 
 
+async def _check_http(name: str, timeout: float, bound: float) -> Report:
+    command = [sys.executable, str(HTTP_CLIENT), "--break", name, "--url", "{url}"]
+    with trio.fail_after(bound + START):
+        return await check_client(command, FixtureOptions(timeout=timeout), client_timeout=120.0)
+
+
+@pytest.mark.req("basic/utilities/ping#1")
+async def test_an_http_client_that_never_leaves_is_stopped_once_the_fixture_is_done_and_it_is_quiet() -> None:
+    """Over HTTP the fixture runs in ``check --client``: once its battery is done (the ping unanswered:
+    the client opens no stream to receive it) and the client has sent nothing for --timeout, the client
+    gets LEAVE_GRACE, then is stopped, far before --client-timeout."""
+    timeout = 2.0
+    report = await _check_http("never-leaves", timeout, bound=timeout + AFTER_SILENCE + timeout + LEAVE_GRACE)
+    assert ("basic/utilities/ping#1", "client") in {(f.requirement, f.party) for f in report.findings}
+    assert any(n.startswith("the client was still running") for n in report.notes), report.notes
+
+
+async def test_an_http_client_that_keeps_sending_requests_is_not_cut_short() -> None:
+    """The control: after the battery, the client pings every KEEPS_WORKING_EVERY seconds (under
+    --timeout) for longer than --timeout + LEAVE_GRACE, then leaves; all its requests reach the fixture."""
+    timeout = 2.0
+    assert KEEPS_WORKING * KEEPS_WORKING_EVERY > timeout + AFTER_SILENCE + timeout + LEAVE_GRACE
+    report = await _check_http("keeps-working", timeout, bound=60.0)
+    assert not any(n.startswith("the client was still running") for n in report.notes), report.notes
+    # initialize, initialized, tools/list, ping, the KEEPS_WORKING pings, DELETE
+    details = {c.name: c.detail for c in report.checks}
+    assert details["transport/client-http-requests"] == f"{4 + KEEPS_WORKING + 1} request(s)", report.to_text()
+
+
 def test_the_hanging_variants_are_all_tested() -> None:
     assert set(HANGS) == {"stops-answering", "says-nothing", "never-leaves"}
+    assert set(HTTP_HANGS) == {"never-leaves"}
