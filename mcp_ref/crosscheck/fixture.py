@@ -27,7 +27,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
@@ -690,8 +690,18 @@ async def check_client(
             from .client_http import ClientHttpJudge, sniffing
 
             judge = ClientHttpJudge()
+            quiet = [trio.current_time(), 0.0]  # (when the client's request count last changed, the count)
+
+            def ended() -> bool:
+                """The fixture has asked everything and the client has sent nothing for --timeout."""
+                now = trio.current_time()
+                if judge.requests != quiet[1]:
+                    quiet[:] = [now, judge.requests]
+                done = bool(fixtures) and fixtures[0].once_done.is_set()
+                return done and now - quiet[0] >= options.timeout
+
             async with serve_fixture_http(options, reports, fixtures) as inner, sniffing(inner, judge) as url:
-                await _run_client([w.replace("{url}", url) for w in words], client_timeout)
+                stayed = await _run_client([w.replace("{url}", url) for w in words], client_timeout, ended=ended)
                 if fixtures and fixtures[0].modern is not None:
                     fixtures[0].modern.finish()
                 with trio.move_on_after(2):
@@ -706,13 +716,19 @@ async def check_client(
                 status: Status = "fail" if judge.findings else "pass"
                 reports[-1].check("transport/client-http-requests", status, reqs, f"{judge.requests} request(s)")
                 reports[-1].extend(judge.findings)
+            if stayed and reports:
+                reports[-1].notes.append(
+                    f"the client was still running {LEAVE_GRACE:g}s after the fixture had asked everything and"
+                    f" heard nothing from it for {options.timeout:g}s (--timeout): stopped"
+                )
         else:
             argv: list[str] = []
             for w in words:
                 argv += fixture if w == "{fixture}" else [w.replace("{fixture}", shlex.join(fixture))]
             # (the fixture stops at client_timeout and closes its output: a client gets that long again
-            # to leave before it is stopped)
-            await _run_client(argv, client_timeout + LEAVE_GRACE)
+            # to leave before it is stopped; once the fixture has ended the session and written its
+            # report, sooner or later, the client gets LEAVE_GRACE to leave)
+            stayed = await _run_client(argv, client_timeout + LEAVE_GRACE, ended=lambda: os.path.exists(out))
             with trio.move_on_after(LEAVE_GRACE):
                 # (a client stopped before its server: the fixture, which bounds itself, may still be writing)
                 while not os.path.exists(out):
@@ -720,6 +736,13 @@ async def check_client(
             if os.path.exists(out):
                 with open(out, encoding="utf-8") as f:
                     reports.append(Report.from_json(json.load(f)))
+                if stayed:
+                    # (not a finding: the server may end the session by closing its output, lifecycle#16,
+                    # and no statement has the client exit then; lifecycle#15 is the client's own shutdown)
+                    reports[-1].notes.append(
+                        f"the client was still running {LEAVE_GRACE:g}s after the fixture had ended the session"
+                        " (closed the client's input): stopped"
+                    )
     if not reports:
         raise TargetUnreachable(f"the client {shlex.join(words)} never connected to the fixture")
     report = reports[-1]
@@ -727,18 +750,35 @@ async def check_client(
     return report
 
 
-async def _run_client(argv: list[str], timeout: float) -> None:
-    """Run the client to its end (its output goes to our stderr: stdout is the report's)."""
+async def _run_client(argv: list[str], timeout: float, *, ended: Callable[[], bool] | None = None) -> bool:
+    """Run the client to its end (its output goes to our stderr: stdout is the report's), for ``timeout``
+    seconds at most, and no more than LEAVE_GRACE once ``ended()`` (the fixture has ended the session).
+    True when the client was stopped after the fixture had ended: it stayed."""
     try:
         # (fd 2 itself: sys.stderr may be a stand-in without a file descriptor)
         process = await trio.lowlevel.open_process(argv, stdin=subprocess.DEVNULL, stdout=2)
     except OSError as e:
         raise TargetUnreachable(f"cannot start the client {argv[0]!r}: {e.strerror or e}") from None
+    stayed = False
     with trio.move_on_after(timeout):
-        await process.wait()
+        async with trio.open_nursery() as nursery:
+
+            async def leave_once_ended(check: Callable[[], bool]) -> None:
+                nonlocal stayed
+                while not check():
+                    await trio.sleep(0.05)
+                await trio.sleep(LEAVE_GRACE)
+                stayed = True
+                nursery.cancel_scope.cancel()
+
+            if ended is not None:
+                nursery.start_soon(leave_once_ended, ended)
+            await process.wait()
+            nursery.cancel_scope.cancel()
     if process.returncode is None:
         process.kill()
         await process.wait()
+    return stayed
 
 
 def run_check_client(

@@ -18,16 +18,21 @@ import trio
 from mcp_ref.crosscheck.fixture import AFTER_SILENCE, LEAVE_GRACE, SILENT_STRIKES, FixtureOptions, check_client
 from mcp_ref.crosscheck.report import Report
 
-from .corpus.client import HANGS
+from .corpus.client import HANGS, SLOW_ANSWER
+from .corpus.http_client import HANGS as HTTP_HANGS
+from .corpus.http_client import KEEPS_WORKING, KEEPS_WORKING_EVERY
+
+HTTP_CLIENT = Path(__file__).parent / "corpus" / "http_client.py"
 
 CLIENT = Path(__file__).parent / "corpus" / "client.py"
 #: seconds to start two Python processes (the client, the fixture) on a loaded machine
 START = 20.0
 
 
-async def _check(name: str, timeout: float, client_timeout: float) -> Report:
+async def _check(name: str, timeout: float, client_timeout: float, bound: float | None = None) -> Report:
+    """``bound``: seconds the run may take (default: until --client-timeout and the grace after it)."""
     command = [sys.executable, str(CLIENT), "--break", name, "--", "{fixture}"]
-    with trio.fail_after(client_timeout + LEAVE_GRACE + START):
+    with trio.fail_after((client_timeout + LEAVE_GRACE if bound is None else bound) + START):
         return await check_client(command, FixtureOptions(timeout=timeout), client_timeout=client_timeout)
 
 
@@ -68,5 +73,67 @@ async def test_a_client_that_never_leaves_is_stopped_at_the_client_timeout_with_
     assert any(n.startswith("the fixture stopped after 3s (--client-timeout)") for n in report.notes), report.notes
 
 
+@pytest.mark.req("basic/utilities/ping#1", "basic/index#3")
+async def test_a_client_that_never_leaves_is_stopped_soon_after_the_fixture_has_ended_the_session() -> None:
+    """The battery ends (one --timeout for the ping, AFTER_SILENCE for the next request, then nothing is
+    asked), the fixture closes the client's input, writes its report and exits 2 s later; the client,
+    which stays, is stopped LEAVE_GRACE after that: far before --client-timeout. Before, the client
+    was waited for until --client-timeout + LEAVE_GRACE (123 s with the defaults)."""
+    timeout = 2.0
+    battery = timeout + AFTER_SILENCE + 2.0  # (+ the 2 s the fixture stays after closing its output)
+    report = await _check("never-leaves", timeout=timeout, client_timeout=120.0, bound=battery + LEAVE_GRACE)
+    assert {(f.requirement, f.party) for f in report.findings} == {
+        ("basic/utilities/ping#1", "client"),
+        ("basic/index#3", "client"),
+    }, report.to_text()
+    assert not any("--client-timeout" in n for n in report.notes), report.notes
+    stayed = f"the client was still running {LEAVE_GRACE:g}s after the fixture had ended the session"
+    assert any(n.startswith(stayed) for n in report.notes), report.notes
+    # (staying is a note, not a finding: lifecycle#16 lets the server end the session, nothing makes the client exit)
+    assert report.exit_status_for() == 1
+
+
+async def test_a_client_that_keeps_answering_slowly_is_not_cut_short() -> None:
+    """The control: each answer comes SLOW_ANSWER (under --timeout) late, so the battery takes several
+    times LEAVE_GRACE; the client is not stopped, the battery runs to its end, nothing is a finding."""
+    report = await _check("answers-slowly", timeout=3 * SLOW_ANSWER, client_timeout=120.0, bound=60.0)
+    assert report.findings == [], report.to_text()
+    statuses = {c.name: c.status for c in report.checks}
+    assert statuses["ping/answered-promptly"] == statuses["elicitation/form"] == "pass", report.to_text()
+    assert statuses["sampling/plain"] == statuses["cancellation/client-stops"] == "pass", report.to_text()
+    assert not any("still running" in n or "--client-timeout" in n for n in report.notes), report.notes
+    assert report.exit_status_for() == 0
+
+
+async def _check_http(name: str, timeout: float, bound: float) -> Report:
+    command = [sys.executable, str(HTTP_CLIENT), "--break", name, "--url", "{url}"]
+    with trio.fail_after(bound + START):
+        return await check_client(command, FixtureOptions(timeout=timeout), client_timeout=120.0)
+
+
+@pytest.mark.req("basic/utilities/ping#1")
+async def test_an_http_client_that_never_leaves_is_stopped_once_the_fixture_is_done_and_it_is_quiet() -> None:
+    """Over HTTP the fixture runs in ``check --client``: once its battery is done (the ping unanswered:
+    the client opens no stream to receive it) and the client has sent nothing for --timeout, the client
+    gets LEAVE_GRACE, then is stopped, far before --client-timeout."""
+    timeout = 2.0
+    report = await _check_http("never-leaves", timeout, bound=timeout + AFTER_SILENCE + timeout + LEAVE_GRACE)
+    assert ("basic/utilities/ping#1", "client") in {(f.requirement, f.party) for f in report.findings}
+    assert any(n.startswith("the client was still running") for n in report.notes), report.notes
+
+
+async def test_an_http_client_that_keeps_sending_requests_is_not_cut_short() -> None:
+    """The control: after the battery, the client pings every KEEPS_WORKING_EVERY seconds (under
+    --timeout) for longer than --timeout + LEAVE_GRACE, then leaves; all its requests reach the fixture."""
+    timeout = 2.0
+    assert KEEPS_WORKING * KEEPS_WORKING_EVERY > timeout + AFTER_SILENCE + timeout + LEAVE_GRACE
+    report = await _check_http("keeps-working", timeout, bound=60.0)
+    assert not any(n.startswith("the client was still running") for n in report.notes), report.notes
+    # initialize, initialized, tools/list, ping, the KEEPS_WORKING pings, DELETE
+    details = {c.name: c.detail for c in report.checks}
+    assert details["transport/client-http-requests"] == f"{4 + KEEPS_WORKING + 1} request(s)", report.to_text()
+
+
 def test_the_hanging_variants_are_all_tested() -> None:
     assert set(HANGS) == {"stops-answering", "says-nothing", "never-leaves"}
+    assert set(HTTP_HANGS) == {"never-leaves"}

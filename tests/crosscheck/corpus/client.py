@@ -68,6 +68,10 @@ CORRECT = {
     # -32602 is what elicitation names for an undeclared mode
     "undeclared-odd-codes": "declares neither sampling nor elicitation; refuses sampling -32600, elicitation -32602",
 }
+#: a correct client that takes its time: each answer SLOW_ANSWER seconds late (a cancelled request
+#: is not answered); kept out of CORRECT (the corpus runs would wait for it) for the bounds' control
+SLOW = {"answers-slowly": "answers every request SLOW_ANSWER seconds late"}
+SLOW_ANSWER = 1.0
 
 
 class Client:
@@ -76,6 +80,8 @@ class Client:
         self.proc = subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.lock = threading.Lock()
         self.next_id = 0
+        #: (answers-slowly) the answers not yet sent, by request id
+        self.late: dict[Any, threading.Timer] = {}
 
     def write(self, message: Any) -> None:
         data = json.dumps(message).encode() + b"\n"
@@ -172,6 +178,15 @@ class Client:
 
     def answer(self, message: dict[str, Any]) -> None:
         method, rid = message.get("method"), message.get("id")
+        if self.brk == "answers-slowly" and threading.current_thread() is threading.main_thread():
+            if method == "notifications/cancelled":
+                timer = self.late.pop((message.get("params") or {}).get("requestId"), None)
+                if timer is not None:
+                    timer.cancel()
+            elif method is not None and rid is not None:
+                self.late[rid] = threading.Timer(SLOW_ANSWER, self.answer, (message,))
+                self.late[rid].start()
+            return
         if method is None or rid is None or self.brk in ("stops-answering", "never-leaves"):
             return  # a notification, or an answer we do not wait for (or nothing is answered)
         params = message.get("params") or {}
@@ -256,7 +271,7 @@ class Client:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HANGS, *CORRECT])
+    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HANGS, *CORRECT, *SLOW])
     parser.add_argument("server", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     server = args.server[1:] if args.server[:1] == ["--"] else args.server

@@ -9,6 +9,7 @@ listing both JSON and SSE, unless ``--break`` says otherwise. It shares no code 
 
 import argparse
 import json
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -20,6 +21,12 @@ BREAKS = {
     "no-version-header": "basic/transports#65",  # no MCP-Protocol-Version after initialize
 }
 CORRECT = {"none": "the client as it should be"}
+#: the client leaves the fixture waiting: it stays (its session open, its process running) after its requests
+HANGS = {"never-leaves": "basic/utilities/ping#1"}
+#: a correct client that keeps working: KEEPS_WORKING pings, one every KEEPS_WORKING_EVERY seconds
+SLOW = {"keeps-working": "pings the server a while, then leaves"}
+KEEPS_WORKING = 12
+KEEPS_WORKING_EVERY = 1.0
 
 
 def post(url: str, message: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, str], Any]:
@@ -29,7 +36,7 @@ def post(url: str, message: dict[str, Any], headers: dict[str, str]) -> tuple[in
             status, hdrs, body = response.status, dict(response.headers), response.read().decode()
     except urllib.error.HTTPError as e:
         status, hdrs, body = e.code, dict(e.headers), e.read().decode()
-    if hdrs.get("Content-Type", hdrs.get("content-type", "")).startswith("text/event-stream"):
+    if str(hdrs.get("Content-Type", hdrs.get("content-type", ""))).startswith("text/event-stream"):
         datas = [line[5:].strip() for line in body.splitlines() if line.startswith("data:") and line[5:].strip()]
         return status, hdrs, json.loads(datas[-1]) if datas else None
     return status, hdrs, json.loads(body) if body.strip() else None
@@ -37,7 +44,7 @@ def post(url: str, message: dict[str, Any], headers: dict[str, str]) -> tuple[in
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *CORRECT])
+    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *CORRECT, *HANGS, *SLOW])
     parser.add_argument("--url", required=True)
     args = parser.parse_args()
     accept = "application/json" if args.brk == "accept-json-only" else "application/json, text/event-stream"
@@ -63,6 +70,12 @@ def main() -> None:
     post(args.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
     post(args.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers)
     post(args.url, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers)
+    if args.brk == "keeps-working":
+        for n in range(KEEPS_WORKING):
+            time.sleep(KEEPS_WORKING_EVERY)
+            post(args.url, {"jsonrpc": "2.0", "id": 4 + n, "method": "ping"}, headers)
+    while args.brk == "never-leaves":
+        time.sleep(1)  # until stopped
     if session is not None:
         request = urllib.request.Request(args.url, method="DELETE", headers={**headers, "mcp-session-id": session})
         try:
