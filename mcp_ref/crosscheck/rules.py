@@ -76,6 +76,11 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/index#61", "MUST", "notifications of a subscription carry its subscriptionId"),
         ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
         (
+            "2026-07-28:basic/patterns/cancellation#11",
+            "MUST",
+            "a cancellation names a request the client issued that is still in progress",
+        ),
+        (
             "2026-07-28:basic/patterns/mrtr#14",
             "SHOULD",
             "a requestState is bound to the request that got it and refused on another",
