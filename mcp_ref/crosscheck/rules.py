@@ -149,6 +149,8 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("basic/transports#59", "MUST", "a client sends the session id it was given on every later request"),
         ("basic/transports#65", "MUST", "a client sends MCP-Protocol-Version on every request after initialize"),
         ("basic/transports#28", "SHOULD", "the SSE stream answering a request carries its response"),
+        ("basic/transports#42", "MUST NOT", "no JSON-RPC response on the GET stream, unless it resumes a request's"),
+        ("basic/transports#54", "MUST NOT", "a resumed stream replays no message of another stream"),
         ("basic/transports#67", "SHOULD", "without MCP-Protocol-Version a request is still served"),
     )
 }
