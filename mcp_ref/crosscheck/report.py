@@ -62,12 +62,13 @@ class Finding:
     def is_must(self) -> bool:
         return is_must(self.level)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, revision: str | None = None) -> dict[str, Any]:
+        """``revision``: the report's own (its first section's), written where the finding names none."""
         return {
             "requirement": self.requirement,
             "level": self.level,
             "party": self.party,
-            "revision": self.revision,
+            "revision": self.revision or revision,
             "message": self.message,
             # one shape: each piece a string (a message as compact JSON, or a text)
             "evidence": [
@@ -98,12 +99,13 @@ class Check:
             return _CHECK_CHAPTERS[prefix]
         return chapter_of(self.requirements[0]) if self.requirements else "other"
 
-    def to_json(self, party: str | None = None) -> dict[str, Any]:
+    def to_json(self, party: str | None = None, revision: str | None = None) -> dict[str, Any]:
         """``party``: who broke the requirements of a failed check (from the findings), named in
-        its reason when the check gave none."""
+        its reason when the check gave none; ``revision``: the report's own, written where the check
+        names none."""
         data: dict[str, Any] = {"name": self.name, "status": self.status, "requirements": list(self.requirements)}
-        if self.revision is not None:
-            data["revision"] = self.revision
+        if (self.revision or revision) is not None:
+            data["revision"] = self.revision or revision
         if self.status != "pass" or self.detail:
             # why it failed or was skipped (or what a passing check saw)
             default = {
@@ -217,15 +219,21 @@ class Report:
     def from_json(cls, data: dict[str, Any]) -> "Report":
         """The report :meth:`to_json` wrote (details and notes are not in that shape)."""
         report = cls(str(data.get("target", "")), data.get("revision"))
+
+        def section(revision: str | None) -> str | None:
+            # the first section's findings and checks are written with the report's revision
+            return None if revision == report.revision else revision
+
         for f in data.get("findings", []):
             evidence = tuple(_evidence_value(e) for e in f.get("evidence", ()))
+            revision = section(f.get("revision"))
             report.findings.append(
-                Finding(f["requirement"], f["level"], f["message"], evidence, f.get("party"), f.get("revision"))
+                Finding(f["requirement"], f["level"], f["message"], evidence, f.get("party"), revision)
             )
         for c in data.get("checks", []):
             detail = str(c.get("reason") or c.get("detail") or "")
             requirements = list(c.get("requirements", []))
-            report.checks.append(Check(c["name"], c["status"], requirements, detail, c.get("revision")))
+            report.checks.append(Check(c["name"], c["status"], requirements, detail, section(c.get("revision"))))
         report.revisions = list(data.get("revisions", []))
         report.notes.extend(str(n) for n in data.get("notes", []))
         return report
@@ -236,9 +244,10 @@ class Report:
         return {
             "target": self.target,
             "revision": self.revision,
-            "findings": [f.to_json() for f in self.findings],
+            # every finding and check names its revision: those of the first section, the report's
+            "findings": [f.to_json(self.revision) for f in self.findings],
             "revisions": list(self.revisions),
-            "checks": [c.to_json(self._party_of(c)) for c in self.checks],
+            "checks": [c.to_json(self._party_of(c), self.revision) for c in self.checks],
             "notes": list(self.notes),
             "summary": self.summary(),
         }

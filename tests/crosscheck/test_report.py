@@ -29,7 +29,8 @@ def test_the_json_has_exactly_the_documented_shape() -> None:
         "requirement": "server/tools#20",
         "level": "MUST",
         "party": "server",
-        "revision": None,
+        # the first section's: the report's revision, never null once one was negotiated (trial30b L1)
+        "revision": "2025-11-25",
         "message": "an unknown tool was answered as a success",
         "evidence": ['{"id":3}'],
     }
@@ -46,16 +47,33 @@ def test_the_json_has_exactly_the_documented_shape() -> None:
         "name": "cancellation/stops-and-stays-silent",
         "status": "skip",
         "requirements": ["basic/utilities/cancellation#4"],
+        "revision": "2025-11-25",
         "reason": "needs a slow tool",
     }
     assert data["checks"][2]["reason"] == "answered as a success"
     assert "reason" not in data["checks"][0]
+    assert {c["revision"] for c in data["checks"]} == {"2025-11-25"}
     assert data["summary"] == {"must": 1, "should": 1, "passed": 1, "skipped": 1}
     # and it reads back as it was written
     again = Report.from_json(data)
     assert again.findings == sample().findings and [c.detail for c in again.checks] == [
         c.detail for c in sample().checks
     ]
+    assert again.to_text() == sample().to_text()
+
+
+def test_a_later_sections_findings_keep_their_own_revision_in_the_json() -> None:
+    report = sample()
+    report.section = "2025-06-18"
+    report.check("tools/unknown-tool", "fail", ["server/tools#20"], "answered as a success")
+    report.add(Finding.of("server/tools#20", "an unknown tool was answered as a success", {"id": 9}, party="server"))
+    data = report.to_json()
+    assert [f["revision"] for f in data["findings"]] == ["2025-11-25", "2025-11-25", "2025-06-18"]
+    assert [c["revision"] for c in data["checks"]] == ["2025-11-25"] * 3 + ["2025-06-18"]
+    again = Report.from_json(data)
+    assert again.findings == report.findings and again.to_text() == report.to_text()
+    # a report with no revision negotiated writes null
+    assert Report("t").to_json()["revision"] is None
 
 
 @pytest.mark.parametrize("party", ["client", "server", None])
