@@ -90,9 +90,13 @@ CROSSCHECK_JUDGING = tuple(
         "exercise",
         "sections",
         "html",
+        # the value rules of every revision (the observer and the 2026-07-28 judges apply them)
+        "values",
         # the rules of 2026-07-28 (the battery, the fixture, the tap and the judge hold traffic to them)
         "modern_judge",
         "explain",
+        # one observer per HTTP session (the tap and the judge route traffic through it)
+        "sessions",
     )
 )
 CROSSCHECK_DRIVERS = tuple(

@@ -139,6 +139,13 @@ def add_commands(sub: Any) -> None:
     fixture.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     fixture.add_argument("--port", type=int, help="port for --http (default 8000, on 127.0.0.1)")
     fixture.add_argument(
+        "--stop-after",
+        type=float,
+        metavar="SECONDS",
+        help="(stdio) end the session after SECONDS whatever the client is doing, and write the report "
+        "(check --client passes its --client-timeout)",
+    )
+    fixture.add_argument(
         "--timeout",
         type=float,
         default=CLIENT_ANSWER_TIMEOUT,
@@ -540,6 +547,8 @@ def _fixture(args: argparse.Namespace, err: TextIO) -> int:
         raise UsageError("--port goes with --http (without it the fixture serves stdio)")
     if args.port is None:
         args.port = 8000
+    if args.stop_after is not None and not args.stop_after > 0:
+        raise UsageError("--stop-after must be positive")
     report = run_fixture(args, err)
     _write_report_files(report, args)
     err.write(f"mcp-ref fixture: {report.summary_line()}\n")

@@ -20,6 +20,7 @@ Every answer is judged; the report is written when the session ends.
 """
 
 import json
+import math
 import os
 import re
 import shlex
@@ -108,6 +109,18 @@ class FixtureOptions:
     battery: bool = True
     #: seconds to watch for an answer after cancelling a request
     cancel_wait: float = 1.0
+    #: seconds the whole session may take (``check --client``'s ``--client-timeout``): then the
+    #: battery stops where it is and the report is written (None: no bound)
+    stop_after: float | None = None
+
+
+#: seconds a client is given to leave once the fixture has ended its session (and written its report)
+LEAVE_GRACE: Final = 3.0
+#: seconds an answer is waited for once the client has left a request unanswered (--timeout if shorter)
+AFTER_SILENCE: Final = 2.0
+#: requests in a row a client may leave unanswered before the battery asks it nothing more
+#: (each waited for ``--timeout``: a client that answers nothing must not cost them all)
+SILENT_STRIKES: Final = 2
 
 
 def _caps(session: Session) -> dict[str, Any]:
@@ -136,6 +149,14 @@ class ClientBattery:
         self._raw_ids = 0
         #: findings the steps recorded themselves (a check that records one fails)
         self._added = 0
+        #: requests the client left unanswered in a row (SILENT_STRIKES: nothing more is asked)
+        self.unanswered = 0
+
+    @property
+    def wait(self) -> float:
+        """Seconds the next answer is waited for: ``--timeout``, or, once the client has left a request
+        unanswered, no more than AFTER_SILENCE (a client that answers again gets the full time back)."""
+        return self.options.timeout if not self.unanswered else min(self.options.timeout, AFTER_SILENCE)
 
     def _check(self, name: str, status: Status, requirements: Sequence[str], detail: str = "") -> None:
         self.report.check(name, status, requirements, detail)
@@ -155,7 +176,7 @@ class ClientBattery:
         data = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
         self.channel.expect_deliberate(data)
         await self.session.send_raw(data)
-        with trio.move_on_after(self.options.timeout):
+        with trio.move_on_after(self.wait):
             while (answer := self._answer(rid)) is None:
                 await trio.sleep(0.02)
             return answer
@@ -167,9 +188,16 @@ class ClientBattery:
         start, added = len(self.observer.findings), self._added
         requirements = list(requirements)
         status: Status = "pass"
+        if self.unanswered >= SILENT_STRIKES:
+            # (bounded time: the client has shown it answers nothing; each request would cost --timeout)
+            why = f"not asked: the client left its last {self.unanswered} requests unanswered"
+            self._check(name, "skip", requirements, why)
+            return
         try:
             detail = await step() or ""
+            self.unanswered = 0
         except RequestTimeout as e:
+            self.unanswered += 1
             requirement = "basic/utilities/ping#1" if e.method == "ping" else "basic/index#3"
             detail = f"{e.method}: no answer within {e.timeout:g}s (to wait longer: --timeout SECONDS)"
             refused = [f for f in self.observer.findings[start:] if f.party == "client"]
@@ -180,7 +208,9 @@ class ClientBattery:
         except MCPError as e:
             # a client may fail a request (its user, its model ...): not a violation in itself
             detail, status = f"inconclusive: answered with error {e.code} ({e.message})", "skip"
+            self.unanswered = 0
         except ProtocolError as e:
+            self.unanswered = 0
             refused = [f for f in self.observer.findings[start:] if f.party == "client"]
             if not refused:
                 requirement = e.requirement or "basic/index#3"
@@ -257,7 +287,7 @@ class ClientBattery:
 
     async def _ping(self) -> str:
         start = trio.current_time()
-        pending = await self.session.start_request("ping", None, timeout=self.options.timeout)
+        pending = await self.session.start_request("ping", None, timeout=self.wait)
         await pending.result()
         answer = self._answer(pending.id)
         result = answer.get("result") if type(answer) is dict else None
@@ -268,18 +298,18 @@ class ClientBattery:
     async def _unknown_method(self) -> str:
         # the observer judges the answer (-32601, basic/index#3)
         if await self._raw_request("mcp-ref/no-such-method", {}) is None:
-            self._add(Finding.of("basic/index#3", "a request for an unknown method got no response", party="client"))
+            raise RequestTimeout("mcp-ref/no-such-method", self.wait)
         return ""
 
     async def _roots(self) -> str:
-        result = await self.session.request("roots/list", None, timeout=self.options.timeout)
+        result = await self.session.request("roots/list", None, timeout=self.wait)
         return f"{len(result.roots)} root(s)"
 
     async def _sample(self) -> str:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text="Say hello."))], max_tokens=50
         )
-        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.wait)
         try:
             result = await pending.result()
         except MCPError as e:
@@ -315,7 +345,7 @@ class ClientBattery:
             text = f"{method}, of the undeclared {cap}, got error {error['code']}, not {named}"
             self._add(Finding.of(wrong_code, text, answer, party="client"))
         elif answer is None:
-            raise RequestTimeout(method, self.options.timeout)
+            raise RequestTimeout(method, self.wait)
         return ""
 
     async def _tool_loop(self) -> str:
@@ -325,7 +355,7 @@ class ClientBattery:
             params = CreateMessageRequestParams(
                 messages=messages, max_tokens=200, tools=[WEATHER], tool_choice=ToolChoice(mode="auto")
             )
-            result = await self.session.request("sampling/createMessage", params, timeout=self.options.timeout)
+            result = await self.session.request("sampling/createMessage", params, timeout=self.wait)
             blocks = result.content if isinstance(result.content, list) else [result.content]
             uses = [b for b in blocks if isinstance(b, ToolUseContent)]
             if result.stop_reason != "toolUse" or not uses:
@@ -347,7 +377,7 @@ class ClientBattery:
             tools=[WEATHER],
             tool_choice=ToolChoice(mode="none"),
         )
-        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.wait)
         result = await pending.result()
         blocks = result.content if isinstance(result.content, list) else [result.content]
         if any(isinstance(b, ToolUseContent) for b in blocks):
@@ -371,7 +401,7 @@ class ClientBattery:
         params = CreateMessageRequestParams(
             messages=[SamplingMessage(role="user", content=TextContent(text="Take your time."))], max_tokens=50
         )
-        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("sampling/createMessage", params, timeout=self.wait)
         await trio.sleep(0.1)
         if self._answer(pending.id) is not None:
             return "answered before the cancellation could be sent"
@@ -386,7 +416,7 @@ class ClientBattery:
 
         schema = decode(FORM_SCHEMA, ElicitationRequestedSchema)
         params = ElicitRequestFormParams(message="mcp-ref fixture: your name?", requested_schema=schema)
-        pending = await self.session.start_request("elicitation/create", params, timeout=self.options.timeout)
+        pending = await self.session.start_request("elicitation/create", params, timeout=self.wait)
         result = await pending.result()
         if result.action == "accept":
             validate = compile_schema(FORM_SCHEMA)
@@ -402,7 +432,7 @@ class ClientBattery:
             url="https://example.com/mcp-ref-fixture",
             elicitation_id="mcp-ref-fixture-url",
         )
-        result = await self.session.request("elicitation/create", params, timeout=self.options.timeout)
+        result = await self.session.request("elicitation/create", params, timeout=self.wait)
         return f"action {result.action}"
 
     async def _undeclared_mode(self, mode: str) -> str:
@@ -432,8 +462,11 @@ class ClientBattery:
             messages=[SamplingMessage(role="user", content=TextContent(text="Say hello, as a task."))], max_tokens=50
         )
         handle = await start_task(self.session, "sampling/createMessage", params, ttl=60_000)
-        with trio.fail_after(self.options.timeout):
-            result = await handle.result()
+        try:
+            with trio.fail_after(self.wait):
+                result = await handle.result()
+        except trio.TooSlowError:
+            raise RequestTimeout("tasks/result", self.wait) from None
         return f"task {handle.task_id}: model {result.model}"
 
 
@@ -475,6 +508,8 @@ class _FixtureServer:
         self.once_done = trio.Event()
         #: (HTTP) the 2026-07-28 side, made at the first modern request
         self.modern: ModernFixture | None = None
+        #: (stdio) seconds the client's first message is waited for (None: as long as it takes)
+        self.first_wait: float | None = None
 
     def modern_runtime(self) -> FixtureRuntime:
         """[2026-07-28] a POST without a session is a modern request: the fixture's own server judges it."""
@@ -486,9 +521,20 @@ class _FixtureServer:
 
     async def serve_stdio(self, channel: trio.abc.Channel[bytes]) -> None:
         """stdio: a client opening with a 2026-07-28 request is served by the modern fixture."""
-        try:
-            first = await channel.receive()
-        except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+        first: bytes | None = None
+        with trio.move_on_after(math.inf if self.first_wait is None else self.first_wait):
+            try:
+                first = await channel.receive()
+            except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+                return
+        if first is None:
+            # [basic/lifecycle#2] the client, which started this server, opens the session: it sent nothing
+            report = Report("the client")
+            text = f"the client started the server and sent nothing within {self.first_wait:g}s: no initialize"
+            report.check("lifecycle/client-opens", "fail", ["basic/lifecycle#2"], text + " (--timeout)")
+            report.add(Finding.of("basic/lifecycle#2", text, party="client"))
+            self.reports.append(report)
+            self.once_done.set()
             return
         try:
             opening = json.loads(first)
@@ -553,28 +599,45 @@ class _FixtureServer:
 
 
 async def serve_fixture_stdio(options: FixtureOptions, *, once: bool) -> Report:
-    """The fixture on this process's stdin/stdout, until the client leaves (or, ``once``, the battery ends)."""
+    """The fixture on this process's stdin/stdout, until the client leaves (or, ``once``, the battery
+    ends; or ``options.stop_after`` seconds have passed)."""
     from ..basic.transports.stdio import open_stdio_server_channel
 
     reports: list[Report] = []
+    stopped = False
     async with trio.open_nursery() as nursery:
         fixture = _FixtureServer(nursery, options, reports)
+        if once:
+            # (check --client: a client that never opens the session does not hold the check)
+            fixture.first_wait = options.timeout
         async with open_stdio_server_channel() as channel:
-            async with trio.open_nursery() as inner:
-
-                async def serve_then_stop() -> None:
-                    await fixture.serve_stdio(channel)
-                    inner.cancel_scope.cancel()  # the client left
-
-                inner.start_soon(serve_then_stop)
-                if once:
-                    await fixture.once_done.wait()
-                    await channel.send_eof()  # [basic/lifecycle#16] the server may end by closing its output
-                    with trio.move_on_after(2):
-                        await trio.sleep_forever()
-                    inner.cancel_scope.cancel()
+            with trio.move_on_after(math.inf if options.stop_after is None else options.stop_after) as bound:
+                await _serve_stdio(fixture, channel, once)
+            stopped = bound.cancelled_caught
         nursery.cancel_scope.cancel()
-    return reports[0] if reports else Report("the client", notes=["no client connected"])
+    report = reports[0] if reports else Report("the client", notes=["no client connected"])
+    if stopped:
+        report.notes.append(
+            f"the fixture stopped after {options.stop_after:g}s (--client-timeout) before its battery was done:"
+            " the checks it had not reached are not in the report"
+        )
+    return report
+
+
+async def _serve_stdio(fixture: "_FixtureServer", channel: Any, once: bool) -> None:
+    async with trio.open_nursery() as inner:
+
+        async def serve_then_stop() -> None:
+            await fixture.serve_stdio(channel)
+            inner.cancel_scope.cancel()  # the client left
+
+        inner.start_soon(serve_then_stop)
+        if once:
+            await fixture.once_done.wait()
+            await channel.send_eof()  # [basic/lifecycle#16] the server may end by closing its output
+            with trio.move_on_after(2):
+                await trio.sleep_forever()
+            inner.cancel_scope.cancel()
 
 
 @asynccontextmanager
@@ -621,7 +684,8 @@ async def check_client(
     with tempfile.TemporaryDirectory(prefix="mcp-ref-fixture-") as tmp:
         out = os.path.join(tmp, "report.json")
         fixture = [sys.executable, "-m", "mcp_ref.cli", "fixture", "--once", "--json", out]
-        fixture += ["--timeout", f"{options.timeout:g}"]
+        # (the fixture bounds itself too: at --client-timeout it writes its report, whatever the client does)
+        fixture += ["--timeout", f"{options.timeout:g}", "--stop-after", f"{client_timeout:g}"]
         if any("{url}" in w for w in words):
             from .client_http import ClientHttpJudge, sniffing
 
@@ -646,7 +710,13 @@ async def check_client(
             argv: list[str] = []
             for w in words:
                 argv += fixture if w == "{fixture}" else [w.replace("{fixture}", shlex.join(fixture))]
-            await _run_client(argv, client_timeout)
+            # (the fixture stops at client_timeout and closes its output: a client gets that long again
+            # to leave before it is stopped)
+            await _run_client(argv, client_timeout + LEAVE_GRACE)
+            with trio.move_on_after(LEAVE_GRACE):
+                # (a client stopped before its server: the fixture, which bounds itself, may still be writing)
+                while not os.path.exists(out):
+                    await trio.sleep(0.05)
             if os.path.exists(out):
                 with open(out, encoding="utf-8") as f:
                     reports.append(Report.from_json(json.load(f)))
@@ -680,7 +750,7 @@ def run_check_client(
 
 def run_fixture(args: Any, err: Any) -> Report:
     """``mcp-ref fixture``: serve until the client leaves (stdio), Ctrl-C (HTTP), or the battery ends (--once)."""
-    options = FixtureOptions(timeout=args.timeout, battery=not args.no_battery)
+    options = FixtureOptions(timeout=args.timeout, battery=not args.no_battery, stop_after=args.stop_after)
     if not args.http:
         return trio.run(lambda: serve_fixture_stdio(options, once=args.once))
 

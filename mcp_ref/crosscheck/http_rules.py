@@ -29,6 +29,8 @@ _SSE: Final = "text/event-stream"
 #: a session id shorter than this, or all digits, can be guessed (transports#56)
 _SHORT_ID: Final = 16
 _VISIBLE_ASCII: Final = re.compile(r"^[\x21-\x7e]+$")
+#: the revisions whose SSE streams answering a request begin with a priming event (transports#23)
+_PRIMING_REVISIONS: Final = frozenset({"2025-11-25"})
 
 
 def posted_kind(body: bytes) -> tuple[bool, Any, list[Any]]:
@@ -67,7 +69,7 @@ class HttpJudge:
         #: session id (or None without sessions) -> SSE event ids seen on its streams
         self._event_ids: dict[str | None, set[str]] = {}
         self._session_ids: set[str] = set()
-        #: the revision the exchanges speak (the priming event is asked for since 2025-11-25)
+        #: the revision the exchanges speak (the priming event is asked for in 2025-11-25 only)
         self.revision: str | None = None
 
     def head(
@@ -162,7 +164,8 @@ class HttpJudge:
                 )
         # (not for initialize: the server cannot know yet whether the client takes priming events)
         initialize = isinstance(posted, dict) and posted.get("method") == "initialize"
-        primed = self.revision is not None and self.revision >= "2025-11-25" and not initialize
+        # (2026-07-28 has no event ids and no resumption: its streams have no priming event either)
+        primed = self.revision in _PRIMING_REVISIONS and not initialize
         if primed and method == "POST" and is_request and _kind(content_type) == _SSE and status == 200:
             event_id, data = first_event if first_event is not None else (None, None)
             if not event_id or data not in (None, ""):

@@ -157,13 +157,34 @@ async def _exchange(
     tap: Tap,
     err: TextIO,
 ) -> None:
-    netloc = where.netloc
     method = head.method.decode()
-    is_request, message, ids = posted_kind(body) if method == "POST" else (False, None, [])
     session = next((v.decode("latin-1") for n, v in head.headers if n.lower() == b"mcp-session-id"), None)
+    # (each exchange is numbered: its messages and steps carry the number, which picks their session)
+    x = tap.new_exchange()
+    try:
+        await _forward(client, conn, head, body, where, tap, err, method, session, x)
+    finally:
+        tap.sessions.forget(x)
+
+
+async def _forward(
+    client: trio.SocketStream,
+    conn: h11.Connection,
+    head: h11.Request,
+    body: bytes,
+    where: _Upstream,
+    tap: Tap,
+    err: TextIO,
+    method: str,
+    session: str | None,
+    x: int,
+) -> None:
+    netloc = where.netloc
+    is_request, message, ids = posted_kind(body) if method == "POST" else (False, None, [])
     if method == "POST" and body:
         # (the headers too: a 2026-07-28 request's metadata headers are judged against its body)
-        tap.message(Direction.TO_SERVER, body, {n.decode("latin-1"): v.decode("latin-1") for n, v in head.headers})
+        headers_in = {n.decode("latin-1"): v.decode("latin-1") for n, v in head.headers}
+        tap.message(Direction.TO_SERVER, body, headers_in, exchange=x)
     headers = [(n, v) for n, v in head.headers if n.lower() not in _HOP and n.lower() != b"host"]
     headers.append((b"host", netloc.encode()))
     url = f"{'https' if where.ssl_context else 'http'}://{netloc}"
@@ -187,7 +208,7 @@ async def _exchange(
         out += up.send(h11.EndOfMessage()) or b""
         await upstream.send_all(out)
         answered = await _relay_response(
-            client, conn, upstream, up, method, is_request, message, tap, session=session, ids=ids
+            client, conn, upstream, up, method, is_request, message, tap, session=session, ids=ids, x=x
         )
         if not answered:
             await _bad_gateway(client, conn, err, f"the server at {netloc} closed the connection without answering")
@@ -217,6 +238,7 @@ async def _relay_response(
     tap: Tap,
     session: str | None = None,
     ids: list[Any] | None = None,
+    x: int | None = None,
 ) -> bool:
     """Relay the server's answer; False when it closed before any answer began. What the answer
     says about the transport is judged by the tap's :class:`~.http_rules.HttpJudge`, the one the
@@ -243,7 +265,7 @@ async def _relay_response(
             if wait.cancelled_caught:
                 # [basic/transports#32] the response came, and the stream went on
                 lingered = True
-                tap.http_step({"http": "still-open", "posted": posted})
+                tap.http_step({"http": "still-open", "x": x, "posted": posted})
                 continue
             assert data is not None
             up.receive_data(data)
@@ -254,10 +276,17 @@ async def _relay_response(
             content_type = dict((n.lower(), v) for n, v in event.headers).get(b"content-type", b"").decode()
             if not any(n.lower() == b"content-length" for n, _ in headers):
                 headers.append((b"transfer-encoding", b"chunked"))
-            await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
             head = {n.decode("latin-1").lower(): v.decode("latin-1") for n, v in event.headers}
+            # (an initialize carries no session id: its stream belongs to the session its answer names,
+            # as the battery's raw channel has it -- its event ids count among that session's)
+            session = session if session is not None else head.get("mcp-session-id")
             step = {"method": method, "status": event.status_code, "content_type": content_type, "headers": head}
-            tap.http_step({"http": "head", **step, "is_request": is_request, "posted": posted})
+            # judged before the client has it: a request it makes in the session this head names cannot
+            # overtake the session's start
+            tap.http_step(
+                {"http": "head", "x": x, "session": session, **step, "is_request": is_request, "posted": posted}
+            )
+            await client.send_all(conn.send(h11.Response(status_code=event.status_code, headers=headers)) or b"")
         elif isinstance(event, h11.Data):
             chunk = bytes(event.data)
             if chunk:
@@ -266,9 +295,9 @@ async def _relay_response(
                 for sse in decoder.feed(chunk):
                     if first is None:
                         first = (sse.id, sse.data)
-                    tap.http_step({"http": "event", "session": session, "id": sse.id, "data": sse.data})
+                    tap.http_step({"http": "event", "x": x, "session": session, "id": sse.id, "data": sse.data})
                     if sse.data:
-                        tap.message(Direction.TO_CLIENT, sse.data.encode())
+                        tap.message(Direction.TO_CLIENT, sse.data.encode(), exchange=x)
                         if _response_id(sse.data) in waiting:
                             answered = True
             elif content_type.startswith("application/json"):
@@ -278,11 +307,12 @@ async def _relay_response(
         elif isinstance(event, h11.EndOfMessage):
             # judged before the client has it all: what it does next cannot overtake the judging
             if json_body and not (response is not None and response.status_code == 202):
-                tap.message(Direction.TO_CLIENT, json_body)
+                tap.message(Direction.TO_CLIENT, json_body, exchange=x)
             if response is not None:
                 tap.http_step(
                     {
                         "http": "end",
+                        "x": x,
                         "method": method,
                         "status": response.status_code,
                         "content_type": content_type,
@@ -290,7 +320,7 @@ async def _relay_response(
                         "is_request": is_request,
                         "first": list(first) if first is not None else None,
                         "posted": posted,
-                        "revision": tap.observer.revision,
+                        "revision": tap.sessions.revision_of(x),
                     }
                 )
             await client.send_all(conn.send(h11.EndOfMessage()) or b"")

@@ -5,8 +5,9 @@
     report = judge_file("traffic.jsonl")
     print(report.to_text())
 
-The records go through one :class:`~mcp_ref.crosscheck.observer.Observer`
-in order, as the tap would have judged them live. Stdio traffic is judged
+The records go through :class:`~mcp_ref.crosscheck.observer.Observer` s in
+order, as the tap would have judged them live: one per session of a tap's
+Streamable HTTP log (:mod:`.sessions`), one for anything else. Stdio traffic is judged
 line by line (a message spread over lines, or a line that is not JSON, is
 the sender's fault); where the transport is unknown, a message that is not
 JSON breaks JSON-RPC itself.
@@ -25,8 +26,9 @@ from typing import Any
 
 from ..schema.messages import CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, SERVER_NOTIFICATIONS, SERVER_REQUESTS
 from .http_rules import HttpJudge, judge_step
-from .observer import Direction, Observer, Transport
-from .report import Report
+from .observer import Direction, Transport
+from .report import Finding, Report
+from .sessions import Sessions, report_of
 from .traffic import Perspective, Record, read_traffic
 
 __all__ = ["judge_records", "judge_file", "reversed_directions"]
@@ -91,31 +93,29 @@ def judge_records(
 ) -> Report:
     """Judge ``records`` in order; ``reversed_hint`` ends the note when the directions look reversed."""
     records = list(records)
-    obs = Observer(transport=transport)
+    # (one observer per session, found as the tap found them: the same routing, the same report)
+    sessions = Sessions(transport)
     http = HttpJudge()
-    report = Report(target)
+    transport_findings: list[Finding] = []
+    traffic: list[tuple[Direction, bytes]] = []
     for record in records:
         if record.http is not None:
             # (the tap's log of Streamable HTTP: a step of an exchange, judged as the tap judged it)
-            obs.findings += judge_step(http, record.http)
+            sessions.step(record.http)
+            transport_findings += judge_step(http, record.http)
             continue
-        report.record(1, record.direction.value, record.data)
+        traffic.append((record.direction, record.data))
         if transport == "stdio":
-            obs.observe_stdio_line(record.direction, record.data)
+            sessions.sessionless.observe_stdio_line(record.direction, record.data)
+            continue
+        if record.direction is Direction.TO_SERVER:
+            obs = sessions.sent(record.exchange, record.headers, record.data)
         else:
-            obs.observe(record.direction, record.data, headers=record.headers)
-    for direction in obs.count:
-        obs.flush(direction)
-    obs.end()
-    report.revision = obs.revision
-    report.revisions = obs.revisions if len(obs.revisions) > 1 else []
-    report.extend(obs.findings)
+            obs = sessions.received(record.exchange)
+        obs.observe(record.direction, record.data, headers=record.headers)
+    report = report_of(target, sessions, transport_findings, traffic)
     if (why := reversed_directions(records)) is not None:
-        report.notes.append(f"the directions look reversed ({why}): {reversed_hint}")
-    report.notes.extend(obs.notes)
-    report.notes.append(
-        f"{obs.count[Direction.TO_SERVER]} message(s) from the client, {obs.count[Direction.TO_CLIENT]} from the server"
-    )
+        report.notes.insert(0, f"the directions look reversed ({why}): {reversed_hint}")
     return report
 
 

@@ -428,6 +428,10 @@ class HttpWire(Wire):
         if _is_response(message) and (rid is None or message.get("id") == rid or message.get("id") is None):
             if answer.message is None:
                 answer.message = message
+            elif rid is not None and message.get("id") == rid:
+                # [2026-07-28:basic/index#7] one response per request: the stream carried a second one
+                text = f"the server answered request id {rid!r} a second time, in the same SSE stream"
+                self.on_finding(Finding.of(R + "basic/index#7", text, _brief(message), party="server"))
             return
         answer.others.append(message)
         self.inbox.append(message)

@@ -40,6 +40,7 @@ from ..schema._meta_keys import (
 )
 from ..schema.messages import KNOWN_METHODS, RESULT_TYPES
 from .report import Finding
+from .values import meta_problems, notification_problems, request_problems, result_problems
 
 __all__ = [
     "MODERN",
@@ -238,6 +239,7 @@ class ModernJudge:
             # [2026-07-28:basic/index#12] a resultType the core protocol defines
             self.find("basic/index#12", f"a {method} result has the resultType {rtype!r}", message, key=method)
             return
+        self.values(method, result, message)
         rmeta = result.get("_meta")
         if type(rmeta) is not dict or SINFO not in rmeta:
             # [2026-07-28:basic/index#59] serverInfo in every result's _meta
@@ -260,6 +262,13 @@ class ModernJudge:
         elif result.get("resultType") == "complete":
             # (without a resultType it is not known what the result was meant to be: index#10 is the fault)
             self.shape(method, result, message)
+
+    def values(self, method: str, result: dict[str, Any], message: Any) -> None:
+        """The value rules of the prose and the schema that decoding does not check (:mod:`.values`):
+        the same functions the Observer applies to the handshake revisions' results."""
+        found = [*result_problems(MODERN, method, result), *meta_problems(MODERN, result.get("_meta"), "the result's")]
+        for p in found:
+            self.find(p.requirement, f"a {method} result: {p.text}", message, key=f"value:{method}")
 
     def shape(self, method: str, result: dict[str, Any], message: Any) -> None:
         """A complete result has the fields the 2026-07-28 schema requires of its method's result
@@ -357,6 +366,10 @@ class ModernJudge:
                 self.find("basic/transports/stdio#9", f"the server wrote a {method} request on stdout", message)
             return
         params = _obj(message.get("params"))
+        if isinstance(method, str):
+            meta = meta_problems(MODERN, params.get("_meta"), f"the {method} notification's")
+            for p in [*notification_problems(MODERN, method, params), *meta]:
+                self.find(p.requirement, f"{method}: {p.text}", message, key=f"value:{method}")
         if method == "notifications/message":
             if self.declared is not None and "logging" not in self.declared:
                 # [2026-07-28:server/utilities/logging#2] log messages only from a server that declared logging
@@ -528,6 +541,9 @@ class ClientRules:
             self.find("basic/index#55", f"a {method} request carries no {CINFO}", message)
         elif self.info is None:
             self.info = m[CINFO]
+        params = _obj(message.get("params")) if type(message) is dict else {}
+        for p in [*request_problems(MODERN, method, params), *meta_problems(MODERN, m, f"the {method} request's")]:
+            self.find(p.requirement, f"{method}: {p.text}", message, key=f"value:{method}")
 
     def headers(
         self, method: str, params: dict[str, Any], m: dict[str, Any], headers: Mapping[str, str], schema: Any

@@ -61,6 +61,7 @@ from ..server.utilities.logging import LEVEL_RANK
 from .modern_judge import MODERN, ModernTraffic
 from .report import Finding
 from .rules import rule
+from .values import notification_problems, request_problems, result_problems
 
 __all__ = ["Direction", "Observer", "Transport"]
 
@@ -180,6 +181,8 @@ class Observer:
         #: [2026-07-28] the exchanges of that revision: judged by its own rules, not the engines'
         self._modern_found: list[Finding] = []
         self.modern = ModernTraffic(self._modern_found.append, transport=transport)
+        #: the message being judged broke a value rule (:meth:`_values`)
+        self._valued = False
         self.modern.notes = self.notes
 
     def _engine_of(self, who: str) -> Connection:
@@ -434,6 +437,7 @@ class Observer:
                 )
             elif len(used) < _ID_MEMORY:
                 used.add(key)
+        self._valued = bool(type(message) is dict and not deliberate and self._values(direction, message, out))
         before_meta = engine.stats["meta:malformed-key"]
         events = engine.receive_message(raw)
         if engine.stats["meta:malformed-key"] > before_meta and not deliberate:
@@ -447,6 +451,33 @@ class Observer:
         for event in self._engine_of(sender).observe_sent(raw):
             if isinstance(event, RuleBroken) and event.requirement is not None and not deliberate:
                 self._find(out, event.requirement, self._words(sender, event, message), message, sender)
+
+    def _values(self, direction: Direction, message: dict[str, Any], out: list[Finding]) -> bool:
+        """The value rules of the prose and the schema that decoding does not check (:mod:`.values`), in
+        the negotiated revision -- the same functions ModernJudge applies to 2026-07-28's. Whether one broke."""
+        revision = self.client.protocol_version or self.server.protocol_version
+        if revision is None:
+            return False  # (before initialize was answered, the lifecycle is what the message breaks)
+        sender = direction.sender
+        method = message.get("method")
+        if isinstance(method, str):
+            params = message.get("params")
+            if "id" in message:
+                problems = request_problems(revision, method, params)
+            else:
+                problems = notification_problems(revision, method, params)
+            what = f"{method} {'request' if 'id' in message else 'notification'}"
+        elif "result" in message and is_valid_id(message.get("id")):
+            request = self._engine_of(direction.receiver).outgoing(message["id"])
+            if request is None:
+                return False
+            problems = result_problems(revision, request.method, message["result"])
+            what = f"{request.method} result"
+        else:
+            return False
+        for p in problems:
+            self._find(out, p.requirement, f"the {sender}'s {what}: {p.text}", message, sender)
+        return bool(problems)
 
     def _remember_answer(self, direction: Direction, message: dict[str, Any]) -> None:
         if direction is Direction.TO_CLIENT:
@@ -581,6 +612,8 @@ class Observer:
             self._expect_answer(direction, err.code, requirement, err.message, message, method, rid)
         if deliberate or requirement is None or err.code == ErrorCode.PARSE_ERROR:
             return  # (an unknown method breaks nothing: the receiver answers -32601)
+        if self._valued and requirement == "basic/lifecycle#14" and err.code == ErrorCode.INVALID_PARAMS:
+            return  # params that do not decode for a value rule already named (the specific statement wins)
         self._find(out, requirement, f"the {sender}'s message was refused: {err.message}", message, sender)
 
     def _expect_answer(

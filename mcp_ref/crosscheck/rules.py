@@ -74,6 +74,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/index#58", "MUST", "over HTTP, -32021 comes with 400"),
         ("2026-07-28:basic/index#59", "SHOULD", "results carry serverInfo in _meta"),
         ("2026-07-28:basic/index#61", "MUST", "notifications of a subscription carry its subscriptionId"),
+        ("2026-07-28:basic/index#62", "MUST", "_meta traceparent, tracestate and baggage follow the W3C formats"),
         ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
         (
             "2026-07-28:basic/patterns/cancellation#11",
@@ -136,6 +137,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:schema#18", "MUST", "a HeaderMismatch error comes with HTTP 400"),
         ("2026-07-28:server/discover#1", "MUST", "servers implement server/discover"),
         ("2026-07-28:server/resources#13", "MUST", "an unknown resource gets -32602"),
+        ("2026-07-28:server/resources#12", "MUST", "resource URIs follow RFC 3986"),
         ("2026-07-28:server/resources#16", "MUST NOT", "no empty contents for an unknown resource"),
         ("2026-07-28:server/resources#4", "MUST NOT", "the resource list does not vary with other requests"),
         ("2026-07-28:server/tools#6", "MUST NOT", "the tool list does not vary with other requests"),
@@ -145,6 +147,7 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:server/utilities/caching#24", "MUST", "every page of a list has the same cacheScope"),
         ("2026-07-28:server/utilities/logging#3", "MUST NOT", "no log message for a request without a logLevel"),
         ("basic/index#1", "MUST", "the base protocol is supported: its messages are the ones the schema defines"),
+        ("server/resources#6", "MUST", "resource URIs follow RFC 3986"),
         ("basic/transports#16", "MUST", "a client's POST accepts both application/json and text/event-stream"),
         ("basic/transports#59", "MUST", "a client sends the session id it was given on every later request"),
         ("basic/transports#65", "MUST", "a client sends MCP-Protocol-Version on every request after initialize"),

@@ -27,6 +27,7 @@ from ..basic.transports.stdio import DEFAULT_MAX_MESSAGE_SIZE, LineFramer, Overs
 from .http_rules import HttpJudge, judge_step
 from .observer import Direction, Observer
 from .report import MAX_TRAFFIC, Finding, Report
+from .sessions import SESSION_MARK, Sessions, report_of
 from .traffic import http_line, traffic_header, traffic_line
 
 __all__ = ["Tap", "run_stdio_tap", "finding_line"]
@@ -36,7 +37,9 @@ _READ = 65536
 
 def finding_line(finding: Finding) -> str:
     who = f" ({finding.party})" if finding.party else ""
-    return f"mcp-ref tap: {finding.level}{who} {finding.requirement}: {finding.message}"
+    sessions = [e for e in finding.evidence if isinstance(e, str) and e.startswith(SESSION_MARK)]
+    where = f" [{sessions[-1]}]" if sessions else ""
+    return f"mcp-ref tap: {finding.level}{who} {finding.requirement}: {finding.message}{where}"
 
 
 class Tap:
@@ -51,7 +54,11 @@ class Tap:
         on_finding: Callable[[Finding], None] | None = None,
     ) -> None:
         self.target = target
-        self.observer = Observer(transport="stdio" if transport == "stdio" else "http")
+        #: one observer per session (stdio: one for the connection)
+        self.sessions = Sessions("stdio" if transport == "stdio" else "http")
+        #: what the transport itself showed (HTTP statuses, SSE events...)
+        self.transport_findings: list[Finding] = []
+        self._exchanges = 0
         self.log = log
         self.on_finding = on_finding
         #: (HTTP) what the answers say about the transport: the judge the battery uses too
@@ -64,11 +71,29 @@ class Tap:
             log.write(traffic_header(transport, target))
             log.flush()
 
-    def record(self, direction: Direction, data: bytes, headers: Mapping[str, str] | None = None) -> None:
+    @property
+    def observer(self) -> Observer:
+        """The observer of the traffic without sessions (stdio: of everything)."""
+        return self.sessions.sessionless
+
+    def new_exchange(self) -> int:
+        """(HTTP) the number of the next exchange: its records carry it (``"x"``), so ``judge`` finds
+        each session's messages as the tap did."""
+        self._exchanges += 1
+        return self._exchanges
+
+    def record(
+        self,
+        direction: Direction,
+        data: bytes,
+        headers: Mapping[str, str] | None = None,
+        exchange: int | None = None,
+    ) -> None:
         if len(self.traffic) < MAX_TRAFFIC:
             self.traffic.append((direction, data))
         if self.log is not None:
-            self.log.write(traffic_line(direction, data, time.time(), dict(headers) if headers is not None else None))
+            hdrs = dict(headers) if headers is not None else None
+            self.log.write(traffic_line(direction, data, time.time(), hdrs, exchange))
             self.log.flush()
 
     def http_step(self, step: dict[str, Any]) -> None:
@@ -77,6 +102,7 @@ class Tap:
         if self.log is not None:
             self.log.write(http_line(step, time.time()))
             self.log.flush()
+        self.sessions.step(step)
         self.found_all(judge_step(self.judge, step))
 
     def _found(self, findings: list[Finding]) -> None:
@@ -88,14 +114,25 @@ class Tap:
         self.record(direction, line)
         self._found(self.observer.observe_stdio_line(direction, line))
 
-    def message(self, direction: Direction, data: bytes, headers: Mapping[str, str] | None = None) -> None:
-        """One message; ``headers``: (HTTP) those of the POST that carried it."""
-        self.record(direction, data, headers)
-        self._found(self.observer.observe(direction, data, headers=headers))
+    def message(
+        self,
+        direction: Direction,
+        data: bytes,
+        headers: Mapping[str, str] | None = None,
+        exchange: int | None = None,
+    ) -> None:
+        """One message; ``headers``: (HTTP) those of the POST that carried it; ``exchange``: (HTTP)
+        the number of the exchange it crossed in (:meth:`new_exchange`), which picks its session."""
+        self.record(direction, data, headers, exchange)
+        if direction is Direction.TO_SERVER:
+            obs = self.sessions.sent(exchange, headers, data)
+        else:
+            obs = self.sessions.received(exchange)
+        self._found(self.sessions.named(obs, obs.observe(direction, data, headers=headers)))
 
     def found(self, finding: Finding) -> None:
         """A finding the transport itself made (an HTTP status, say)."""
-        self.observer.findings.append(finding)
+        self.transport_findings.append(finding)
         self._found([finding])
 
     def found_all(self, findings: list[Finding]) -> None:
@@ -103,21 +140,7 @@ class Tap:
             self.found(finding)
 
     def end(self) -> Report:
-        for direction in Direction:
-            self._found(self.observer.flush(direction))
-        self._found(self.observer.end())
-        report = Report(self.target, self.observer.revision)
-        # (the line is for traffic of several revisions: one is the "protocol revision" line already)
-        report.revisions = self.observer.revisions if len(self.observer.revisions) > 1 else []
-        for direction, data in self.traffic:
-            report.record(1, direction.value, data)
-        report.extend(self.observer.findings)
-        report.notes.extend(self.observer.notes)
-        counts = self.observer.count
-        report.notes.append(
-            f"{counts[Direction.TO_SERVER]} message(s) from the client, {counts[Direction.TO_CLIENT]} from the server"
-        )
-        return report
+        return report_of(self.target, self.sessions, self.transport_findings, self.traffic, self._found)
 
 
 async def _pump(

@@ -7,9 +7,10 @@ The tap writes one JSON object per line::
     {"ts": 1732500000.125, "dir": "s2c", "raw": "a line that is not JSON"}
 
 and, for Streamable HTTP, the headers of the POST that carried a client's message
-(``"headers"``) and each step of an exchange the tap judged (``{"http": "head",
-"status": 200, ...}``: :func:`.http_rules.judge_step`), so ``mcp-ref judge`` sees
-what the tap saw.
+(``"headers"``), each step of an exchange the tap judged (``{"http": "head",
+"status": 200, ...}``: :func:`.http_rules.judge_step`) and the number of the exchange
+each message and step belongs to (``"x"``: it tells the sessions apart), so ``mcp-ref
+judge`` sees what the tap saw.
 
 :func:`read_traffic` reads that and more, telling formats apart by content:
 
@@ -72,6 +73,9 @@ class Record:
     #: (HTTP, the tap's log) one step of an exchange as the tap judged it, not a message:
     #: ``{"http": "head" | "event" | "end" | "still-open", ...}`` (:func:`.http_rules.judge_step`)
     http: dict[str, Any] | None = None
+    #: (HTTP, the tap's log) the number of the exchange the message crossed in (``"x"``): it tells
+    #: the sessions apart (:mod:`.sessions`)
+    exchange: int | None = None
 
 
 def traffic_header(transport: str, target: str) -> str:
@@ -79,11 +83,17 @@ def traffic_header(transport: str, target: str) -> str:
 
 
 def traffic_line(
-    direction: Direction, data: bytes, ts: float | None = None, headers: dict[str, str] | None = None
+    direction: Direction,
+    data: bytes,
+    ts: float | None = None,
+    headers: dict[str, str] | None = None,
+    exchange: int | None = None,
 ) -> str:
     """One JSON Lines record for a message as it crossed (parsed when it is JSON, else raw text);
-    ``headers``: (HTTP) those of the POST that carried it."""
+    ``headers``: (HTTP) those of the POST that carried it; ``exchange``: (HTTP) the number of its exchange."""
     record: dict[str, Any] = {"ts": round(time.time() if ts is None else ts, 6), "dir": direction.value}
+    if exchange is not None:
+        record["x"] = exchange
     try:
         record["message"] = json.loads(data)
     except ValueError:
@@ -142,9 +152,11 @@ def _from_record(record: Any, perspective: Perspective) -> Record | None:
         return None
     headers = record.get("headers")
     headers = {str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else None
+    exchange = record.get("x")
+    exchange = exchange if type(exchange) is int else None
     for key in _MESSAGE_KEYS:
         if key in record:
-            return Record(direction, _encode(record[key]), _ts(record), headers)
+            return Record(direction, _encode(record[key]), _ts(record), headers, exchange=exchange)
     if "jsonrpc" in record or "method" in record or "result" in record or "error" in record:
         inline = {k: v for k, v in record.items() if k not in _DIRECTION_KEYS and k not in ("ts", "timestamp", "time")}
         return Record(direction, _encode(inline), _ts(record))

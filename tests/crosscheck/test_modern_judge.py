@@ -47,7 +47,10 @@ def note(method: str, **params: Any) -> dict[str, Any]:
 
 LISTED = {"tools": [], "ttlMs": 0, "cacheScope": "public"}
 CALLED = {"content": []}
-ASK = {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": {}}}
+ASK = {
+    "method": "elicitation/create",
+    "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object", "properties": {}}},
+}
 
 
 def judged(sent: dict[str, Any], got: Answer, *, http: bool = False, declared: Any = None) -> set[str]:

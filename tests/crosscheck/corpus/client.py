@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 #: name -> the rule it breaks (the requirement the fixture reports)
@@ -51,6 +52,13 @@ BREAKS = {
     "set-level-invalid": "basic/index#1",
     # a refusal with a code sampling does not list
     "sampling-refused-code-zero": "client/sampling#13",
+}
+#: variants that leave the fixture waiting (the rule the silence breaks): the check still ends
+#: within the user's bounds (--timeout, --client-timeout), with a report
+HANGS = {
+    "stops-answering": "basic/utilities/ping#1",  # initializes, then answers nothing the server asks
+    "says-nothing": "basic/lifecycle#2",  # starts the server and never writes a byte
+    "never-leaves": "basic/utilities/ping#1",  # as stops-answering, and stays when the server has gone
 }
 #: variants that bend nothing the spec requires
 CORRECT = {
@@ -116,6 +124,10 @@ class Client:
         return caps
 
     def run(self) -> None:
+        if self.brk == "says-nothing":
+            while self.read() is not None:
+                pass  # until the server leaves
+            return
         info = {"name": "corpus-client", "version": "1"}
         version = "2099-01-01" if self.brk == "unknown-protocol-version" else "2025-11-25"
         params: dict[str, Any] = {"protocolVersion": version, "capabilities": self.capabilities()}
@@ -164,8 +176,8 @@ class Client:
 
     def answer(self, message: dict[str, Any]) -> None:
         method, rid = message.get("method"), message.get("id")
-        if method is None or rid is None:
-            return  # a notification, or an answer we do not wait for
+        if method is None or rid is None or self.brk in ("stops-answering", "never-leaves"):
+            return  # a notification, or an answer we do not wait for (or nothing is answered)
         params = message.get("params") or {}
         if self.brk == "answers-with-another-id":
             rid = f"{rid}-other"
@@ -248,13 +260,15 @@ class Client:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *CORRECT])
+    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HANGS, *CORRECT])
     parser.add_argument("server", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     server = args.server[1:] if args.server[:1] == ["--"] else args.server
     client = Client(args.brk, server)
     try:
         client.run()
+        while args.brk == "never-leaves":
+            time.sleep(1)  # until stopped
     finally:
         assert client.proc.stdin is not None
         client.proc.stdin.close()

@@ -15,7 +15,9 @@ error without an id (which transports#11 / #20 allow).
 
 import argparse
 import json
+import queue
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -47,6 +49,12 @@ BREAKS = {
     "session-id-guessable": "basic/transports#56",  # session ids 1, 2, 3 ...
     "session-id-bad-chars": "basic/transports#57",  # a session id with a space in it
 }
+#: variants that send the same JSON-RPC response twice (one response per request: basic/index#7); the
+#: main session sees them (the GET stream is a client's, not the transport probes')
+DUPLICATES = {
+    "sse-answer-twice": "basic/index#7",  # in one SSE stream (two events, two event ids)
+    "answer-again-on-get": "basic/index#7",  # in the POST's answer, and again on the session's GET stream
+}
 #: variants that leave requests unanswered (never send the head of an answer): the checker must
 #: still end in bounded time with a report (name -> the rule the silence breaks)
 HANGS = {
@@ -58,9 +66,19 @@ CORRECT = {
     "none": "the server as it should be",
     "sse": "every answer is an SSE stream (a priming event, the answer, the end)",
     "sse-split-data": "every answer is an SSE stream whose JSON is split over several data: lines, CRLF line ends",
+    # (event ids are unique within a session, basic/transports#50: another session may use them again)
+    "sse-ids-per-session": "every answer, initialize's too, an SSE stream; event ids count from 1 in each session",
 }
 #: the variants that answer requests with SSE streams
-SSE = {"sse", "sse-split-data", "sse-no-priming", "sse-stays-open", "sse-event-id-reused"}
+SSE = {
+    "sse",
+    "sse-split-data",
+    "sse-no-priming",
+    "sse-stays-open",
+    "sse-event-id-reused",
+    "sse-answer-twice",
+    "sse-ids-per-session",
+}
 
 
 class Handler(JsonHandler):
@@ -106,6 +124,9 @@ class Handler(JsonHandler):
         self.close_connection = True
 
     def do_GET(self) -> None:
+        if self.server.brk == "answer-again-on-get" and self.session_ok(None):
+            self.get_stream()
+            return
         if self.server.brk == "get-never-answered":
             self.hang()
         elif self.server.brk == "get-200-text":
@@ -170,11 +191,39 @@ class Handler(JsonHandler):
         if self.server.brk == "request-202" and method != "initialize":
             self.answer(202)
             return
-        if self.server.brk in SSE and method != "initialize":
+        if self.server.brk in SSE and (method != "initialize" or self.server.brk == "sse-ids-per-session"):
             self.stream(reply, headers)
             return
         kind = "text/plain" if self.server.brk == "request-text-plain" else "application/json"
         self.answer(200, reply, kind, **headers)
+        if self.server.brk == "answer-again-on-get" and method != "initialize":
+            # the answer went out in the POST's body; the session's GET stream carries it again
+            self.server.outbox(self.headers.get("Mcp-Session-Id", "")).put(reply)
+
+    def get_stream(self) -> None:
+        """The session's GET stream: each message the server puts in its outbox, until the server stops
+        or the client leaves."""
+        outbox = self.server.outbox(self.headers.get("Mcp-Session-Id", ""))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        sent = 0
+        try:
+            self.wfile.write(b"id: get-0\ndata:\n\n")
+            self.wfile.flush()
+            while not self.server.released.is_set():
+                try:
+                    message = outbox.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                sent += 1
+                self.wfile.write(f"id: get-{sent}\ndata: {json.dumps(message)}\n\n".encode())
+                self.wfile.flush()
+        except OSError:
+            pass  # the client closed the stream
 
     def stream(self, reply: Any, headers: dict[str, str]) -> None:
         """The answer as an SSE stream: a priming event, the answer, the end (per the variant)."""
@@ -190,13 +239,21 @@ class Handler(JsonHandler):
         self.end_headers()
         eol = "\r\n" if brk == "sse-split-data" else "\n"
         events = []
+        first, second = f"{stream}-1", f"{stream}-2"
+        if brk == "sse-event-id-reused":
+            first, second = "1", "2"
+        elif brk == "sse-ids-per-session":
+            session = headers.get("Mcp_Session_Id") or self.headers.get("Mcp-Session-Id", "")
+            with self.server.lock:
+                count = self.server.event_counts[session] = self.server.event_counts.get(session, 0) + 2
+            first, second = str(count - 1), str(count)
         if brk != "sse-no-priming":
-            first = "1" if brk == "sse-event-id-reused" else f"{stream}-1"
             events.append(f"id: {first}{eol}data:{eol}{eol}")
         text = json.dumps(reply, indent=1) if brk == "sse-split-data" else json.dumps(reply)
         data = "".join(f"data: {line}{eol}" for line in text.split("\n"))
-        second = "2" if brk == "sse-event-id-reused" else f"{stream}-2"
         events.append(f"id: {second}{eol}{data}{eol}")
+        if brk == "sse-answer-twice":
+            events.append(f"id: {stream}-3{eol}{data}{eol}")  # the same response again
         self.wfile.write("".join(events).encode())
         self.wfile.flush()
         if brk == "sse-stays-open":
@@ -210,6 +267,15 @@ class CorpusHTTPServer(CorpusServer):
         self.brk = brk
         self.sessions: set[str] = set()
         self.streams = 0
+        #: session id -> what its GET stream is still to carry
+        self._outboxes: dict[str, queue.Queue[Any]] = {}
+        #: session id -> the last SSE event id it used (sse-ids-per-session)
+        self.event_counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def outbox(self, session: str) -> queue.Queue[Any]:
+        with self.lock:
+            return self._outboxes.setdefault(session, queue.Queue())
 
 
 @contextmanager
@@ -221,7 +287,7 @@ def serving(brk: str = "none") -> Iterator[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HANGS, *CORRECT])
+    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *DUPLICATES, *HANGS, *CORRECT])
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     serve_until_interrupted(CorpusHTTPServer(args.brk, args.port))

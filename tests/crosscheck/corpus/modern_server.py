@@ -79,11 +79,14 @@ BREAKS = {
     "unknown-tool-32601": "2026-07-28:basic/index#3",  # an unknown tool gets -32601 (with HTTP 200)
     "unknown-tool-32603": "2026-07-28:basic/index#3",  # an unknown tool gets Internal error
     "tools-reordered": "2026-07-28:server/tools#8",  # every second tools/list in reverse order (SHOULD)
+    "resource-uri-not-uri": "2026-07-28:server/resources#12",  # resource "mem a" (no scheme, a space)
+    "bad-traceparent": "2026-07-28:basic/index#62",  # every result's _meta traceparent is "not-a-trace"
+    "elicitation-nested": "2026-07-28:basic/index#1",  # confirm's form schema has an object property
     # stdio only
     "request-on-stdout": "2026-07-28:basic/transports/stdio#9",  # confirm first sends elicitation/create
     "junk-on-stdout": "2026-07-28:basic/transports/stdio#4",  # a banner line on stdout
     "pretty-printed": "2026-07-28:basic/transports/stdio#1",  # every message spread over several lines
-    "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice
+    "answer-twice": "2026-07-28:basic/index#7",  # every tools/list answered twice (HTTP: in one SSE stream)
 }
 HTTP_BREAKS = {
     "version-header-ignored": "2026-07-28:basic/transports/streamable-http#27",  # header != _meta: served
@@ -111,7 +114,7 @@ CORRECT = {
     "crlf": "(stdio) every line ends with CRLF",
     "all-sse": "(HTTP) every answer is an SSE stream, its JSON split over several data: lines, CRLF line ends",
 }
-STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed", "answer-twice"}
+STDIO_ONLY = {"request-on-stdout", "junk-on-stdout", "crlf", "pretty-printed"}
 
 
 class Refused(Exception):
@@ -164,6 +167,9 @@ class Core:
 
     def __init__(self, brk: str) -> None:
         self.brk = brk
+        self.uri_a = "mem a" if brk == "resource-uri-not-uri" else "mem://a"
+        nested = {"type": "object", "properties": {"really": {"type": "boolean"}}}
+        self.ok_schema: dict[str, Any] = nested if brk == "elicitation-nested" else {"type": "boolean"}
         self.listings = 0  # tools/list requests for a first page
         self.echoed = False
 
@@ -209,6 +215,8 @@ class Core:
             result.setdefault("resultType", "complete")
         if self.brk != "no-server-info":
             result["_meta"] = {**result.get("_meta", {}), SINFO: {"name": "modern-corpus", "version": "1"}}
+        if self.brk == "bad-traceparent":
+            result["_meta"] = {**result.get("_meta", {}), "traceparent": "not-a-trace"}
         if cacheable and result.get("resultType") != "input_required" and self.brk != "no-ttl":
             result.setdefault("ttlMs", -1 if self.brk == "negative-ttl" else 1000)
             result.setdefault("cacheScope", "public")
@@ -331,7 +339,7 @@ class Core:
                 raise Refused(-32042 if self.brk == "retired-code" else -32602, "Unknown prompt")
             return self.finish({"messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]})
         if method == "resources/list":
-            listed = [{"uri": "mem://a", "name": "a"}, {"uri": "mem://b", "name": "b"}]
+            listed = [{"uri": self.uri_a, "name": "a"}, {"uri": "mem://b", "name": "b"}]
             if self.brk == "resources-vary" and self.echoed:
                 listed.append({"uri": "mem://recent", "name": "recent"})
             return self.page("resources", listed, params)
@@ -339,7 +347,7 @@ class Core:
             return self.page("resourceTemplates", [], params)
         if method == "resources/read":
             uri = params.get("uri")
-            if uri not in ("mem://a", "mem://b"):
+            if uri not in (self.uri_a, "mem://b"):
                 if self.brk == "resource-empty":
                     return self.finish({"contents": []}, cacheable=True)
                 raise Refused(
@@ -409,7 +417,7 @@ class Core:
             "params": {
                 "mode": "form",
                 "message": "ok?",
-                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+                "requestedSchema": {"type": "object", "properties": {"ok": self.ok_schema}, "required": ["ok"]},
             },
         }
         return self.finish(
@@ -541,7 +549,8 @@ class _Handler(JsonHandler):
             return
         listen = bool(answer.get("result", {}).pop("_listen", None))
         lingering = brk in ("stream-lingers", "no-accel") and message["method"] == "tools/call"
-        if status != 200 or not (sent or listen or lingering or brk == "all-sse"):
+        twice = brk == "answer-twice" and message["method"] == "tools/list"
+        if status != 200 or not (sent or listen or lingering or twice or brk == "all-sse"):
             self._plain(status, json.dumps(answer).encode())
             return
         self.send_response(200)
@@ -558,6 +567,8 @@ class _Handler(JsonHandler):
                 time.sleep(2)
                 answer["result"] = self.server.core.finish({})
             self._event(answer)
+            if twice:
+                self._event(answer)  # the same response again, in the same stream
             if brk == "stream-lingers" and lingering:
                 time.sleep(2.5)
         except OSError:

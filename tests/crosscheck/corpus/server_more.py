@@ -51,6 +51,9 @@ BREAKS = {
     "task-terminal-changes": "basic/utilities/tasks#28",
     "task-bad-last-updated": "basic/utilities/tasks#37",
     "task-cancel-not-cancelled": "basic/utilities/tasks#61",
+    # values the prose or the schema constrain
+    "completion-too-many": "basic/index#1",  # 150 completion values (the schema allows 100)
+    "resource-uri-not-uri": "server/resources#6",  # the resource "corpus text" (no scheme, a space)
 }
 CORRECT = {
     "none": "the server as it should be (read-only tools marked)",
@@ -106,10 +109,24 @@ class More(Server):
         if method == "ping" and self.brk == "quiet-pings":
             self.result(rid, {"_meta": {"com.example/quiet": True}})
             return
+        if method == "completion/complete" and self.brk == "completion-too-many" and self.completes(params):
+            self.result(rid, {"completion": {"values": [f"w{i}" for i in range(150)], "hasMore": True}})
+            return
+        if method == "resources/list" and self.brk == "resource-uri-not-uri" and not params.get("cursor"):
+            self.result(rid, {"resources": [{"uri": "corpus text", "name": "text", "mimeType": "text/plain"}]})
+            return
+        if method == "resources/read" and self.brk == "resource-uri-not-uri" and params.get("uri") == "corpus text":
+            self.result(rid, {"contents": [{"uri": "corpus text", "mimeType": "text/plain", "text": "hello"}]})
+            return
         if method == "completion/complete" and self.brk == "result-missing":
             self.write({"jsonrpc": "2.0", "id": rid, "completion": {"values": []}})
             return
         super().on_request(rid, method, params)
+
+    @staticmethod
+    def completes(params: dict[str, Any]) -> bool:
+        ref = params.get("ref")
+        return not isinstance(ref, dict) or ref.get("type") != "ref/prompt" or ref.get("name") == "greet"
 
     def on_notification(self, method: str, params: dict[str, Any]) -> None:
         super().on_notification(method, params)
