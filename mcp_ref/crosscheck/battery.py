@@ -102,6 +102,8 @@ QUICK: Final = 2.0
 #: seconds a request is still waited for once an answer with its id came that the observer faulted
 #: (an answer mcp_ref's client could read arrives meanwhile; one it could not ends the wait)
 GARBLED_GRACE: Final = 0.25
+#: (HTTP) seconds the events of a GET stream (and of a resumed one) are watched
+GET_WATCH: Final = 1.0
 #: version negotiation's sessions open at once
 NEGOTIATING: Final = 3
 #: requests in a row that go unanswered before the battery sends no more
@@ -297,6 +299,13 @@ def _same_id(message: Any, rid: Any) -> bool:
 
 def _is_response(message: Any) -> bool:
     return type(message) is dict and "method" not in message and ("result" in message or "error" in message)
+
+
+def _json_or_none(data: str | None) -> Any:
+    try:
+        return json.loads(data) if data else None
+    except ValueError:
+        return None
 
 
 def _error(message: Any) -> dict[str, Any] | None:
@@ -1236,7 +1245,7 @@ class Battery:
 
     async def _transport_checks(self) -> None:
         """What Streamable HTTP asks of the server (basic/transports#streamable-http), on a raw session."""
-        from .http_probe import Exchange, NoAnswer
+        from .http_probe import Exchange, NoAnswer, stream_events
         from .http_probe import exchange as plain_exchange
         from .http_rules import HttpJudge, posted_kind
 
@@ -1254,6 +1263,22 @@ class Battery:
                 got, _ = await plain_exchange(
                     url, method, headers, body, read_body=method != "GET", ssl_context=trust, timeout=wait
                 )
+            except NoAnswer:
+                self.timer.missed(kind)
+                chk.find(rule, f"{method} {url} got no answer within {wait:g}s")
+                return None
+            self.timer.answered()
+            return got
+
+        async def events(
+            chk: _Check, rule: str, method: str, headers: Any, body: bytes = b""
+        ) -> tuple[Exchange, list[tuple[str | None, str | None]]] | None:
+            """:func:`exchange`, and the SSE events the answer carried within ``GET_WATCH`` seconds."""
+            kind = f"HTTP {method}"
+            self.timer.gate(kind)
+            wait = self.timer.current
+            try:
+                got = await stream_events(url, method, headers, body, within=GET_WATCH, ssl_context=trust, timeout=wait)
             except NoAnswer:
                 self.timer.missed(kind)
                 chk.find(rule, f"{method} {url} got no answer within {wait:g}s")
@@ -1284,13 +1309,21 @@ class Battery:
                 elif initialized.status != 202:
                     text = f"a POSTed notification was answered HTTP {initialized.status}, not 202"
                     chk.find("basic/transports#18", text)
-            async with self.check("transport/get-sse-or-405", ["basic/transports#39"]) as chk:
+            async with self.check("transport/get-sse-or-405", ["basic/transports#39", "basic/transports#42"]) as chk:
                 # [basic/transports#39] an SSE stream or 405: an answer that never comes is neither
-                got = await exchange(chk, "basic/transports#39", "GET", http.headers(accept="text/event-stream"))
-                if got is not None:
+                streamed = await events(chk, "basic/transports#39", "GET", http.headers(accept="text/event-stream"))
+                if streamed is not None:
+                    got, seen = streamed
                     if got.status < 400 and not (got.status == 200 and got.content_type == "text/event-stream"):
                         chk.find("basic/transports#39", f"a GET was answered HTTP {got.status} {got.content_type!r}")
                     chk.note(f"HTTP {got.status}")
+                    for _, data in seen:
+                        if _is_response(_json_or_none(data)):
+                            # [basic/transports#42] a GET without Last-Event-ID resumes nothing: no response on it
+                            text = "the server sent a JSON-RPC response on the GET stream, which resumes no request's"
+                            chk.find("basic/transports#42", text, data)
+                            break
+            await self._resumption(chk_events=events, headers=http.headers)
             ping = b'{"jsonrpc":"2.0","id":"mcp-ref-http","method":"ping"}'
             async with self.check("transport/unsupported-protocol-version", ["basic/transports#68"]) as chk:
                 headers = {**http.headers(), "mcp-protocol-version": UNKNOWN_VERSION}
@@ -1340,6 +1373,38 @@ class Battery:
                         text = f"after DELETE answered {deleted.status}, the session id was answered {got.status}"
                         chk.find("basic/transports#61", text + ", not 404")
                 http.session_id = None  # ended: no DELETE again
+
+    async def _resumption(self, *, chk_events: Any, headers: Callable[..., dict[str, str]]) -> None:
+        """[basic/transports#54] a GET with Last-Event-ID resumes that stream only (trial30c D5): two pings
+        each answered on an SSE stream with event ids, then the first resumed after its first event."""
+        name, requirements = "transport/resume-this-stream-only", ["basic/transports#54"]
+        async with self.check(name, requirements) as chk:
+            streams: list[list[tuple[str | None, str | None]]] = []
+            for n in (1, 2):
+                body = _dumps({"jsonrpc": "2.0", "id": f"mcp-ref-resume-{n}", "method": "ping"})
+                got = await chk_events(chk, "basic/utilities/ping#1", "POST", headers(), body)
+                if got is None:
+                    return
+                streams.append(got[1])
+            first = next((i for i, _ in streams[0] if i), None)
+            if first is None or not any(i for i, _ in streams[1]):
+                chk.note("the pings were not answered on SSE streams with event ids: nothing to resume")
+                return
+            resume = {**headers(accept="text/event-stream"), "last-event-id": first}
+            got = await chk_events(chk, "basic/transports#39", "GET", resume)
+            if got is None:
+                return
+            answer, replayed = got
+            chk.note(f"a GET with Last-Event-ID {first!r} was answered HTTP {answer.status}, {len(replayed)} event(s)")
+            for _, data in replayed:
+                message = _json_or_none(data)
+                if _is_response(message) and message.get("id") != "mcp-ref-resume-1":
+                    # the first stream carried one response, ping 1's: any other came from another stream
+                    text = (
+                        f"a GET resuming the stream of ping 1 (Last-Event-ID {first!r}) replayed a message of another"
+                    )
+                    chk.find("basic/transports#54", text, data)
+                    break
 
     async def _tool_call_streams(self, raw: RawSession) -> None:
         """Two tool calls on the raw session, so the SSE streams a server keeps for tools (their

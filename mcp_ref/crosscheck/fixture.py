@@ -581,7 +581,7 @@ class _FixtureServer:
                     # what the fixture itself did (a race with the client, say): not the client's fault
                     report.notes.append(f"mcp-ref's own fixture: {finding.requirement}: {finding.message}")
                 else:
-                    report.add(finding)
+                    report.add(observer.in_era(finding))
             report.notes.extend(observer.notes)
 
     async def _battery(self, session: Session, channel: ObservedChannel, report: Report) -> None:

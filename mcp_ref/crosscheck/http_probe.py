@@ -117,6 +117,40 @@ async def _request(
         raise
 
 
+async def stream_events(
+    url: str,
+    method: str,
+    headers: Mapping[str, str] | None = None,
+    body: bytes = b"",
+    *,
+    within: float,
+    ssl_context: ssl.SSLContext | None = None,
+    timeout: float = math.inf,
+) -> tuple[Exchange, list[tuple[str | None, str | None]]]:
+    """One request whose answer may be an SSE stream: its head, and the (id, data) of the events it
+    carried within ``within`` seconds of the head (or until it ended). :class:`NoAnswer` as
+    :func:`exchange`."""
+    stream, conn, response = await _request(url, method, headers or {}, body, ssl_context, timeout)
+    content_type, hdrs = _head(response)
+    events: list[tuple[str | None, str | None]] = []
+    decoder = SSEDecoder()
+    try:
+        with trio.move_on_after(within):
+            while content_type == "text/event-stream":
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    conn.receive_data(bytes(await stream.receive_some(_READ)))
+                elif isinstance(event, h11.Data):
+                    events += [(sse.id, sse.data) for sse in decoder.feed(bytes(event.data))]
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+    except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+        pass  # (what came before the stream broke is judged)
+    finally:
+        await trio.aclose_forcefully(stream)
+    return Exchange(method, response.status_code, content_type, hdrs, body), events
+
+
 class NoAnswer(HTTPTransportError):
     """The server did not answer (not even the head of an answer) within the time given."""
 

@@ -774,10 +774,13 @@ class ModernBattery:
         self.capabilities = {"tools": {}}
         self.judge.declared = self.capabilities
         async with self.check("modern/discover", ["basic/versioning#3", "server/discover#1"]):
+            # (trial30c D7, discovernov) a discover that answers but lists no 2026-07-28 is implemented
+            listed = f"server/discover lists {versions!r} as supportedVersions" if result is not None else None
             self.find(
                 "basic/versioning#3",
-                "server/discover is not implemented, though 2026-07-28 requests are served"
-                + (f" (answered {_brief(got.message)})" if got is not None else " (no answer)"),
+                (listed or "server/discover is not implemented")
+                + ", though 2026-07-28 requests are served"
+                + (f" (answered {_brief(got.message)})" if got is not None and listed is None else ""),
             )
         return True
 

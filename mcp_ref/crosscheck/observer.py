@@ -60,6 +60,7 @@ from ..schema.tasks import RELATED_TASK_META_KEY, TERMINAL_STATUSES, CreateTaskR
 from ..server.utilities.logging import LEVEL_RANK
 from .modern_judge import MODERN, ModernTraffic
 from .report import Finding
+from .rules import rule
 from .values import notification_problems, request_problems, result_problems
 
 __all__ = ["Direction", "Observer", "Transport"]
@@ -207,6 +208,14 @@ class Observer:
         self.findings.extend(out)
         return out
 
+    def in_era(self, finding: Finding) -> Finding:
+        """``finding`` named by 2026-07-28's statement when the traffic turned out to be that revision's
+        (a finding made before its first request was seen still has the legacy engine's id)."""
+        modern = _IN_MODERN_TRAFFIC.get(finding.requirement)
+        if modern is None or not self._modern_era():
+            return finding
+        return attrs.evolve(finding, requirement=modern, level=rule(modern).effective_level)
+
     def _find(self, out: list[Finding], requirement: str, message: str, evidence: Any, party: str) -> None:
         if (
             requirement == "basic/lifecycle#14"
@@ -215,6 +224,24 @@ class Observer:
             and "progressToken" in message
         ):
             requirement = "basic/utilities/progress#1"  # the statement about tokens, not the schema at large
+        if (
+            requirement == "basic/lifecycle#14"
+            and type(evidence) is dict
+            and evidence.get("method") in ("notifications/message", "logging/setLevel")
+            and "params.level" in message
+        ):
+            # (trial30c D7) a level that is none of LoggingLevel's: a message no revision's schema defines
+            # (basic/index#1, as a malformed result), not a matter of what was negotiated
+            requirement = f"{MODERN}:basic/index#1" if self._modern_era() else "basic/index#1"
+            message = f"{message} (server/utilities/logging: the levels are the schema's LoggingLevel, RFC 5424's)"
+        if requirement == "basic/utilities/cancellation#1" and self._modern_era():
+            requirement = _IN_MODERN_TRAFFIC[requirement]
+        elif requirement == "basic/lifecycle#1" and not self._initialize_ids and _modern_meta(evidence):
+            # (trial30c D7) a request whose _meta has 2026-07-28's fields but not its protocolVersion: not one
+            # "before initialization", but a 2026-07-28 request that lacks a required field
+            requirement = f"{MODERN}:basic/index#52"
+            method = evidence.get("method") if type(evidence) is dict else None
+            message = f"a {method} request has io.modelcontextprotocol/ fields in _meta, but no protocolVersion"
         if any(f.requirement == requirement and f.party == party for f in out):
             return  # one message, one finding per requirement: both engines may see the same fault
         out.append(Finding.of(requirement, message, evidence, party=party))
@@ -912,6 +939,17 @@ class Observer:
 
 
 # -- small helpers -----------------------------------------------------------------------------
+
+
+#: (trial30c D7) the legacy engine's id -> the 2026-07-28 statement, for 2026-07-28 traffic
+_IN_MODERN_TRAFFIC: Final = {"basic/utilities/cancellation#1": f"{MODERN}:basic/patterns/cancellation#11"}
+
+
+def _modern_meta(message: Any) -> bool:
+    """``message`` is a request whose ``_meta`` carries 2026-07-28's io.modelcontextprotocol/ fields."""
+    params = message.get("params") if type(message) is dict else None
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and any(str(k).startswith("io.modelcontextprotocol/") for k in meta)
 
 
 def _id_key(rid: Any) -> Any:

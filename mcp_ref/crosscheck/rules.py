@@ -78,6 +78,11 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("2026-07-28:basic/patterns/cancellation#3", "MUST NOT", "a server cancels nothing but a subscription"),
         ("2026-07-28:basic/patterns/cancellation#13", "SHOULD", "a cancelled request is not answered"),
         (
+            "2026-07-28:basic/patterns/cancellation#11",
+            "MUST",
+            "a cancellation names a request the client issued that is still in progress",
+        ),
+        (
             "2026-07-28:basic/patterns/mrtr#14",
             "SHOULD",
             "a requestState is bound to the request that got it and refused on another",
@@ -152,6 +157,8 @@ CHECK_RULES: Final[dict[str, Rule]] = {
         ("basic/transports#59", "MUST", "a client sends the session id it was given on every later request"),
         ("basic/transports#65", "MUST", "a client sends MCP-Protocol-Version on every request after initialize"),
         ("basic/transports#28", "SHOULD", "the SSE stream answering a request carries its response"),
+        ("basic/transports#42", "MUST NOT", "no JSON-RPC response on the GET stream, unless it resumes a request's"),
+        ("basic/transports#54", "MUST NOT", "a resumed stream replays no message of another stream"),
         ("basic/transports#67", "SHOULD", "without MCP-Protocol-Version a request is still served"),
     )
 }

@@ -60,6 +60,16 @@ def test_a_response_to_an_id_never_sent_is_not_an_answer_to_a_notification(repor
     assert {f.requirement for f in report.findings if f.party == "server"} == {"basic/index#7"}, report.to_text()
 
 
+@pytest.mark.req("basic/index#1")
+def test_an_invalid_log_level_is_named_by_the_schema_not_the_negotiation(reports: dict[str, Report]) -> None:
+    """(trial30c D7, badlevel) a level LoggingLevel lacks is a message no revision defines (basic/index#1),
+    not basic/lifecycle#14, the catch-all about the negotiated version."""
+    report = reports["log-level-invalid"]
+    found = [f for f in report.findings if f.party == "server"]
+    assert {f.requirement for f in found} == {"basic/index#1"}, report.to_text()
+    assert all("LoggingLevel" in f.message for f in found), report.to_text()
+
+
 @pytest.mark.req("2025-03-26:basic/index#14")
 def test_a_batch_is_judged_by_the_revision_the_server_speaks(reports: dict[str, Report]) -> None:
     report = reports["only-0326-batched"]

@@ -38,14 +38,18 @@ async def test_check_reports_a_response_sent_twice_in_every_revision(name: str) 
             report = await check_server(HttpTarget(url), CheckConfig(timeout=5.0))
     # the second answer is the finding, and nothing else: it is not taken for the answer to
     # whatever was asked next (a notification "answered", an id not echoed ...)
-    assert {f.requirement for f in report.findings} == {"basic/index#7"}, report.to_text()
-    assert all(f.party == "server" and "again" in f.message for f in report.findings), report.to_text()
+    duplicates = [f for f in report.findings if f.requirement == "basic/index#7"]
+    assert duplicates and all(f.party == "server" and "again" in f.message for f in duplicates), report.to_text()
+    # (answer-again-on-get) the transport check's own GET stream, watched, carries an answer too: a response
+    # on a GET stream that resumes nothing is transports#42 (trial30c D7, spec_notes/crosscheck.md)
+    on_get = {"basic/transports#42"} if name == "answer-again-on-get" else set()
+    assert {f.requirement for f in report.findings} == {"basic/index#7", *on_get}, report.to_text()
     assert report.exit_status_for(strict=False) == 1
     # each revision's section has its own
     assert len(report.revisions) == 3
-    assert {f.revision for f in report.findings} == {None, *report.revisions[1:]}, report.to_text()
+    assert {f.revision for f in duplicates} == {None, *report.revisions[1:]}, report.to_text()
     failed = [c for c in report.checks if c.status == "fail"]
-    assert all("basic/index#7" in c.requirements for c in failed), report.to_text()
+    assert all({"basic/index#7", *on_get} & set(c.requirements) for c in failed), report.to_text()
 
 
 async def _through_the_tap(upstream: str, tap: Tap, era: str, calls: int = 2) -> None:

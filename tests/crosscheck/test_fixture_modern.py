@@ -14,7 +14,7 @@ from mcp_ref.crosscheck.fixture import FixtureOptions, check_client
 from mcp_ref.crosscheck.report import Report
 
 from .corpus.http_client import BREAKS as HTTP_CLIENT_BREAKS
-from .corpus.modern_client import BREAKS, CORRECT, HTTP_BREAKS, STDIO_ONLY
+from .corpus.modern_client import BREAKS, CORRECT, HTTP_BREAKS, OPENING_BREAKS, STDIO_ONLY
 from .variants import by_rule, each_variant
 
 CLIENT = Path(__file__).parent / "corpus" / "modern_client.py"
@@ -100,3 +100,12 @@ async def test_a_correct_2025_client_over_http_passes_the_relay() -> None:
     report = await _http_legacy("none")
     assert [c.status for c in report.checks if c.name == "transport/client-http-requests"] == ["pass"]
     assert not [f for f in report.findings if f.requirement.startswith("basic/transports#")], report.to_text()
+
+
+@pytest.mark.parametrize("name, requirement", by_rule(OPENING_BREAKS))
+async def test_a_2026_fault_is_named_by_2026s_statement_whatever_the_opening(name: str, requirement: str) -> None:
+    """(trial30c D7) a client whose first message does not look like 2026-07-28's is served as a 2025 one;
+    what it broke is still named by the 2026-07-28 statement, not the legacy engine's id."""
+    report = await _stdio(name)
+    assert {f.requirement for f in report.findings} == {requirement}, report.to_text()
+    assert all(f.party == "client" and f.level == "MUST" for f in report.findings), report.to_text()

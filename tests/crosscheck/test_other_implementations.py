@@ -166,7 +166,9 @@ async def test_the_official_typescript_reference_server(node: str) -> None:
     }, report.to_text()
 
 
-@pytest.mark.req("basic/transports#10", "basic/transports#61", "basic/utilities/tasks#9", "server/resources#7")
+@pytest.mark.req(
+    "basic/transports#10", "basic/transports#54", "basic/transports#61", "basic/utilities/tasks#9", "server/resources#7"
+)
 async def test_the_official_typescript_reference_server_over_streamable_http(node: str) -> None:
     port = free_port()
     argv = [node, "-r", str(HERE / "loopback.cjs"), str(SERVER_EVERYTHING / "dist" / "index.js"), "streamableHttp"]
@@ -178,6 +180,9 @@ async def test_the_official_typescript_reference_server_over_streamable_http(nod
         ("MUST", "basic/transports#10"),
         # a session ended with DELETE is answered 400, not 404
         ("MUST", "basic/transports#61"),
+        # a GET with Last-Event-ID replays every event stored after it, whatever stream it was sent on
+        # (its InMemoryEventStore keeps one list for all streams: trial30c D5)
+        ("MUST NOT", "basic/transports#54"),
         ("MUST", "basic/utilities/tasks#9"),
         ("SHOULD", "server/utilities/pagination#5"),
         ("SHOULD", "server/resources#7"),

@@ -48,6 +48,8 @@ BREAKS = {
     "notification-with-id": "basic/index#14",
     "request-id-null": "basic/index#5",
     "writes-latin-1": "basic/transports#1",
+    # logging/setLevel with a level LoggingLevel does not have (trial30c D7, setlevelbad)
+    "set-level-invalid": "basic/index#1",
     # a refusal with a code sampling does not list
     "sampling-refused-code-zero": "client/sampling#13",
 }
@@ -156,6 +158,8 @@ class Client:
             self.wait_for(self.request("tools/list", rid=42))
         if self.brk == "cancels-unknown-request":
             self.write({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "never-sent"}})
+        if self.brk == "set-level-invalid":
+            self.wait_for(self.request("logging/setLevel", {"level": "verbose"}))
         if self.brk == "progress-token-object":
             self.wait_for(self.request("tools/list", {"_meta": {"progressToken": {"not": "valid"}}}))
         if self.brk == "notification-with-id":

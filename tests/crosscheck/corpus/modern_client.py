@@ -35,6 +35,14 @@ BREAKS = {
     "no-answers": "2026-07-28:basic/patterns/mrtr#21",  # a retry without inputResponses
     "writes-response": "2026-07-28:basic/transports/stdio#7",  # answers input requests on stdin too
 }
+#: (stdio) variants whose opening does not look like 2026-07-28's: the fixture serves them as a 2025 client
+#: and must still name the 2026-07-28 statement they break (trial30c D7)
+OPENING_BREAKS = {
+    # _meta with clientInfo and clientCapabilities but no protocolVersion (mnoversion)
+    "no-protocol-version": "2026-07-28:basic/index#52",
+    # opens with a cancellation of a request it never sent (mcancelunknown)
+    "cancels-unknown": "2026-07-28:basic/patterns/cancellation#11",
+}
 HTTP_BREAKS = {
     "no-method-header": "2026-07-28:basic/transports/streamable-http#32",  # no Mcp-Method header
     "version-header-mismatch": "2026-07-28:basic/transports/streamable-http#26",  # header 2025-11-25
@@ -83,6 +91,8 @@ class Client:
             del m[CAPS]
         if self.brk == "no-client-info":
             del m[CINFO]
+        if self.brk == "no-protocol-version":
+            del m[PV]
         return m
 
     def headers(self, method: str, params: dict[str, Any]) -> dict[str, str]:
@@ -175,6 +185,12 @@ class Client:
             answer = self.request(method, retry, rid=rid)
 
     def run(self) -> None:
+        if self.brk == "cancels-unknown" and self.url is None:
+            assert self.proc.stdin is not None
+            # (without _meta, as the Python SDK's client sends it)
+            cancel = {"method": "notifications/cancelled", "params": {"requestId": "never-sent"}}
+            self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", **cancel}).encode() + b"\n")
+            self.proc.stdin.flush()
         discover = self.request("server/discover").get("result") or {}
         if V not in (discover.get("supportedVersions") or []):
             return
@@ -200,7 +216,9 @@ class Client:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--break", dest="brk", default="none", choices=[*BREAKS, *HTTP_BREAKS, *CORRECT])
+    parser.add_argument(
+        "--break", dest="brk", default="none", choices=[*OPENING_BREAKS, *BREAKS, *HTTP_BREAKS, *CORRECT]
+    )
     parser.add_argument("--url")
     parser.add_argument("command", nargs="*")
     args = parser.parse_args()

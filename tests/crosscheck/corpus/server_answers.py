@@ -25,6 +25,8 @@ BREAKS = {
     "result-and-error": "basic/index#3",
     # every ping answer comes after a response to an id never sent (not an answer to a notification)
     "answers-unknown-id": "basic/index#7",
+    # once initialized, a log message at a level LoggingLevel does not have (trial30c D7, badlevel)
+    "log-level-invalid": "basic/index#1",
 }
 CORRECT = {
     "only-0326-batched": "speaks 2025-03-26 only, where batches are allowed, and batches its tools/list answers",
@@ -38,6 +40,11 @@ class Answers(Server):
 
     def negotiate(self, asked: str) -> str:
         return "2025-03-26" if self.brk == "only-0326-batched" else super().negotiate(asked)
+
+    def on_notification(self, method: str, params: dict[str, Any]) -> None:
+        super().on_notification(method, params)
+        if method == "notifications/initialized" and self.brk == "log-level-invalid":
+            self.notify("notifications/message", {"level": "verbose", "data": "hello"})
 
     def on_request(self, rid: Any, method: str, params: dict[str, Any]) -> None:
         if method == "tools/list":
