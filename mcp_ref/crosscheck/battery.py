@@ -25,7 +25,7 @@ import json
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 import trio
@@ -66,6 +66,8 @@ from .report import Finding, Report
 from .targets import HttpTarget, StdioTarget, Target, TargetUnreachable, connect
 
 __all__ = ["Battery", "RawSession", "CHAPTERS", "check_server", "run_check"]
+
+_T = TypeVar("_T")
 
 CLIENT_INFO: Final = Implementation(name="mcp-ref-check", version="0.1.0")
 #: the revisions a session negotiates with initialize (the legacy era; 2026-07-28's stateless requests
@@ -1253,16 +1255,14 @@ class Battery:
         url = self.target.url
         trust = self.target.ssl_context
 
-        async def exchange(chk: _Check, rule: str, method: str, headers: Any, body: bytes = b"") -> Exchange | None:
-            """One plain HTTP request of a check, bounded like any answer: None (and ``rule`` is
-            the finding) when not even the head of an answer came in time."""
+        async def bounded(chk: _Check, rule: str, method: str, call: Callable[[float], Awaitable[_T]]) -> _T | None:
+            """One HTTP request of a check, bounded like any answer: ``call(timeout)``'s result, or None (and
+            ``rule`` is the finding) when not even the head of an answer came in time."""
             kind = f"HTTP {method}"
             self.timer.gate(kind)
             wait = self.timer.current
             try:
-                got, _ = await plain_exchange(
-                    url, method, headers, body, read_body=method != "GET", ssl_context=trust, timeout=wait
-                )
+                got = await call(wait)
             except NoAnswer:
                 self.timer.missed(kind)
                 chk.find(rule, f"{method} {url} got no answer within {wait:g}s")
@@ -1270,21 +1270,30 @@ class Battery:
             self.timer.answered()
             return got
 
+        async def exchange(chk: _Check, rule: str, method: str, headers: Any, body: bytes = b"") -> Exchange | None:
+            """A plain request (:func:`bounded`): its answer."""
+            got = await bounded(
+                chk,
+                rule,
+                method,
+                lambda wait: plain_exchange(
+                    url, method, headers, body, read_body=method != "GET", ssl_context=trust, timeout=wait
+                ),
+            )
+            return None if got is None else got[0]
+
         async def events(
             chk: _Check, rule: str, method: str, headers: Any, body: bytes = b""
         ) -> tuple[Exchange, list[tuple[str | None, str | None]]] | None:
-            """:func:`exchange`, and the SSE events the answer carried within ``GET_WATCH`` seconds."""
-            kind = f"HTTP {method}"
-            self.timer.gate(kind)
-            wait = self.timer.current
-            try:
-                got = await stream_events(url, method, headers, body, within=GET_WATCH, ssl_context=trust, timeout=wait)
-            except NoAnswer:
-                self.timer.missed(kind)
-                chk.find(rule, f"{method} {url} got no answer within {wait:g}s")
-                return None
-            self.timer.answered()
-            return got
+            """A request (:func:`bounded`): its answer, and the SSE events it carried within ``GET_WATCH`` seconds."""
+            return await bounded(
+                chk,
+                rule,
+                method,
+                lambda wait: stream_events(
+                    url, method, headers, body, within=GET_WATCH, ssl_context=trust, timeout=wait
+                ),
+            )
 
         async with self.raw_session() as raw:
             if await raw.initialize(LATEST) is None or raw.initialize_result is None:
