@@ -6,10 +6,13 @@ usage error or a target that cannot be started or reached.
 """
 
 import argparse
+import contextlib
 import json
 import logging
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -161,7 +164,8 @@ def add_commands(sub: Any) -> None:
             "HTTP: 'mcp-ref tap --listen 127.0.0.1:PORT URL' and point your client at http://127.0.0.1:PORT/mcp "
             "(the URL may be https://: the tap speaks TLS to the server, plain HTTP to the client). "
             "Traffic passes unchanged; findings are printed on stderr as they happen; the exit status is the "
-            "server's (stdio)."
+            "server's (stdio: the client must see it), or with --listen 1 when a MUST was found (--strict: a "
+            "SHOULD too), else 0. Ctrl-C stops --listen; the report files are written whatever else comes."
         ),
     )
     tap.add_argument("target", nargs="*", help="the server: -- COMMAND ARGS..., or its URL with --listen")
@@ -513,11 +517,28 @@ def _tap(args: argparse.Namespace, err: TextIO) -> int:
     finally:
         if log is not None:
             log.close()
-    report = tap.end()
-    _write_report_files(report, args)
-    if not args.quiet:
-        err.write(f"mcp-ref tap: {report.summary_line()}\n")
-    return code
+    with _deaf_to_stop_signals():
+        # (a second Ctrl-C while --listen shuts down must not cost the report: the traffic is all seen)
+        report = tap.end()
+        _write_report_files(report, args)
+        if not args.quiet:
+            err.write(f"mcp-ref tap: {report.summary_line()}\n")
+    # stdio: the tap stands in for the server, so its client sees the server's exit status
+    return report.exit_status_for(strict=args.strict) if args.listen else code
+
+
+@contextlib.contextmanager
+def _deaf_to_stop_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM are ignored inside (main thread only; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _own_file(path: str, err: TextIO) -> TextIO:

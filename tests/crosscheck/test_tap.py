@@ -263,3 +263,41 @@ async def test_every_tap_spawn_gets_its_own_log(tmp_path: Path) -> None:
         methods.append({json.loads(r.data).get("method") for r in records if r.direction is Direction.TO_SERVER})
     assert {"initialize", "ping"} <= methods[0] | methods[1] and "tools/list" in methods[0] | methods[1]
     assert all("initialize" in m for m in methods)
+
+
+@pytest.mark.req("basic/transports#18")
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_listening_tap_exits_by_its_findings_and_a_second_ctrl_c_keeps_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strict: bool
+) -> None:
+    """``tap --listen`` ends on Ctrl-C: its exit status follows the findings (stdio hands on the server's instead),
+    and a second Ctrl-C while the report is written does not lose it."""
+    import os
+    import signal
+
+    from mcp_ref.cli import main
+    from mcp_ref.crosscheck import http_tap
+    from mcp_ref.crosscheck.report import Finding, Report
+
+    level = "basic/transports#18" if not strict else "server/utilities/pagination#5"  # a MUST, then a SHOULD
+
+    def served(host: str, port: int, url: str, tap: Tap, **_: Any) -> int:
+        tap.found(Finding.of(level, "seen on the wire", party="server"))
+        return 0  # as run_http_tap returns once Ctrl-C stopped it
+
+    writing = Report.to_text
+
+    def interrupted(self: Report) -> str:
+        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again, while the report is written
+        return writing(self)
+
+    monkeypatch.setattr(http_tap, "run_http_tap", served)
+    monkeypatch.setattr(Report, "to_text", interrupted)
+    report = tmp_path / "tap.txt"
+    args = ["tap", "-q", "--listen", "127.0.0.1:1", "--report", str(report), "http://127.0.0.1:9/mcp"]
+    assert main([*args, *(["--strict"] if strict else [])]) == 1
+    assert level in report.read_text()
+    # and without the finding the run passes; SIGINT is the default handler again afterwards
+    monkeypatch.setattr(http_tap, "run_http_tap", lambda *a, **k: 0)
+    assert main(args) == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
